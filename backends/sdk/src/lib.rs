@@ -1,0 +1,210 @@
+//! `svc-backend-sdk`: the crate a backend (or connector) author builds on.
+//!
+//! * [`Backend`] is the trait a backend implements with plain Rust types;
+//!   [`export_backend!`] turns it into the `backend` world's exports when
+//!   compiled for `wasm32-wasip2`. Natively the same code is an ordinary
+//!   library, so emit logic is unit-tested without wasmtime.
+//! * [`ir`] is `svc-ir`: the typed, normalized document a backend receives.
+//! * [`writer::CodeWriter`] builds indented source text and tracks imports.
+//! * [`Connector`] and [`export_connector!`] do the same for connectors.
+//!
+//! Running a finished component against the shared fixtures is done by the
+//! host: `svc test-plugin COMPONENT.wasm`.
+
+pub mod bindings;
+mod glue;
+pub mod writer;
+
+pub use svc_ir as ir;
+pub use svc_ir::Diagnostic;
+
+#[doc(hidden)]
+pub use glue::{__connector_info, __connector_render, __emit, __info};
+
+/// One file of the generated project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct File {
+    pub path: String,
+    pub contents: Vec<u8>,
+    pub executable: bool,
+}
+
+impl File {
+    pub fn text(path: impl Into<String>, contents: impl Into<String>) -> Self {
+        File {
+            path: path.into(),
+            contents: contents.into().into_bytes(),
+            executable: false,
+        }
+    }
+
+    pub fn executable(mut self) -> Self {
+        self.executable = true;
+        self
+    }
+}
+
+/// What a backend can compile; see `wit/codegen.wit`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    pub node_kinds: Vec<String>,
+    pub tool_kinds: Vec<String>,
+    pub transports: Vec<String>,
+    pub auth: Vec<String>,
+    pub features: Vec<String>,
+    /// Why a requirement key (`node-kind:hitl`) is refused.
+    pub reasons: Vec<(String, String)>,
+}
+
+/// Shell lines run from the generated project's root.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildCommands {
+    pub setup: String,
+    pub test: String,
+    pub build: String,
+    pub run: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendInfo {
+    pub platform: String,
+    pub name: String,
+    pub version: String,
+    pub ir_versions: String,
+    pub capabilities: Capabilities,
+    pub commands: BuildCommands,
+}
+
+/// Options the host passes with every emit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmitOptions {
+    pub pairs: Vec<(String, String)>,
+}
+
+impl EmitOptions {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A reference to a connector, as the host's `templates.render` takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectorRef {
+    pub node_id: String,
+    pub id: String,
+    pub version: String,
+    pub entry: Option<String>,
+}
+
+/// A runtime dependency of rendered connector code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependency {
+    pub platform: String,
+    pub spec: String,
+}
+
+/// What a connector rendered for one node.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rendered {
+    pub files: Vec<File>,
+    pub snippet: String,
+    pub dependencies: Vec<Dependency>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectorInfo {
+    pub id: String,
+    pub version: String,
+    pub platforms: Vec<String>,
+    pub config_schema: String,
+    pub dependencies: Vec<Dependency>,
+}
+
+/// Renders connector nodes; inside a component this is the host's
+/// `templates.render` import, in native tests whatever the test supplies.
+pub trait Templates {
+    fn render(
+        &mut self,
+        connector: &ConnectorRef,
+        platform: &str,
+        node_config: &str,
+    ) -> Result<Rendered, Vec<Diagnostic>>;
+}
+
+/// A target backend.
+pub trait Backend {
+    fn info() -> BackendInfo;
+    fn emit(
+        doc: &ir::Document,
+        options: &EmitOptions,
+        templates: &mut dyn Templates,
+    ) -> Result<Vec<File>, Vec<Diagnostic>>;
+}
+
+/// A marketplace connector.
+pub trait Connector {
+    fn info() -> ConnectorInfo;
+    fn render(platform: &str, node_config: &serde_json::Value)
+        -> Result<Rendered, Vec<Diagnostic>>;
+}
+
+/// Exports a [`Backend`] implementation as the component's `emitter`.
+/// Expands to nothing outside wasm32, so native builds and tests link.
+#[macro_export]
+macro_rules! export_backend {
+    ($backend:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            struct SvcBackendExport;
+            impl $crate::bindings::backend::exports::svc::codegen::emitter::Guest for SvcBackendExport {
+                fn info() -> $crate::bindings::backend::svc::codegen::types::BackendInfo {
+                    $crate::__info::<$backend>()
+                }
+                fn emit(
+                    request: $crate::bindings::backend::svc::codegen::types::EmitRequest,
+                ) -> Result<
+                    Vec<$crate::bindings::backend::svc::codegen::types::File>,
+                    Vec<$crate::bindings::backend::svc::codegen::types::Diagnostic>,
+                > {
+                    $crate::__emit::<$backend>(request)
+                }
+            }
+            $crate::bindings::backend::__export_backend_world!(
+                SvcBackendExport with_types_in $crate::bindings::backend
+            );
+        };
+    };
+}
+
+/// Exports a [`Connector`] implementation as the component's `connector`.
+#[macro_export]
+macro_rules! export_connector {
+    ($connector:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            struct SvcConnectorExport;
+            impl $crate::bindings::connector::exports::svc::codegen::connector::Guest
+                for SvcConnectorExport
+            {
+                fn info() -> $crate::bindings::backend::svc::codegen::types::ConnectorInfo {
+                    $crate::__connector_info::<$connector>()
+                }
+                fn render(
+                    platform: String,
+                    node_config: String,
+                ) -> Result<
+                    $crate::bindings::backend::svc::codegen::types::Rendered,
+                    Vec<$crate::bindings::backend::svc::codegen::types::Diagnostic>,
+                > {
+                    $crate::__connector_render::<$connector>(platform, node_config)
+                }
+            }
+            $crate::bindings::connector::__export_connector_world!(
+                SvcConnectorExport with_types_in $crate::bindings::connector
+            );
+        };
+    };
+}

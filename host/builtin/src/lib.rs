@@ -1,0 +1,18 @@
+//! The default backends, built from this workspace by `build.rs` and
+//! embedded in the binary.
+
+/// An embedded backend component.
+#[derive(Debug, Clone, Copy)]
+pub struct Builtin {
+    pub platform: &'static str,
+    /// The crate it was built from.
+    pub name: &'static str,
+    pub wasm: &'static [u8],
+}
+
+include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
+
+/// The embedded backend for a platform.
+pub fn backend(platform: &str) -> Option<&'static Builtin> {
+    BACKENDS.iter().find(|b| b.platform == platform)
+}

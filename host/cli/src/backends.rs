@@ -1,0 +1,131 @@
+//! Where backend components come from: `--backend PATH.wasm`, the
+//! `SVC_BACKEND_<PLATFORM>` variable, or the ones built into this binary.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use clap::Args;
+use svc_compile::BackendSource;
+use svc_ir::Diagnostic;
+use svc_runtime::{Backend, Limits, Runtime, RuntimeOptions};
+
+/// Flags shared by every command that runs components.
+#[derive(Debug, Clone, Args)]
+pub struct EngineArgs {
+    /// Load this backend component instead of the built-in one for the platform
+    /// (also: SVC_BACKEND_GO, SVC_BACKEND_PYTHON_SVC, SVC_BACKEND_JAVA_SVC).
+    #[arg(long, value_name = "PATH.wasm")]
+    pub backend: Option<PathBuf>,
+    /// Do not read or write the compiled-component cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Where compiled components are cached (default: $SVC_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/svc, else ~/.cache/svc).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Time limit per component call, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub timeout_ms: u64,
+    /// Memory cap per component call, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    pub memory_mb: usize,
+    /// Most files a backend may emit.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_files: usize,
+    /// Most bytes (in MiB) a backend may emit in total.
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    pub max_output_mb: u64,
+}
+
+impl EngineArgs {
+    pub fn limits(&self) -> Limits {
+        Limits {
+            memory_bytes: self.memory_mb.saturating_mul(1024 * 1024),
+            timeout: std::time::Duration::from_millis(self.timeout_ms),
+            max_files: self.max_files,
+            max_output_bytes: self.max_output_mb.saturating_mul(1024 * 1024),
+        }
+    }
+
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            return None;
+        }
+        if let Some(d) = &self.cache_dir {
+            return Some(d.clone());
+        }
+        let env = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        env("SVC_CACHE_DIR")
+            .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("svc")))
+            .or_else(|| env("HOME").map(|d| d.join(".cache").join("svc")))
+    }
+
+    pub fn runtime(&self) -> Result<Runtime, Diagnostic> {
+        Runtime::new(RuntimeOptions {
+            cache_dir: self.cache_dir(),
+            limits: self.limits(),
+        })
+        .map_err(|e| svc_compile::plugin_diag(&e))
+    }
+}
+
+/// The variable that names a replacement backend for a platform.
+pub fn backend_env_var(platform: &str) -> String {
+    format!("SVC_BACKEND_{}", platform.to_uppercase().replace('-', "_"))
+}
+
+pub struct Backends<'a> {
+    pub runtime: &'a Runtime,
+    pub override_path: Option<PathBuf>,
+}
+
+impl Backends<'_> {
+    /// The component to use for a platform: the flag, then the variable,
+    /// then the built-in one.
+    fn locate(&self, platform: &str) -> Result<(String, Cow<'static, [u8]>), Diagnostic> {
+        let var = backend_env_var(platform);
+        let path = self.override_path.clone().or_else(|| {
+            std::env::var_os(&var)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        });
+        if let Some(path) = path {
+            let bytes = std::fs::read(&path).map_err(|e| {
+                Diagnostic::error(
+                    "backend-not-found",
+                    format!("cannot read backend component `{}`: {e}", path.display()),
+                )
+                .hint(format!("check --backend or {var}"))
+            })?;
+            return Ok((path.display().to_string(), Cow::Owned(bytes)));
+        }
+        match svc_builtin::backend(platform) {
+            Some(b) => Ok((b.name.to_string(), Cow::Borrowed(b.wasm))),
+            None => Err(Diagnostic::error(
+                "backend-not-built",
+                format!("no `{platform}` backend is built into this svc yet"),
+            )
+            .hint(format!(
+                "built in: {}; pass --backend PATH.wasm (or set {var}) to use another component",
+                svc_builtin::BACKENDS
+                    .iter()
+                    .map(|b| b.platform)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+}
+
+impl BackendSource for Backends<'_> {
+    fn backend(&self, platform: &str) -> Result<Backend, Diagnostic> {
+        let (name, bytes) = self.locate(platform)?;
+        self.runtime
+            .load_backend(&name, &bytes)
+            .map_err(|e| svc_compile::plugin_diag(&e))
+    }
+}

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    svc_cli::main_svc()
+}

@@ -1,0 +1,233 @@
+//! The `svc` and `svc-java` command lines.
+//!
+//! Exit codes: 0 success, 1 diagnostics (the input or a plugin is at
+//! fault, and the output says where), 2 usage (clap reports it).
+
+mod backends;
+mod capabilities;
+mod output;
+mod test_plugin;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use svc_ir::SourceFile;
+use svc_runtime::NoConnectors;
+
+use backends::{Backends, EngineArgs};
+use output::Format;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "svc",
+    version,
+    about = "Compile an agent-workflow graph (IR v2) into a runnable service",
+    propagate_version = true
+)]
+struct SvcCli {
+    #[command(subcommand)]
+    command: SvcCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum SvcCommand {
+    /// Compile DOC.graph.json into a project directory.
+    Compile(CompileArgs),
+    /// Print what each backend supports, as the backends themselves report it.
+    Capabilities(CapabilitiesArgs),
+    /// Run a backend component against the shared fixtures.
+    TestPlugin(test_plugin::TestPluginArgs),
+    /// Print the version of svc and of its built-in backends.
+    Version,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Platform {
+    #[value(name = "python-svc")]
+    PythonSvc,
+    #[value(name = "java-svc")]
+    JavaSvc,
+    #[value(name = "go")]
+    Go,
+}
+
+impl Platform {
+    fn as_str(self) -> &'static str {
+        match self {
+            Platform::PythonSvc => "python-svc",
+            Platform::JavaSvc => "java-svc",
+            Platform::Go => "go",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct CompileArgs {
+    /// The graph document (*.graph.json).
+    document: PathBuf,
+    /// The project directory to write.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Replace --out if it is not empty (only that directory).
+    #[arg(long)]
+    force: bool,
+    /// Compile for this platform instead of the document's target.platform.
+    #[arg(long, value_enum)]
+    platform: Option<Platform>,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Show what the backend component printed.
+    #[arg(long)]
+    verbose: bool,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+#[derive(Debug, Args)]
+struct CapabilitiesArgs {
+    #[arg(long, value_enum)]
+    platform: Option<Platform>,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+pub fn main_svc() -> ExitCode {
+    let cli = SvcCli::parse();
+    match cli.command {
+        SvcCommand::Compile(args) => {
+            let platform = args.platform.map(Platform::as_str);
+            compile(&args, platform)
+        }
+        SvcCommand::Capabilities(args) => capabilities::run(
+            &args.engine,
+            args.platform.map(Platform::as_str),
+            args.format,
+        ),
+        SvcCommand::TestPlugin(args) => test_plugin::run(&args),
+        SvcCommand::Version => {
+            print_version("svc");
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "svc-java",
+    version,
+    about = "Compile an agent-workflow graph (IR v2) into a Spring Boot project (the svc host with the java-svc backend)",
+    propagate_version = true
+)]
+struct JavaCli {
+    #[command(subcommand)]
+    command: JavaCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum JavaCommand {
+    /// Compile DOC.graph.json into a Spring Boot project.
+    Compile(JavaCompileArgs),
+    /// Print what the java-svc backend supports.
+    Capabilities {
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+        #[command(flatten)]
+        engine: EngineArgs,
+    },
+    /// Print the version.
+    Version,
+}
+
+#[derive(Debug, Args)]
+struct JavaCompileArgs {
+    document: PathBuf,
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    #[arg(long)]
+    force: bool,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    #[arg(long)]
+    verbose: bool,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+pub fn main_svc_java() -> ExitCode {
+    let cli = JavaCli::parse();
+    match cli.command {
+        JavaCommand::Compile(a) => {
+            let args = CompileArgs {
+                document: a.document,
+                out: a.out,
+                force: a.force,
+                platform: Some(Platform::JavaSvc),
+                format: a.format,
+                verbose: a.verbose,
+                engine: a.engine,
+            };
+            compile(&args, Some("java-svc"))
+        }
+        JavaCommand::Capabilities { format, engine } => {
+            capabilities::run(&engine, Some("java-svc"), format)
+        }
+        JavaCommand::Version => {
+            print_version("svc-java");
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn print_version(name: &str) {
+    println!(
+        "{name} {} (IR 2.x, plugin interface svc:codegen@0.1.0)",
+        svc_compile::HOST_VERSION
+    );
+    for b in svc_builtin::BACKENDS {
+        println!("  built-in backend {} ({})", b.platform, b.name);
+    }
+}
+
+fn compile(args: &CompileArgs, platform: Option<&str>) -> ExitCode {
+    let doc_name = args.document.display().to_string();
+    let text = match std::fs::read_to_string(&args.document) {
+        Ok(t) => t,
+        Err(e) => {
+            let d = svc_ir::Diagnostic::error("io", format!("cannot read `{doc_name}`: {e}"))
+                .hint("check the path of the graph document");
+            return output::fail(args.format, &[d]);
+        }
+    };
+    let mut source = SourceFile::new(doc_name, text);
+    let runtime = match args.engine.runtime() {
+        Ok(r) => r,
+        Err(d) => return output::fail(args.format, &[d]),
+    };
+    let backends = Backends {
+        runtime: &runtime,
+        override_path: args.engine.backend.clone(),
+    };
+    match svc_compile::compile(
+        &mut source,
+        platform,
+        &backends,
+        Box::new(NoConnectors),
+        &args.out,
+        args.force,
+    ) {
+        Ok(generated) => {
+            if args.verbose && !generated.plugin_output.is_empty() {
+                eprintln!(
+                    "--- output of the backend component ---\n{}",
+                    generated.plugin_output
+                );
+            }
+            output::compiled(args.format, &args.out, &generated);
+            ExitCode::SUCCESS
+        }
+        Err(diags) => output::fail(args.format, &diags),
+    }
+}

@@ -1,0 +1,60 @@
+//! How results and diagnostics are printed: for people, or as JSON for
+//! tools such as a designer.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use serde_json::json;
+use svc_compile::Generated;
+use svc_ir::Diagnostic;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+/// Prints diagnostics and returns exit code 1.
+pub fn fail(format: Format, diags: &[Diagnostic]) -> ExitCode {
+    match format {
+        Format::Human => {
+            for d in diags {
+                eprintln!("{}\n", d.render());
+            }
+            let n = diags.iter().filter(|d| d.is_error()).count();
+            eprintln!(
+                "{n} error{}; nothing was written",
+                if n == 1 { "" } else { "s" }
+            );
+        }
+        Format::Json => {
+            println!("{}", json!({ "ok": false, "diagnostics": diags }));
+        }
+    }
+    ExitCode::from(1)
+}
+
+pub fn compiled(format: Format, out: &Path, g: &Generated) {
+    match format {
+        Format::Human => println!(
+            "compiled `{}` for {} into {} ({} files, backend {} {})",
+            g.document_id,
+            g.platform,
+            out.display(),
+            g.files.len(),
+            g.info.name,
+            g.info.version
+        ),
+        Format::Json => println!(
+            "{}",
+            json!({
+                "ok": true,
+                "platform": g.platform,
+                "out": out.display().to_string(),
+                "files": g.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+                "diagnostics": [],
+            })
+        ),
+    }
+}

@@ -1,0 +1,250 @@
+//! `svc-compile`: one `svc compile`, from a document to a project on disk.
+//!
+//! ```text
+//! parse + validate ─▶ pick backend ─▶ info() ─▶ negotiate ─▶ emit() ─▶ check paths ─▶ manifest ─▶ atomic write
+//! ```
+//! Any step can stop the run with diagnostics; nothing is written unless
+//! every step succeeded.
+
+pub mod manifest;
+pub mod negotiate;
+pub mod paths;
+pub mod project;
+pub mod testkit;
+
+use std::path::Path;
+
+use svc_ir::{Diagnostic, Document, SourceFile};
+use svc_runtime::{Backend, BackendInfo, EmitRequest, PluginError, TemplateRenderer};
+
+pub use manifest::Manifest;
+pub use project::ProjectFile;
+
+/// The version of this host, recorded in every manifest.
+pub const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Where backends come from: the embedded defaults, `--backend`, ...
+pub trait BackendSource {
+    fn backend(&self, platform: &str) -> Result<Backend, Diagnostic>;
+}
+
+/// A generated project, in memory.
+#[derive(Debug)]
+pub struct Generated {
+    pub platform: String,
+    pub document_id: String,
+    pub info: BackendInfo,
+    /// Every file, the manifest included, sorted by path.
+    pub files: Vec<ProjectFile>,
+    /// What the backend printed (shown with `--verbose`).
+    pub plugin_output: String,
+}
+
+/// Turns a plugin failure into a diagnostic naming the component.
+pub fn plugin_diag(e: &PluginError) -> Diagnostic {
+    let hint = match e {
+        PluginError::Timeout { .. } => "raise the limit with --timeout-ms if the graph is very large; otherwise report it to the backend's author",
+        PluginError::Memory { .. } => "raise the limit with --memory-mb if the graph is very large; otherwise report it to the backend's author",
+        PluginError::TooManyFiles { .. } => "raise the limit with --max-files if this is expected",
+        PluginError::TooMuchOutput { .. } => "raise the limit with --max-output-mb if this is expected",
+        PluginError::Cache { .. } => "pass --no-cache, or point --cache-dir at a writable directory",
+        _ => "the component is faulty or built for another interface; report it to its author",
+    };
+    Diagnostic::error(e.code(), e.to_string()).hint(hint)
+}
+
+/// A diagnostic from a component, attributed to it and placed in the
+/// user's document through its JSON pointer.
+fn from_plugin(
+    source: &SourceFile,
+    doc: &Document,
+    component: &str,
+    d: svc_runtime::Diagnostic,
+) -> Diagnostic {
+    let mut out = Diagnostic::error(&d.code, d.message).source(component);
+    if matches!(d.severity, svc_runtime::Severity::Warning) {
+        out.severity = svc_ir::Severity::Warning;
+    }
+    out.hint = d.hint;
+    if let Some(p) = d.pointer {
+        out.node = node_of_pointer(doc, &p);
+        out.pointer = Some(p);
+    }
+    source.locate(out)
+}
+
+/// The id of the node a pointer lies in, if any.
+fn node_of_pointer(doc: &Document, pointer: &str) -> Option<String> {
+    let rest = pointer.strip_prefix("/logical/nodes/")?;
+    let index: usize = rest.split('/').next()?.parse().ok()?;
+    doc.logical.nodes.get(index).map(|n| n.id.clone())
+}
+
+/// Parses, negotiates and emits, all in memory.
+pub fn generate(
+    source: &mut SourceFile,
+    platform_override: Option<&str>,
+    backends: &dyn BackendSource,
+    templates: Box<dyn TemplateRenderer>,
+) -> Result<Generated, Vec<Diagnostic>> {
+    let doc = source.parse()?;
+    let platform = match platform_override.or(doc.platform()) {
+        Some(p) => p.to_string(),
+        None => {
+            return Err(vec![source.locate(
+                Diagnostic::error("no-platform", "the document names no target platform")
+                    .at("")
+                    .hint("add \"target\": { \"platform\": \"go\" } or pass --platform go|python-svc|java-svc"),
+            )])
+        }
+    };
+    let backend = backends.backend(&platform).map_err(|d| vec![d])?;
+    let info = backend.info().map_err(|e| vec![plugin_diag(&e)])?;
+    check_backend(&info, &platform, backend.name(), &doc).map_err(|d| vec![d])?;
+
+    let gaps: Vec<Diagnostic> = negotiate::negotiate(&doc, &platform, &info)
+        .into_iter()
+        .map(|d| source.locate(d))
+        .collect();
+    if !gaps.is_empty() {
+        return Err(gaps);
+    }
+
+    let ir = doc.to_canonical_json();
+    let request = EmitRequest {
+        ir: ir.clone(),
+        options: vec![
+            ("host-version".into(), HOST_VERSION.into()),
+            ("platform".into(), platform.clone()),
+        ],
+    };
+    let emitted = backend
+        .emit(&request, templates)
+        .map_err(|e| vec![plugin_diag(&e)])?;
+    let files = match emitted.result {
+        Ok(files) => files,
+        Err(diags) => {
+            let mut out: Vec<Diagnostic> = diags
+                .into_iter()
+                .map(|d| from_plugin(source, &doc, backend.name(), d))
+                .collect();
+            if out.is_empty() {
+                out.push(Diagnostic::error(
+                    "plugin-failed",
+                    format!(
+                        "component `{}` refused to emit but gave no reason",
+                        backend.name()
+                    ),
+                ));
+            }
+            return Err(out);
+        }
+    };
+    let path_list: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let path_errors = paths::check(backend.name(), &path_list);
+    if !path_errors.is_empty() {
+        return Err(path_errors);
+    }
+
+    let mut files: Vec<ProjectFile> = files
+        .into_iter()
+        .map(|f| ProjectFile {
+            path: f.path,
+            contents: f.contents,
+            executable: f.executable,
+        })
+        .collect();
+    let manifest = Manifest {
+        manifest_version: 1,
+        ir_version: doc.ir_version.clone(),
+        platform: platform.clone(),
+        document: manifest::DocumentEntry {
+            id: doc.id.clone(),
+            version: doc.version.clone(),
+            sha256: manifest::sha256_hex(ir.as_bytes()),
+        },
+        backend: manifest::BackendEntry {
+            name: info.name.clone(),
+            version: info.version.clone(),
+            sha256: backend.sha256().to_string(),
+        },
+        host: manifest::HostEntry {
+            name: "svc".into(),
+            version: HOST_VERSION.into(),
+        },
+        commands: manifest::Commands {
+            setup: info.commands.setup.clone(),
+            test: info.commands.test.clone(),
+            build: info.commands.build.clone(),
+            run: info.commands.run.clone(),
+        },
+        files: Manifest::file_entries(&files),
+    };
+    files.push(manifest.to_file());
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Generated {
+        platform,
+        document_id: doc.id.clone(),
+        info,
+        files,
+        plugin_output: emitted.output,
+    })
+}
+
+/// The backend serves the platform and reads this IR version.
+fn check_backend(
+    info: &BackendInfo,
+    platform: &str,
+    component: &str,
+    doc: &Document,
+) -> Result<(), Diagnostic> {
+    if info.platform != platform {
+        return Err(Diagnostic::error(
+            "backend-platform",
+            format!(
+                "component `{component}` is a backend for `{}`, not `{platform}`",
+                info.platform
+            ),
+        )
+        .hint("pass a backend built for this platform, or --platform to match it"));
+    }
+    let range = semver::VersionReq::parse(&info.ir_versions).map_err(|e| {
+        Diagnostic::error(
+            "backend-info",
+            format!(
+                "component `{component}` declares an invalid IR range `{}`: {e}",
+                info.ir_versions
+            ),
+        )
+    })?;
+    let version = semver::Version::parse(&doc.ir_version).map_err(|e| {
+        Diagnostic::error("ir-version", format!("irVersion `{}`: {e}", doc.ir_version))
+    })?;
+    if !range.matches(&version) {
+        return Err(Diagnostic::error(
+            "ir-version-unsupported",
+            format!(
+                "backend `{}` {} reads IR {}, and the document is IR {}",
+                info.name, info.version, info.ir_versions, doc.ir_version
+            ),
+        )
+        .hint("use a backend release that reads this IR version"));
+    }
+    Ok(())
+}
+
+/// `generate`, then write the project atomically to `out`.
+pub fn compile(
+    source: &mut SourceFile,
+    platform_override: Option<&str>,
+    backends: &dyn BackendSource,
+    templates: Box<dyn TemplateRenderer>,
+    out: &Path,
+    force: bool,
+) -> Result<Generated, Vec<Diagnostic>> {
+    // Refuse a non-empty --out before doing any work.
+    project::check_out_dir(out, force).map_err(|d| vec![d])?;
+    let generated = generate(source, platform_override, backends, templates)?;
+    project::write_project(out, &generated.files, force).map_err(|d| vec![d])?;
+    Ok(generated)
+}

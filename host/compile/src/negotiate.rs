@@ -1,0 +1,127 @@
+//! Capability negotiation: the document's requirements against the
+//! backend's matrix, before `emit` is called. Every gap is reported at once.
+
+use svc_ir::{requirements, Category, Diagnostic, Document, NodeKind, ToolKind};
+use svc_runtime::BackendInfo;
+
+/// Whether the backend's matrix has `name` in `category`.
+fn supports(info: &BackendInfo, category: Category, name: &str) -> bool {
+    let c = &info.capabilities;
+    let list = match category {
+        Category::NodeKind => &c.node_kinds,
+        Category::ToolKind => &c.tool_kinds,
+        Category::Transport => &c.transports,
+        Category::Auth => &c.auth,
+        Category::Feature => &c.features,
+    };
+    list.iter().any(|s| s == name)
+}
+
+fn reason<'a>(info: &'a BackendInfo, key: &str) -> Option<&'a str> {
+    info.capabilities
+        .reasons
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, r)| r.as_str())
+}
+
+/// All gaps between `doc` and what the backend for `platform` offers.
+pub fn negotiate(doc: &Document, platform: &str, info: &BackendInfo) -> Vec<Diagnostic> {
+    let mut gaps = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for req in requirements(doc) {
+        if supports(info, req.category, &req.name) {
+            continue;
+        }
+        // One report per requirement and place.
+        if !seen.insert((req.key(), req.pointer.clone())) {
+            continue;
+        }
+        let why = reason(info, &req.key())
+            .map(|r| format!("; {r}"))
+            .unwrap_or_default();
+        let mut d = Diagnostic::error(
+            "unsupported",
+            format!("{platform} does not support {}{why}", req.describe()),
+        )
+        .at(req.pointer.clone())
+        .hint(format!(
+            "change the graph, or compile for a platform that supports it (see `svc capabilities`)"
+        ));
+        if let Some(n) = &req.node {
+            d = d.node(n);
+        }
+        gaps.push(d);
+    }
+    gaps.extend(bodies_and_templates(doc, platform, info));
+    gaps
+}
+
+/// Native bodies and connector templates the platform needs.
+fn bodies_and_templates(doc: &Document, platform: &str, info: &BackendInfo) -> Vec<Diagnostic> {
+    let mut gaps = Vec::new();
+    for (i, n) in doc.logical.nodes.iter().enumerate() {
+        if !supports(info, Category::NodeKind, n.kind.name()) {
+            continue;
+        }
+        let ptr = format!("/logical/nodes/{i}");
+        match &n.kind {
+            NodeKind::Function { .. } if doc.body(platform, &n.id).is_none() => gaps.push(
+                Diagnostic::error(
+                    "missing-body",
+                    format!("function node `{}` has no {platform} body", n.id),
+                )
+                .at(ptr)
+                .node(&n.id)
+                .hint(format!(
+                    "add bodiesByPlatform[\"{platform}\"][\"{}\"]; bodies are never translated between languages",
+                    n.id
+                )),
+            ),
+            NodeKind::Connector { .. } => {
+                let has = doc
+                    .codegen
+                    .templates
+                    .get(platform)
+                    .is_some_and(|t| t.contains_key(&n.id));
+                if !has {
+                    gaps.push(
+                        Diagnostic::error(
+                            "template-required",
+                            format!(
+                                "connector node `{}`: template required (codegen.templates[\"{platform}\"])",
+                                n.id
+                            ),
+                        )
+                        .at(ptr)
+                        .node(&n.id)
+                        .hint(format!(
+                            "add codegen.templates[\"{platform}\"][\"{}\"] = {{ \"connector\": \"vendor/name\", \"version\": \"^1\" }}",
+                            n.id
+                        )),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    for (i, t) in doc.logical.tools.iter().enumerate() {
+        if matches!(t.kind, ToolKind::Native)
+            && supports(info, Category::ToolKind, "native")
+            && doc.body(platform, &t.id).is_none()
+        {
+            gaps.push(
+                Diagnostic::error(
+                    "missing-body",
+                    format!("native tool `{}` has no {platform} body", t.id),
+                )
+                .at(format!("/logical/tools/{i}"))
+                .hint(format!(
+                    "add bodiesByPlatform[\"{platform}\"][\"{}\"]",
+                    t.id
+                )),
+            );
+        }
+    }
+    gaps
+}

@@ -1,0 +1,119 @@
+//! `svc-ir`: the IR v2 graph document (`../shared/spec/ir-v2.md`).
+//!
+//! [`SourceFile::parse`] reads a document with positions, applies defaults
+//! and aliases, and checks every rule of the spec, returning either a
+//! normalized [`Document`] or every problem found, each with file:line:col
+//! and a JSON pointer. [`requirements`] lists what a document needs from a
+//! backend. The crate has no host-only dependencies, so backends compiled to
+//! `wasm32-wasip2` read the normalized IR with [`from_normalized_json`].
+
+pub mod diag;
+pub mod json;
+pub mod model;
+mod normalize;
+mod read;
+pub mod requirements;
+pub mod schema;
+mod validate;
+
+use std::cell::OnceCell;
+
+pub use diag::{Diagnostic, Position, Severity};
+pub use model::*;
+pub use requirements::{requirement_keys, requirements, Category, Requirement};
+pub use validate::{check_endpoint, is_identifier, is_message, value_matches};
+
+/// A document's text and name, kept so that diagnostics found later (by
+/// negotiation or by a backend) can still be pointed at file:line:col.
+#[derive(Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    tree: Option<json::Node>,
+    lines: OnceCell<Vec<usize>>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        SourceFile {
+            name: name.into(),
+            text: text.into(),
+            tree: None,
+            lines: OnceCell::new(),
+        }
+    }
+
+    /// Parses, normalizes and validates. Errors carry positions.
+    pub fn parse(&mut self) -> Result<Document, Vec<Diagnostic>> {
+        let tree = match json::parse(&self.text) {
+            Ok(t) => t,
+            Err(e) => {
+                let d = Diagnostic::error("json-syntax", e.message)
+                    .hint("the document must be one JSON object (no comments or trailing commas)");
+                return Err(vec![self.place(d, Some(e.offset))]);
+            }
+        };
+        self.tree = Some(tree);
+        let result = self.tree.as_ref().map(check_tree);
+        match result {
+            Some(Ok(doc)) => Ok(doc),
+            Some(Err(diags)) => Err(diags.into_iter().map(|d| self.locate(d)).collect()),
+            None => Err(Vec::new()),
+        }
+    }
+
+    /// Fills in the file name and, from the diagnostic's JSON pointer, the
+    /// line and column.
+    pub fn locate(&self, d: Diagnostic) -> Diagnostic {
+        let offset = match (&self.tree, &d.pointer) {
+            (Some(tree), Some(p)) => Some(tree.offset_of(p)),
+            _ => None,
+        };
+        self.place(d, offset)
+    }
+
+    fn place(&self, mut d: Diagnostic, offset: Option<usize>) -> Diagnostic {
+        d.file = Some(self.name.clone());
+        if let Some(offset) = offset {
+            let lines = self.lines.get_or_init(|| {
+                std::iter::once(0)
+                    .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                    .collect()
+            });
+            let line = lines.partition_point(|&s| s <= offset).max(1);
+            let start = lines[line - 1];
+            let column = self
+                .text
+                .get(start..offset.min(self.text.len()))
+                .map_or(0, |s| s.chars().count())
+                + 1;
+            d.position = Some(Position { line, column });
+        }
+        d
+    }
+}
+
+fn check_tree(tree: &json::Node) -> Result<Document, Vec<Diagnostic>> {
+    let mut reader = read::Reader::new();
+    let doc = reader.document(tree);
+    let mut diags = reader.diags;
+    let Some(mut doc) = doc else {
+        return Err(diags);
+    };
+    if !diags.is_empty() {
+        // The structure is wrong; semantic rules would mostly echo it.
+        return Err(diags);
+    }
+    normalize::normalize(&mut doc);
+    diags.extend(validate::validate(&doc));
+    if diags.iter().any(Diagnostic::is_error) {
+        Err(diags)
+    } else {
+        Ok(doc)
+    }
+}
+
+/// Reads a document that the host already normalized (what a backend gets).
+pub fn from_normalized_json(text: &str) -> Result<Document, Vec<Diagnostic>> {
+    SourceFile::new("<normalized IR>", text).parse()
+}

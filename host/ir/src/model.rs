@@ -1,0 +1,843 @@
+//! The typed model of an IR v2 document (`../shared/spec/ir-v2.md`).
+//!
+//! Reading is done by [`crate::read`] (it collects every problem at once and
+//! knows positions); this module only describes the shape. `Serialize` gives
+//! the canonical (normalized) JSON that backends receive, and `JsonSchema`
+//! gives the published schema. `presentation` and `extensions` are accepted
+//! but never serialized: compilers ignore them, so they must not change the
+//! normalized document or its hash.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+pub const ID_PATTERN: &str = "^[a-z][a-z0-9_-]{0,62}$";
+pub const NODE_ID_PATTERN: &str = "^[A-Za-z][A-Za-z0-9_]*$";
+pub const FIELD_NAME_PATTERN: &str = "^[A-Za-z_][A-Za-z0-9_]*$";
+pub const ENV_NAME_PATTERN: &str = "^[A-Za-z_][A-Za-z0-9_]*$";
+
+/// The platforms IR v2 names. Other platforms may be served by third-party
+/// backends, so the model keeps platform names as strings.
+pub const PLATFORMS: [&str; 3] = ["python-svc", "java-svc", "go"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "svc IR v2 graph document")]
+pub struct Document {
+    /// The IR version: `2`, `"2"`, `"2.N"` or `"2.N.M"`. Normalized to `"2.N.M"`.
+    #[schemars(schema_with = "ir_version_schema")]
+    pub ir_version: String,
+    #[schemars(pattern(ID_PATTERN))]
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// semver; defaults to `0.1.0`.
+    #[schemars(default = "default_version")]
+    pub version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
+    #[schemars(default)]
+    pub security: Security,
+    pub logical: Logical,
+    /// `{ platform: { node or tool id: native source } }`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(default)]
+    pub bodies_by_platform: BTreeMap<String, BTreeMap<String, String>>,
+    #[serde(skip_serializing_if = "Codegen::is_empty")]
+    #[schemars(default)]
+    pub codegen: Codegen,
+    /// Canvas layout; kept by the designer, ignored by compilers.
+    #[serde(skip_serializing)]
+    pub presentation: Option<BTreeMap<String, Value>>,
+    /// Free-form; ignored by compilers.
+    #[serde(skip_serializing)]
+    pub extensions: Option<BTreeMap<String, Value>>,
+}
+
+fn default_version() -> String {
+    "0.1.0".into()
+}
+
+fn ir_version_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "description": "The IR version: 2, \"2\", \"2.N\" or \"2.N.M\".",
+        "oneOf": [
+            { "type": "integer", "const": 2 },
+            { "type": "string", "pattern": "^2(\\.(0|[1-9][0-9]*)){0,2}$" }
+        ]
+    })
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    #[schemars(extend("enum" = PLATFORMS))]
+    pub platform: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Security {
+    #[schemars(default = "default_auth")]
+    pub auth: Auth,
+    #[schemars(default = "default_key_env", pattern(ENV_NAME_PATTERN))]
+    pub key_env: String,
+}
+
+fn default_auth() -> Auth {
+    Auth::ApiKey
+}
+fn default_key_env() -> String {
+    "SVC_API_KEY".into()
+}
+
+impl Default for Security {
+    fn default() -> Self {
+        Security {
+            auth: default_auth(),
+            key_env: default_key_env(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Auth {
+    None,
+    ApiKey,
+    Bearer,
+}
+
+impl Auth {
+    pub const ALL: [Auth; 3] = [Auth::None, Auth::ApiKey, Auth::Bearer];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Auth::None => "none",
+            Auth::ApiKey => "api_key",
+            Auth::Bearer => "bearer",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Codegen {
+    /// `{ platform: { connector node id: template reference } }`.
+    #[schemars(default)]
+    pub templates: BTreeMap<String, BTreeMap<String, TemplateRef>>,
+}
+
+impl Codegen {
+    pub fn is_empty(&self) -> bool {
+        self.templates.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateRef {
+    /// Connector id such as `acme/slack`.
+    #[schemars(pattern(r"^[a-z0-9][a-z0-9_-]*/[a-z0-9][a-z0-9_-]*$"))]
+    pub connector: String,
+    /// semver requirement such as `^1.2`.
+    pub version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Logical {
+    #[schemars(default)]
+    pub state: Vec<StateField>,
+    pub nodes: Vec<Node>,
+    #[schemars(default)]
+    pub edges: Vec<Edge>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub tools: Vec<Tool>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub mcp_servers: Vec<McpServer>,
+    #[schemars(default)]
+    pub settings: Settings,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateField {
+    #[schemars(pattern(FIELD_NAME_PATTERN))]
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: FieldType,
+    /// Item type of an `array` field (default: any JSON value).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<ItemType>,
+    #[schemars(default = "default_reducer")]
+    pub reducer: Reducer,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    #[schemars(default)]
+    pub required: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+fn default_reducer() -> Reducer {
+    Reducer::Replace
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ItemType {
+    #[serde(rename = "type")]
+    pub ty: FieldType,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<Box<ItemType>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldType {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    Object,
+    Array,
+    Messages,
+}
+
+impl FieldType {
+    pub const ALL: [FieldType; 7] = [
+        FieldType::String,
+        FieldType::Integer,
+        FieldType::Number,
+        FieldType::Boolean,
+        FieldType::Object,
+        FieldType::Array,
+        FieldType::Messages,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FieldType::String => "string",
+            FieldType::Integer => "integer",
+            FieldType::Number => "number",
+            FieldType::Boolean => "boolean",
+            FieldType::Object => "object",
+            FieldType::Array => "array",
+            FieldType::Messages => "messages",
+        }
+    }
+
+    pub fn is_list(self) -> bool {
+        matches!(self, FieldType::Array | FieldType::Messages)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Reducer {
+    Replace,
+    Append,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    #[schemars(pattern(NODE_ID_PATTERN))]
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(flatten)]
+    pub kind: NodeKind,
+}
+
+/// Node kinds with their fields. `response_transformer` is read as
+/// `response_template`. The Python-only kinds `agent`, `rag`,
+/// `intent_classifier` and `hitl` keep their fields as given until the issue
+/// that implements them fixes their shape.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum NodeKind {
+    Start,
+    End,
+    Function {
+        output_key: String,
+    },
+    Llm(LlmNode),
+    Tool {
+        tool_id: String,
+        #[schemars(default)]
+        input: BTreeMap<String, Value>,
+        output_key: String,
+    },
+    Router {
+        branches: Vec<Branch>,
+    },
+    #[serde(alias = "response_transformer")]
+    ResponseTemplate {
+        template: String,
+        output_key: String,
+    },
+    Subgraph {
+        /// An embedded IR document or a path to one.
+        graph: Value,
+    },
+    Agent {
+        #[serde(flatten)]
+        fields: BTreeMap<String, Value>,
+    },
+    Rag {
+        #[serde(flatten)]
+        fields: BTreeMap<String, Value>,
+    },
+    IntentClassifier {
+        #[serde(flatten)]
+        fields: BTreeMap<String, Value>,
+    },
+    Hitl {
+        #[serde(flatten)]
+        fields: BTreeMap<String, Value>,
+    },
+    Connector {
+        #[schemars(default)]
+        config: BTreeMap<String, Value>,
+    },
+}
+
+impl NodeKind {
+    pub const NAMES: [&'static str; 13] = [
+        "start",
+        "end",
+        "function",
+        "llm",
+        "tool",
+        "router",
+        "response_template",
+        "subgraph",
+        "agent",
+        "rag",
+        "intent_classifier",
+        "hitl",
+        "connector",
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            NodeKind::Start => "start",
+            NodeKind::End => "end",
+            NodeKind::Function { .. } => "function",
+            NodeKind::Llm(_) => "llm",
+            NodeKind::Tool { .. } => "tool",
+            NodeKind::Router { .. } => "router",
+            NodeKind::ResponseTemplate { .. } => "response_template",
+            NodeKind::Subgraph { .. } => "subgraph",
+            NodeKind::Agent { .. } => "agent",
+            NodeKind::Rag { .. } => "rag",
+            NodeKind::IntentClassifier { .. } => "intent_classifier",
+            NodeKind::Hitl { .. } => "hitl",
+            NodeKind::Connector { .. } => "connector",
+        }
+    }
+
+    /// The state field the node writes, for kinds that have one.
+    pub fn output_key(&self) -> Option<&str> {
+        match self {
+            NodeKind::Function { output_key }
+            | NodeKind::Tool { output_key, .. }
+            | NodeKind::ResponseTemplate { output_key, .. } => Some(output_key),
+            NodeKind::Llm(llm) => Some(&llm.output_key),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmNode {
+    pub output_key: String,
+    /// Falls back to `settings.model`; normalization fills it in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
+    pub prompt: Prompt,
+    #[schemars(default = "default_output_shape")]
+    pub output_shape: OutputShape,
+    #[schemars(default)]
+    pub replace_messages: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub bound_tool_ids: Vec<String>,
+}
+
+fn default_output_shape() -> OutputShape {
+    OutputShape::Scalar
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelRef {
+    pub provider: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Prompt {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    pub user: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputShape {
+    Scalar,
+    List,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Branch {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when: Option<Condition>,
+    pub to: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Condition {
+    pub field: String,
+    pub op: Op,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Eq,
+    Ne,
+    Gt,
+    Ge,
+    Lt,
+    Le,
+    In,
+    Exists,
+    Truthy,
+}
+
+impl Op {
+    pub const ALL: [Op; 9] = [
+        Op::Eq,
+        Op::Ne,
+        Op::Gt,
+        Op::Ge,
+        Op::Lt,
+        Op::Le,
+        Op::In,
+        Op::Exists,
+        Op::Truthy,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Eq => "eq",
+            Op::Ne => "ne",
+            Op::Gt => "gt",
+            Op::Ge => "ge",
+            Op::Lt => "lt",
+            Op::Le => "le",
+            Op::In => "in",
+            Op::Exists => "exists",
+            Op::Truthy => "truthy",
+        }
+    }
+
+    /// Whether the operator compares against a `value`.
+    pub fn takes_value(self) -> bool {
+        !matches!(self, Op::Exists | Op::Truthy)
+    }
+
+    pub fn is_ordering(self) -> bool {
+        matches!(self, Op::Gt | Op::Ge | Op::Lt | Op::Le)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Edge {
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tool {
+    #[schemars(pattern(NODE_ID_PATTERN))]
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(flatten)]
+    pub kind: ToolKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum ToolKind {
+    /// Body in `bodiesByPlatform[platform][tool id]`.
+    Native,
+    /// JSON POST of the tool input to `endpoint`, a literal http(s) URL or `env:NAME`.
+    Http {
+        endpoint: String,
+        #[schemars(default = "default_tool_timeout")]
+        timeout_ms: u64,
+        #[schemars(default)]
+        headers: BTreeMap<String, String>,
+    },
+    /// A tool of an MCP server declared in `logical.mcpServers`.
+    Mcp {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        connection_type: Option<String>,
+        server: String,
+        tool: String,
+    },
+}
+
+fn default_tool_timeout() -> u64 {
+    10_000
+}
+
+impl ToolKind {
+    pub const NAMES: [&'static str; 3] = ["native", "http", "mcp"];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            ToolKind::Native => "native",
+            ToolKind::Http { .. } => "http",
+            ToolKind::Mcp { .. } => "mcp",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpServer {
+    #[schemars(pattern(NODE_ID_PATTERN))]
+    pub id: String,
+    #[serde(flatten)]
+    pub transport: McpTransport,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(
+    tag = "transport",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum McpTransport {
+    Stdio {
+        command: String,
+        #[schemars(default)]
+        args: Vec<String>,
+        /// Values may reference the environment as `${NAME}`.
+        #[schemars(default)]
+        env: BTreeMap<String, String>,
+    },
+    Sse {
+        url: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+        #[schemars(default)]
+        headers: BTreeMap<String, String>,
+    },
+    StreamableHttp {
+        url: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+        #[schemars(default)]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl McpTransport {
+    pub const NAMES: [&'static str; 3] = ["stdio", "sse", "streamable_http"];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            McpTransport::Stdio { .. } => "stdio",
+            McpTransport::Sse { .. } => "sse",
+            McpTransport::StreamableHttp { .. } => "streamable_http",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Settings {
+    #[schemars(default = "default_max_steps", range(min = 1))]
+    pub max_steps: u32,
+    #[schemars(default = "default_request_timeout", range(min = 1))]
+    pub request_timeout_ms: u64,
+    #[schemars(default)]
+    pub server: ServerSettings,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelSettings>,
+    #[schemars(default)]
+    pub logging: Logging,
+    #[schemars(default)]
+    pub tracing: Tracing,
+    #[schemars(default)]
+    pub checkpointer: Checkpointer,
+    /// Streaming responses (Python only).
+    #[schemars(default)]
+    pub streaming: bool,
+}
+
+fn default_max_steps() -> u32 {
+    25
+}
+fn default_request_timeout() -> u64 {
+    30_000
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            max_steps: default_max_steps(),
+            request_timeout_ms: default_request_timeout(),
+            server: ServerSettings::default(),
+            model: None,
+            logging: Logging::default(),
+            tracing: Tracing::default(),
+            checkpointer: Checkpointer::default(),
+            streaming: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    #[schemars(default = "default_host")]
+    pub host: String,
+    #[schemars(default = "default_port", range(min = 1, max = 65535))]
+    pub port: u16,
+}
+
+fn default_host() -> String {
+    "0.0.0.0".into()
+}
+fn default_port() -> u16 {
+    8000
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            host: default_host(),
+            port: default_port(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelSettings {
+    pub provider: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// The variable holding the provider's base URL.
+    #[schemars(default = "default_base_url_env", pattern(ENV_NAME_PATTERN))]
+    pub base_url_env: String,
+    /// The variable holding the provider's API key.
+    #[schemars(default = "default_api_key_env", pattern(ENV_NAME_PATTERN))]
+    pub api_key_env: String,
+}
+
+pub fn default_base_url_env() -> String {
+    "OPENAI_BASE_URL".into()
+}
+pub fn default_api_key_env() -> String {
+    "OPENAI_API_KEY".into()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Logging {
+    #[schemars(default = "default_log_level")]
+    pub level: LogLevel,
+    #[schemars(default = "default_log_format")]
+    pub format: LogFormat,
+}
+
+fn default_log_level() -> LogLevel {
+    LogLevel::Info
+}
+fn default_log_format() -> LogFormat {
+    LogFormat::Text
+}
+
+impl Default for Logging {
+    fn default() -> Self {
+        Logging {
+            level: default_log_level(),
+            format: default_log_format(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tracing {
+    #[schemars(default)]
+    pub enabled: bool,
+    #[schemars(default = "default_project")]
+    pub project: String,
+    #[schemars(default = "default_log_format")]
+    pub log_format: LogFormat,
+    #[schemars(default)]
+    pub register_on_build: bool,
+    #[schemars(default = "default_true")]
+    pub trace_nodes: bool,
+}
+
+fn default_project() -> String {
+    "default".into()
+}
+fn default_true() -> bool {
+    true
+}
+
+impl Default for Tracing {
+    fn default() -> Self {
+        Tracing {
+            enabled: false,
+            project: default_project(),
+            log_format: default_log_format(),
+            register_on_build: false,
+            trace_nodes: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Checkpointer {
+    #[serde(rename = "type")]
+    #[schemars(default)]
+    pub kind: CheckpointerKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointerKind {
+    #[default]
+    None,
+    Memory,
+}
+
+impl Document {
+    /// The platform named by `target.platform`, if any.
+    pub fn platform(&self) -> Option<&str> {
+        self.target.as_ref().map(|t| t.platform.as_str())
+    }
+
+    pub fn node(&self, id: &str) -> Option<&Node> {
+        self.logical.nodes.iter().find(|n| n.id == id)
+    }
+
+    pub fn state_field(&self, name: &str) -> Option<&StateField> {
+        self.logical.state.iter().find(|f| f.name == name)
+    }
+
+    pub fn tool(&self, id: &str) -> Option<&Tool> {
+        self.logical.tools.iter().find(|t| t.id == id)
+    }
+
+    /// The native body of a node or tool for a platform.
+    pub fn body(&self, platform: &str, id: &str) -> Option<&str> {
+        self.bodies_by_platform
+            .get(platform)
+            .and_then(|b| b.get(id))
+            .map(String::as_str)
+    }
+
+    /// The successor of a non-router node (its single outgoing edge).
+    pub fn next_of(&self, id: &str) -> Option<&str> {
+        self.logical
+            .edges
+            .iter()
+            .find(|e| e.from == id)
+            .map(|e| e.to.as_str())
+    }
+
+    /// The id of the `start` node.
+    pub fn start_id(&self) -> Option<&str> {
+        self.logical
+            .nodes
+            .iter()
+            .find(|n| matches!(n.kind, NodeKind::Start))
+            .map(|n| n.id.as_str())
+    }
+
+    /// The canonical JSON of the (already normalized) document.
+    pub fn to_canonical_json(&self) -> String {
+        // Serializing plain data to a String cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// The names a `{{field}}` placeholder refers to in a template string.
+pub fn placeholders(template: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        match after.find("}}") {
+            Some(end) => {
+                out.push(after[..end].trim());
+                rest = &after[end + 2..];
+            }
+            None => break,
+        }
+    }
+    out
+}

@@ -1,0 +1,936 @@
+//! Reading the positioned JSON tree into the typed model.
+//!
+//! Every problem is collected (not just the first), each with the JSON
+//! pointer of the offending value. An object reader records which keys the
+//! model asked for; whatever is left over is an unknown field and gets a
+//! "did you mean" hint from that same list, so the hint can never drift from
+//! the model. Defaults and aliases are applied here: the result is normalized.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::diag::{did_you_mean, pointer_token, Diagnostic};
+use crate::json::{Json, Member, Node as JNode};
+use crate::model::*;
+
+pub(crate) struct Reader {
+    pub diags: Vec<Diagnostic>,
+}
+
+/// A view of one JSON object being read.
+struct Obj<'a> {
+    ptr: String,
+    members: &'a [Member],
+    known: Vec<&'static str>,
+    /// Objects such as `presentation` accept anything.
+    open: bool,
+}
+
+impl<'a> Obj<'a> {
+    fn child_ptr(&self, key: &str) -> String {
+        format!("{}/{}", self.ptr, pointer_token(key))
+    }
+
+    fn field(&mut self, key: &'static str) -> Option<(&'a JNode, String)> {
+        self.known.push(key);
+        self.members
+            .iter()
+            .find(|m| m.key == key)
+            .map(|m| (&m.value, self.child_ptr(key)))
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.members.iter().any(|m| m.key == key)
+    }
+}
+
+impl Reader {
+    pub fn new() -> Self {
+        Reader { diags: Vec::new() }
+    }
+
+    fn push(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn type_error(&mut self, ptr: &str, expected: &str, node: &JNode) {
+        self.push(
+            Diagnostic::error(
+                "wrong-type",
+                format!("expected {expected}, found {}", node.value.type_name()),
+            )
+            .at(ptr),
+        );
+    }
+
+    fn object<'a>(&mut self, node: &'a JNode, ptr: &str) -> Option<Obj<'a>> {
+        match &node.value {
+            Json::Object(members) => Some(Obj {
+                ptr: ptr.to_string(),
+                members,
+                known: Vec::new(),
+                open: false,
+            }),
+            _ => {
+                self.type_error(ptr, "an object", node);
+                None
+            }
+        }
+    }
+
+    /// Reports members of `obj` that the model did not ask for.
+    fn finish(&mut self, obj: Obj<'_>, what: &str) {
+        if obj.open {
+            return;
+        }
+        for m in obj.members {
+            if obj.known.contains(&m.key.as_str()) {
+                continue;
+            }
+            let mut d = Diagnostic::error(
+                "unknown-field",
+                format!("unknown field `{}` in {what}", m.key),
+            )
+            .at(obj.child_ptr(&m.key));
+            d = match did_you_mean(&m.key, obj.known.iter().copied()) {
+                Some(s) => d.hint(format!("did you mean `{s}`?")),
+                None => d.hint(format!(
+                    "{what} accepts: {}; free-form data belongs under `extensions`",
+                    obj.known.join(", ")
+                )),
+            };
+            self.push(d);
+        }
+    }
+
+    fn missing(&mut self, obj: &Obj<'_>, key: &str, what: &str) {
+        self.push(
+            Diagnostic::error(
+                "missing-field",
+                format!("{what} is missing the required field `{key}`"),
+            )
+            .at(obj.ptr.clone()),
+        );
+    }
+
+    fn req_str(&mut self, obj: &mut Obj<'_>, key: &'static str, what: &str) -> String {
+        match obj.field(key) {
+            Some((n, p)) => self.string(n, &p).unwrap_or_default(),
+            None => {
+                self.missing(obj, key, what);
+                String::new()
+            }
+        }
+    }
+
+    /// An optional member; `null` counts as absent, as the schema says.
+    fn opt<'a>(obj: &mut Obj<'a>, key: &'static str) -> Option<(&'a JNode, String)> {
+        obj.field(key)
+            .filter(|(n, _)| !matches!(n.value, Json::Null))
+    }
+
+    fn opt_str(&mut self, obj: &mut Obj<'_>, key: &'static str) -> Option<String> {
+        let (n, p) = Self::opt(obj, key)?;
+        self.string(n, &p)
+    }
+
+    fn string(&mut self, n: &JNode, p: &str) -> Option<String> {
+        match &n.value {
+            Json::String(s) => Some(s.clone()),
+            _ => {
+                self.type_error(p, "a string", n);
+                None
+            }
+        }
+    }
+
+    fn opt_bool(&mut self, obj: &mut Obj<'_>, key: &'static str) -> Option<bool> {
+        let (n, p) = Self::opt(obj, key)?;
+        match &n.value {
+            Json::Bool(b) => Some(*b),
+            _ => {
+                self.type_error(&p, "a boolean", n);
+                None
+            }
+        }
+    }
+
+    fn opt_uint(&mut self, obj: &mut Obj<'_>, key: &'static str, max: u64) -> Option<u64> {
+        let (n, p) = Self::opt(obj, key)?;
+        match &n.value {
+            Json::Number(num) => match num.as_u64() {
+                Some(v) if v <= max => Some(v),
+                _ => {
+                    self.push(
+                        Diagnostic::error(
+                            "out-of-range",
+                            format!("`{key}` must be an integer from 0 to {max}, found {num}"),
+                        )
+                        .at(p),
+                    );
+                    None
+                }
+            },
+            _ => {
+                self.type_error(&p, "an integer", n);
+                None
+            }
+        }
+    }
+
+    fn opt_f64(&mut self, obj: &mut Obj<'_>, key: &'static str) -> Option<f64> {
+        let (n, p) = Self::opt(obj, key)?;
+        match &n.value {
+            Json::Number(num) => num.as_f64(),
+            _ => {
+                self.type_error(&p, "a number", n);
+                None
+            }
+        }
+    }
+
+    /// Reads a string naming one of `names`; an unknown name gets a hint.
+    fn enumerated<T: Copy>(
+        &mut self,
+        n: &JNode,
+        p: &str,
+        what: &str,
+        names: &[(&'static str, T)],
+    ) -> Option<T> {
+        let s = self.string(n, p)?;
+        if let Some((_, v)) = names.iter().find(|(name, _)| *name == s) {
+            return Some(*v);
+        }
+        let listed: Vec<&str> = names.iter().map(|(name, _)| *name).collect();
+        let mut d =
+            Diagnostic::error("invalid-value", format!("`{s}` is not a valid {what}")).at(p);
+        d = match did_you_mean(&s, listed.iter().copied()) {
+            Some(close) => d.hint(format!(
+                "did you mean `{close}`? valid: {}",
+                listed.join(", ")
+            )),
+            None => d.hint(format!("valid: {}", listed.join(", "))),
+        };
+        self.push(d);
+        None
+    }
+
+    fn opt_enum<T: Copy>(
+        &mut self,
+        obj: &mut Obj<'_>,
+        key: &'static str,
+        what: &str,
+        names: &[(&'static str, T)],
+    ) -> Option<T> {
+        let (n, p) = Self::opt(obj, key)?;
+        self.enumerated(n, &p, what, names)
+    }
+
+    fn array<'a>(&mut self, n: &'a JNode, p: &str) -> &'a [JNode] {
+        match &n.value {
+            Json::Array(items) => items,
+            _ => {
+                self.type_error(p, "an array", n);
+                &[]
+            }
+        }
+    }
+
+    fn opt_array<'a>(&mut self, obj: &mut Obj<'a>, key: &'static str) -> Vec<(&'a JNode, String)> {
+        match obj.field(key) {
+            Some((n, p)) => self
+                .array(n, &p)
+                .iter()
+                .enumerate()
+                .map(|(i, item)| (item, format!("{p}/{i}")))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    fn string_map(&mut self, obj: &mut Obj<'_>, key: &'static str) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        if let Some((n, p)) = obj.field(key) {
+            if let Some(o) = self.object(n, &p) {
+                for m in o.members {
+                    if let Some(s) = self.string(&m.value, &o.child_ptr(&m.key)) {
+                        out.insert(m.key.clone(), s);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn value_map(&mut self, obj: &mut Obj<'_>, key: &'static str) -> BTreeMap<String, Value> {
+        let mut out = BTreeMap::new();
+        if let Some((n, p)) = obj.field(key) {
+            if let Some(o) = self.object(n, &p) {
+                for m in o.members {
+                    out.insert(m.key.clone(), m.value.to_value());
+                }
+            }
+        }
+        out
+    }
+
+    // ---- the document --------------------------------------------------
+
+    pub fn document(&mut self, root: &JNode) -> Option<Document> {
+        let mut o = self.object(root, "")?;
+        let ir_version = match o.field("irVersion") {
+            Some((n, p)) => self.ir_version(n, &p),
+            None => {
+                self.push(
+                    Diagnostic::error("missing-field", "the document has no `irVersion`")
+                        .at("")
+                        .hint("add \"irVersion\": \"2.2\" at the top level"),
+                );
+                String::new()
+            }
+        };
+        let id = self.req_str(&mut o, "id", "the document");
+        let name = self.opt_str(&mut o, "name");
+        let description = self.opt_str(&mut o, "description");
+        let version = self
+            .opt_str(&mut o, "version")
+            .unwrap_or_else(|| "0.1.0".into());
+        let target = o.field("target").and_then(|(n, p)| {
+            let mut t = self.object(n, &p)?;
+            let platform = self.req_str(&mut t, "platform", "`target`");
+            self.finish(t, "`target`");
+            Some(Target { platform })
+        });
+        let security = match o.field("security") {
+            Some((n, p)) => self.security(n, &p),
+            None => Security::default(),
+        };
+        let logical = match o.field("logical") {
+            Some((n, p)) => self.logical(n, &p),
+            None => {
+                self.missing(&o, "logical", "the document");
+                None
+            }
+        };
+        let bodies_by_platform = self.bodies(&mut o);
+        let codegen = self.codegen(&mut o);
+        let presentation = self.free_object(&mut o, "presentation");
+        let extensions = self.free_object(&mut o, "extensions");
+        self.finish(o, "the document");
+        Some(Document {
+            ir_version,
+            id,
+            name,
+            description,
+            version,
+            target,
+            security,
+            logical: logical?,
+            bodies_by_platform,
+            codegen,
+            presentation,
+            extensions,
+        })
+    }
+
+    fn free_object(
+        &mut self,
+        o: &mut Obj<'_>,
+        key: &'static str,
+    ) -> Option<BTreeMap<String, Value>> {
+        let (n, p) = o.field(key)?;
+        let mut obj = self.object(n, &p)?;
+        obj.open = true;
+        Some(
+            obj.members
+                .iter()
+                .map(|m| (m.key.clone(), m.value.to_value()))
+                .collect(),
+        )
+    }
+
+    /// `2`, `"2"`, `"2.N"`, `"2.N.M"` become `"2.N.M"`.
+    fn ir_version(&mut self, n: &JNode, p: &str) -> String {
+        let text = match &n.value {
+            Json::Number(num) => num.to_string(),
+            Json::String(s) => s.clone(),
+            _ => {
+                self.type_error(p, "a string or an integer", n);
+                return String::new();
+            }
+        };
+        let parts: Vec<&str> = text.split('.').collect();
+        let numeric = |s: &str| {
+            !s.is_empty()
+                && s.bytes().all(|b| b.is_ascii_digit())
+                && (s == "0" || !s.starts_with('0'))
+        };
+        let ok = parts.first() == Some(&"2")
+            && parts.len() <= 3
+            && parts.iter().all(|s| numeric(s))
+            && !(matches!(n.value, Json::Number(_)) && parts.len() > 1);
+        if !ok {
+            self.push(
+                Diagnostic::error(
+                    "ir-version",
+                    format!("irVersion `{text}` is not supported; this compiler reads IR 2.x (>=2.0.0, <3.0.0)"),
+                )
+                .at(p)
+                .hint("write \"irVersion\": \"2.2\" (accepted forms: 2, \"2\", \"2.N\", \"2.N.M\")"),
+            );
+            return String::new();
+        }
+        let mut full: Vec<&str> = parts;
+        while full.len() < 3 {
+            full.push("0");
+        }
+        full.join(".")
+    }
+
+    fn security(&mut self, n: &JNode, p: &str) -> Security {
+        let Some(mut o) = self.object(n, p) else {
+            return Security::default();
+        };
+        let names = [
+            ("none", Auth::None),
+            ("api_key", Auth::ApiKey),
+            ("bearer", Auth::Bearer),
+        ];
+        let auth = self
+            .opt_enum(&mut o, "auth", "auth scheme", &names)
+            .unwrap_or(Auth::ApiKey);
+        let key_env = self
+            .opt_str(&mut o, "keyEnv")
+            .unwrap_or_else(|| "SVC_API_KEY".into());
+        self.finish(o, "`security`");
+        Security { auth, key_env }
+    }
+
+    fn bodies(&mut self, o: &mut Obj<'_>) -> BTreeMap<String, BTreeMap<String, String>> {
+        let mut out = BTreeMap::new();
+        let Some((n, p)) = o.field("bodiesByPlatform") else {
+            return out;
+        };
+        let Some(platforms) = self.object(n, &p) else {
+            return out;
+        };
+        for m in platforms.members {
+            let pp = platforms.child_ptr(&m.key);
+            let Some(bodies) = self.object(&m.value, &pp) else {
+                continue;
+            };
+            let mut map = BTreeMap::new();
+            for b in bodies.members {
+                if let Some(s) = self.string(&b.value, &bodies.child_ptr(&b.key)) {
+                    map.insert(b.key.clone(), s);
+                }
+            }
+            out.insert(m.key.clone(), map);
+        }
+        out
+    }
+
+    fn codegen(&mut self, o: &mut Obj<'_>) -> Codegen {
+        let mut codegen = Codegen::default();
+        let Some((n, p)) = o.field("codegen") else {
+            return codegen;
+        };
+        let Some(mut c) = self.object(n, &p) else {
+            return codegen;
+        };
+        if let Some((tn, tp)) = c.field("templates") {
+            if let Some(platforms) = self.object(tn, &tp) {
+                for m in platforms.members {
+                    let pp = platforms.child_ptr(&m.key);
+                    let Some(nodes) = self.object(&m.value, &pp) else {
+                        continue;
+                    };
+                    let mut map = BTreeMap::new();
+                    for nm in nodes.members {
+                        let np = nodes.child_ptr(&nm.key);
+                        let Some(mut r) = self.object(&nm.value, &np) else {
+                            continue;
+                        };
+                        let what = "a template reference";
+                        let connector = self.req_str(&mut r, "connector", what);
+                        let version = self.req_str(&mut r, "version", what);
+                        let entry = self.opt_str(&mut r, "entry");
+                        self.finish(r, what);
+                        map.insert(
+                            nm.key.clone(),
+                            TemplateRef {
+                                connector,
+                                version,
+                                entry,
+                            },
+                        );
+                    }
+                    codegen.templates.insert(m.key.clone(), map);
+                }
+            }
+        }
+        self.finish(c, "`codegen`");
+        codegen
+    }
+
+    // ---- logical -------------------------------------------------------
+
+    fn logical(&mut self, n: &JNode, p: &str) -> Option<Logical> {
+        let mut o = self.object(n, p)?;
+        let state = self
+            .opt_array(&mut o, "state")
+            .into_iter()
+            .filter_map(|(n, p)| self.state_field(n, &p))
+            .collect();
+        if !o.has("nodes") {
+            self.missing(&o, "nodes", "`logical`");
+        }
+        let nodes = self
+            .opt_array(&mut o, "nodes")
+            .into_iter()
+            .filter_map(|(n, p)| self.node(n, &p))
+            .collect();
+        let edges = self
+            .opt_array(&mut o, "edges")
+            .into_iter()
+            .filter_map(|(n, p)| {
+                let mut e = self.object(n, &p)?;
+                let from = self.req_str(&mut e, "from", "an edge");
+                let to = self.req_str(&mut e, "to", "an edge");
+                self.finish(e, "an edge");
+                Some(Edge { from, to })
+            })
+            .collect();
+        let tools = self
+            .opt_array(&mut o, "tools")
+            .into_iter()
+            .filter_map(|(n, p)| self.tool(n, &p))
+            .collect();
+        let mcp_servers = self
+            .opt_array(&mut o, "mcpServers")
+            .into_iter()
+            .filter_map(|(n, p)| self.mcp_server(n, &p))
+            .collect();
+        let settings = match o.field("settings") {
+            Some((n, p)) => self.settings(n, &p),
+            None => Settings::default(),
+        };
+        self.finish(o, "`logical`");
+        Some(Logical {
+            state,
+            nodes,
+            edges,
+            tools,
+            mcp_servers,
+            settings,
+        })
+    }
+
+    fn field_type(&mut self, n: &JNode, p: &str) -> Option<FieldType> {
+        let names: Vec<(&'static str, FieldType)> =
+            FieldType::ALL.iter().map(|t| (t.as_str(), *t)).collect();
+        self.enumerated(n, p, "state field type", &names)
+    }
+
+    fn item_type(&mut self, n: &JNode, p: &str) -> Option<ItemType> {
+        let mut o = self.object(n, p)?;
+        let ty = match o.field("type") {
+            Some((tn, tp)) => self.field_type(tn, &tp),
+            None => {
+                self.missing(&o, "type", "an `items` declaration");
+                None
+            }
+        };
+        let items = o
+            .field("items")
+            .and_then(|(n, p)| self.item_type(n, &p))
+            .map(Box::new);
+        self.finish(o, "an `items` declaration");
+        Some(ItemType { ty: ty?, items })
+    }
+
+    fn state_field(&mut self, n: &JNode, p: &str) -> Option<StateField> {
+        let mut o = self.object(n, p)?;
+        let what = "a state field";
+        let name = self.req_str(&mut o, "name", what);
+        let ty = match o.field("type") {
+            Some((tn, tp)) => self.field_type(tn, &tp),
+            None => {
+                self.missing(&o, "type", what);
+                None
+            }
+        };
+        let items = o.field("items").and_then(|(n, p)| self.item_type(n, &p));
+        let reducer = self
+            .opt_enum(
+                &mut o,
+                "reducer",
+                "reducer",
+                &[("replace", Reducer::Replace), ("append", Reducer::Append)],
+            )
+            .unwrap_or(Reducer::Replace);
+        let default = o.field("default").map(|(n, _)| n.to_value());
+        let required = self.opt_bool(&mut o, "required").unwrap_or(false);
+        let description = self.opt_str(&mut o, "description");
+        self.finish(o, what);
+        Some(StateField {
+            name,
+            ty: ty?,
+            items,
+            reducer,
+            default,
+            required,
+            description,
+        })
+    }
+
+    fn node(&mut self, n: &JNode, p: &str) -> Option<Node> {
+        let mut o = self.object(n, p)?;
+        let id = self.req_str(&mut o, "id", "a node");
+        let label = self.opt_str(&mut o, "label");
+        let kind_name = match o.field("kind") {
+            Some((kn, kp)) => {
+                let mut names: Vec<(&'static str, &'static str)> =
+                    NodeKind::NAMES.iter().map(|k| (*k, *k)).collect();
+                names.push(("response_transformer", "response_template"));
+                self.enumerated(kn, &kp, "node kind", &names)
+            }
+            None => {
+                self.missing(&o, "kind", "a node");
+                None
+            }
+        };
+        let Some(kind_name) = kind_name else {
+            // Without a kind the other fields cannot be checked.
+            return None;
+        };
+        let what = format!("a `{kind_name}` node");
+        let kind = match kind_name {
+            "start" => NodeKind::Start,
+            "end" => NodeKind::End,
+            "function" => NodeKind::Function {
+                output_key: self.req_str(&mut o, "outputKey", &what),
+            },
+            "llm" => NodeKind::Llm(self.llm(&mut o, &what)),
+            "tool" => NodeKind::Tool {
+                tool_id: self.req_str(&mut o, "toolId", &what),
+                input: self.value_map(&mut o, "input"),
+                output_key: self.req_str(&mut o, "outputKey", &what),
+            },
+            "router" => {
+                if !o.has("branches") {
+                    self.missing(&o, "branches", &what);
+                }
+                let branches = self
+                    .opt_array(&mut o, "branches")
+                    .into_iter()
+                    .filter_map(|(n, p)| self.branch(n, &p))
+                    .collect();
+                NodeKind::Router { branches }
+            }
+            "response_template" => NodeKind::ResponseTemplate {
+                template: self.req_str(&mut o, "template", &what),
+                output_key: self.req_str(&mut o, "outputKey", &what),
+            },
+            "subgraph" => match o.field("graph") {
+                Some((gn, _)) => NodeKind::Subgraph {
+                    graph: gn.to_value(),
+                },
+                None => {
+                    self.missing(&o, "graph", &what);
+                    NodeKind::Subgraph { graph: Value::Null }
+                }
+            },
+            "connector" => NodeKind::Connector {
+                config: self.value_map(&mut o, "config"),
+            },
+            other => {
+                // agent, rag, intent_classifier, hitl: fields are kept as given.
+                o.open = true;
+                let fields = o
+                    .members
+                    .iter()
+                    .filter(|m| !matches!(m.key.as_str(), "id" | "label" | "kind"))
+                    .map(|m| (m.key.clone(), m.value.to_value()))
+                    .collect();
+                match other {
+                    "agent" => NodeKind::Agent { fields },
+                    "rag" => NodeKind::Rag { fields },
+                    "intent_classifier" => NodeKind::IntentClassifier { fields },
+                    _ => NodeKind::Hitl { fields },
+                }
+            }
+        };
+        self.finish(o, &what);
+        Some(Node { id, label, kind })
+    }
+
+    fn llm(&mut self, o: &mut Obj<'_>, what: &str) -> LlmNode {
+        let output_key = self.req_str(o, "outputKey", what);
+        let model = o.field("model").and_then(|(n, p)| {
+            let mut m = self.object(n, &p)?;
+            let w = "`model`";
+            let r = ModelRef {
+                provider: self.req_str(&mut m, "provider", w),
+                name: self.req_str(&mut m, "name", w),
+                temperature: self.opt_f64(&mut m, "temperature"),
+                max_tokens: self
+                    .opt_uint(&mut m, "maxTokens", u64::from(u32::MAX))
+                    .and_then(|v| u32::try_from(v).ok()),
+            };
+            self.finish(m, w);
+            Some(r)
+        });
+        let prompt = match o.field("prompt") {
+            Some((n, p)) => self.object(n, &p).map(|mut po| {
+                let pr = Prompt {
+                    system: self.opt_str(&mut po, "system"),
+                    user: self.req_str(&mut po, "user", "`prompt`"),
+                };
+                self.finish(po, "`prompt`");
+                pr
+            }),
+            None => {
+                self.missing(o, "prompt", what);
+                None
+            }
+        }
+        .unwrap_or(Prompt {
+            system: None,
+            user: String::new(),
+        });
+        let output_shape = self
+            .opt_enum(
+                o,
+                "outputShape",
+                "output shape",
+                &[("scalar", OutputShape::Scalar), ("list", OutputShape::List)],
+            )
+            .unwrap_or(OutputShape::Scalar);
+        let replace_messages = self.opt_bool(o, "replaceMessages").unwrap_or(false);
+        let bound_tool_ids = self
+            .opt_array(o, "boundToolIds")
+            .into_iter()
+            .filter_map(|(n, p)| self.string(n, &p))
+            .collect();
+        LlmNode {
+            output_key,
+            model,
+            prompt,
+            output_shape,
+            replace_messages,
+            bound_tool_ids,
+        }
+    }
+
+    fn branch(&mut self, n: &JNode, p: &str) -> Option<Branch> {
+        let mut o = self.object(n, p)?;
+        let when = o.field("when").and_then(|(n, p)| {
+            let mut c = self.object(n, &p)?;
+            let w = "a condition";
+            let field = self.req_str(&mut c, "field", w);
+            let op = match c.field("op") {
+                Some((on, op)) => {
+                    let names: Vec<(&'static str, Op)> =
+                        Op::ALL.iter().map(|o| (o.as_str(), *o)).collect();
+                    self.enumerated(on, &op, "condition operator", &names)
+                }
+                None => {
+                    self.missing(&c, "op", w);
+                    None
+                }
+            };
+            let value = c.field("value").map(|(n, _)| n.to_value());
+            self.finish(c, w);
+            Some(Condition {
+                field,
+                op: op?,
+                value,
+            })
+        });
+        let to = self.req_str(&mut o, "to", "a branch");
+        self.finish(o, "a branch");
+        Some(Branch { when, to })
+    }
+
+    fn tool(&mut self, n: &JNode, p: &str) -> Option<Tool> {
+        let mut o = self.object(n, p)?;
+        let id = self.req_str(&mut o, "id", "a tool");
+        let description = self.opt_str(&mut o, "description");
+        let kind_name = match o.field("kind") {
+            Some((kn, kp)) => {
+                let names: Vec<(&'static str, &'static str)> =
+                    ToolKind::NAMES.iter().map(|k| (*k, *k)).collect();
+                self.enumerated(kn, &kp, "tool kind", &names)
+            }
+            None => {
+                self.missing(&o, "kind", "a tool");
+                None
+            }
+        }?;
+        let what = format!("a `{kind_name}` tool");
+        let kind = match kind_name {
+            "native" => ToolKind::Native,
+            "http" => ToolKind::Http {
+                endpoint: self.req_str(&mut o, "endpoint", &what),
+                timeout_ms: self
+                    .opt_uint(&mut o, "timeoutMs", 3_600_000)
+                    .unwrap_or(10_000),
+                headers: self.string_map(&mut o, "headers"),
+            },
+            _ => ToolKind::Mcp {
+                connection_type: self.opt_str(&mut o, "connectionType"),
+                server: self.req_str(&mut o, "server", &what),
+                tool: self.req_str(&mut o, "tool", &what),
+            },
+        };
+        self.finish(o, &what);
+        Some(Tool {
+            id,
+            description,
+            kind,
+        })
+    }
+
+    fn mcp_server(&mut self, n: &JNode, p: &str) -> Option<McpServer> {
+        let mut o = self.object(n, p)?;
+        let id = self.req_str(&mut o, "id", "an MCP server");
+        let transport = match o.field("transport") {
+            Some((tn, tp)) => {
+                let names: Vec<(&'static str, &'static str)> =
+                    McpTransport::NAMES.iter().map(|k| (*k, *k)).collect();
+                self.enumerated(tn, &tp, "MCP transport", &names)
+            }
+            None => {
+                self.missing(&o, "transport", "an MCP server");
+                None
+            }
+        }?;
+        let what = format!("a `{transport}` MCP server");
+        let transport = match transport {
+            "stdio" => McpTransport::Stdio {
+                command: self.req_str(&mut o, "command", &what),
+                args: self
+                    .opt_array(&mut o, "args")
+                    .into_iter()
+                    .filter_map(|(n, p)| self.string(n, &p))
+                    .collect(),
+                env: self.string_map(&mut o, "env"),
+            },
+            "sse" => McpTransport::Sse {
+                url: self.req_str(&mut o, "url", &what),
+                timeout_ms: self.opt_uint(&mut o, "timeoutMs", 3_600_000),
+                headers: self.string_map(&mut o, "headers"),
+            },
+            _ => McpTransport::StreamableHttp {
+                url: self.req_str(&mut o, "url", &what),
+                timeout_ms: self.opt_uint(&mut o, "timeoutMs", 3_600_000),
+                headers: self.string_map(&mut o, "headers"),
+            },
+        };
+        self.finish(o, &what);
+        Some(McpServer { id, transport })
+    }
+
+    fn settings(&mut self, n: &JNode, p: &str) -> Settings {
+        let mut s = Settings::default();
+        let Some(mut o) = self.object(n, p) else {
+            return s;
+        };
+        if let Some(v) = self.opt_uint(&mut o, "maxSteps", 1_000_000) {
+            s.max_steps = u32::try_from(v).unwrap_or(u32::MAX);
+        }
+        if let Some(v) = self.opt_uint(&mut o, "requestTimeoutMs", 86_400_000) {
+            s.request_timeout_ms = v;
+        }
+        if let Some((n, p)) = o.field("server") {
+            if let Some(mut so) = self.object(n, &p) {
+                if let Some(h) = self.opt_str(&mut so, "host") {
+                    s.server.host = h;
+                }
+                if let Some(port) = self.opt_uint(&mut so, "port", 65_535) {
+                    s.server.port = u16::try_from(port).unwrap_or(0);
+                }
+                self.finish(so, "`settings.server`");
+            }
+        }
+        if let Some((n, p)) = o.field("model") {
+            if let Some(mut m) = self.object(n, &p) {
+                let w = "`settings.model`";
+                s.model = Some(ModelSettings {
+                    provider: self.req_str(&mut m, "provider", w),
+                    name: self.req_str(&mut m, "name", w),
+                    temperature: self.opt_f64(&mut m, "temperature"),
+                    max_tokens: self
+                        .opt_uint(&mut m, "maxTokens", u64::from(u32::MAX))
+                        .and_then(|v| u32::try_from(v).ok()),
+                    base_url_env: self
+                        .opt_str(&mut m, "baseUrlEnv")
+                        .unwrap_or_else(default_base_url_env),
+                    api_key_env: self
+                        .opt_str(&mut m, "apiKeyEnv")
+                        .unwrap_or_else(default_api_key_env),
+                });
+                self.finish(m, w);
+            }
+        }
+        if let Some((n, p)) = o.field("logging") {
+            if let Some(mut lo) = self.object(n, &p) {
+                let levels = [
+                    ("debug", LogLevel::Debug),
+                    ("info", LogLevel::Info),
+                    ("warning", LogLevel::Warning),
+                    ("error", LogLevel::Error),
+                ];
+                if let Some(l) = self.opt_enum(&mut lo, "level", "log level", &levels) {
+                    s.logging.level = l;
+                }
+                if let Some(f) = self.opt_enum(&mut lo, "format", "log format", &LOG_FORMATS) {
+                    s.logging.format = f;
+                }
+                self.finish(lo, "`settings.logging`");
+            }
+        }
+        if let Some((n, p)) = o.field("tracing") {
+            if let Some(mut t) = self.object(n, &p) {
+                let tr = &mut s.tracing;
+                if let Some(v) = self.opt_bool(&mut t, "enabled") {
+                    tr.enabled = v;
+                }
+                if let Some(v) = self.opt_str(&mut t, "project") {
+                    tr.project = v;
+                }
+                if let Some(v) = self.opt_enum(&mut t, "log_format", "log format", &LOG_FORMATS) {
+                    tr.log_format = v;
+                }
+                if let Some(v) = self.opt_bool(&mut t, "register_on_build") {
+                    tr.register_on_build = v;
+                }
+                if let Some(v) = self.opt_bool(&mut t, "trace_nodes") {
+                    tr.trace_nodes = v;
+                }
+                self.finish(t, "`settings.tracing`");
+            }
+        }
+        if let Some((n, p)) = o.field("checkpointer") {
+            if let Some(mut c) = self.object(n, &p) {
+                let kinds = [
+                    ("none", CheckpointerKind::None),
+                    ("memory", CheckpointerKind::Memory),
+                ];
+                if let Some(k) = self.opt_enum(&mut c, "type", "checkpointer type", &kinds) {
+                    s.checkpointer.kind = k;
+                }
+                self.finish(c, "`settings.checkpointer`");
+            }
+        }
+        if let Some(v) = self.opt_bool(&mut o, "streaming") {
+            s.streaming = v;
+        }
+        self.finish(o, "`settings`");
+        s
+    }
+}
+
+const LOG_FORMATS: [(&str, LogFormat); 2] = [("text", LogFormat::Text), ("json", LogFormat::Json)];

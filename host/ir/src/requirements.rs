@@ -1,0 +1,152 @@
+//! What a document asks of a backend: the keys that capability negotiation
+//! compares with a backend's capability matrix.
+
+use std::collections::BTreeSet;
+
+use crate::model::*;
+
+/// One thing the document needs, with where it is needed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Requirement {
+    /// `node-kind`, `tool-kind`, `transport`, `auth` or `feature`.
+    pub category: Category,
+    /// The name within the category: `hitl`, `http`, `stdio`, `bearer`,
+    /// `checkpointer.memory`, `router.op.gt`, `router.field.integer`, ...
+    pub name: String,
+    pub pointer: String,
+    pub node: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    NodeKind,
+    ToolKind,
+    Transport,
+    Auth,
+    Feature,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::NodeKind => "node-kind",
+            Category::ToolKind => "tool-kind",
+            Category::Transport => "transport",
+            Category::Auth => "auth",
+            Category::Feature => "feature",
+        }
+    }
+}
+
+impl Requirement {
+    /// `category:name`, the key backends use in `capabilities.reasons`.
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.category.as_str(), self.name)
+    }
+
+    /// How a person would name it: "node kind `hitl`".
+    pub fn describe(&self) -> String {
+        let what = match self.category {
+            Category::NodeKind => "node kind",
+            Category::ToolKind => "tool kind",
+            Category::Transport => "MCP transport",
+            Category::Auth => "auth scheme",
+            Category::Feature => "feature",
+        };
+        format!("{what} `{}`", self.name)
+    }
+}
+
+/// Every requirement of the document, one per place it arises.
+pub fn requirements(doc: &Document) -> Vec<Requirement> {
+    let mut out = Vec::new();
+    let mut push = |category, name: &str, pointer: String, node: Option<&str>| {
+        out.push(Requirement {
+            category,
+            name: name.to_string(),
+            pointer,
+            node: node.map(str::to_string),
+        })
+    };
+    for (i, n) in doc.logical.nodes.iter().enumerate() {
+        let ptr = format!("/logical/nodes/{i}");
+        let id = Some(n.id.as_str());
+        push(Category::NodeKind, n.kind.name(), ptr.clone(), id);
+        match &n.kind {
+            NodeKind::Llm(llm) if !llm.bound_tool_ids.is_empty() => {
+                push(
+                    Category::Feature,
+                    "llm.bound-tools",
+                    format!("{ptr}/boundToolIds"),
+                    id,
+                );
+            }
+            NodeKind::Router { branches } => {
+                for (j, b) in branches.iter().enumerate() {
+                    let Some(c) = &b.when else { continue };
+                    let cptr = format!("{ptr}/branches/{j}/when");
+                    push(
+                        Category::Feature,
+                        &format!("router.op.{}", c.op.as_str()),
+                        format!("{cptr}/op"),
+                        id,
+                    );
+                    if let Some(f) = doc.state_field(&c.field) {
+                        push(
+                            Category::Feature,
+                            &format!("router.field.{}", f.ty.as_str()),
+                            format!("{cptr}/field"),
+                            id,
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for (i, t) in doc.logical.tools.iter().enumerate() {
+        push(
+            Category::ToolKind,
+            t.kind.name(),
+            format!("/logical/tools/{i}"),
+            None,
+        );
+    }
+    for (i, s) in doc.logical.mcp_servers.iter().enumerate() {
+        push(
+            Category::Transport,
+            s.transport.name(),
+            format!("/logical/mcpServers/{i}/transport"),
+            None,
+        );
+    }
+    push(
+        Category::Auth,
+        doc.security.auth.as_str(),
+        "/security/auth".into(),
+        None,
+    );
+    let s = &doc.logical.settings;
+    if s.checkpointer.kind == CheckpointerKind::Memory {
+        push(
+            Category::Feature,
+            "checkpointer.memory",
+            "/logical/settings/checkpointer/type".into(),
+            None,
+        );
+    }
+    if s.streaming {
+        push(
+            Category::Feature,
+            "streaming",
+            "/logical/settings/streaming".into(),
+            None,
+        );
+    }
+    out
+}
+
+/// The distinct `category:name` keys of a document, sorted.
+pub fn requirement_keys(doc: &Document) -> BTreeSet<String> {
+    requirements(doc).iter().map(Requirement::key).collect()
+}

@@ -1,0 +1,174 @@
+//! The wasmtime engine, its linkers and the epoch ticker.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine};
+
+use crate::bindings::v0_1::{backend, connector};
+use crate::cache;
+use crate::plugin::{Backend, Connector};
+use crate::sandbox::Sandbox;
+use crate::{Limits, PluginError};
+
+/// How often the epoch advances; deadlines are accurate to this.
+pub(crate) const TICK: Duration = Duration::from_millis(5);
+
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeOptions {
+    /// Where compiled components are cached; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+    pub limits: Limits,
+}
+
+/// One engine for the process, shared by every component it loads.
+pub struct Runtime {
+    engine: Engine,
+    backend_linker: Linker<Sandbox>,
+    connector_linker: Linker<Sandbox>,
+    cache_dir: Option<PathBuf>,
+    fingerprint: String,
+    limits: Limits,
+    ticker_stop: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("cache_dir", &self.cache_dir)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+fn engine_error(e: impl std::fmt::Display) -> PluginError {
+    PluginError::Load {
+        component: "(engine)".into(),
+        message: e.to_string(),
+    }
+}
+
+impl Runtime {
+    pub fn new(options: RuntimeOptions) -> Result<Self, PluginError> {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        config.epoch_interruption(true);
+        config.parallel_compilation(true);
+        let engine = Engine::new(&config).map_err(engine_error)?;
+
+        // Components built for wasm32-wasip2 import WASI even when they use
+        // none of it; the sandbox provides it with nothing granted.
+        let mut backend_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut backend_linker).map_err(engine_error)?;
+        backend::Backend::add_to_linker::<Sandbox, HasSelf<Sandbox>>(&mut backend_linker, |s| s)
+            .map_err(engine_error)?;
+        let mut connector_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut connector_linker).map_err(engine_error)?;
+
+        let ticker_stop = Arc::new(AtomicBool::new(false));
+        let (weak_engine, stop) = (engine.weak(), ticker_stop.clone());
+        std::thread::Builder::new()
+            .name("svc-epoch".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(TICK);
+                    match weak_engine.upgrade() {
+                        Some(e) => e.increment_epoch(),
+                        None => break,
+                    }
+                }
+            })
+            .map_err(engine_error)?;
+
+        let fingerprint = cache::engine_fingerprint(&engine);
+        Ok(Runtime {
+            engine,
+            backend_linker,
+            connector_linker,
+            cache_dir: options.cache_dir,
+            fingerprint,
+            limits: options.limits,
+            ticker_stop,
+        })
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Compiles a component, or loads its compiled form from the cache.
+    fn compile(&self, name: &str, bytes: &[u8]) -> Result<(Component, String), PluginError> {
+        let sha = cache::sha256_hex(bytes);
+        let entry = self
+            .cache_dir
+            .as_ref()
+            .map(|dir| (dir, cache::entry_path(dir, &sha, &self.fingerprint)));
+        if let Some((_, path)) = &entry {
+            if let Some(component) = cache::load(&self.engine, path) {
+                return Ok((component, sha));
+            }
+        }
+        let component = Component::new(&self.engine, bytes).map_err(|e| PluginError::Load {
+            component: name.to_string(),
+            message: format!("{e:#}"),
+        })?;
+        if let Some((dir, path)) = &entry {
+            cache::store(&component, dir, path).map_err(|message| PluginError::Cache {
+                path: dir.display().to_string(),
+                message,
+            })?;
+        }
+        Ok((component, sha))
+    }
+
+    /// Loads a backend component (world `backend`).
+    pub fn load_backend(&self, name: &str, bytes: &[u8]) -> Result<Backend, PluginError> {
+        let (component, sha256) = self.compile(name, bytes)?;
+        let pre = self
+            .backend_linker
+            .instantiate_pre(&component)
+            .and_then(backend::BackendPre::new)
+            .map_err(|e| PluginError::WrongWorld {
+                component: name.to_string(),
+                world: "backend",
+                message: format!("{e:#}"),
+            })?;
+        Ok(Backend::new(
+            name,
+            sha256,
+            self.engine.clone(),
+            pre,
+            self.limits,
+        ))
+    }
+
+    /// Loads a connector component (world `connector-plugin`).
+    pub fn load_connector(&self, name: &str, bytes: &[u8]) -> Result<Connector, PluginError> {
+        let (component, sha256) = self.compile(name, bytes)?;
+        let pre = self
+            .connector_linker
+            .instantiate_pre(&component)
+            .and_then(connector::ConnectorPluginPre::new)
+            .map_err(|e| PluginError::WrongWorld {
+                component: name.to_string(),
+                world: "connector-plugin",
+                message: format!("{e:#}"),
+            })?;
+        Ok(Connector::new(
+            name,
+            sha256,
+            self.engine.clone(),
+            pre,
+            self.limits,
+        ))
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.ticker_stop.store(true, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,131 @@
+//! `svc-runtime`: loads svc plugin components with wasmtime and calls them
+//! in a sandbox.
+//!
+//! * WASI is linked with nothing granted (see [`sandbox`]).
+//! * Every call gets a fresh store with a memory cap, an epoch deadline, and
+//!   caps on the number of files and output bytes it may return.
+//! * A trap or a hit limit becomes a [`PluginError`] naming the component;
+//!   nothing a plugin does can panic the host.
+//! * Compiled components are cached on disk keyed by the component's sha256
+//!   and the engine's compatibility hash, so a warm run skips Cranelift.
+
+mod bindings;
+mod cache;
+mod engine;
+mod plugin;
+mod sandbox;
+
+use std::time::Duration;
+
+pub use bindings::types::{
+    BackendInfo, BuildCommands, Capabilities, ConnectorInfo, ConnectorRef, Dependency, Diagnostic,
+    EmitRequest, File, Rendered, Severity,
+};
+pub use engine::{Runtime, RuntimeOptions};
+pub use plugin::{Backend, Connector, Emitted};
+
+/// Limits applied to every call into a component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub memory_bytes: usize,
+    pub timeout: Duration,
+    pub max_files: usize,
+    pub max_output_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_bytes: 256 * 1024 * 1024,
+            timeout: Duration::from_secs(10),
+            max_files: 10_000,
+            max_output_bytes: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// Serves `templates.render` for a backend: the host routes each call to
+/// the connector component that a graph's `codegen.templates` names.
+pub trait TemplateRenderer: Send {
+    fn render(
+        &mut self,
+        connector: ConnectorRef,
+        platform: String,
+        node_config: String,
+    ) -> Result<Rendered, Vec<Diagnostic>>;
+}
+
+/// The renderer for backends compiled when no connectors are available.
+#[derive(Debug, Default)]
+pub struct NoConnectors;
+
+impl TemplateRenderer for NoConnectors {
+    fn render(
+        &mut self,
+        connector: ConnectorRef,
+        platform: String,
+        _node_config: String,
+    ) -> Result<Rendered, Vec<Diagnostic>> {
+        Err(vec![Diagnostic {
+            severity: Severity::Error,
+            code: "connector-missing".into(),
+            message: format!(
+                "connector `{}` ({}) for node `{}` is not available to the {platform} backend",
+                connector.id, connector.version, connector.node_id
+            ),
+            pointer: None,
+            hint: Some(
+                "make the connector's pack available with `svc compile --plugins PATH`".into(),
+            ),
+        }])
+    }
+}
+
+/// What went wrong inside or around a plugin call.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    #[error("component `{component}` could not be loaded: {message}")]
+    Load { component: String, message: String },
+    #[error("component `{component}` does not implement the svc `{world}` world: {message}")]
+    WrongWorld {
+        component: String,
+        world: &'static str,
+        message: String,
+    },
+    #[error("component `{component}` ran past its time limit of {limit:?} and was stopped")]
+    Timeout { component: String, limit: Duration },
+    #[error("component `{component}` tried to use more than its memory cap of {limit} bytes")]
+    Memory { component: String, limit: usize },
+    #[error("component `{component}` trapped: {message}")]
+    Trap { component: String, message: String },
+    #[error("component `{component}` returned {count} files, over the cap of {limit}")]
+    TooManyFiles {
+        component: String,
+        count: usize,
+        limit: usize,
+    },
+    #[error("component `{component}` returned {bytes} bytes of output, over the cap of {limit}")]
+    TooMuchOutput {
+        component: String,
+        bytes: u64,
+        limit: u64,
+    },
+    #[error("the component cache at `{path}` could not be used: {message}")]
+    Cache { path: String, message: String },
+}
+
+impl PluginError {
+    /// A stable kebab-case code for diagnostics.
+    pub fn code(&self) -> &'static str {
+        match self {
+            PluginError::Load { .. } => "plugin-load",
+            PluginError::WrongWorld { .. } => "plugin-world",
+            PluginError::Timeout { .. } => "plugin-timeout",
+            PluginError::Memory { .. } => "plugin-memory",
+            PluginError::Trap { .. } => "plugin-trap",
+            PluginError::TooManyFiles { .. } => "plugin-too-many-files",
+            PluginError::TooMuchOutput { .. } => "plugin-output-too-large",
+            PluginError::Cache { .. } => "plugin-cache",
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! Never returns from emit: the epoch deadline must stop it.
+
+use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::{
+    export_backend, Backend, BackendInfo, BuildCommands, Capabilities, Diagnostic, EmitOptions,
+    File, Templates,
+};
+
+const NAME: &str = "svc-hostile-loop";
+
+pub struct Hostile;
+
+impl Backend for Hostile {
+    fn info() -> BackendInfo {
+        BackendInfo {
+            platform: "go".into(),
+            name: NAME.into(),
+            version: "0.0.1".into(),
+            ir_versions: ">=2.0.0, <3.0.0".into(),
+            capabilities: Capabilities {
+                node_kinds: ["start", "end", "response_template", "function", "router"]
+                    .map(String::from)
+                    .to_vec(),
+                auth: ["none", "api_key", "bearer"].map(String::from).to_vec(),
+                ..Capabilities::default()
+            },
+            commands: BuildCommands::default(),
+        }
+    }
+
+    fn emit(
+        _doc: &Document,
+        _options: &EmitOptions,
+        _templates: &mut dyn Templates,
+    ) -> Result<Vec<File>, Vec<Diagnostic>> {
+        let mut i: u64 = 0;
+        loop {
+            i = std::hint::black_box(i.wrapping_add(1));
+        }
+    }
+}
+
+export_backend!(Hostile);

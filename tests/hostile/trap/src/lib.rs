@@ -1,0 +1,43 @@
+//! Traps in the middle of emit.
+
+use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::{
+    export_backend, Backend, BackendInfo, BuildCommands, Capabilities, Diagnostic, EmitOptions,
+    File, Templates,
+};
+
+const NAME: &str = "svc-hostile-trap";
+
+pub struct Hostile;
+
+impl Backend for Hostile {
+    fn info() -> BackendInfo {
+        BackendInfo {
+            platform: "go".into(),
+            name: NAME.into(),
+            version: "0.0.1".into(),
+            ir_versions: ">=2.0.0, <3.0.0".into(),
+            capabilities: Capabilities {
+                node_kinds: ["start", "end", "response_template", "function", "router"]
+                    .map(String::from)
+                    .to_vec(),
+                auth: ["none", "api_key", "bearer"].map(String::from).to_vec(),
+                ..Capabilities::default()
+            },
+            commands: BuildCommands::default(),
+        }
+    }
+
+    fn emit(
+        _doc: &Document,
+        _options: &EmitOptions,
+        _templates: &mut dyn Templates,
+    ) -> Result<Vec<File>, Vec<Diagnostic>> {
+        #[allow(clippy::panic)]
+        {
+            panic!("deliberate trap")
+        }
+    }
+}
+
+export_backend!(Hostile);

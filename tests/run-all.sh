@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, then every test of the workspace
+# (which compiles the fixtures and runs the generated projects with their own
+# toolchains). CI runs this through .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo test --workspace --quiet

@@ -1,0 +1,68 @@
+//! Helpers shared by the end-to-end tests.
+
+use std::path::{Path, PathBuf};
+
+use svc_compile::BackendSource;
+use svc_ir::Diagnostic;
+use svc_runtime::{Backend, Limits, Runtime, RuntimeOptions};
+
+include!(concat!(env!("OUT_DIR"), "/hostile.rs"));
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+pub fn fixtures() -> PathBuf {
+    workspace().join("fixtures")
+}
+
+/// The built component of a hostile test crate.
+pub fn hostile(name: &str) -> Option<PathBuf> {
+    HOSTILE
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, p)| PathBuf::from(p))
+}
+
+/// A runtime without the on-disk cache, with the given limits.
+pub fn runtime(limits: Limits) -> Result<Runtime, svc_runtime::PluginError> {
+    Runtime::new(RuntimeOptions {
+        cache_dir: None,
+        limits,
+    })
+}
+
+/// Serves one component for every platform.
+pub struct OneBackend<'a> {
+    pub runtime: &'a Runtime,
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+impl BackendSource for OneBackend<'_> {
+    fn backend(&self, _platform: &str) -> Result<Backend, Diagnostic> {
+        self.runtime
+            .load_backend(&self.name, &self.bytes)
+            .map_err(|e| svc_compile::plugin_diag(&e))
+    }
+}
+
+/// Serves the built-in backends.
+pub struct Builtins<'a> {
+    pub runtime: &'a Runtime,
+}
+
+impl BackendSource for Builtins<'_> {
+    fn backend(&self, platform: &str) -> Result<Backend, Diagnostic> {
+        let b = svc_builtin::backend(platform).ok_or_else(|| {
+            Diagnostic::error("backend-not-built", format!("no {platform} backend"))
+        })?;
+        self.runtime
+            .load_backend(b.name, b.wasm)
+            .map_err(|e| svc_compile::plugin_diag(&e))
+    }
+}

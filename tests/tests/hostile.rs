@@ -1,0 +1,121 @@
+//! Deliberately hostile components: each must end in a diagnostic naming
+//! the component, within twice its limit, and the host must survive to
+//! compile a good graph afterwards.
+
+use std::time::{Duration, Instant};
+
+use svc_ir::{Diagnostic, SourceFile};
+use svc_runtime::{Limits, NoConnectors};
+use svc_tests::{fixtures, hostile, runtime, Builtins, OneBackend};
+
+const LIMITS: Limits = Limits {
+    memory_bytes: 64 * 1024 * 1024,
+    timeout: Duration::from_millis(1000),
+    max_files: 10_000,
+    max_output_bytes: 16 * 1024 * 1024,
+};
+
+fn minimal() -> SourceFile {
+    let path = fixtures().join("valid/minimal.graph.json");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    SourceFile::new(path.display().to_string(), text)
+}
+
+/// Runs one hostile component; returns its diagnostics and the time taken.
+fn run(name: &str) -> (Vec<Diagnostic>, Duration) {
+    let path = hostile(name).expect("hostile component built by build.rs");
+    let rt = runtime(LIMITS).expect("runtime");
+    let backends = OneBackend {
+        runtime: &rt,
+        name: name.to_string(),
+        bytes: std::fs::read(path).expect("component bytes"),
+    };
+    let started = Instant::now();
+    let result = svc_compile::generate(
+        &mut minimal(),
+        Some("go"),
+        &backends,
+        Box::new(NoConnectors),
+    );
+    let elapsed = started.elapsed();
+    let diags = result.expect_err("a hostile component must not produce a project");
+    (diags, elapsed)
+}
+
+fn assert_one(diags: &[Diagnostic], code: &str, mentions: &str) {
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert_eq!(diags[0].code, code, "{}", diags[0].render());
+    assert!(diags[0].message.contains(mentions), "{}", diags[0].render());
+}
+
+#[test]
+fn an_infinite_loop_is_stopped_by_the_deadline() {
+    let (d, t) = run("svc-hostile-loop");
+    assert_one(&d, "plugin-timeout", "svc-hostile-loop");
+    assert!(t < LIMITS.timeout * 2, "took {t:?}");
+    assert!(t >= LIMITS.timeout, "stopped early, after {t:?}");
+}
+
+#[test]
+fn a_memory_bomb_hits_the_cap() {
+    let (d, t) = run("svc-hostile-memory");
+    assert_one(&d, "plugin-memory", "67108864 bytes");
+    assert!(t < LIMITS.timeout * 2, "took {t:?}");
+}
+
+#[test]
+fn a_trap_becomes_a_diagnostic() {
+    let (d, _) = run("svc-hostile-trap");
+    assert_one(&d, "plugin-trap", "svc-hostile-trap");
+}
+
+#[test]
+fn a_parent_directory_path_is_refused() {
+    let (d, _) = run("svc-hostile-dotdot");
+    assert_one(&d, "unsafe-path", "climbs out of the project");
+}
+
+#[test]
+fn an_absolute_path_is_refused() {
+    let (d, _) = run("svc-hostile-absolute");
+    assert_one(&d, "unsafe-path", "absolute");
+}
+
+#[test]
+fn a_flood_of_files_hits_the_file_cap() {
+    let (d, t) = run("svc-hostile-many-files");
+    assert_one(&d, "plugin-too-many-files", "100000 files");
+    assert!(t < LIMITS.timeout * 2, "took {t:?}");
+}
+
+#[test]
+fn the_host_survives_every_hostile_component() {
+    // One runtime, every hostile component in turn, then a good compile.
+    let rt = runtime(LIMITS).expect("runtime");
+    for name in [
+        "svc-hostile-trap",
+        "svc-hostile-memory",
+        "svc-hostile-dotdot",
+    ] {
+        let backends = OneBackend {
+            runtime: &rt,
+            name: name.into(),
+            bytes: std::fs::read(hostile(name).expect("built")).expect("bytes"),
+        };
+        assert!(svc_compile::generate(
+            &mut minimal(),
+            Some("go"),
+            &backends,
+            Box::new(NoConnectors)
+        )
+        .is_err());
+    }
+    let good = svc_compile::generate(
+        &mut minimal(),
+        Some("go"),
+        &Builtins { runtime: &rt },
+        Box::new(NoConnectors),
+    )
+    .unwrap_or_else(|d| panic!("{d:#?}"));
+    assert!(good.files.iter().any(|f| f.path == "go.mod"));
+}
