@@ -2,6 +2,8 @@
 //! the component, within twice its limit, and the host must survive to
 //! compile a good graph afterwards.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
+
 use std::time::{Duration, Instant};
 
 use svc_ir::{Diagnostic, SourceFile};

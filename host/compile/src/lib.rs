@@ -57,7 +57,6 @@ pub fn plugin_diag(e: &PluginError) -> Diagnostic {
 /// user's document through its JSON pointer.
 fn from_plugin(
     source: &SourceFile,
-    doc: &Document,
     component: &str,
     d: svc_runtime::Diagnostic,
 ) -> Diagnostic {
@@ -66,18 +65,8 @@ fn from_plugin(
         out.severity = svc_ir::Severity::Warning;
     }
     out.hint = d.hint;
-    if let Some(p) = d.pointer {
-        out.node = node_of_pointer(doc, &p);
-        out.pointer = Some(p);
-    }
+    out.pointer = d.pointer;
     source.locate(out)
-}
-
-/// The id of the node a pointer lies in, if any.
-fn node_of_pointer(doc: &Document, pointer: &str) -> Option<String> {
-    let rest = pointer.strip_prefix("/logical/nodes/")?;
-    let index: usize = rest.split('/').next()?.parse().ok()?;
-    doc.logical.nodes.get(index).map(|n| n.id.clone())
 }
 
 /// Parses, negotiates and emits, all in memory.
@@ -126,7 +115,7 @@ pub fn generate(
         Err(diags) => {
             let mut out: Vec<Diagnostic> = diags
                 .into_iter()
-                .map(|d| from_plugin(source, &doc, backend.name(), d))
+                .map(|d| from_plugin(source, backend.name(), d))
                 .collect();
             if out.is_empty() {
                 out.push(Diagnostic::error(

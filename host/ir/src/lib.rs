@@ -57,16 +57,25 @@ impl SourceFile {
         let result = self.tree.as_ref().map(check_tree);
         match result {
             Some(Ok(doc)) => Ok(doc),
-            Some(Err(diags)) => Err(diags.into_iter().map(|d| self.locate(d)).collect()),
+            Some(Err(diags)) => {
+                let mut located: Vec<Diagnostic> = diags.into_iter().map(|d| self.locate(d)).collect();
+                located.sort_by_key(|d| d.position.map(|p| (p.line, p.column)));
+                Err(located)
+            }
             None => Err(Vec::new()),
         }
     }
 
     /// Fills in the file name and, from the diagnostic's JSON pointer, the
     /// line and column.
-    pub fn locate(&self, d: Diagnostic) -> Diagnostic {
+    pub fn locate(&self, mut d: Diagnostic) -> Diagnostic {
         let offset = match (&self.tree, &d.pointer) {
-            (Some(tree), Some(p)) => Some(tree.offset_of(p)),
+            (Some(tree), Some(p)) => {
+                if d.node.is_none() {
+                    d.node = node_id_at(tree, p);
+                }
+                Some(tree.offset_of(p))
+            }
             _ => None,
         };
         self.place(d, offset)
@@ -90,6 +99,20 @@ impl SourceFile {
             d.position = Some(Position { line, column });
         }
         d
+    }
+}
+
+/// The id of the node a pointer lies in (`/logical/nodes/N/...`), read from
+/// the source tree so it works even when the document did not validate.
+fn node_id_at(tree: &json::Node, pointer: &str) -> Option<String> {
+    let rest = pointer.strip_prefix("/logical/nodes/")?;
+    let index: usize = rest.split('/').next()?.parse().ok()?;
+    let json::Json::Array(nodes) = &tree.member("logical")?.value.member("nodes")?.value.value else {
+        return None;
+    };
+    match &nodes.get(index)?.member("id")?.value.value {
+        json::Json::String(id) => Some(id.clone()),
+        _ => None,
     }
 }
 

@@ -638,15 +638,14 @@ impl<'a> Validator<'a> {
                 );
             }
             *out_count.entry(e.from.as_str()).or_default() += 1;
-            match kinds.get(e.to.as_str()) {
-                Some(NodeKind::Start) => self.err(
+            if let Some(NodeKind::Start) = kinds.get(e.to.as_str()) {
+                self.err(
                     Diagnostic::error(
                         "edge-count",
                         format!("edge {} → {} enters `start`; nothing may", e.from, e.to),
                     )
                     .at(format!("{ptr}/to")),
-                ),
-                _ => {}
+                );
             }
             match kinds.get(e.from.as_str()) {
                 Some(NodeKind::Router { .. }) => self.err(
@@ -714,9 +713,15 @@ impl<'a> Validator<'a> {
                 );
             }
         }
-        if broken || doc.start_id().is_none() {
-            // Reachability over a graph with dangling edges would only repeat
-            // the errors above in other words.
+        let starts = doc
+            .logical
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.kind, NodeKind::Start))
+            .count();
+        if broken || starts != 1 {
+            // Reachability over a graph with dangling edges or an ambiguous
+            // start would only repeat the errors above in other words.
             return;
         }
         self.reachability();

@@ -1,6 +1,8 @@
 //! The committed JSON Schema matches the model, accepts every valid fixture,
 //! and refuses the structurally invalid ones; normalization is idempotent.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
+
 use std::path::{Path, PathBuf};
 
 fn workspace() -> PathBuf {

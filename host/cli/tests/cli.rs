@@ -1,0 +1,214 @@
+//! The `svc` command line end to end: exit codes, diagnostics with
+//! positions, nothing written on failure, atomic --force, deterministic
+//! output, the component cache.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn svc() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_svc"));
+    // Never touch the user's cache from tests.
+    c.env("SVC_CACHE_DIR", std::env::temp_dir().join("svc-cli-test-cache"));
+    c
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("svc runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// sha256-free content map of a tree (path -> bytes), for comparisons.
+fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_invalid_fixture_exits_1_with_positions_and_writes_nothing() {
+    let dir = fixtures().join("invalid");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        let path = entry.path();
+        let name = path.to_string_lossy().into_owned();
+        if !name.ends_with(".graph.json") {
+            continue;
+        }
+        count += 1;
+        let expect: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(name.replace(".graph.json", ".expect.json")).unwrap(),
+        )
+        .unwrap();
+        let base = tempfile::tempdir().unwrap();
+        let out = base.path().join("project");
+        let o = run(svc().args(["compile", &name, "--out"]).arg(&out).args(["--platform", "go"]));
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", text(&o.stderr));
+        assert!(!out.exists(), "{name} left {out:?} behind");
+        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0, "{name} left temp files");
+        let stderr = text(&o.stderr);
+        for d in expect["diagnostics"].as_array().unwrap() {
+            let line = d["line"].as_u64().expect("invalid fixtures declare lines");
+            let col = d["column"].as_u64().unwrap();
+            let code = d["code"].as_str().unwrap();
+            let want = format!("{name}:{line}:{col}: error[{code}]");
+            assert!(stderr.contains(&want), "{name}: expected `{want}` in\n{stderr}");
+        }
+    }
+    assert!(count >= 30, "only {count} invalid fixtures");
+}
+
+#[test]
+fn json_format_reports_diagnostics_as_json() {
+    let name = fixtures().join("invalid/unknown_field_typo.graph.json");
+    let o = run(svc().arg("compile").arg(&name).args(["--out", "/nonexistent/x", "--format", "json"]));
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(v["ok"], false);
+    let d = &v["diagnostics"][1];
+    assert_eq!(d["code"], "unknown-field");
+    assert_eq!(d["hint"], "did you mean `outputKey`?");
+    assert_eq!(d["node"], "reply");
+    assert_eq!(d["position"]["line"], 31);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(run(svc().arg("compile")).status.code(), Some(2));
+    assert_eq!(run(svc().args(["compile", "x.graph.json"])).status.code(), Some(2));
+    assert_eq!(run(svc().args(["frobnicate"])).status.code(), Some(2));
+    let o = run(svc().args(["compile", "x.graph.json", "--out", "o", "--platform", "rust"]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("python-svc"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn compiling_twice_gives_identical_trees_and_force_replaces_only_out() {
+    let base = tempfile::tempdir().unwrap();
+    let doc = fixtures().join("valid/minimal.graph.json");
+    let (a, b) = (base.path().join("a"), base.path().join("b"));
+    for out in [&a, &b] {
+        let o = run(svc().arg("compile").arg(&doc).arg("--out").arg(out).args(["--platform", "go"]));
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    }
+    let (ta, tb) = (tree(&a), tree(&b));
+    assert!(ta.contains_key(".svc-build-manifest.json"));
+    assert_eq!(ta, tb, "two compiles of one document differ");
+
+    // A non-empty --out is refused without --force, and left untouched.
+    std::fs::write(a.join("extra.txt"), "mine").unwrap();
+    let o = run(svc().arg("compile").arg(&doc).arg("--out").arg(&a).args(["--platform", "go"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("--force"), "{}", text(&o.stderr));
+    assert!(a.join("extra.txt").exists());
+
+    // --force replaces that directory and nothing beside it.
+    std::fs::write(base.path().join("sibling.txt"), "keep").unwrap();
+    let o = run(svc().arg("compile").arg(&doc).arg("--out").arg(&a).args(["--platform", "go", "--force"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!a.join("extra.txt").exists());
+    assert_eq!(tree(&a), tb);
+    assert!(base.path().join("sibling.txt").exists());
+    let names: Vec<_> = std::fs::read_dir(base.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}
+
+#[test]
+fn the_manifest_records_every_file_with_its_hash() {
+    let base = tempfile::tempdir().unwrap();
+    let out = base.path().join("p");
+    let doc = fixtures().join("valid/minimal.graph.json");
+    let o = run(svc().arg("compile").arg(&doc).arg("--out").arg(&out).args(["--platform", "go"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(".svc-build-manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["platform"], "go");
+    assert_eq!(m["irVersion"], "2.0.0");
+    assert_eq!(m["document"]["id"], "minimal");
+    assert!(!m["commands"]["test"].as_str().unwrap().is_empty());
+    let files = tree(&out);
+    let listed: Vec<&str> = m["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    let on_disk: Vec<&str> = files.keys().map(String::as_str).filter(|p| *p != ".svc-build-manifest.json").collect();
+    assert_eq!(listed, on_disk);
+    for f in m["files"].as_array().unwrap() {
+        let bytes = &files[f["path"].as_str().unwrap()];
+        assert_eq!(f["size"].as_u64().unwrap() as usize, bytes.len());
+        assert_eq!(f["sha256"].as_str().unwrap().len(), 64);
+    }
+}
+
+#[test]
+fn the_component_cache_is_written_reused_and_survives_corruption() {
+    let cache = tempfile::tempdir().unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let doc = fixtures().join("valid/minimal.graph.json");
+    let compile = |n: &str| {
+        run(svc()
+            .arg("compile")
+            .arg(&doc)
+            .arg("--out")
+            .arg(base.path().join(n))
+            .args(["--platform", "go", "--cache-dir"])
+            .arg(cache.path()))
+    };
+    assert_eq!(compile("one").status.code(), Some(0));
+    let entries: Vec<PathBuf> = std::fs::read_dir(cache.path()).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(entries[0].to_string_lossy().ends_with(".cwasm"));
+    assert_eq!(compile("two").status.code(), Some(0));
+    // A damaged entry is ignored and the component compiled again.
+    std::fs::write(&entries[0], b"not a compiled component").unwrap();
+    let o = compile("three");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(tree(&base.path().join("one")), tree(&base.path().join("three")));
+    // --no-cache leaves the directory alone.
+    std::fs::remove_file(&entries[0]).unwrap();
+    let o = run(svc()
+        .arg("compile")
+        .arg(&doc)
+        .arg("--out")
+        .arg(base.path().join("four"))
+        .args(["--platform", "go", "--no-cache", "--cache-dir"])
+        .arg(cache.path()));
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn capabilities_come_from_the_components() {
+    let o = run(svc().args(["capabilities", "--format", "json"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let go = v.as_array().unwrap().iter().find(|b| b["platform"] == "go").expect("go backend");
+    assert!(go["capabilities"]["nodeKinds"].as_array().unwrap().iter().any(|k| k == "start"));
+    let o = run(svc().args(["version"]));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o.stdout).contains("built-in backend go"));
+}
+
+#[test]
+fn an_unreadable_document_is_a_diagnostic_not_a_crash() {
+    let o = run(svc().args(["compile", "/nonexistent/g.graph.json", "--out", "/tmp/never-written"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("cannot read"), "{}", text(&o.stderr));
+}
