@@ -1,44 +1,29 @@
-//! The `go` backend (minimal for now: it proves the pipeline; the Go issue
-//! replaces it with the full standard-library service).
+//! The `go` backend: IR v2 to a standard-library Go service.
+//!
+//! The project is a small runtime copied verbatim from `runtime/` (state,
+//! reducers, conditions, the HTTP contract) plus generated code: the state
+//! schema and a run loop specialised to the graph's topology
+//! (`graph.rs`), one file per node (`nodes.rs`), tests that drive the
+//! service through `httptest` (`tests.rs`), a README and a Dockerfile.
 
-use svc_backend_sdk::ir::{Document, NodeKind};
-use svc_backend_sdk::writer::CodeWriter;
+mod capabilities;
+mod golang;
+mod graph;
+mod nodes;
+mod project;
+mod readme;
+mod tests;
+
+use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::{
-    export_backend, Backend, BackendInfo, BuildCommands, Capabilities, Diagnostic, EmitOptions,
-    File, Templates,
+    export_backend, Backend, BackendInfo, Diagnostic, EmitOptions, File, Templates,
 };
 
 pub struct GoBackend;
 
-fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| s.to_string()).collect()
-}
-
 impl Backend for GoBackend {
     fn info() -> BackendInfo {
-        BackendInfo {
-            platform: "go".into(),
-            name: "svc-backend-go".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            ir_versions: ">=2.0.0, <3.0.0".into(),
-            capabilities: Capabilities {
-                node_kinds: strings(&["start", "end", "response_template"]),
-                tool_kinds: Vec::new(),
-                transports: Vec::new(),
-                auth: strings(&["none", "api_key", "bearer"]),
-                features: Vec::new(),
-                reasons: vec![(
-                    "node-kind:hitl".into(),
-                    "Java and Go reject human-in-the-loop nodes".into(),
-                )],
-            },
-            commands: BuildCommands {
-                setup: "go mod download".into(),
-                test: "go test ./...".into(),
-                build: "go build ./...".into(),
-                run: "go run .".into(),
-            },
-        }
+        capabilities::info()
     }
 
     fn emit(
@@ -46,19 +31,7 @@ impl Backend for GoBackend {
         _options: &EmitOptions,
         _templates: &mut dyn Templates,
     ) -> Result<Vec<File>, Vec<Diagnostic>> {
-        let mut main = CodeWriter::tabs();
-        main.line("package main").blank();
-        main.block("func main() {", "}", |w| {
-            for n in &doc.logical.nodes {
-                if let NodeKind::ResponseTemplate { template, .. } = &n.kind {
-                    w.line(format!("println({:?})", template));
-                }
-            }
-        });
-        Ok(vec![
-            File::text("go.mod", format!("module {}\n\ngo 1.22\n", doc.id)),
-            File::text("main.go", main.finish()),
-        ])
+        project::emit(doc)
     }
 }
 

@@ -11,7 +11,10 @@ use std::process::{Command, Output};
 fn svc() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_svc"));
     // Never touch the user's cache from tests.
-    c.env("SVC_CACHE_DIR", std::env::temp_dir().join("svc-cli-test-cache"));
+    c.env(
+        "SVC_CACHE_DIR",
+        std::env::temp_dir().join("svc-cli-test-cache"),
+    );
     c
 }
 
@@ -62,17 +65,27 @@ fn every_invalid_fixture_exits_1_with_positions_and_writes_nothing() {
         .unwrap();
         let base = tempfile::tempdir().unwrap();
         let out = base.path().join("project");
-        let o = run(svc().args(["compile", &name, "--out"]).arg(&out).args(["--platform", "go"]));
+        let o = run(svc()
+            .args(["compile", &name, "--out"])
+            .arg(&out)
+            .args(["--platform", "go"]));
         assert_eq!(o.status.code(), Some(1), "{name}: {}", text(&o.stderr));
         assert!(!out.exists(), "{name} left {out:?} behind");
-        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0, "{name} left temp files");
+        assert_eq!(
+            std::fs::read_dir(base.path()).unwrap().count(),
+            0,
+            "{name} left temp files"
+        );
         let stderr = text(&o.stderr);
         for d in expect["diagnostics"].as_array().unwrap() {
             let line = d["line"].as_u64().expect("invalid fixtures declare lines");
             let col = d["column"].as_u64().unwrap();
             let code = d["code"].as_str().unwrap();
             let want = format!("{name}:{line}:{col}: error[{code}]");
-            assert!(stderr.contains(&want), "{name}: expected `{want}` in\n{stderr}");
+            assert!(
+                stderr.contains(&want),
+                "{name}: expected `{want}` in\n{stderr}"
+            );
         }
     }
     assert!(count >= 30, "only {count} invalid fixtures");
@@ -81,7 +94,11 @@ fn every_invalid_fixture_exits_1_with_positions_and_writes_nothing() {
 #[test]
 fn json_format_reports_diagnostics_as_json() {
     let name = fixtures().join("invalid/unknown_field_typo.graph.json");
-    let o = run(svc().arg("compile").arg(&name).args(["--out", "/nonexistent/x", "--format", "json"]));
+    let o =
+        run(svc()
+            .arg("compile")
+            .arg(&name)
+            .args(["--out", "/nonexistent/x", "--format", "json"]));
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
     assert_eq!(v["ok"], false);
@@ -95,11 +112,25 @@ fn json_format_reports_diagnostics_as_json() {
 #[test]
 fn usage_errors_exit_2() {
     assert_eq!(run(svc().arg("compile")).status.code(), Some(2));
-    assert_eq!(run(svc().args(["compile", "x.graph.json"])).status.code(), Some(2));
+    assert_eq!(
+        run(svc().args(["compile", "x.graph.json"])).status.code(),
+        Some(2)
+    );
     assert_eq!(run(svc().args(["frobnicate"])).status.code(), Some(2));
-    let o = run(svc().args(["compile", "x.graph.json", "--out", "o", "--platform", "rust"]));
+    let o = run(svc().args([
+        "compile",
+        "x.graph.json",
+        "--out",
+        "o",
+        "--platform",
+        "rust",
+    ]));
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("python-svc"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("python-svc"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]
@@ -108,7 +139,12 @@ fn compiling_twice_gives_identical_trees_and_force_replaces_only_out() {
     let doc = fixtures().join("valid/minimal.graph.json");
     let (a, b) = (base.path().join("a"), base.path().join("b"));
     for out in [&a, &b] {
-        let o = run(svc().arg("compile").arg(&doc).arg("--out").arg(out).args(["--platform", "go"]));
+        let o = run(svc()
+            .arg("compile")
+            .arg(&doc)
+            .arg("--out")
+            .arg(out)
+            .args(["--platform", "go"]));
         assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     }
     let (ta, tb) = (tree(&a), tree(&b));
@@ -117,19 +153,32 @@ fn compiling_twice_gives_identical_trees_and_force_replaces_only_out() {
 
     // A non-empty --out is refused without --force, and left untouched.
     std::fs::write(a.join("extra.txt"), "mine").unwrap();
-    let o = run(svc().arg("compile").arg(&doc).arg("--out").arg(&a).args(["--platform", "go"]));
+    let o = run(svc()
+        .arg("compile")
+        .arg(&doc)
+        .arg("--out")
+        .arg(&a)
+        .args(["--platform", "go"]));
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("--force"), "{}", text(&o.stderr));
     assert!(a.join("extra.txt").exists());
 
     // --force replaces that directory and nothing beside it.
     std::fs::write(base.path().join("sibling.txt"), "keep").unwrap();
-    let o = run(svc().arg("compile").arg(&doc).arg("--out").arg(&a).args(["--platform", "go", "--force"]));
+    let o = run(svc().arg("compile").arg(&doc).arg("--out").arg(&a).args([
+        "--platform",
+        "go",
+        "--force",
+    ]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(!a.join("extra.txt").exists());
     assert_eq!(tree(&a), tb);
     assert!(base.path().join("sibling.txt").exists());
-    let names: Vec<_> = std::fs::read_dir(base.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(base.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     assert_eq!(names.len(), 3, "{names:?}");
 }
 
@@ -138,17 +187,33 @@ fn the_manifest_records_every_file_with_its_hash() {
     let base = tempfile::tempdir().unwrap();
     let out = base.path().join("p");
     let doc = fixtures().join("valid/minimal.graph.json");
-    let o = run(svc().arg("compile").arg(&doc).arg("--out").arg(&out).args(["--platform", "go"]));
+    let o = run(svc()
+        .arg("compile")
+        .arg(&doc)
+        .arg("--out")
+        .arg(&out)
+        .args(["--platform", "go"]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join(".svc-build-manifest.json")).unwrap()).unwrap();
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join(".svc-build-manifest.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(m["platform"], "go");
     assert_eq!(m["irVersion"], "2.0.0");
     assert_eq!(m["document"]["id"], "minimal");
     assert!(!m["commands"]["test"].as_str().unwrap().is_empty());
     let files = tree(&out);
-    let listed: Vec<&str> = m["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
-    let on_disk: Vec<&str> = files.keys().map(String::as_str).filter(|p| *p != ".svc-build-manifest.json").collect();
+    let listed: Vec<&str> = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    let on_disk: Vec<&str> = files
+        .keys()
+        .map(String::as_str)
+        .filter(|p| *p != ".svc-build-manifest.json")
+        .collect();
     assert_eq!(listed, on_disk);
     for f in m["files"].as_array().unwrap() {
         let bytes = &files[f["path"].as_str().unwrap()];
@@ -172,7 +237,11 @@ fn the_component_cache_is_written_reused_and_survives_corruption() {
             .arg(cache.path()))
     };
     assert_eq!(compile("one").status.code(), Some(0));
-    let entries: Vec<PathBuf> = std::fs::read_dir(cache.path()).unwrap().flatten().map(|e| e.path()).collect();
+    let entries: Vec<PathBuf> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert!(entries[0].to_string_lossy().ends_with(".cwasm"));
     assert_eq!(compile("two").status.code(), Some(0));
@@ -180,7 +249,10 @@ fn the_component_cache_is_written_reused_and_survives_corruption() {
     std::fs::write(&entries[0], b"not a compiled component").unwrap();
     let o = compile("three");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert_eq!(tree(&base.path().join("one")), tree(&base.path().join("three")));
+    assert_eq!(
+        tree(&base.path().join("one")),
+        tree(&base.path().join("three"))
+    );
     // --no-cache leaves the directory alone.
     std::fs::remove_file(&entries[0]).unwrap();
     let o = run(svc()
@@ -199,8 +271,17 @@ fn capabilities_come_from_the_components() {
     let o = run(svc().args(["capabilities", "--format", "json"]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let go = v.as_array().unwrap().iter().find(|b| b["platform"] == "go").expect("go backend");
-    assert!(go["capabilities"]["nodeKinds"].as_array().unwrap().iter().any(|k| k == "start"));
+    let go = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["platform"] == "go")
+        .expect("go backend");
+    assert!(go["capabilities"]["nodeKinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|k| k == "start"));
     let o = run(svc().args(["version"]));
     assert_eq!(o.status.code(), Some(0));
     assert!(text(&o.stdout).contains("built-in backend go"));
@@ -208,7 +289,16 @@ fn capabilities_come_from_the_components() {
 
 #[test]
 fn an_unreadable_document_is_a_diagnostic_not_a_crash() {
-    let o = run(svc().args(["compile", "/nonexistent/g.graph.json", "--out", "/tmp/never-written"]));
+    let o = run(svc().args([
+        "compile",
+        "/nonexistent/g.graph.json",
+        "--out",
+        "/tmp/never-written",
+    ]));
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("cannot read"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("cannot read"),
+        "{}",
+        text(&o.stderr)
+    );
 }

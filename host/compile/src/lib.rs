@@ -55,11 +55,7 @@ pub fn plugin_diag(e: &PluginError) -> Diagnostic {
 
 /// A diagnostic from a component, attributed to it and placed in the
 /// user's document through its JSON pointer.
-fn from_plugin(
-    source: &SourceFile,
-    component: &str,
-    d: svc_runtime::Diagnostic,
-) -> Diagnostic {
+fn from_plugin(source: &SourceFile, component: &str, d: svc_runtime::Diagnostic) -> Diagnostic {
     let mut out = Diagnostic::error(&d.code, d.message).source(component);
     if matches!(d.severity, svc_runtime::Severity::Warning) {
         out.severity = svc_ir::Severity::Warning;

@@ -45,7 +45,9 @@ pub fn negotiate(doc: &Document, platform: &str, info: &BackendInfo) -> Vec<Diag
             format!("{platform} does not support {}{why}", req.describe()),
         )
         .at(req.pointer.clone())
-        .hint("change the graph, or compile for a platform that supports it (see `svc capabilities`)");
+        .hint(
+            "change the graph, or compile for a platform that supports it (see `svc capabilities`)",
+        );
         if let Some(n) = &req.node {
             d = d.node(n);
         }

@@ -58,7 +58,8 @@ impl SourceFile {
         match result {
             Some(Ok(doc)) => Ok(doc),
             Some(Err(diags)) => {
-                let mut located: Vec<Diagnostic> = diags.into_iter().map(|d| self.locate(d)).collect();
+                let mut located: Vec<Diagnostic> =
+                    diags.into_iter().map(|d| self.locate(d)).collect();
                 located.sort_by_key(|d| d.position.map(|p| (p.line, p.column)));
                 Err(located)
             }
@@ -107,7 +108,8 @@ impl SourceFile {
 fn node_id_at(tree: &json::Node, pointer: &str) -> Option<String> {
     let rest = pointer.strip_prefix("/logical/nodes/")?;
     let index: usize = rest.split('/').next()?.parse().ok()?;
-    let json::Json::Array(nodes) = &tree.member("logical")?.value.member("nodes")?.value.value else {
+    let json::Json::Array(nodes) = &tree.member("logical")?.value.member("nodes")?.value.value
+    else {
         return None;
     };
     match &nodes.get(index)?.member("id")?.value.value {

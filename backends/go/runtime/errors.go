@@ -1,0 +1,38 @@
+package graph
+
+import "net/http"
+
+// Error is a failure with its place in the HTTP contract: a status, a
+// stable code and details (never a stack trace).
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Details map[string]any
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func invalidState(field, message string) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_state", Message: message,
+		Details: map[string]any{"field": field}}
+}
+
+func nodeError(node, message string) *Error {
+	return &Error{Status: http.StatusInternalServerError, Code: "execution_error", Message: message,
+		Details: map[string]any{"node": node}}
+}
+
+// Upstream failure reasons of the contract.
+const (
+	ReasonTimeout     = "timeout"
+	ReasonStatus      = "status"
+	ReasonInvalidJSON = "invalid_json"
+	ReasonTooLarge    = "too_large"
+	ReasonConnect     = "connect"
+)
+
+func upstreamError(node, reason, message string) *Error {
+	return &Error{Status: http.StatusBadGateway, Code: "upstream_error", Message: message,
+		Details: map[string]any{"node": node, "reason": reason}}
+}

@@ -1,0 +1,52 @@
+package graph
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestConditions(t *testing.T) {
+	n := json.Number("5")
+	cases := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"eq string", condEq("gold", "gold"), true},
+		{"eq number kinds", condEq(n, 5), true},
+		{"eq absent", condEq(nil, "x"), false},
+		{"ne absent", condNe(nil, "x"), true},
+		{"gt", condGt(n, 3), true},
+		{"ge equal", condGe(2.5, 2.5), true},
+		{"lt strings", condLt("a", "b"), true},
+		{"le mixed types", condLe("a", 1), false},
+		{"in", condIn("b", []any{"a", "b"}), true},
+		{"in missing", condIn(nil, []any{"a"}), false},
+		{"exists", condExists(""), true},
+		{"exists absent", condExists(nil), false},
+		{"truthy zero", condTruthy(json.Number("0")), false},
+		{"truthy empty list", condTruthy([]any{}), false},
+		{"truthy word", condTruthy("no"), true},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestText(t *testing.T) {
+	if got := concat("a ", text(nil), text(json.Number("2")), " ", text(map[string]any{"k": true})); got != `a 2 {"k":true}` {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestAccessors(t *testing.T) {
+	s := State{"i": json.Number("7"), "f": 1.5, "s": "x", "b": true, "l": []any{1}, "m": map[string]any{}}
+	if s.Int("i") != 7 || s.Float("f") != 1.5 || s.String("s") != "x" || !s.Bool("b") || len(s.List("l")) != 1 || s.Map("m") == nil {
+		t.Fatalf("accessors disagree: %v", s)
+	}
+	if s.Int("absent") != 0 || s.String("i") != "" {
+		t.Fatal("absent or mistyped fields must give zero values")
+	}
+}

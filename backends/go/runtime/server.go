@@ -1,0 +1,224 @@
+// Package server is the HTTP face of the graph: the svc HTTP contract.
+package server
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"GRAPH_IMPORT"
+)
+
+// Limits of the contract.
+const (
+	MaxRequestBytes  = 1 << 20
+	MaxResponseBytes = 4 << 20
+)
+
+// Config is what the service needs to answer requests.
+type Config struct {
+	// Auth is "none", "api_key" or "bearer".
+	Auth string
+	// Key is the expected credential (never logged).
+	Key    string
+	Logger *slog.Logger
+}
+
+type server struct {
+	cfg     Config
+	keyHash [sha256.Size]byte
+}
+
+// New returns the service's handler.
+func New(cfg Config) http.Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &server{cfg: cfg, keyHash: sha256.Sum256([]byte(cfg.Key))}
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	switch r.URL.Path {
+	case "/health":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(rec, "GET, HEAD")
+			break
+		}
+		writeJSON(rec, http.StatusOK, map[string]any{"status": "ok"})
+	case "/invoke":
+		if r.Method != http.MethodPost {
+			methodNotAllowed(rec, "POST")
+			break
+		}
+		s.invoke(rec, r)
+	default:
+		writeError(rec, &graph.Error{Status: http.StatusNotFound, Code: "not_found",
+			Message: "no such path: " + r.URL.Path})
+	}
+	s.cfg.Logger.Debug("request", "method", r.Method, "path", r.URL.Path,
+		"status", rec.status, "duration_ms", time.Since(start).Milliseconds())
+}
+
+// authorized compares the credential in constant time (over digests, so
+// the key's length does not leak either).
+func (s *server) authorized(r *http.Request) bool {
+	var got string
+	switch s.cfg.Auth {
+	case "none":
+		return true
+	case "api_key":
+		got = r.Header.Get("X-API-Key")
+	case "bearer":
+		h := r.Header.Get("Authorization")
+		if len(h) < 7 || !strings.EqualFold(h[:7], "Bearer ") {
+			return false
+		}
+		got = strings.TrimSpace(h[7:])
+	default:
+		return false
+	}
+	if got == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(sum[:], s.keyHash[:]) == 1
+}
+
+func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		if s.cfg.Auth == "bearer" {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+		}
+		writeError(w, &graph.Error{Status: http.StatusUnauthorized, Code: "unauthorized",
+			Message: "missing or wrong credential"})
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeError(w, &graph.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+			Message: "send the request with Content-Type: application/json"})
+		return
+	}
+	if r.ContentLength > MaxRequestBytes {
+		tooLarge(w)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			tooLarge(w)
+			return
+		}
+		writeError(w, badRequest("cannot read the request body"))
+		return
+	}
+	input, legacy, e := parseRequest(body)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	st, err := graph.Invoke(r.Context(), input)
+	if err != nil {
+		var ge *graph.Error
+		if !errors.As(err, &ge) {
+			ge = &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error", Message: err.Error()}
+		}
+		writeError(w, ge)
+		return
+	}
+	var out any = map[string]any{"result": st}
+	if legacy {
+		out = st
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// parseRequest accepts {"state": {...}} or, as the legacy Go form, the raw
+// state object itself.
+func parseRequest(body []byte) (map[string]any, bool, *graph.Error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false, badRequest("the body is not JSON")
+	}
+	if dec.More() {
+		return nil, false, badRequest("the body has data after the JSON value")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, false, badRequest("the body must be a JSON object")
+	}
+	st, has := obj["state"]
+	if !has {
+		return obj, true, nil
+	}
+	if len(obj) != 1 {
+		return nil, false, badRequest("a request with `state` may not have other fields")
+	}
+	stObj, ok := st.(map[string]any)
+	if !ok {
+		return nil, false, badRequest("`state` must be a JSON object")
+	}
+	return stObj, false, nil
+}
+
+func badRequest(msg string) *graph.Error {
+	return &graph.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: msg}
+}
+
+func tooLarge(w http.ResponseWriter) {
+	writeError(w, &graph.Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large",
+		Message: "the request body is larger than 1 MiB"})
+}
+
+func methodNotAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	writeError(w, &graph.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+		Message: "use " + allow})
+}
+
+func writeError(w http.ResponseWriter, e *graph.Error) {
+	body := map[string]any{"code": e.Code, "message": e.Message}
+	if len(e.Details) > 0 {
+		body["details"] = e.Details
+	}
+	writeJSON(w, e.Status, map[string]any{"error": body})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err == nil && len(data) > MaxResponseBytes {
+		status = http.StatusInternalServerError
+		data, err = json.Marshal(map[string]any{"error": map[string]any{
+			"code": "execution_error", "message": "the response is larger than 4 MiB",
+			"details": map[string]any{"reason": "response_too_large"}}})
+	}
+	if err != nil {
+		status = http.StatusInternalServerError
+		data = []byte(`{"error":{"code":"execution_error","message":"the result cannot be encoded as JSON"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(data, '\n'))
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}

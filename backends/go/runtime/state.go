@@ -1,0 +1,268 @@
+package graph
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// State is the graph state: field name to value. Node bodies read it with
+// the typed accessors and return a State patch.
+type State map[string]any
+
+// Type is the declared type of a state field.
+type Type int
+
+// The state field types of IR v2.
+const (
+	TypeString Type = iota
+	TypeInteger
+	TypeNumber
+	TypeBoolean
+	TypeObject
+	TypeArray
+	TypeMessages
+)
+
+func (t Type) String() string {
+	return [...]string{"string", "integer", "number", "boolean", "object", "array", "messages"}[t]
+}
+
+// Item is the element type of an array field.
+type Item struct {
+	Type  Type
+	Items *Item
+}
+
+// Field declares one state field.
+type Field struct {
+	Name     string
+	Type     Type
+	Items    *Item
+	Append   bool
+	Required bool
+	// Default returns a fresh copy of the default value, or nil for none.
+	Default func() any
+}
+
+// String returns the field as a string ("" when absent or not a string).
+func (s State) String(key string) string {
+	v, _ := s[key].(string)
+	return v
+}
+
+// Int returns the field as an int (0 when absent or not a number).
+func (s State) Int(key string) int {
+	switch v := s[key].(type) {
+	case int:
+		return v
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return int(i)
+		}
+		f, _ := v.Float64()
+		return int(f)
+	}
+	return 0
+}
+
+// Float returns the field as a float64 (0 when absent or not a number).
+func (s State) Float(key string) float64 {
+	f, _ := toFloat(s[key])
+	return f
+}
+
+// Bool returns the field as a bool (false when absent or not a boolean).
+func (s State) Bool(key string) bool {
+	v, _ := s[key].(bool)
+	return v
+}
+
+// List returns the field as a list (nil when absent or not a list).
+func (s State) List(key string) []any {
+	v, _ := s[key].([]any)
+	return v
+}
+
+// Map returns the field as an object (nil when absent or not an object).
+func (s State) Map(key string) map[string]any {
+	v, _ := s[key].(map[string]any)
+	return v
+}
+
+func toFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func isInteger(v any) bool {
+	switch n := v.(type) {
+	case int, int64:
+		return true
+	case float64:
+		return n == math.Trunc(n) && !math.IsInf(n, 0)
+	case json.Number:
+		_, err := n.Int64()
+		return err == nil
+	}
+	return false
+}
+
+// matches reports whether v has type t (with element type items).
+func matches(t Type, items *Item, v any) bool {
+	switch t {
+	case TypeString:
+		_, ok := v.(string)
+		return ok
+	case TypeInteger:
+		return isInteger(v)
+	case TypeNumber:
+		_, ok := toFloat(v)
+		return ok
+	case TypeBoolean:
+		_, ok := v.(bool)
+		return ok
+	case TypeObject:
+		_, ok := v.(map[string]any)
+		return ok
+	case TypeArray:
+		list, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		if items != nil {
+			for _, x := range list {
+				if !matches(items.Type, items.Items, x) {
+					return false
+				}
+			}
+		}
+		return true
+	case TypeMessages:
+		list, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		for _, x := range list {
+			if !isMessage(x) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func isMessage(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 2 {
+		return false
+	}
+	_, role := m["role"].(string)
+	_, content := m["content"].(string)
+	return role && content
+}
+
+func describe(f Field) string {
+	if f.Type == TypeArray && f.Items != nil {
+		return "array of " + describe(Field{Type: f.Items.Type, Items: f.Items.Items})
+	}
+	if f.Type == TypeMessages {
+		return "messages (a list of {role, content})"
+	}
+	return f.Type.String()
+}
+
+func fieldByName(name string) (Field, bool) {
+	for _, f := range fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// NewState validates a request's state and applies the declared defaults.
+func NewState(input map[string]any) (State, error) {
+	keys := make([]string, 0, len(input))
+	for k := range input {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		f, ok := fieldByName(k)
+		if !ok {
+			return nil, invalidState(k, fmt.Sprintf("unknown state field %q", k))
+		}
+		if input[k] != nil && !matches(f.Type, f.Items, input[k]) {
+			return nil, invalidState(k, fmt.Sprintf("state field %q must be %s", k, describe(f)))
+		}
+	}
+	st := make(State, len(fields))
+	for _, f := range fields {
+		v, ok := input[f.Name]
+		switch {
+		case ok && v != nil:
+			st[f.Name] = v
+		case f.Required:
+			return nil, invalidState(f.Name, fmt.Sprintf("required state field %q is missing", f.Name))
+		case f.Default != nil:
+			st[f.Name] = f.Default()
+		default:
+			st[f.Name] = nil
+		}
+	}
+	return st, nil
+}
+
+// Replace marks a patch value that replaces an append field's list instead
+// of extending it (an LLM node with replaceMessages, for one).
+type Replace struct{ Value any }
+
+// apply merges a node's patch into the state, honouring each field's reducer.
+func apply(st State, patch State, node string) error {
+	keys := make([]string, 0, len(patch))
+	for k := range patch {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := patch[k]
+		f, ok := fieldByName(k)
+		if !ok {
+			return nodeError(node, fmt.Sprintf("node %q returned unknown state field %q", node, k))
+		}
+		if r, ok := v.(Replace); ok {
+			v = r.Value
+		} else if f.Append {
+			list, isList := v.([]any)
+			if !isList {
+				list = []any{v}
+			}
+			current, _ := st[k].([]any)
+			merged := make([]any, 0, len(current)+len(list))
+			merged = append(append(merged, current...), list...)
+			v = merged
+		}
+		if v != nil && !matches(f.Type, f.Items, v) {
+			return nodeError(node, fmt.Sprintf("node %q wrote a value that is not %s to %q", node, describe(f), k))
+		}
+		st[k] = v
+	}
+	return nil
+}

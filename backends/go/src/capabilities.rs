@@ -1,0 +1,61 @@
+//! What the Go backend compiles, and why it refuses the rest.
+
+use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities};
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+const PYTHON_ONLY: &str = "Go services run the portable core; this is available on python-svc only";
+
+pub fn info() -> BackendInfo {
+    let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
+    BackendInfo {
+        platform: "go".into(),
+        name: "svc-backend-go".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        ir_versions: ">=2.0.0, <3.0.0".into(),
+        capabilities: Capabilities {
+            node_kinds: strings(&["start", "end", "function", "llm", "tool", "router", "response_template"]),
+            tool_kinds: strings(&["native", "http"]),
+            transports: Vec::new(),
+            auth: strings(&["none", "api_key", "bearer"]),
+            features: strings(&[
+                "router.op.eq",
+                "router.op.ne",
+                "router.op.gt",
+                "router.op.ge",
+                "router.op.lt",
+                "router.op.le",
+                "router.op.in",
+                "router.op.exists",
+                "router.op.truthy",
+                "router.field.string",
+                "router.field.integer",
+                "router.field.number",
+                "router.field.boolean",
+            ]),
+            reasons: vec![
+                reason("node-kind:subgraph", PYTHON_ONLY),
+                reason("node-kind:agent", PYTHON_ONLY),
+                reason("node-kind:rag", PYTHON_ONLY),
+                reason("node-kind:intent_classifier", PYTHON_ONLY),
+                reason("node-kind:hitl", "Java and Go reject human-in-the-loop nodes; use python-svc"),
+                reason("node-kind:connector", "custom components are unsupported on Go"),
+                reason("tool-kind:mcp", "MCP tools are available on python-svc only"),
+                reason("transport:stdio", "MCP servers are available on python-svc only"),
+                reason("transport:sse", "MCP servers are available on python-svc only"),
+                reason("transport:streamable_http", "MCP servers are available on python-svc only"),
+                reason("feature:checkpointer.memory", "Go services keep no checkpoints; durable and memory checkpointers are python-svc only"),
+                reason("feature:streaming", "Go services answer with the final state; streaming is python-svc only"),
+                reason("feature:llm.bound-tools", "Go does not generate tool calling from LLM nodes; call the tool from a tool node"),
+            ],
+        },
+        commands: BuildCommands {
+            setup: "go mod download".into(),
+            test: "go test ./...".into(),
+            build: "go build -o bin/service .".into(),
+            run: "./bin/service".into(),
+        },
+    }
+}

@@ -1,0 +1,365 @@
+//! One Go file per node (and per tool): `internal/graph/node_<id>.go`.
+
+use serde_json::Value;
+use svc_backend_sdk::ir::{
+    placeholders, Document, FieldType, LlmNode, Node, NodeKind, OutputShape, ToolKind,
+};
+use svc_backend_sdk::writer::CodeWriter;
+use svc_backend_sdk::{Diagnostic, File};
+
+use crate::golang::{body_imports, file_stem, literal, normalize_body, quote};
+
+pub fn func_name(id: &str) -> String {
+    format!("node_{id}")
+}
+
+fn tool_name(id: &str) -> String {
+    format!("tool_{id}")
+}
+
+/// A template as a Go string expression over `state`.
+pub fn render(template: &str) -> String {
+    let mut parts = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        let Some(end) = rest[start + 2..].find("}}") else {
+            break;
+        };
+        if start > 0 {
+            parts.push(quote(&rest[..start]));
+        }
+        let name = rest[start + 2..start + 2 + end].trim();
+        parts.push(format!("text(state[{}])", quote(name)));
+        rest = &rest[start + 2 + end + 2..];
+    }
+    if !rest.is_empty() || parts.is_empty() {
+        parts.push(quote(rest));
+    }
+    match parts.len() {
+        1 => parts.remove(0),
+        _ => format!("concat({})", parts.join(", ")),
+    }
+}
+
+/// A tool input value: a lone `{{field}}` passes the field's value as it is
+/// (keeping its type), other strings are rendered, other JSON is literal.
+fn input_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => {
+            let t = s.trim();
+            let names = placeholders(t);
+            if names.len() == 1
+                && t.starts_with("{{")
+                && t.ends_with("}}")
+                && t.matches("{{").count() == 1
+            {
+                format!("state[{}]", quote(names[0]))
+            } else {
+                render(s)
+            }
+        }
+        other => literal(other),
+    }
+}
+
+fn input_map(input: &std::collections::BTreeMap<String, Value>) -> String {
+    format!(
+        "map[string]any{{{}}}",
+        input
+            .iter()
+            .map(|(k, v)| format!("{}: {}", quote(k), input_value(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// `package graph`, the imports, then the body.
+fn go_file(path: String, imports: &[&str], body: CodeWriter) -> File {
+    let mut w = CodeWriter::tabs();
+    w.line("package graph").blank();
+    match imports {
+        [] => {}
+        [one] => {
+            w.line(format!("import {}", quote(one))).blank();
+        }
+        many => {
+            w.line("import (").indent();
+            for i in many {
+                w.line(quote(i));
+            }
+            w.dedent().line(")").blank();
+        }
+    }
+    w.append(&body);
+    File::text(path, w.finish())
+}
+
+fn signature(name: &str) -> String {
+    format!("func {name}(ctx context.Context, state State) (State, error) {{")
+}
+
+pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for (i, n) in doc.logical.nodes.iter().enumerate() {
+        let path = format!("internal/graph/{}.go", file_stem("node", &n.id));
+        let mut body = CodeWriter::tabs();
+        let mut imports: Vec<&str> = vec!["context"];
+        match &n.kind {
+            NodeKind::Function { .. } => {
+                let Some(src) = doc.body("go", &n.id) else {
+                    missing.push(
+                        Diagnostic::error(
+                            "missing-body",
+                            format!("function node `{}` has no go body", n.id),
+                        )
+                        .at(format!("/logical/nodes/{i}")),
+                    );
+                    continue;
+                };
+                imports.extend(body_imports(src));
+                body.line(format!(
+                    "// {} is the function node {} (its body comes from bodiesByPlatform[\"go\"]).",
+                    func_name(&n.id),
+                    quote(&n.id)
+                ));
+                body.block(signature(&func_name(&n.id)), "}", |w| {
+                    w.lines(&normalize_body(src));
+                });
+            }
+            NodeKind::ResponseTemplate {
+                template,
+                output_key,
+            } => {
+                body.line(format!(
+                    "// {} renders the response template {}.",
+                    func_name(&n.id),
+                    quote(&n.id)
+                ));
+                body.block(signature(&func_name(&n.id)), "}", |w| {
+                    w.line(format!(
+                        "return State{{{}: {}}}, nil",
+                        quote(output_key),
+                        render(template)
+                    ));
+                });
+            }
+            NodeKind::Llm(llm) => llm_node(doc, n, llm, &mut body),
+            NodeKind::Tool {
+                tool_id,
+                input,
+                output_key,
+            } => {
+                let call = match doc.tool(tool_id).map(|t| &t.kind) {
+                    Some(ToolKind::Http { .. }) => format!(
+                        "callHTTPTool(ctx, {}, {}, {})",
+                        quote(&n.id),
+                        tool_name(tool_id),
+                        input_map(input)
+                    ),
+                    _ => format!("{}(ctx, State({}))", tool_name(tool_id), input_map(input)),
+                };
+                let result = match doc.tool(tool_id).map(|t| &t.kind) {
+                    Some(ToolKind::Http { .. }) => "out",
+                    _ => "map[string]any(out)",
+                };
+                body.line(format!(
+                    "// {} calls the tool {} and writes its result to {}.",
+                    func_name(&n.id),
+                    quote(tool_id),
+                    quote(output_key)
+                ));
+                body.block(signature(&func_name(&n.id)), "}", |w| {
+                    w.line(format!("out, err := {call}"));
+                    w.block("if err != nil {", "}", |w| {
+                        w.line("return nil, err");
+                    });
+                    w.line(format!(
+                        "return State{{{}: {result}}}, nil",
+                        quote(output_key)
+                    ));
+                });
+            }
+            _ => continue,
+        }
+        imports.sort_unstable();
+        imports.dedup();
+        out.push(go_file(path, &imports, body));
+    }
+    for (i, t) in doc.logical.tools.iter().enumerate() {
+        let path = format!("internal/graph/{}.go", file_stem("tool", &t.id));
+        let mut body = CodeWriter::tabs();
+        match &t.kind {
+            ToolKind::Native => {
+                let Some(src) = doc.body("go", &t.id) else {
+                    missing.push(
+                        Diagnostic::error(
+                            "missing-body",
+                            format!("native tool `{}` has no go body", t.id),
+                        )
+                        .at(format!("/logical/tools/{i}")),
+                    );
+                    continue;
+                };
+                let mut imports: Vec<&str> = vec!["context"];
+                imports.extend(body_imports(src));
+                imports.sort_unstable();
+                imports.dedup();
+                body.line(format!(
+                    "// {} is the native tool {}: state is the tool input, the returned State is its result.",
+                    tool_name(&t.id),
+                    quote(&t.id)
+                ));
+                body.block(signature(&tool_name(&t.id)), "}", |w| {
+                    w.lines(&normalize_body(src));
+                });
+                out.push(go_file(path, &imports, body));
+            }
+            ToolKind::Http {
+                endpoint,
+                timeout_ms,
+                headers,
+            } => {
+                let headers = if headers.is_empty() {
+                    "nil".to_string()
+                } else {
+                    format!(
+                        "map[string]string{{{}}}",
+                        headers
+                            .iter()
+                            .map(|(k, v)| format!("{}: {}", quote(k), quote(v)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                body.line(format!(
+                    "// {} is the HTTP registry tool {}.",
+                    tool_name(&t.id),
+                    quote(&t.id)
+                ));
+                body.line(format!(
+                    "var {} = HTTPTool{{Endpoint: {}, Timeout: millis({timeout_ms}), Headers: {headers}}}",
+                    tool_name(&t.id),
+                    quote(endpoint)
+                ));
+                out.push(go_file(path, &[], body));
+            }
+            ToolKind::Mcp { .. } => {}
+        }
+    }
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(missing)
+    }
+}
+
+fn llm_node(doc: &Document, n: &Node, llm: &LlmNode, body: &mut CodeWriter) {
+    let settings = doc.logical.settings.model.as_ref();
+    let model = llm.model.as_ref();
+    let mut parts = vec![format!(
+        "Name: {}",
+        quote(model.map(|m| m.name.as_str()).unwrap_or_default())
+    )];
+    if let Some(t) = model.and_then(|m| m.temperature) {
+        parts.push(format!(
+            "Temperature: ptr({})",
+            literal(&serde_json::json!(t))
+        ));
+    }
+    if let Some(mt) = model.and_then(|m| m.max_tokens) {
+        parts.push(format!("MaxTokens: {mt}"));
+    }
+    parts.push(format!(
+        "BaseURLEnv: {}",
+        quote(
+            settings
+                .map(|s| s.base_url_env.as_str())
+                .unwrap_or("OPENAI_BASE_URL")
+        )
+    ));
+    parts.push(format!(
+        "APIKeyEnv: {}",
+        quote(
+            settings
+                .map(|s| s.api_key_env.as_str())
+                .unwrap_or("OPENAI_API_KEY")
+        )
+    ));
+    let model_var = format!("model_{}", n.id);
+    body.line(format!(
+        "// {model_var} is where {} sends its prompt.",
+        quote(&n.id)
+    ));
+    body.line(format!("var {model_var} = Model{{{}}}", parts.join(", ")));
+    body.blank();
+
+    let field = doc.state_field(&llm.output_key);
+    let value = match (llm.output_shape, field.map(|f| f.ty)) {
+        (_, Some(FieldType::Messages)) if llm.replace_messages => {
+            "Replace{Value: assistantMessage(reply)}".to_string()
+        }
+        (_, Some(FieldType::Messages)) => "assistantMessage(reply)".to_string(),
+        (OutputShape::List, _) => {
+            let strings = field
+                .and_then(|f| f.items.as_ref())
+                .is_some_and(|it| it.ty == FieldType::String);
+            if strings {
+                "textItems(asList(reply))".to_string()
+            } else {
+                "asList(reply)".to_string()
+            }
+        }
+        (OutputShape::Scalar, _) => "reply".to_string(),
+    };
+    let system = llm
+        .prompt
+        .system
+        .as_deref()
+        .map(render)
+        .unwrap_or_else(|| "\"\"".into());
+    body.line(format!(
+        "// {} asks the model; empty prompt parts are not sent.",
+        func_name(&n.id)
+    ));
+    body.block(signature(&func_name(&n.id)), "}", |w| {
+        w.line(format!(
+            "reply, err := chat(ctx, {}, {model_var}, {system}, {})",
+            quote(&n.id),
+            render(&llm.prompt.user)
+        ));
+        w.block("if err != nil {", "}", |w| {
+            w.line("return nil, err");
+        });
+        w.line(format!(
+            "return State{{{}: {value}}}, nil",
+            quote(&llm.output_key)
+        ));
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_become_go_expressions() {
+        assert_eq!(render("plain"), "\"plain\"");
+        assert_eq!(render("{{q}}"), "text(state[\"q\"])");
+        assert_eq!(
+            render("A: {{ q }}!"),
+            "concat(\"A: \", text(state[\"q\"]), \"!\")"
+        );
+        assert_eq!(render(""), "\"\"");
+    }
+
+    #[test]
+    fn a_lone_placeholder_keeps_the_value_type() {
+        assert_eq!(input_value(&serde_json::json!("{{n}}")), "state[\"n\"]");
+        assert_eq!(
+            input_value(&serde_json::json!("id {{n}}")),
+            "concat(\"id \", text(state[\"n\"]))"
+        );
+        assert_eq!(input_value(&serde_json::json!(3)), "3");
+    }
+}

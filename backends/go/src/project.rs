@@ -1,0 +1,149 @@
+//! Assembles the Go module.
+
+use svc_backend_sdk::ir::{Document, NodeKind, ToolKind};
+use svc_backend_sdk::writer::CodeWriter;
+use svc_backend_sdk::{Diagnostic, File};
+
+use crate::golang::quote;
+use crate::{graph, nodes, readme, tests};
+
+const STATE_GO: &str = include_str!("../runtime/state.go");
+const ERRORS_GO: &str = include_str!("../runtime/errors.go");
+const RUNTIME_GO: &str = include_str!("../runtime/runtime.go");
+const RUNTIME_TEST_GO: &str = include_str!("../runtime/runtime_test.go");
+const TEXT_GO: &str = include_str!("../runtime/text.go");
+const CONDITIONS_GO: &str = include_str!("../runtime/conditions.go");
+const UPSTREAM_GO: &str = include_str!("../runtime/upstream.go");
+const HTTPTOOL_GO: &str = include_str!("../runtime/httptool.go");
+const LLM_GO: &str = include_str!("../runtime/llm.go");
+const LLM_TEST_GO: &str = include_str!("../runtime/llm_test.go");
+const SERVER_GO: &str = include_str!("../runtime/server.go");
+const MAIN_GO: &str = include_str!("../runtime/main.go");
+
+/// What the graph uses, which decides the optional runtime files.
+pub struct Uses {
+    pub llm: bool,
+    pub http_tools: bool,
+}
+
+impl Uses {
+    pub fn of(doc: &Document) -> Self {
+        Uses {
+            llm: doc
+                .logical
+                .nodes
+                .iter()
+                .any(|n| matches!(n.kind, NodeKind::Llm(_))),
+            http_tools: doc
+                .logical
+                .tools
+                .iter()
+                .any(|t| matches!(t.kind, ToolKind::Http { .. })),
+        }
+    }
+}
+
+pub fn emit(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let module = &doc.id;
+    let uses = Uses::of(doc);
+    let graph_import = format!("{module}/internal/graph");
+    let server_import = format!("{module}/internal/server");
+
+    let mut files = vec![
+        File::text("go.mod", format!("module {module}\n\ngo 1.22\n")),
+        File::text(
+            "main.go",
+            MAIN_GO
+                .replace("SERVER_IMPORT", &server_import)
+                .replace("SERVICE_NAME", module),
+        ),
+        File::text("config.go", config_go(doc)),
+        File::text(
+            "internal/server/server.go",
+            SERVER_GO.replace("GRAPH_IMPORT", &graph_import),
+        ),
+        File::text("internal/server/server_test.go", tests::server_test(doc)),
+        File::text("internal/graph/state.go", STATE_GO),
+        File::text("internal/graph/errors.go", ERRORS_GO),
+        File::text("internal/graph/runtime.go", RUNTIME_GO),
+        File::text("internal/graph/runtime_test.go", RUNTIME_TEST_GO),
+        File::text("internal/graph/text.go", TEXT_GO),
+        File::text("internal/graph/conditions.go", CONDITIONS_GO),
+        File::text("internal/graph/graph.go", graph::graph_go(doc)),
+        File::text("README.md", readme::readme(doc, &uses)),
+        File::text("Dockerfile", dockerfile()),
+        File::text(".dockerignore", "bin/\n.git/\n"),
+        File::text(".gitignore", "bin/\n"),
+    ];
+    if uses.llm || uses.http_tools {
+        files.push(File::text("internal/graph/upstream.go", UPSTREAM_GO));
+    }
+    if uses.http_tools {
+        files.push(File::text("internal/graph/httptool.go", HTTPTOOL_GO));
+    }
+    if uses.llm {
+        files.push(File::text("internal/graph/llm.go", LLM_GO));
+        files.push(File::text("internal/graph/llm_test.go", LLM_TEST_GO));
+    }
+    files.extend(nodes::files(doc)?);
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+/// Constants of `package main`, taken from the document.
+fn config_go(doc: &Document) -> String {
+    let s = &doc.logical.settings;
+    let mut w = CodeWriter::tabs();
+    w.line("package main").blank();
+    w.line("// Settings compiled from the graph document; change the document and recompile.")
+        .line("// SVC_HOST and SVC_PORT override the address at run time.")
+        .blank();
+    let consts = [
+        ("serviceName", quote(&doc.id)),
+        ("serviceVersion", quote(&doc.version)),
+        ("authScheme", quote(doc.security.auth.as_str())),
+        ("keyEnv", quote(&doc.security.key_env)),
+        ("defaultHost", quote(&s.server.host)),
+        ("defaultPort", s.server.port.to_string()),
+        ("logLevel", quote(log_level(doc))),
+        ("logFormat", quote(log_format(doc))),
+    ];
+    for (name, value) in consts {
+        w.line(format!("const {name} = {value}"));
+    }
+    w.finish()
+}
+
+fn log_level(doc: &Document) -> &'static str {
+    use svc_backend_sdk::ir::LogLevel;
+    match doc.logical.settings.logging.level {
+        LogLevel::Debug => "debug",
+        LogLevel::Info => "info",
+        LogLevel::Warning => "warning",
+        LogLevel::Error => "error",
+    }
+}
+
+fn log_format(doc: &Document) -> &'static str {
+    match doc.logical.settings.logging.format {
+        svc_backend_sdk::ir::LogFormat::Json => "json",
+        svc_backend_sdk::ir::LogFormat::Text => "text",
+    }
+}
+
+fn dockerfile() -> String {
+    "# Build a static binary, then run it as a non-root user on a minimal image.\n\
+     FROM golang:1.22 AS build\n\
+     WORKDIR /src\n\
+     COPY go.mod ./\n\
+     RUN go mod download\n\
+     COPY . .\n\
+     RUN CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\" -o /out/service .\n\
+     \n\
+     FROM gcr.io/distroless/static-debian12:nonroot\n\
+     COPY --from=build /out/service /service\n\
+     USER nonroot:nonroot\n\
+     EXPOSE 8000\n\
+     ENTRYPOINT [\"/service\"]\n"
+        .to_string()
+}

@@ -1,0 +1,484 @@
+//! `internal/server/server_test.go`: tests of the generated service that
+//! drive the graph through the HTTP contract with `httptest`. LLM nodes and
+//! HTTP tools are pointed at a stub server started by the test itself.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use svc_backend_sdk::ir::{Auth, Document, FieldType, ItemType, NodeKind, StateField, ToolKind};
+use svc_backend_sdk::writer::CodeWriter;
+
+use crate::golang::quote;
+use crate::project::Uses;
+
+/// A value of the declared type, used as sample input.
+pub fn sample(ty: FieldType, items: Option<&ItemType>) -> Value {
+    match ty {
+        FieldType::String => json!("example"),
+        FieldType::Integer => json!(1),
+        FieldType::Number => json!(1.5),
+        FieldType::Boolean => json!(true),
+        FieldType::Object => json!({"key": "value"}),
+        FieldType::Array => match items {
+            Some(it) => json!([sample(it.ty, it.items.as_deref())]),
+            None => json!(["example"]),
+        },
+        FieldType::Messages => json!([{"role": "user", "content": "Hello"}]),
+    }
+}
+
+/// A value of a different type, for the "wrong type" request.
+fn wrong(f: &StateField) -> Value {
+    match f.ty {
+        FieldType::String => json!(42),
+        _ => json!("not-a-valid-value"),
+    }
+}
+
+/// A Go string literal of some JSON text (raw when possible).
+fn go_json(v: &Value) -> String {
+    let text = v.to_string();
+    if text.contains('`') {
+        quote(&text)
+    } else {
+        format!("`{text}`")
+    }
+}
+
+/// The state of a request that fills every required field.
+pub fn sample_state(doc: &Document) -> Value {
+    let mut state = serde_json::Map::new();
+    for f in doc.logical.state.iter().filter(|f| f.required) {
+        state.insert(f.name.clone(), sample(f.ty, f.items.as_ref()));
+    }
+    Value::Object(state)
+}
+
+/// What the stub answers for each tool: a sample of the type the first node
+/// using it writes to.
+fn tool_replies(doc: &Document) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for n in &doc.logical.nodes {
+        if let NodeKind::Tool {
+            tool_id,
+            output_key,
+            ..
+        } = &n.kind
+        {
+            let ty = doc.state_field(output_key).map(|f| (f.ty, f.items.clone()));
+            let v = match ty {
+                Some((t, items)) => sample(t, items.as_ref()),
+                None => json!({"ok": true}),
+            };
+            out.entry(tool_id.clone()).or_insert(v);
+        }
+    }
+    out
+}
+
+pub fn server_test(doc: &Document) -> String {
+    let uses = Uses::of(doc);
+    let auth = doc.security.auth;
+    let http_tools: Vec<(&str, &str)> = doc
+        .logical
+        .tools
+        .iter()
+        .filter_map(|t| match &t.kind {
+            ToolKind::Http { endpoint, .. } => Some((t.id.as_str(), endpoint.as_str())),
+            _ => None,
+        })
+        .collect();
+    let literal_tools: Vec<(&str, &str)> = http_tools
+        .iter()
+        .filter(|(_, e)| !e.starts_with("env:"))
+        .copied()
+        .collect();
+    let stub = uses.llm || !http_tools.is_empty();
+
+    let mut imports = vec![
+        "encoding/json",
+        "net/http",
+        "net/http/httptest",
+        "strings",
+        "testing",
+    ];
+    if stub {
+        imports.push("io");
+    }
+    if !literal_tools.is_empty() {
+        imports.push("net/url");
+    }
+    imports.sort_unstable();
+
+    let mut w = CodeWriter::tabs();
+    w.line("package server").blank();
+    w.line("import (").indent();
+    for i in &imports {
+        w.line(quote(i));
+    }
+    w.dedent().line(")").blank();
+
+    w.line("const testKey = \"test-credential-0123\"").blank();
+    w.block("func newTestHandler() http.Handler {", "}", |w| {
+        w.line(format!(
+            "return New(Config{{Auth: {}, Key: testKey}})",
+            quote(auth.as_str())
+        ));
+    });
+    w.blank();
+    w.block("type reply struct {", "}", |w| {
+        w.line("status int");
+        w.line("header http.Header");
+        w.line("body   map[string]any");
+    });
+    w.blank();
+    w.line("// send performs one request against the handler; auth adds the credential.");
+    w.block("func send(t *testing.T, method, path, contentType, body string, auth bool) reply {", "}", |w| {
+        w.line("t.Helper()");
+        w.line("req := httptest.NewRequest(method, path, strings.NewReader(body))");
+        w.block("if contentType != \"\" {", "}", |w| {
+            w.line("req.Header.Set(\"Content-Type\", contentType)");
+        });
+        w.block("if auth {", "}", |w| {
+            match auth {
+                Auth::Bearer => w.line("req.Header.Set(\"Authorization\", \"Bearer \"+testKey)"),
+                _ => w.line("req.Header.Set(\"X-API-Key\", testKey)"),
+            };
+        });
+        w.line("rec := httptest.NewRecorder()");
+        w.line("newTestHandler().ServeHTTP(rec, req)");
+        w.line("var decoded map[string]any");
+        w.block("if err := json.Unmarshal(rec.Body.Bytes(), &decoded); err != nil {", "}", |w| {
+            w.line("t.Fatalf(\"%s %s: the reply is not a JSON object: %q\", method, path, rec.Body.String())");
+        });
+        w.block("if ct := rec.Header().Get(\"Content-Type\"); ct != \"application/json\" {", "}", |w| {
+            w.line("t.Fatalf(\"%s %s: Content-Type %q\", method, path, ct)");
+        });
+        w.line("return reply{rec.Code, rec.Header(), decoded}");
+    });
+    w.blank();
+    w.line("// errorOf returns the error code and details of an error reply.");
+    w.block(
+        "func errorOf(r reply) (string, map[string]any) {",
+        "}",
+        |w| {
+            w.line("e, _ := r.body[\"error\"].(map[string]any)");
+            w.line("code, _ := e[\"code\"].(string)");
+            w.line("details, _ := e[\"details\"].(map[string]any)");
+            w.line("return code, details");
+        },
+    );
+    w.blank();
+
+    w.block(
+        "func TestHealthNeedsNoCredential(t *testing.T) {",
+        "}",
+        |w| {
+            w.line("r := send(t, \"GET\", \"/health\", \"\", \"\", false)");
+            w.block(
+                "if r.status != http.StatusOK || r.body[\"status\"] != \"ok\" {",
+                "}",
+                |w| {
+                    w.line("t.Fatalf(\"health: %d %v\", r.status, r.body)");
+                },
+            );
+        },
+    );
+    w.blank();
+    w.block("func TestUnknownPathAndWrongMethod(t *testing.T) {", "}", |w| {
+        w.block("if r := send(t, \"GET\", \"/nowhere\", \"\", \"\", true); r.status != http.StatusNotFound {", "}", |w| {
+            w.line("t.Fatalf(\"unknown path: %d %v\", r.status, r.body)");
+        });
+        w.line("r := send(t, \"GET\", \"/invoke\", \"\", \"\", true)");
+        w.block("if code, _ := errorOf(r); r.status != http.StatusMethodNotAllowed || code != \"method_not_allowed\" {", "}", |w| {
+            w.line("t.Fatalf(\"GET /invoke: %d %v\", r.status, r.body)");
+        });
+    });
+    w.blank();
+
+    let sample = sample_state(doc);
+    let envelope = json!({ "state": sample });
+    if auth != Auth::None {
+        w.block("func TestCredentialIsRequired(t *testing.T) {", "}", |w| {
+            w.line(format!("body := {}", go_json(&envelope)));
+            w.line("r := send(t, \"POST\", \"/invoke\", \"application/json\", body, false)");
+            w.block("if code, _ := errorOf(r); r.status != http.StatusUnauthorized || code != \"unauthorized\" {", "}", |w| {
+                w.line("t.Fatalf(\"without a credential: %d %v\", r.status, r.body)");
+            });
+            if auth == Auth::Bearer {
+                w.block("if r.header.Get(\"WWW-Authenticate\") != \"Bearer\" {", "}", |w| {
+                    w.line("t.Fatal(\"a bearer 401 must carry WWW-Authenticate: Bearer\")");
+                });
+            }
+            w.line("req := httptest.NewRequest(\"POST\", \"/invoke\", strings.NewReader(body))");
+            w.line("req.Header.Set(\"Content-Type\", \"application/json\")");
+            match auth {
+                Auth::Bearer => w.line("req.Header.Set(\"Authorization\", \"Bearer wrong-credential\")"),
+                _ => w.line("req.Header.Set(\"X-API-Key\", \"wrong-credential\")"),
+            };
+            w.line("rec := httptest.NewRecorder()");
+            w.line("newTestHandler().ServeHTTP(rec, req)");
+            w.block("if rec.Code != http.StatusUnauthorized || strings.Contains(rec.Body.String(), \"wrong-credential\") {", "}", |w| {
+                w.line("t.Fatalf(\"with a wrong credential: %d %s\", rec.Code, rec.Body.String())");
+            });
+        });
+        w.blank();
+    }
+
+    // Bad requests, each with its status, code and field.
+    let mut cases: Vec<(String, String, String, u16, String, String)> = vec![
+        (
+            "not JSON".into(),
+            "application/json".into(),
+            "`{`".into(),
+            400,
+            "bad_request".into(),
+            String::new(),
+        ),
+        (
+            "not an object".into(),
+            "application/json".into(),
+            "`[1]`".into(),
+            400,
+            "bad_request".into(),
+            String::new(),
+        ),
+        (
+            "mixed forms".into(),
+            "application/json".into(),
+            "`{\"state\": {}, \"input\": \"x\"}`".into(),
+            400,
+            "bad_request".into(),
+            String::new(),
+        ),
+        (
+            "wrong content type".into(),
+            "text/plain".into(),
+            go_json(&envelope),
+            415,
+            "unsupported_media_type".into(),
+            String::new(),
+        ),
+        (
+            "unknown field".into(),
+            "application/json".into(),
+            "`{\"state\": {\"svc_no_such_field\": 1}}`".into(),
+            422,
+            "invalid_state".into(),
+            "svc_no_such_field".into(),
+        ),
+    ];
+    if let Some(f) = doc.logical.state.first() {
+        let mut st = sample.as_object().cloned().unwrap_or_default();
+        st.insert(f.name.clone(), wrong(f));
+        cases.push((
+            "wrong type".into(),
+            "application/json".into(),
+            go_json(&json!({ "state": st })),
+            422,
+            "invalid_state".into(),
+            f.name.clone(),
+        ));
+    }
+    if let Some(f) = doc.logical.state.iter().find(|f| f.required) {
+        let mut st = sample.as_object().cloned().unwrap_or_default();
+        st.remove(&f.name);
+        cases.push((
+            "missing required field".into(),
+            "application/json".into(),
+            go_json(&json!({ "state": st })),
+            422,
+            "invalid_state".into(),
+            f.name.clone(),
+        ));
+    }
+    w.block("func TestBadRequests(t *testing.T) {", "}", |w| {
+        w.line("cases := []struct {");
+        w.indent()
+            .line("name, contentType, body string")
+            .line("status                  int")
+            .line("code, field             string")
+            .dedent();
+        w.line("}{");
+        w.indent();
+        for (name, ct, body, status, code, field) in &cases {
+            w.line(format!(
+                "{{{}, {}, {body}, {status}, {}, {}}},",
+                quote(name),
+                quote(ct),
+                quote(code),
+                quote(field)
+            ));
+        }
+        w.dedent().line("}");
+        w.block("for _, c := range cases {", "}", |w| {
+            w.line("r := send(t, \"POST\", \"/invoke\", c.contentType, c.body, true)");
+            w.line("code, details := errorOf(r)");
+            w.block("if r.status != c.status || code != c.code {", "}", |w| {
+                w.line("t.Errorf(\"%s: got %d %q, want %d %q (%v)\", c.name, r.status, code, c.status, c.code, r.body)");
+            });
+            w.block("if c.field != \"\" && details[\"field\"] != c.field {", "}", |w| {
+                w.line("t.Errorf(\"%s: details.field = %v, want %q\", c.name, details[\"field\"], c.field)");
+            });
+        });
+    });
+    w.blank();
+    w.block("func TestBodyOverOneMiBIsRefused(t *testing.T) {", "}", |w| {
+        w.line("body := `{\"state\": {\"x\": \"` + strings.Repeat(\"a\", MaxRequestBytes) + `\"}}`");
+        w.line("r := send(t, \"POST\", \"/invoke\", \"application/json\", body, true)");
+        w.block("if code, _ := errorOf(r); r.status != http.StatusRequestEntityTooLarge || code != \"payload_too_large\" {", "}", |w| {
+            w.line("t.Fatalf(\"1 MiB + 1: %d %v\", r.status, r.body)");
+        });
+    });
+    w.blank();
+
+    let field_names = doc
+        .logical
+        .state
+        .iter()
+        .map(|f| quote(&f.name))
+        .collect::<Vec<_>>()
+        .join(", ");
+    w.line("// TestInvokeRunsTheGraph runs the graph on a state with every required field.");
+    w.block("func TestInvokeRunsTheGraph(t *testing.T) {", "}", |w| {
+        if stub {
+            w.line("stubUpstream(t)");
+        }
+        w.line(format!(
+            "r := send(t, \"POST\", \"/invoke\", \"application/json\", {}, true)",
+            go_json(&envelope)
+        ));
+        w.block("if r.status != http.StatusOK {", "}", |w| {
+            w.line("t.Fatalf(\"invoke: %d %v\", r.status, r.body)");
+        });
+        w.line("result, ok := r.body[\"result\"].(map[string]any)");
+        w.block("if !ok {", "}", |w| {
+            w.line("t.Fatalf(\"no result object: %v\", r.body)");
+        });
+        w.block(
+            format!("for _, field := range []string{{{field_names}}} {{"),
+            "}",
+            |w| {
+                w.block("if _, present := result[field]; !present {", "}", |w| {
+                    w.line("t.Errorf(\"the result lacks state field %q: %v\", field, result)");
+                });
+            },
+        );
+    });
+    w.blank();
+    w.line("// TestLegacyRawState sends the state itself as the body (the legacy Go form).");
+    w.block("func TestLegacyRawState(t *testing.T) {", "}", |w| {
+        if stub {
+            w.line("stubUpstream(t)");
+        }
+        w.line(format!(
+            "r := send(t, \"POST\", \"/invoke\", \"application/json\", {}, true)",
+            go_json(&sample)
+        ));
+        w.block("if r.status != http.StatusOK {", "}", |w| {
+            w.line("t.Fatalf(\"raw state: %d %v\", r.status, r.body)");
+        });
+        w.block(
+            format!("for _, field := range []string{{{field_names}}} {{"),
+            "}",
+            |w| {
+                w.block("if _, present := r.body[field]; !present {", "}", |w| {
+                    w.line(
+                        "t.Errorf(\"the legacy reply lacks state field %q: %v\", field, r.body)",
+                    );
+                });
+            },
+        );
+    });
+
+    if stub {
+        stub_upstream(doc, &mut w, &http_tools, &literal_tools);
+    }
+    w.finish()
+}
+
+fn stub_upstream(
+    doc: &Document,
+    w: &mut CodeWriter,
+    http_tools: &[(&str, &str)],
+    literal_tools: &[(&str, &str)],
+) {
+    let replies = tool_replies(doc);
+    w.blank();
+    w.line("// stubUpstream answers model and HTTP tool calls from a local server, so");
+    w.line("// tests never reach the network.");
+    w.block("func stubUpstream(t *testing.T) {", "}", |w| {
+        w.line("t.Helper()");
+        w.line("srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {");
+        w.indent();
+        w.line("w.Header().Set(\"Content-Type\", \"application/json\")");
+        w.line("switch r.URL.Path {");
+        w.line("case \"/v1/chat/completions\":");
+        w.indent()
+            .line("_, _ = io.WriteString(w, `{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"first idea\\nsecond idea\"}}]}`)")
+            .dedent();
+        for (id, _) in http_tools {
+            let reply = replies.get(*id).cloned().unwrap_or(json!({"ok": true}));
+            w.line(format!("case {}:", quote(&format!("/tools/{id}"))));
+            w.indent()
+                .line(format!("_, _ = io.WriteString(w, {})", go_json(&reply)))
+                .dedent();
+        }
+        w.line("default:");
+        w.indent().line("http.NotFound(w, r)").dedent();
+        w.line("}");
+        w.dedent();
+        w.line("}))");
+        w.line("t.Cleanup(srv.Close)");
+        if let Some(m) = &doc.logical.settings.model {
+            if doc.logical.nodes.iter().any(|n| matches!(n.kind, NodeKind::Llm(_))) {
+                w.line(format!("t.Setenv({}, srv.URL+\"/v1\")", quote(&m.base_url_env)));
+                w.line(format!("t.Setenv({}, \"stub-key\")", quote(&m.api_key_env)));
+            }
+        }
+        for (id, endpoint) in http_tools {
+            if let Some(var) = endpoint.strip_prefix("env:") {
+                w.line(format!("t.Setenv({}, srv.URL+{})", quote(var), quote(&format!("/tools/{id}"))));
+            }
+        }
+        if !literal_tools.is_empty() {
+            w.line("paths := map[string]string{");
+            w.indent();
+            for (id, endpoint) in literal_tools {
+                w.line(format!("{}: {},", quote(endpoint), quote(&format!("/tools/{id}"))));
+            }
+            w.dedent().line("}");
+            w.line("orig := http.DefaultTransport");
+            w.line("http.DefaultTransport = rewrite{target: srv.URL, paths: paths, base: orig}");
+            w.line("t.Cleanup(func() { http.DefaultTransport = orig })");
+        }
+    });
+    if !literal_tools.is_empty() {
+        w.blank();
+        w.line("// rewrite sends requests for the graph's literal tool endpoints to the stub.");
+        w.block("type rewrite struct {", "}", |w| {
+            w.line("target string");
+            w.line("paths  map[string]string");
+            w.line("base   http.RoundTripper");
+        });
+        w.blank();
+        w.block(
+            "func (rw rewrite) RoundTrip(r *http.Request) (*http.Response, error) {",
+            "}",
+            |w| {
+                w.line("path, ok := rw.paths[r.URL.String()]");
+                w.block("if !ok {", "}", |w| {
+                    w.line("return rw.base.RoundTrip(r)");
+                });
+                w.line("u, err := url.Parse(rw.target + path)");
+                w.block("if err != nil {", "}", |w| {
+                    w.line("return nil, err");
+                });
+                w.line("r2 := r.Clone(r.Context())");
+                w.line("r2.URL = u");
+                w.line("r2.Host = u.Host");
+                w.line("return rw.base.RoundTrip(r2)");
+            },
+        );
+    }
+}
