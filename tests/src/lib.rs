@@ -1,5 +1,9 @@
 //! Helpers shared by the end-to-end tests.
 
+pub mod contract;
+pub mod http;
+pub mod service;
+
 use std::path::{Path, PathBuf};
 
 use svc_compile::BackendSource;

@@ -1,0 +1,581 @@
+//! The shared HTTP contract suite (`../shared/spec/http-contract.md`).
+//!
+//! Target-neutral: [`run`] takes a platform, compiles the contract
+//! fixtures with that platform's backend, starts each generated service
+//! from its manifest's commands on a loopback port, and sends the same
+//! requests expecting the same statuses, error codes and results on every
+//! target. Failures are collected and reported together.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::http::{Reply, Response, Stub};
+use crate::service::{compile, expect_refusal, Service};
+
+const KEY: &str = "contract-key-5f2a";
+
+/// Collected results of one suite run.
+struct Suite {
+    platform: String,
+    failures: Vec<String>,
+    checks: usize,
+}
+
+impl Suite {
+    fn check(&mut self, name: &str, ok: bool, detail: impl FnOnce() -> String) {
+        self.checks += 1;
+        if !ok {
+            self.failures
+                .push(format!("[{}] {name}: {}", self.platform, detail()));
+        }
+    }
+
+    /// Checks status, the JSON content type and, for errors, the envelope
+    /// and code. Returns the parsed body.
+    fn expect(
+        &mut self,
+        name: &str,
+        r: std::io::Result<Response>,
+        status: u16,
+        code: Option<&str>,
+    ) -> Value {
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => {
+                self.check(name, false, || format!("request failed: {e}"));
+                return Value::Null;
+            }
+        };
+        let body = r.json();
+        self.check(name, r.status == status, || {
+            format!("status {} (want {status}): {}", r.status, r.text())
+        });
+        let ct = r.header("content-type").unwrap_or_default().to_string();
+        self.check(name, ct.starts_with("application/json"), || {
+            format!("Content-Type {ct:?}")
+        });
+        if let Some(code) = code {
+            let got = body["error"]["code"].as_str().unwrap_or_default();
+            self.check(name, got == code, || {
+                format!("error code {got:?} (want {code:?}): {body}")
+            });
+            let msg = body["error"]["message"].as_str().unwrap_or_default();
+            self.check(name, !msg.is_empty(), || {
+                format!("error without a message: {body}")
+            });
+        }
+        body
+    }
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    crate::fixtures()
+        .join("valid")
+        .join(format!("{name}.graph.json"))
+}
+
+fn json_headers(key: Option<&str>) -> Vec<(&'static str, String)> {
+    let mut h = vec![("Content-Type", "application/json".to_string())];
+    if let Some(k) = key {
+        h.push(("X-API-Key", k.to_string()));
+    }
+    h
+}
+
+fn post(s: &Service, headers: &[(&'static str, String)], body: &str) -> std::io::Result<Response> {
+    let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    s.send("POST", "/invoke", &h, body.as_bytes())
+}
+
+/// Runs the whole suite for `platform`; `Err` lists every failure.
+pub fn run(platform: &str) -> Result<usize, String> {
+    let mut suite = Suite {
+        platform: platform.to_string(),
+        failures: Vec::new(),
+        checks: 0,
+    };
+    let ready = Duration::from_secs(120);
+    core(&mut suite, ready)?;
+    upstream(&mut suite, ready)?;
+    bearer(&mut suite, ready)?;
+    no_auth(&mut suite, ready)?;
+    if suite.failures.is_empty() {
+        Ok(suite.checks)
+    } else {
+        Err(format!(
+            "{} of {} contract checks failed:\n{}",
+            suite.failures.len(),
+            suite.checks,
+            suite.failures.join("\n")
+        ))
+    }
+}
+
+fn compiled(platform: &str, name: &str) -> Result<crate::service::Project, String> {
+    compile(platform, &fixture(name)).map_err(|d| {
+        format!(
+            "{name} does not compile for {platform}:\n{}",
+            d.iter()
+                .map(svc_ir::Diagnostic::render)
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    })
+}
+
+/// Auth, every bad input, results, isolation, a panic, the step limit and
+/// the deadline, against `contract_core`.
+fn core(t: &mut Suite, ready: Duration) -> Result<(), String> {
+    let project = compiled(&t.platform, "contract_core")?;
+    let s = Service::start(&project, &[("SVC_API_KEY", KEY)], ready)?;
+    let ok = json_headers(Some(KEY));
+
+    let body = t.expect(
+        "health without a key",
+        s.send("GET", "/health", &[], b""),
+        200,
+        None,
+    );
+    t.check("health body", body == json!({"status": "ok"}), || {
+        body.to_string()
+    });
+    t.expect(
+        "unknown path",
+        s.send("GET", "/nowhere", &[("X-API-Key", KEY)], b""),
+        404,
+        Some("not_found"),
+    );
+    t.expect(
+        "GET /invoke",
+        s.send("GET", "/invoke", &[("X-API-Key", KEY)], b""),
+        405,
+        Some("method_not_allowed"),
+    );
+
+    let good = r#"{"state": {"text": "Ada"}}"#;
+    t.expect(
+        "missing key",
+        post(&s, &json_headers(None), good),
+        401,
+        Some("unauthorized"),
+    );
+    let wrong = t.expect(
+        "wrong key",
+        post(&s, &json_headers(Some("not-the-key")), good),
+        401,
+        Some("unauthorized"),
+    );
+    t.check(
+        "a wrong key is not echoed",
+        !wrong.to_string().contains("not-the-key"),
+        || wrong.to_string(),
+    );
+
+    let text_plain = vec![
+        ("Content-Type", "text/plain".to_string()),
+        ("X-API-Key", KEY.to_string()),
+    ];
+    t.expect(
+        "wrong content type",
+        post(&s, &text_plain, good),
+        415,
+        Some("unsupported_media_type"),
+    );
+    t.expect(
+        "not JSON",
+        post(&s, &ok, "{\"state\": "),
+        400,
+        Some("bad_request"),
+    );
+    t.expect(
+        "not an object",
+        post(&s, &ok, "[1, 2]"),
+        400,
+        Some("bad_request"),
+    );
+    t.expect(
+        "state is not an object",
+        post(&s, &ok, r#"{"state": "Ada"}"#),
+        400,
+        Some("bad_request"),
+    );
+    t.expect(
+        "mixed forms",
+        post(&s, &ok, r#"{"state": {"text": "Ada"}, "input": "Ada"}"#),
+        400,
+        Some("bad_request"),
+    );
+    let big = format!(r#"{{"state": {{"text": "{}"}}}}"#, "a".repeat(1024 * 1024));
+    t.check(
+        "the big body is 1 MiB + 1 byte or more",
+        big.len() > 1024 * 1024,
+        || big.len().to_string(),
+    );
+    t.expect(
+        "body over 1 MiB",
+        post(&s, &ok, &big),
+        413,
+        Some("payload_too_large"),
+    );
+
+    for (name, body, field) in [
+        (
+            "unknown field",
+            r#"{"state": {"text": "Ada", "bogus": 1}}"#,
+            "bogus",
+        ),
+        ("wrong type", r#"{"state": {"text": 5}}"#, "text"),
+        (
+            "wrong integer type",
+            r#"{"state": {"text": "Ada", "count": "one"}}"#,
+            "count",
+        ),
+        ("missing required field", r#"{"state": {}}"#, "text"),
+    ] {
+        let b = t.expect(name, post(&s, &ok, body), 422, Some("invalid_state"));
+        t.check(name, b["error"]["details"]["field"] == field, || {
+            format!("details.field: {b}")
+        });
+    }
+
+    let expected = json!({"result": {"text": "Ada", "mode": "normal", "count": 1, "tags": ["seen"], "reply": "Hello, Ada! count=1"}});
+    for round in ["first run", "second run (no state shared between requests)"] {
+        let b = t.expect(round, post(&s, &ok, good), 200, None);
+        t.check(round, b == expected, || format!("{b} (want {expected})"));
+    }
+    let with_defaults = json!({"result": {"text": "Bo", "mode": "normal", "count": 5, "tags": ["a", "seen"], "reply": "Hello, Bo! count=5"}});
+    let b = t.expect(
+        "given values, append reducer",
+        post(
+            &s,
+            &ok,
+            r#"{"state": {"text": "Bo", "count": 4, "tags": ["a"]}}"#,
+        ),
+        200,
+        None,
+    );
+    t.check("given values, append reducer", b == with_defaults, || {
+        format!("{b} (want {with_defaults})")
+    });
+
+    let b = t.expect(
+        "a panicking node",
+        post(&s, &ok, r#"{"state": {"text": "panic"}}"#),
+        500,
+        Some("execution_error"),
+    );
+    t.check(
+        "panic names the node",
+        b["error"]["details"]["node"] == "prepare",
+        || b.to_string(),
+    );
+    let text = b.to_string();
+    for leak in [
+        "goroutine",
+        "Traceback",
+        "at java.",
+        ".go:",
+        ".py\"",
+        "Exception in",
+    ] {
+        t.check("no stack trace in the body", !text.contains(leak), || {
+            text.clone()
+        });
+    }
+    t.expect(
+        "a loop past maxSteps",
+        post(&s, &ok, r#"{"state": {"text": "Ada", "mode": "loop"}}"#),
+        500,
+        Some("step_limit_exceeded"),
+    );
+    let started = Instant::now();
+    t.expect(
+        "past the deadline",
+        post(&s, &ok, r#"{"state": {"text": "sleep"}}"#),
+        504,
+        Some("deadline_exceeded"),
+    );
+    let took = started.elapsed();
+    t.check(
+        "the deadline answers in time",
+        took < Duration::from_millis(2500),
+        || format!("took {took:?}"),
+    );
+    // The service is still healthy after all of that.
+    let b = t.expect("still serving", post(&s, &ok, good), 200, None);
+    t.check("still serving", b == expected, || b.to_string());
+
+    legacy(t, &s);
+    drop(s);
+
+    match expect_refusal(&project, Duration::from_secs(60)) {
+        Ok(out) => t.check(
+            "refuses to start without its key",
+            out.contains("SVC_API_KEY"),
+            || format!("the refusal does not name SVC_API_KEY:\n{out}"),
+        ),
+        Err(e) => t.check("refuses to start without its key", false, || e),
+    }
+    Ok(())
+}
+
+/// The request forms each platform keeps for older clients.
+fn legacy(t: &mut Suite, s: &Service) {
+    let ok = json_headers(Some(KEY));
+    match t.platform.as_str() {
+        "go" => {
+            let b = t.expect(
+                "raw state (Go legacy)",
+                post(s, &ok, r#"{"text": "Ada"}"#),
+                200,
+                None,
+            );
+            let want = json!({"text": "Ada", "mode": "normal", "count": 1, "tags": ["seen"], "reply": "Hello, Ada! count=1"});
+            t.check("raw state answer", b == want, || b.to_string());
+        }
+        "java-svc" => {
+            let b = t.expect(
+                "input (Java legacy)",
+                post(s, &ok, r#"{"input": "Ada"}"#),
+                200,
+                None,
+            );
+            t.check(
+                "legacy output",
+                b["output"] == "Hello, Ada! count=1",
+                || b.to_string(),
+            );
+            t.check("legacy state", b["state"]["count"] == 1, || b.to_string());
+            let b = t.expect(
+                "query (Java legacy)",
+                post(s, &ok, r#"{"query": "Bo"}"#),
+                200,
+                None,
+            );
+            t.check(
+                "legacy query output",
+                b["output"] == "Hello, Bo! count=1",
+                || b.to_string(),
+            );
+        }
+        _ => {}
+    }
+}
+
+/// An HTTP tool and LLM nodes against local stubs: results, the shape of
+/// what is sent, and each upstream failure with its reason.
+fn upstream(t: &mut Suite, ready: Duration) -> Result<(), String> {
+    let tool = Stub::start(|req| {
+        let mode = req.json()["mode"].as_str().unwrap_or_default().to_string();
+        match mode.as_str() {
+            "slow" => Reply::Slow(Duration::from_secs(3), "{}".into()),
+            "status" => Reply::Json(503, r#"{"error": "down"}"#.into()),
+            "invalid_json" => Reply::Json(200, "{not json".into()),
+            "too_large" => Reply::Json(200, format!("\"{}\"", "a".repeat(4 * 1024 * 1024 + 16))),
+            "hangup" => Reply::Hangup,
+            _ => Reply::Json(200, json!({"mode": mode, "source": "stub"}).to_string()),
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    let llm = Stub::start(|req| {
+        let body = req.json();
+        let text = body["messages"].to_string();
+        if text.contains("llm-status") {
+            return Reply::Json(500, r#"{"error": {"message": "provider down"}}"#.into());
+        }
+        let user = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        let content = if user.contains("Ideas") {
+            "first\n\n  second\n"
+        } else {
+            "stub answer"
+        };
+        Reply::Json(
+            200,
+            json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
+                .to_string(),
+        )
+    })
+    .map_err(|e| e.to_string())?;
+
+    let project = compiled(&t.platform, "contract_upstream")?;
+    let tool_url = format!("{}/tool", tool.url());
+    let llm_url = format!("{}/v1", llm.url());
+    let s = Service::start(
+        &project,
+        &[
+            ("CONTRACT_TOOL_URL", &tool_url),
+            ("OPENAI_BASE_URL", &llm_url),
+            ("OPENAI_API_KEY", "stub-key"),
+        ],
+        ready,
+    )?;
+    let h = json_headers(None);
+    let b = t.expect(
+        "tool and LLM nodes",
+        post(&s, &h, r#"{"state": {"question": "ok"}}"#),
+        200,
+        None,
+    );
+    let want = json!({"result": {"question": "ok", "persona": "", "record": {"mode": "ok", "source": "stub"},
+        "answer": "stub answer", "ideas": ["first", "second"]}});
+    t.check(
+        "tool and LLM results (scalar and list shape)",
+        b == want,
+        || format!("{b} (want {want})"),
+    );
+
+    let calls = llm.received();
+    t.check("two model calls", calls.len() == 2, || {
+        format!("{} calls", calls.len())
+    });
+    if let Some(first) = calls.first() {
+        let body = first.json();
+        t.check(
+            "the model is called at /chat/completions",
+            first.path.ends_with("/v1/chat/completions"),
+            || first.path.clone(),
+        );
+        t.check(
+            "the provider key is sent",
+            first.header("authorization") == Some("Bearer stub-key"),
+            || format!("{:?}", first.header("authorization")),
+        );
+        t.check(
+            "the model name is sent",
+            body["model"] == "stub-model",
+            || body.to_string(),
+        );
+        t.check(
+            "an empty system part is not sent",
+            body["messages"] == json!([{"role": "user", "content": "Q: ok"}]),
+            || body["messages"].to_string(),
+        );
+    }
+    let sent = tool.received();
+    t.check(
+        "the tool gets its input as JSON",
+        sent.first()
+            .is_some_and(|r| r.json() == json!({"mode": "ok"})),
+        || format!("{:?}", sent.first().map(|r| r.json())),
+    );
+
+    for (mode, node, reason) in [
+        ("slow", "lookup", "timeout"),
+        ("status", "lookup", "status"),
+        ("invalid_json", "lookup", "invalid_json"),
+        ("too_large", "lookup", "too_large"),
+        ("hangup", "lookup", "connect"),
+        ("llm-status", "ask", "status"),
+    ] {
+        let name = format!("upstream failure `{mode}`");
+        let b = t.expect(
+            &name,
+            post(&s, &h, &format!(r#"{{"state": {{"question": "{mode}"}}}}"#)),
+            502,
+            Some("upstream_error"),
+        );
+        let d = &b["error"]["details"];
+        t.check(&name, d["node"] == node && d["reason"] == reason, || {
+            format!("details {d} (want node {node}, reason {reason})")
+        });
+    }
+    drop(s);
+
+    // The tool endpoint's variable unset: the call fails as `connect`.
+    let s = Service::launch(&project, &[("OPENAI_BASE_URL", &llm_url)], ready)?;
+    let b = t.expect(
+        "unset endpoint variable",
+        post(&s, &h, r#"{"state": {"question": "ok"}}"#),
+        502,
+        Some("upstream_error"),
+    );
+    t.check(
+        "unset endpoint variable",
+        b["error"]["details"]["reason"] == "connect",
+        || b.to_string(),
+    );
+    Ok(())
+}
+
+/// `bearer` where the platform offers it; a compile-time refusal where not.
+fn bearer(t: &mut Suite, ready: Duration) -> Result<(), String> {
+    let project = match compile(&t.platform, &fixture("bearer_auth")) {
+        Ok(p) => p,
+        Err(diags) => {
+            let refused = diags
+                .iter()
+                .any(|d| d.code == "unsupported" && d.message.contains("bearer"));
+            t.check("bearer refused at compile time", refused, || {
+                diags
+                    .iter()
+                    .map(svc_ir::Diagnostic::render)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+            return Ok(());
+        }
+    };
+    let s = Service::start(&project, &[("SVC_TOKEN", "tok-123")], ready)?;
+    let body = r#"{"state": {"text": "hi"}}"#;
+    let ct = ("Content-Type", "application/json");
+    match s.send("POST", "/invoke", &[ct], body.as_bytes()) {
+        Ok(r) => {
+            t.check("bearer 401", r.status == 401, || r.text());
+            t.check(
+                "WWW-Authenticate: Bearer",
+                r.header("www-authenticate") == Some("Bearer"),
+                || format!("{:?}", r.headers),
+            );
+        }
+        Err(e) => t.check("bearer 401", false, || e.to_string()),
+    }
+    t.expect(
+        "an API key is not a bearer token",
+        s.send(
+            "POST",
+            "/invoke",
+            &[ct, ("X-API-Key", "tok-123")],
+            body.as_bytes(),
+        ),
+        401,
+        Some("unauthorized"),
+    );
+    let b = t.expect(
+        "bearer token",
+        s.send(
+            "POST",
+            "/invoke",
+            &[ct, ("Authorization", "Bearer tok-123")],
+            body.as_bytes(),
+        ),
+        200,
+        None,
+    );
+    t.check("bearer result", b["result"]["echo"] == "hi", || {
+        b.to_string()
+    });
+    Ok(())
+}
+
+/// `security.auth: none` serves without any credential configured.
+fn no_auth(t: &mut Suite, ready: Duration) -> Result<(), String> {
+    let project = compiled(&t.platform, "minimal")?;
+    let s = Service::start(&project, &[], ready)?;
+    let b = t.expect(
+        "auth none",
+        post(&s, &json_headers(None), r#"{"state": {"text": "x"}}"#),
+        200,
+        None,
+    );
+    t.check(
+        "auth none result",
+        b == json!({"result": {"text": "x"}}),
+        || b.to_string(),
+    );
+    Ok(())
+}

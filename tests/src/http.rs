@@ -1,0 +1,261 @@
+//! A minimal HTTP/1.1 client and stub server on loopback, enough for the
+//! contract suite (no TLS, no keep-alive), so the tests need no HTTP crate.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// A request as sent or received.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    pub headers: BTreeMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// A response as received.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub headers: BTreeMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+fn read_head(reader: &mut impl BufRead) -> std::io::Result<(String, BTreeMap<String, String>)> {
+    let mut first = String::new();
+    reader.read_line(&mut first)?;
+    let mut headers = BTreeMap::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            break;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    Ok((first.trim_end().to_string(), headers))
+}
+
+fn read_body(
+    reader: &mut impl BufRead,
+    headers: &BTreeMap<String, String>,
+) -> std::io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    if headers
+        .get("transfer-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+    {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size)?;
+            let n = usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16)
+                .unwrap_or(0);
+            if n == 0 {
+                let mut end = String::new();
+                let _ = reader.read_line(&mut end);
+                break;
+            }
+            let mut chunk = vec![0; n];
+            reader.read_exact(&mut chunk)?;
+            body.extend_from_slice(&chunk);
+            let mut crlf = String::new();
+            reader.read_line(&mut crlf)?;
+        }
+    } else if let Some(len) = headers
+        .get("content-length")
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        body.resize(len, 0);
+        reader.read_exact(&mut body)?;
+    } else {
+        reader.read_to_end(&mut body)?;
+    }
+    Ok(body)
+}
+
+/// Sends one request to 127.0.0.1:`port` and reads the whole response.
+pub fn send(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    timeout: Duration,
+) -> std::io::Result<Response> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes())?;
+    // A server may answer (413) before reading a large body; a failed
+    // write is then expected and the response is still read.
+    let _ = stream.write_all(body);
+    let mut reader = BufReader::new(stream);
+    let (status_line, headers) = read_head(&mut reader)?;
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("bad status line {status_line:?}")))?;
+    let body = read_body(&mut reader, &headers)?;
+    Ok(Response {
+        status,
+        headers,
+        body,
+    })
+}
+
+/// What a stub answers.
+pub enum Reply {
+    Json(u16, String),
+    /// Waits, then answers.
+    Slow(Duration, String),
+    /// Closes the connection without answering.
+    Hangup,
+}
+
+type Handler = dyn Fn(&Request) -> Reply + Send + Sync;
+
+/// A stub HTTP server on a free loopback port; records what it received and
+/// stops when dropped.
+pub struct Stub {
+    pub port: u16,
+    pub requests: Arc<Mutex<Vec<Request>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Stub {
+    pub fn start(
+        handler: impl Fn(&Request) -> Reply + Send + Sync + 'static,
+    ) -> std::io::Result<Stub> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let (reqs, stopped) = (requests.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let (h, r) = (handler.clone(), reqs.clone());
+                        std::thread::spawn(move || serve(stream, &*h, &r));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Ok(Stub {
+            port,
+            requests,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn received(&self) -> Vec<Request> {
+        self.requests.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+fn serve(stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Request>>) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(stream);
+    let Ok((line, headers)) = read_head(&mut reader) else {
+        return;
+    };
+    let Ok(body) = read_body(&mut reader, &headers) else {
+        return;
+    };
+    let mut parts = line.split_whitespace();
+    let req = Request {
+        method: parts.next().unwrap_or_default().to_string(),
+        path: parts.next().unwrap_or_default().to_string(),
+        headers,
+        body,
+    };
+    if let Ok(mut l) = log.lock() {
+        l.push(req.clone());
+    }
+    let (status, body) = match handler(&req) {
+        Reply::Json(s, b) => (s, b),
+        Reply::Slow(d, b) => {
+            std::thread::sleep(d);
+            (200, b)
+        }
+        Reply::Hangup => return,
+    };
+    let head = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = writer.write_all(head.as_bytes());
+    let _ = writer.write_all(body.as_bytes());
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A port that is free right now on loopback.
+pub fn free_port() -> std::io::Result<u16> {
+    let l = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    Ok(l.local_addr()?.port())
+}

@@ -1,0 +1,309 @@
+//! Compiling a fixture and starting the generated service from the
+//! commands in its `.svc-build-manifest.json`, on a free loopback port.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use svc_ir::SourceFile;
+use svc_runtime::{Limits, NoConnectors, Runtime, RuntimeOptions};
+
+use crate::http;
+use crate::Builtins;
+
+/// A compiled project in a temporary directory (removed when dropped).
+pub struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    pub manifest: serde_json::Value,
+}
+
+impl Project {
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn command(&self, name: &str) -> String {
+        self.manifest["commands"][name]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+/// Where the tests cache compiled components (outside the user's cache).
+fn cache_dir() -> PathBuf {
+    std::env::temp_dir().join("svc-tests-component-cache")
+}
+
+pub fn test_runtime() -> Result<Runtime, String> {
+    Runtime::new(RuntimeOptions {
+        cache_dir: Some(cache_dir()),
+        limits: Limits::default(),
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// Compiles `fixture` for `platform` with the built-in backends.
+pub fn compile(platform: &str, fixture: &Path) -> Result<Project, Vec<svc_ir::Diagnostic>> {
+    let runtime = test_runtime().map_err(|e| vec![svc_ir::Diagnostic::error("runtime", e)])?;
+    let text = std::fs::read_to_string(fixture).map_err(|e| {
+        vec![svc_ir::Diagnostic::error(
+            "io",
+            format!("{}: {e}", fixture.display()),
+        )]
+    })?;
+    let mut source = SourceFile::new(fixture.display().to_string(), text);
+    let io = |e: std::io::Error| vec![svc_ir::Diagnostic::error("io", e.to_string())];
+    let dir = tempfile::Builder::new()
+        .prefix("svc-project-")
+        .tempdir()
+        .map_err(io)?;
+    let root = dir.path().join("project");
+    svc_compile::compile(
+        &mut source,
+        Some(platform),
+        &Builtins { runtime: &runtime },
+        Box::new(NoConnectors),
+        &root,
+        false,
+    )?;
+    let manifest = std::fs::read_to_string(root.join(".svc-build-manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    Ok(Project {
+        _dir: dir,
+        root,
+        manifest,
+    })
+}
+
+/// Runs a shell line in `dir`, bounded in time; returns its combined output
+/// or an error that says what failed.
+pub fn run_shell(
+    dir: &Path,
+    line: &str,
+    env: &[(&str, &str)],
+    limit: Duration,
+) -> Result<String, String> {
+    if line.trim().is_empty() {
+        return Ok(String::new());
+    }
+    let log = dir.join(format!(".svc-test-{}.log", std::process::id()));
+    let file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
+    let err = file.try_clone().map_err(|e| e.to_string())?;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("cannot run `{line}`: {e}"))?;
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            break s;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let out = std::fs::read_to_string(&log).unwrap_or_default();
+            let _ = std::fs::remove_file(&log);
+            return Err(format!("`{line}` took longer than {limit:?}:\n{out}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    if status.success() {
+        Ok(out)
+    } else {
+        Err(format!(
+            "`{line}` failed ({status}) in {}:\n{out}",
+            dir.display()
+        ))
+    }
+}
+
+/// A running generated service; stopped when dropped.
+pub struct Service {
+    child: Child,
+    pub port: u16,
+    log: PathBuf,
+}
+
+impl Service {
+    /// Runs the project's `setup` and `build` commands, then its `run`
+    /// command with SVC_HOST/SVC_PORT pointing at a free loopback port,
+    /// and waits until `/health` answers.
+    pub fn start(
+        project: &Project,
+        env: &[(&str, &str)],
+        ready: Duration,
+    ) -> Result<Service, String> {
+        for step in ["setup", "build"] {
+            run_shell(
+                project.path(),
+                &project.command(step),
+                &[],
+                Duration::from_secs(600),
+            )?;
+        }
+        Self::launch(project, env, ready)
+    }
+
+    /// Starts the `run` command only (setup and build already done).
+    pub fn launch(
+        project: &Project,
+        env: &[(&str, &str)],
+        ready: Duration,
+    ) -> Result<Service, String> {
+        let port = http::free_port().map_err(|e| e.to_string())?;
+        let port_text = port.to_string();
+        let log = project.path().join(format!(".svc-service-{port}.log"));
+        let file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
+        let err = file.try_clone().map_err(|e| e.to_string())?;
+        let run = project.command("run");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("exec {run}"))
+            .current_dir(project.path())
+            .env_remove("SVC_API_KEY")
+            .env("SVC_HOST", "127.0.0.1")
+            .env("SVC_PORT", &port_text)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(file)
+            .stderr(err);
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start `{run}`: {e}"))?;
+        let mut service = Service { child, port, log };
+        let started = Instant::now();
+        loop {
+            if let Ok(Some(status)) = service.child.try_wait() {
+                return Err(format!(
+                    "`{run}` exited with {status} before answering:\n{}",
+                    service.output()
+                ));
+            }
+            if let Ok(r) = http::send(port, "GET", "/health", &[], b"", Duration::from_secs(2)) {
+                if r.status == 200 {
+                    return Ok(service);
+                }
+            }
+            if started.elapsed() > ready {
+                return Err(format!(
+                    "`{run}` did not answer /health within {ready:?}:\n{}",
+                    service.output()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// What the service printed so far.
+    pub fn output(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> std::io::Result<http::Response> {
+        http::send(
+            self.port,
+            method,
+            path,
+            headers,
+            body,
+            Duration::from_secs(30),
+        )
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `run` without the variables it needs and expects it to refuse:
+/// exit non-zero within `limit`, saying which variable to set.
+pub fn expect_refusal(project: &Project, limit: Duration) -> Result<String, String> {
+    let run = project.command("run");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec {run}"))
+        .current_dir(project.path())
+        .env_remove("SVC_API_KEY")
+        .env("SVC_HOST", "127.0.0.1")
+        .env(
+            "SVC_PORT",
+            http::free_port().map_err(|e| e.to_string())?.to_string(),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            let out = child.wait_with_output().map_err(|e| e.to_string())?;
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return if status.success() {
+                Err(format!(
+                    "the service exited successfully without its key:\n{text}"
+                ))
+            } else {
+                Ok(text)
+            };
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "the service kept running without its key for {limit:?}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Whether a tool is on PATH. In CI a missing toolchain fails the test;
+/// elsewhere the test says it is skipping.
+pub fn require_tool(tool: &str) -> bool {
+    let found = Command::new(tool)
+        .arg(if tool == "java" {
+            "-version"
+        } else {
+            "version"
+        })
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    if found {
+        return true;
+    }
+    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    assert!(
+        !in_ci,
+        "`{tool}` is not installed, and CI=true: install it (see .ci/run)"
+    );
+    eprintln!("skipping: `{tool}` is not installed");
+    false
+}
