@@ -19,9 +19,10 @@ fn main() -> Result<(), Box<dyn Error>> {
     let paths = svc_wasm_build::build(workspace, &crates)?;
     let mut code = String::from("pub static BACKENDS: &[Builtin] = &[\n");
     for ((platform, name), path) in BACKENDS.iter().zip(paths) {
+        let sha256 = svc_wasm_build::sha256_hex(&path)?;
         writeln!(
             code,
-            "    Builtin {{ platform: {platform:?}, name: {name:?}, wasm: include_bytes!({:?}) }},",
+            "    Builtin {{ platform: {platform:?}, name: {name:?}, sha256: {sha256:?}, wasm: include_bytes!({:?}) }},",
             path.display().to_string()
         )?;
     }

@@ -66,7 +66,7 @@ impl BackendSource for Builtins<'_> {
             Diagnostic::error("backend-not-built", format!("no {platform} backend"))
         })?;
         self.runtime
-            .load_backend(b.name, b.wasm)
+            .load_backend_with_digest(b.name, b.wasm, Some(b.sha256))
             .map_err(|e| svc_compile::plugin_diag(&e))
     }
 }

@@ -120,9 +120,10 @@ pub fn graph_go(doc: &Document) -> String {
     });
     w.blank();
 
+    let next = doc.successors();
     let start_next = doc
         .start_id()
-        .and_then(|s| doc.next_of(s))
+        .and_then(|s| next.get(s).copied())
         .unwrap_or_default();
     let ends: Vec<String> = doc
         .logical
@@ -174,7 +175,7 @@ pub fn graph_go(doc: &Document) -> String {
                             );
                             w.line(format!(
                                 "current = {}",
-                                quote(doc.next_of(&n.id).unwrap_or_default())
+                                quote(next.get(n.id.as_str()).copied().unwrap_or_default())
                             ));
                             w.dedent();
                         }

@@ -7,6 +7,8 @@ pub struct Builtin {
     pub platform: &'static str,
     /// The crate it was built from.
     pub name: &'static str,
+    /// sha256 of `wasm`, computed when the binary was built.
+    pub sha256: &'static str,
     pub wasm: &'static [u8],
 }
 

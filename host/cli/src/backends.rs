@@ -86,7 +86,13 @@ pub struct Backends<'a> {
 impl Backends<'_> {
     /// The component to use for a platform: the flag, then the variable,
     /// then the built-in one.
-    fn locate(&self, platform: &str) -> Result<(String, Cow<'static, [u8]>), Diagnostic> {
+    /// Returns the component's name, bytes and, for built-in ones, its
+    /// precomputed sha256.
+    #[allow(clippy::type_complexity)]
+    fn locate(
+        &self,
+        platform: &str,
+    ) -> Result<(String, Cow<'static, [u8]>, Option<&'static str>), Diagnostic> {
         let var = backend_env_var(platform);
         let path = self.override_path.clone().or_else(|| {
             std::env::var_os(&var)
@@ -101,10 +107,10 @@ impl Backends<'_> {
                 )
                 .hint(format!("check --backend or {var}"))
             })?;
-            return Ok((path.display().to_string(), Cow::Owned(bytes)));
+            return Ok((path.display().to_string(), Cow::Owned(bytes), None));
         }
         match svc_builtin::backend(platform) {
-            Some(b) => Ok((b.name.to_string(), Cow::Borrowed(b.wasm))),
+            Some(b) => Ok((b.name.to_string(), Cow::Borrowed(b.wasm), Some(b.sha256))),
             None => Err(Diagnostic::error(
                 "backend-not-built",
                 format!("no `{platform}` backend is built into this svc yet"),
@@ -123,9 +129,9 @@ impl Backends<'_> {
 
 impl BackendSource for Backends<'_> {
     fn backend(&self, platform: &str) -> Result<Backend, Diagnostic> {
-        let (name, bytes) = self.locate(platform)?;
+        let (name, bytes, sha256) = self.locate(platform)?;
         self.runtime
-            .load_backend(&name, &bytes)
+            .load_backend_with_digest(&name, &bytes, sha256)
             .map_err(|e| svc_compile::plugin_diag(&e))
     }
 }

@@ -84,7 +84,10 @@ pub fn generate(
         }
     };
     let backend = backends.backend(&platform).map_err(|d| vec![d])?;
-    let info = backend.info().map_err(|e| vec![plugin_diag(&e)])?;
+    let mut session = backend
+        .session(templates)
+        .map_err(|e| vec![plugin_diag(&e)])?;
+    let info = session.info().map_err(|e| vec![plugin_diag(&e)])?;
     check_backend(&info, &platform, backend.name(), &doc).map_err(|d| vec![d])?;
 
     let gaps: Vec<Diagnostic> = negotiate::negotiate(&doc, &platform, &info)
@@ -103,9 +106,7 @@ pub fn generate(
             ("platform".into(), platform.clone()),
         ],
     };
-    let emitted = backend
-        .emit(&request, templates)
-        .map_err(|e| vec![plugin_diag(&e)])?;
+    let emitted = session.emit(&request).map_err(|e| vec![plugin_diag(&e)])?;
     let files = match emitted.result {
         Ok(files) => files,
         Err(diags) => {

@@ -97,18 +97,24 @@ fn sibling(out: &Path, tag: &str) -> Result<PathBuf, Diagnostic> {
 
 fn write_tree(root: &Path, files: &[ProjectFile]) -> io::Result<()> {
     fs::create_dir_all(root)?;
+    let mut made = std::collections::HashSet::new();
     for f in files {
         let path = root.join(&f.path);
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir)?;
+            if made.insert(dir.to_path_buf()) {
+                fs::create_dir_all(dir)?;
+            }
         }
-        fs::write(&path, &f.contents)?;
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
         #[cfg(unix)]
         {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = if f.executable { 0o755 } else { 0o644 };
-            fs::set_permissions(&path, fs::Permissions::from_mode(mode))?;
+            // The mode is set at creation (the umask still applies), which
+            // saves a chmod per file on large projects.
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(if f.executable { 0o755 } else { 0o644 });
         }
+        io::Write::write_all(&mut options.open(&path)?, &f.contents)?;
     }
     Ok(())
 }

@@ -800,13 +800,15 @@ impl Document {
             .map(String::as_str)
     }
 
-    /// The successor of a non-router node (its single outgoing edge).
-    pub fn next_of(&self, id: &str) -> Option<&str> {
+    /// The successor of every non-router node (its single outgoing edge),
+    /// by node id. Build it once; looking edges up one by one is quadratic
+    /// on large graphs.
+    pub fn successors(&self) -> std::collections::HashMap<&str, &str> {
         self.logical
             .edges
             .iter()
-            .find(|e| e.from == id)
-            .map(|e| e.to.as_str())
+            .map(|e| (e.from.as_str(), e.to.as_str()))
+            .collect()
     }
 
     /// The id of the `start` node.

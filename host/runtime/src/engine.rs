@@ -28,7 +28,8 @@ pub struct RuntimeOptions {
 pub struct Runtime {
     engine: Engine,
     backend_linker: Linker<Sandbox>,
-    connector_linker: Linker<Sandbox>,
+    /// Built on first use: most runs load no connector.
+    connector_linker: std::sync::OnceLock<Linker<Sandbox>>,
     cache_dir: Option<PathBuf>,
     fingerprint: String,
     limits: Limits,
@@ -57,6 +58,9 @@ impl Runtime {
         config.wasm_component_model(true);
         config.epoch_interruption(true);
         config.parallel_compilation(true);
+        // Backends run once per compile: compile them fast rather than well.
+        config.cranelift_opt_level(wasmtime::OptLevel::None);
+        config.cranelift_regalloc_algorithm(wasmtime::RegallocAlgorithm::SinglePass);
         let engine = Engine::new(&config).map_err(engine_error)?;
 
         // Components built for wasm32-wasip2 import WASI even when they use
@@ -65,8 +69,6 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_sync(&mut backend_linker).map_err(engine_error)?;
         backend::Backend::add_to_linker::<Sandbox, HasSelf<Sandbox>>(&mut backend_linker, |s| s)
             .map_err(engine_error)?;
-        let mut connector_linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut connector_linker).map_err(engine_error)?;
 
         let ticker_stop = Arc::new(AtomicBool::new(false));
         let (weak_engine, stop) = (engine.weak(), ticker_stop.clone());
@@ -87,7 +89,7 @@ impl Runtime {
         Ok(Runtime {
             engine,
             backend_linker,
-            connector_linker,
+            connector_linker: std::sync::OnceLock::new(),
             cache_dir: options.cache_dir,
             fingerprint,
             limits: options.limits,
@@ -100,8 +102,13 @@ impl Runtime {
     }
 
     /// Compiles a component, or loads its compiled form from the cache.
-    fn compile(&self, name: &str, bytes: &[u8]) -> Result<(Component, String), PluginError> {
-        let sha = cache::sha256_hex(bytes);
+    fn compile(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        digest: Option<&str>,
+    ) -> Result<(Component, String), PluginError> {
+        let sha = digest.map_or_else(|| cache::sha256_hex(bytes), str::to_string);
         let entry = self
             .cache_dir
             .as_ref()
@@ -126,7 +133,18 @@ impl Runtime {
 
     /// Loads a backend component (world `backend`).
     pub fn load_backend(&self, name: &str, bytes: &[u8]) -> Result<Backend, PluginError> {
-        let (component, sha256) = self.compile(name, bytes)?;
+        self.load_backend_with_digest(name, bytes, None)
+    }
+
+    /// Loads a backend whose sha256 is already known (an embedded one,
+    /// hashed when the binary was built), saving the hash on every run.
+    pub fn load_backend_with_digest(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        sha256: Option<&str>,
+    ) -> Result<Backend, PluginError> {
+        let (component, sha256) = self.compile(name, bytes, sha256)?;
         let pre = self
             .backend_linker
             .instantiate_pre(&component)
@@ -147,9 +165,16 @@ impl Runtime {
 
     /// Loads a connector component (world `connector-plugin`).
     pub fn load_connector(&self, name: &str, bytes: &[u8]) -> Result<Connector, PluginError> {
-        let (component, sha256) = self.compile(name, bytes)?;
-        let pre = self
-            .connector_linker
+        let (component, sha256) = self.compile(name, bytes, None)?;
+        let linker = match self.connector_linker.get() {
+            Some(l) => l,
+            None => {
+                let mut l = Linker::new(&self.engine);
+                wasmtime_wasi::p2::add_to_linker_sync(&mut l).map_err(engine_error)?;
+                self.connector_linker.get_or_init(|| l)
+            }
+        };
+        let pre = linker
             .instantiate_pre(&component)
             .and_then(connector::ConnectorPluginPre::new)
             .map_err(|e| PluginError::WrongWorld {

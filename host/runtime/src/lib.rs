@@ -22,7 +22,7 @@ pub use bindings::types::{
     EmitRequest, File, Rendered, Severity,
 };
 pub use engine::{Runtime, RuntimeOptions};
-pub use plugin::{Backend, Connector, Emitted};
+pub use plugin::{Backend, BackendSession, Connector, Emitted};
 
 /// Limits applied to every call into a component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,6 @@
-//! Calls into loaded components, each in a fresh sandboxed store.
+//! Calls into loaded components. Each session (one compile's `info` and
+//! `emit`, one connector render) gets a fresh sandboxed store; every call
+//! gets its own deadline.
 
 use wasmtime::{Engine, Store, Trap};
 
@@ -28,9 +30,14 @@ impl Caller {
     fn store(&self, host: Box<dyn TemplateRenderer>) -> Store<Sandbox> {
         let mut store = Store::new(&self.engine, Sandbox::new(self.limits, host));
         store.limiter(|s| s);
+        self.arm(&mut store);
+        store
+    }
+
+    /// Starts the time limit of the next call.
+    fn arm(&self, store: &mut Store<Sandbox>) {
         let ticks = self.limits.timeout.as_millis() / TICK.as_millis() + 1;
         store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
-        store
     }
 
     /// Turns a wasmtime error into the plugin error it stands for.
@@ -131,40 +138,68 @@ impl Backend {
         self.caller.limits = limits;
     }
 
-    pub fn info(&self) -> Result<BackendInfo, PluginError> {
-        let mut store = self.caller.store(Box::new(NoConnectors));
-        let c = &self.caller;
+    /// Instantiates the component once for a compile: `info` and `emit` on
+    /// the session share the instance.
+    pub fn session(
+        &self,
+        templates: Box<dyn TemplateRenderer>,
+    ) -> Result<BackendSession<'_>, PluginError> {
+        let mut store = self.caller.store(templates);
         let bindings = self
             .pre
             .instantiate(&mut store)
-            .map_err(|e| c.classify(&store, e))?;
-        bindings
-            .svc_codegen_emitter()
-            .call_info(&mut store)
-            .map_err(|e| c.classify(&store, e))
+            .map_err(|e| self.caller.classify(&store, e))?;
+        Ok(BackendSession {
+            caller: &self.caller,
+            store,
+            bindings,
+        })
     }
 
-    pub fn emit(
-        &self,
-        request: &EmitRequest,
-        templates: Box<dyn TemplateRenderer>,
-    ) -> Result<Emitted, PluginError> {
-        let mut store = self.caller.store(templates);
-        let c = &self.caller;
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| c.classify(&store, e))?;
-        let result = bindings
+    pub fn info(&self) -> Result<BackendInfo, PluginError> {
+        self.session(Box::new(NoConnectors))?.info()
+    }
+}
+
+/// One instance of a backend, for one compile.
+pub struct BackendSession<'a> {
+    caller: &'a Caller,
+    store: Store<Sandbox>,
+    bindings: backend::Backend,
+}
+
+impl std::fmt::Debug for BackendSession<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackendSession")
+            .field("name", &self.caller.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BackendSession<'_> {
+    pub fn info(&mut self) -> Result<BackendInfo, PluginError> {
+        self.caller.arm(&mut self.store);
+        let c = self.caller;
+        self.bindings
             .svc_codegen_emitter()
-            .call_emit(&mut store, request)
-            .map_err(|e| c.classify(&store, e))?;
+            .call_info(&mut self.store)
+            .map_err(|e| c.classify(&self.store, e))
+    }
+
+    pub fn emit(&mut self, request: &EmitRequest) -> Result<Emitted, PluginError> {
+        self.caller.arm(&mut self.store);
+        let c = self.caller;
+        let result = self
+            .bindings
+            .svc_codegen_emitter()
+            .call_emit(&mut self.store, request)
+            .map_err(|e| c.classify(&self.store, e))?;
         if let Ok(files) = &result {
             c.check_files(files)?;
         }
         Ok(Emitted {
             result,
-            output: store.data().captured_output(),
+            output: self.store.data().captured_output(),
         })
     }
 }

@@ -90,3 +90,10 @@ pub fn rerun_if_changed(workspace: &Path, paths: &[&str]) {
         println!("cargo:rerun-if-changed={}", workspace.join(p).display());
     }
 }
+
+/// The sha256 of a built component, as lowercase hex.
+pub fn sha256_hex(path: &Path) -> Result<String, Box<dyn Error>> {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(std::fs::read(path)?);
+    Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
+}

@@ -1,0 +1,3 @@
+module svcbench/baseline
+
+go 1.22

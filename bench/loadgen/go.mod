@@ -1,0 +1,3 @@
+module svcbench/loadgen
+
+go 1.22

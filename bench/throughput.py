@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Throughput of a generated service's POST /invoke against hand-written
+baselines doing the same work, in one run with one load tool
+(bench/loadgen). The graph is the example of ir-v2.md (support_triage).
+
+  python3 bench/throughput.py --platform go
+
+Each server gets a warm-up, then rounds alternate between the servers so
+drift on the machine hits both alike; the median requests/s of the rounds is
+compared. Results go to bench/results/throughput-<platform>.json.
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLE = os.path.join(ROOT, "fixtures", "valid", "support_triage.graph.json")
+KEY = "bench-key"
+BODY = json.dumps({"state": {"question": "Where is my invoice for March?"}})
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sh(cmd, cwd=None, env=None):
+    r = subprocess.run(cmd, cwd=cwd, env=env, shell=isinstance(cmd, str), capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"failed: {cmd}\n{r.stdout}\n{r.stderr}")
+    return r.stdout
+
+
+class Server:
+    def __init__(self, name, cmd, cwd, env):
+        self.name = name
+        self.port = free_port()
+        e = dict(os.environ, **env, SVC_HOST="127.0.0.1", SVC_PORT=str(self.port), SVC_API_KEY=KEY)
+        self.proc = subprocess.Popen(cmd, cwd=cwd, env=e, shell=isinstance(cmd, str),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.url = f"http://127.0.0.1:{self.port}/invoke"
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                sys.exit(f"{name} exited early")
+            try:
+                req = urllib.request.Request(self.url, data=BODY.encode(), method="POST",
+                                             headers={"Content-Type": "application/json", "X-API-Key": KEY})
+                with urllib.request.urlopen(req, timeout=2) as r:
+                    self.sample = json.loads(r.read())
+                    return
+            except Exception:
+                time.sleep(0.2)
+        sys.exit(f"{name} did not start")
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def load(loadgen, server, seconds, conc):
+    out = subprocess.run([loadgen, "-url", server.url, "-body", BODY, "-H", f"X-API-Key: {KEY}",
+                          "-H", "Content-Type: application/json", "-c", str(conc), "-d", f"{seconds}s"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"load against {server.name} failed: {out.stdout} {out.stderr}")
+    return json.loads(out.stdout)
+
+
+def svc_binary():
+    sh(["cargo", "build", "-q", "-p", "svc-cli"], cwd=ROOT)
+    return os.path.join(ROOT, "target", "debug", "svc")
+
+
+def go_servers(work):
+    gen = os.path.join(work, "generated")
+    sh([svc_binary(), "compile", EXAMPLE, "--out", gen, "--platform", "go"])
+    sh("go build -o bin/service .", cwd=gen)
+    base = os.path.join(work, "baseline")
+    sh(["go", "build", "-o", base, "."], cwd=os.path.join(ROOT, "bench", "baseline", "go"))
+    return {"generated": ([os.path.join(gen, "bin", "service")], gen, {}),
+            "net/http handler": ([base], work, {})}, {"net/http handler": 0.9}
+
+
+PLATFORMS = {"go": go_servers}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--platform", choices=sorted(PLATFORMS), required=True)
+    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--concurrency", type=int, default=16)
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="svc-tput-")
+    servers = []
+    try:
+        loadgen = os.path.join(work, "loadgen")
+        sh(["go", "build", "-o", loadgen, "."], cwd=os.path.join(ROOT, "bench", "loadgen"))
+        specs, targets = PLATFORMS[args.platform](work)
+        for name, (cmd, cwd, env) in specs.items():
+            servers.append(Server(name, cmd, cwd, env))
+        gen = servers[0]
+        for s in servers[1:]:
+            if s.sample != gen.sample:
+                sys.exit(f"{s.name} answers {s.sample}, the generated service {gen.sample}: not the same work")
+        for s in servers:
+            load(loadgen, s, 2, args.concurrency)  # warm-up
+        rps = {s.name: [] for s in servers}
+        for _ in range(args.rounds):
+            for s in servers:
+                rps[s.name].append(load(loadgen, s, args.seconds, args.concurrency)["rps"])
+        med = {k: statistics.median(v) for k, v in rps.items()}
+        result = {"platform": args.platform, "graph": "support_triage", "seconds": args.seconds,
+                  "rounds": args.rounds, "concurrency": args.concurrency,
+                  "rps_median": {k: round(v, 1) for k, v in med.items()},
+                  "rps_rounds": {k: [round(x, 1) for x in v] for k, v in rps.items()},
+                  "ratios": {}, "targets": targets}
+        print(f"{'server':28} {'median req/s':>12}")
+        for name, v in med.items():
+            print(f"{name:28} {v:12.1f}")
+        for name, target in targets.items():
+            ratio = med[gen.name] / med[name]
+            result["ratios"][f"generated / {name}"] = round(ratio, 3)
+            print(f"generated / {name}: {ratio:.3f} (target >= {target})")
+        os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
+        with open(os.path.join(ROOT, "bench", "results", f"throughput-{args.platform}.json"), "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+    finally:
+        for s in servers:
+            s.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
