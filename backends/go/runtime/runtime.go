@@ -5,41 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 )
 
 // Invoke runs the graph on a request's state. The state is validated and
-// completed with defaults first; the run is bounded by the request deadline
-// and the step limit, and a panicking node becomes an execution error.
+// completed with defaults first; the run is bounded by the step limit and by
+// the request deadline, which the runtime checks between nodes and which
+// every node receives in ctx (model and HTTP tool calls honour it; a native
+// body should select on ctx.Done() or pass ctx on when it waits). The run
+// stays on the request's goroutine: no per-request goroutine, channel or
+// leaked work after the deadline. A panicking node becomes an execution error.
 func Invoke(ctx context.Context, input map[string]any) (State, error) {
 	st, err := NewState(input)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
-	defer cancel()
-	type outcome struct {
-		st  State
-		err error
+	rc := newRunContext(ctx, time.Now().Add(RequestTimeout))
+	defer rc.release()
+	out, err := run(rc, st)
+	if errors.Is(err, context.DeadlineExceeded) || (err == nil && errors.Is(rc.Err(), context.DeadlineExceeded)) {
+		return nil, deadlineError()
 	}
-	done := make(chan outcome, 1)
-	go func() {
-		out, err := run(ctx, st)
-		done <- outcome{out, err}
-	}()
-	select {
-	case o := <-done:
-		if o.err != nil && errors.Is(o.err, context.DeadlineExceeded) {
-			return nil, deadlineError()
-		}
-		return o.st, o.err
-	case <-ctx.Done():
-		// A node that ignores its context cannot hold the response back.
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, deadlineError()
-		}
-		return nil, ctx.Err()
-	}
+	return out, err
 }
 
 func deadlineError() *Error {
@@ -56,14 +44,21 @@ func stepLimitError() *Error {
 // NodeFunc is a node: it reads the state and returns a patch.
 type NodeFunc func(ctx context.Context, state State) (State, error)
 
-// step runs one node with panic recovery and merges its patch.
-func step(ctx context.Context, st State, node string, fn NodeFunc) (err error) {
+// step runs one node with panic recovery and merges its patch. Nodes with
+// a native body get their own copy of the state, so a body that writes to
+// the map it was handed cannot bypass the reducers; generated nodes only
+// read it.
+func step(ctx context.Context, st State, node string, fn NodeFunc, native bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = nodeError(node, fmt.Sprintf("node %q panicked: %v", node, r))
 		}
 	}()
-	patch, err := fn(ctx, st.clone())
+	view := st
+	if native {
+		view = st.clone()
+	}
+	patch, err := fn(ctx, view)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -77,8 +72,7 @@ func step(ctx context.Context, st State, node string, fn NodeFunc) (err error) {
 	return apply(st, patch, node)
 }
 
-// clone gives a node its own top-level copy, so a body that mutates the map
-// it was handed cannot bypass the reducers.
+// clone gives a node its own top-level copy.
 func (s State) clone() State {
 	c := make(State, len(s))
 	for k, v := range s {
@@ -89,3 +83,48 @@ func (s State) clone() State {
 
 // Timeouts are given in milliseconds in the graph document.
 func millis(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// runContext is the context of one run: the request's context with the run's
+// deadline. Most runs never wait on ctx.Done(), so the timer behind it is
+// only created when a node (or a model or HTTP call) first asks for it.
+type runContext struct {
+	context.Context
+	deadline time.Time
+	once     sync.Once
+	timed    context.Context
+	cancel   context.CancelFunc
+}
+
+func newRunContext(parent context.Context, deadline time.Time) *runContext {
+	return &runContext{Context: parent, deadline: deadline}
+}
+
+func (c *runContext) withTimer() context.Context {
+	c.once.Do(func() { c.timed, c.cancel = context.WithDeadline(c.Context, c.deadline) })
+	return c.timed
+}
+
+func (c *runContext) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
+	}
+	return c.deadline, true
+}
+
+func (c *runContext) Done() <-chan struct{} { return c.withTimer().Done() }
+
+func (c *runContext) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(c.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *runContext) release() {
+	if c.cancel != nil {
+		c.cancel()
+	}
+}

@@ -46,27 +46,37 @@ func New(cfg Config) http.Handler {
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	// Request lines are logged at debug level only; when that is off the
+	// hot path pays nothing for them.
+	if s.cfg.Logger.Enabled(r.Context(), slog.LevelDebug) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		s.route(rec, r)
+		s.cfg.Logger.Debug("request", "method", r.Method, "path", r.URL.Path,
+			"status", rec.status, "duration_ms", time.Since(start).Milliseconds())
+		return
+	}
+	s.route(w, r)
+}
+
+func (s *server) route(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/health":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			methodNotAllowed(rec, "GET, HEAD")
-			break
+			methodNotAllowed(w, "GET, HEAD")
+			return
 		}
-		writeJSON(rec, http.StatusOK, map[string]any{"status": "ok"})
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 	case "/invoke":
 		if r.Method != http.MethodPost {
-			methodNotAllowed(rec, "POST")
-			break
+			methodNotAllowed(w, "POST")
+			return
 		}
-		s.invoke(rec, r)
+		s.invoke(w, r)
 	default:
-		writeError(rec, &graph.Error{Status: http.StatusNotFound, Code: "not_found",
+		writeError(w, &graph.Error{Status: http.StatusNotFound, Code: "not_found",
 			Message: "no such path: " + r.URL.Path})
 	}
-	s.cfg.Logger.Debug("request", "method", r.Method, "path", r.URL.Path,
-		"status", rec.status, "duration_ms", time.Since(start).Milliseconds())
 }
 
 // authorized compares the credential in constant time (over digests, so
@@ -103,7 +113,7 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 			Message: "missing or wrong credential"})
 		return
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !isJSON(r.Header.Get("Content-Type")) {
 		writeError(w, &graph.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
 			Message: "send the request with Content-Type: application/json"})
 		return
@@ -136,11 +146,42 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ge)
 		return
 	}
-	var out any = map[string]any{"result": st}
-	if legacy {
-		out = st
+	writeState(w, st, legacy)
+}
+
+// writeState answers {"result": state}, or the raw state for the legacy form.
+func writeState(w http.ResponseWriter, st graph.State, legacy bool) {
+	buf := make([]byte, 0, 512)
+	if !legacy {
+		buf = append(buf, `{"result":`...)
 	}
-	writeJSON(w, http.StatusOK, out)
+	buf, err := graph.AppendJSON(buf, st)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]any{
+			"code": "execution_error", "message": "the result cannot be encoded as JSON"}})
+		return
+	}
+	if !legacy {
+		buf = append(buf, '}')
+	}
+	if len(buf) > MaxResponseBytes {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]any{
+			"code": "execution_error", "message": "the response is larger than 4 MiB",
+			"details": map[string]any{"reason": "response_too_large"}}})
+		return
+	}
+	w.Header()["Content-Type"] = jsonContentType
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf)
+}
+
+// isJSON accepts application/json with or without parameters.
+func isJSON(contentType string) bool {
+	if contentType == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
 }
 
 // parseRequest accepts {"state": {...}} or, as the legacy Go form, the raw
@@ -208,10 +249,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		data = []byte(`{"error":{"code":"execution_error","message":"the result cannot be encoded as JSON"}}`)
 	}
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
-	_, _ = w.Write(append(data, '\n'))
+	_, _ = w.Write(data)
 }
+
+var jsonContentType = []string{"application/json"}
 
 type statusRecorder struct {
 	http.ResponseWriter

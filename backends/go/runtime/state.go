@@ -188,43 +188,68 @@ func describe(f Field) string {
 	return f.Type.String()
 }
 
-func fieldByName(name string) (Field, bool) {
-	for _, f := range fields {
-		if f.Name == name {
-			return f, true
-		}
+// fieldIndex maps a field name to its position in fields.
+var fieldIndex = func() map[string]int {
+	m := make(map[string]int, len(fields))
+	for i, f := range fields {
+		m[f.Name] = i
 	}
-	return Field{}, false
+	return m
+}()
+
+func fieldByName(name string) (Field, bool) {
+	i, ok := fieldIndex[name]
+	if !ok {
+		return Field{}, false
+	}
+	return fields[i], true
 }
 
-// NewState validates a request's state and applies the declared defaults.
-func NewState(input map[string]any) (State, error) {
-	keys := make([]string, 0, len(input))
-	for k := range input {
+// sortedKeys lists a map's keys in order, so errors are deterministic.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	for _, k := range keys {
-		f, ok := fieldByName(k)
-		if !ok {
-			return nil, invalidState(k, fmt.Sprintf("unknown state field %q", k))
+	return keys
+}
+
+// NewState validates a request's state and applies the declared defaults.
+// Unknown fields are reported first, then wrong types, then missing
+// required fields.
+func NewState(input map[string]any) (State, error) {
+	known := 0
+	for _, f := range fields {
+		if _, ok := input[f.Name]; ok {
+			known++
 		}
-		if input[k] != nil && !matches(f.Type, f.Items, input[k]) {
-			return nil, invalidState(k, fmt.Sprintf("state field %q must be %s", k, describe(f)))
+	}
+	if known != len(input) {
+		for _, k := range sortedKeys(input) {
+			if _, ok := fieldIndex[k]; !ok {
+				return nil, invalidState(k, fmt.Sprintf("unknown state field %q", k))
+			}
 		}
 	}
 	st := make(State, len(fields))
 	for _, f := range fields {
 		v, ok := input[f.Name]
+		if ok && v != nil && !matches(f.Type, f.Items, v) {
+			return nil, invalidState(f.Name, fmt.Sprintf("state field %q must be %s", f.Name, describe(f)))
+		}
 		switch {
 		case ok && v != nil:
 			st[f.Name] = v
-		case f.Required:
-			return nil, invalidState(f.Name, fmt.Sprintf("required state field %q is missing", f.Name))
 		case f.Default != nil:
 			st[f.Name] = f.Default()
 		default:
 			st[f.Name] = nil
+		}
+	}
+	for _, f := range fields {
+		if f.Required && st[f.Name] == nil {
+			return nil, invalidState(f.Name, fmt.Sprintf("required state field %q is missing", f.Name))
 		}
 	}
 	return st, nil
@@ -236,33 +261,39 @@ type Replace struct{ Value any }
 
 // apply merges a node's patch into the state, honouring each field's reducer.
 func apply(st State, patch State, node string) error {
-	keys := make([]string, 0, len(patch))
-	for k := range patch {
-		keys = append(keys, k)
+	if len(patch) == 1 {
+		for k, v := range patch {
+			return applyOne(st, k, v, node)
+		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := patch[k]
-		f, ok := fieldByName(k)
-		if !ok {
-			return nodeError(node, fmt.Sprintf("node %q returned unknown state field %q", node, k))
+	for _, k := range sortedKeys(patch) {
+		if err := applyOne(st, k, patch[k], node); err != nil {
+			return err
 		}
-		if r, ok := v.(Replace); ok {
-			v = r.Value
-		} else if f.Append {
-			list, isList := v.([]any)
-			if !isList {
-				list = []any{v}
-			}
-			current, _ := st[k].([]any)
-			merged := make([]any, 0, len(current)+len(list))
-			merged = append(append(merged, current...), list...)
-			v = merged
-		}
-		if v != nil && !matches(f.Type, f.Items, v) {
-			return nodeError(node, fmt.Sprintf("node %q wrote a value that is not %s to %q", node, describe(f), k))
-		}
-		st[k] = v
 	}
+	return nil
+}
+
+func applyOne(st State, k string, v any, node string) error {
+	f, ok := fieldByName(k)
+	if !ok {
+		return nodeError(node, fmt.Sprintf("node %q returned unknown state field %q", node, k))
+	}
+	if r, ok := v.(Replace); ok {
+		v = r.Value
+	} else if f.Append {
+		list, isList := v.([]any)
+		if !isList {
+			list = []any{v}
+		}
+		current, _ := st[k].([]any)
+		merged := make([]any, 0, len(current)+len(list))
+		merged = append(append(merged, current...), list...)
+		v = merged
+	}
+	if v != nil && !matches(f.Type, f.Items, v) {
+		return nodeError(node, fmt.Sprintf("node %q wrote a value that is not %s to %q", node, describe(f), k))
+	}
+	st[k] = v
 	return nil
 }

@@ -164,9 +164,14 @@ pub fn graph_go(doc: &Document) -> String {
                             w.indent();
                             w.block(
                                 format!(
-                                    "if err := step(ctx, st, {}, {}); err != nil {{",
+                                    "if err := step(ctx, st, {}, {}, {}); err != nil {{",
                                     quote(&n.id),
-                                    func_name(&n.id)
+                                    func_name(&n.id),
+                                    // Only native bodies may write to the map they get.
+                                    matches!(
+                                        n.kind,
+                                        NodeKind::Function { .. } | NodeKind::Tool { .. }
+                                    )
                                 ),
                                 "}",
                                 |w| {

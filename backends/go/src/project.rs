@@ -12,6 +12,7 @@ const ERRORS_GO: &str = include_str!("../runtime/errors.go");
 const RUNTIME_GO: &str = include_str!("../runtime/runtime.go");
 const RUNTIME_TEST_GO: &str = include_str!("../runtime/runtime_test.go");
 const TEXT_GO: &str = include_str!("../runtime/text.go");
+const ENCODE_GO: &str = include_str!("../runtime/encode.go");
 const CONDITIONS_GO: &str = include_str!("../runtime/conditions.go");
 const UPSTREAM_GO: &str = include_str!("../runtime/upstream.go");
 const HTTPTOOL_GO: &str = include_str!("../runtime/httptool.go");
@@ -68,6 +69,7 @@ pub fn emit(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
         File::text("internal/graph/runtime.go", RUNTIME_GO),
         File::text("internal/graph/runtime_test.go", RUNTIME_TEST_GO),
         File::text("internal/graph/text.go", TEXT_GO),
+        File::text("internal/graph/encode.go", ENCODE_GO),
         File::text("internal/graph/conditions.go", CONDITIONS_GO),
         File::text("internal/graph/graph.go", graph::graph_go(doc)),
         File::text("README.md", readme::readme(doc, &uses)),
