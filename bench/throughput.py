@@ -94,7 +94,34 @@ def go_servers(work):
             "net/http handler": ([base], work, {})}, {"net/http handler": 0.9}
 
 
-PLATFORMS = {"go": go_servers}
+def java_home():
+    home = os.environ.get("JAVA_HOME", "")
+    if not home:
+        found = sorted(d for d in os.listdir("/usr/lib/jvm") if d.startswith("temurin-"))
+        home = os.path.join("/usr/lib/jvm", found[-1]) if found else ""
+    if not home:
+        sys.exit("set JAVA_HOME to a JDK 21 or newer")
+    return home
+
+
+def java_servers(work):
+    home = java_home()
+    env = dict(os.environ, JAVA_HOME=home)
+    gen = os.path.join(work, "generated")
+    sh([svc_binary(), "compile", EXAMPLE, "--out", gen, "--platform", "java-svc"])
+    sh("./mvnw -q -B -DskipTests package", cwd=gen, env=env)
+    base = os.path.join(work, "baseline")
+    shutil.copytree(os.path.join(ROOT, "bench", "baseline", "java"), base)
+    sh([os.path.join(gen, "mvnw"), "-q", "-B", "-DskipTests", "package"], cwd=base, env=env)
+    java = os.path.join(home, "bin", "java")
+    return {"generated": ([java, "-jar", "target/service.jar"], gen, {}),
+            "Spring Boot controller": ([java, "-jar", "target/baseline.jar"], base, {})}, \
+        {"Spring Boot controller": 0.9}
+
+
+PLATFORMS = {"go": go_servers, "java-svc": java_servers}
+# The JVM needs a longer warm-up before its throughput settles.
+WARMUP_SECONDS = {"go": 2, "java-svc": 15}
 
 
 def main():
@@ -117,7 +144,7 @@ def main():
             if s.sample != gen.sample:
                 sys.exit(f"{s.name} answers {s.sample}, the generated service {gen.sample}: not the same work")
         for s in servers:
-            load(loadgen, s, 2, args.concurrency)  # warm-up
+            load(loadgen, s, WARMUP_SECONDS[args.platform], args.concurrency)  # warm-up
         rps = {s.name: [] for s in servers}
         for _ in range(args.rounds):
             for s in servers:

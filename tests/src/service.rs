@@ -307,3 +307,28 @@ pub fn require_tool(tool: &str) -> bool {
     eprintln!("skipping: `{tool}` is not installed");
     false
 }
+
+/// A JDK 21 or newer: `JAVA_HOME` when it points at one. In CI its absence
+/// fails the test; elsewhere the test says it is skipping.
+pub fn require_jdk21() -> bool {
+    let home = std::env::var_os("JAVA_HOME").map(PathBuf::from);
+    let version = home.as_ref().and_then(|h| {
+        let out = Command::new(h.join("bin").join("java"))
+            .arg("-version")
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        let quoted = text.split('"').nth(1)?.to_string();
+        quoted.split('.').next()?.parse::<u32>().ok()
+    });
+    if version.is_some_and(|v| v >= 21) {
+        return true;
+    }
+    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    assert!(
+        !in_ci,
+        "JAVA_HOME does not point at a JDK 21 or newer ({home:?}), and CI=true: .ci/run selects one"
+    );
+    eprintln!("skipping: JAVA_HOME does not point at a JDK 21 or newer");
+    false
+}

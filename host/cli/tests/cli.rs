@@ -302,3 +302,41 @@ fn an_unreadable_document_is_a_diagnostic_not_a_crash() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn svc_java_and_svc_platform_java_give_identical_trees() {
+    let base = tempfile::tempdir().unwrap();
+    let doc = fixtures().join("valid/support_triage.graph.json");
+    let (a, b) = (base.path().join("svc"), base.path().join("svc-java"));
+    let o = run(svc()
+        .arg("compile")
+        .arg(&doc)
+        .arg("--out")
+        .arg(&a)
+        .args(["--platform", "java-svc"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let mut java = Command::new(env!("CARGO_BIN_EXE_svc-java"));
+    java.env(
+        "SVC_CACHE_DIR",
+        std::env::temp_dir().join("svc-cli-test-cache"),
+    );
+    let o = run(java.arg("compile").arg(&doc).arg("--out").arg(&b));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let ta = tree(&a);
+    assert!(ta.contains_key("pom.xml"));
+    assert_eq!(ta, tree(&b));
+    // And svc-java refuses what Java cannot do, e.g. bearer authentication.
+    let mut java = Command::new(env!("CARGO_BIN_EXE_svc-java"));
+    let o = run(java
+        .arg("compile")
+        .arg(fixtures().join("valid/bearer_auth.graph.json"))
+        .arg("--out")
+        .arg(base.path().join("bearer")));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("java-svc does not support auth scheme `bearer`"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!base.path().join("bearer").exists());
+}

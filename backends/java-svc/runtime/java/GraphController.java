@@ -1,0 +1,197 @@
+package com.svc.PKG.web;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.svc.PKG.GraphState;
+import com.svc.PKG.config.AuthSettings;
+import com.svc.PKG.graph.MainGraph;
+import com.svc.PKG.runtime.GraphRun;
+import com.svc.PKG.runtime.SvcError;
+import jakarta.servlet.http.HttpServletRequest;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/** The svc HTTP contract: POST /invoke and GET /health. */
+@RestController
+public class GraphController {
+    static final int MAX_REQUEST_BYTES = 1 << 20;
+    static final int MAX_RESPONSE_BYTES = 4 << 20;
+    static final ObjectMapper JSON = new ObjectMapper()
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+    private final MainGraph graph;
+    private final AuthSettings auth;
+    // Runs execute on virtual threads so a run past its deadline can be
+    // abandoned (and interrupted) while the request is answered in time.
+    private final ExecutorService runner = Executors.newVirtualThreadPerTaskExecutor();
+
+    public GraphController(MainGraph graph, AuthSettings auth) {
+        this.graph = graph;
+        this.auth = auth;
+    }
+
+    @GetMapping("/health")
+    public ResponseEntity<byte[]> health() {
+        return json(200, Map.of("status", "ok"));
+    }
+
+    @PostMapping("/invoke")
+    public ResponseEntity<byte[]> invoke(HttpServletRequest request) {
+        try {
+            return json(200, handle(request));
+        } catch (SvcError e) {
+            return json(e.status(), e.body());
+        }
+    }
+
+    private Object handle(HttpServletRequest request) throws SvcError {
+        if (!auth.accepts(request.getHeader("X-API-Key"))) {
+            throw new SvcError(401, "unauthorized", "missing or wrong credential", null);
+        }
+        if (!isJson(request.getContentType())) {
+            throw new SvcError(415, "unsupported_media_type",
+                    "send the request with Content-Type: application/json", null);
+        }
+        Map<String, Object> body = parse(readBody(request));
+        boolean legacy = !body.containsKey("state");
+        Map<String, Object> input;
+        if (!legacy) {
+            if (body.size() != 1) {
+                throw SvcError.badRequest("a request with `state` may not have other fields");
+            }
+            if (!(body.get("state") instanceof Map<?, ?>)) {
+                throw SvcError.badRequest("`state` must be a JSON object");
+            }
+            @SuppressWarnings("unchecked")
+            Map<String, Object> state = (Map<String, Object>) body.get("state");
+            input = state;
+        } else {
+            input = legacyInput(body);
+        }
+        GraphRun run = runWithDeadline(GraphState.SCHEMA.newState(input));
+        if (!legacy) {
+            return Map.of("result", run.state());
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("output", run.lastOutputKey() == null ? null : run.get(run.lastOutputKey()));
+        out.put("state", run.state());
+        return out;
+    }
+
+    /** The legacy forms {"input": "..."} and {"query": "..."}. */
+    private static Map<String, Object> legacyInput(Map<String, Object> body) throws SvcError {
+        if (body.size() != 1 || !(body.containsKey("input") || body.containsKey("query"))) {
+            throw SvcError.badRequest("send {\"state\": {...}}, or the legacy {\"input\": \"...\"} or {\"query\": \"...\"}");
+        }
+        Object text = body.containsKey("input") ? body.get("input") : body.get("query");
+        if (!(text instanceof String)) {
+            throw SvcError.badRequest("the legacy `input` or `query` must be a string");
+        }
+        if (GraphState.LEGACY_INPUT_FIELD == null) {
+            throw SvcError.badRequest("this graph has no required string field for a legacy `input`");
+        }
+        Map<String, Object> input = new LinkedHashMap<>();
+        input.put(GraphState.LEGACY_INPUT_FIELD, text);
+        return input;
+    }
+
+    private GraphRun runWithDeadline(Map<String, Object> state) throws SvcError {
+        Future<GraphRun> future = runner.submit(() -> graph.run(state));
+        try {
+            return future.get(MainGraph.REQUEST_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            throw SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS);
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            Thread.currentThread().interrupt();
+            throw SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof SvcError svc) {
+                throw svc;
+            }
+            if (e.getCause() instanceof InterruptedException) {
+                throw SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS);
+            }
+            throw new SvcError(500, "execution_error", "the run failed", null);
+        }
+    }
+
+    static boolean isJson(String contentType) {
+        if (contentType == null) {
+            return false;
+        }
+        try {
+            MediaType type = MediaType.parseMediaType(contentType);
+            return type.getType().equals("application") && type.getSubtype().equals("json");
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    private static byte[] readBody(HttpServletRequest request) throws SvcError {
+        if (request.getContentLengthLong() > MAX_REQUEST_BYTES) {
+            throw tooLarge();
+        }
+        try (InputStream in = request.getInputStream()) {
+            byte[] data = in.readNBytes(MAX_REQUEST_BYTES + 1);
+            if (data.length > MAX_REQUEST_BYTES) {
+                throw tooLarge();
+            }
+            return data;
+        } catch (IOException e) {
+            throw SvcError.badRequest("cannot read the request body");
+        }
+    }
+
+    private static SvcError tooLarge() {
+        return new SvcError(413, "payload_too_large", "the request body is larger than 1 MiB", null);
+    }
+
+    private static Map<String, Object> parse(byte[] body) throws SvcError {
+        Object value;
+        try {
+            value = JSON.readValue(body, Object.class);
+        } catch (IOException e) {
+            throw SvcError.badRequest("the body is not JSON");
+        }
+        if (!(value instanceof Map<?, ?>)) {
+            throw SvcError.badRequest("the body must be a JSON object");
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> map = (Map<String, Object>) value;
+        return map;
+    }
+
+    /** A JSON response; one over 4 MiB is replaced by an execution error. */
+    static ResponseEntity<byte[]> json(int status, Object body) {
+        byte[] data;
+        try {
+            data = JSON.writeValueAsBytes(body);
+        } catch (JsonProcessingException e) {
+            status = 500;
+            data = "{\"error\":{\"code\":\"execution_error\",\"message\":\"the result cannot be encoded as JSON\"}}"
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        }
+        if (data.length > MAX_RESPONSE_BYTES) {
+            status = 500;
+            data = ("{\"error\":{\"code\":\"execution_error\",\"message\":\"the response is larger than 4 MiB\","
+                    + "\"details\":{\"reason\":\"response_too_large\"}}}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        }
+        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_JSON).body(data);
+    }
+}

@@ -1,0 +1,61 @@
+package com.svc.PKG.runtime;
+
+import java.util.Map;
+
+/**
+ * One run of the graph: its own state, the step count and the node that
+ * wrote last (the legacy response's {@code output}).
+ */
+public final class GraphRun {
+    private final StateSchema schema;
+    private final Map<String, Object> state;
+    private final int maxSteps;
+    private int steps;
+    private String lastOutputKey;
+
+    public GraphRun(StateSchema schema, Map<String, Object> state, int maxSteps) {
+        this.schema = schema;
+        this.state = state;
+        this.maxSteps = maxSteps;
+    }
+
+    public Map<String, Object> state() {
+        return state;
+    }
+
+    public Object get(String key) {
+        return state.get(key);
+    }
+
+    public String lastOutputKey() {
+        return lastOutputKey;
+    }
+
+    /** Counts one node execution; past maxSteps the run ends. */
+    public void count() throws SvcError, InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("the run passed its deadline");
+        }
+        if (steps == maxSteps) {
+            throw SvcError.stepLimit(maxSteps);
+        }
+        steps++;
+    }
+
+    /** Runs a node on a read-only view and writes its result to outputKey. */
+    public void step(String node, String outputKey, GraphNode fn) throws SvcError, InterruptedException {
+        Object result;
+        try {
+            result = fn.run(StateSchema.readOnly(state));
+        } catch (SvcError e) {
+            throw e;
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception | StackOverflowError e) {
+            throw SvcError.execution(node, "node \"" + node + "\" failed: " + e.getClass().getSimpleName()
+                    + (e.getMessage() == null ? "" : ": " + e.getMessage()));
+        }
+        schema.apply(state, outputKey, result, node);
+        lastOutputKey = outputKey;
+    }
+}

@@ -1,0 +1,96 @@
+package com.svc.PKG.runtime;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * An OpenAI-compatible chat-completions client. Only graphs with LLM nodes
+ * create one (see config/AiConfig.java).
+ */
+public final class LlmClient {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final String baseUrl;
+    private final String apiKey;
+    private final Duration timeout;
+
+    public LlmClient(String baseUrl, String apiKey, Duration timeout) {
+        this.baseUrl = baseUrl.replaceAll("/+$", "");
+        this.apiKey = apiKey;
+        this.timeout = timeout;
+    }
+
+    /** The model settings of one node. */
+    public record Model(String name, Double temperature, Integer maxTokens) {
+    }
+
+    /** Sends the non-empty prompt parts and returns the reply text. */
+    public String chat(String node, Model model, String system, String user) throws SvcError, InterruptedException {
+        List<Map<String, String>> messages = new ArrayList<>();
+        if (!system.isBlank()) {
+            messages.add(Map.of("role", "system", "content", system));
+        }
+        if (!user.isBlank()) {
+            messages.add(Map.of("role", "user", "content", user));
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("model", model.name());
+        body.put("messages", messages);
+        if (model.temperature() != null) {
+            body.put("temperature", model.temperature());
+        }
+        if (model.maxTokens() != null) {
+            body.put("max_tokens", model.maxTokens());
+        }
+        Map<String, String> headers = apiKey == null || apiKey.isEmpty()
+                ? Map.of()
+                : Map.of("Authorization", "Bearer " + apiKey);
+        Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers, timeout, body);
+        if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
+                && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg
+                && msg.get("content") instanceof String content) {
+            return content;
+        }
+        throw SvcError.upstream(node, "invalid_json",
+                "node \"" + node + "\": the model reply has no choices[0].message.content", null);
+    }
+
+    /** A reply that is a JSON array is that list; otherwise each non-empty line. */
+    public static List<Object> asList(String reply) {
+        String trimmed = reply.strip();
+        if (trimmed.startsWith("[")) {
+            try {
+                Object parsed = JSON.readValue(trimmed, Object.class);
+                if (parsed instanceof List<?> list) {
+                    return new ArrayList<>(list);
+                }
+            } catch (java.io.IOException e) {
+                // Not JSON after all: fall through to lines.
+            }
+        }
+        List<Object> out = new ArrayList<>();
+        for (String line : reply.split("\n")) {
+            if (!line.isBlank()) {
+                out.add(line.strip());
+            }
+        }
+        return out;
+    }
+
+    /** Every item as text, for list outputs of string fields. */
+    public static List<Object> textItems(List<Object> items) {
+        List<Object> out = new ArrayList<>();
+        for (Object item : items) {
+            out.add(Text.of(item));
+        }
+        return out;
+    }
+
+    public static List<Object> assistantMessage(String text) {
+        return List.of(Map.of("role", "assistant", "content", text));
+    }
+}

@@ -1,0 +1,29 @@
+package com.svc.PKG.runtime;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+
+/** How state values appear inside templates and prompts. */
+public final class Text {
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .configure(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS, true);
+
+    private Text() {
+    }
+
+    /** Strings as they are, absent values as nothing, everything else as JSON. */
+    public static String of(Object value) {
+        if (value == null) {
+            return "";
+        }
+        if (value instanceof String s) {
+            return s;
+        }
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            return String.valueOf(value);
+        }
+    }
+}

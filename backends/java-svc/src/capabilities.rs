@@ -1,0 +1,60 @@
+//! What the Java backend compiles, and why it refuses the rest.
+
+use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities};
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+const PYTHON_ONLY: &str =
+    "Java services run the portable core; this is available on python-svc only";
+
+pub fn info() -> BackendInfo {
+    let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
+    let ops = "Java router branches are string equality on state.get(\"key\"): only eq and ne on string fields";
+    BackendInfo {
+        platform: "java-svc".into(),
+        name: "svc-backend-java".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        ir_versions: ">=2.0.0, <3.0.0".into(),
+        capabilities: Capabilities {
+            node_kinds: strings(&["start", "end", "function", "llm", "tool", "router", "response_template"]),
+            tool_kinds: strings(&["native", "http"]),
+            transports: Vec::new(),
+            auth: strings(&["none", "api_key"]),
+            features: strings(&["router.op.eq", "router.op.ne", "router.field.string"]),
+            reasons: vec![
+                reason("node-kind:subgraph", PYTHON_ONLY),
+                reason("node-kind:agent", PYTHON_ONLY),
+                reason("node-kind:rag", PYTHON_ONLY),
+                reason("node-kind:intent_classifier", PYTHON_ONLY),
+                reason("node-kind:hitl", "Java and Go reject human-in-the-loop nodes; use python-svc"),
+                reason("node-kind:connector", "connector nodes need a codegen.templates[\"java-svc\"] template and a connector pack"),
+                reason("tool-kind:mcp", "MCP tools are unsupported on Java; the export rejects them"),
+                reason("transport:stdio", "logical.mcpServers are unsupported on Java"),
+                reason("transport:sse", "logical.mcpServers are unsupported on Java"),
+                reason("transport:streamable_http", "logical.mcpServers are unsupported on Java"),
+                reason("auth:bearer", "Java services offer none and api_key only; use api_key (X-API-Key)"),
+                reason("feature:checkpointer.memory", "Java services keep no checkpoints; checkpointers are python-svc only"),
+                reason("feature:streaming", "Java services answer with the final state; streaming is python-svc only"),
+                reason("feature:llm.bound-tools", "Java rejects tool bindings on LLM nodes; call the tool from a tool node"),
+                reason("feature:router.op.gt", ops),
+                reason("feature:router.op.ge", ops),
+                reason("feature:router.op.lt", ops),
+                reason("feature:router.op.le", ops),
+                reason("feature:router.op.in", ops),
+                reason("feature:router.op.exists", ops),
+                reason("feature:router.op.truthy", ops),
+                reason("feature:router.field.integer", ops),
+                reason("feature:router.field.number", ops),
+                reason("feature:router.field.boolean", ops),
+            ],
+        },
+        commands: BuildCommands {
+            setup: String::new(),
+            test: "./mvnw -q -B test".into(),
+            build: "./mvnw -q -B -DskipTests package".into(),
+            run: "\"${JAVA_HOME:+$JAVA_HOME/bin/}java\" -jar target/service.jar".into(),
+        },
+    }
+}

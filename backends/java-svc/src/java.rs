@@ -1,0 +1,214 @@
+//! Java source helpers: literals, identifiers, packages.
+
+use serde_json::Value;
+
+/// A Java string literal.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' || c == '\u{2028}' || c == '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A JSON value as a Java expression: maps and lists are mutable and may hold
+/// nulls (`Values.map`, `Values.list`), integers are `Integer` or `Long`,
+/// other numbers `Double`.
+pub fn literal(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) if i32::try_from(i).is_ok() => i.to_string(),
+            Some(i) => format!("{i}L"),
+            None => match n.as_u64() {
+                Some(u) => format!("new java.math.BigInteger(\"{u}\")"),
+                None => format!("{:?}", n.as_f64().unwrap_or(0.0)),
+            },
+        },
+        Value::String(s) => quote(s),
+        Value::Array(items) => format!(
+            "Values.list({})",
+            items.iter().map(literal).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            format!(
+                "Values.map({})",
+                keys.iter()
+                    .map(|k| format!("{}, {}", quote(k), literal(&map[k.as_str()])))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    }
+}
+
+const KEYWORDS: &[&str] = &[
+    "abstract",
+    "assert",
+    "boolean",
+    "break",
+    "byte",
+    "case",
+    "catch",
+    "char",
+    "class",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extends",
+    "final",
+    "finally",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "implements",
+    "import",
+    "instanceof",
+    "int",
+    "interface",
+    "long",
+    "native",
+    "new",
+    "package",
+    "private",
+    "protected",
+    "public",
+    "return",
+    "short",
+    "static",
+    "strictfp",
+    "super",
+    "switch",
+    "synchronized",
+    "this",
+    "throw",
+    "throws",
+    "transient",
+    "try",
+    "void",
+    "volatile",
+    "while",
+    "true",
+    "false",
+    "null",
+    "_",
+    "var",
+    "record",
+    "yield",
+    "sealed",
+    "permits",
+];
+
+/// The package segment for a document id: `support-triage` → `support_triage`.
+pub fn package_segment(id: &str) -> String {
+    let mut s: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if KEYWORDS.contains(&s.as_str()) {
+        s.push('_');
+    }
+    s
+}
+
+/// `classify_ticket` → `ClassifyTicket`.
+pub fn pascal(id: &str) -> String {
+    let mut out = String::new();
+    let mut upper = true;
+    for c in id.chars() {
+        if c == '_' || c == '-' {
+            upper = true;
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'N');
+    }
+    out
+}
+
+/// `classify_ticket` → `classifyTicket` (never a keyword).
+pub fn camel(id: &str) -> String {
+    let p = pascal(id);
+    let mut chars = p.chars();
+    let mut out: String = chars
+        .next()
+        .map(|c| c.to_ascii_lowercase())
+        .into_iter()
+        .collect();
+    out.extend(chars);
+    if KEYWORDS.contains(&out.as_str()) {
+        out.push('_');
+    }
+    out
+}
+
+/// Re-indents a body by `indent` spaces, keeping its relative indentation.
+pub fn indent_body(body: &str, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut out = String::new();
+    for line in body.trim_matches('\n').lines() {
+        let line = line.trim_end().replace('\t', "    ");
+        if line.is_empty() {
+            out.push('\n');
+        } else {
+            out.push_str(&pad);
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers() {
+        assert_eq!(pascal("classify_ticket"), "ClassifyTicket");
+        assert_eq!(camel("for"), "for_");
+        assert_eq!(camel("Lookup"), "lookup");
+        assert_eq!(package_segment("support-triage"), "support_triage");
+        assert_eq!(package_segment("class"), "class_");
+    }
+
+    #[test]
+    fn literals() {
+        let v = serde_json::json!({"b": [1, 2.5, null, 3000000000_i64], "a": "x\"y"});
+        assert_eq!(
+            literal(&v),
+            "Values.map(\"a\", \"x\\\"y\", \"b\", Values.list(1, 2.5, null, 3000000000L))"
+        );
+    }
+}

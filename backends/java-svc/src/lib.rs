@@ -1,0 +1,38 @@
+//! The `java-svc` backend: IR v2 to a Spring Boot 3 / Maven project (Java 21).
+//!
+//! The project has a small runtime copied from `runtime/java` (state schema,
+//! reducers, upstream calls, the HTTP contract's controller and error
+//! handling) and generated code: the state declaration, a run loop
+//! specialised to the graph (`graph.rs`), one class per node (`nodes.rs`),
+//! tests that drive the service over HTTP (`tests.rs`), build files and a
+//! README (`project.rs`).
+
+mod capabilities;
+mod graph;
+mod java;
+mod nodes;
+mod project;
+mod tests;
+
+use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::{
+    export_backend, Backend, BackendInfo, Diagnostic, EmitOptions, File, Templates,
+};
+
+pub struct JavaBackend;
+
+impl Backend for JavaBackend {
+    fn info() -> BackendInfo {
+        capabilities::info()
+    }
+
+    fn emit(
+        doc: &Document,
+        _options: &EmitOptions,
+        _templates: &mut dyn Templates,
+    ) -> Result<Vec<File>, Vec<Diagnostic>> {
+        project::emit(doc)
+    }
+}
+
+export_backend!(JavaBackend);

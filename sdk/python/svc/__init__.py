@@ -1,0 +1,68 @@
+"""svc: the Python SDK of svc graph services.
+
+Importing `svc` needs PyYAML only; every feature with an optional dependency
+imports it when used and names the extra to install when it is missing.
+"""
+
+__version__ = "0.3.2"
+
+from svc.clients import get_http_client, get_llm_provider
+from svc.config import get_config, load_config
+from svc.errors import (
+    ConfigError,
+    GuardrailViolation,
+    MissingExtraError,
+    RegistrationError,
+    SvcError,
+)
+from svc.graph import END, START, GraphBuilder, SvcApp
+from svc.registry import (
+    Decision,
+    business_policy,
+    components,
+    configuration,
+    evaluate_policies,
+    get_configuration,
+    graph,
+    graph_node,
+    input_guardrail,
+    output_guardrail,
+    persona,
+    persona_prompt,
+    skill,
+    tool,
+)
+from svc.tracing import configure_tracing, register_graph
+
+__all__ = [
+    "END",
+    "START",
+    "ConfigError",
+    "Decision",
+    "GraphBuilder",
+    "GuardrailViolation",
+    "MissingExtraError",
+    "RegistrationError",
+    "SvcApp",
+    "SvcError",
+    "__version__",
+    "business_policy",
+    "components",
+    "configuration",
+    "configure_tracing",
+    "evaluate_policies",
+    "get_config",
+    "get_configuration",
+    "get_http_client",
+    "get_llm_provider",
+    "graph",
+    "graph_node",
+    "input_guardrail",
+    "load_config",
+    "output_guardrail",
+    "persona",
+    "persona_prompt",
+    "register_graph",
+    "skill",
+    "tool",
+]

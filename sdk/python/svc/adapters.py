@@ -1,0 +1,229 @@
+"""One interface over the graphs the server and SvcApp can run.
+
+A runner validates a request's state (`validate`), runs it asynchronously
+under the request deadline (`arun`, optionally observed for dev events) or
+synchronously (`invoke`). Runners exist for generated `CompiledGraph`s,
+LangGraph compiled graphs and any object with `ainvoke(dict)`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import typing
+from typing import Any
+
+from svc.config import GraphSettings
+from svc.errors import SvcError, deadline_error, step_limit_error
+from svc.runtime import CompiledGraph, Emit
+from svc.state import Field, Item, StateSchema
+
+
+def _run_failed(e: Exception) -> SvcError:
+    return SvcError(500, "execution_error", f"the run failed: {type(e).__name__}: {e}")
+
+
+class CompiledGraphRunner:
+    def __init__(self, graph: CompiledGraph):
+        self.graph = graph
+        self.name = graph.name
+        self.schema: StateSchema | None = graph.schema
+        self.validate = graph.schema.new_state
+        self.arun = graph.arun
+
+    def invoke(self, data: dict) -> dict:
+        return self.graph.invoke(data)
+
+
+# --- LangGraph ---------------------------------------------------------------------
+
+_SCALARS = {str: "string", bool: "boolean", int: "integer", float: "number"}
+
+
+def _strip(hint: Any) -> Any:
+    """Drops Required/NotRequired/ReadOnly wrappers and Optional[...]."""
+    while True:
+        origin = typing.get_origin(hint)
+        args = typing.get_args(hint)
+        if origin is not None and getattr(origin, "_name", "") in (
+            "Required",
+            "NotRequired",
+            "ReadOnly",
+        ):
+            hint = args[0]
+            continue
+        if origin is typing.Union or type(hint).__name__ == "UnionType":
+            rest = [a for a in args if a is not type(None)]
+            if len(rest) == 1:
+                hint = rest[0]
+                continue
+        return hint
+
+
+def _ir_type(hint: Any) -> tuple[str, Item | None]:
+    """The IR type of a Python annotation ("any" when it has none)."""
+    hint = _strip(hint)
+    if hint in _SCALARS:
+        return _SCALARS[hint], None
+    origin = typing.get_origin(hint) or hint
+    if origin is dict or typing.is_typeddict(hint):
+        return "object", None
+    if origin is list:
+        args = typing.get_args(hint)
+        if not args:
+            return "array", None
+        inner = _strip(args[0])
+        if (typing.get_origin(inner) or inner) is dict:
+            return "messages", None
+        item_type, item_items = _ir_type(inner)
+        return "array", (None if item_type == "any" else Item(item_type, item_items))
+    return "any", None
+
+
+def schema_from_annotations(state_type: type) -> StateSchema:
+    """A StateSchema from a TypedDict (or any annotated class) of a LangGraph state.
+
+    str, int, float, bool, dict and list[...] map to their IR types, list[dict]
+    to messages; `Annotated[list, reducer]` is an append field. No field is
+    required: LangGraph states are filled in by the nodes.
+    """
+    fields = []
+    for name, hint in typing.get_type_hints(state_type, include_extras=True).items():
+        append = False
+        if typing.get_origin(hint) is typing.Annotated:
+            base, *meta = typing.get_args(hint)
+            append = any(callable(m) for m in meta)
+            hint = base
+        type_, items = _ir_type(hint)
+        if append and type_ not in ("array", "messages"):
+            type_, items = "any", None
+        fields.append(Field(name, type_, items=items, append=append))
+    return StateSchema(fields)
+
+
+class LangGraphRunner:
+    def __init__(self, graph: Any, settings: GraphSettings, name: str):
+        from langgraph.errors import GraphRecursionError
+
+        self.graph = graph
+        self.name = name
+        self.schema: StateSchema | None = schema_from_annotations(graph.builder.state_schema)
+        self.validate = self.schema.new_state
+        self.max_steps = settings.max_steps
+        self.timeout_ms = settings.request_timeout_ms
+        self._recursion_error = GraphRecursionError
+
+    def _inputs(self, state: dict) -> tuple[dict, dict]:
+        # Absent fields stay absent: LangGraph's reducers would choke on None.
+        inputs = {k: v for k, v in state.items() if v is not None}
+        return inputs, {"recursion_limit": self.max_steps}
+
+    def _result(self, values: Any) -> dict:
+        if not isinstance(values, dict):
+            raise SvcError(500, "execution_error", "the graph did not end with a state")
+        return {name: values.get(name) for name in self.schema.field_names}
+
+    def _failure(self, e: Exception) -> Exception:
+        if isinstance(e, SvcError):
+            return e
+        if isinstance(e, self._recursion_error):
+            return step_limit_error(self.max_steps)
+        return _run_failed(e)
+
+    async def _observed(self, inputs: dict, config: dict, emit: Emit) -> Any:
+        values = None
+        async for mode, chunk in self.graph.astream(
+            inputs, config=config, stream_mode=["tasks", "values"]
+        ):
+            if mode == "values":
+                values = chunk
+            elif "result" in chunk or "error" in chunk:
+                emit("node_finished", chunk["name"], None)
+            else:
+                emit("node_started", chunk["name"], None)
+        return values
+
+    async def arun(self, state: dict, *, emit: Emit | None = None) -> dict:
+        inputs, config = self._inputs(state)
+        run = (
+            self.graph.ainvoke(inputs, config=config)
+            if emit is None
+            else self._observed(inputs, config, emit)
+        )
+        try:
+            values = await asyncio.wait_for(run, self.timeout_ms / 1000)
+        except asyncio.TimeoutError:
+            raise deadline_error(self.timeout_ms) from None
+        except Exception as e:
+            raise self._failure(e) from None
+        return self._result(values)
+
+    def invoke(self, data: dict) -> dict:
+        inputs, config = self._inputs(self.validate(data))
+        try:
+            values = self.graph.invoke(inputs, config=config)
+        except Exception as e:
+            raise self._failure(e) from None
+        return self._result(values)
+
+
+# --- anything with ainvoke(dict) -------------------------------------------------------
+
+
+class AinvokeRunner:
+    """A graph the SDK knows nothing about: no schema, the state goes through as is."""
+
+    def __init__(self, graph: Any, settings: GraphSettings, name: str):
+        self.graph = graph
+        self.name = name
+        self.schema: StateSchema | None = None
+        self.timeout_ms = settings.request_timeout_ms
+
+    def validate(self, data: dict) -> dict:
+        return data
+
+    @staticmethod
+    def _result(values: Any) -> dict:
+        if not isinstance(values, dict):
+            raise SvcError(
+                500, "execution_error", f"the graph returned {type(values).__name__}, not a state"
+            )
+        return values
+
+    async def arun(self, state: dict, *, emit: Emit | None = None) -> dict:
+        try:
+            values = await asyncio.wait_for(self.graph.ainvoke(state), self.timeout_ms / 1000)
+        except asyncio.TimeoutError:
+            raise deadline_error(self.timeout_ms) from None
+        except SvcError:
+            raise
+        except Exception as e:
+            raise _run_failed(e) from None
+        return self._result(values)
+
+    def invoke(self, data: dict) -> dict:
+        call = getattr(self.graph, "invoke", None)
+        try:
+            values = call(data) if call else asyncio.run(self.graph.ainvoke(data))
+        except SvcError:
+            raise
+        except Exception as e:
+            raise _run_failed(e) from None
+        return self._result(values)
+
+
+def runner_for(graph: Any, settings: GraphSettings, name: str = "graph") -> Any:
+    """The runner of a CompiledGraph (instance or class), a LangGraph compiled
+    graph or any object with `ainvoke(dict)`."""
+    if isinstance(graph, type) and issubclass(graph, CompiledGraph):
+        graph = graph()
+    if isinstance(graph, CompiledGraph):
+        return CompiledGraphRunner(graph)
+    builder = getattr(graph, "builder", None)
+    if hasattr(graph, "astream") and hasattr(builder, "state_schema"):
+        return LangGraphRunner(graph, settings, name)
+    if callable(getattr(graph, "ainvoke", None)):
+        return AinvokeRunner(graph, settings, name)
+    raise TypeError(
+        f"cannot serve {type(graph).__name__}: pass a CompiledGraph, a LangGraph compiled "
+        "graph or an object with ainvoke(dict)"
+    )

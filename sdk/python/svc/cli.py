@@ -1,0 +1,200 @@
+"""The SDK's command line: `svc-py ...` or `python -m svc ...`.
+
+Exit codes: 0 success, 1 an error (explained on stderr), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+
+from svc import __version__
+from svc.errors import ConfigError, MissingExtraError, RegistrationError, require
+
+
+class UsageError(Exception):
+    """Arguments argparse accepted but the command cannot use."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="svc-py", description="The svc Python SDK command line.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    new = sub.add_parser("new", help="scaffold a project")
+    new.add_argument("name")
+    new.add_argument("--dir", default=".", help="where to create <name>/ (default: .)")
+    new.add_argument("--force", action="store_true", help="replace a non-empty <dir>/<name>")
+
+    info = sub.add_parser("info", help="load the config and list the registered components")
+    info.add_argument("--root", default=".")
+
+    run = sub.add_parser("run", help="start the API server (server extra)")
+    run.add_argument("--root", default=".")
+    run.add_argument("--host", help="default: SVC_HOST, then server.host, then 0.0.0.0")
+    run.add_argument("--port", type=int, help="default: SVC_PORT, then server.port, then 8000")
+
+    get = sub.add_parser("get", help="print a config value as JSON")
+    get.add_argument("path", help="dotted keys and [index], like server.auth.type")
+    get.add_argument("--root", default=".")
+
+    comp = sub.add_parser(
+        "compile",
+        help="without a document: application.yaml -> application.json; "
+        "with one: the Rust svc compiler (python-svc)",
+    )
+    comp.add_argument("document", nargs="?")
+    comp.add_argument("--out")
+    comp.add_argument("--force", action="store_true")
+    comp.add_argument("--root", default=".")
+
+    reg = sub.add_parser("register", help="register the entrypoint graph for tracing")
+    reg.add_argument("--root", default=".")
+    reg.add_argument("--describe-only", action="store_true", help="do not compile the graph")
+
+    sub.add_parser("version", help="print the SDK version")
+    return p
+
+
+def _new(args: argparse.Namespace) -> int:
+    from svc.scaffold import new_project
+
+    try:
+        target = new_project(args.name, args.dir, force=args.force)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    print(f"created {target}")
+    return 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    from svc import registry
+    from svc.config import app_identity
+    from svc.graph import SvcApp
+
+    app = SvcApp(args.root).bootstrap()
+    name, version = app_identity(app.config)
+    out = {"name": name, "version": version, "components": registry.components()}
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    uvicorn = require("uvicorn", "server", "svc run")
+    from svc.config import load_config, server_settings
+    from svc.server import create_app
+    from svc.tracing import configure_logging, configure_tracing
+
+    config = load_config(args.root)
+    configure_logging(config)
+    configure_tracing(config)
+    settings = server_settings(config)  # flag > SVC_HOST/SVC_PORT > config > default
+    host = args.host or settings.host
+    port = args.port if args.port is not None else settings.port
+    app = create_app(config=config, root=args.root)
+    uvicorn.run(app, host=host, port=port, log_config=None)
+    return 0
+
+
+def _get(args: argparse.Namespace) -> int:
+    from svc.config import get_config, parse_path
+
+    try:
+        parse_path(args.path)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    print(get_config(args.path, as_json=True, root=args.root))
+    return 0
+
+
+def _compile(args: argparse.Namespace) -> int:
+    if args.document is None:
+        from svc.config import compile_config
+
+        out = compile_config(args.root, args.out, force=args.force)
+        print(f"wrote {out}")
+        return 0
+    if not args.out:
+        raise UsageError("compile <document> needs --out DIR")
+    binary = os.environ.get("SVC_BIN") or shutil.which("svc")
+    if not binary:
+        raise ConfigError(
+            "compiling a graph document needs the Rust `svc` binary: build it with "
+            "`cargo build` in the svc repository, then put target/debug/svc on PATH "
+            "or set SVC_BIN to its path"
+        )
+    cmd = [binary, "compile", args.document, "--out", args.out, "--platform", "python-svc"]
+    if args.force:
+        cmd.append("--force")
+    try:
+        return subprocess.run(cmd, check=False).returncode
+    except OSError as e:
+        raise ConfigError(f"cannot run {binary}: {e}") from None
+
+
+def _register(args: argparse.Namespace) -> int:
+    require("langsmith", "tracing", "svc register")
+    from svc import registry
+    from svc.config import app_identity
+    from svc.graph import SvcApp
+    from svc.tracing import register_graph
+
+    app = SvcApp(args.root).bootstrap()
+    name, version = app_identity(app.config)
+    entry = registry.entrypoint_graph((app.config.get("graph") or {}).get("entrypoint"))
+    description = {
+        "name": name,
+        "version": version,
+        "entrypoint": entry.name,
+        "components": registry.components(),
+    }
+    if not args.describe_only:
+        description["nodes"] = _graph_nodes(app.build_graph())
+    project = (app.config.get("tracing") or {}).get("project") or name
+    register_graph(description, project)
+    print(f"registered graph {entry.name} in project {project}")
+    return 0
+
+
+def _graph_nodes(graph: object) -> list[str]:
+    names = getattr(graph, "node_names", None)
+    if names is None and hasattr(graph, "get_graph"):
+        names = [n for n in graph.get_graph().nodes if not n.startswith("__")]
+    return list(names or ())
+
+
+COMMANDS = {
+    "new": _new,
+    "info": _info,
+    "run": _run,
+    "get": _get,
+    "compile": _compile,
+    "register": _register,
+    "version": lambda args: print(f"svc-sdk {__version__}") or 0,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except UsageError as e:
+        parser.print_usage(sys.stderr)
+        print(f"svc-py {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except (
+        ConfigError,
+        RegistrationError,
+        MissingExtraError,
+        ImportError,
+        OSError,
+        LookupError,
+        ValueError,
+    ) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1

@@ -1,0 +1,79 @@
+"""Clients built from the config: external services and the LLM provider."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from svc.config import get_config
+from svc.errors import ConfigError, require
+
+DEFAULT_SERVICE_TIMEOUT = 30.0  # seconds
+
+
+def get_http_client(
+    service: str, *, headers: Mapping[str, str] | None = None, root: str | Path | None = None
+) -> Any:
+    """An httpx.Client for `external_services.<service>` (the "http" extra).
+
+    Its base URL is `serverUrl` + `basePath`, its timeout `timeout` seconds,
+    its credential `auth` (`bearer` or `api_key`, token from the environment
+    through `${NAME}`). The headers named in `propagate_headers` are copied
+    from `headers` (the inbound request's). Close it, or use it in `with`.
+    """
+    httpx = require("httpx", "http", "get_http_client()")
+    where = f"external_services.{service}"
+    cfg = get_config(where, root=root)
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"{where} is not configured")
+    server_url = cfg.get("serverUrl")
+    if not server_url:
+        raise ConfigError(f"{where}.serverUrl is not set")
+    base_path = cfg.get("basePath") or ""
+    base_url = server_url.rstrip("/") + ("/" + base_path.strip("/") if base_path.strip("/") else "")
+    sent: dict[str, str] = {}
+    inbound = {k.lower(): v for k, v in (headers or {}).items()}
+    for name in cfg.get("propagate_headers") or ():
+        if name.lower() in inbound:
+            sent[name] = inbound[name.lower()]
+    auth = cfg.get("auth") or {}
+    kind = auth.get("type", "none")
+    if kind != "none":
+        token = auth.get("token")
+        if not token:
+            raise ConfigError(
+                f"{where}.auth.token is not set (the environment variable it names is unset)"
+            )
+        if kind == "bearer":
+            sent["Authorization"] = f"Bearer {token}"
+        elif kind == "api_key":
+            sent["X-API-Key"] = token
+        else:
+            raise ConfigError(f"{where}.auth.type {kind!r} is not one of none, bearer, api_key")
+    timeout = cfg.get("timeout", DEFAULT_SERVICE_TIMEOUT)
+    return httpx.Client(base_url=base_url, timeout=timeout, headers=sent)
+
+
+def get_llm_provider(*, root: str | Path | None = None, **options: Any) -> Any:
+    """A LangChain chat model for the `model` section (the "llm" extra).
+
+    `provider` must be `openai` (any OpenAI-compatible API); the base URL and
+    key come from the variables named by `base_url_env` and `api_key_env`.
+    `options` go to the model (temperature=..., for one).
+    """
+    openai = require("langchain_openai", "llm", "get_llm_provider()")
+    cfg = get_config("model", {}, root=root) or {}
+    provider = cfg.get("provider", "openai")
+    if provider != "openai":
+        raise ConfigError(f"model.provider {provider!r} is not supported: use openai")
+    name = cfg.get("name")
+    if not name:
+        raise ConfigError("model.name is not set")
+    key_env = cfg.get("api_key_env", "OPENAI_API_KEY")
+    key = os.environ.get(key_env)
+    if not key:
+        raise ConfigError(f"{key_env} is not set: set it to the provider's API key")
+    base_url = os.environ.get(cfg.get("base_url_env", "OPENAI_BASE_URL")) or None
+    return openai.ChatOpenAI(model=name, api_key=key, base_url=base_url, **options)

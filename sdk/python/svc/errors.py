@@ -1,0 +1,108 @@
+"""Every error the SDK raises on purpose.
+
+`SvcError` and its helpers carry a place in the HTTP contract (status, stable
+code, details) so the server can answer without guessing; the other classes
+are for configuration, registration and missing optional dependencies.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+
+class MissingExtraError(ImportError):
+    """An optional dependency of the SDK is not installed."""
+
+    def __init__(self, feature: str, extra: str):
+        self.feature = feature
+        self.extra = extra
+        super().__init__(f'{feature} needs the "{extra}" extra: pip install "svc-sdk[{extra}]"')
+
+
+def require(module: str, extra: str, feature: str) -> ModuleType:
+    """Imports `module`, or names the extra that provides it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise MissingExtraError(feature, extra) from e
+
+
+class ConfigError(Exception):
+    """The project's configuration cannot be used as it is."""
+
+
+class RegistrationError(Exception):
+    """A decorator was used in a way the registry cannot accept."""
+
+
+class SvcError(Exception):
+    """A failure with its answer in the HTTP contract."""
+
+    def __init__(self, status: int, code: str, message: str, details: dict | None = None):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+
+    def to_body(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details:
+            error["details"] = self.details
+        return {"error": error}
+
+
+class GuardrailViolation(SvcError):
+    """A guardrail with action "block" rejected a state.
+
+    An input guardrail answers 400 `bad_request` (the caller sent it); an
+    output guardrail answers 500 `execution_error` (the graph produced it).
+    """
+
+    def __init__(self, guardrail: str, kind: str, message: str):
+        status, code = (400, "bad_request") if kind == "input" else (500, "execution_error")
+        super().__init__(status, code, message, {"guardrail": guardrail})
+        self.guardrail = guardrail
+        self.kind = kind
+
+
+# Upstream failure reasons of the contract.
+UPSTREAM_REASONS = ("timeout", "status", "invalid_json", "too_large", "connect")
+
+
+def invalid_state(field: str, message: str) -> SvcError:
+    return SvcError(422, "invalid_state", message, {"field": field})
+
+
+def execution_error(node: str, message: str) -> SvcError:
+    return SvcError(500, "execution_error", message, {"node": node})
+
+
+def upstream_error(node: str, reason: str, message: str, status: int | None = None) -> SvcError:
+    if reason not in UPSTREAM_REASONS:
+        raise ValueError(f"unknown upstream failure reason {reason!r}")
+    details: dict[str, Any] = {"node": node, "reason": reason}
+    if reason == "status" and status is not None:
+        details["status"] = status
+    return SvcError(502, "upstream_error", message, details)
+
+
+def step_limit_error(max_steps: int) -> SvcError:
+    return SvcError(
+        500,
+        "step_limit_exceeded",
+        f"the run took more than {max_steps} steps",
+        {"maxSteps": max_steps},
+    )
+
+
+def deadline_error(timeout_ms: int) -> SvcError:
+    return SvcError(
+        504, "deadline_exceeded", f"the run passed the request deadline of {timeout_ms}ms"
+    )
+
+
+def bad_request(message: str) -> SvcError:
+    return SvcError(400, "bad_request", message)

@@ -1,0 +1,167 @@
+"""Building graphs with LangGraph, and running a project's entrypoint graph.
+
+`GraphBuilder` records nodes and edges without LangGraph and compiles them
+into a LangGraph graph (the "graph" extra). Each node is wrapped so that an
+exception it raises becomes an `execution_error` naming the node.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import sys
+from collections.abc import Callable, Hashable
+from pathlib import Path
+from typing import Any
+
+from svc import registry
+from svc.config import graph_settings, load_config, project_root
+from svc.errors import SvcError, execution_error, require
+
+# LangGraph's names for the graph's ends, usable without LangGraph installed.
+START = "__start__"
+END = "__end__"
+
+
+def _attributed(name: str, fn: Callable, passthrough: tuple[type[BaseException], ...]) -> Callable:
+    """`fn` with its exceptions turned into execution errors naming the node.
+
+    functools.wraps keeps the signature visible, so LangGraph still passes
+    `config` and friends to nodes that declare them.
+    """
+
+    def failure(e: Exception) -> SvcError:
+        return execution_error(name, f'node "{name}" failed: {type(e).__name__}: {e}')
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def async_node(state: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(state, *args, **kwargs)
+            except passthrough:
+                raise
+            except Exception as e:
+                raise failure(e) from e
+
+        return async_node
+
+    @functools.wraps(fn)
+    def node(state: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(state, *args, **kwargs)
+        except passthrough:
+            raise
+        except Exception as e:
+            raise failure(e) from e
+
+    return node
+
+
+class GraphBuilder:
+    """Nodes and edges of a state graph; `compile()` makes the LangGraph graph."""
+
+    def __init__(self, state_type: type):
+        self.state_type = state_type
+        self._nodes: dict[str, Callable] = {}
+        self._edges: list[tuple[str, str]] = []
+        self._conditional: list[tuple[str, Callable, Any]] = []
+        self._entry: str | None = None
+
+    def add_node(self, name: str, fn: Callable) -> GraphBuilder:
+        if name in self._nodes or name in (START, END):
+            raise ValueError(f'the node name "{name}" is already taken')
+        self._nodes[name] = fn
+        return self
+
+    def set_entry_point(self, name: str) -> GraphBuilder:
+        self._entry = name
+        return self
+
+    def add_edge(self, source: str, target: str) -> GraphBuilder:
+        self._edges.append((source, target))
+        return self
+
+    def add_conditional_edges(
+        self,
+        source: str,
+        router_fn: Callable[[Any], Hashable],
+        mapping: dict[Hashable, str] | list[str] | None = None,
+    ) -> GraphBuilder:
+        self._conditional.append((source, router_fn, mapping))
+        return self
+
+    def compile(self) -> Any:
+        """The LangGraph compiled graph (needs the "graph" extra)."""
+        lg = require("langgraph.graph", "graph", "GraphBuilder.compile()")
+        from langgraph.errors import GraphBubbleUp
+
+        if self._entry is None:
+            raise ValueError("set_entry_point() was not called")
+        # Interrupts and commands travel as exceptions through LangGraph.
+        passthrough = (SvcError, GraphBubbleUp)
+        graph = lg.StateGraph(self.state_type)
+        for name, fn in self._nodes.items():
+            graph.add_node(name, _attributed(name, fn, passthrough))
+        graph.add_edge(START, self._entry)
+        for source, target in self._edges:
+            graph.add_edge(source, target)
+        for source, router_fn, mapping in self._conditional:
+            graph.add_conditional_edges(
+                source, _attributed(source, router_fn, passthrough), mapping
+            )
+        return graph.compile()
+
+
+class SvcApp:
+    """A project: its config, its registered components, its entrypoint graph."""
+
+    def __init__(self, root: str | Path | None = None, *, config: dict | None = None):
+        self.root = project_root(root)
+        self.config = config
+        self.graph_name: str | None = None
+        self._bootstrapped = False
+        self._runner: Any = None
+
+    def bootstrap(self) -> SvcApp:
+        """Loads the config (unless given) and imports the project's `app`
+        package, so that its decorators register its components."""
+        if self.config is None:
+            self.config = load_config(self.root)
+        if str(self.root) not in sys.path:
+            sys.path.insert(0, str(self.root))
+        importlib.import_module("app")
+        self._bootstrapped = True
+        return self
+
+    def build_graph(self) -> Any:
+        """The entrypoint graph (config `graph.entrypoint`, else the registered one)."""
+        if not self._bootstrapped:
+            self.bootstrap()
+        entry = registry.entrypoint_graph(graph_settings(self.config).entrypoint)
+        self.graph_name = entry.name
+        graph = entry.obj()
+        if isinstance(graph, GraphBuilder):
+            graph = graph.compile()
+        return graph
+
+    def runner(self) -> Any:
+        """The entrypoint graph behind the interface the server uses (built once)."""
+        if self._runner is None:
+            from svc.adapters import runner_for
+
+            graph = self.build_graph()
+            self._runner = runner_for(graph, graph_settings(self.config), self.graph_name)
+        return self._runner
+
+    def invoke(self, state: dict) -> dict:
+        """Runs the entrypoint graph on `state` in this thread; returns the final state."""
+        runner = self.runner()
+        guarded = registry.has_guardrails()
+        if guarded:
+            registry.run_guardrails("input", state)
+        result = runner.invoke(state)
+        if guarded:
+            registry.run_guardrails("output", result)
+        return result

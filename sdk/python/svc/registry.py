@@ -1,0 +1,370 @@
+"""The process-global registry and the decorators that fill it at import time.
+
+A component that `svc info` does not list was never registered: its module
+was not imported (the project's `app/__init__.py` imports every submodule).
+Every decorator works bare (`@tool`) or called (`@tool(name="x")`) and
+returns the decorated object unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from svc.errors import ConfigError, GuardrailViolation, RegistrationError
+
+log = logging.getLogger("svc.registry")
+
+KINDS = (
+    "graphs",
+    "nodes",
+    "tools",
+    "skills",
+    "personas",
+    "guardrails",
+    "policies",
+    "configurations",
+)
+GUARDRAIL_ACTIONS = ("block", "warn")
+
+
+@dataclass
+class Component:
+    kind: str
+    name: str
+    obj: Any
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+_registry: dict[str, dict[str, Component]] = {kind: {} for kind in KINDS}
+
+
+def clear() -> None:
+    """Forgets every registered component (for tests)."""
+    for kind in KINDS:
+        _registry[kind].clear()
+
+
+def _origin(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+
+def _register(kind: str, name: str, obj: Any, meta: dict[str, Any]) -> Any:
+    existing = _registry[kind].get(name)
+    # Importing the same module again (a reload) replaces its own entry.
+    if existing is not None and _origin(existing.obj) != _origin(obj):
+        raise RegistrationError(
+            f'{kind[:-1]} "{name}" is registered twice: by {_origin(existing.obj)} '
+            f"and by {_origin(obj)}"
+        )
+    _registry[kind][name] = Component(kind, name, obj, meta)
+    return obj
+
+
+def _decorator(target: Any, register: Callable[[Any], Any]) -> Any:
+    """Supports both `@deco` and `@deco(...)`: `target` is the object when bare."""
+    if callable(target):
+        return register(target)
+    return register
+
+
+def _names(values: Iterable[Any], what: str) -> tuple[str, ...]:
+    if isinstance(values, str):
+        values = (values,)
+    out = []
+    for v in values:
+        name = v if isinstance(v, str) else getattr(v, "__svc_name__", None)
+        if not isinstance(name, str):
+            raise RegistrationError(f"{what} must be names, not {v!r}")
+        out.append(name)
+    return tuple(out)
+
+
+def _named(obj: Any, name: str | None) -> str:
+    name = name or obj.__name__
+    obj.__svc_name__ = name
+    return name
+
+
+def get(kind: str, name: str) -> Component:
+    try:
+        return _registry[kind][name]
+    except KeyError:
+        raise LookupError(f'no {kind[:-1]} named "{name}" is registered') from None
+
+
+def components() -> dict[str, list[str]]:
+    """Sorted names of every registered component, by kind (what /info shows)."""
+    return {kind: sorted(_registry[kind]) for kind in KINDS}
+
+
+# --- graphs and nodes -----------------------------------------------------------
+
+
+def graph_node(name: str | Callable | None = None) -> Any:
+    """A node handler: state in, partial-state dict out."""
+
+    def register(fn: Callable) -> Callable:
+        return _register("nodes", _named(fn, None if callable(name) else name), fn, {})
+
+    return _decorator(name, register)
+
+
+def graph(
+    name: str | Callable | None = None, entrypoint: bool = False, parent: str | None = None
+) -> Any:
+    """A function returning a graph (a GraphBuilder or a compiled graph).
+
+    Exactly one graph is the entrypoint; `parent=` marks a subgraph of another.
+    """
+    if entrypoint and parent:
+        raise RegistrationError("a subgraph (parent=...) cannot be the entrypoint")
+
+    def register(fn: Callable) -> Callable:
+        graph_name = _named(fn, None if callable(name) else name)
+        if entrypoint:
+            for other in _registry["graphs"].values():
+                if (
+                    other.meta["entrypoint"]
+                    and other.name != graph_name
+                    and _origin(other.obj) != _origin(fn)
+                ):
+                    raise RegistrationError(
+                        f'two entrypoint graphs: "{other.name}" ({_origin(other.obj)}) and '
+                        f'"{graph_name}" ({_origin(fn)}); mark exactly one with entrypoint=True'
+                    )
+        return _register("graphs", graph_name, fn, {"entrypoint": entrypoint, "parent": parent})
+
+    return _decorator(name, register)
+
+
+def entrypoint_graph(name: str | None = None) -> Component:
+    """The graph named by the config (`graph.entrypoint`), else the registered entrypoint."""
+    if name:
+        if name not in _registry["graphs"]:
+            raise ConfigError(f'graph.entrypoint names "{name}", which is not a registered graph')
+        return _registry["graphs"][name]
+    for c in _registry["graphs"].values():
+        if c.meta["entrypoint"]:
+            return c
+    raise RegistrationError(
+        "no graph is registered with entrypoint=True (is its module imported by app/__init__.py?)"
+    )
+
+
+# --- tools, skills, personas ------------------------------------------------------
+
+
+def tool(
+    name: str | Callable | None = None,
+    roles: Iterable[str] = (),
+    tags: Iterable[str] = (),
+    input_schema: dict | None = None,
+) -> Any:
+    """A callable an LLM can invoke; `roles` limit who may, `input_schema` is JSON Schema."""
+    if input_schema is not None and not isinstance(input_schema, dict):
+        raise RegistrationError("input_schema must be a JSON Schema object (a dict)")
+
+    def register(fn: Callable) -> Callable:
+        meta = {
+            "roles": _names(roles, "roles"),
+            "tags": _names(tags, "tags"),
+            "input_schema": input_schema,
+        }
+        return _register("tools", _named(fn, None if callable(name) else name), fn, meta)
+
+    return _decorator(name, register)
+
+
+def skill(
+    name: str | Callable | None = None, tools: Iterable[Any] = (), tags: Iterable[str] = ()
+) -> Any:
+    """A reusable capability built from tools (given by name or as decorated tools)."""
+
+    def register(obj: Any) -> Any:
+        meta = {"tools": _names(tools, "tools"), "tags": _names(tags, "tags")}
+        return _register("skills", _named(obj, None if callable(name) else name), obj, meta)
+
+    return _decorator(name, register)
+
+
+def persona(name: str | Callable | None = None, role: str = "", tone: str = "") -> Any:
+    """An agent identity: a function returning its system prompt."""
+
+    def register(fn: Callable) -> Callable:
+        meta = {"role": role, "tone": tone}
+        return _register("personas", _named(fn, None if callable(name) else name), fn, meta)
+
+    return _decorator(name, register)
+
+
+def persona_prompt(name: str) -> str:
+    prompt = get("personas", name).obj()
+    if not isinstance(prompt, str):
+        raise TypeError(f'persona "{name}" must return its system prompt as a string')
+    return prompt
+
+
+# --- guardrails -----------------------------------------------------------------
+
+
+def _guardrail(kind: str, name: Any, action: str, description: str) -> Any:
+    if action not in GUARDRAIL_ACTIONS:
+        raise RegistrationError(
+            f"guardrail action {action!r} is not one of {', '.join(GUARDRAIL_ACTIONS)}"
+        )
+
+    def register(fn: Callable) -> Callable:
+        meta = {"kind": kind, "action": action, "description": description}
+        return _register("guardrails", _named(fn, None if callable(name) else name), fn, meta)
+
+    return _decorator(name, register)
+
+
+def input_guardrail(
+    name: str | Callable | None = None, action: str = "block", description: str = ""
+) -> Any:
+    """Checks a state before the graph runs: returns False or raises to reject it."""
+    return _guardrail("input", name, action, description)
+
+
+def output_guardrail(
+    name: str | Callable | None = None, action: str = "block", description: str = ""
+) -> Any:
+    """Checks the final state of a run: returns False or raises to reject it."""
+    return _guardrail("output", name, action, description)
+
+
+def has_guardrails() -> bool:
+    return bool(_registry["guardrails"])
+
+
+def run_guardrails(kind: str, state: dict) -> None:
+    """Runs the `kind` ("input" or "output") guardrails in registration order.
+
+    A guardrail fails when it returns False or raises; with action "block"
+    that raises GuardrailViolation, with "warn" it is logged.
+    """
+    for g in list(_registry["guardrails"].values()):
+        if g.meta["kind"] != kind:
+            continue
+        try:
+            ok = g.obj(state) is not False
+            reason = ""
+        except GuardrailViolation:
+            raise
+        except Exception as e:
+            ok, reason = False, f": {e}"
+        if ok:
+            continue
+        message = f'{kind} guardrail "{g.name}" rejected the state{reason}'
+        if g.meta["action"] == "block":
+            raise GuardrailViolation(g.name, kind, message)
+        log.warning("%s", message)
+
+
+# --- business policies ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    reason: str = ""
+    policy: str | None = None
+
+    @classmethod
+    def allow(cls, reason: str = "") -> Decision:
+        return cls(True, reason)
+
+    @classmethod
+    def deny(cls, reason: str = "") -> Decision:
+        return cls(False, reason)
+
+
+def business_policy(name: str | Callable | None = None, priority: int = 0) -> Any:
+    """An organizational rule: returns "allow", "deny" or a Decision."""
+
+    def register(fn: Callable) -> Callable:
+        order = len(_registry["policies"])
+        meta = {"priority": priority, "order": order}
+        return _register("policies", _named(fn, None if callable(name) else name), fn, meta)
+
+    return _decorator(name, register)
+
+
+def evaluate_policies(context: Any) -> Decision:
+    """Runs the policies, highest priority first; the first deny wins."""
+    ordered = sorted(
+        _registry["policies"].values(), key=lambda c: (-c.meta["priority"], c.meta["order"])
+    )
+    for p in ordered:
+        result = p.obj(context)
+        if isinstance(result, Decision):
+            decision = result
+        elif result in ("allow", "deny"):
+            decision = Decision(result == "allow")
+        else:
+            raise TypeError(
+                f'policy "{p.name}" returned {result!r}: return "allow", "deny" or a Decision'
+            )
+        if not decision.allowed:
+            return Decision(False, decision.reason, p.name)
+    return Decision(True)
+
+
+# --- configuration sections -----------------------------------------------------------
+
+
+def _build(cls: type, values: Any, where: str) -> Any:
+    if not isinstance(values, dict):
+        raise ConfigError(f"configuration section {where} must be a mapping, not {values!r}")
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # unresolvable annotations: no nested sections then
+        hints = {}
+    kwargs, missing = {}, []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if f.name in values:
+            value = values[f.name]
+            hint = hints.get(f.name)
+            if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+                value = _build(hint, value, f"{where}.{f.name}")
+            kwargs[f.name] = value
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            missing.append(f.name)
+    if missing:
+        raise ConfigError(
+            f"configuration section {where} is missing required field(s): {', '.join(missing)}"
+        )
+    return cls(**kwargs)  # keys the class does not declare are ignored
+
+
+def configuration(section: str) -> Callable[[type], type]:
+    """Binds an application config section to a dataclass: `MyConfig.load()`."""
+    if not isinstance(section, str) or not section:
+        raise RegistrationError("@configuration needs the section name, like @configuration('db')")
+
+    def register(cls: type) -> type:
+        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+            raise RegistrationError(f"@configuration({section!r}) must decorate a dataclass")
+
+        def load(klass: type, root: Any = None) -> Any:
+            from svc.config import get_config
+
+            return _build(klass, get_config(section, {}, root=root) or {}, f'"{section}"')
+
+        cls.load = classmethod(load)
+        return _register("configurations", section, cls, {"class": cls.__qualname__})
+
+    return register
+
+
+def get_configuration(section: str, root: Any = None) -> Any:
+    """An instance of the dataclass bound to `section`, read from the config."""
+    return get("configurations", section).obj.load(root)

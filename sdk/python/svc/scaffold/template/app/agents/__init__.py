@@ -1,0 +1,1 @@
+"""Agents: delegatable sub-agents. Import each module here."""

@@ -1,0 +1,1 @@
+from . import main_graph  # noqa: F401

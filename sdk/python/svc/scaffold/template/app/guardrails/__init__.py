@@ -1,0 +1,1 @@
+"""Guardrails: @input_guardrail / @output_guardrail checks. Import each module here."""

@@ -1,0 +1,1 @@
+"""MCP servers and tools. Import each module here."""

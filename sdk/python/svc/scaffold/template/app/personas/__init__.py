@@ -1,0 +1,1 @@
+"""Personas: @persona system prompts. Import each module here."""

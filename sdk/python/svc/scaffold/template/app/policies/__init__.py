@@ -1,0 +1,1 @@
+"""Business policies: @business_policy rules. Import each module here."""

@@ -1,0 +1,1 @@
+"""Skills: @skill capabilities built from tools. Import each module here."""

@@ -1,0 +1,1 @@
+from . import word_count  # noqa: F401

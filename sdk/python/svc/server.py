@@ -1,0 +1,325 @@
+"""The HTTP face of a graph: the contract of shared/spec/http-contract.md.
+
+Routes are plain Starlette routes on a FastAPI app: each handler reads the
+request itself, which keeps /invoke cheap and gives every error, including
+FastAPI's own 404/405/422, the one envelope `{"error": {code, message, details?}}`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from svc import registry
+from svc.config import app_identity, graph_settings, load_config, server_settings
+from svc.errors import ConfigError, SvcError, bad_request, require
+
+log = logging.getLogger("svc.server")
+
+# Limits of the contract.
+MAX_REQUEST_BYTES = 1 << 20
+MAX_RESPONSE_BYTES = 4 << 20
+
+_STATUS_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_state",
+}
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _encode(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+class _Responses:
+    """JSON responses with the contract's 4 MiB cap."""
+
+    def __init__(self, starlette_response: type):
+        self.Response = starlette_response
+
+    def json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> Any:
+        try:
+            data = _encode(body)
+        except (TypeError, ValueError):
+            status, headers = 500, None
+            data = _encode(
+                {
+                    "error": {
+                        "code": "execution_error",
+                        "message": "the result cannot be encoded as JSON",
+                    }
+                }
+            )
+        if len(data) > MAX_RESPONSE_BYTES:
+            status, headers = 500, None
+            data = _encode(
+                {
+                    "error": {
+                        "code": "execution_error",
+                        "message": "the response is larger than 4 MiB",
+                        "details": {"reason": "response_too_large"},
+                    }
+                }
+            )
+        return self.Response(data, status, headers, media_type="application/json")
+
+    def error(self, e: SvcError, headers: dict[str, str] | None = None) -> Any:
+        return self.json(e.status, e.to_body(), headers)
+
+
+class _Auth:
+    """Checks the credential in constant time (over digests, so that the key's
+    length does not leak either). The key is never logged or echoed."""
+
+    def __init__(self, scheme: str, key: str):
+        self.scheme = scheme
+        self._digest = hashlib.sha256(key.encode()).digest()
+        self.challenge = {"WWW-Authenticate": "Bearer"} if scheme == "bearer" else None
+
+    def allows(self, headers: Any) -> bool:
+        if self.scheme == "api_key":
+            got = headers.get("x-api-key")
+        else:
+            h = headers.get("authorization") or ""
+            if h[:7].lower() != "bearer ":
+                return False
+            got = h[7:].strip()
+        if not got:
+            return False
+        # Starlette decodes headers as latin-1: that gives back the bytes sent.
+        digest = hashlib.sha256(got.encode("latin-1", "replace")).digest()
+        return hmac.compare_digest(digest, self._digest)
+
+
+def _is_json(content_type: str | None) -> bool:
+    """application/json, with or without parameters."""
+    if not content_type:
+        return False
+    return content_type.split(";", 1)[0].strip().lower() == "application/json"
+
+
+def _state_of(obj: Any, schema: Any) -> dict:
+    """The state of a request body: `{"state": {...}}` or `{"messages": [...]}`."""
+    if not isinstance(obj, dict):
+        raise bad_request("the body must be a JSON object")
+    if "state" in obj:
+        if len(obj) != 1:
+            raise bad_request("a request with `state` may not have other fields")
+        if not isinstance(obj["state"], dict):
+            raise bad_request("`state` must be a JSON object")
+        return obj["state"]
+    if "messages" in obj and len(obj) == 1:
+        if schema is not None and schema.field("messages") is None:
+            raise bad_request('this graph has no `messages` field: send {"state": {...}}')
+        if not isinstance(obj["messages"], list):
+            raise bad_request("`messages` must be a list of {role, content} objects")
+        return {"messages": obj["messages"]}
+    raise bad_request('send {"state": {...}} (or {"messages": [...]})')
+
+
+def _too_large() -> SvcError:
+    return SvcError(413, "payload_too_large", "the request body is larger than 1 MiB")
+
+
+def _key(settings: Any) -> str | None:
+    if settings.auth == "none":
+        return None
+    key = os.environ.get(settings.key_env)
+    if not key:
+        where = "as Authorization: Bearer <token>" if settings.auth == "bearer" else "in X-API-Key"
+        raise ConfigError(
+            f"{settings.key_env} is not set: set it to the key clients must send ({where}), "
+            "or set server.auth.type to none"
+        )
+    return key
+
+
+def create_app(
+    graph: Any = None, *, config: dict | None = None, root: str | Path | None = None
+) -> Any:
+    """The FastAPI app serving `graph` (default: the project's entrypoint graph).
+
+    Raises ConfigError when authentication is on and its key variable is unset.
+    """
+    fastapi = require("fastapi", "server", "create_app()")
+    from starlette.exceptions import HTTPException
+    from starlette.requests import Request
+    from starlette.responses import Response, StreamingResponse
+
+    from svc.adapters import runner_for
+    from svc.graph import SvcApp
+
+    if config is None:
+        config = load_config(root)
+    settings = server_settings(config)
+    key = _key(settings)
+    if graph is None:
+        runner = SvcApp(root, config=config).bootstrap().runner()
+    else:
+        runner = runner_for(graph, graph_settings(config), getattr(graph, "name", "graph"))
+    name, version = app_identity(config)
+    if "name" not in (config.get("app") or {}):
+        name = runner.name
+    auth = _Auth(settings.auth, key) if key is not None else None
+    reply = _Responses(Response)
+    unauthorized = SvcError(401, "unauthorized", "missing or wrong credential")
+    schema = runner.schema
+    validate, arun = runner.validate, runner.arun
+
+    def denied(request: Any) -> Any:
+        if auth is None or auth.allows(request.headers):
+            return None
+        return reply.error(unauthorized, auth.challenge)
+
+    async def read_state(request: Any) -> dict:
+        """The request's state, after the media type, size and form checks."""
+        if not _is_json(request.headers.get("content-type")):
+            raise SvcError(
+                415,
+                "unsupported_media_type",
+                "send the request with Content-Type: application/json",
+            )
+        length = request.headers.get("content-length")
+        if length is not None:
+            try:
+                if int(length) > MAX_REQUEST_BYTES:
+                    raise _too_large()
+            except ValueError:
+                raise bad_request("the Content-Length header is not a number") from None
+            body = await request.body()
+        else:  # chunked: count while reading
+            chunks, size = [], 0
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_REQUEST_BYTES:
+                    raise _too_large()
+                chunks.append(chunk)
+            body = b"".join(chunks)
+        try:
+            obj = json.loads(body, parse_constant=_reject_constant)
+        except ValueError:
+            raise bad_request("the body is not JSON") from None
+        return validate(_state_of(obj, schema))
+
+    async def run(state: dict, emit: Any = None) -> dict:
+        guarded = registry.has_guardrails()
+        if guarded:
+            registry.run_guardrails("input", state)
+        result = await arun(state) if emit is None else await arun(state, emit=emit)
+        if guarded:
+            registry.run_guardrails("output", result)
+        return result
+
+    def failed(e: Exception) -> SvcError:
+        if isinstance(e, SvcError):
+            return e
+        log.error("the run failed", exc_info=e)
+        return SvcError(500, "execution_error", f"the run failed: {type(e).__name__}: {e}")
+
+    async def invoke(request: Request) -> Any:
+        refused = denied(request)
+        if refused is not None:
+            return refused
+        try:
+            result = await run(await read_state(request))
+        except Exception as e:
+            return reply.error(failed(e))
+        return reply.json(200, {"result": result})
+
+    async def health(request: Request) -> Any:
+        return reply.json(200, {"status": "ok"})
+
+    async def info(request: Request) -> Any:
+        refused = denied(request)
+        if refused is not None:
+            return refused
+        return reply.json(
+            200, {"name": name, "version": version, "components": registry.components()}
+        )
+
+    routes = [("/health", health, ["GET"]), ("/info", info, ["GET"])]
+    if os.environ.get("SVC_DEV_EVENTS") == "1":
+        from svc.events import RunLog, sse
+
+        runs = RunLog()
+
+        async def invoke_observed(request: Request) -> Any:
+            refused = denied(request)
+            if refused is not None:
+                return refused
+            run_log = runs.start()
+            headers = {"X-Run-Id": run_log.id}
+            try:
+                state = await read_state(request)
+                run_log.emit("run_started", data={"state": state})
+                result = await run(state, emit=run_log.emit)
+            except Exception as e:
+                error = failed(e)
+                run_log.emit(
+                    "run_failed", data={"status": error.status, **error.to_body()["error"]}
+                )
+                return reply.error(error, headers)
+            run_log.emit("run_finished", data={"result": result})
+            return reply.json(200, {"result": result}, headers)
+
+        async def events(request: Request) -> Any:
+            refused = denied(request)
+            if refused is not None:
+                return refused
+            run_log = runs.get(request.path_params["run_id"])
+            if run_log is None:
+                return reply.error(SvcError(404, "not_found", "no such run"))
+
+            async def stream() -> Any:
+                async for event in run_log.follow():
+                    yield sse(event)
+
+            return StreamingResponse(stream(), media_type="text/event-stream")
+
+        routes += [
+            ("/invoke", invoke_observed, ["POST"]),
+            ("/runs/{run_id}/events", events, ["GET"]),
+        ]
+    else:
+        routes.append(("/invoke", invoke, ["POST"]))
+
+    app = fastapi.FastAPI(
+        title=name, version=version, docs_url=None, redoc_url=None, openapi_url=None
+    )
+    app.router.redirect_slashes = False  # /health/ is unknown, as on every target
+    for path, endpoint, methods in routes:
+        app.router.add_route(path, endpoint, methods=methods)
+
+    async def http_error(request: Request, exc: HTTPException) -> Any:
+        code = _STATUS_CODES.get(exc.status_code, "execution_error")
+        if exc.status_code == 404:
+            message = f"no such path: {request.url.path}"
+        elif exc.status_code == 405:
+            message = "use " + (exc.headers or {}).get("Allow", "another method")
+        else:
+            message = str(exc.detail)
+        return reply.error(SvcError(exc.status_code, code, message), exc.headers)
+
+    async def validation_error(request: Request, exc: Any) -> Any:
+        first = (exc.errors() or [{}])[0]
+        field = ".".join(str(p) for p in first.get("loc", ()))
+        details = {"field": field} if field else None
+        return reply.error(SvcError(422, "invalid_state", first.get("msg", "invalid"), details))
+
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(fastapi.exceptions.RequestValidationError, validation_error)
+    app.state.svc_runner = runner
+    return app

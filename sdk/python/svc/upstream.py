@@ -1,0 +1,252 @@
+"""Calls from a run to the outside: model providers and HTTP tools.
+
+Every way a call can fail maps to one `upstream_error` reason of the HTTP
+contract, in the order the Go runtime checks them (upstream.go): the
+endpoint (connect), the transport (timeout or connect), the size of the
+reply (too_large, before its status), the status, then the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from svc.errors import execution_error, require, upstream_error
+from svc.values import text
+
+# What an HTTP tool or a model provider may send back.
+MAX_UPSTREAM_BYTES = 4 << 20
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+_client: Any = None
+_client_lock = threading.Lock()
+
+
+def http_client(feature: str) -> Any:
+    """The process's one httpx.Client, so connections are reused across calls."""
+    global _client
+    httpx = require("httpx", "http", feature)
+    if _client is None:
+        with _client_lock:
+            if _client is None:
+                _client = httpx.Client(follow_redirects=True)
+    return _client
+
+
+def expand_env(value: str) -> str:
+    """`${NAME}` becomes the environment variable NAME ("" when unset)."""
+    return _ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), value)
+
+
+def resolve_endpoint(node: str, endpoint: str) -> str:
+    """Reads `env:NAME` endpoints from the environment and checks the URL."""
+    if endpoint.startswith("env:"):
+        name = endpoint[4:]
+        endpoint = os.environ.get(name, "")
+        if not endpoint:
+            raise upstream_error(node, "connect", f"the endpoint variable {name} is not set")
+    try:
+        parts = urlsplit(endpoint)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise upstream_error(node, "connect", f"invalid endpoint {json.dumps(endpoint)}")
+    return endpoint
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads_strict(data: bytes | str) -> Any:
+    """json.loads without NaN/Infinity, which JSON (and Go) do not have."""
+    return json.loads(data, parse_constant=_reject_constant)
+
+
+def _timeout(timeout: float | None, deadline: float | None) -> float | None:
+    if deadline is None:
+        return timeout
+    return deadline if timeout is None else min(timeout, deadline)
+
+
+def post_json(
+    node: str,
+    endpoint: str,
+    headers: dict[str, str] | None,
+    body: Any,
+    *,
+    timeout: float | None,
+    feature: str,
+) -> Any:
+    """POSTs `body` as JSON and returns the parsed reply (timeout in seconds)."""
+    client = http_client(feature)
+    import httpx
+
+    try:
+        payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise execution_error(
+            node, f"node {json.dumps(node)}: cannot encode the request: {e}"
+        ) from None
+    if timeout is not None and timeout <= 0:
+        raise upstream_error(
+            node, "timeout", f"node {json.dumps(node)}: the upstream call timed out"
+        )
+    sent = {"Content-Type": "application/json", "Accept": "application/json"}
+    for k, v in (headers or {}).items():
+        sent[k] = expand_env(v)
+    ends = None if timeout is None else time.monotonic() + timeout
+    try:
+        with client.stream(
+            "POST", endpoint, content=payload.encode(), headers=sent, timeout=timeout
+        ) as resp:
+            data = bytearray()
+            for chunk in resp.iter_bytes():
+                data += chunk
+                if len(data) > MAX_UPSTREAM_BYTES:
+                    raise upstream_error(
+                        node,
+                        "too_large",
+                        f"node {json.dumps(node)}: the reply is larger than "
+                        f"{MAX_UPSTREAM_BYTES} bytes",
+                    )
+                # httpx's read timeout is per chunk; the call as a whole is bounded too.
+                if ends is not None and time.monotonic() > ends:
+                    raise httpx.ReadTimeout("the upstream call timed out")
+            status = resp.status_code
+    except httpx.TimeoutException:
+        raise upstream_error(
+            node, "timeout", f"node {json.dumps(node)}: the upstream call timed out"
+        ) from None
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol):
+        raise upstream_error(node, "connect", f"invalid endpoint {json.dumps(endpoint)}") from None
+    except httpx.HTTPError as e:
+        raise upstream_error(
+            node, "connect", f"node {json.dumps(node)}: cannot reach the upstream: {e}"
+        ) from None
+    if not 200 <= status <= 299:
+        raise upstream_error(
+            node, "status", f"node {json.dumps(node)}: upstream answered {status}", status=status
+        )
+    try:
+        return loads_strict(bytes(data))
+    except ValueError:
+        raise upstream_error(
+            node, "invalid_json", f"node {json.dumps(node)}: the reply is not valid JSON"
+        ) from None
+
+
+# --- model providers -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Model:
+    """Where an LLM node's requests go: an OpenAI-compatible chat-completions
+    API whose base URL and key are read from the environment at call time."""
+
+    name: str
+    temperature: float | None = None
+    max_tokens: int | None = None
+    base_url_env: str = "OPENAI_BASE_URL"
+    api_key_env: str = "OPENAI_API_KEY"
+
+
+def chat(node: str, model: Model, system: str, user: str, *, deadline: float | None = None) -> str:
+    """Sends the non-empty prompt parts and returns the reply text.
+
+    `deadline` is the seconds left in the run (CompiledGraph.remaining()).
+    """
+    messages = []
+    if system.strip():
+        messages.append({"role": "system", "content": system})
+    if user.strip():
+        messages.append({"role": "user", "content": user})
+    body: dict[str, Any] = {"model": model.name, "messages": messages}
+    if model.temperature is not None:
+        body["temperature"] = model.temperature
+    if model.max_tokens:
+        body["max_tokens"] = model.max_tokens
+    base = os.environ.get(model.base_url_env) or DEFAULT_BASE_URL
+    endpoint = resolve_endpoint(node, base.rstrip("/") + "/chat/completions")
+    headers = {}
+    key = os.environ.get(model.api_key_env)
+    if key:
+        headers["Authorization"] = "Bearer " + key
+    reply = post_json(
+        node, endpoint, headers, body, timeout=_timeout(None, deadline), feature="chat()"
+    )
+    return reply_text(node, reply)
+
+
+def reply_text(node: str, reply: Any) -> str:
+    """`choices[0].message.content` of a chat-completions reply."""
+    try:
+        content = reply["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        content = None
+    if not isinstance(content, str):
+        raise upstream_error(
+            node,
+            "invalid_json",
+            f"node {json.dumps(node)}: the model reply has no choices[0].message.content",
+        )
+    return content
+
+
+def as_list(reply: str) -> list:
+    """Keeps the list shape: a reply that is a JSON array is that list,
+    otherwise every non-empty line (stripped) is one item."""
+    trimmed = reply.strip()
+    if trimmed.startswith("["):
+        try:
+            value = loads_strict(trimmed)
+        except ValueError:
+            value = None
+        if isinstance(value, list):
+            return value
+    return [line.strip() for line in reply.split("\n") if line.strip()]
+
+
+def text_items(items: list) -> list:
+    """Every item rendered as text, for list outputs written to string lists."""
+    return [text(v) for v in items]
+
+
+def assistant_message(reply: str) -> list:
+    return [{"role": "assistant", "content": reply}]
+
+
+# --- HTTP tools ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HttpTool:
+    """A registry tool: the input is POSTed as JSON, the parsed reply is the result.
+
+    `endpoint` may be `env:NAME`; header values may hold `${NAME}`.
+    """
+
+    endpoint: str
+    timeout_ms: int = 10000
+    headers: dict[str, str] | None = field(default=None, hash=False)
+
+
+def call_http_tool(node: str, tool: HttpTool, input: dict, *, deadline: float | None = None) -> Any:
+    endpoint = resolve_endpoint(node, tool.endpoint)
+    timeout = tool.timeout_ms / 1000 if tool.timeout_ms and tool.timeout_ms > 0 else None
+    return post_json(
+        node,
+        endpoint,
+        tool.headers,
+        input,
+        timeout=_timeout(timeout, deadline),
+        feature="call_http_tool()",
+    )

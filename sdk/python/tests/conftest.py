@@ -1,0 +1,114 @@
+"""Shared fixtures: a clean registry and config cache per test, a loopback stub server."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from svc import config, registry
+
+REPO = Path(__file__).resolve().parents[3]
+FIXTURES = REPO / "fixtures" / "config"
+
+
+@pytest.fixture(autouse=True)
+def clean_state(monkeypatch):
+    """No test sees another's components, cached config or project package."""
+    registry.clear()
+    config._cache.clear()
+    monkeypatch.delenv("SVC_DEV_EVENTS", raising=False)
+    monkeypatch.delenv("SVC_HOST", raising=False)
+    monkeypatch.delenv("SVC_PORT", raising=False)
+    # LangGraph runs must never try to send traces anywhere.
+    monkeypatch.setenv("LANGSMITH_TRACING", "false")
+    monkeypatch.setenv("LANGSMITH_PROJECT", "svc-tests")
+    yield
+    registry.clear()
+    config._cache.clear()
+    for name in [m for m in sys.modules if m == "app" or m.startswith("app.")]:
+        del sys.modules[name]
+
+
+class Request:
+    def __init__(self, path: str, headers: dict[str, str], body: bytes):
+        self.path = path
+        self.headers = headers
+        self.body = body
+
+    def json(self):
+        return json.loads(self.body)
+
+
+class Stub:
+    """An HTTP server on 127.0.0.1 answering with `respond(request)`.
+
+    `respond` returns (status, body bytes), "hangup" to close the connection
+    without an answer, or ("slow", seconds, body) to answer late.
+    """
+
+    def __init__(self, respond: Callable[[Request], object]):
+        self.received: list[Request] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                req = Request(
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    self.rfile.read(length),
+                )
+                stub.received.append(req)
+                answer = respond(req)
+                if answer == "hangup":
+                    self.close_connection = True
+                    return
+                if answer[0] == "slow":
+                    time.sleep(answer[1])
+                    answer = (200, answer[2])
+                status, body = answer
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def stub():
+    """Starts stubs on demand; stops them after the test."""
+    started: list[Stub] = []
+
+    def start(respond):
+        s = Stub(respond)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.close()

@@ -1,0 +1,138 @@
+import asyncio
+import time
+
+import pytest
+from graphs import ContractCore
+
+from svc.errors import SvcError
+from svc.runtime import CompiledGraph, Field, StateSchema
+
+EXPECTED = {
+    "text": "Ada",
+    "mode": "normal",
+    "count": 1,
+    "tags": ["seen"],
+    "reply": "Hello, Ada! count=1",
+}
+
+
+def failure(fn, *args):
+    with pytest.raises(SvcError) as e:
+        fn(*args)
+    return e.value
+
+
+def test_invoke_runs_the_topology():
+    g = ContractCore()
+    assert g.invoke({"text": "Ada"}) == EXPECTED
+    assert g.invoke({"text": "Ada"}) == EXPECTED  # nothing shared between runs
+    assert g.invoke({"text": "Bo", "count": 4, "tags": ["a"]})["tags"] == ["a", "seen"]
+
+
+def test_ainvoke():
+    assert asyncio.run(ContractCore().ainvoke({"text": "Ada"})) == EXPECTED
+
+
+def test_native_bodies_get_a_copy():
+    assert ContractCore().invoke({"text": "mutate"})["count"] == 0
+
+
+def test_node_exception_is_an_execution_error_without_traceback():
+    e = failure(ContractCore().invoke, {"text": "panic"})
+    assert (e.status, e.code, e.details) == (500, "execution_error", {"node": "prepare"})
+    assert e.message == 'node "prepare" failed: RuntimeError: deliberate failure'
+    assert e.__cause__ is None and e.__suppress_context__
+
+
+def test_step_limit():
+    e = failure(ContractCore().invoke, {"text": "Ada", "mode": "loop"})
+    assert (e.status, e.code, e.details) == (500, "step_limit_exceeded", {"maxSteps": 10})
+
+
+def test_check_counts_steps():
+    g = ContractCore()
+    g.check(9)
+    assert failure(g.check, 10).code == "step_limit_exceeded"
+
+
+def test_validation_before_running():
+    e = failure(ContractCore().invoke, {"text": 5})
+    assert (e.status, e.code, e.details) == (422, "invalid_state", {"field": "text"})
+
+
+def test_ainvoke_deadline_timing():
+    async def timed():
+        started = time.monotonic()
+        with pytest.raises(SvcError) as e:
+            await ContractCore().ainvoke({"text": "sleep"})
+        return e.value, time.monotonic() - started
+
+    loop = asyncio.new_event_loop()
+    try:
+        error, took = loop.run_until_complete(timed())
+    finally:
+        loop.close()  # does not join the sleeping worker
+    assert error.code == "deadline_exceeded"
+    assert 0.9 < took < 2.0
+
+
+def test_sync_invoke_past_the_deadline_still_fails():
+    class Slow(CompiledGraph):
+        schema = StateSchema([Field("x", "string")])
+        request_timeout_ms = 100
+
+        def run(self, state):
+            self.step(state, "wait", lambda s: time.sleep(0.2))
+            return state
+
+    assert failure(Slow().invoke, {}).code == "deadline_exceeded"
+
+
+def test_remaining_and_check_deadline():
+    seen = {}
+
+    class Probe(CompiledGraph):
+        schema = StateSchema([Field("x", "string")])
+        request_timeout_ms = 5000
+
+        def run(self, state):
+            seen["remaining"] = self.remaining()
+            self._deadline = time.monotonic() - 1  # as if the time had run out
+            self.check(0)
+            return state
+
+    g = Probe()
+    assert g.remaining() is None
+    assert failure(g.invoke, {}).code == "deadline_exceeded"
+    assert 4.0 < seen["remaining"] <= 5.0
+    assert g._deadline == float("inf")  # the shared instance is untouched
+
+
+def test_run_bug_and_none_patch():
+    class Broken(CompiledGraph):
+        schema = StateSchema([Field("x", "string")])
+
+        def run(self, state):
+            self.step(state, "noop", lambda s: None)
+            return state["missing"]
+
+    e = failure(Broken().invoke, {})
+    assert e.code == "execution_error" and "KeyError" in e.message
+
+
+def test_svc_errors_from_nodes_pass_through():
+    class Upstream(CompiledGraph):
+        schema = StateSchema([Field("x", "string")])
+
+        def run(self, state):
+            def fail(s):
+                raise SvcError(502, "upstream_error", "down", {"node": "ask", "reason": "status"})
+
+            self.step(state, "ask", fail)
+            return state
+
+    assert failure(Upstream().invoke, {}).code == "upstream_error"
+
+
+def test_run_must_be_implemented():
+    assert failure(CompiledGraph().invoke, {}).code == "execution_error"

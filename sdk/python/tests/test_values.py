@@ -1,0 +1,76 @@
+import pytest
+
+from svc.runtime import (
+    cond_eq,
+    cond_exists,
+    cond_ge,
+    cond_gt,
+    cond_in,
+    cond_le,
+    cond_lt,
+    cond_ne,
+    cond_truthy,
+    text,
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        (None, ""),
+        ("plain", "plain"),
+        (True, "true"),
+        (False, "false"),
+        (0, "0"),
+        (-12, "-12"),
+        (2.5, "2.5"),
+        (float("nan"), ""),
+        ({"k": True, "a": [1, None]}, '{"a":[1,null],"k":true}'),
+        ([{"b": 1, "a": "x"}], '[{"a":"x","b":1}]'),
+        (
+            {"html": "<a>&</a>", "u": "é\u2028"},
+            '{"html":"\\u003ca\\u003e\\u0026\\u003c/a\\u003e","u":"é\\u2028"}',
+        ),
+        ({"bad": float("inf")}, ""),
+        ({1: "x", "a": "y"}, ""),
+    ],
+)
+def test_text(value, want):
+    assert text(value) == want
+
+
+def test_text_concatenation_like_go():
+    assert "a " + text(None) + text(2) + " " + text({"k": True}) == 'a 2 {"k":true}'
+
+
+def test_eq_and_ne():
+    assert cond_eq("gold", "gold")
+    assert cond_eq(5, 5.0)  # numbers compare numerically
+    assert not cond_eq(None, "x") and not cond_eq(None, None)
+    assert cond_ne(None, "x")
+    assert not cond_eq(True, 1) and not cond_eq(1, True)  # a boolean is not a number
+    assert not cond_eq(0, False)
+    assert cond_eq(True, True) and cond_ne(True, False)
+    assert not cond_eq("5", 5) and not cond_eq(5, "5")
+
+
+def test_ordering():
+    assert cond_gt(5, 3) and not cond_gt(3, 3)
+    assert cond_ge(2.5, 2.5) and cond_ge(3, 2.5)
+    assert cond_lt("a", "b") and cond_le("b", "b") and not cond_lt("b", "a")
+    assert cond_lt("Z", "a")  # lexical by code point, as bytes in Go
+    for op in (cond_gt, cond_ge, cond_lt, cond_le):
+        assert not op(None, 1)
+        assert not op("a", 1) and not op(1, "a")
+        assert not op(True, 0) and not op(1, False)
+        assert not op([1], [1])
+
+
+def test_in_exists_truthy():
+    assert cond_in("b", ["a", "b"]) and cond_in(2, [1, 2.0])
+    assert not cond_in(None, ["a", None]) and not cond_in("x", None) and not cond_in(True, [1])
+    assert cond_exists("") and cond_exists(0) and cond_exists(False) and not cond_exists(None)
+    for falsy in (None, False, 0, 0.0, "", [], {}):
+        assert not cond_truthy(falsy), falsy
+    for truthy in (True, 1, -0.5, "no", [0], {"a": None}, 10**400):
+        assert cond_truthy(truthy), truthy
