@@ -45,6 +45,8 @@ class Server:
         self.name = name
         self.port = free_port()
         e = dict(os.environ, **env, SVC_HOST="127.0.0.1", SVC_PORT=str(self.port), SVC_API_KEY=KEY)
+        if cmd[-1] == "--port":
+            cmd = cmd + [str(self.port)]
         self.proc = subprocess.Popen(cmd, cwd=cwd, env=e, shell=isinstance(cmd, str),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.url = f"http://127.0.0.1:{self.port}/invoke"
@@ -119,9 +121,26 @@ def java_servers(work):
         {"Spring Boot controller": 0.9}
 
 
-PLATFORMS = {"go": go_servers, "java-svc": java_servers}
+def python_servers(work):
+    gen = os.path.join(work, "generated")
+    sh([svc_binary(), "compile", EXAMPLE, "--out", gen, "--platform", "python-svc"])
+    py = sys.executable
+    base = os.path.join(ROOT, "bench", "baseline", "python")
+
+    def uvicorn(module):
+        return [py, "-m", "uvicorn", module, "--host", "127.0.0.1", "--no-access-log",
+                "--log-level", "warning", "--port"]
+
+    # uvicorn takes the port on its command line; Server appends it.
+    return {"generated": ([py, "-m", "svc", "run"], gen, {}),
+            "FastAPI handler": (uvicorn("fastapi_handler:app"), base, {}),
+            "FastAPI + LangGraph": (uvicorn("langgraph_service:app"), base, {})}, \
+        {"FastAPI handler": 0.8, "FastAPI + LangGraph": 2.0}
+
+
+PLATFORMS = {"go": go_servers, "java-svc": java_servers, "python-svc": python_servers}
 # The JVM needs a longer warm-up before its throughput settles.
-WARMUP_SECONDS = {"go": 2, "java-svc": 15}
+WARMUP_SECONDS = {"go": 2, "java-svc": 15, "python-svc": 3}
 
 
 def main():

@@ -7,3 +7,4 @@ cd "$(dirname "$0")/.."
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace --quiet
+(cd sdk/python && python -m pytest -q -p no:cacheprovider && ruff check --no-cache . && ruff format --check --no-cache .)

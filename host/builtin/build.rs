@@ -6,7 +6,11 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 /// (platform, crate) of every default backend.
-const BACKENDS: &[(&str, &str)] = &[("go", "svc-backend-go"), ("java-svc", "svc-backend-java")];
+const BACKENDS: &[(&str, &str)] = &[
+    ("go", "svc-backend-go"),
+    ("java-svc", "svc-backend-java"),
+    ("python-svc", "svc-backend-python"),
+];
 
 fn main() -> Result<(), Box<dyn Error>> {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);

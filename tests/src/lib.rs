@@ -32,10 +32,10 @@ pub fn hostile(name: &str) -> Option<PathBuf> {
         .map(|(_, p)| PathBuf::from(p))
 }
 
-/// A runtime without the on-disk cache, with the given limits.
+/// A runtime with the given limits and the tests' component cache.
 pub fn runtime(limits: Limits) -> Result<Runtime, svc_runtime::PluginError> {
     Runtime::new(RuntimeOptions {
-        cache_dir: None,
+        cache_dir: Some(service::cache_dir()),
         limits,
     })
 }

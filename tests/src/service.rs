@@ -32,7 +32,7 @@ impl Project {
 }
 
 /// Where the tests cache compiled components (outside the user's cache).
-fn cache_dir() -> PathBuf {
+pub fn cache_dir() -> PathBuf {
     std::env::temp_dir().join("svc-tests-component-cache")
 }
 
@@ -330,5 +330,27 @@ pub fn require_jdk21() -> bool {
         "JAVA_HOME does not point at a JDK 21 or newer ({home:?}), and CI=true: .ci/run selects one"
     );
     eprintln!("skipping: JAVA_HOME does not point at a JDK 21 or newer");
+    false
+}
+
+/// `python` with the svc SDK importable (CI installs sdk/python into its
+/// venv). In CI its absence fails the test; elsewhere the test skips.
+pub fn require_python_sdk() -> bool {
+    let ok = Command::new("python")
+        .args(["-c", "import svc, fastapi, httpx, pytest"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        return true;
+    }
+    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    assert!(
+        !in_ci,
+        "`python` cannot import svc, fastapi, httpx and pytest, and CI=true: \
+         run `pip install -e \"sdk/python[all]\" pytest` in the active venv (.ci/run does)"
+    );
+    eprintln!("skipping: `python` cannot import the svc SDK (pip install -e \"sdk/python[all]\")");
     false
 }

@@ -8,6 +8,7 @@
 //! README (`project.rs`).
 
 mod capabilities;
+mod connectors;
 mod graph;
 mod java;
 mod nodes;
@@ -29,9 +30,9 @@ impl Backend for JavaBackend {
     fn emit(
         doc: &Document,
         _options: &EmitOptions,
-        _templates: &mut dyn Templates,
+        templates: &mut dyn Templates,
     ) -> Result<Vec<File>, Vec<Diagnostic>> {
-        project::emit(doc)
+        project::emit(doc, templates)
     }
 }
 

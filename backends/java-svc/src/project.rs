@@ -2,10 +2,10 @@
 
 use svc_backend_sdk::ir::{Auth, Document, LogFormat, LogLevel, NodeKind, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
-use svc_backend_sdk::{Diagnostic, File};
+use svc_backend_sdk::{Diagnostic, File, Templates};
 
 use crate::java::{literal, package_segment, quote};
-use crate::{graph, nodes, tests};
+use crate::{connectors, graph, nodes, tests};
 
 const RUNTIME: &[(&str, &str)] = &[
     (
@@ -93,7 +93,8 @@ impl Uses {
     }
 }
 
-pub fn emit(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
+pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
+    connectors::check(doc, templates)?;
     let pkg = package_segment(&doc.id);
     let base = format!("src/main/java/com/svc/{pkg}");
     let uses = Uses::of(doc);

@@ -2,8 +2,6 @@
 //! outcome its `.expect.json` declares (a declared failure that starts
 //! passing fails too).
 
-#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
-
 use svc_tests::service::test_runtime;
 use svc_tests::{fixtures, Builtins};
 

@@ -1,8 +1,6 @@
 //! Every fixture the Go backend supports compiles to a module that passes
 //! gofmt (every directory), go vet, go test and go build.
 
-#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
-
 use std::time::Duration;
 
 use svc_compile::testkit::{fixture_documents, read_expectation, Outcome};

@@ -1,7 +1,5 @@
 //! The shared HTTP contract suite against the `go` backend.
 
-#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
-
 #[test]
 fn go_services_pass_the_http_contract() {
     if !svc_tests::service::require_tool("go") {

@@ -1,8 +1,6 @@
 //! The shared HTTP contract suite against the `java-svc` backend, with each
 //! service started from its packaged jar.
 
-#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
-
 #[test]
 fn java_services_pass_the_http_contract() {
     if !svc_tests::service::require_jdk21() {

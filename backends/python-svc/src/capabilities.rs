@@ -1,0 +1,70 @@
+//! What the Python backend compiles, and why it refuses the rest (for now).
+
+use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities};
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+const LATER: &str = "python-svc does not generate this node kind yet; the SDK's agents, RAG, intent classification, \
+                     subgraphs and human-in-the-loop arrive with their own issue";
+
+pub fn info() -> BackendInfo {
+    let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
+    BackendInfo {
+        platform: "python-svc".into(),
+        name: "svc-backend-python".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        ir_versions: ">=2.0.0, <3.0.0".into(),
+        capabilities: Capabilities {
+            node_kinds: strings(&[
+                "start",
+                "end",
+                "function",
+                "llm",
+                "tool",
+                "router",
+                "response_template",
+                "connector",
+            ]),
+            tool_kinds: strings(&["native", "http"]),
+            transports: Vec::new(),
+            auth: strings(&["none", "api_key", "bearer"]),
+            features: strings(&[
+                "router.op.eq",
+                "router.op.ne",
+                "router.op.gt",
+                "router.op.ge",
+                "router.op.lt",
+                "router.op.le",
+                "router.op.in",
+                "router.op.exists",
+                "router.op.truthy",
+                "router.field.string",
+                "router.field.integer",
+                "router.field.number",
+                "router.field.boolean",
+            ]),
+            reasons: vec![
+                reason("node-kind:subgraph", LATER),
+                reason("node-kind:agent", LATER),
+                reason("node-kind:rag", LATER),
+                reason("node-kind:intent_classifier", LATER),
+                reason("node-kind:hitl", LATER),
+                reason("tool-kind:mcp", "python-svc does not generate MCP tool calls yet (the SDK's MCP client arrives with its own issue)"),
+                reason("transport:stdio", "python-svc does not generate MCP servers yet"),
+                reason("transport:sse", "python-svc does not generate MCP servers yet"),
+                reason("transport:streamable_http", "python-svc does not generate MCP servers yet"),
+                reason("feature:checkpointer.memory", "python-svc compiles graphs to a direct run loop without checkpoints; a memory checkpointer arrives with human-in-the-loop"),
+                reason("feature:streaming", "python-svc answers with the final state; streaming is not generated yet"),
+                reason("feature:llm.bound-tools", "python-svc does not generate tool calling from LLM nodes yet; call the tool from a tool node"),
+            ],
+        },
+        commands: BuildCommands {
+            setup: "python -m pip install -q -e .".into(),
+            test: "python -m pytest -q".into(),
+            build: "python -m compileall -q app".into(),
+            run: "python -m svc run".into(),
+        },
+    }
+}

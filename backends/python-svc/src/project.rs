@@ -1,0 +1,447 @@
+//! Assembles the Python project.
+
+use svc_backend_sdk::ir::{Auth, Document, FieldType, ItemType, NodeKind, Reducer, ToolKind};
+use svc_backend_sdk::{ConnectorRef, Diagnostic, File, Templates};
+
+use crate::py::{literal, module, quote, Expr};
+use crate::{graph, nodes, tests};
+
+/// The SDK a generated project depends on (this repository's sdk/python).
+pub const SDK_REQUIREMENT: &str = "svc-sdk[server,http]>=0.3.2,<0.4";
+
+/// What the graph uses, which decides the variables it documents.
+pub struct Uses {
+    pub llm: bool,
+}
+
+impl Uses {
+    pub fn of(doc: &Document) -> Self {
+        Uses {
+            llm: doc
+                .logical
+                .nodes
+                .iter()
+                .any(|n| matches!(n.kind, NodeKind::Llm(_))),
+        }
+    }
+}
+
+const EMPTY_PACKAGES: &[(&str, &str)] = &[
+    ("skills", "Skills: reusable capabilities (@skill)."),
+    (
+        "guardrails",
+        "Guardrails: checks on what comes in and goes out (@input_guardrail, @output_guardrail).",
+    ),
+    (
+        "policies",
+        "Business policies, evaluated by priority (@business_policy).",
+    ),
+    (
+        "personas",
+        "Personas: agent identities and system prompts (@persona).",
+    ),
+    ("agents", "Agents the graph can delegate to."),
+    ("mcp", "MCP servers and clients."),
+];
+
+pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
+    connectors(doc, templates)?;
+    let uses = Uses::of(doc);
+    let mut files = vec![
+        File::text("pyproject.toml", pyproject(doc)),
+        File::text("application.yaml", application_yaml(doc)),
+        File::text("env.yaml", env_yaml(doc, &uses)),
+        File::text(
+            ".gitignore",
+            "env.yaml\n.venv/\n__pycache__/\n*.egg-info/\n.pytest_cache/\n",
+        ),
+        File::text("README.md", readme(doc, &uses)),
+        File::text("app/__init__.py", app_init()),
+        File::text("app/config.py", config_py()),
+        File::text("app/state.py", state_py(doc)),
+        File::text("app/main.py", main_py()),
+        File::text("app/graphs/__init__.py", graphs_init(doc)),
+        File::text(
+            format!("app/graphs/{}.py", module(&doc.id)),
+            graph::graph_py(doc),
+        ),
+        File::text("tests/test_service.py", tests::service_tests(doc)),
+    ];
+    for (name, doc_line) in EMPTY_PACKAGES {
+        files.push(File::text(
+            format!("app/{name}/__init__.py"),
+            format!("\"\"\"{doc_line}\"\"\"\n"),
+        ));
+    }
+    files.extend(nodes::files(doc)?);
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+/// Connector nodes render through the host; rendered Python code is not
+/// placed in projects yet, so a graph whose connectors render is refused.
+fn connectors(doc: &Document, templates: &mut dyn Templates) -> Result<(), Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    for (i, n) in doc.logical.nodes.iter().enumerate() {
+        let NodeKind::Connector { config } = &n.kind else {
+            continue;
+        };
+        let ptr = format!("/logical/nodes/{i}");
+        let Some(t) = doc
+            .codegen
+            .templates
+            .get("python-svc")
+            .and_then(|t| t.get(&n.id))
+        else {
+            diags.push(
+                Diagnostic::error(
+                    "template-required",
+                    format!("connector node `{}`: template required (codegen.templates[\"python-svc\"])", n.id),
+                )
+                .at(ptr),
+            );
+            continue;
+        };
+        let reference = ConnectorRef {
+            node_id: n.id.clone(),
+            id: t.connector.clone(),
+            version: t.version.clone(),
+            entry: t.entry.clone(),
+        };
+        match templates.render(&reference, "python-svc", &serde_json::to_string(config).unwrap_or_default()) {
+            Err(errors) => diags.extend(errors.into_iter().map(|d| if d.pointer.is_none() { d.at(ptr.clone()) } else { d })),
+            Ok(_) => diags.push(
+                Diagnostic::error(
+                    "connector-unsupported",
+                    format!("connector node `{}`: the python-svc backend does not place rendered connector code in projects yet", n.id),
+                )
+                .at(ptr),
+            ),
+        }
+    }
+    if diags.is_empty() {
+        Ok(())
+    } else {
+        Err(diags)
+    }
+}
+
+fn pyproject(doc: &Document) -> String {
+    format!(
+        "[build-system]\nrequires = [\"setuptools>=68\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
+         [project]\nname = \"{id}\"\nversion = \"{version}\"\nrequires-python = \">=3.10,<3.14\"\n\
+         dependencies = [\"{SDK_REQUIREMENT}\"]\n\n\
+         [project.optional-dependencies]\ntest = [\"pytest>=8\", \"httpx>=0.27\"]\n\n\
+         [tool.setuptools.packages.find]\ninclude = [\"app*\"]\n\n\
+         [tool.pytest.ini_options]\npythonpath = [\".\"]\ntestpaths = [\"tests\"]\n",
+        id = doc.id,
+        version = doc.version,
+    )
+}
+
+fn yaml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+fn application_yaml(doc: &Document) -> String {
+    let s = &doc.logical.settings;
+    let mut out = format!(
+        "# Configuration compiled from the graph document (svc-sdk reads it at start-up;\n\
+         # `python -m svc compile` precompiles it to application.json).\n\
+         app:\n  name: {id}\n  version: {version}\n\n\
+         server:\n  host: {host}\n  port: {port}\n  auth:\n    type: {auth}\n    key_env: {key}\n\n\
+         graph:\n  entrypoint: {id}\n  max_steps: {steps}\n  request_timeout_ms: {timeout}\n",
+        id = yaml_str(&doc.id),
+        version = yaml_str(&doc.version),
+        host = yaml_str(&s.server.host),
+        port = s.server.port,
+        auth = doc.security.auth.as_str(),
+        key = doc.security.key_env,
+        steps = s.max_steps,
+        timeout = s.request_timeout_ms,
+    );
+    if let Some(m) = &s.model {
+        out.push_str(&format!(
+            "\nmodel:\n  provider: {}\n  name: {}\n  base_url_env: {}\n  api_key_env: {}\n",
+            yaml_str(&m.provider),
+            yaml_str(&m.name),
+            m.base_url_env,
+            m.api_key_env
+        ));
+    }
+    let t = &s.tracing;
+    out.push_str(&format!(
+        "\ntracing:\n  enabled: {}\n  project: {}\n  log_format: {}\n  register_on_build: {}\n  trace_nodes: {}\n",
+        t.enabled,
+        yaml_str(&t.project),
+        match t.log_format {
+            svc_backend_sdk::ir::LogFormat::Json => "json",
+            svc_backend_sdk::ir::LogFormat::Text => "text",
+        },
+        t.register_on_build,
+        t.trace_nodes
+    ));
+    out
+}
+
+/// The environment variables the service reads, with what they are for.
+pub fn env_vars(doc: &Document, uses: &Uses) -> Vec<(String, String)> {
+    let mut vars = Vec::new();
+    match doc.security.auth {
+        Auth::None => {}
+        Auth::ApiKey => vars.push((
+            doc.security.key_env.clone(),
+            "the API key clients send in X-API-Key (required)".into(),
+        )),
+        Auth::Bearer => vars.push((
+            doc.security.key_env.clone(),
+            "the token clients send as Authorization: Bearer <token> (required)".into(),
+        )),
+    }
+    if uses.llm {
+        if let Some(m) = &doc.logical.settings.model {
+            vars.push((
+                m.base_url_env.clone(),
+                "base URL of the OpenAI-compatible API (default https://api.openai.com/v1)".into(),
+            ));
+            vars.push((
+                m.api_key_env.clone(),
+                "API key of the model provider".into(),
+            ));
+        }
+    }
+    for t in &doc.logical.tools {
+        if let ToolKind::Http { endpoint, .. } = &t.kind {
+            if let Some(var) = endpoint.strip_prefix("env:") {
+                vars.push((
+                    var.to_string(),
+                    format!("endpoint of the HTTP tool `{}`", t.id),
+                ));
+            }
+        }
+    }
+    vars
+}
+
+fn env_yaml(doc: &Document, uses: &Uses) -> String {
+    let mut out = String::from(
+        "# Environment of the service: at start-up each non-empty value is exported unless the\n\
+         # variable is already set. Keep this file out of version control once it holds secrets.\n",
+    );
+    let vars = env_vars(doc, uses);
+    if vars.is_empty() {
+        out.push_str("{}\n");
+    }
+    for (name, what) in vars {
+        out.push_str(&format!("# {what}\n{name}: \"\"\n"));
+    }
+    out
+}
+
+fn app_init() -> String {
+    "\"\"\"The application package: importing it registers every component.\"\"\"\n\n\
+     from . import (  # noqa: F401\n    agents,\n    config,\n    graphs,\n    guardrails,\n    mcp,\n    nodes,\n    personas,\n    policies,\n    skills,\n    state,\n    tools,\n)\n"
+        .to_string()
+}
+
+fn config_py() -> String {
+    "\"\"\"Typed views of application.yaml sections.\"\"\"\n\n\
+     from dataclasses import dataclass\n\n\
+     from svc import configuration\n\n\n\
+     @configuration(\"graph\")\n\
+     @dataclass\n\
+     class GraphSettings:\n    entrypoint: str = \"\"\n    max_steps: int = 25\n    request_timeout_ms: int = 30000\n"
+        .to_string()
+}
+
+fn main_py() -> String {
+    "\"\"\"The ASGI application: `uvicorn app.main:app`, or `python -m svc run`.\"\"\"\n\n\
+     from svc.server import create_app\n\n\
+     app = create_app()\n"
+        .to_string()
+}
+
+fn graphs_init(doc: &Document) -> String {
+    format!(
+        "\"\"\"The graphs of the project.\"\"\"\n\nfrom . import {}  # noqa: F401\n",
+        module(&doc.id)
+    )
+}
+
+fn field_type(ty: FieldType) -> &'static str {
+    ty.as_str()
+}
+
+fn py_annotation(ty: FieldType, items: Option<&ItemType>) -> String {
+    match ty {
+        FieldType::String => "str".into(),
+        FieldType::Integer => "int".into(),
+        FieldType::Number => "float".into(),
+        FieldType::Boolean => "bool".into(),
+        FieldType::Object => "dict[str, Any]".into(),
+        FieldType::Array => match items {
+            Some(it) => format!("list[{}]", py_annotation(it.ty, it.items.as_deref())),
+            None => "list[Any]".into(),
+        },
+        FieldType::Messages => "list[dict[str, str]]".into(),
+    }
+}
+
+fn item_expr(it: &ItemType) -> Expr {
+    let mut args = vec![Expr::atom(quote(field_type(it.ty)))];
+    if let Some(inner) = &it.items {
+        args.push(Expr::kw("items", item_expr(inner)));
+    }
+    Expr::call("Item", args)
+}
+
+fn state_py(doc: &Document) -> String {
+    let state = &doc.logical.state;
+    let mut out = String::from(
+        "\"\"\"The state of the graph: its fields, types, reducers and defaults.\"\"\"\n\n",
+    );
+    let uses_item = state.iter().any(|f| f.items.is_some());
+    out.push_str("from typing import Any, TypedDict\n\n");
+    out.push_str(if uses_item {
+        "from svc.runtime import Field, Item, StateSchema\n\n"
+    } else {
+        "from svc.runtime import Field, StateSchema\n\n"
+    });
+    let annotations = Expr::Dict(
+        state
+            .iter()
+            .map(|f| {
+                (
+                    quote(&f.name),
+                    Expr::atom(py_annotation(f.ty, f.items.as_ref())),
+                )
+            })
+            .collect(),
+    );
+    let typed = Expr::call(
+        "TypedDict",
+        vec![
+            Expr::atom("\"State\""),
+            annotations,
+            Expr::kw("total", Expr::atom("False")),
+        ],
+    );
+    out.push_str("# The state as a type, for editors and type checkers.\n");
+    for line in typed.render(0, "State = ", "") {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let fields: Vec<Expr> = state
+        .iter()
+        .map(|f| {
+            let mut args = vec![
+                Expr::atom(quote(&f.name)),
+                Expr::atom(quote(field_type(f.ty))),
+            ];
+            if let Some(it) = &f.items {
+                args.push(Expr::kw("items", item_expr(it)));
+            }
+            if f.reducer == Reducer::Append {
+                args.push(Expr::kw("append", Expr::atom("True")));
+            }
+            if f.required {
+                args.push(Expr::kw("required", Expr::atom("True")));
+            }
+            if let Some(d) = f.default.as_ref().filter(|d| !d.is_null()) {
+                args.push(Expr::kw("default", literal(d)));
+            }
+            Expr::call("Field", args)
+        })
+        .collect();
+    out.push_str("\n# What requests are validated against and patches merged with.\n");
+    for line in Expr::call("StateSchema", vec![Expr::List(fields)]).render(0, "SCHEMA = ", "") {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    // `Any` is only needed by some annotations; keep the import honest.
+    if !out.contains("Any]") {
+        out = out.replace(
+            "from typing import Any, TypedDict",
+            "from typing import TypedDict",
+        );
+    }
+    out
+}
+
+fn readme(doc: &Document, uses: &Uses) -> String {
+    let title = doc.name.clone().unwrap_or_else(|| doc.id.clone());
+    let s = &doc.logical.settings;
+    let mut out = format!("# {title}\n\n");
+    if let Some(d) = &doc.description {
+        out.push_str(&format!("{d}\n\n"));
+    }
+    out.push_str(&format!(
+        "A FastAPI service on the `svc` Python SDK, generated by svc from the graph `{}` (version {}). \
+         The graph is compiled to a direct run loop (`app/graphs/{}.py`).\n\n",
+        doc.id,
+        doc.version,
+        module(&doc.id)
+    ));
+    out.push_str(&format!(
+        "## Install\n\nPython 3.10 to 3.13. The project depends on `{SDK_REQUIREMENT}`; until `svc-sdk` is \
+         published, install it from the svc repository first:\n\n\
+         ```sh\npython -m venv .venv && . .venv/bin/activate\npip install -e \"/path/to/svc/sdk/python[server,http]\"\npip install -e \".[test]\"\n```\n\n"
+    ));
+    out.push_str("## Configure\n\n| variable | meaning |\n|---|---|\n");
+    out.push_str(&format!(
+        "| `SVC_HOST` | listen address (default `{}`) |\n",
+        s.server.host
+    ));
+    out.push_str(&format!(
+        "| `SVC_PORT` | listen port (default `{}`) |\n",
+        s.server.port
+    ));
+    for (k, v) in env_vars(doc, uses) {
+        out.push_str(&format!("| `{k}` | {v} |\n"));
+    }
+    out.push_str(&format!(
+        "\nValues may also be put in `env.yaml`; other settings are in `application.yaml`. The run is limited to \
+         {} steps and {} ms; requests over 1 MiB and responses over 4 MiB are refused.\n\n",
+        s.max_steps, s.request_timeout_ms
+    ));
+    out.push_str("## Authenticate\n\n");
+    let (header, export) = match doc.security.auth {
+        Auth::None => {
+            out.push_str("Authentication is off (`security.auth` is `none` in the graph).\n\n");
+            (String::new(), String::new())
+        }
+        Auth::ApiKey => {
+            out.push_str("Every `/invoke` and `/info` request carries the key in `X-API-Key`; `/health` needs none.\n\n");
+            (
+                format!(" -H \"X-API-Key: ${}\"", doc.security.key_env),
+                format!("export {}=change-me\n", doc.security.key_env),
+            )
+        }
+        Auth::Bearer => {
+            out.push_str("Every `/invoke` and `/info` request carries `Authorization: Bearer <token>`; `/health` needs none.\n\n");
+            (
+                format!(" -H \"Authorization: Bearer ${}\"", doc.security.key_env),
+                format!("export {}=change-me\n", doc.security.key_env),
+            )
+        }
+    };
+    out.push_str(&format!(
+        "## Test and run\n\n```sh\npython -m pytest -q\n{export}python -m svc run   # or: uvicorn app.main:app\n```\n\n\
+         ```sh\ncurl -s localhost:{port}/health\ncurl -s localhost:{port}/invoke -H 'Content-Type: application/json'{header} -d '{{\"state\": {{...}}}}'\n```\n\n\
+         `POST /invoke` takes `{{\"state\": {{...}}}}` (or `{{\"messages\": [...]}}` when the state has a `messages` \
+         field) and answers `{{\"result\": {{...}}}}`; errors are `{{\"error\": {{\"code\", \"message\", \"details\"}}}}`. \
+         With `SVC_DEV_EVENTS=1`, `GET /runs/{{run_id}}/events` streams the events of a run (the id is in the \
+         `X-Run-Id` response header).\n\n",
+        port = s.server.port
+    ));
+    out.push_str(
+        "## Layout\n\n\
+         - `app/state.py`: the typed state and its schema\n\
+         - `app/graphs/`: the compiled graph (`@graph(entrypoint=True)`)\n\
+         - `app/nodes/`: one module per node (native bodies from `bodiesByPlatform[\"python-svc\"]`)\n\
+         - `app/tools/`: the graph's tools\n\
+         - `app/main.py`: the ASGI app; `application.yaml`, `env.yaml`: configuration\n\
+         - `tests/`: tests that drive the service through the HTTP contract\n",
+    );
+    out
+}

@@ -1,0 +1,242 @@
+//! Python source helpers: literals, identifiers, and a small pretty-printer
+//! that lays expressions out the way `ruff format` does (one line when it
+//! fits in 88 columns, otherwise one element per line with a trailing
+//! comma), so generated code passes `ruff format --check` as emitted.
+
+use serde_json::Value;
+
+pub const LINE: usize = 88;
+
+const KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield", "match", "case", "type",
+];
+
+/// A Python identifier for an IR id (ids are already `[A-Za-z_][A-Za-z0-9_]*`).
+pub fn ident(id: &str) -> String {
+    if KEYWORDS.contains(&id) {
+        format!("{id}_")
+    } else {
+        id.to_string()
+    }
+}
+
+/// A module name for an IR id: lowercase, never a keyword.
+pub fn module(id: &str) -> String {
+    ident(&id.to_ascii_lowercase())
+}
+
+/// A string literal quoted the way ruff normalizes it: double quotes unless
+/// single quotes need fewer escapes.
+pub fn quote(s: &str) -> String {
+    let doubles = s.matches('"').count();
+    let singles = s.matches('\'').count();
+    let q = if doubles > singles { '\'' } else { '"' };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(q);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == q => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            '\u{2028}' | '\u{2029}' | '\u{85}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(q);
+    out
+}
+
+/// An expression, laid out by [`Expr::render`].
+#[derive(Debug, Clone)]
+pub enum Expr {
+    Atom(String),
+    /// `name(args...)`; keyword arguments are atoms like `required=True`.
+    Call(String, Vec<Expr>),
+    List(Vec<Expr>),
+    Tuple(Vec<Expr>),
+    /// Keys are rendered strings.
+    Dict(Vec<(String, Expr)>),
+    /// `key=value` inside a call.
+    Kw(String, Box<Expr>),
+}
+
+impl Expr {
+    pub fn atom(s: impl Into<String>) -> Expr {
+        Expr::Atom(s.into())
+    }
+
+    pub fn call(name: impl Into<String>, args: Vec<Expr>) -> Expr {
+        Expr::Call(name.into(), args)
+    }
+
+    pub fn kw(name: &str, value: Expr) -> Expr {
+        Expr::Kw(name.to_string(), Box::new(value))
+    }
+
+    /// The one-line form.
+    pub fn flat(&self) -> String {
+        match self {
+            Expr::Atom(s) => s.clone(),
+            Expr::Call(n, args) => format!("{n}({})", join(args)),
+            Expr::List(items) => format!("[{}]", join(items)),
+            Expr::Tuple(items) if items.len() == 1 => format!("({},)", items[0].flat()),
+            Expr::Tuple(items) => format!("({})", join(items)),
+            Expr::Dict(items) => format!(
+                "{{{}}}",
+                items
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {}", v.flat()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Expr::Kw(k, v) => format!("{k}={}", v.flat()),
+        }
+    }
+
+    /// Lines of the expression starting at column `indent` (spaces), after a
+    /// `prefix` on the first line and before a `suffix` on the last.
+    pub fn render(&self, indent: usize, prefix: &str, suffix: &str) -> Vec<String> {
+        let pad = " ".repeat(indent);
+        let flat = format!("{pad}{prefix}{}{suffix}", self.flat());
+        if flat.chars().count() <= LINE {
+            return vec![flat];
+        }
+        let inner = indent + 4;
+        let (open, close, items): (String, &str, Vec<(String, &Expr)>) = match self {
+            Expr::Call(n, args) => {
+                // A lone collection argument keeps its own brackets inside
+                // the call's, without a trailing comma after it.
+                if let [only @ (Expr::List(_) | Expr::Dict(_))] = args.as_slice() {
+                    let mut lines = vec![format!("{pad}{prefix}{n}(")];
+                    lines.extend(only.render(inner, "", ""));
+                    lines.push(format!("{pad}){suffix}"));
+                    return lines;
+                }
+                (
+                    format!("{n}("),
+                    ")",
+                    args.iter().map(|a| (String::new(), a)).collect(),
+                )
+            }
+            Expr::List(items) => (
+                "[".into(),
+                "]",
+                items.iter().map(|a| (String::new(), a)).collect(),
+            ),
+            Expr::Tuple(items) => (
+                "(".into(),
+                ")",
+                items.iter().map(|a| (String::new(), a)).collect(),
+            ),
+            Expr::Dict(items) => (
+                "{".into(),
+                "}",
+                items.iter().map(|(k, v)| (format!("{k}: "), v)).collect(),
+            ),
+            Expr::Kw(k, v) => return v.render(indent, &format!("{prefix}{k}="), suffix),
+            Expr::Atom(_) => return vec![flat],
+        };
+        let mut lines = vec![format!("{pad}{prefix}{open}")];
+        for (key, item) in items {
+            lines.extend(item.render(inner, &key, ","));
+        }
+        lines.push(format!("{pad}{close}{suffix}"));
+        lines
+    }
+}
+
+fn join(items: &[Expr]) -> String {
+    items.iter().map(Expr::flat).collect::<Vec<_>>().join(", ")
+}
+
+/// A JSON value as a Python expression.
+pub fn literal(v: &Value) -> Expr {
+    match v {
+        Value::Null => Expr::atom("None"),
+        Value::Bool(true) => Expr::atom("True"),
+        Value::Bool(false) => Expr::atom("False"),
+        Value::Number(n) => Expr::atom(match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(u)) => u.to_string(),
+            _ => format!("{:?}", n.as_f64().unwrap_or(0.0)),
+        }),
+        Value::String(s) => Expr::atom(quote(s)),
+        Value::Array(items) => Expr::List(items.iter().map(literal).collect()),
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Expr::Dict(
+                keys.into_iter()
+                    .map(|k| (quote(k), literal(&map[k.as_str()])))
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// A body re-indented to `indent` spaces (tabs count as 4 spaces).
+pub fn indent_body(body: &str, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut out = String::new();
+    for line in body.trim_matches('\n').lines() {
+        let line = line.trim_end().replace('\t', "    ");
+        if line.is_empty() {
+            out.push('\n');
+        } else {
+            out.push_str(&pad);
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_like_ruff() {
+        assert_eq!(quote("plain"), "\"plain\"");
+        assert_eq!(quote("say \"hi\""), "'say \"hi\"'");
+        assert_eq!(quote("it's"), "\"it's\"");
+        assert_eq!(quote("a\\b\nc"), "\"a\\\\b\\nc\"");
+    }
+
+    #[test]
+    fn explodes_only_what_does_not_fit() {
+        let short = Expr::call("Field", vec![Expr::atom("\"a\""), Expr::atom("\"string\"")]);
+        assert_eq!(
+            short.render(8, "", ","),
+            ["        Field(\"a\", \"string\"),"]
+        );
+        let long = Expr::call(
+            "StateSchema",
+            vec![Expr::List(vec![Expr::atom(format!(
+                "\"{}\"",
+                "x".repeat(90)
+            ))])],
+        );
+        assert_eq!(
+            long.render(0, "SCHEMA = ", ""),
+            vec![
+                "SCHEMA = StateSchema(".to_string(),
+                "    [".to_string(),
+                format!("        \"{}\",", "x".repeat(90)),
+                "    ]".to_string(),
+                ")".to_string(),
+            ]
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! End-to-end tests, in one binary so the workspace links it once:
+//! hostile components, every fixture against every backend, generated
+//! projects run with their own toolchains, and the shared HTTP contract
+//! suite against each platform.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
+
+mod contract_go;
+mod contract_java;
+mod contract_python;
+mod fixtures;
+mod go_projects;
+mod hostile;
+mod java_projects;
+mod python_projects;
