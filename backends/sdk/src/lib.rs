@@ -8,11 +8,13 @@
 //! * [`writer::CodeWriter`] builds indented source text and tracks imports.
 //! * [`Connector`] and [`export_connector!`] do the same for connectors.
 //!
-//! Running a finished component against the shared fixtures is done by the
-//! host: `svc test-plugin COMPONENT.wasm`.
+//! Running a finished component against the shared fixtures: the `testkit`
+//! feature (native builds only), or `svc test-plugin COMPONENT.wasm`.
 
 pub mod bindings;
 mod glue;
+#[cfg(all(feature = "testkit", not(target_arch = "wasm32")))]
+pub mod testkit;
 pub mod writer;
 
 pub use svc_ir as ir;

@@ -6,6 +6,7 @@
 mod backends;
 mod capabilities;
 mod output;
+mod sdk;
 mod test_plugin;
 
 use std::path::PathBuf;
@@ -32,8 +33,19 @@ struct SvcCli {
 
 #[derive(Debug, Subcommand)]
 enum SvcCommand {
-    /// Compile DOC.graph.json into a project directory.
+    /// Compile DOC.graph.json into a project directory; without a document,
+    /// precompile application.yaml into application.json.
     Compile(CompileArgs),
+    /// Scaffold a Python project on the svc SDK (the same files as `python -m svc new`).
+    New(sdk::NewArgs),
+    /// Print a configuration value of a project as JSON.
+    Get(sdk::GetArgs),
+    /// Start a Python project's API server (hands over to `python -m svc run`).
+    Run(ForwardArgs),
+    /// List a Python project's registered components (`python -m svc info`).
+    Info(ForwardArgs),
+    /// Register a Python project's graph with a tracing service (`python -m svc register`).
+    Register(ForwardArgs),
     /// Print what each backend supports, as the backends themselves report it.
     Capabilities(CapabilitiesArgs),
     /// Run a backend component against the shared fixtures.
@@ -63,12 +75,23 @@ impl Platform {
 }
 
 #[derive(Debug, Args)]
+struct ForwardArgs {
+    /// Arguments for `python -m svc <command>` (e.g. --root, --host, --port).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
 struct CompileArgs {
-    /// The graph document (*.graph.json).
-    document: PathBuf,
-    /// The project directory to write.
+    /// The graph document (*.graph.json); without one, application.yaml in
+    /// --root is precompiled to application.json.
+    document: Option<PathBuf>,
+    /// The project directory to write (with a document: required).
     #[arg(long, value_name = "DIR")]
-    out: PathBuf,
+    out: Option<PathBuf>,
+    /// The project whose application.yaml to precompile (without a document).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
     /// Replace --out if it is not empty (only that directory).
     #[arg(long)]
     force: bool,
@@ -98,9 +121,26 @@ pub fn main_svc() -> ExitCode {
     let cli = SvcCli::parse();
     match cli.command {
         SvcCommand::Compile(args) => {
+            let Some(document) = &args.document else {
+                return sdk::compile_config(&args.root, args.out.as_deref(), args.force);
+            };
+            let Some(out) = &args.out else {
+                use clap::CommandFactory;
+                SvcCli::command()
+                    .error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        "compiling a document needs --out DIR",
+                    )
+                    .exit()
+            };
             let platform = args.platform.map(Platform::as_str);
-            compile(&args, platform)
+            compile(&args, document, out, platform)
         }
+        SvcCommand::New(args) => sdk::new(&args),
+        SvcCommand::Get(args) => sdk::get(&args),
+        SvcCommand::Run(a) => sdk::forward("run", &a.args),
+        SvcCommand::Info(a) => sdk::forward("info", &a.args),
+        SvcCommand::Register(a) => sdk::forward("register", &a.args),
         SvcCommand::Capabilities(args) => capabilities::run(
             &args.engine,
             args.platform.map(Platform::as_str),
@@ -161,15 +201,16 @@ pub fn main_svc_java() -> ExitCode {
     match cli.command {
         JavaCommand::Compile(a) => {
             let args = CompileArgs {
-                document: a.document,
-                out: a.out,
+                document: Some(a.document.clone()),
+                out: Some(a.out.clone()),
+                root: PathBuf::from("."),
                 force: a.force,
                 platform: Some(Platform::JavaSvc),
                 format: a.format,
                 verbose: a.verbose,
                 engine: a.engine,
             };
-            compile(&args, Some("java-svc"))
+            compile(&args, &a.document, &a.out, Some("java-svc"))
         }
         JavaCommand::Capabilities { format, engine } => {
             capabilities::run(&engine, Some("java-svc"), format)
@@ -191,9 +232,14 @@ fn print_version(name: &str) {
     }
 }
 
-fn compile(args: &CompileArgs, platform: Option<&str>) -> ExitCode {
-    let doc_name = args.document.display().to_string();
-    let text = match std::fs::read_to_string(&args.document) {
+fn compile(
+    args: &CompileArgs,
+    document: &std::path::Path,
+    out: &std::path::Path,
+    platform: Option<&str>,
+) -> ExitCode {
+    let doc_name = document.display().to_string();
+    let text = match std::fs::read_to_string(document) {
         Ok(t) => t,
         Err(e) => {
             let d = svc_ir::Diagnostic::error("io", format!("cannot read `{doc_name}`: {e}"))
@@ -215,7 +261,7 @@ fn compile(args: &CompileArgs, platform: Option<&str>) -> ExitCode {
         platform,
         &backends,
         Box::new(NoConnectors),
-        &args.out,
+        out,
         args.force,
     ) {
         Ok(generated) => {
@@ -225,7 +271,7 @@ fn compile(args: &CompileArgs, platform: Option<&str>) -> ExitCode {
                     generated.plugin_output
                 );
             }
-            output::compiled(args.format, &args.out, &generated);
+            output::compiled(args.format, out, &generated);
             ExitCode::SUCCESS
         }
         Err(diags) => output::fail(args.format, &diags),

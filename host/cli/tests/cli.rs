@@ -111,7 +111,11 @@ fn json_format_reports_diagnostics_as_json() {
 
 #[test]
 fn usage_errors_exit_2() {
-    assert_eq!(run(svc().arg("compile")).status.code(), Some(2));
+    // Without a document `compile` precompiles application.yaml: none here.
+    let empty = tempfile::tempdir().unwrap();
+    let o = run(svc().args(["compile", "--root"]).arg(empty.path()));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("application.yaml does not exist"), "{}", text(&o.stderr));
     assert_eq!(
         run(svc().args(["compile", "x.graph.json"])).status.code(),
         Some(2)
@@ -339,4 +343,164 @@ fn svc_java_and_svc_platform_java_give_identical_trees() {
         text(&o.stderr)
     );
     assert!(!base.path().join("bearer").exists());
+}
+
+#[test]
+fn every_declared_refusal_exits_1_and_writes_nothing() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(fixtures().join("valid"))
+        .unwrap()
+        .flatten()
+    {
+        let path = entry.path();
+        let name = path.to_string_lossy().into_owned();
+        if !name.ends_with(".graph.json") {
+            continue;
+        }
+        let expect: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(name.replace(".graph.json", ".expect.json")).unwrap(),
+        )
+        .unwrap();
+        for (platform, outcome) in expect["platforms"].as_object().unwrap() {
+            if outcome == "ok" {
+                continue;
+            }
+            let base = tempfile::tempdir().unwrap();
+            let out = base.path().join("p");
+            let o = run(svc()
+                .arg("compile")
+                .arg(&path)
+                .arg("--out")
+                .arg(&out)
+                .args(["--platform", platform]));
+            assert_eq!(
+                o.status.code(),
+                Some(1),
+                "{name} on {platform}: {}",
+                text(&o.stderr)
+            );
+            assert!(!out.exists(), "{name} on {platform} left output");
+            assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
+            // Every refusal names the node or setting it is about.
+            assert!(
+                text(&o.stderr).contains("= at: /"),
+                "{name}: {}",
+                text(&o.stderr)
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 25, "only {checked} refusals checked");
+}
+
+/// A built-in component written to a file, to load it as a third-party one.
+fn component_file(dir: &Path, platform: &str) -> PathBuf {
+    let b = svc_builtin::backend(platform).expect("built-in backend");
+    let path = dir.join(format!("{platform}.wasm"));
+    std::fs::write(&path, b.wasm).unwrap();
+    path
+}
+
+#[test]
+fn a_backend_from_a_file_is_used_like_a_built_in_one() {
+    let base = tempfile::tempdir().unwrap();
+    let wasm = component_file(base.path(), "go");
+    let doc = fixtures().join("valid/support_triage.graph.json");
+    let builtin = base.path().join("builtin");
+    assert_eq!(
+        run(svc().arg("compile").arg(&doc).arg("--out").arg(&builtin))
+            .status
+            .code(),
+        Some(0)
+    );
+    let flag = base.path().join("flag");
+    let o = run(svc()
+        .arg("compile")
+        .arg(&doc)
+        .arg("--out")
+        .arg(&flag)
+        .arg("--backend")
+        .arg(&wasm));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let env = base.path().join("env");
+    let o = run(svc()
+        .arg("compile")
+        .arg(&doc)
+        .arg("--out")
+        .arg(&env)
+        .env("SVC_BACKEND_GO", &wasm));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(tree(&builtin), tree(&flag));
+    assert_eq!(tree(&builtin), tree(&env));
+    // A backend for another platform is refused, naming both.
+    let java = component_file(base.path(), "java-svc");
+    let o = run(svc()
+        .arg("compile")
+        .arg(&doc)
+        .arg("--out")
+        .arg(base.path().join("x"))
+        .arg("--backend")
+        .arg(&java));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("is a backend for `java-svc`, not `go`"),
+        "{}",
+        text(&o.stderr)
+    );
+    // A file that is not a component is a diagnostic, not a crash.
+    let junk = base.path().join("junk.wasm");
+    std::fs::write(&junk, b"not wasm").unwrap();
+    let o = run(svc()
+        .arg("compile")
+        .arg(&doc)
+        .arg("--out")
+        .arg(base.path().join("y"))
+        .arg("--backend")
+        .arg(&junk));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("error[plugin-load]"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn test_plugin_runs_a_component_against_the_fixtures() {
+    let base = tempfile::tempdir().unwrap();
+    let wasm = component_file(base.path(), "go");
+    let o = run(svc()
+        .arg("test-plugin")
+        .arg(&wasm)
+        .arg("--fixtures")
+        .arg(fixtures()));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    let out = text(&o.stdout);
+    assert!(out.contains("go: ") && out.contains(" 0 failed"), "{out}");
+    // A fixture whose declared outcome the component does not meet fails.
+    let fx = base.path().join("fixtures");
+    std::fs::create_dir_all(&fx).unwrap();
+    std::fs::copy(
+        fixtures().join("valid/minimal.graph.json"),
+        fx.join("m.graph.json"),
+    )
+    .unwrap();
+    std::fs::write(
+        fx.join("m.expect.json"),
+        r#"{"description": "wrong on purpose", "platforms": {"go": [{"code": "unsupported"}]}}"#,
+    )
+    .unwrap();
+    let o = run(svc()
+        .arg("test-plugin")
+        .arg(&wasm)
+        .arg("--fixtures")
+        .arg(&fx));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).contains("FAIL"), "{}", text(&o.stdout));
 }

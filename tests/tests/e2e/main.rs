@@ -13,3 +13,4 @@ mod go_projects;
 mod hostile;
 mod java_projects;
 mod python_projects;
+mod testkit_api;

@@ -1,0 +1,295 @@
+//! Project configuration as the Python SDK reads it (`svc.config`): env.yaml
+//! exported first (never over an existing variable), then application.json
+//! or application.yaml, `${NAME}` resolved from the environment. The shared
+//! vectors in fixtures/config/ test both implementations.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::json;
+use super::yaml::{self, Yaml};
+
+/// A configuration problem, said plainly.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn read_yaml(path: &Path) -> Result<Yaml, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+    yaml::parse(&text).map_err(|e| ConfigError(format!("{}: {e}", path.display())))
+}
+
+fn from_json(v: serde_json::Value) -> Yaml {
+    use serde_json::Value;
+    match v {
+        Value::Null => Yaml::Null,
+        Value::Bool(b) => Yaml::Bool(b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Yaml::Int(i.to_string(), Some(i128::from(i))),
+            (None, Some(u)) => Yaml::Int(u.to_string(), Some(i128::from(u))),
+            _ => Yaml::Float(n.to_string(), n.as_f64().unwrap_or(0.0)),
+        },
+        Value::String(s) => Yaml::Str(s),
+        Value::Array(items) => Yaml::List(items.into_iter().map(from_json).collect()),
+        Value::Object(map) => Yaml::Map(map.into_iter().map(|(k, v)| (k, from_json(v))).collect()),
+    }
+}
+
+/// The variables an env.yaml mapping exports: nested keys flattened to
+/// UPPER_SNAKE, numbers as written, lists as compact JSON, empty skipped.
+pub fn flatten_env(entries: &[(String, Yaml)], prefix: &str, out: &mut Vec<(String, String)>) {
+    for (key, value) in entries {
+        let name: String = key
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let name = format!("{prefix}{name}");
+        match value {
+            Yaml::Map(nested) => flatten_env(nested, &format!("{name}_"), out),
+            Yaml::Null => {}
+            Yaml::Str(s) if s.is_empty() => {}
+            Yaml::Str(s) => out.push((name, s.clone())),
+            Yaml::Bool(b) => out.push((name, b.to_string())),
+            Yaml::Int(text, _) | Yaml::Float(text, _) => out.push((name, text.clone())),
+            list @ Yaml::List(_) => out.push((name, json::compact(list))),
+        }
+    }
+}
+
+/// The loaded configuration and the variables env.yaml adds.
+pub struct Loaded {
+    pub config: Yaml,
+    pub exports: BTreeMap<String, String>,
+}
+
+impl Loaded {
+    /// A variable: the process environment first, then env.yaml.
+    pub fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name)
+            .ok()
+            .or_else(|| self.exports.get(name).cloned())
+    }
+}
+
+pub fn load(root: &Path) -> Result<Loaded, ConfigError> {
+    let mut exports = BTreeMap::new();
+    let env_file = root.join("env.yaml");
+    if env_file.is_file() {
+        match read_yaml(&env_file)? {
+            Yaml::Map(entries) => {
+                let mut vars = Vec::new();
+                flatten_env(&entries, "", &mut vars);
+                for (name, value) in vars {
+                    if std::env::var_os(&name).is_none() {
+                        exports.insert(name, value);
+                    }
+                }
+            }
+            Yaml::Null => {}
+            _ => {
+                return Err(ConfigError(format!(
+                    "{} must be a mapping of names to values",
+                    env_file.display()
+                )))
+            }
+        }
+    }
+    let json_file = root.join("application.json");
+    let yaml_file = root.join("application.yaml");
+    let config = if json_file.is_file() {
+        let text = std::fs::read_to_string(&json_file)
+            .map_err(|e| ConfigError(format!("{}: {e}", json_file.display())))?;
+        from_json(
+            serde_json::from_str(&text)
+                .map_err(|e| ConfigError(format!("{}: {e}", json_file.display())))?,
+        )
+    } else if yaml_file.is_file() {
+        read_yaml(&yaml_file)?
+    } else {
+        Yaml::Map(Vec::new())
+    };
+    let mut loaded = Loaded {
+        config: Yaml::Null,
+        exports,
+    };
+    loaded.config = resolve_refs(config, &loaded);
+    Ok(loaded)
+}
+
+/// Replaces `${NAME}` in strings; a value that is exactly `${NAME}` becomes
+/// null when NAME is unset.
+fn resolve_refs(v: Yaml, env: &Loaded) -> Yaml {
+    match v {
+        Yaml::Str(s) if s.contains("${") => {
+            if let Some(name) = s
+                .strip_prefix("${")
+                .and_then(|r| r.strip_suffix('}'))
+                .filter(|n| is_name(n))
+            {
+                return env.var(name).map_or(Yaml::Null, Yaml::Str);
+            }
+            let mut out = String::new();
+            let mut rest = s.as_str();
+            while let Some(start) = rest.find("${") {
+                out.push_str(&rest[..start]);
+                let after = &rest[start + 2..];
+                match after.find('}').filter(|end| is_name(&after[..*end])) {
+                    Some(end) => {
+                        out.push_str(&env.var(&after[..end]).unwrap_or_default());
+                        rest = &after[end + 1..];
+                    }
+                    None => {
+                        out.push_str("${");
+                        rest = after;
+                    }
+                }
+            }
+            out.push_str(rest);
+            Yaml::Str(out)
+        }
+        Yaml::List(items) => Yaml::List(items.into_iter().map(|v| resolve_refs(v, env)).collect()),
+        Yaml::Map(entries) => Yaml::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k, resolve_refs(v, env)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// One step of a config path.
+#[derive(Debug, PartialEq)]
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// `a.b[0].c` → keys and indexes; `None` when malformed.
+pub fn parse_path(path: &str) -> Option<Vec<Step>> {
+    let mut steps = Vec::new();
+    for part in path.split('.') {
+        let key_end = part.find('[').unwrap_or(part.len());
+        let key = &part[..key_end];
+        if key.is_empty() || key.contains(']') {
+            return None;
+        }
+        steps.push(Step::Key(key.to_string()));
+        let mut rest = &part[key_end..];
+        while !rest.is_empty() {
+            let inner = rest.strip_prefix('[')?;
+            let end = inner.find(']')?;
+            let digits = &inner[..end];
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            steps.push(Step::Index(digits.parse().ok()?));
+            rest = &inner[end + 1..];
+        }
+    }
+    Some(steps)
+}
+
+/// The value at a path, if present.
+pub fn lookup<'a>(config: &'a Yaml, steps: &[Step]) -> Option<&'a Yaml> {
+    let mut value = config;
+    for step in steps {
+        value = match (step, value) {
+            (Step::Key(k), Yaml::Map(entries)) => {
+                entries.iter().find(|(key, _)| key == k).map(|(_, v)| v)?
+            }
+            (Step::Index(i), Yaml::List(items)) => items.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(value)
+}
+
+/// What `svc get <path>` prints (without the trailing newline).
+pub fn get(root: &Path, path: &str) -> Result<String, ConfigError> {
+    let steps = parse_path(path).ok_or_else(|| {
+        ConfigError(format!(
+            "malformed config path {path:?}: use keys and [index], like a.b[0].c"
+        ))
+    })?;
+    let loaded = load(root)?;
+    Ok(lookup(&loaded.config, &steps).map_or_else(|| "null".to_string(), json::compact))
+}
+
+/// `svc compile` without a document: application.yaml → application.json
+/// (references kept as written, never resolved).
+pub fn compile(root: &Path, out_dir: Option<&Path>, force: bool) -> Result<PathBuf, ConfigError> {
+    let src = root.join("application.yaml");
+    if !src.is_file() {
+        return Err(ConfigError(format!("{} does not exist", src.display())));
+    }
+    let data = match read_yaml(&src)? {
+        Yaml::Null => Yaml::Map(Vec::new()),
+        map @ Yaml::Map(_) => map,
+        _ => {
+            return Err(ConfigError(format!(
+                "{} must hold a mapping at the top level",
+                src.display()
+            )))
+        }
+    };
+    let text = format!("{}\n", json::pretty(&data));
+    let out = out_dir.unwrap_or(root).join("application.json");
+    if out.exists()
+        && !force
+        && std::fs::read_to_string(&out).ok().as_deref() != Some(text.as_str())
+    {
+        return Err(ConfigError(format!(
+            "{} exists and differs: pass --force to replace it",
+            out.display()
+        )));
+    }
+    if let Some(parent) = out.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| ConfigError(format!("{}: {e}", parent.display())))?;
+    }
+    std::fs::write(&out, text).map_err(|e| ConfigError(format!("{}: {e}", out.display())))?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        assert_eq!(
+            parse_path("a.b[0][2].c"),
+            Some(vec![
+                Step::Key("a".into()),
+                Step::Key("b".into()),
+                Step::Index(0),
+                Step::Index(2),
+                Step::Key("c".into())
+            ])
+        );
+        for bad in ["", "a..b", "a[x]", "[0]", "a[0", "a]"] {
+            assert_eq!(parse_path(bad), None, "{bad}");
+        }
+    }
+}
