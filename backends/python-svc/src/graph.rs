@@ -161,6 +161,15 @@ pub fn graph_py(doc: &Document) -> String {
         "    request_timeout_ms = {}\n",
         s.request_timeout_ms
     ));
+    if !doc
+        .logical
+        .nodes
+        .iter()
+        .any(|n| takes_deadline(doc, &n.kind))
+    {
+        // No node waits on the network: runs stay on the event loop.
+        out.push_str("    calls_upstream = False\n");
+    }
     for line in Expr::Tuple(names).render(4, "node_names = ", "") {
         out.push_str(&line);
         out.push('\n');

@@ -115,7 +115,11 @@ fn usage_errors_exit_2() {
     let empty = tempfile::tempdir().unwrap();
     let o = run(svc().args(["compile", "--root"]).arg(empty.path()));
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("application.yaml does not exist"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("application.yaml does not exist"),
+        "{}",
+        text(&o.stderr)
+    );
     assert_eq!(
         run(svc().args(["compile", "x.graph.json"])).status.code(),
         Some(2)

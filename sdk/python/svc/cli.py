@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -96,7 +97,9 @@ def _run(args: argparse.Namespace) -> int:
     host = args.host or settings.host
     port = args.port if args.port is not None else settings.port
     app = create_app(config=config, root=args.root)
-    uvicorn.run(app, host=host, port=port, log_config=None)
+    # Per-request access lines cost throughput; they are kept for debugging.
+    access_log = logging.getLogger().isEnabledFor(logging.DEBUG)
+    uvicorn.run(app, host=host, port=port, log_config=None, access_log=access_log)
     return 0
 
 

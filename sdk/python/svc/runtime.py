@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -102,6 +104,39 @@ __all__ = [
 Emit = Callable[[str, "str | None", "dict | None"], None]
 
 
+class _DeadlineAlarm(BaseException):
+    """Raised by SIGALRM inside an inline run. A BaseException, so node code
+    that catches Exception cannot swallow the deadline."""
+
+
+class _AlarmGuard:
+    """The deadline of inline runs: a SIGALRM timer, armed only while a run
+    is on the stack, so a late signal can never hit the event loop itself."""
+
+    active = False
+
+    @staticmethod
+    def handler(signum: int, frame: Any) -> None:
+        if _AlarmGuard.active:
+            raise _DeadlineAlarm()
+
+    @staticmethod
+    def usable() -> bool:
+        # Signals reach the main thread only, and another SIGALRM user keeps
+        # its handler: then runs go to a worker thread instead.
+        if not hasattr(signal, "setitimer"):
+            return False
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        current = signal.getsignal(signal.SIGALRM)
+        if current is _AlarmGuard.handler:
+            return True
+        if current in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGALRM, _AlarmGuard.handler)
+            return True
+        return False
+
+
 def _failure(node: str, e: Exception) -> SvcError:
     # The type and message only: a stack trace never reaches a response.
     return execution_error(node, f'node "{node}" failed: {type(e).__name__}: {e}')
@@ -119,6 +154,10 @@ class CompiledGraph:
     max_steps: int = 25
     request_timeout_ms: int = 30000
     node_names: tuple[str, ...] = ()
+    # Whether a node waits on the network (model or HTTP tool calls). A graph
+    # that does not runs on the event loop, its deadline kept by SIGALRM; one
+    # that does runs in a worker thread, so waiting requests do not queue.
+    calls_upstream: bool = True
 
     _deadline: float = math.inf  # monotonic time; set per run
 
@@ -174,6 +213,8 @@ class CompiledGraph:
         run = self._started()
         if emit is not None:
             run.step = run._observed_step(emit)
+        if not self.calls_upstream and _AlarmGuard.usable():
+            return run._run_inline(state)
         try:
             return await asyncio.wait_for(
                 asyncio.to_thread(run._run_to_deadline, state), self.request_timeout_ms / 1000
@@ -188,6 +229,19 @@ class CompiledGraph:
         run.__dict__.update(self.__dict__)
         run._deadline = time.monotonic() + self.request_timeout_ms / 1000
         return run
+
+    def _run_inline(self, state: dict) -> dict:
+        """Runs on the calling (main) thread; SIGALRM ends a node that blocks
+        past the deadline, even in time.sleep."""
+        signal.setitimer(signal.ITIMER_REAL, max(self._deadline - time.monotonic(), 1e-6))
+        _AlarmGuard.active = True
+        try:
+            return self._run_to_deadline(state)
+        except _DeadlineAlarm:
+            raise deadline_error(self.request_timeout_ms) from None
+        finally:
+            _AlarmGuard.active = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
     def _run_to_deadline(self, state: dict) -> dict:
         try:

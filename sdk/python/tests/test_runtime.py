@@ -1,4 +1,5 @@
 import asyncio
+import contextlib
 import time
 
 import pytest
@@ -136,3 +137,66 @@ def test_svc_errors_from_nodes_pass_through():
 
 def test_run_must_be_implemented():
     assert failure(CompiledGraph().invoke, {}).code == "execution_error"
+
+
+class Blocking(CompiledGraph):
+    """A graph whose node blocks in time.sleep, far past its deadline."""
+
+    schema = StateSchema([Field("x", "string")])
+    request_timeout_ms = 300
+
+    def run(self, state):
+        def body(s):
+            # A body swallowing exceptions cannot keep the run alive.
+            with contextlib.suppress(Exception):
+                time.sleep(5)
+            return {"x": "late"}
+
+        self.step(state, "wait", body)
+        return state
+
+
+def timed_arun(graph):
+    async def go():
+        started = time.monotonic()
+        with pytest.raises(SvcError) as e:
+            await graph.ainvoke({})
+        return e.value, time.monotonic() - started
+
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(go())
+    finally:
+        loop.close()
+
+
+def test_a_graph_without_upstream_calls_runs_inline_and_sigalrm_keeps_its_deadline():
+    import signal
+    import threading
+
+    assert threading.current_thread() is threading.main_thread()
+    g = Blocking()
+    g.calls_upstream = False
+    error, took = timed_arun(g)
+    assert error.code == "deadline_exceeded"
+    assert took < 1.5
+    # The timer is disarmed after the run: no alarm reaches later code.
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    time.sleep(0.4)
+
+
+def test_an_inline_run_that_finishes_leaves_no_timer():
+    import signal
+
+    g = ContractCore()
+    g.calls_upstream = False
+    assert asyncio.run(g.ainvoke({"text": "Ada"}))["count"] == 1
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_graph_with_upstream_calls_runs_in_a_worker_thread():
+    g = Blocking()
+    g.calls_upstream = True
+    error, took = timed_arun(g)
+    assert error.code == "deadline_exceeded"
+    assert took < 1.5

@@ -100,7 +100,6 @@ pub const TEMPLATE: &[(&str, &str)] = &[
     ),
 ];
 
-
 /// `[a-z][a-z0-9_-]*`
 pub fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
@@ -140,7 +139,8 @@ mod tests {
 
     #[test]
     fn the_template_list_matches_the_manifest() {
-        const MANIFEST: &str = include_str!("../../../../sdk/python/svc/scaffold/template/MANIFEST");
+        const MANIFEST: &str =
+            include_str!("../../../../sdk/python/svc/scaffold/template/MANIFEST");
         let listed: Vec<&str> = MANIFEST
             .lines()
             .map(str::trim)
