@@ -1,6 +1,6 @@
 //! What the Go backend compiles, and why it refuses the rest.
 
-use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities};
+use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities, ALL_ROUTER_FEATURES};
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
@@ -20,21 +20,7 @@ pub fn info() -> BackendInfo {
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
             auth: strings(&["none", "api_key", "bearer"]),
-            features: strings(&[
-                "router.op.eq",
-                "router.op.ne",
-                "router.op.gt",
-                "router.op.ge",
-                "router.op.lt",
-                "router.op.le",
-                "router.op.in",
-                "router.op.exists",
-                "router.op.truthy",
-                "router.field.string",
-                "router.field.integer",
-                "router.field.number",
-                "router.field.boolean",
-            ]),
+            features: strings(&ALL_ROUTER_FEATURES),
             reasons: vec![
                 reason("node-kind:subgraph", PYTHON_ONLY),
                 reason("node-kind:agent", PYTHON_ONLY),

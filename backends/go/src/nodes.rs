@@ -1,9 +1,8 @@
 //! One Go file per node (and per tool): `internal/graph/node_<id>.go`.
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{
-    placeholders, Document, FieldType, LlmNode, Node, NodeKind, OutputShape, ToolKind,
-};
+use svc_backend_sdk::ir::{Document, FieldType, LlmNode, Node, NodeKind, OutputShape, ToolKind};
+use svc_backend_sdk::template::{lone_field, parts, Part};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
@@ -19,23 +18,15 @@ fn tool_name(id: &str) -> String {
 
 /// A template as a Go string expression over `state`.
 pub fn render(template: &str) -> String {
-    let mut parts = Vec::new();
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        let Some(end) = rest[start + 2..].find("}}") else {
-            break;
-        };
-        if start > 0 {
-            parts.push(quote(&rest[..start]));
-        }
-        let name = rest[start + 2..start + 2 + end].trim();
-        parts.push(format!("text(state[{}])", quote(name)));
-        rest = &rest[start + 2 + end + 2..];
-    }
-    if !rest.is_empty() || parts.is_empty() {
-        parts.push(quote(rest));
-    }
+    let mut parts: Vec<String> = parts(template)
+        .into_iter()
+        .map(|p| match p {
+            Part::Text(t) => quote(t),
+            Part::Field(f) => format!("text(state[{}])", quote(f)),
+        })
+        .collect();
     match parts.len() {
+        0 => "\"\"".to_string(),
         1 => parts.remove(0),
         _ => format!("concat({})", parts.join(", ")),
     }
@@ -45,19 +36,10 @@ pub fn render(template: &str) -> String {
 /// (keeping its type), other strings are rendered, other JSON is literal.
 fn input_value(v: &Value) -> String {
     match v {
-        Value::String(s) => {
-            let t = s.trim();
-            let names = placeholders(t);
-            if names.len() == 1
-                && t.starts_with("{{")
-                && t.ends_with("}}")
-                && t.matches("{{").count() == 1
-            {
-                format!("state[{}]", quote(names[0]))
-            } else {
-                render(s)
-            }
-        }
+        Value::String(s) => match lone_field(s) {
+            Some(f) => format!("state[{}]", quote(f)),
+            None => render(s),
+        },
         other => literal(other),
     }
 }

@@ -72,7 +72,7 @@ pub fn emit(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
         File::text("internal/graph/encode.go", ENCODE_GO),
         File::text("internal/graph/conditions.go", CONDITIONS_GO),
         File::text("internal/graph/graph.go", graph::graph_go(doc)),
-        File::text("README.md", readme::readme(doc, &uses)),
+        File::text("README.md", readme::readme(doc)),
         File::text("Dockerfile", dockerfile()),
         File::text(".dockerignore", "bin/\n.git/\n"),
         File::text(".gitignore", "bin/\n"),

@@ -1,11 +1,9 @@
 //! The generated project's README: configure, authenticate, test, run.
 
-use svc_backend_sdk::ir::{Auth, Document, ToolKind};
+use svc_backend_sdk::ir::{Auth, Document};
+use svc_backend_sdk::samples::sample_state;
 
-use crate::project::Uses;
-use crate::tests::sample_state;
-
-pub fn readme(doc: &Document, uses: &Uses) -> String {
+pub fn readme(doc: &Document) -> String {
     let title = doc.name.clone().unwrap_or_else(|| doc.id.clone());
     let s = &doc.logical.settings;
     let mut env = vec![
@@ -18,39 +16,7 @@ pub fn readme(doc: &Document, uses: &Uses) -> String {
             format!("listen port (default `{}`)", s.server.port),
         ),
     ];
-    match doc.security.auth {
-        Auth::None => {}
-        Auth::ApiKey => env.push((
-            doc.security.key_env.clone(),
-            "**required**: the API key clients send in `X-API-Key`; the service refuses to start without it".into(),
-        )),
-        Auth::Bearer => env.push((
-            doc.security.key_env.clone(),
-            "**required**: the token clients send as `Authorization: Bearer <token>`; the service refuses to start without it".into(),
-        )),
-    }
-    if uses.llm {
-        if let Some(m) = &s.model {
-            env.push((
-                m.base_url_env.clone(),
-                "base URL of the OpenAI-compatible chat-completions API (default `https://api.openai.com/v1`)".into(),
-            ));
-            env.push((
-                m.api_key_env.clone(),
-                "API key of the model provider".into(),
-            ));
-        }
-    }
-    for t in &doc.logical.tools {
-        if let ToolKind::Http { endpoint, .. } = &t.kind {
-            if let Some(var) = endpoint.strip_prefix("env:") {
-                env.push((
-                    var.to_string(),
-                    format!("endpoint of the HTTP tool `{}`", t.id),
-                ));
-            }
-        }
-    }
+    env.extend(svc_backend_sdk::environment::variables(doc));
     let mut out = format!("# {title}\n\n");
     if let Some(d) = &doc.description {
         out.push_str(&format!("{d}\n\n"));

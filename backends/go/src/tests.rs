@@ -2,78 +2,25 @@
 //! drive the graph through the HTTP contract with `httptest`. LLM nodes and
 //! HTTP tools are pointed at a stub server started by the test itself.
 
-use std::collections::BTreeMap;
-
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, Document, FieldType, ItemType, NodeKind, StateField, ToolKind};
+use svc_backend_sdk::ir::{Auth, Document, NodeKind, ToolKind};
+use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::golang::quote;
 use crate::project::Uses;
 
-/// A value of the declared type, used as sample input.
-pub fn sample(ty: FieldType, items: Option<&ItemType>) -> Value {
-    match ty {
-        FieldType::String => json!("example"),
-        FieldType::Integer => json!(1),
-        FieldType::Number => json!(1.5),
-        FieldType::Boolean => json!(true),
-        FieldType::Object => json!({"key": "value"}),
-        FieldType::Array => match items {
-            Some(it) => json!([sample(it.ty, it.items.as_deref())]),
-            None => json!(["example"]),
-        },
-        FieldType::Messages => json!([{"role": "user", "content": "Hello"}]),
-    }
-}
-
-/// A value of a different type, for the "wrong type" request.
-fn wrong(f: &StateField) -> Value {
-    match f.ty {
-        FieldType::String => json!(42),
-        _ => json!("not-a-valid-value"),
-    }
-}
-
-/// A Go string literal of some JSON text (raw when possible).
-fn go_json(v: &Value) -> String {
-    let text = v.to_string();
+/// A Go string literal of some text (raw when possible).
+fn go_string(text: &str) -> String {
     if text.contains('`') {
-        quote(&text)
+        quote(text)
     } else {
         format!("`{text}`")
     }
 }
 
-/// The state of a request that fills every required field.
-pub fn sample_state(doc: &Document) -> Value {
-    let mut state = serde_json::Map::new();
-    for f in doc.logical.state.iter().filter(|f| f.required) {
-        state.insert(f.name.clone(), sample(f.ty, f.items.as_ref()));
-    }
-    Value::Object(state)
-}
-
-/// What the stub answers for each tool: a sample of the type the first node
-/// using it writes to.
-fn tool_replies(doc: &Document) -> BTreeMap<String, Value> {
-    let mut out = BTreeMap::new();
-    for n in &doc.logical.nodes {
-        if let NodeKind::Tool {
-            tool_id,
-            output_key,
-            ..
-        } = &n.kind
-        {
-            let ty = doc.state_field(output_key).map(|f| (f.ty, f.items.clone()));
-            let v = match ty {
-                Some((t, items)) => sample(t, items.as_ref()),
-                None => json!({"ok": true}),
-            };
-            out.entry(tool_id.clone()).or_insert(v);
-        }
-    }
-    out
+fn go_json(v: &Value) -> String {
+    go_string(&v.to_string())
 }
 
 pub fn server_test(doc: &Document) -> String {
@@ -196,7 +143,7 @@ pub fn server_test(doc: &Document) -> String {
     });
     w.blank();
 
-    let sample = sample_state(doc);
+    let sample = Value::Object(sample_state(doc));
     let envelope = json!({ "state": sample });
     if auth != Auth::None {
         w.block("func TestCredentialIsRequired(t *testing.T) {", "}", |w| {
@@ -225,73 +172,7 @@ pub fn server_test(doc: &Document) -> String {
         w.blank();
     }
 
-    // Bad requests, each with its status, code and field.
-    let mut cases: Vec<(String, String, String, u16, String, String)> = vec![
-        (
-            "not JSON".into(),
-            "application/json".into(),
-            "`{`".into(),
-            400,
-            "bad_request".into(),
-            String::new(),
-        ),
-        (
-            "not an object".into(),
-            "application/json".into(),
-            "`[1]`".into(),
-            400,
-            "bad_request".into(),
-            String::new(),
-        ),
-        (
-            "mixed forms".into(),
-            "application/json".into(),
-            "`{\"state\": {}, \"input\": \"x\"}`".into(),
-            400,
-            "bad_request".into(),
-            String::new(),
-        ),
-        (
-            "wrong content type".into(),
-            "text/plain".into(),
-            go_json(&envelope),
-            415,
-            "unsupported_media_type".into(),
-            String::new(),
-        ),
-        (
-            "unknown field".into(),
-            "application/json".into(),
-            "`{\"state\": {\"svc_no_such_field\": 1}}`".into(),
-            422,
-            "invalid_state".into(),
-            "svc_no_such_field".into(),
-        ),
-    ];
-    if let Some(f) = doc.logical.state.first() {
-        let mut st = sample.as_object().cloned().unwrap_or_default();
-        st.insert(f.name.clone(), wrong(f));
-        cases.push((
-            "wrong type".into(),
-            "application/json".into(),
-            go_json(&json!({ "state": st })),
-            422,
-            "invalid_state".into(),
-            f.name.clone(),
-        ));
-    }
-    if let Some(f) = doc.logical.state.iter().find(|f| f.required) {
-        let mut st = sample.as_object().cloned().unwrap_or_default();
-        st.remove(&f.name);
-        cases.push((
-            "missing required field".into(),
-            "application/json".into(),
-            go_json(&json!({ "state": st })),
-            422,
-            "invalid_state".into(),
-            f.name.clone(),
-        ));
-    }
+    let cases = bad_requests(doc);
     w.block("func TestBadRequests(t *testing.T) {", "}", |w| {
         w.line("cases := []struct {");
         w.indent()
@@ -301,13 +182,15 @@ pub fn server_test(doc: &Document) -> String {
             .dedent();
         w.line("}{");
         w.indent();
-        for (name, ct, body, status, code, field) in &cases {
+        for c in &cases {
             w.line(format!(
-                "{{{}, {}, {body}, {status}, {}, {}}},",
-                quote(name),
-                quote(ct),
-                quote(code),
-                quote(field)
+                "{{{}, {}, {}, {}, {}, {}}},",
+                quote(&c.name),
+                quote(&c.content_type),
+                go_string(&c.body),
+                c.status,
+                quote(&c.code),
+                quote(c.field.as_deref().unwrap_or_default())
             ));
         }
         w.dedent().line("}");
@@ -403,7 +286,6 @@ fn stub_upstream(
     http_tools: &[(&str, &str)],
     literal_tools: &[(&str, &str)],
 ) {
-    let replies = tool_replies(doc);
     w.blank();
     w.line("// stubUpstream answers model and HTTP tool calls from a local server, so");
     w.line("// tests never reach the network.");
@@ -418,7 +300,7 @@ fn stub_upstream(
             .line("_, _ = io.WriteString(w, `{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"first idea\\nsecond idea\"}}]}`)")
             .dedent();
         for (id, _) in http_tools {
-            let reply = replies.get(*id).cloned().unwrap_or(json!({"ok": true}));
+            let reply = tool_reply(doc, id);
             w.line(format!("case {}:", quote(&format!("/tools/{id}"))));
             w.indent()
                 .line(format!("_, _ = io.WriteString(w, {})", go_json(&reply)))

@@ -8,7 +8,6 @@
 //! README (`project.rs`).
 
 mod capabilities;
-mod connectors;
 mod graph;
 mod java;
 mod nodes;

@@ -3,9 +3,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{
-    placeholders, Document, FieldType, LlmNode, NodeKind, OutputShape, ToolKind,
-};
+use svc_backend_sdk::ir::{Document, FieldType, LlmNode, NodeKind, OutputShape, ToolKind};
+use svc_backend_sdk::template::{lone_field, parts, Part};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
@@ -59,44 +58,29 @@ impl Names {
 
 /// A template as a Java String expression over `state`.
 pub fn render(template: &str) -> String {
-    let mut parts = Vec::new();
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        let Some(end) = rest[start + 2..].find("}}") else {
-            break;
-        };
-        if start > 0 {
-            parts.push(quote(&rest[..start]));
-        }
-        let name = rest[start + 2..start + 2 + end].trim();
-        parts.push(format!("Text.of(state.get({}))", quote(name)));
-        rest = &rest[start + 2 + end + 2..];
+    let parts: Vec<String> = parts(template)
+        .into_iter()
+        .map(|p| match p {
+            Part::Text(t) => quote(t),
+            Part::Field(f) => format!("Text.of(state.get({}))", quote(f)),
+        })
+        .collect();
+    // A lone placeholder is already a String.
+    if parts.is_empty() {
+        "\"\"".to_string()
+    } else {
+        parts.join(" + ")
     }
-    if !rest.is_empty() || parts.is_empty() {
-        parts.push(quote(rest));
-    }
-    if parts.len() == 1 && !parts[0].starts_with('"') {
-        // A lone placeholder is already a String.
-        return parts.remove(0);
-    }
-    parts.join(" + ")
 }
 
+/// A tool input value: a lone `{{field}}` passes the field's value as it is
+/// (keeping its type), other strings are rendered, other JSON is literal.
 fn input_value(v: &Value) -> String {
     match v {
-        Value::String(s) => {
-            let t = s.trim();
-            let names = placeholders(t);
-            if names.len() == 1
-                && t.starts_with("{{")
-                && t.ends_with("}}")
-                && t.matches("{{").count() == 1
-            {
-                format!("state.get({})", quote(names[0]))
-            } else {
-                render(s)
-            }
-        }
+        Value::String(s) => match lone_field(s) {
+            Some(f) => format!("state.get({})", quote(f)),
+            None => render(s),
+        },
         other => literal(other),
     }
 }

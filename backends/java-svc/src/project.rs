@@ -5,7 +5,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File, Templates};
 
 use crate::java::{literal, package_segment, quote};
-use crate::{connectors, graph, nodes, tests};
+use crate::{graph, nodes, tests};
 
 const RUNTIME: &[(&str, &str)] = &[
     (
@@ -94,7 +94,7 @@ impl Uses {
 }
 
 pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
-    connectors::check(doc, templates)?;
+    connectors(doc, templates)?;
     let pkg = package_segment(&doc.id);
     let base = format!("src/main/java/com/svc/{pkg}");
     let uses = Uses::of(doc);
@@ -105,8 +105,8 @@ pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, 
         File::text(".mvn/wrapper/maven-wrapper.properties", WRAPPER_PROPERTIES),
         File::text(".gitignore", "target/\nenv.yaml\n"),
         File::text("application.yaml", application_yaml(doc)),
-        File::text("env.yaml", env_yaml(doc, &uses)),
-        File::text("README.md", readme(doc, &uses)),
+        File::text("env.yaml", svc_backend_sdk::environment::env_yaml(doc)),
+        File::text("README.md", readme(doc)),
         File::text("src/main/resources/application.yml", spring_yml(doc, &uses)),
         File::text(format!("{base}/Application.java"), application_java(&pkg)),
         File::text(format!("{base}/GraphState.java"), graph_state(doc, &pkg)),
@@ -449,56 +449,7 @@ fn application_yaml(doc: &Document) -> String {
     out
 }
 
-/// The environment variables the service reads, with empty values.
-pub fn env_vars(doc: &Document, uses: &Uses) -> Vec<(String, String)> {
-    let mut vars = Vec::new();
-    if doc.security.auth != Auth::None {
-        vars.push((
-            doc.security.key_env.clone(),
-            "the API key clients send in X-API-Key (required)".into(),
-        ));
-    }
-    if uses.llm {
-        if let Some(m) = &doc.logical.settings.model {
-            vars.push((
-                m.base_url_env.clone(),
-                "base URL of the OpenAI-compatible API (default https://api.openai.com/v1)".into(),
-            ));
-            vars.push((
-                m.api_key_env.clone(),
-                "API key of the model provider".into(),
-            ));
-        }
-    }
-    for t in &doc.logical.tools {
-        if let ToolKind::Http { endpoint, .. } = &t.kind {
-            if let Some(var) = endpoint.strip_prefix("env:") {
-                vars.push((
-                    var.to_string(),
-                    format!("endpoint of the HTTP tool `{}`", t.id),
-                ));
-            }
-        }
-    }
-    vars
-}
-
-fn env_yaml(doc: &Document, uses: &Uses) -> String {
-    let mut out = String::from(
-        "# Environment of the service. At start-up each non-empty value is exported unless the\n\
-         # variable is already set. Keep this file out of version control once it holds secrets.\n",
-    );
-    let vars = env_vars(doc, uses);
-    if vars.is_empty() {
-        out.push_str("{}\n");
-    }
-    for (name, what) in vars {
-        out.push_str(&format!("# {what}\n{name}: \"\"\n"));
-    }
-    out
-}
-
-fn readme(doc: &Document, uses: &Uses) -> String {
+fn readme(doc: &Document) -> String {
     let title = doc.name.clone().unwrap_or_else(|| doc.id.clone());
     let s = &doc.logical.settings;
     let mut out = format!("# {title}\n\n");
@@ -518,7 +469,7 @@ fn readme(doc: &Document, uses: &Uses) -> String {
         "| `SVC_PORT` | listen port (default `{}`; `SERVER_PORT` also works) |\n",
         s.server.port
     ));
-    for (k, v) in env_vars(doc, uses) {
+    for (k, v) in svc_backend_sdk::environment::variables(doc) {
         out.push_str(&format!("| `{k}` | {v} |\n"));
     }
     out.push_str(&format!(
@@ -558,4 +509,25 @@ fn readme(doc: &Document, uses: &Uses) -> String {
          - `runtime/`: state schema, reducers and upstream calls shared by the generated classes\n",
     );
     out
+}
+
+/// Renders the connector nodes through the host. Rendered connector code is
+/// not placed in Java projects yet, so a graph whose connectors render is
+/// refused with a diagnostic that says so.
+fn connectors(doc: &Document, templates: &mut dyn Templates) -> Result<(), Vec<Diagnostic>> {
+    let rendered = svc_backend_sdk::connectors::render_all(doc, "java-svc", templates)?;
+    let unsupported: Vec<Diagnostic> = rendered
+        .iter()
+        .map(|(node, _)| {
+            Diagnostic::error(
+                "connector-unsupported",
+                format!("connector node `{node}`: the java-svc backend does not place rendered connector code in projects yet"),
+            )
+        })
+        .collect();
+    if unsupported.is_empty() {
+        Ok(())
+    } else {
+        Err(unsupported)
+    }
 }

@@ -3,59 +3,12 @@
 //! model and HTTP tool calls go to a stub server the test starts itself.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, Document, FieldType, ItemType, NodeKind, StateField, ToolKind};
+use svc_backend_sdk::ir::{Auth, Document, NodeKind, ToolKind};
+use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::java::quote;
 use crate::project::legacy_field;
-
-fn sample(ty: FieldType, items: Option<&ItemType>) -> Value {
-    match ty {
-        FieldType::String => json!("example"),
-        FieldType::Integer => json!(1),
-        FieldType::Number => json!(1.5),
-        FieldType::Boolean => json!(true),
-        FieldType::Object => json!({"key": "value"}),
-        FieldType::Array => match items {
-            Some(it) => json!([sample(it.ty, it.items.as_deref())]),
-            None => json!(["example"]),
-        },
-        FieldType::Messages => json!([{"role": "user", "content": "Hello"}]),
-    }
-}
-
-fn wrong(f: &StateField) -> Value {
-    match f.ty {
-        FieldType::String => json!(42),
-        _ => json!("not-a-valid-value"),
-    }
-}
-
-fn sample_state(doc: &Document) -> serde_json::Map<String, Value> {
-    doc.logical
-        .state
-        .iter()
-        .filter(|f| f.required)
-        .map(|f| (f.name.clone(), sample(f.ty, f.items.as_ref())))
-        .collect()
-}
-
-/// What the stub answers for a tool: a sample of its output field's type.
-fn tool_reply(doc: &Document, tool: &str) -> Value {
-    doc.logical
-        .nodes
-        .iter()
-        .find_map(|n| match &n.kind {
-            NodeKind::Tool {
-                tool_id,
-                output_key,
-                ..
-            } if tool_id == tool => doc.state_field(output_key),
-            _ => None,
-        })
-        .map(|f| sample(f.ty, f.items.as_ref()))
-        .unwrap_or(json!({"ok": true}))
-}
 
 pub fn http_tests(doc: &Document, pkg: &str) -> String {
     let auth = doc.security.auth != Auth::None;
@@ -230,36 +183,21 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
             });
             w.blank();
         }
-        let mut cases: Vec<(String, String, String, u16, String, String)> = vec![
-            ("not JSON".into(), "application/json".into(), "{".into(), 400, "bad_request".into(), String::new()),
-            ("not an object".into(), "application/json".into(), "[1]".into(), 400, "bad_request".into(), String::new()),
-            ("mixed forms".into(), "application/json".into(), "{\"state\": {}, \"input\": \"x\"}".into(), 400, "bad_request".into(), String::new()),
-            ("wrong content type".into(), "text/plain".into(), envelope.clone(), 415, "unsupported_media_type".into(), String::new()),
-            ("unknown field".into(), "application/json".into(), "{\"state\": {\"svc_no_such_field\": 1}}".into(), 422, "invalid_state".into(), "svc_no_such_field".into()),
-        ];
-        if let Some(f) = doc.logical.state.first() {
-            let mut st = sample_state(doc);
-            st.insert(f.name.clone(), wrong(f));
-            cases.push(("wrong type".into(), "application/json".into(), json!({"state": st}).to_string(), 422, "invalid_state".into(), f.name.clone()));
-        }
-        if let Some(f) = doc.logical.state.iter().find(|f| f.required) {
-            let mut st = sample_state(doc);
-            st.remove(&f.name);
-            cases.push(("missing required field".into(), "application/json".into(), json!({"state": st}).to_string(), 422, "invalid_state".into(), f.name.clone()));
-        }
+        let cases = bad_requests(doc);
         w.line("@Test");
         w.block("void badRequests() throws Exception {", "}", |w| {
             w.line("List<String[]> cases = List.of(");
             w.indent().indent();
             let n = cases.len();
-            for (i, (name, ct, body, status, code, field)) in cases.iter().enumerate() {
+            for (i, c) in cases.iter().enumerate() {
                 w.line(format!(
-                    "new String[] {{{}, {}, {}, \"{status}\", {}, {}}}{}",
-                    quote(name),
-                    quote(ct),
-                    quote(body),
-                    quote(code),
-                    quote(field),
+                    "new String[] {{{}, {}, {}, \"{}\", {}, {}}}{}",
+                    quote(&c.name),
+                    quote(&c.content_type),
+                    quote(&c.body),
+                    c.status,
+                    quote(&c.code),
+                    quote(c.field.as_deref().unwrap_or_default()),
                     if i + 1 < n { "," } else { "" }
                 ));
             }

@@ -1,6 +1,6 @@
 //! What the Python backend compiles, and why it refuses the rest (for now).
 
-use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities};
+use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities, ALL_ROUTER_FEATURES};
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
@@ -30,21 +30,7 @@ pub fn info() -> BackendInfo {
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
             auth: strings(&["none", "api_key", "bearer"]),
-            features: strings(&[
-                "router.op.eq",
-                "router.op.ne",
-                "router.op.gt",
-                "router.op.ge",
-                "router.op.lt",
-                "router.op.le",
-                "router.op.in",
-                "router.op.exists",
-                "router.op.truthy",
-                "router.field.string",
-                "router.field.integer",
-                "router.field.number",
-                "router.field.boolean",
-            ]),
+            features: strings(&ALL_ROUTER_FEATURES),
             reasons: vec![
                 reason("node-kind:subgraph", LATER),
                 reason("node-kind:agent", LATER),

@@ -5,9 +5,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{
-    placeholders, Document, FieldType, LlmNode, Node, NodeKind, OutputShape, ToolKind,
-};
+use svc_backend_sdk::ir::{Document, FieldType, LlmNode, Node, NodeKind, OutputShape, ToolKind};
+use svc_backend_sdk::template::{lone_field, Part};
 use svc_backend_sdk::{Diagnostic, File};
 
 use crate::graph::takes_deadline;
@@ -68,25 +67,18 @@ impl Modules {
 
 /// The parts of a template: literal text and `text(state[...])` calls.
 fn parts(template: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        let Some(end) = rest[start + 2..].find("}}") else {
-            break;
-        };
-        if start > 0 {
-            out.push(quote(&rest[..start]));
-        }
-        out.push(format!(
-            "text(state[{}])",
-            quote(rest[start + 2..start + 2 + end].trim())
-        ));
-        rest = &rest[start + 2 + end + 2..];
+    let out: Vec<String> = svc_backend_sdk::template::parts(template)
+        .into_iter()
+        .map(|p| match p {
+            Part::Text(t) => quote(t),
+            Part::Field(f) => format!("text(state[{}])", quote(f)),
+        })
+        .collect();
+    if out.is_empty() {
+        vec![quote("")]
+    } else {
+        out
     }
-    if !rest.is_empty() || out.is_empty() {
-        out.push(quote(rest));
-    }
-    out
 }
 
 /// A template as an expression: `a + text(...)` when short, otherwise a
@@ -112,19 +104,10 @@ fn uses_text(e: &Expr) -> bool {
 /// other strings are rendered, other JSON is literal.
 fn input_value(v: &Value) -> Expr {
     match v {
-        Value::String(s) => {
-            let t = s.trim();
-            let names = placeholders(t);
-            if names.len() == 1
-                && t.starts_with("{{")
-                && t.ends_with("}}")
-                && t.matches("{{").count() == 1
-            {
-                Expr::atom(format!("state[{}]", quote(names[0])))
-            } else {
-                render(s, 50)
-            }
-        }
+        Value::String(s) => match lone_field(s) {
+            Some(f) => Expr::atom(format!("state[{}]", quote(f))),
+            None => render(s, 50),
+        },
         other => literal(other),
     }
 }

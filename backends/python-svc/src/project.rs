@@ -1,30 +1,13 @@
 //! Assembles the Python project.
 
-use svc_backend_sdk::ir::{Auth, Document, FieldType, ItemType, NodeKind, Reducer, ToolKind};
-use svc_backend_sdk::{ConnectorRef, Diagnostic, File, Templates};
+use svc_backend_sdk::ir::{Auth, Document, FieldType, ItemType, Reducer};
+use svc_backend_sdk::{Diagnostic, File, Templates};
 
 use crate::py::{literal, module, quote, Expr};
 use crate::{graph, nodes, tests};
 
 /// The SDK a generated project depends on (this repository's sdk/python).
 pub const SDK_REQUIREMENT: &str = "svc-sdk[server,http]>=0.3.2,<0.4";
-
-/// What the graph uses, which decides the variables it documents.
-pub struct Uses {
-    pub llm: bool,
-}
-
-impl Uses {
-    pub fn of(doc: &Document) -> Self {
-        Uses {
-            llm: doc
-                .logical
-                .nodes
-                .iter()
-                .any(|n| matches!(n.kind, NodeKind::Llm(_))),
-        }
-    }
-}
 
 const EMPTY_PACKAGES: &[(&str, &str)] = &[
     ("skills", "Skills: reusable capabilities (@skill)."),
@@ -46,16 +29,15 @@ const EMPTY_PACKAGES: &[(&str, &str)] = &[
 
 pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
     connectors(doc, templates)?;
-    let uses = Uses::of(doc);
     let mut files = vec![
         File::text("pyproject.toml", pyproject(doc)),
         File::text("application.yaml", application_yaml(doc)),
-        File::text("env.yaml", env_yaml(doc, &uses)),
+        File::text("env.yaml", svc_backend_sdk::environment::env_yaml(doc)),
         File::text(
             ".gitignore",
             "env.yaml\n.venv/\n__pycache__/\n*.egg-info/\n.pytest_cache/\n",
         ),
-        File::text("README.md", readme(doc, &uses)),
+        File::text("README.md", readme(doc)),
         File::text("app/__init__.py", app_init()),
         File::text("app/config.py", config_py()),
         File::text("app/state.py", state_py(doc)),
@@ -78,51 +60,24 @@ pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, 
     Ok(files)
 }
 
-/// Connector nodes render through the host; rendered Python code is not
-/// placed in projects yet, so a graph whose connectors render is refused.
+/// Renders the connector nodes through the host. Rendered connector code is
+/// not placed in Python projects yet, so a graph whose connectors render is
+/// refused with a diagnostic that says so.
 fn connectors(doc: &Document, templates: &mut dyn Templates) -> Result<(), Vec<Diagnostic>> {
-    let mut diags = Vec::new();
-    for (i, n) in doc.logical.nodes.iter().enumerate() {
-        let NodeKind::Connector { config } = &n.kind else {
-            continue;
-        };
-        let ptr = format!("/logical/nodes/{i}");
-        let Some(t) = doc
-            .codegen
-            .templates
-            .get("python-svc")
-            .and_then(|t| t.get(&n.id))
-        else {
-            diags.push(
-                Diagnostic::error(
-                    "template-required",
-                    format!("connector node `{}`: template required (codegen.templates[\"python-svc\"])", n.id),
-                )
-                .at(ptr),
-            );
-            continue;
-        };
-        let reference = ConnectorRef {
-            node_id: n.id.clone(),
-            id: t.connector.clone(),
-            version: t.version.clone(),
-            entry: t.entry.clone(),
-        };
-        match templates.render(&reference, "python-svc", &serde_json::to_string(config).unwrap_or_default()) {
-            Err(errors) => diags.extend(errors.into_iter().map(|d| if d.pointer.is_none() { d.at(ptr.clone()) } else { d })),
-            Ok(_) => diags.push(
-                Diagnostic::error(
-                    "connector-unsupported",
-                    format!("connector node `{}`: the python-svc backend does not place rendered connector code in projects yet", n.id),
-                )
-                .at(ptr),
-            ),
-        }
-    }
-    if diags.is_empty() {
+    let rendered = svc_backend_sdk::connectors::render_all(doc, "python-svc", templates)?;
+    let unsupported: Vec<Diagnostic> = rendered
+        .iter()
+        .map(|(node, _)| {
+            Diagnostic::error(
+                "connector-unsupported",
+                format!("connector node `{node}`: the python-svc backend does not place rendered connector code in projects yet"),
+            )
+        })
+        .collect();
+    if unsupported.is_empty() {
         Ok(())
     } else {
-        Err(diags)
+        Err(unsupported)
     }
 }
 
@@ -181,60 +136,6 @@ fn application_yaml(doc: &Document) -> String {
         t.register_on_build,
         t.trace_nodes
     ));
-    out
-}
-
-/// The environment variables the service reads, with what they are for.
-pub fn env_vars(doc: &Document, uses: &Uses) -> Vec<(String, String)> {
-    let mut vars = Vec::new();
-    match doc.security.auth {
-        Auth::None => {}
-        Auth::ApiKey => vars.push((
-            doc.security.key_env.clone(),
-            "the API key clients send in X-API-Key (required)".into(),
-        )),
-        Auth::Bearer => vars.push((
-            doc.security.key_env.clone(),
-            "the token clients send as Authorization: Bearer <token> (required)".into(),
-        )),
-    }
-    if uses.llm {
-        if let Some(m) = &doc.logical.settings.model {
-            vars.push((
-                m.base_url_env.clone(),
-                "base URL of the OpenAI-compatible API (default https://api.openai.com/v1)".into(),
-            ));
-            vars.push((
-                m.api_key_env.clone(),
-                "API key of the model provider".into(),
-            ));
-        }
-    }
-    for t in &doc.logical.tools {
-        if let ToolKind::Http { endpoint, .. } = &t.kind {
-            if let Some(var) = endpoint.strip_prefix("env:") {
-                vars.push((
-                    var.to_string(),
-                    format!("endpoint of the HTTP tool `{}`", t.id),
-                ));
-            }
-        }
-    }
-    vars
-}
-
-fn env_yaml(doc: &Document, uses: &Uses) -> String {
-    let mut out = String::from(
-        "# Environment of the service: at start-up each non-empty value is exported unless the\n\
-         # variable is already set. Keep this file out of version control once it holds secrets.\n",
-    );
-    let vars = env_vars(doc, uses);
-    if vars.is_empty() {
-        out.push_str("{}\n");
-    }
-    for (name, what) in vars {
-        out.push_str(&format!("# {what}\n{name}: \"\"\n"));
-    }
     out
 }
 
@@ -368,7 +269,7 @@ fn state_py(doc: &Document) -> String {
     out
 }
 
-fn readme(doc: &Document, uses: &Uses) -> String {
+fn readme(doc: &Document) -> String {
     let title = doc.name.clone().unwrap_or_else(|| doc.id.clone());
     let s = &doc.logical.settings;
     let mut out = format!("# {title}\n\n");
@@ -396,7 +297,7 @@ fn readme(doc: &Document, uses: &Uses) -> String {
         "| `SVC_PORT` | listen port (default `{}`) |\n",
         s.server.port
     ));
-    for (k, v) in env_vars(doc, uses) {
+    for (k, v) in svc_backend_sdk::environment::variables(doc) {
         out.push_str(&format!("| `{k}` | {v} |\n"));
     }
     out.push_str(&format!(

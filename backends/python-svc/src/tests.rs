@@ -3,57 +3,11 @@
 //! calls go to a stub server the tests start on loopback.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, Document, FieldType, ItemType, NodeKind, StateField, ToolKind};
+use svc_backend_sdk::ir::{Auth, Document, FieldType, NodeKind, ToolKind};
+use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 
 use crate::nodes::{import_block, Modules};
 use crate::py::{quote, Expr};
-
-fn sample(ty: FieldType, items: Option<&ItemType>) -> Value {
-    match ty {
-        FieldType::String => json!("example"),
-        FieldType::Integer => json!(1),
-        FieldType::Number => json!(1.5),
-        FieldType::Boolean => json!(true),
-        FieldType::Object => json!({"key": "value"}),
-        FieldType::Array => match items {
-            Some(it) => json!([sample(it.ty, it.items.as_deref())]),
-            None => json!(["example"]),
-        },
-        FieldType::Messages => json!([{"role": "user", "content": "Hello"}]),
-    }
-}
-
-fn wrong(f: &StateField) -> Value {
-    match f.ty {
-        FieldType::String => json!(42),
-        _ => json!("not-a-valid-value"),
-    }
-}
-
-fn sample_state(doc: &Document) -> serde_json::Map<String, Value> {
-    doc.logical
-        .state
-        .iter()
-        .filter(|f| f.required)
-        .map(|f| (f.name.clone(), sample(f.ty, f.items.as_ref())))
-        .collect()
-}
-
-fn tool_reply(doc: &Document, tool: &str) -> Value {
-    doc.logical
-        .nodes
-        .iter()
-        .find_map(|n| match &n.kind {
-            NodeKind::Tool {
-                tool_id,
-                output_key,
-                ..
-            } if tool_id == tool => doc.state_field(output_key),
-            _ => None,
-        })
-        .map(|f| sample(f.ty, f.items.as_ref()))
-        .unwrap_or(json!({"ok": true}))
-}
 
 /// A JSON text as a Python string literal.
 fn js(v: &Value) -> String {
@@ -231,72 +185,24 @@ pub fn service_tests(doc: &Document) -> String {
         ));
     }
 
-    let mut cases: Vec<Expr> = vec![
-        case(
-            "not JSON",
-            "application/json",
-            "{",
-            400,
-            "bad_request",
-            None,
-        ),
-        case(
-            "not an object",
-            "application/json",
-            "[1]",
-            400,
-            "bad_request",
-            None,
-        ),
-        case(
-            "mixed forms",
-            "application/json",
-            "{\"state\": {}, \"input\": \"x\"}",
-            400,
-            "bad_request",
-            None,
-        ),
-        case(
-            "wrong content type",
-            "text/plain",
-            &envelope.to_string(),
-            415,
-            "unsupported_media_type",
-            None,
-        ),
-        case(
-            "unknown field",
-            "application/json",
-            "{\"state\": {\"svc_no_such_field\": 1}}",
-            422,
-            "invalid_state",
-            Some("svc_no_such_field"),
-        ),
-    ];
-    if let Some(f) = doc.logical.state.first() {
-        let mut st = sample_state(doc);
-        st.insert(f.name.clone(), wrong(f));
-        cases.push(case(
-            "wrong type",
-            "application/json",
-            &json!({"state": st}).to_string(),
-            422,
-            "invalid_state",
-            Some(&f.name),
-        ));
-    }
-    if let Some(f) = doc.logical.state.iter().find(|f| f.required) {
-        let mut st = sample_state(doc);
-        st.remove(&f.name);
-        cases.push(case(
-            "missing required field",
-            "application/json",
-            &json!({"state": st}).to_string(),
-            422,
-            "invalid_state",
-            Some(&f.name),
-        ));
-    }
+    let cases: Vec<Expr> = bad_requests(doc)
+        .iter()
+        .map(|c| {
+            Expr::Tuple(vec![
+                Expr::atom(quote(&c.name)),
+                Expr::atom(quote(&c.content_type)),
+                Expr::atom(quote(&c.body)),
+                Expr::atom(c.status.to_string()),
+                Expr::atom(quote(&c.code)),
+                Expr::atom(
+                    c.field
+                        .as_deref()
+                        .map(quote)
+                        .unwrap_or_else(|| "None".into()),
+                ),
+            ])
+        })
+        .collect();
     out.push_str("\n\n");
     for line in Expr::List(cases).render(0, "BAD_REQUESTS = ", "") {
         out.push_str(&line);
@@ -352,15 +258,4 @@ pub fn service_tests(doc: &Document) -> String {
         }
     }
     out
-}
-
-fn case(name: &str, ct: &str, body: &str, status: u16, code: &str, field: Option<&str>) -> Expr {
-    Expr::Tuple(vec![
-        Expr::atom(quote(name)),
-        Expr::atom(quote(ct)),
-        Expr::atom(quote(body)),
-        Expr::atom(status.to_string()),
-        Expr::atom(quote(code)),
-        Expr::atom(field.map(quote).unwrap_or_else(|| "None".into())),
-    ])
 }

@@ -12,7 +12,11 @@
 //! feature (native builds only), or `svc test-plugin COMPONENT.wasm`.
 
 pub mod bindings;
+pub mod connectors;
+pub mod environment;
 mod glue;
+pub mod samples;
+pub mod template;
 #[cfg(all(feature = "testkit", not(target_arch = "wasm32")))]
 pub mod testkit;
 pub mod writer;
@@ -45,6 +49,24 @@ impl File {
         self
     }
 }
+
+/// The router features of an IR v2 document that a backend supporting every
+/// condition operator on every scalar field declares.
+pub const ALL_ROUTER_FEATURES: [&str; 13] = [
+    "router.op.eq",
+    "router.op.ne",
+    "router.op.gt",
+    "router.op.ge",
+    "router.op.lt",
+    "router.op.le",
+    "router.op.in",
+    "router.op.exists",
+    "router.op.truthy",
+    "router.field.string",
+    "router.field.integer",
+    "router.field.number",
+    "router.field.boolean",
+];
 
 /// What a backend can compile; see `wit/codegen.wit`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,0 +1,165 @@
+//! Values for the tests a backend generates: a request state that fills
+//! every required field, a value of the wrong type for a field, and what a
+//! stub answers for an HTTP tool. Every backend's tests use the same ones,
+//! so the generated suites agree across platforms.
+
+use serde_json::{json, Map, Value};
+use svc_ir::{Document, FieldType, ItemType, NodeKind, StateField};
+
+/// A value of the declared type.
+pub fn sample(ty: FieldType, items: Option<&ItemType>) -> Value {
+    match ty {
+        FieldType::String => json!("example"),
+        FieldType::Integer => json!(1),
+        FieldType::Number => json!(1.5),
+        FieldType::Boolean => json!(true),
+        FieldType::Object => json!({"key": "value"}),
+        FieldType::Array => match items {
+            Some(it) => json!([sample(it.ty, it.items.as_deref())]),
+            None => json!(["example"]),
+        },
+        FieldType::Messages => json!([{"role": "user", "content": "Hello"}]),
+    }
+}
+
+/// A value that is not of the field's type.
+pub fn wrong_value(f: &StateField) -> Value {
+    match f.ty {
+        FieldType::String => json!(42),
+        _ => json!("not-a-valid-value"),
+    }
+}
+
+/// A state with every required field.
+pub fn sample_state(doc: &Document) -> Map<String, Value> {
+    doc.logical
+        .state
+        .iter()
+        .filter(|f| f.required)
+        .map(|f| (f.name.clone(), sample(f.ty, f.items.as_ref())))
+        .collect()
+}
+
+/// What a stub answers for a tool: a sample of the type the first node
+/// using it writes to.
+pub fn tool_reply(doc: &Document, tool: &str) -> Value {
+    doc.logical
+        .nodes
+        .iter()
+        .find_map(|n| match &n.kind {
+            NodeKind::Tool {
+                tool_id,
+                output_key,
+                ..
+            } if tool_id == tool => doc.state_field(output_key),
+            _ => None,
+        })
+        .map(|f| sample(f.ty, f.items.as_ref()))
+        .unwrap_or(json!({"ok": true}))
+}
+
+/// The bad requests every generated test suite sends, with the status,
+/// error code and `details.field` each must get.
+pub fn bad_requests(doc: &Document) -> Vec<BadRequest> {
+    let envelope = json!({ "state": sample_state(doc) }).to_string();
+    let mut cases = vec![
+        BadRequest::new(
+            "not JSON",
+            "application/json",
+            "{",
+            400,
+            "bad_request",
+            None,
+        ),
+        BadRequest::new(
+            "not an object",
+            "application/json",
+            "[1]",
+            400,
+            "bad_request",
+            None,
+        ),
+        BadRequest::new(
+            "mixed forms",
+            "application/json",
+            "{\"state\": {}, \"input\": \"x\"}",
+            400,
+            "bad_request",
+            None,
+        ),
+        BadRequest::new(
+            "wrong content type",
+            "text/plain",
+            &envelope,
+            415,
+            "unsupported_media_type",
+            None,
+        ),
+        BadRequest::new(
+            "unknown field",
+            "application/json",
+            "{\"state\": {\"svc_no_such_field\": 1}}",
+            422,
+            "invalid_state",
+            Some("svc_no_such_field"),
+        ),
+    ];
+    if let Some(f) = doc.logical.state.first() {
+        let mut st = sample_state(doc);
+        st.insert(f.name.clone(), wrong_value(f));
+        let body = json!({ "state": st }).to_string();
+        cases.push(BadRequest::new(
+            "wrong type",
+            "application/json",
+            &body,
+            422,
+            "invalid_state",
+            Some(&f.name),
+        ));
+    }
+    if let Some(f) = doc.logical.state.iter().find(|f| f.required) {
+        let mut st = sample_state(doc);
+        st.remove(&f.name);
+        let body = json!({ "state": st }).to_string();
+        cases.push(BadRequest::new(
+            "missing required field",
+            "application/json",
+            &body,
+            422,
+            "invalid_state",
+            Some(&f.name),
+        ));
+    }
+    cases
+}
+
+/// One bad request of a generated test suite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRequest {
+    pub name: String,
+    pub content_type: String,
+    pub body: String,
+    pub status: u16,
+    pub code: String,
+    pub field: Option<String>,
+}
+
+impl BadRequest {
+    fn new(
+        name: &str,
+        content_type: &str,
+        body: &str,
+        status: u16,
+        code: &str,
+        field: Option<&str>,
+    ) -> Self {
+        BadRequest {
+            name: name.into(),
+            content_type: content_type.into(),
+            body: body.into(),
+            status,
+            code: code.into(),
+            field: field.map(str::to_string),
+        }
+    }
+}
