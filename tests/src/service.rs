@@ -13,7 +13,7 @@ use crate::Builtins;
 
 /// A compiled project in a temporary directory (removed when dropped).
 pub struct Project {
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
     root: PathBuf,
     pub manifest: serde_json::Value,
 }
@@ -73,10 +73,57 @@ pub fn compile(platform: &str, fixture: &Path) -> Result<Project, Vec<svc_ir::Di
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
     Ok(Project {
-        _dir: dir,
+        _dir: Some(dir),
         root,
         manifest,
     })
+}
+
+impl Project {
+    /// A project already written to `root` (by `svc compile`, say).
+    pub fn at(root: &Path) -> Result<Project, String> {
+        let path = root.join(".svc-build-manifest.json");
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let manifest =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Project {
+            _dir: None,
+            root: root.to_path_buf(),
+            manifest,
+        })
+    }
+}
+
+/// The checks a generated project must pass with its own toolchain, as
+/// shell lines run from its root (after its `setup` command).
+pub fn toolchain_checks(platform: &str) -> &'static [&'static str] {
+    match platform {
+        "go" => &[
+            "test -z \"$(gofmt -l .)\"",
+            "go vet ./...",
+            "go test ./...",
+            "go build -o bin/service .",
+        ],
+        "python-svc" => &[
+            "ruff check --no-cache .",
+            "ruff format --check --no-cache .",
+            "python -m compileall -q app",
+            "python -m pytest -q -p no:cacheprovider",
+        ],
+        "java-svc" => &["./mvnw -q -B test"],
+        _ => &[],
+    }
+}
+
+/// Whether the toolchain of `platform` is here (in CI its absence fails).
+pub fn require_platform(platform: &str) -> bool {
+    match platform {
+        "go" => require_tool("go"),
+        "python-svc" => require_python_sdk() && require_tool("ruff"),
+        "java-svc" => require_jdk21(),
+        _ => false,
+    }
 }
 
 /// Runs a shell line in `dir`, bounded in time; returns its combined output

@@ -16,7 +16,7 @@ pub fn info() -> BackendInfo {
         version: env!("CARGO_PKG_VERSION").into(),
         ir_versions: ">=2.0.0, <3.0.0".into(),
         capabilities: Capabilities {
-            node_kinds: strings(&["start", "end", "function", "llm", "tool", "router", "response_template"]),
+            node_kinds: strings(&["start", "end", "function", "llm", "tool", "router", "response_template", "connector"]),
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
             auth: strings(&["none", "api_key", "bearer"]),
@@ -27,7 +27,6 @@ pub fn info() -> BackendInfo {
                 reason("node-kind:rag", PYTHON_ONLY),
                 reason("node-kind:intent_classifier", PYTHON_ONLY),
                 reason("node-kind:hitl", "Java and Go reject human-in-the-loop nodes; use python-svc"),
-                reason("node-kind:connector", "custom components are unsupported on Go"),
                 reason("tool-kind:mcp", "MCP tools are available on python-svc only"),
                 reason("transport:stdio", "MCP servers are available on python-svc only"),
                 reason("transport:sse", "MCP servers are available on python-svc only"),

@@ -170,7 +170,9 @@ pub fn graph_go(doc: &Document) -> String {
                                     // Only native bodies may write to the map they get.
                                     matches!(
                                         n.kind,
-                                        NodeKind::Function { .. } | NodeKind::Tool { .. }
+                                        NodeKind::Function { .. }
+                                            | NodeKind::Tool { .. }
+                                            | NodeKind::Connector { .. }
                                     )
                                 ),
                                 "}",

@@ -29,9 +29,9 @@ impl Backend for GoBackend {
     fn emit(
         doc: &Document,
         _options: &EmitOptions,
-        _templates: &mut dyn Templates,
+        templates: &mut dyn Templates,
     ) -> Result<Vec<File>, Vec<Diagnostic>> {
-        project::emit(doc)
+        project::emit(doc, templates)
     }
 }
 

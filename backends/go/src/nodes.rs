@@ -80,7 +80,12 @@ fn signature(name: &str) -> String {
     format!("func {name}(ctx context.Context, state State) (State, error) {{")
 }
 
-pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
+/// One file per node; connector nodes take their body from `snippets`
+/// (rendered by their connector).
+pub fn files(
+    doc: &Document,
+    snippets: &std::collections::BTreeMap<String, String>,
+) -> Result<Vec<File>, Vec<Diagnostic>> {
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for (i, n) in doc.logical.nodes.iter().enumerate() {
@@ -102,6 +107,27 @@ pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
                 imports.extend(body_imports(src));
                 body.line(format!(
                     "// {} is the function node {} (its body comes from bodiesByPlatform[\"go\"]).",
+                    func_name(&n.id),
+                    quote(&n.id)
+                ));
+                body.block(signature(&func_name(&n.id)), "}", |w| {
+                    w.lines(&normalize_body(src));
+                });
+            }
+            NodeKind::Connector { .. } => {
+                let Some(src) = snippets.get(&n.id) else {
+                    continue;
+                };
+                imports.extend(body_imports(src));
+                let connector = doc
+                    .codegen
+                    .templates
+                    .get("go")
+                    .and_then(|t| t.get(&n.id))
+                    .map(|t| format!("{} {}", t.connector, t.version))
+                    .unwrap_or_default();
+                body.line(format!(
+                    "// {} is the connector node {} (its body is rendered by {connector}).",
                     func_name(&n.id),
                     quote(&n.id)
                 ));

@@ -2,7 +2,7 @@
 
 use svc_backend_sdk::ir::{Document, NodeKind, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
-use svc_backend_sdk::{Diagnostic, File};
+use svc_backend_sdk::{Diagnostic, File, Templates};
 
 use crate::golang::quote;
 use crate::{graph, nodes, readme, tests};
@@ -44,14 +44,15 @@ impl Uses {
     }
 }
 
-pub fn emit(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
+pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let placed = svc_backend_sdk::connectors::place(doc, "go", templates)?;
     let module = &doc.id;
     let uses = Uses::of(doc);
     let graph_import = format!("{module}/internal/graph");
     let server_import = format!("{module}/internal/server");
 
     let mut files = vec![
-        File::text("go.mod", format!("module {module}\n\ngo 1.22\n")),
+        File::text("go.mod", go_mod(module, &placed.dependencies)),
         File::text(
             "main.go",
             MAIN_GO
@@ -87,9 +88,23 @@ pub fn emit(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
         files.push(File::text("internal/graph/llm.go", LLM_GO));
         files.push(File::text("internal/graph/llm_test.go", LLM_TEST_GO));
     }
-    files.extend(nodes::files(doc)?);
+    files.extend(nodes::files(doc, &placed.snippets)?);
+    placed.merge_into(&mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// go.mod, with the modules connector code requires (`path vX.Y.Z`).
+fn go_mod(module: &str, requires: &[String]) -> String {
+    let mut out = format!("module {module}\n\ngo 1.22\n");
+    if !requires.is_empty() {
+        out.push_str("\nrequire (\n");
+        for r in requires {
+            out.push_str(&format!("\t{r}\n"));
+        }
+        out.push_str(")\n");
+    }
+    out
 }
 
 /// Constants of `package main`, taken from the document.

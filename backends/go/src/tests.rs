@@ -40,7 +40,9 @@ pub fn server_test(doc: &Document) -> String {
         .filter(|(_, e)| !e.starts_with("env:"))
         .copied()
         .collect();
-    let stub = uses.llm || !http_tools.is_empty();
+    let stub = uses.llm
+        || !http_tools.is_empty()
+        || !svc_backend_sdk::connectors::env_refs(doc).is_empty();
 
     let mut imports = vec![
         "encoding/json",
@@ -306,6 +308,13 @@ fn stub_upstream(
                 .line(format!("_, _ = io.WriteString(w, {})", go_json(&reply)))
                 .dedent();
         }
+        let connector_env = svc_backend_sdk::connectors::env_refs(doc);
+        let mut connector_nodes: Vec<&str> = connector_env.iter().map(|(n, _)| n.as_str()).collect();
+        connector_nodes.dedup();
+        for node in connector_nodes {
+            w.line(format!("case {}:", quote(&format!("/connectors/{node}"))));
+            w.indent().line("_, _ = io.WriteString(w, `{}`)").dedent();
+        }
         w.line("default:");
         w.indent().line("http.NotFound(w, r)").dedent();
         w.line("}");
@@ -322,6 +331,10 @@ fn stub_upstream(
             if let Some(var) = endpoint.strip_prefix("env:") {
                 w.line(format!("t.Setenv({}, srv.URL+{})", quote(var), quote(&format!("/tools/{id}"))));
             }
+        }
+        // `env:NAME` values of connector configs point at the stub.
+        for (node, var) in svc_backend_sdk::connectors::env_refs(doc) {
+            w.line(format!("t.Setenv({}, srv.URL+{})", quote(&var), quote(&format!("/connectors/{node}"))));
         }
         if !literal_tools.is_empty() {
             w.line("paths := map[string]string{");

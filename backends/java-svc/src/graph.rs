@@ -54,6 +54,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                     | NodeKind::Llm(_)
                     | NodeKind::Tool { .. }
                     | NodeKind::ResponseTemplate { .. }
+                    | NodeKind::Connector { .. }
             )
         })
         .collect();
@@ -181,6 +182,16 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                             w.indent().line(format!("current = {};", quote(&b.to))).dedent();
                                         }
                                         w.line("}");
+                                    });
+                                }
+                                NodeKind::Connector { .. } => {
+                                    w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
+                                        w.line("run.count();");
+                                        w.line(format!("run.patch({}, {}Node);", quote(&n.id), camel(&n.id)));
+                                        w.line(format!(
+                                            "current = {};",
+                                            quote(next.get(n.id.as_str()).copied().unwrap_or_default())
+                                        ));
                                     });
                                 }
                                 kind => {

@@ -161,7 +161,14 @@ fn native_class(pkg: &str, class: &str, doc_comment: &str, body: &str) -> String
     })
 }
 
-pub fn files(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Diagnostic>> {
+/// One class per node; connector nodes take their body from `snippets`
+/// (rendered by their connector) and return a state patch.
+pub fn files(
+    doc: &Document,
+    pkg: &str,
+    base: &str,
+    snippets: &std::collections::BTreeMap<String, String>,
+) -> Result<Vec<File>, Vec<Diagnostic>> {
     let names = Names::of(doc);
     let mut out = Vec::new();
     let mut missing = Vec::new();
@@ -192,6 +199,38 @@ pub fn files(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Dia
                         quote(output_key)
                     ),
                     body,
+                )
+            }
+            NodeKind::Connector { .. } => {
+                let Some(body) = snippets.get(&n.id) else {
+                    continue;
+                };
+                let connector = doc
+                    .codegen
+                    .templates
+                    .get("java-svc")
+                    .and_then(|t| t.get(&n.id))
+                    .map(|t| format!("{} {}", t.connector, t.version))
+                    .unwrap_or_default();
+                node_class(
+                    pkg,
+                    &class,
+                    &format!(
+                        "The connector node {}: its body is rendered by {connector} and returns a state patch.",
+                        quote(&n.id)
+                    ),
+                    std::slice::from_ref(&map_import),
+                    &[],
+                    |w| {
+                        w.line("@Override");
+                        w.block(
+                            "public Object run(Map<String, Object> state) throws Exception {",
+                            "}",
+                            |w| {
+                                w.lines(&indent_body(body, 0));
+                            },
+                        );
+                    },
                 )
             }
             NodeKind::ResponseTemplate { template, .. } => {

@@ -94,12 +94,20 @@ impl Uses {
 }
 
 pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
-    connectors(doc, templates)?;
+    let placed = svc_backend_sdk::connectors::place(doc, "java-svc", templates)?;
+    let bad: Vec<Diagnostic> = placed
+        .dependencies
+        .iter()
+        .filter_map(|d| dependency_xml(d).err())
+        .collect();
+    if !bad.is_empty() {
+        return Err(bad);
+    }
     let pkg = package_segment(&doc.id);
     let base = format!("src/main/java/com/svc/{pkg}");
     let uses = Uses::of(doc);
     let mut files = vec![
-        File::text("pom.xml", pom(doc)),
+        File::text("pom.xml", pom(doc, &placed.dependencies)),
         File::text("mvnw", MVNW).executable(),
         File::text("mvnw.cmd", MVNW_CMD),
         File::text(".mvn/wrapper/maven-wrapper.properties", WRAPPER_PROPERTIES),
@@ -136,12 +144,41 @@ pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, 
             text.replace("PKG", &pkg),
         ));
     }
-    files.extend(nodes::files(doc, &pkg, &base)?);
+    files.extend(nodes::files(doc, &pkg, &base, &placed.snippets)?);
+    placed.merge_into(&mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
 }
 
-fn pom(doc: &Document) -> String {
+/// A `<dependency>` for `group:artifact[:version]` (no version: managed by
+/// Spring Boot's BOM).
+fn dependency_xml(spec: &str) -> Result<String, Diagnostic> {
+    let parts: Vec<&str> = spec.split(':').collect();
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    };
+    match parts.as_slice() {
+        [g, a] if ok(g) && ok(a) => Ok(format!(
+            "        <dependency>\n            <groupId>{g}</groupId>\n            <artifactId>{a}</artifactId>\n        </dependency>\n"
+        )),
+        [g, a, v] if ok(g) && ok(a) && ok(v) => Ok(format!(
+            "        <dependency>\n            <groupId>{g}</groupId>\n            <artifactId>{a}</artifactId>\n            <version>{v}</version>\n        </dependency>\n"
+        )),
+        _ => Err(Diagnostic::error(
+            "connector-dependency",
+            format!("a connector asks for the Maven dependency `{spec}`, which is not `group:artifact[:version]`"),
+        )
+        .hint("report it to the connector's author")),
+    }
+}
+
+fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
+    let extra: String = connector_dependencies
+        .iter()
+        .filter_map(|d| dependency_xml(d).ok())
+        .collect();
     let description = doc
         .description
         .clone()
@@ -185,7 +222,7 @@ fn pom(doc: &Document) -> String {
             <artifactId>spring-boot-starter-test</artifactId>
             <scope>test</scope>
         </dependency>
-    </dependencies>
+{extra}    </dependencies>
 
     <build>
         <finalName>service</finalName>
@@ -509,25 +546,4 @@ fn readme(doc: &Document) -> String {
          - `runtime/`: state schema, reducers and upstream calls shared by the generated classes\n",
     );
     out
-}
-
-/// Renders the connector nodes through the host. Rendered connector code is
-/// not placed in Java projects yet, so a graph whose connectors render is
-/// refused with a diagnostic that says so.
-fn connectors(doc: &Document, templates: &mut dyn Templates) -> Result<(), Vec<Diagnostic>> {
-    let rendered = svc_backend_sdk::connectors::render_all(doc, "java-svc", templates)?;
-    let unsupported: Vec<Diagnostic> = rendered
-        .iter()
-        .map(|(node, _)| {
-            Diagnostic::error(
-                "connector-unsupported",
-                format!("connector node `{node}`: the java-svc backend does not place rendered connector code in projects yet"),
-            )
-        })
-        .collect();
-    if unsupported.is_empty() {
-        Ok(())
-    } else {
-        Err(unsupported)
-    }
 }

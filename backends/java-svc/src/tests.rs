@@ -24,7 +24,8 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
         .filter(|t| matches!(t.kind, ToolKind::Http { .. }))
         .map(|t| t.id.as_str())
         .collect();
-    let stub = llm || !http.is_empty();
+    let connector_env = svc_backend_sdk::connectors::env_refs(doc);
+    let stub = llm || !http.is_empty() || !connector_env.is_empty();
     let sample = Value::Object(sample_state(doc));
     let envelope = json!({ "state": sample }).to_string();
 
@@ -97,8 +98,24 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                         quote(&tool_reply(doc, id).to_string())
                     ));
                 }
+                let mut connector_nodes: Vec<&str> = connector_env.iter().map(|(n, _)| n.as_str()).collect();
+                connector_nodes.dedup();
+                for node in connector_nodes {
+                    w.line(format!(
+                        "stub.createContext({}, exchange -> reply(exchange, \"{{}}\"));",
+                        quote(&format!("/connectors/{node}"))
+                    ));
+                }
                 w.line("stub.start();");
                 w.line("String base = \"http://127.0.0.1:\" + stub.getAddress().getPort();");
+                // Connector code resolves `env:NAME` from the system property first.
+                for (node, var) in &connector_env {
+                    w.line(format!(
+                        "System.setProperty({}, base + {});",
+                        quote(var),
+                        quote(&format!("/connectors/{node}"))
+                    ));
+                }
                 if llm {
                     w.line("registry.add(\"svc.llm.base-url\", () -> base + \"/v1\");");
                 }

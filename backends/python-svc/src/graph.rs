@@ -88,7 +88,7 @@ pub fn graph_py(doc: &Document) -> String {
             }
             kind => {
                 let func = format!("nodes.{}.node", modules.node(&n.id));
-                let native = matches!(kind, NodeKind::Function { .. });
+                let native = matches!(kind, NodeKind::Function { .. } | NodeKind::Connector { .. });
                 let call = if takes_deadline(doc, kind) {
                     format!("lambda s: {func}(s, self.remaining())")
                 } else {

@@ -199,7 +199,12 @@ fn runtime_import(names: &[&str]) -> Option<String> {
     Some(format!("from svc.runtime import {}", names.join(", ")))
 }
 
-pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
+/// One module per node; connector nodes take their body from `snippets`
+/// (rendered by their connector).
+pub fn files(
+    doc: &Document,
+    snippets: &std::collections::BTreeMap<String, String>,
+) -> Result<Vec<File>, Vec<Diagnostic>> {
     let modules = Modules::of(doc);
     let mut out = Vec::new();
     let mut missing = Vec::new();
@@ -219,6 +224,12 @@ pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
                     continue;
                 };
                 function_module(n, body)
+            }
+            NodeKind::Connector { .. } => {
+                let Some(body) = snippets.get(&n.id) else {
+                    continue;
+                };
+                connector_module(doc, n, body)
             }
             NodeKind::ResponseTemplate {
                 template,
@@ -434,6 +445,29 @@ fn function_module(n: &Node, body: &str) -> String {
     );
     module_text(
         &docstring,
+        &["from svc import graph_node".to_string()],
+        &code,
+    )
+}
+
+fn connector_module(doc: &Document, n: &Node, body: &str) -> String {
+    let connector = doc
+        .codegen
+        .templates
+        .get("python-svc")
+        .and_then(|t| t.get(&n.id))
+        .map(|t| format!("{} {}", t.connector, t.version))
+        .unwrap_or_default();
+    let code = format!(
+        "@graph_node({})\ndef node(state: dict) -> dict:\n{}",
+        quote(&n.id),
+        indent_body(body, 4)
+    );
+    module_text(
+        &format!(
+            "The connector node `{}`; its body is rendered by `{connector}`.",
+            n.id
+        ),
         &["from svc import graph_node".to_string()],
         &code,
     )

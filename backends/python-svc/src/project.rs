@@ -28,9 +28,9 @@ const EMPTY_PACKAGES: &[(&str, &str)] = &[
 ];
 
 pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
-    connectors(doc, templates)?;
+    let placed = svc_backend_sdk::connectors::place(doc, "python-svc", templates)?;
     let mut files = vec![
-        File::text("pyproject.toml", pyproject(doc)),
+        File::text("pyproject.toml", pyproject(doc, &placed.dependencies)),
         File::text("application.yaml", application_yaml(doc)),
         File::text("env.yaml", svc_backend_sdk::environment::env_yaml(doc)),
         File::text(
@@ -55,42 +55,33 @@ pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, 
             format!("\"\"\"{doc_line}\"\"\"\n"),
         ));
     }
-    files.extend(nodes::files(doc)?);
+    files.extend(nodes::files(doc, &placed.snippets)?);
+    if placed.has_files_under("app/connectors/") {
+        files.push(File::text(
+            "app/connectors/__init__.py",
+            "\"\"\"Code of the marketplace connectors the graph uses.\"\"\"\n",
+        ));
+    }
+    placed.merge_into(&mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
 }
 
-/// Renders the connector nodes through the host. Rendered connector code is
-/// not placed in Python projects yet, so a graph whose connectors render is
-/// refused with a diagnostic that says so.
-fn connectors(doc: &Document, templates: &mut dyn Templates) -> Result<(), Vec<Diagnostic>> {
-    let rendered = svc_backend_sdk::connectors::render_all(doc, "python-svc", templates)?;
-    let unsupported: Vec<Diagnostic> = rendered
-        .iter()
-        .map(|(node, _)| {
-            Diagnostic::error(
-                "connector-unsupported",
-                format!("connector node `{node}`: the python-svc backend does not place rendered connector code in projects yet"),
-            )
-        })
+fn pyproject(doc: &Document, connector_dependencies: &[String]) -> String {
+    let dependencies: Vec<String> = std::iter::once(SDK_REQUIREMENT.to_string())
+        .chain(connector_dependencies.iter().cloned())
+        .map(|d| serde_json::to_string(&d).unwrap_or_default())
         .collect();
-    if unsupported.is_empty() {
-        Ok(())
-    } else {
-        Err(unsupported)
-    }
-}
-
-fn pyproject(doc: &Document) -> String {
     format!(
         "[build-system]\nrequires = [\"setuptools>=68\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
          [project]\nname = \"{id}\"\nversion = \"{version}\"\nrequires-python = \">=3.10,<3.14\"\n\
-         dependencies = [\"{SDK_REQUIREMENT}\"]\n\n\
+         dependencies = [{dependencies}]\n\n\
          [project.optional-dependencies]\ntest = [\"pytest>=8\", \"httpx>=0.27\"]\n\n\
          [tool.setuptools.packages.find]\ninclude = [\"app*\"]\n\n\
          [tool.pytest.ini_options]\npythonpath = [\".\"]\ntestpaths = [\"tests\"]\n",
         id = doc.id,
         version = doc.version,
+        dependencies = dependencies.join(", "),
     )
 }
 

@@ -31,7 +31,8 @@ pub fn service_tests(doc: &Document) -> String {
             _ => None,
         })
         .collect();
-    let stub = llm || !http.is_empty();
+    let connector_env = svc_backend_sdk::connectors::env_refs(doc);
+    let stub = llm || !http.is_empty() || !connector_env.is_empty();
     let sample = Value::Object(sample_state(doc));
     let envelope = json!({ "state": sample });
 
@@ -76,6 +77,9 @@ pub fn service_tests(doc: &Document) -> String {
         )];
         for (id, _) in &http {
             replies.push((quote(&format!("/tools/{id}")), js(&tool_reply(doc, id))));
+        }
+        for (node, _) in &connector_env {
+            replies.push((quote(&format!("/connectors/{node}")), quote("{}")));
         }
         let dict = Expr::Dict(
             replies
@@ -134,6 +138,14 @@ pub fn service_tests(doc: &Document) -> String {
                 }
             }
         }
+    }
+    // `env:NAME` values of connector configs point at the stub.
+    for (node, var) in &connector_env {
+        out.push_str(&format!(
+            "    monkeypatch.setenv({}, base + {})\n",
+            quote(var),
+            quote(&format!("/connectors/{node}"))
+        ));
     }
     out.push_str(
         "    with TestClient(create_app(root=ROOT)) as test_client:\n        yield test_client\n",

@@ -44,6 +44,11 @@ pub fn variables(doc: &Document) -> Vec<(String, String)> {
             }
         }
     }
+    for (node, var) in crate::connectors::env_refs(doc) {
+        if !vars.iter().any(|(v, _)| *v == var) {
+            vars.push((var, format!("used by the connector node `{node}`")));
+        }
+    }
     vars
 }
 

@@ -12,6 +12,7 @@
 //! feature (native builds only), or `svc test-plugin COMPONENT.wasm`.
 
 pub mod bindings;
+pub mod connector_kit;
 pub mod connectors;
 pub mod environment;
 mod glue;

@@ -6,6 +6,8 @@
 mod backends;
 mod capabilities;
 mod output;
+mod packs;
+mod plugin_new;
 mod sdk;
 mod test_plugin;
 
@@ -14,7 +16,6 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use svc_ir::SourceFile;
-use svc_runtime::NoConnectors;
 
 use backends::{Backends, EngineArgs};
 use output::Format;
@@ -46,12 +47,26 @@ enum SvcCommand {
     Info(ForwardArgs),
     /// Register a Python project's graph with a tracing service (`python -m svc register`).
     Register(ForwardArgs),
+    /// Connector plugin projects.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+    /// Build, check and write a connector pack (NAME-VERSION.svc-pack.zip).
+    Pack(packs::PackArgs),
+    /// Run every check of `svc pack` without writing a pack.
+    ValidatePack(packs::ValidatePackArgs),
     /// Print what each backend supports, as the backends themselves report it.
     Capabilities(CapabilitiesArgs),
     /// Run a backend component against the shared fixtures.
     TestPlugin(test_plugin::TestPluginArgs),
     /// Print the version of svc and of its built-in backends.
     Version,
+}
+
+#[derive(Debug, Subcommand)]
+enum PluginCommand {
+    /// Scaffold a pack project: svc.project.json, a connector crate,
+    /// templates for every platform, an example graph and tests.
+    New(plugin_new::PluginNewArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -104,6 +119,8 @@ struct CompileArgs {
     #[arg(long)]
     verbose: bool,
     #[command(flatten)]
+    plugins: packs::PluginArgs,
+    #[command(flatten)]
     engine: EngineArgs,
 }
 
@@ -141,6 +158,9 @@ pub fn main_svc() -> ExitCode {
         SvcCommand::Run(a) => sdk::forward("run", &a.args),
         SvcCommand::Info(a) => sdk::forward("info", &a.args),
         SvcCommand::Register(a) => sdk::forward("register", &a.args),
+        SvcCommand::Plugin(PluginCommand::New(args)) => plugin_new::run(&args),
+        SvcCommand::Pack(args) => packs::run_pack(&args),
+        SvcCommand::ValidatePack(args) => packs::run_validate(&args),
         SvcCommand::Capabilities(args) => capabilities::run(
             &args.engine,
             args.platform.map(Platform::as_str),
@@ -193,6 +213,8 @@ struct JavaCompileArgs {
     #[arg(long)]
     verbose: bool,
     #[command(flatten)]
+    plugins: packs::PluginArgs,
+    #[command(flatten)]
     engine: EngineArgs,
 }
 
@@ -208,6 +230,7 @@ pub fn main_svc_java() -> ExitCode {
                 platform: Some(Platform::JavaSvc),
                 format: a.format,
                 verbose: a.verbose,
+                plugins: a.plugins,
                 engine: a.engine,
             };
             compile(&args, &a.document, &a.out, Some("java-svc"))
@@ -249,6 +272,10 @@ fn compile(
     };
     let mut source = SourceFile::new(doc_name, text);
     let runtime = match args.engine.runtime() {
+        Ok(r) => std::sync::Arc::new(r),
+        Err(d) => return output::fail(args.format, &[d]),
+    };
+    let registry = match args.plugins.registry(std::sync::Arc::clone(&runtime)) {
         Ok(r) => r,
         Err(d) => return output::fail(args.format, &[d]),
     };
@@ -260,7 +287,7 @@ fn compile(
         &mut source,
         platform,
         &backends,
-        Box::new(NoConnectors),
+        Box::new(registry),
         out,
         args.force,
     ) {

@@ -58,4 +58,34 @@ public final class GraphRun {
         schema.apply(state, outputKey, result, node);
         lastOutputKey = outputKey;
     }
+
+    /**
+     * Runs a node that returns a state patch (a connector node): each entry
+     * is written as if by its own outputKey; null changes nothing.
+     */
+    public void patch(String node, GraphNode fn) throws SvcError, InterruptedException {
+        Object result;
+        try {
+            result = fn.run(StateSchema.readOnly(state));
+        } catch (SvcError e) {
+            throw e;
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception | StackOverflowError e) {
+            throw SvcError.execution(node, "node \"" + node + "\" failed: " + e.getClass().getSimpleName()
+                    + (e.getMessage() == null ? "" : ": " + e.getMessage()));
+        }
+        if (result == null) {
+            return;
+        }
+        if (!(result instanceof Map<?, ?> patch)) {
+            throw SvcError.execution(node, "node \"" + node + "\" returned " + result.getClass().getSimpleName()
+                    + " where a state patch (a Map) was expected");
+        }
+        for (Map.Entry<?, ?> e : patch.entrySet()) {
+            String key = String.valueOf(e.getKey());
+            schema.apply(state, key, e.getValue(), node);
+            lastOutputKey = key;
+        }
+    }
 }

@@ -1,0 +1,10 @@
+//! Helpers for connector authors (see `marketplace/README.md`):
+//! [`Check`] collects config diagnostics with pointers relative to the
+//! node's config, [`fill`] fills `@{name}` placeholders of a template, and
+//! [`c_str`] / [`py_str`] / [`py_collection`] write values as code.
+
+mod check;
+mod lang;
+
+pub use check::{child, Check};
+pub use lang::{c_str, fill, py_collection, py_str};

@@ -1,0 +1,172 @@
+//! The `@{id}` connector: writes a text, with `{{field}}` references
+//! filled from the state at run time, into a state field.
+//!
+//! `render` returns, per platform, the body of the node's function (it
+//! returns a state patch) and a helper file from `templates/`.
+
+use serde_json::Value;
+use svc_backend_sdk::{Connector, ConnectorInfo, Diagnostic, File, Rendered};
+
+pub const ID: &str = "@{id}";
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+const PLATFORMS: [&str; 3] = ["go", "java-svc", "python-svc"];
+
+const GO_FILE: &str = include_str!("../../templates/go/connector_@{snake}.go");
+const PYTHON_FILE: &str = include_str!("../../templates/python-svc/@{snake}.py");
+const JAVA_FILE: &str = include_str!("../../templates/java-svc/@{camel}.java");
+
+/// The JSON Schema of the node's `config`.
+const SCHEMA: &str = r#"{
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["outputKey", "text"],
+  "properties": {
+    "outputKey": { "type": "string", "minLength": 1 },
+    "text": { "type": "string" }
+  }
+}"#;
+
+pub struct @{camel}Connector;
+
+/// A string as a literal of Go, Java and Python alike.
+fn literal(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}
+
+fn is_field_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `outputKey` and `text`, or every problem with a pointer into the config.
+fn read_config(config: &Value) -> Result<(String, String), Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let mut string = |key: &str| match config.get(key) {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            errors.push(Diagnostic::error("connector-config", format!("`{key}` must be a string")).at(format!("/{key}")));
+            None
+        }
+        None => {
+            errors.push(Diagnostic::error("connector-config", format!("missing `{key}`")).at(""));
+            None
+        }
+    };
+    let output_key = string("outputKey");
+    let text = string("text");
+    if let Some(k) = &output_key {
+        if !is_field_name(k) {
+            errors.push(
+                Diagnostic::error("connector-config", format!("`{k}` is not a state field name"))
+                    .at("/outputKey")
+                    .hint("name a field of logical.state"),
+            );
+        }
+    }
+    match (output_key, text) {
+        (Some(k), Some(t)) if errors.is_empty() => Ok((k, t)),
+        _ => Err(errors),
+    }
+}
+
+impl Connector for @{camel}Connector {
+    fn info() -> ConnectorInfo {
+        ConnectorInfo {
+            id: ID.into(),
+            version: VERSION.into(),
+            platforms: PLATFORMS.iter().map(|p| p.to_string()).collect(),
+            config_schema: SCHEMA.into(),
+            dependencies: Vec::new(),
+        }
+    }
+
+    fn render(platform: &str, config: &Value) -> Result<Rendered, Vec<Diagnostic>> {
+        let (output_key, text) = read_config(config)?;
+        let (key, text) = (literal(&output_key), literal(&text));
+        let (path, contents, snippet) = match platform {
+            "go" => (
+                "internal/graph/connector_@{snake}.go",
+                GO_FILE,
+                format!("return State{{{key}: connector@{camel}Render({text}, state)}}, nil"),
+            ),
+            "python-svc" => (
+                "app/connectors/@{snake}.py",
+                PYTHON_FILE,
+                format!("from app.connectors.@{snake} import render\n\ntext = {text}\nreturn {{{key}: render(text, state)}}"),
+            ),
+            "java-svc" => (
+                "src/main/java/com/svc/connectors/@{snake}/@{camel}.java",
+                JAVA_FILE,
+                format!("return Map.of({key}, com.svc.connectors.@{snake}.@{camel}.render({text}, state));"),
+            ),
+            other => {
+                return Err(vec![Diagnostic::error(
+                    "platform-unsupported",
+                    format!("{ID} has no template for `{other}`"),
+                )
+                .hint(format!("it supports {}", PLATFORMS.join(", ")))])
+            }
+        };
+        Ok(Rendered {
+            files: vec![File::text(path, contents)],
+            snippet,
+            dependencies: Vec::new(),
+        })
+    }
+}
+
+svc_backend_sdk::export_connector!(@{camel}Connector);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(path: &str) -> Value {
+        let text = std::fs::read_to_string(format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn info_matches_the_project_manifest() {
+        let project = read("svc.project.json");
+        let info = @{camel}Connector::info();
+        assert_eq!(project["connector"], info.id.as_str());
+        assert_eq!(project["version"], info.version.as_str());
+        let platforms: Vec<&str> = project["platforms"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+        assert_eq!(platforms, info.platforms);
+        let schema: Value = serde_json::from_str(&info.config_schema).unwrap();
+        assert_eq!(schema["type"], "object");
+    }
+
+    #[test]
+    fn every_platform_renders_the_example() {
+        let example = read(project_document().as_str());
+        let node = example["logical"]["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["kind"] == "connector")
+            .unwrap();
+        for platform in PLATFORMS {
+            let r = @{camel}Connector::render(platform, &node["config"]).unwrap();
+            assert!(r.snippet.contains("\"greeting\""), "{platform}: {}", r.snippet);
+            assert_eq!(r.files.len(), 1);
+            assert!(!r.files[0].contents.is_empty());
+        }
+    }
+
+    fn project_document() -> String {
+        read("svc.project.json")["document"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn bad_configs_point_at_the_field() {
+        let bad = serde_json::json!({ "outputKey": "not a field", "text": 3 });
+        let errors = @{camel}Connector::render("go", &bad).unwrap_err();
+        let pointers: Vec<_> = errors.iter().map(|d| d.pointer.clone().unwrap()).collect();
+        assert_eq!(pointers, ["/text", "/outputKey"]);
+        let unknown = @{camel}Connector::render("rust", &serde_json::json!({ "outputKey": "a", "text": "" }));
+        assert_eq!(unknown.unwrap_err()[0].code, "platform-unsupported");
+    }
+}

@@ -1,0 +1,401 @@
+//! `svc pack` and `svc validate-pack`: build a pack project's connector
+//! crate to a component, check it against the project manifest, render the
+//! example graph through every requested platform's backend, and (for
+//! `pack`) write a deterministic `.svc-pack.zip`.
+//!
+//! Both fail closed: any problem is an error, unless `--allow-partial` lets
+//! a platform that does not render be left out and recorded as missing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use svc_compile::BackendSource;
+use svc_ir::{Diagnostic, SourceFile};
+use svc_runtime::Runtime;
+
+use crate::archive::{open_pack, sha256_hex, write_pack};
+use crate::manifest::{Missing, PackManifest, COMPONENT_ENTRY, FORMAT_VERSION};
+use crate::project::{ProjectManifest, PROJECT_FILE};
+use crate::registry::{info_mismatch, Registry, SharedRegistry};
+
+#[derive(Debug, Clone, Default)]
+pub struct PackOptions {
+    /// The pack project (holds `svc.project.json`).
+    pub root: PathBuf,
+    /// An IR document to render instead of the project's example.
+    pub document: Option<PathBuf>,
+    /// Platforms to pack (default: the manifest's).
+    pub platforms: Option<Vec<String>>,
+    pub allow_partial: bool,
+}
+
+/// A checked pack, ready to write.
+#[derive(Debug)]
+pub struct Packed {
+    pub project: ProjectManifest,
+    pub manifest: PackManifest,
+    pub file_name: String,
+    pub bytes: Vec<u8>,
+    pub component_sha256: String,
+}
+
+/// Checks everything and returns the pack's bytes without writing them.
+pub fn pack(
+    options: &PackOptions,
+    runtime: Arc<Runtime>,
+    backends: &dyn BackendSource,
+) -> Result<Packed, Vec<Diagnostic>> {
+    let root = &options.root;
+    let project = ProjectManifest::load(root)?;
+    let platforms = requested_platforms(&project, options.platforms.as_deref())?;
+
+    let doc_path = match &options.document {
+        Some(d) => d.clone(),
+        None => root.join(&project.document),
+    };
+    let doc_text = std::fs::read_to_string(&doc_path).map_err(|e| {
+        vec![Diagnostic::error(
+            "pack-document",
+            format!(
+                "cannot read the example document `{}`: {e}",
+                doc_path.display()
+            ),
+        )
+        .hint(format!(
+            "set \"document\" in {PROJECT_FILE} or pass --document PATH"
+        ))]
+    })?;
+    let doc_name = doc_path.display().to_string();
+    let doc = SourceFile::new(doc_name.clone(), doc_text.clone()).parse()?;
+
+    let component = build_component(&root.join(&project.crate_dir))?;
+    let connector = runtime
+        .load_connector(
+            &format!("{} (built from {})", project.connector, project.crate_dir),
+            &component,
+        )
+        .map_err(|e| vec![svc_compile::plugin_diag(&e)])?;
+    let info = connector
+        .info()
+        .map_err(|e| vec![svc_compile::plugin_diag(&e)])?;
+    if let Some(problem) = info_mismatch(
+        &info,
+        &project.connector,
+        &project.version.to_string(),
+        &platforms,
+    ) {
+        return Err(vec![Diagnostic::error(
+            "connector-info",
+            format!("the built component does not match {PROJECT_FILE}: {problem}"),
+        )
+        .hint("make the crate's info() and svc.project.json agree")]);
+    }
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(&info.config_schema) {
+        return Err(vec![Diagnostic::error(
+            "connector-info",
+            format!("the component's config schema is not JSON: {e}"),
+        )]);
+    }
+
+    // What goes in the archive, whatever renders.
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    files.insert(COMPONENT_ENTRY.into(), component.clone());
+    let doc_entry = format!(
+        "example/{}",
+        doc_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("example.graph.json")
+    );
+    files.insert(doc_entry.clone(), doc_text.clone().into_bytes());
+
+    // Per platform: templates present, the example uses the connector, and
+    // the example compiles with this pack.
+    let mut failures: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
+    for platform in &platforms {
+        let dir = root.join(&project.templates).join(platform);
+        let templates = collect_files(&dir, &format!("{}/{platform}", project.templates))?;
+        if templates.is_empty() {
+            failures.entry(platform.clone()).or_default().push(
+                Diagnostic::error(
+                    "template-required",
+                    format!("no templates for `{platform}`: `{}` is missing or empty", dir.display()),
+                )
+                .hint("add the platform's templates, or leave it out with --platforms or --allow-partial"),
+            );
+        }
+        files.extend(templates);
+        let uses = doc
+            .codegen
+            .templates
+            .get(platform.as_str())
+            .is_some_and(|t| t.values().any(|r| r.connector == project.connector));
+        if !uses {
+            failures.entry(platform.clone()).or_default().push(
+                Diagnostic::error(
+                    "pack-document",
+                    format!(
+                        "the example document does not use `{}` for `{platform}` (codegen.templates[\"{platform}\"])",
+                        project.connector
+                    ),
+                )
+                .hint("add a connector node and its codegen.templates entry for every platform of the pack"),
+            );
+        }
+    }
+
+    let mut manifest = PackManifest {
+        format_version: FORMAT_VERSION,
+        name: project.name.clone(),
+        version: project.version.to_string(),
+        connector: project.connector.clone(),
+        description: project.description.clone(),
+        host_api: project.host_api.to_string(),
+        platforms: platforms.clone(),
+        missing: Vec::new(),
+        component: COMPONENT_ENTRY.into(),
+        document: doc_entry,
+        files: Vec::new(),
+    };
+    let bytes = write_pack(manifest.clone(), files.clone()).map_err(|d| vec![d])?;
+    let opened = open_pack("(new pack)", &bytes).map_err(|d| vec![d])?;
+    let mut registry = Registry::new(Arc::clone(&runtime));
+    registry.add_pack(opened).map_err(|d| vec![d])?;
+    let shared = SharedRegistry::new(registry);
+    for platform in &platforms {
+        if failures.contains_key(platform) {
+            continue;
+        }
+        let mut source = SourceFile::new(doc_name.clone(), doc_text.clone());
+        if let Err(diags) = svc_compile::generate(
+            &mut source,
+            Some(platform),
+            backends,
+            Box::new(shared.clone()),
+        ) {
+            failures.insert(platform.clone(), diags);
+        }
+    }
+
+    if !failures.is_empty() {
+        if !options.allow_partial {
+            return Err(failures
+                .into_iter()
+                .flat_map(|(platform, diags)| {
+                    diags.into_iter().map(move |mut d| {
+                        d.message = format!("[{platform}] {}", d.message);
+                        d
+                    })
+                })
+                .collect());
+        }
+        manifest.platforms.retain(|p| !failures.contains_key(p));
+        if manifest.platforms.is_empty() {
+            return Err(vec![Diagnostic::error(
+                "pack-empty",
+                format!(
+                    "no platform renders the example, so there is nothing to pack (tried {})",
+                    platforms.join(", ")
+                ),
+            )]);
+        }
+        manifest.missing = failures
+            .iter()
+            .map(|(platform, diags)| Missing {
+                platform: platform.clone(),
+                reason: diags
+                    .iter()
+                    .map(|d| format!("{}: {}", d.code, d.message))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            })
+            .collect();
+        let prefix: Vec<String> = manifest
+            .missing
+            .iter()
+            .map(|m| format!("{}/{}/", project.templates, m.platform))
+            .collect();
+        files.retain(|path, _| !prefix.iter().any(|p| path.starts_with(p)));
+    }
+    let bytes = write_pack(manifest.clone(), files).map_err(|d| vec![d])?;
+    let manifest = open_pack("(new pack)", &bytes)
+        .map_err(|d| vec![d])?
+        .manifest;
+    Ok(Packed {
+        file_name: project.pack_file_name(),
+        project,
+        manifest,
+        bytes,
+        component_sha256: sha256_hex(&component),
+    })
+}
+
+fn requested_platforms(
+    project: &ProjectManifest,
+    asked: Option<&[String]>,
+) -> Result<Vec<String>, Vec<Diagnostic>> {
+    let Some(asked) = asked else {
+        return Ok(project.platforms.clone());
+    };
+    let unknown: Vec<Diagnostic> = asked
+        .iter()
+        .filter(|p| !project.platforms.contains(p))
+        .map(|p| {
+            Diagnostic::error(
+                "pack-platform",
+                format!("platform `{p}` is not one of the project's platforms"),
+            )
+            .hint(format!(
+                "the project lists {} in {PROJECT_FILE}",
+                project.platforms.join(", ")
+            ))
+        })
+        .collect();
+    if !unknown.is_empty() {
+        return Err(unknown);
+    }
+    let mut out: Vec<String> = asked.to_vec();
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Every file under `dir`, keyed by `prefix/relative path` (sorted; links
+/// and other non-regular files are refused).
+fn collect_files(dir: &Path, prefix: &str) -> Result<BTreeMap<String, Vec<u8>>, Vec<Diagnostic>> {
+    let mut out = BTreeMap::new();
+    if !dir.is_dir() {
+        return Ok(out);
+    }
+    let mut stack = vec![(dir.to_path_buf(), prefix.to_string())];
+    while let Some((d, p)) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| {
+            vec![Diagnostic::error(
+                "pack-templates",
+                format!("cannot list `{}`: {e}", d.display()),
+            )]
+        })?;
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            let kind = entry.file_type().map_err(|e| {
+                vec![Diagnostic::error(
+                    "pack-templates",
+                    format!("`{}`: {e}", path.display()),
+                )]
+            })?;
+            if kind.is_dir() {
+                stack.push((path, format!("{p}/{name}")));
+            } else if kind.is_file() {
+                let data = std::fs::read(&path).map_err(|e| {
+                    vec![Diagnostic::error(
+                        "pack-templates",
+                        format!("cannot read `{}`: {e}", path.display()),
+                    )]
+                })?;
+                out.insert(format!("{p}/{name}"), data);
+            } else {
+                return Err(vec![Diagnostic::error(
+                    "pack-templates",
+                    format!(
+                        "`{}` is not a regular file (links are not packed)",
+                        path.display()
+                    ),
+                )]);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Builds the connector crate for `wasm32-wasip2` with cargo and returns the
+/// component. cargo's own messages go to stderr as usual.
+fn build_component(crate_dir: &Path) -> Result<Vec<u8>, Vec<Diagnostic>> {
+    let manifest = crate_dir.join("Cargo.toml");
+    if !manifest.is_file() {
+        return Err(vec![Diagnostic::error(
+            "pack-crate",
+            format!("no connector crate at `{}`", manifest.display()),
+        )
+        .hint(format!(
+            "set \"crate\" in {PROJECT_FILE} to the folder of the connector's Cargo.toml"
+        ))]);
+    }
+    let manifest = manifest.canonicalize().unwrap_or(manifest);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(&cargo)
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--message-format=json-render-diagnostics",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .current_dir(manifest.parent().unwrap_or(crate_dir))
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| {
+            vec![
+                Diagnostic::error("pack-build", format!("cannot run cargo: {e}"))
+                    .hint("install Rust (rustup) with the wasm32-wasip2 target, or set CARGO"),
+            ]
+        })?;
+    if !output.status.success() {
+        return Err(vec![Diagnostic::error(
+            "pack-build",
+            format!(
+                "the connector crate `{}` did not build ({}); cargo's errors are above",
+                manifest.display(),
+                output.status
+            ),
+        )
+        .hint("`rustup target add wasm32-wasip2` if the target is missing")]);
+    }
+    let canonical = manifest.clone();
+    let mut wasm = None;
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if msg["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let same = msg["manifest_path"]
+            .as_str()
+            .map(PathBuf::from)
+            .and_then(|p| p.canonicalize().ok())
+            .is_some_and(|p| p == canonical);
+        if !same {
+            continue;
+        }
+        if let Some(files) = msg["filenames"].as_array() {
+            wasm = files
+                .iter()
+                .filter_map(|f| f.as_str())
+                .find(|f| f.ends_with(".wasm"))
+                .map(PathBuf::from)
+                .or(wasm);
+        }
+    }
+    let Some(wasm) = wasm else {
+        return Err(vec![Diagnostic::error(
+            "pack-build",
+            format!(
+                "cargo built `{}` but produced no .wasm component",
+                manifest.display()
+            ),
+        )
+        .hint("the crate needs `crate-type = [\"cdylib\", ...]` under [lib]")]);
+    };
+    std::fs::read(&wasm).map_err(|e| {
+        vec![Diagnostic::error(
+            "pack-build",
+            format!("cannot read `{}`: {e}", wasm.display()),
+        )]
+    })
+}

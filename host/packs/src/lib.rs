@@ -1,0 +1,24 @@
+//! `svc-packs`: connector packs.
+//!
+//! * [`project`]: `svc.project.json`, the manifest of a pack project.
+//! * [`archive`]: writing and opening `.svc-pack.zip` files, checked whole
+//!   (zip-level refusals live in `svc-pack-zip`).
+//! * [`registry`]: the packs a compile can use, and the host's side of
+//!   `templates.render`.
+//! * [`build`]: `svc pack` and `svc validate-pack`.
+
+pub mod archive;
+pub mod build;
+mod fields;
+pub mod manifest;
+pub mod project;
+pub mod registry;
+pub mod schema;
+pub mod testkit;
+
+/// The version of the WIT package (`svc:codegen`) this host provides; a
+/// pack's `hostApi` range must match it.
+pub const HOST_API: semver::Version = semver::Version::new(0, 1, 0);
+
+/// Platforms a pack may list.
+pub const PLATFORMS: &[&str] = &["go", "java-svc", "python-svc"];

@@ -1,0 +1,336 @@
+//! `svc.project.json`: the manifest of a pack project (`kind: plugin-creator`).
+
+use std::path::{Component, Path};
+
+use svc_ir::Diagnostic;
+
+use crate::fields::Fields;
+use crate::{HOST_API, PLATFORMS};
+
+pub const PROJECT_FILE: &str = "svc.project.json";
+
+const KNOWN: &[&str] = &[
+    "kind",
+    "name",
+    "version",
+    "description",
+    "connector",
+    "platforms",
+    "hostApi",
+    "crate",
+    "templates",
+    "document",
+];
+
+/// A validated pack project manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectManifest {
+    pub name: String,
+    pub version: semver::Version,
+    pub description: String,
+    /// The connector id, `owner/name`.
+    pub connector: String,
+    pub platforms: Vec<String>,
+    pub host_api: semver::VersionReq,
+    /// Folder of the connector crate, relative to the project root.
+    pub crate_dir: String,
+    /// Folder of the per-platform templates (`<templates>/<platform>/...`).
+    pub templates: String,
+    /// The example IR document, relative to the project root.
+    pub document: String,
+}
+
+/// `lower-kebab` names: what a pack file name and a crate name can hold.
+pub fn is_pack_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !s.ends_with('-')
+        && !s.contains("--")
+}
+
+/// `owner/name`, each a pack name.
+pub fn is_connector_id(s: &str) -> bool {
+    match s.split_once('/') {
+        Some((owner, name)) => is_pack_name(owner) && is_pack_name(name),
+        None => false,
+    }
+}
+
+/// A relative path inside the project, without `..`.
+fn is_inner_path(s: &str) -> bool {
+    !s.is_empty()
+        && !s.contains('\\')
+        && Path::new(s)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+impl ProjectManifest {
+    /// Reads and checks a manifest; every problem is reported at once with
+    /// `file:line:col`.
+    pub fn parse(file: &str, text: &str) -> Result<Self, Vec<Diagnostic>> {
+        let (mut f, root) = Fields::parse(file, text)?;
+        let Some(members) = f.object(&root, "", KNOWN) else {
+            return Err(f.diags);
+        };
+        let get =
+            |f: &mut Fields, key: &str, required: bool| f.string(members, &root, "", key, required);
+        let kind = get(&mut f, "kind", true);
+        let name = get(&mut f, "name", true);
+        let version = get(&mut f, "version", true);
+        let description = get(&mut f, "description", false);
+        let connector = get(&mut f, "connector", true);
+        let host_api = get(&mut f, "hostApi", true);
+        let crate_dir = get(&mut f, "crate", true);
+        let templates = get(&mut f, "templates", true);
+        let document = get(&mut f, "document", true);
+        let platforms = f.strings(members, &root, "", "platforms");
+
+        if let Some((k, at)) = &kind {
+            if k != "plugin-creator" {
+                f.push(
+                    Diagnostic::error("manifest-kind", format!("`kind` is `{k}`"))
+                        .at("/kind")
+                        .hint("a pack project has \"kind\": \"plugin-creator\""),
+                    *at,
+                );
+            }
+        }
+        if let Some((n, at)) = &name {
+            if !is_pack_name(n) {
+                f.push(
+                    Diagnostic::error("manifest-name", format!("`{n}` is not a valid pack name"))
+                        .at("/name")
+                        .hint("use lowercase letters, digits and single dashes, starting with a letter (at most 64)"),
+                    *at,
+                );
+            }
+        }
+        let version = version.and_then(|(v, at)| match semver::Version::parse(&v) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                f.push(
+                    Diagnostic::error(
+                        "manifest-version",
+                        format!("version `{v}` is not semver: {e}"),
+                    )
+                    .at("/version")
+                    .hint("write a version such as \"0.1.0\""),
+                    at,
+                );
+                None
+            }
+        });
+        if let Some((c, at)) = &connector {
+            if !is_connector_id(c) {
+                f.push(
+                    Diagnostic::error("manifest-connector", format!("`{c}` is not a connector id"))
+                        .at("/connector")
+                        .hint("write `owner/name`, for example \"acme/slack\""),
+                    *at,
+                );
+            }
+        }
+        let host_api = host_api.and_then(|(r, at)| match semver::VersionReq::parse(&r) {
+            Ok(req) if req.matches(&HOST_API) => Some(req),
+            Ok(_) => {
+                f.push(
+                    Diagnostic::error(
+                        "host-api",
+                        format!("the pack asks for host API `{r}`; this svc provides {HOST_API} (svc:codegen@{HOST_API})"),
+                    )
+                    .at("/hostApi")
+                    .hint(format!("build the connector against svc:codegen {HOST_API} and set \"hostApi\": \"^{}.{}\"", HOST_API.major, HOST_API.minor)),
+                    at,
+                );
+                None
+            }
+            Err(e) => {
+                f.push(
+                    Diagnostic::error("manifest-host-api", format!("hostApi `{r}` is not a semver range: {e}"))
+                        .at("/hostApi"),
+                    at,
+                );
+                None
+            }
+        });
+        for (key, value) in [
+            ("crate", &crate_dir),
+            ("templates", &templates),
+            ("document", &document),
+        ] {
+            if let Some((p, at)) = value {
+                if !is_inner_path(p) {
+                    f.push(
+                        Diagnostic::error(
+                            "manifest-path",
+                            format!(
+                                "`{key}` must be a relative path inside the project, found `{p}`"
+                            ),
+                        )
+                        .at(format!("/{key}")),
+                        *at,
+                    );
+                }
+            }
+        }
+        let mut seen = Vec::new();
+        for (i, (p, at)) in platforms.iter().flatten().enumerate() {
+            if !PLATFORMS.contains(&p.as_str()) {
+                f.push(
+                    Diagnostic::error("manifest-platform", format!("unknown platform `{p}`"))
+                        .at(format!("/platforms/{i}"))
+                        .hint(format!("platforms are {}", PLATFORMS.join(", "))),
+                    *at,
+                );
+            } else if seen.contains(p) {
+                f.push(
+                    Diagnostic::error(
+                        "manifest-platform",
+                        format!("platform `{p}` is listed twice"),
+                    )
+                    .at(format!("/platforms/{i}")),
+                    *at,
+                );
+            }
+            seen.push(p.clone());
+        }
+        if platforms.as_ref().is_some_and(Vec::is_empty) {
+            f.push(
+                Diagnostic::error("manifest-platform", "`platforms` is empty").at("/platforms"),
+                root.offset,
+            );
+        }
+        if !f.diags.is_empty() {
+            return Err(f.diags);
+        }
+        match (
+            name, version, connector, host_api, crate_dir, templates, document,
+        ) {
+            (Some(n), Some(v), Some(c), Some(h), Some(cr), Some(t), Some(d)) => {
+                Ok(ProjectManifest {
+                    name: n.0,
+                    version: v,
+                    description: description.map(|d| d.0).unwrap_or_default(),
+                    connector: c.0,
+                    platforms: seen,
+                    host_api: h,
+                    crate_dir: cr.0,
+                    templates: t.0,
+                    document: d.0,
+                })
+            }
+            _ => Err(f.diags),
+        }
+    }
+
+    /// Reads `svc.project.json` from a project root.
+    pub fn load(root: &Path) -> Result<Self, Vec<Diagnostic>> {
+        let path = root.join(PROJECT_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            vec![Diagnostic::error(
+                "pack-project",
+                format!("cannot read `{}`: {e}", path.display()),
+            )
+            .hint("run in a pack project (made by `svc plugin new NAME`) or pass --root PATH")]
+        })?;
+        Self::parse(&path.display().to_string(), &text)
+    }
+
+    /// The pack's file name: `NAME-VERSION.svc-pack.zip`.
+    pub fn pack_file_name(&self) -> String {
+        format!("{}-{}.svc-pack.zip", self.name, self.version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"{
+  "kind": "plugin-creator",
+  "name": "webhook",
+  "version": "0.1.0",
+  "connector": "svc/webhook",
+  "platforms": ["go", "python-svc"],
+  "hostApi": "^0.1",
+  "crate": "connector",
+  "templates": "templates",
+  "document": "example/notify.graph.json"
+}"#;
+
+    #[test]
+    fn reads_a_good_manifest() {
+        let m = ProjectManifest::parse("svc.project.json", GOOD).unwrap();
+        assert_eq!(m.connector, "svc/webhook");
+        assert_eq!(m.version, semver::Version::new(0, 1, 0));
+        assert_eq!(m.platforms, ["go", "python-svc"]);
+        assert_eq!(m.pack_file_name(), "webhook-0.1.0.svc-pack.zip");
+    }
+
+    fn codes(text: &str) -> Vec<(String, usize, usize)> {
+        ProjectManifest::parse("p.json", text)
+            .unwrap_err()
+            .into_iter()
+            .map(|d| {
+                let p = d.position.unwrap();
+                (d.code, p.line, p.column)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reports_every_problem_with_its_position() {
+        let bad = GOOD
+            .replace("\"plugin-creator\"", "\"project\"")
+            .replace("\"0.1.0\"", "\"1.0\"")
+            .replace("\"^0.1\"", "\"^2\"")
+            .replace("\"python-svc\"", "\"rust\"")
+            .replace(
+                "\"connector\": \"svc/webhook\"",
+                "\"connector\": \"webhook\"",
+            )
+            .replace("\"connector\",\n", "\"../connector\",\n")
+            .replace("\"document\"", "\"documnet\"");
+        let got = codes(&bad);
+        let want = [
+            ("unknown-field", 10, 3),
+            ("missing-field", 1, 1),
+            ("manifest-kind", 2, 11),
+            ("manifest-version", 4, 14),
+            ("manifest-connector", 5, 16),
+            ("host-api", 7, 14),
+            ("manifest-path", 8, 12),
+            ("manifest-platform", 6, 23),
+        ];
+        for (code, line, col) in want {
+            assert!(
+                got.contains(&(code.to_string(), line, col)),
+                "{code} at {line}:{col} missing from {got:?}"
+            );
+        }
+        assert_eq!(got.len(), want.len(), "{got:?}");
+    }
+
+    #[test]
+    fn unknown_keys_get_a_suggestion() {
+        let bad = GOOD.replace("\"hostApi\"", "\"hostAPI\"");
+        let d = ProjectManifest::parse("p.json", &bad).unwrap_err();
+        let unknown = d.iter().find(|d| d.code == "unknown-field").unwrap();
+        assert_eq!(unknown.hint.as_deref(), Some("did you mean `hostApi`?"));
+    }
+
+    #[test]
+    fn names_and_ids() {
+        assert!(is_pack_name("kv-cache"));
+        assert!(!is_pack_name("Kv"));
+        assert!(!is_pack_name("a--b"));
+        assert!(!is_pack_name("-a"));
+        assert!(is_connector_id("acme/slack"));
+        assert!(!is_connector_id("acme/slack/x"));
+        assert!(!is_connector_id("slack"));
+    }
+}

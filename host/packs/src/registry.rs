@@ -1,0 +1,408 @@
+//! The connectors a compile can use, and the host's side of
+//! `templates.render`: a graph names a connector id and a semver range per
+//! platform and node; the registry picks the highest loaded version in the
+//! range, checks the node's config against the connector's schema, and has
+//! the connector component render it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use svc_ir::Diagnostic;
+use svc_runtime::{
+    Connector, ConnectorInfo, ConnectorRef, Diagnostic as PluginDiagnostic, Rendered, Runtime,
+    Severity, TemplateRenderer,
+};
+
+use crate::archive::{open_pack, Pack};
+use crate::schema;
+
+/// The file name ending of packs in a plugin directory.
+pub const PACK_SUFFIX: &str = ".svc-pack.zip";
+
+/// The default plugin directory: `$SVC_PLUGIN_DIR`, else
+/// `$XDG_DATA_HOME/svc/plugins`, else `~/.local/share/svc/plugins`.
+pub fn default_plugin_dir() -> Option<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("SVC_PLUGIN_DIR")
+        .or_else(|| env("XDG_DATA_HOME").map(|d| d.join("svc").join("plugins")))
+        .or_else(|| env("HOME").map(|d| d.join(".local/share/svc/plugins")))
+}
+
+/// The pack files a path stands for: the file itself, or every
+/// `*.svc-pack.zip` directly inside a directory (sorted).
+pub fn pack_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Diagnostic::error(
+            "plugin-path",
+            format!("cannot read plugin path `{}`: {e}", path.display()),
+        )
+        .hint("pass a .svc-pack.zip file or a directory of them (made by `svc pack`)")
+    })?;
+    if meta.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(path).map_err(|e| {
+        Diagnostic::error(
+            "plugin-path",
+            format!("cannot list plugin directory `{}`: {e}", path.display()),
+        )
+    })?;
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(PACK_SUFFIX))
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// One connector: its pack, and the component once it has been loaded.
+struct Entry {
+    pack: Pack,
+    loaded: Option<(Connector, ConnectorInfo, serde_json::Value)>,
+}
+
+/// A connector that rendered code for a compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Used {
+    pub node: String,
+    pub connector: String,
+    pub version: String,
+    pub pack_sha256: String,
+}
+
+/// The packs available to one compile.
+pub struct Registry {
+    runtime: Arc<Runtime>,
+    entries: Vec<Entry>,
+    /// Where packs were looked for, for "missing" messages.
+    searched: Vec<String>,
+    pub used: Vec<Used>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("packs", &self.entries.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Registry {
+    pub fn new(runtime: Arc<Runtime>) -> Self {
+        Registry {
+            runtime,
+            entries: Vec::new(),
+            searched: Vec::new(),
+            used: Vec::new(),
+        }
+    }
+
+    /// Opens every pack a path stands for. Each is read and checked whole;
+    /// the first bad one stops the compile.
+    pub fn add_path(&mut self, path: &Path) -> Result<(), Diagnostic> {
+        self.searched.push(path.display().to_string());
+        for file in pack_files(path)? {
+            let bytes = std::fs::read(&file).map_err(|e| {
+                Diagnostic::error(
+                    "plugin-path",
+                    format!("cannot read pack `{}`: {e}", file.display()),
+                )
+            })?;
+            self.add_pack(open_pack(&file.display().to_string(), &bytes)?)?;
+        }
+        Ok(())
+    }
+
+    /// Adds a pack already opened (or just built by `svc pack`).
+    pub fn add_pack(&mut self, pack: Pack) -> Result<(), Diagnostic> {
+        if let Some(other) = self.entries.iter().find(|e| {
+            e.pack.manifest.connector == pack.manifest.connector && e.pack.version == pack.version
+        }) {
+            if other.pack.sha256 != pack.sha256 {
+                return Err(Diagnostic::error(
+                    "connector-duplicate",
+                    format!(
+                        "connector `{}` {} is provided by two different packs: `{}` and `{}`",
+                        pack.manifest.connector, pack.version, other.pack.source, pack.source
+                    ),
+                )
+                .hint("remove one of them from the plugin paths"));
+            }
+            return Ok(());
+        }
+        self.entries.push(Entry { pack, loaded: None });
+        Ok(())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Loads a pack's component and checks that its `info()` is the
+    /// connector the manifest describes.
+    fn load(&mut self, index: usize) -> Result<(), Vec<PluginDiagnostic>> {
+        let runtime = Arc::clone(&self.runtime);
+        let Some(entry) = self.entries.get_mut(index) else {
+            return Ok(());
+        };
+        if entry.loaded.is_some() {
+            return Ok(());
+        }
+        let m = &entry.pack.manifest;
+        let name = format!("{} {} ({})", m.connector, m.version, entry.pack.source);
+        let connector = runtime
+            .load_connector(&name, entry.pack.component())
+            .map_err(|e| vec![plugin_error(&e)])?;
+        let info = connector.info().map_err(|e| vec![plugin_error(&e)])?;
+        if let Some(problem) = info_mismatch(&info, &m.connector, &m.version, &m.platforms) {
+            return Err(vec![error("connector-info", format!("{name}: {problem}"))]);
+        }
+        let schema = serde_json::from_str(&info.config_schema).map_err(|e| {
+            vec![error(
+                "connector-info",
+                format!("{name}: its config schema is not JSON: {e}"),
+            )]
+        })?;
+        entry.loaded = Some((connector, info, schema));
+        Ok(())
+    }
+
+    /// Serves one `templates.render` call.
+    pub fn render(
+        &mut self,
+        reference: &ConnectorRef,
+        platform: &str,
+        config: &str,
+    ) -> Result<Rendered, Vec<PluginDiagnostic>> {
+        let candidates: Vec<usize> = (0..self.entries.len())
+            .filter(|i| self.entries[*i].pack.manifest.connector == reference.id)
+            .collect();
+        if candidates.is_empty() {
+            let looked = if self.searched.is_empty() {
+                "no plugin paths were given and the default plugin directory has no packs"
+                    .to_string()
+            } else {
+                format!("searched {}", self.searched.join(", "))
+            };
+            return Err(vec![error(
+                "connector-missing",
+                format!(
+                    "connector `{}` for node `{}` is not available ({looked})",
+                    reference.id, reference.node_id
+                ),
+            )
+            .with_hint("make its pack available with `svc compile --plugins PATH` or put it in the plugin directory ($SVC_PLUGIN_DIR)")]);
+        }
+        let range = semver::VersionReq::parse(&reference.version).map_err(|e| {
+            vec![error(
+                "connector-version",
+                format!(
+                    "node `{}`: `{}` is not a semver range for connector `{}`: {e}",
+                    reference.node_id, reference.version, reference.id
+                ),
+            )
+            .with_hint("write a range such as \"^1.2\" in codegen.templates")]
+        })?;
+        let best = candidates
+            .iter()
+            .copied()
+            .filter(|i| range.matches(&self.entries[*i].pack.version))
+            .max_by(|a, b| {
+                self.entries[*a]
+                    .pack
+                    .version
+                    .cmp(&self.entries[*b].pack.version)
+            });
+        let Some(index) = best else {
+            let have: Vec<String> = candidates
+                .iter()
+                .map(|i| self.entries[*i].pack.version.to_string())
+                .collect();
+            return Err(vec![error(
+                "connector-version",
+                format!(
+                    "node `{}` needs connector `{}` {}, but only version(s) {} are available",
+                    reference.node_id,
+                    reference.id,
+                    reference.version,
+                    have.join(", ")
+                ),
+            )
+            .with_hint(
+                "add a pack of a matching version, or change the range in codegen.templates",
+            )]);
+        };
+        let pack = &self.entries[index].pack;
+        if !pack.manifest.platforms.iter().any(|p| p == platform) {
+            let why = pack
+                .manifest
+                .missing
+                .iter()
+                .find(|m| m.platform == platform)
+                .map(|m| format!(" (packed without it: {})", m.reason))
+                .unwrap_or_default();
+            return Err(vec![error(
+                "template-required",
+                format!(
+                    "connector `{}` {} has no template for `{platform}`{why}: template required (codegen.templates[\"{platform}\"])",
+                    reference.id, pack.version
+                ),
+            )
+            .with_hint(format!(
+                "use a version of the connector that supports {platform}; this one supports {}",
+                pack.manifest.platforms.join(", ")
+            ))]);
+        }
+        self.load(index)?;
+        let Some((connector, _info, schema)) = &self.entries[index].loaded else {
+            return Err(vec![error(
+                "connector-info",
+                "connector failed to load".into(),
+            )]);
+        };
+        let value: serde_json::Value = serde_json::from_str(config).map_err(|e| {
+            vec![error(
+                "connector-config",
+                format!("the node config is not JSON: {e}"),
+            )]
+        })?;
+        let violations = schema::check(schema, &value);
+        if !violations.is_empty() {
+            return Err(violations
+                .into_iter()
+                .map(|v| PluginDiagnostic {
+                    severity: Severity::Error,
+                    code: "connector-config".into(),
+                    message: format!(
+                        "node `{}`: config of connector `{}`: {}",
+                        reference.node_id, reference.id, v.message
+                    ),
+                    pointer: Some(v.pointer),
+                    hint: Some(format!(
+                        "make the node's config match the config schema that `{}` publishes",
+                        reference.id
+                    )),
+                })
+                .collect());
+        }
+        let rendered = connector
+            .render(platform, config)
+            .map_err(|e| vec![plugin_error(&e)])??;
+        let pack = &self.entries[index].pack;
+        self.used.push(Used {
+            node: reference.node_id.clone(),
+            connector: reference.id.clone(),
+            version: pack.version.to_string(),
+            pack_sha256: pack.sha256.clone(),
+        });
+        Ok(rendered)
+    }
+}
+
+/// Why a connector's `info()` is not what its pack says, if it is not.
+pub fn info_mismatch(
+    info: &ConnectorInfo,
+    id: &str,
+    version: &str,
+    platforms: &[String],
+) -> Option<String> {
+    if info.id != id {
+        return Some(format!(
+            "its component says it is `{}`, the manifest says `{id}`",
+            info.id
+        ));
+    }
+    if info.version != version {
+        return Some(format!(
+            "its component says version {}, the manifest says {version}",
+            info.version
+        ));
+    }
+    let lacking: Vec<&str> = platforms
+        .iter()
+        .filter(|p| !info.platforms.contains(p))
+        .map(String::as_str)
+        .collect();
+    if !lacking.is_empty() {
+        return Some(format!(
+            "the manifest lists platform(s) {} that the component does not support ({})",
+            lacking.join(", "),
+            info.platforms.join(", ")
+        ));
+    }
+    None
+}
+
+fn error(code: &str, message: String) -> PluginDiagnostic {
+    PluginDiagnostic {
+        severity: Severity::Error,
+        code: code.into(),
+        message,
+        pointer: None,
+        hint: None,
+    }
+}
+
+trait WithHint {
+    fn with_hint(self, hint: impl Into<String>) -> Self;
+}
+
+impl WithHint for PluginDiagnostic {
+    fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+fn plugin_error(e: &svc_runtime::PluginError) -> PluginDiagnostic {
+    let d = svc_compile::plugin_diag(e);
+    PluginDiagnostic {
+        severity: Severity::Error,
+        code: d.code,
+        message: d.message,
+        pointer: None,
+        hint: d.hint,
+    }
+}
+
+/// The registry as the renderer a backend session calls. The registry is
+/// shared so the caller can read what was used once the compile is done.
+#[derive(Clone)]
+pub struct SharedRegistry(pub Arc<Mutex<Registry>>);
+
+impl SharedRegistry {
+    pub fn new(registry: Registry) -> Self {
+        SharedRegistry(Arc::new(Mutex::new(registry)))
+    }
+
+    pub fn used(&self) -> Vec<Used> {
+        self.0.lock().map(|r| r.used.clone()).unwrap_or_default()
+    }
+}
+
+impl TemplateRenderer for SharedRegistry {
+    fn render(
+        &mut self,
+        connector: ConnectorRef,
+        platform: String,
+        node_config: String,
+    ) -> Result<Rendered, Vec<PluginDiagnostic>> {
+        match self.0.lock() {
+            Ok(mut r) => r.render(&connector, &platform, &node_config),
+            Err(_) => Err(vec![error(
+                "connector-registry",
+                "the connector registry is unusable after an earlier failure".into(),
+            )]),
+        }
+    }
+}
