@@ -37,7 +37,8 @@ pub fn info() -> BackendInfo {
             ],
         },
         commands: BuildCommands {
-            setup: "go mod download".into(),
+            // `all` also records the checksums of modules connectors require.
+            setup: "go mod download all".into(),
             test: "go test ./...".into(),
             build: "go build -o bin/service .".into(),
             run: "./bin/service".into(),

@@ -153,7 +153,7 @@ fn dockerfile() -> String {
      FROM golang:1.22 AS build\n\
      WORKDIR /src\n\
      COPY go.mod ./\n\
-     RUN go mod download\n\
+     RUN go mod download all\n\
      COPY . .\n\
      RUN CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\" -o /out/service .\n\
      \n\
@@ -163,4 +163,19 @@ fn dockerfile() -> String {
      EXPOSE 8000\n\
      ENTRYPOINT [\"/service\"]\n"
         .to_string()
+}
+
+#[cfg(test)]
+mod go_mod_tests {
+    use super::go_mod;
+
+    #[test]
+    fn connector_modules_are_required_in_go_mod() {
+        assert_eq!(go_mod("svc_app", &[]), "module svc_app\n\ngo 1.22\n");
+        let with = go_mod("svc_app", &["github.com/google/uuid v1.6.0".to_string()]);
+        assert_eq!(
+            with,
+            "module svc_app\n\ngo 1.22\n\nrequire (\n\tgithub.com/google/uuid v1.6.0\n)\n"
+        );
+    }
 }

@@ -113,11 +113,24 @@ pub fn run_pack(args: &PackArgs) -> ExitCode {
     };
     let dir = args.out.clone().unwrap_or_else(|| args.root.join("dist"));
     let path = dir.join(&packed.file_name);
+    // The default `dist` is inside a project that may not be ours: never
+    // follow a link there.
+    if args.out.is_none()
+        && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        let d = Diagnostic::error(
+            "io",
+            format!("`{}` is a link; not writing through it", dir.display()),
+        )
+        .hint("remove the link or pass --out DIR");
+        return output::fail(args.format, &[d]);
+    }
     let written = std::fs::create_dir_all(&dir).and_then(|()| {
-        // Written beside and renamed, so a reader never sees half a pack.
-        let tmp = dir.join(format!(".{}.tmp", packed.file_name));
-        std::fs::write(&tmp, &packed.bytes)?;
-        std::fs::rename(&tmp, &path)
+        // A fresh temporary file beside the pack (never an existing path),
+        // renamed into place so a reader never sees half a pack.
+        let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
+        std::io::Write::write_all(&mut tmp, &packed.bytes)?;
+        tmp.persist(&path).map(|_| ()).map_err(|e| e.error)
     });
     if let Err(e) = written {
         let d = Diagnostic::error("io", format!("cannot write `{}`: {e}", path.display()));

@@ -121,12 +121,25 @@ pub fn scaffold(args: &PluginNewArgs) -> Result<PathBuf, Diagnostic> {
         .hint("use lowercase letters, digits and single dashes, starting with a letter (optionally `owner/name`)"));
     }
     let sdk = sdk_dir(args.sdk.as_deref())?;
+    let sdk = sdk
+        .to_str()
+        .filter(|p| !p.contains(['\'', '\n', '\r']))
+        .ok_or_else(|| {
+            Diagnostic::error(
+                "sdk-not-found",
+                format!(
+                    "the SDK path `{}` cannot be written into Cargo.toml",
+                    sdk.display()
+                ),
+            )
+            .hint("move the svc checkout to a path without quotes or non-UTF-8 names")
+        })?;
     let vars = [
         ("name", name.clone()),
         ("id", id),
         ("snake", name.replace('-', "_")),
         ("camel", camel(&name)),
-        ("sdk", sdk.display().to_string()),
+        ("sdk", sdk.to_string()),
     ];
     let files: Vec<ProjectFile> = TEMPLATE
         .iter()

@@ -187,6 +187,11 @@ fn plugin_new_then_pack_works_packs_identically_and_runs_on_every_platform() {
             continue;
         }
         let project = compile_and_check(&doc, platform, &demo.dist, &out.path().join(platform));
+        // The build manifest records which connector, from which pack.
+        let used = &project.manifest["connectors"][0];
+        assert_eq!(used["id"], "local/demo", "{platform}");
+        assert_eq!(used["node"], "greet", "{platform}");
+        assert_eq!(used["packSha256"].as_str().unwrap().len(), 64, "{platform}");
         if platform == "java-svc" {
             continue; // its own Spring tests ran above; starting the jar again adds a minute
         }
@@ -470,8 +475,20 @@ fn validate_pack_checks_manifest_host_api_document_and_component() {
     assert!(codes(&d).iter().any(|c| c == "unresolved-ref"), "{d:?}");
     std::fs::write(&doc, &doc_text).unwrap();
 
-    // The component's info() must match the manifest.
+    // A template folder that links outside the project is not packed.
     let _guard = heavy();
+    let outside = dir.path().join("secrets");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("id_rsa"), "private").unwrap();
+    let go = root.join("templates/go");
+    let kept = root.join("templates/go.kept");
+    std::fs::rename(&go, &kept).unwrap();
+    std::os::unix::fs::symlink(&outside, &go).unwrap();
+    assert_eq!(codes(&fails(&validate())), ["pack-outside"]);
+    std::fs::remove_file(&go).unwrap();
+    std::fs::rename(&kept, &go).unwrap();
+
+    // The component's info() must match the manifest.
     std::fs::write(
         &manifest,
         original.replace("\"version\": \"0.1.0\"", "\"version\": \"0.2.0\""),

@@ -164,6 +164,16 @@ pub fn generate(
             build: info.commands.build.clone(),
             run: info.commands.run.clone(),
         },
+        connectors: session
+            .connectors_used()
+            .into_iter()
+            .map(|c| manifest::ConnectorEntry {
+                node: c.node,
+                id: c.connector,
+                version: c.version,
+                pack_sha256: c.pack_sha256,
+            })
+            .collect(),
         files: Manifest::file_entries(&files),
     };
     files.push(manifest.to_file());

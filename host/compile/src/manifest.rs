@@ -24,7 +24,20 @@ pub struct Manifest {
     pub backend: BackendEntry,
     pub host: HostEntry,
     pub commands: Commands,
+    /// The connectors whose code is in the project (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub connectors: Vec<ConnectorEntry>,
     pub files: Vec<FileEntry>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectorEntry {
+    pub node: String,
+    pub id: String,
+    pub version: String,
+    /// sha256 of the `.svc-pack.zip` it came from.
+    pub pack_sha256: String,
 }
 
 #[derive(Debug, Serialize)]

@@ -121,7 +121,8 @@ pub fn open_pack(source: &str, bytes: &[u8]) -> Result<Pack, Diagnostic> {
             "pack-manifest",
             format!(
                 "refused pack: name `{}` or connector id `{}` is malformed",
-                manifest.name, manifest.connector
+                manifest.name.escape_debug(),
+                manifest.connector.escape_debug()
             ),
         ));
     }
@@ -129,9 +130,19 @@ pub fn open_pack(source: &str, bytes: &[u8]) -> Result<Pack, Diagnostic> {
         refuse(
             source,
             "pack-manifest",
-            format!("refused pack: version `{}`: {e}", manifest.version),
+            format!(
+                "refused pack: version `{}`: {e}",
+                manifest.version.escape_debug()
+            ),
         )
     })?;
+    if !version.build.is_empty() {
+        return Err(refuse(
+            source,
+            "pack-manifest",
+            format!("refused pack: version `{version}` carries build metadata, which semver ranges cannot tell apart"),
+        ));
+    }
     match semver::VersionReq::parse(&manifest.host_api) {
         Ok(req) if req.matches(&HOST_API) => {}
         _ => {
@@ -140,7 +151,9 @@ pub fn open_pack(source: &str, bytes: &[u8]) -> Result<Pack, Diagnostic> {
                 "host-api",
                 format!(
                     "pack `{}` {} needs host API `{}`; this svc provides {HOST_API}",
-                    manifest.name, manifest.version, manifest.host_api
+                    manifest.name,
+                    manifest.version,
+                    manifest.host_api.escape_debug()
                 ),
             )
             .hint("use a release of the pack built for this svc"))
@@ -153,7 +166,10 @@ pub fn open_pack(source: &str, bytes: &[u8]) -> Result<Pack, Diagnostic> {
             return Err(refuse(
                 source,
                 "pack-manifest",
-                format!("refused pack: `{}` is listed twice in the manifest", f.path),
+                format!(
+                    "refused pack: `{}` is listed twice in the manifest",
+                    f.path.escape_debug()
+                ),
             ));
         }
         let Some(data) = files.get(&f.path) else {
@@ -162,7 +178,7 @@ pub fn open_pack(source: &str, bytes: &[u8]) -> Result<Pack, Diagnostic> {
                 "pack-missing-entry",
                 format!(
                     "refused pack: the manifest lists `{}` but the archive lacks it",
-                    f.path
+                    f.path.escape_debug()
                 ),
             ));
         };
@@ -175,7 +191,7 @@ pub fn open_pack(source: &str, bytes: &[u8]) -> Result<Pack, Diagnostic> {
                     "refused pack: `{}` does not match the manifest (sha256 {actual}, {} bytes; the manifest says {}, {} bytes)",
                     f.path,
                     data.len(),
-                    f.sha256,
+                    f.sha256.escape_debug(),
                     f.size
                 ),
             ));
@@ -196,7 +212,10 @@ pub fn open_pack(source: &str, bytes: &[u8]) -> Result<Pack, Diagnostic> {
             return Err(refuse(
                 source,
                 "pack-manifest",
-                format!("refused pack: its {what} `{entry}` is not in the archive"),
+                format!(
+                    "refused pack: its {what} `{}` is not in the archive",
+                    entry.escape_debug()
+                ),
             ));
         }
     }

@@ -53,7 +53,11 @@ pub fn pack(
 
     let doc_path = match &options.document {
         Some(d) => d.clone(),
-        None => root.join(&project.document),
+        None => {
+            let d = root.join(&project.document);
+            inside(root, &d, "example document")?;
+            d
+        }
     };
     let doc_text = std::fs::read_to_string(&doc_path).map_err(|e| {
         vec![Diagnostic::error(
@@ -70,6 +74,15 @@ pub fn pack(
     let doc_name = doc_path.display().to_string();
     let doc = SourceFile::new(doc_name.clone(), doc_text.clone()).parse()?;
 
+    // Nothing that links out of the project is built or packed.
+    inside(root, &root.join(&project.crate_dir), "connector crate")?;
+    for platform in &platforms {
+        inside(
+            root,
+            &root.join(&project.templates).join(platform),
+            "template folder",
+        )?;
+    }
     let component = build_component(&root.join(&project.crate_dir))?;
     let connector = runtime
         .load_connector(
@@ -232,6 +245,30 @@ pub fn pack(
     })
 }
 
+/// `path` (below `root`) without following links out of the project: the
+/// canonical path must stay inside the canonical root, so a `templates/go`
+/// that links to `~/.ssh` is refused instead of packed.
+fn inside(root: &Path, path: &Path, what: &str) -> Result<(), Vec<Diagnostic>> {
+    let (Ok(root), Ok(real)) = (root.canonicalize(), path.canonicalize()) else {
+        return Ok(()); // missing: reported where it is read
+    };
+    if real.starts_with(&root) {
+        Ok(())
+    } else {
+        Err(vec![Diagnostic::error(
+            "pack-outside",
+            format!(
+                "the {what} `{}` leads outside the project (to `{}`)",
+                path.display(),
+                real.display()
+            ),
+        )
+        .hint(
+            "packs hold only files of the project; replace the link with the files",
+        )])
+    }
+}
+
 fn requested_platforms(
     project: &ProjectManifest,
     asked: Option<&[String]>,
@@ -278,8 +315,13 @@ fn collect_files(dir: &Path, prefix: &str) -> Result<BTreeMap<String, Vec<u8>>, 
             )]
         })?;
         for entry in entries.filter_map(Result::ok) {
-            let name = entry.file_name().to_string_lossy().into_owned();
             let path = entry.path();
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                return Err(vec![Diagnostic::error(
+                    "pack-templates",
+                    format!("`{}`: file names in a pack must be UTF-8", path.display()),
+                )]);
+            };
             let kind = entry.file_type().map_err(|e| {
                 vec![Diagnostic::error(
                     "pack-templates",

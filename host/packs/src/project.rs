@@ -59,13 +59,16 @@ pub fn is_connector_id(s: &str) -> bool {
     }
 }
 
-/// A relative path inside the project, without `..`.
+/// A relative path inside the project in plain form: `a/b`, without `.`,
+/// `..`, empty segments or a trailing `/` (it names archive entries too).
 fn is_inner_path(s: &str) -> bool {
     !s.is_empty()
         && !s.contains('\\')
+        && s.split('/')
+            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
         && Path::new(s)
             .components()
-            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+            .all(|c| matches!(c, Component::Normal(_)))
 }
 
 impl ProjectManifest {
@@ -110,7 +113,19 @@ impl ProjectManifest {
             }
         }
         let version = version.and_then(|(v, at)| match semver::Version::parse(&v) {
-            Ok(v) => Some(v),
+            Ok(v) if v.build.is_empty() => Some(v),
+            Ok(_) => {
+                f.push(
+                    Diagnostic::error(
+                        "manifest-version",
+                        format!("version `{v}` carries build metadata"),
+                    )
+                    .at("/version")
+                    .hint("semver ranges cannot tell builds apart; bump the version instead"),
+                    at,
+                );
+                None
+            }
             Err(e) => {
                 f.push(
                     Diagnostic::error(
@@ -321,6 +336,31 @@ mod tests {
         let d = ProjectManifest::parse("p.json", &bad).unwrap_err();
         let unknown = d.iter().find(|d| d.code == "unknown-field").unwrap();
         assert_eq!(unknown.hint.as_deref(), Some("did you mean `hostApi`?"));
+    }
+
+    #[test]
+    fn paths_must_be_plain_and_versions_without_build_metadata() {
+        for (from, to) in [
+            (
+                "\"templates\": \"templates\"",
+                "\"templates\": \"./templates\"",
+            ),
+            (
+                "\"templates\": \"templates\"",
+                "\"templates\": \"templates/\"",
+            ),
+            ("\"crate\": \"connector\"", "\"crate\": \".\""),
+            ("\"0.1.0\"", "\"0.1.0+build.7\""),
+        ] {
+            let bad = GOOD.replacen(from, to, 1);
+            assert_ne!(bad, GOOD, "{from}");
+            let d = ProjectManifest::parse("p.json", &bad).unwrap_err();
+            assert_eq!(d.len(), 1, "{to}: {d:?}");
+            assert!(
+                d[0].code == "manifest-path" || d[0].code == "manifest-version",
+                "{d:?}"
+            );
+        }
     }
 
     #[test]

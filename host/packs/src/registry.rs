@@ -9,12 +9,15 @@ use std::sync::{Arc, Mutex};
 
 use svc_ir::Diagnostic;
 use svc_runtime::{
-    Connector, ConnectorInfo, ConnectorRef, Diagnostic as PluginDiagnostic, Rendered, Runtime,
-    Severity, TemplateRenderer,
+    Connector, ConnectorInfo, ConnectorRef, ConnectorUse, Diagnostic as PluginDiagnostic, Rendered,
+    Runtime, Severity, TemplateRenderer,
 };
 
 use crate::archive::{open_pack, Pack};
 use crate::schema;
+
+/// The largest pack file read (the zip layer limits what is inside).
+const MAX_PACK_BYTES: u64 = 300 << 20;
 
 /// The file name ending of packs in a plugin directory.
 pub const PACK_SUFFIX: &str = ".svc-pack.zip";
@@ -71,22 +74,13 @@ struct Entry {
     loaded: Option<(Connector, ConnectorInfo, serde_json::Value)>,
 }
 
-/// A connector that rendered code for a compile.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Used {
-    pub node: String,
-    pub connector: String,
-    pub version: String,
-    pub pack_sha256: String,
-}
-
 /// The packs available to one compile.
 pub struct Registry {
     runtime: Arc<Runtime>,
     entries: Vec<Entry>,
     /// Where packs were looked for, for "missing" messages.
     searched: Vec<String>,
-    pub used: Vec<Used>,
+    pub used: Vec<ConnectorUse>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -112,6 +106,17 @@ impl Registry {
     pub fn add_path(&mut self, path: &Path) -> Result<(), Diagnostic> {
         self.searched.push(path.display().to_string());
         for file in pack_files(path)? {
+            let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+            if size > MAX_PACK_BYTES {
+                return Err(Diagnostic::error(
+                    "zip-too-large",
+                    format!(
+                        "pack `{}` is {size} bytes, over the limit of {MAX_PACK_BYTES}",
+                        file.display()
+                    ),
+                )
+                .hint("a pack holds one connector component and its templates; this is not one"));
+            }
             let bytes = std::fs::read(&file).map_err(|e| {
                 Diagnostic::error(
                     "plugin-path",
@@ -249,7 +254,7 @@ impl Registry {
                 .missing
                 .iter()
                 .find(|m| m.platform == platform)
-                .map(|m| format!(" (packed without it: {})", m.reason))
+                .map(|m| format!(" (packed without it: {})", m.reason.escape_debug()))
                 .unwrap_or_default();
             return Err(vec![error(
                 "template-required",
@@ -299,7 +304,7 @@ impl Registry {
             .render(platform, config)
             .map_err(|e| vec![plugin_error(&e)])??;
         let pack = &self.entries[index].pack;
-        self.used.push(Used {
+        self.used.push(ConnectorUse {
             node: reference.node_id.clone(),
             connector: reference.id.clone(),
             version: pack.version.to_string(),
@@ -324,8 +329,9 @@ pub fn info_mismatch(
     }
     if info.version != version {
         return Some(format!(
-            "its component says version {}, the manifest says {version}",
-            info.version
+            "its component says version {}, the manifest says {}",
+            info.version.escape_debug(),
+            version.escape_debug()
         ));
     }
     let lacking: Vec<&str> = platforms
@@ -336,8 +342,8 @@ pub fn info_mismatch(
     if !lacking.is_empty() {
         return Some(format!(
             "the manifest lists platform(s) {} that the component does not support ({})",
-            lacking.join(", "),
-            info.platforms.join(", ")
+            lacking.join(", ").escape_debug(),
+            info.platforms.join(", ").escape_debug()
         ));
     }
     None
@@ -384,10 +390,6 @@ impl SharedRegistry {
     pub fn new(registry: Registry) -> Self {
         SharedRegistry(Arc::new(Mutex::new(registry)))
     }
-
-    pub fn used(&self) -> Vec<Used> {
-        self.0.lock().map(|r| r.used.clone()).unwrap_or_default()
-    }
 }
 
 impl TemplateRenderer for SharedRegistry {
@@ -404,5 +406,9 @@ impl TemplateRenderer for SharedRegistry {
                 "the connector registry is unusable after an earlier failure".into(),
             )]),
         }
+    }
+
+    fn used(&self) -> Vec<ConnectorUse> {
+        self.0.lock().map(|r| r.used.clone()).unwrap_or_default()
     }
 }

@@ -53,6 +53,21 @@ pub trait TemplateRenderer: Send {
         platform: String,
         node_config: String,
     ) -> Result<Rendered, Vec<Diagnostic>>;
+
+    /// The connectors that rendered code so far, for the build manifest.
+    fn used(&self) -> Vec<ConnectorUse> {
+        Vec::new()
+    }
+}
+
+/// A connector that rendered a node's code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectorUse {
+    pub node: String,
+    pub connector: String,
+    pub version: String,
+    /// sha256 of the pack the connector came from.
+    pub pack_sha256: String,
 }
 
 /// The renderer for backends compiled when no connectors are available.

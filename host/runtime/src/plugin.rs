@@ -202,6 +202,11 @@ impl BackendSession<'_> {
             output: self.store.data().captured_output(),
         })
     }
+
+    /// The connectors the backend had render code during this session.
+    pub fn connectors_used(&self) -> Vec<crate::ConnectorUse> {
+        self.store.data().host.used()
+    }
 }
 
 /// A loaded connector component.
