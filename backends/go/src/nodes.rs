@@ -1,7 +1,8 @@
 //! One Go file per node (and per tool): `internal/graph/node_<id>.go`.
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{Document, FieldType, LlmNode, Node, NodeKind, OutputShape, ToolKind};
+use svc_backend_sdk::ir::{Document, LlmNode, Node, NodeKind, ToolKind};
+use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::template::{lone_field, parts, Part};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
@@ -302,23 +303,12 @@ fn llm_node(doc: &Document, n: &Node, llm: &LlmNode, body: &mut CodeWriter) {
     body.line(format!("var {model_var} = Model{{{}}}", parts.join(", ")));
     body.blank();
 
-    let field = doc.state_field(&llm.output_key);
-    let value = match (llm.output_shape, field.map(|f| f.ty)) {
-        (_, Some(FieldType::Messages)) if llm.replace_messages => {
-            "Replace{Value: assistantMessage(reply)}".to_string()
-        }
-        (_, Some(FieldType::Messages)) => "assistantMessage(reply)".to_string(),
-        (OutputShape::List, _) => {
-            let strings = field
-                .and_then(|f| f.items.as_ref())
-                .is_some_and(|it| it.ty == FieldType::String);
-            if strings {
-                "textItems(asList(reply))".to_string()
-            } else {
-                "asList(reply)".to_string()
-            }
-        }
-        (OutputShape::Scalar, _) => "reply".to_string(),
+    let value = match svc_backend_sdk::llm::output(doc, llm) {
+        LlmOutput::ReplaceMessages => "Replace{Value: assistantMessage(reply)}",
+        LlmOutput::AppendMessage => "assistantMessage(reply)",
+        LlmOutput::TextList => "textItems(asList(reply))",
+        LlmOutput::List => "asList(reply)",
+        LlmOutput::Scalar => "reply",
     };
     let system = llm
         .prompt

@@ -1,6 +1,6 @@
 //! Assembles the Go module.
 
-use svc_backend_sdk::ir::{Document, NodeKind, ToolKind};
+use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File, Templates};
 
@@ -21,33 +21,10 @@ const LLM_TEST_GO: &str = include_str!("../runtime/llm_test.go");
 const SERVER_GO: &str = include_str!("../runtime/server.go");
 const MAIN_GO: &str = include_str!("../runtime/main.go");
 
-/// What the graph uses, which decides the optional runtime files.
-pub struct Uses {
-    pub llm: bool,
-    pub http_tools: bool,
-}
-
-impl Uses {
-    pub fn of(doc: &Document) -> Self {
-        Uses {
-            llm: doc
-                .logical
-                .nodes
-                .iter()
-                .any(|n| matches!(n.kind, NodeKind::Llm(_))),
-            http_tools: doc
-                .logical
-                .tools
-                .iter()
-                .any(|t| matches!(t.kind, ToolKind::Http { .. })),
-        }
-    }
-}
-
 pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
     let placed = svc_backend_sdk::connectors::place(doc, "go", templates)?;
     let module = &doc.id;
-    let uses = Uses::of(doc);
+    let (llm, http_tools) = (doc.has_llm_nodes(), doc.http_tools().next().is_some());
     let graph_import = format!("{module}/internal/graph");
     let server_import = format!("{module}/internal/server");
 
@@ -78,13 +55,13 @@ pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, 
         File::text(".dockerignore", "bin/\n.git/\n"),
         File::text(".gitignore", "bin/\n"),
     ];
-    if uses.llm || uses.http_tools {
+    if llm || http_tools {
         files.push(File::text("internal/graph/upstream.go", UPSTREAM_GO));
     }
-    if uses.http_tools {
+    if http_tools {
         files.push(File::text("internal/graph/httptool.go", HTTPTOOL_GO));
     }
-    if uses.llm {
+    if llm {
         files.push(File::text("internal/graph/llm.go", LLM_GO));
         files.push(File::text("internal/graph/llm_test.go", LLM_TEST_GO));
     }

@@ -3,12 +3,11 @@
 //! HTTP tools are pointed at a stub server started by the test itself.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, Document, NodeKind, ToolKind};
+use svc_backend_sdk::ir::{Auth, Document};
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::golang::quote;
-use crate::project::Uses;
 
 /// A Go string literal of some text (raw when possible).
 fn go_string(text: &str) -> String {
@@ -24,23 +23,14 @@ fn go_json(v: &Value) -> String {
 }
 
 pub fn server_test(doc: &Document) -> String {
-    let uses = Uses::of(doc);
     let auth = doc.security.auth;
-    let http_tools: Vec<(&str, &str)> = doc
-        .logical
-        .tools
-        .iter()
-        .filter_map(|t| match &t.kind {
-            ToolKind::Http { endpoint, .. } => Some((t.id.as_str(), endpoint.as_str())),
-            _ => None,
-        })
-        .collect();
+    let http_tools: Vec<(&str, &str)> = doc.http_tools().collect();
     let literal_tools: Vec<(&str, &str)> = http_tools
         .iter()
         .filter(|(_, e)| !e.starts_with("env:"))
         .copied()
         .collect();
-    let stub = uses.llm
+    let stub = doc.has_llm_nodes()
         || !http_tools.is_empty()
         || !svc_backend_sdk::connectors::env_refs(doc).is_empty();
 
@@ -322,7 +312,7 @@ fn stub_upstream(
         w.line("}))");
         w.line("t.Cleanup(srv.Close)");
         if let Some(m) = &doc.logical.settings.model {
-            if doc.logical.nodes.iter().any(|n| matches!(n.kind, NodeKind::Llm(_))) {
+            if doc.has_llm_nodes() {
                 w.line(format!("t.Setenv({}, srv.URL+\"/v1\")", quote(&m.base_url_env)));
                 w.line(format!("t.Setenv({}, \"stub-key\")", quote(&m.api_key_env)));
             }

@@ -38,11 +38,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
             _ => None,
         })
         .collect();
-    let llm = doc
-        .logical
-        .nodes
-        .iter()
-        .any(|n| matches!(n.kind, NodeKind::Llm(_)));
+    let llm = doc.has_llm_nodes();
     let runnable: Vec<_> = doc
         .logical
         .nodes

@@ -173,22 +173,7 @@ pub fn camel(id: &str) -> String {
     out
 }
 
-/// Re-indents a body by `indent` spaces, keeping its relative indentation.
-pub fn indent_body(body: &str, indent: usize) -> String {
-    let pad = " ".repeat(indent);
-    let mut out = String::new();
-    for line in body.trim_matches('\n').lines() {
-        let line = line.trim_end().replace('\t', "    ");
-        if line.is_empty() {
-            out.push('\n');
-        } else {
-            out.push_str(&pad);
-            out.push_str(&line);
-            out.push('\n');
-        }
-    }
-    out
-}
+pub use svc_backend_sdk::writer::indent_body;
 
 #[cfg(test)]
 mod tests {

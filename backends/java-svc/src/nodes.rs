@@ -3,7 +3,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{Document, FieldType, LlmNode, NodeKind, OutputShape, ToolKind};
+use svc_backend_sdk::ir::{Document, LlmNode, NodeKind, ToolKind};
+use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::template::{lone_field, parts, Part};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
@@ -357,23 +358,12 @@ fn llm_class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) ->
         .and_then(|m| m.max_tokens)
         .map(|t| t.to_string())
         .unwrap_or_else(|| "null".into());
-    let field = doc.state_field(&llm.output_key);
-    let value = match (llm.output_shape, field.map(|f| f.ty)) {
-        (_, Some(FieldType::Messages)) if llm.replace_messages => {
-            "new StateSchema.Replace(LlmClient.assistantMessage(reply))".to_string()
-        }
-        (_, Some(FieldType::Messages)) => "LlmClient.assistantMessage(reply)".to_string(),
-        (OutputShape::List, _) => {
-            let strings = field
-                .and_then(|f| f.items.as_ref())
-                .is_some_and(|it| it.ty == FieldType::String);
-            if strings {
-                "LlmClient.textItems(LlmClient.asList(reply))".to_string()
-            } else {
-                "LlmClient.asList(reply)".to_string()
-            }
-        }
-        (OutputShape::Scalar, _) => "reply".to_string(),
+    let value = match svc_backend_sdk::llm::output(doc, llm) {
+        LlmOutput::ReplaceMessages => "new StateSchema.Replace(LlmClient.assistantMessage(reply))",
+        LlmOutput::AppendMessage => "LlmClient.assistantMessage(reply)",
+        LlmOutput::TextList => "LlmClient.textItems(LlmClient.asList(reply))",
+        LlmOutput::List => "LlmClient.asList(reply)",
+        LlmOutput::Scalar => "reply",
     };
     let system = llm
         .prompt

@@ -1,6 +1,6 @@
 //! Assembles the Maven project.
 
-use svc_backend_sdk::ir::{Auth, Document, LogFormat, LogLevel, NodeKind, ToolKind};
+use svc_backend_sdk::ir::{Auth, Document, LogFormat, LogLevel};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File, Templates};
 
@@ -70,29 +70,6 @@ const WRAPPER_PROPERTIES: &str = include_str!("../runtime/wrapper/maven-wrapper.
 /// Spring Boot version of generated projects.
 pub const SPRING_BOOT: &str = "3.5.16";
 
-/// What the graph uses.
-pub struct Uses {
-    pub llm: bool,
-    pub http_tools: bool,
-}
-
-impl Uses {
-    pub fn of(doc: &Document) -> Self {
-        Uses {
-            llm: doc
-                .logical
-                .nodes
-                .iter()
-                .any(|n| matches!(n.kind, NodeKind::Llm(_))),
-            http_tools: doc
-                .logical
-                .tools
-                .iter()
-                .any(|t| matches!(t.kind, ToolKind::Http { .. })),
-        }
-    }
-}
-
 pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
     let placed = svc_backend_sdk::connectors::place(doc, "java-svc", templates)?;
     let bad: Vec<Diagnostic> = placed
@@ -105,7 +82,7 @@ pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, 
     }
     let pkg = package_segment(&doc.id);
     let base = format!("src/main/java/com/svc/{pkg}");
-    let uses = Uses::of(doc);
+    let llm = doc.has_llm_nodes();
     let mut files = vec![
         File::text("pom.xml", pom(doc, &placed.dependencies)),
         File::text("mvnw", MVNW).executable(),
@@ -115,7 +92,7 @@ pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, 
         File::text("application.yaml", application_yaml(doc)),
         File::text("env.yaml", svc_backend_sdk::environment::env_yaml(doc)),
         File::text("README.md", readme(doc)),
-        File::text("src/main/resources/application.yml", spring_yml(doc, &uses)),
+        File::text("src/main/resources/application.yml", spring_yml(doc)),
         File::text(format!("{base}/Application.java"), application_java(&pkg)),
         File::text(format!("{base}/GraphState.java"), graph_state(doc, &pkg)),
         File::text(
@@ -128,10 +105,10 @@ pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, 
         ),
     ];
     let mut runtime: Vec<(&str, &str)> = RUNTIME.to_vec();
-    if uses.llm || uses.http_tools {
+    if llm || doc.http_tools().next().is_some() {
         runtime.extend_from_slice(UPSTREAM);
     }
-    if uses.llm {
+    if llm {
         runtime.push(LLM_CLIENT);
         files.push(File::text(
             format!("{base}/config/AiConfig.java"),
@@ -404,7 +381,7 @@ fn log_level(doc: &Document) -> &'static str {
 }
 
 /// `src/main/resources/application.yml`: Spring's configuration.
-fn spring_yml(doc: &Document, uses: &Uses) -> String {
+fn spring_yml(doc: &Document) -> String {
     let s = &doc.logical.settings;
     let mut out = format!(
         "# Spring configuration compiled from the graph document.\n\
@@ -417,7 +394,7 @@ fn spring_yml(doc: &Document, uses: &Uses) -> String {
         id = doc.id,
         key = doc.security.key_env,
     );
-    if uses.llm {
+    if doc.has_llm_nodes() {
         let (base_env, key_env) = s
             .model
             .as_ref()
@@ -427,15 +404,7 @@ fn spring_yml(doc: &Document, uses: &Uses) -> String {
             "  llm:\n    base-url: ${{{base_env}:https://api.openai.com/v1}}\n    api-key: ${{{key_env}:}}\n"
         ));
     }
-    let http: Vec<_> = doc
-        .logical
-        .tools
-        .iter()
-        .filter_map(|t| match &t.kind {
-            ToolKind::Http { endpoint, .. } => Some((t.id.as_str(), endpoint.as_str())),
-            _ => None,
-        })
-        .collect();
+    let http: Vec<_> = doc.http_tools().collect();
     if !http.is_empty() {
         out.push_str("  tools:\n");
         for (id, endpoint) in http {

@@ -3,7 +3,7 @@
 //! model and HTTP tool calls go to a stub server the test starts itself.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, Document, NodeKind, ToolKind};
+use svc_backend_sdk::ir::{Auth, Document};
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -12,18 +12,8 @@ use crate::project::legacy_field;
 
 pub fn http_tests(doc: &Document, pkg: &str) -> String {
     let auth = doc.security.auth != Auth::None;
-    let llm = doc
-        .logical
-        .nodes
-        .iter()
-        .any(|n| matches!(n.kind, NodeKind::Llm(_)));
-    let http: Vec<&str> = doc
-        .logical
-        .tools
-        .iter()
-        .filter(|t| matches!(t.kind, ToolKind::Http { .. }))
-        .map(|t| t.id.as_str())
-        .collect();
+    let llm = doc.has_llm_nodes();
+    let http: Vec<&str> = doc.http_tools().map(|(id, _)| id).collect();
     let connector_env = svc_backend_sdk::connectors::env_refs(doc);
     let stub = llm || !http.is_empty() || !connector_env.is_empty();
     let sample = Value::Object(sample_state(doc));

@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{Document, FieldType, LlmNode, Node, NodeKind, OutputShape, ToolKind};
+use svc_backend_sdk::ir::{Document, LlmNode, Node, NodeKind, ToolKind};
+use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::template::{lone_field, Part};
 use svc_backend_sdk::{Diagnostic, File};
 
@@ -508,30 +509,25 @@ fn llm_module(doc: &Document, n: &Node, llm: &LlmNode) -> String {
         .map(|s| render(s, LINE - 13))
         .unwrap_or_else(|| Expr::atom("\"\""));
     let user = render(&llm.prompt.user, LINE - 11);
-    let field = doc.state_field(&llm.output_key);
     let mut runtime = vec!["Model", "chat"];
-    let value = match (llm.output_shape, field.map(|f| f.ty)) {
-        (_, Some(FieldType::Messages)) if llm.replace_messages => {
+    let value = match svc_backend_sdk::llm::output(doc, llm) {
+        LlmOutput::ReplaceMessages => {
             runtime.extend(["Replace", "assistant_message"]);
             "Replace(assistant_message(reply))"
         }
-        (_, Some(FieldType::Messages)) => {
+        LlmOutput::AppendMessage => {
             runtime.push("assistant_message");
             "assistant_message(reply)"
         }
-        (OutputShape::List, _) => {
-            runtime.push("as_list");
-            if field
-                .and_then(|f| f.items.as_ref())
-                .is_some_and(|it| it.ty == FieldType::String)
-            {
-                runtime.push("text_items");
-                "text_items(as_list(reply))"
-            } else {
-                "as_list(reply)"
-            }
+        LlmOutput::TextList => {
+            runtime.extend(["as_list", "text_items"]);
+            "text_items(as_list(reply))"
         }
-        (OutputShape::Scalar, _) => "reply",
+        LlmOutput::List => {
+            runtime.push("as_list");
+            "as_list(reply)"
+        }
+        LlmOutput::Scalar => "reply",
     };
     if uses_text(&system) || uses_text(&user) {
         runtime.push("text");

@@ -28,34 +28,8 @@ pub fn module(id: &str) -> String {
     ident(&id.to_ascii_lowercase())
 }
 
-/// A string literal quoted the way ruff normalizes it: double quotes unless
-/// single quotes need fewer escapes.
-pub fn quote(s: &str) -> String {
-    let doubles = s.matches('"').count();
-    let singles = s.matches('\'').count();
-    let q = if doubles > singles { '\'' } else { '"' };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(q);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == q => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            '\u{2028}' | '\u{2029}' | '\u{85}' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push(q);
-    out
-}
+/// A string literal quoted the way ruff normalizes it.
+pub use svc_backend_sdk::literals::py_str as quote;
 
 /// An expression, laid out by [`Expr::render`].
 #[derive(Debug, Clone)]
@@ -185,22 +159,7 @@ pub fn literal(v: &Value) -> Expr {
     }
 }
 
-/// A body re-indented to `indent` spaces (tabs count as 4 spaces).
-pub fn indent_body(body: &str, indent: usize) -> String {
-    let pad = " ".repeat(indent);
-    let mut out = String::new();
-    for line in body.trim_matches('\n').lines() {
-        let line = line.trim_end().replace('\t', "    ");
-        if line.is_empty() {
-            out.push('\n');
-        } else {
-            out.push_str(&pad);
-            out.push_str(&line);
-            out.push('\n');
-        }
-    }
-    out
-}
+pub use svc_backend_sdk::writer::indent_body;
 
 #[cfg(test)]
 mod tests {

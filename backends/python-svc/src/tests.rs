@@ -3,7 +3,7 @@
 //! calls go to a stub server the tests start on loopback.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, Document, FieldType, NodeKind, ToolKind};
+use svc_backend_sdk::ir::{Auth, Document, FieldType};
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 
 use crate::nodes::{import_block, Modules};
@@ -17,20 +17,8 @@ fn js(v: &Value) -> String {
 pub fn service_tests(doc: &Document) -> String {
     let auth = doc.security.auth;
     let modules = Modules::of(doc);
-    let llm = doc
-        .logical
-        .nodes
-        .iter()
-        .any(|n| matches!(n.kind, NodeKind::Llm(_)));
-    let http: Vec<(&str, &str)> = doc
-        .logical
-        .tools
-        .iter()
-        .filter_map(|t| match &t.kind {
-            ToolKind::Http { endpoint, .. } => Some((t.id.as_str(), endpoint.as_str())),
-            _ => None,
-        })
-        .collect();
+    let llm = doc.has_llm_nodes();
+    let http: Vec<(&str, &str)> = doc.http_tools().collect();
     let connector_env = svc_backend_sdk::connectors::env_refs(doc);
     let stub = llm || !http.is_empty() || !connector_env.is_empty();
     let sample = Value::Object(sample_state(doc));

@@ -2,7 +2,7 @@
 //! for: the credential, the model provider and the HTTP tools' endpoints.
 //! READMEs and env.yaml files list them.
 
-use svc_ir::{Auth, Document, NodeKind, ToolKind};
+use svc_ir::{Auth, Document};
 
 pub fn variables(doc: &Document) -> Vec<(String, String)> {
     let mut vars = Vec::new();
@@ -17,12 +17,7 @@ pub fn variables(doc: &Document) -> Vec<(String, String)> {
             "the token clients send as Authorization: Bearer <token> (required: the service does not start without it)".into(),
         )),
     }
-    if doc
-        .logical
-        .nodes
-        .iter()
-        .any(|n| matches!(n.kind, NodeKind::Llm(_)))
-    {
+    if doc.has_llm_nodes() {
         if let Some(m) = &doc.logical.settings.model {
             vars.push((
                 m.base_url_env.clone(),
@@ -34,14 +29,9 @@ pub fn variables(doc: &Document) -> Vec<(String, String)> {
             ));
         }
     }
-    for t in &doc.logical.tools {
-        if let ToolKind::Http { endpoint, .. } = &t.kind {
-            if let Some(var) = endpoint.strip_prefix("env:") {
-                vars.push((
-                    var.to_string(),
-                    format!("endpoint of the HTTP tool `{}`", t.id),
-                ));
-            }
+    for (id, endpoint) in doc.http_tools() {
+        if let Some(var) = endpoint.strip_prefix("env:") {
+            vars.push((var.to_string(), format!("endpoint of the HTTP tool `{id}`")));
         }
     }
     for (node, var) in crate::connectors::env_refs(doc) {

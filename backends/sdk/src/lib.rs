@@ -16,6 +16,8 @@ pub mod connector_kit;
 pub mod connectors;
 pub mod environment;
 mod glue;
+pub mod literals;
+pub mod llm;
 pub mod samples;
 pub mod template;
 #[cfg(all(feature = "testkit", not(target_arch = "wasm32")))]

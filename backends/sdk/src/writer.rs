@@ -121,6 +121,24 @@ impl CodeWriter {
     }
 }
 
+/// Re-indents a native body by `indent` spaces, keeping its relative
+/// indentation (tabs count as 4 spaces; surrounding blank lines dropped).
+pub fn indent_body(body: &str, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut out = String::new();
+    for line in body.trim_matches('\n').lines() {
+        let line = line.trim_end().replace('\t', "    ");
+        if line.is_empty() {
+            out.push('\n');
+        } else {
+            out.push_str(&pad);
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,6 +50,20 @@ impl Json {
     }
 }
 
+/// The same short type name as [`Json::type_name`], for a
+/// `serde_json::Value`.
+pub fn value_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 impl Node {
     /// The same value as a `serde_json::Value` (positions dropped).
     pub fn to_value(&self) -> Value {

@@ -792,6 +792,22 @@ impl Document {
         self.logical.tools.iter().find(|t| t.id == id)
     }
 
+    /// Whether any node asks a model (which decides the LLM runtime parts).
+    pub fn has_llm_nodes(&self) -> bool {
+        self.logical
+            .nodes
+            .iter()
+            .any(|n| matches!(n.kind, NodeKind::Llm(_)))
+    }
+
+    /// The HTTP registry tools, as (tool id, endpoint).
+    pub fn http_tools(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.logical.tools.iter().filter_map(|t| match &t.kind {
+            ToolKind::Http { endpoint, .. } => Some((t.id.as_str(), endpoint.as_str())),
+            _ => None,
+        })
+    }
+
     /// The native body of a node or tool for a platform.
     pub fn body(&self, platform: &str, id: &str) -> Option<&str> {
         self.bodies_by_platform

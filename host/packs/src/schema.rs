@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 use svc_ir::diag::pointer_token;
+use svc_ir::json::value_kind;
 
 /// A problem at a JSON pointer relative to the checked value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,18 +34,6 @@ fn type_matches(name: &str, v: &Value) -> bool {
     }
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn walk(schema: &Value, v: &Value, ptr: &str, out: &mut Vec<Violation>) {
     let Some(s) = schema.as_object() else {
         return;
@@ -59,7 +48,7 @@ fn walk(schema: &Value, v: &Value, ptr: &str, out: &mut Vec<Violation>) {
         if !names.is_empty() && !names.iter().any(|n| type_matches(n, v)) {
             fail(
                 ptr.to_string(),
-                format!("expected {}, found {}", names.join(" or "), kind(v)),
+                format!("expected {}, found {}", names.join(" or "), value_kind(v)),
             );
             return;
         }

@@ -44,17 +44,7 @@ public final class GraphRun {
 
     /** Runs a node on a read-only view and writes its result to outputKey. */
     public void step(String node, String outputKey, GraphNode fn) throws SvcError, InterruptedException {
-        Object result;
-        try {
-            result = fn.run(StateSchema.readOnly(state));
-        } catch (SvcError e) {
-            throw e;
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception | StackOverflowError e) {
-            throw SvcError.execution(node, "node \"" + node + "\" failed: " + e.getClass().getSimpleName()
-                    + (e.getMessage() == null ? "" : ": " + e.getMessage()));
-        }
+        Object result = call(node, fn);
         schema.apply(state, outputKey, result, node);
         lastOutputKey = outputKey;
     }
@@ -64,17 +54,7 @@ public final class GraphRun {
      * is written as if by its own outputKey; null changes nothing.
      */
     public void patch(String node, GraphNode fn) throws SvcError, InterruptedException {
-        Object result;
-        try {
-            result = fn.run(StateSchema.readOnly(state));
-        } catch (SvcError e) {
-            throw e;
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception | StackOverflowError e) {
-            throw SvcError.execution(node, "node \"" + node + "\" failed: " + e.getClass().getSimpleName()
-                    + (e.getMessage() == null ? "" : ": " + e.getMessage()));
-        }
+        Object result = call(node, fn);
         if (result == null) {
             return;
         }
@@ -86,6 +66,20 @@ public final class GraphRun {
             String key = String.valueOf(e.getKey());
             schema.apply(state, key, e.getValue(), node);
             lastOutputKey = key;
+        }
+    }
+
+    /** Runs a node on a read-only view; its failures become execution errors naming it. */
+    private Object call(String node, GraphNode fn) throws SvcError, InterruptedException {
+        try {
+            return fn.run(StateSchema.readOnly(state));
+        } catch (SvcError e) {
+            throw e;
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception | StackOverflowError e) {
+            throw SvcError.execution(node, "node \"" + node + "\" failed: " + e.getClass().getSimpleName()
+                    + (e.getMessage() == null ? "" : ": " + e.getMessage()));
         }
     }
 }

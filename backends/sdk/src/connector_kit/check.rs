@@ -6,6 +6,7 @@ use crate::Diagnostic;
 use serde_json::{Map, Value};
 use svc_ir::diag::{did_you_mean, pointer_token};
 use svc_ir::is_identifier;
+use svc_ir::json::value_kind;
 
 /// Diagnostics found so far.
 #[derive(Default)]
@@ -18,18 +19,6 @@ pub fn child(base: &str, key: &str) -> String {
     format!("{base}/{}", pointer_token(key))
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 impl Check {
     pub fn push(&mut self, code: &str, message: String, pointer: &str, hint: &str) {
         self.diags
@@ -39,7 +28,7 @@ impl Check {
     fn wrong_type(&mut self, what: &str, want: &str, v: &Value, pointer: &str, hint: &str) {
         self.push(
             "wrong-type",
-            format!("{what} must be {want}, found {}", kind(v)),
+            format!("{what} must be {want}, found {}", value_kind(v)),
             pointer,
             hint,
         );

@@ -6,5 +6,6 @@
 mod check;
 mod lang;
 
+pub use crate::literals::{c_str, py_str};
 pub use check::{child, Check};
-pub use lang::{c_str, fill, py_collection, py_str};
+pub use lang::{fill, py_collection};
