@@ -13,7 +13,11 @@ const HOSTILE: &[&str] = &[
     "svc-hostile-trap",
 ];
 
-fn main() -> Result<(), Box<dyn Error>> {
+fn main() {
+    svc_wasm_build::run(build);
+}
+
+fn build() -> Result<(), Box<dyn Error>> {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
     let workspace = manifest
         .parent()

@@ -1,9 +1,42 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, then every test of the workspace
-# (which compiles the fixtures and runs the generated projects with their own
-# toolchains). CI runs this through .ci/run.
+# The test command (README.md; .ci/run calls it with CI=true). On a fresh
+# machine of this kind it first installs what the tests need, then runs
+# every check: cargo fmt, clippy, cargo test --workspace (which compiles the
+# fixtures and runs the generated projects with their own toolchains) and
+# the Python SDK's tests.
+#
+# What it sets up, each step a no-op when already done:
+# - the wasm32-wasip2 Rust target (the build script would add it too);
+# - JAVA_HOME at a JDK 21+ (the default java here is 17; a Temurin JDK sits
+#   beside it in /usr/lib/jvm);
+# - .venv with the SDK (sdk/python[all]), pytest and ruff, activated.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+rustup target add wasm32-wasip2 >/dev/null 2>&1 || true
+
+if [ -z "${JAVA_HOME:-}" ] || ! "$JAVA_HOME/bin/java" -version 2>&1 | grep -qE 'version "(2[1-9]|[3-9][0-9])'; then
+  jdk=$(ls -d /usr/lib/jvm/temurin-*-jdk-* /usr/lib/jvm/java-2[1-9]-* 2>/dev/null | sort -V | tail -n 1 || true)
+  if [ -n "$jdk" ]; then
+    export JAVA_HOME="$jdk"
+    export PATH="$JAVA_HOME/bin:$PATH"
+  else
+    echo "warning: no JDK 21+ found under /usr/lib/jvm; set JAVA_HOME to one (the Java tests need it)" >&2
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
+# shellcheck disable=SC1091
+source .venv/bin/activate
+# Reinstall only when the SDK's or the tests' requirements changed.
+stamp=.venv/.svc-installed
+want=$(cat sdk/python/pyproject.toml tests/requirements.txt | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  python -m pip install --quiet --upgrade pip
+  python -m pip install --quiet -e "sdk/python[all]" -r tests/requirements.txt
+  echo "$want" > "$stamp"
+fi
+
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace --quiet

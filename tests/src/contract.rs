@@ -97,6 +97,7 @@ pub fn run(platform: &str) -> Result<usize, String> {
     };
     let ready = Duration::from_secs(120);
     core(&mut suite, ready)?;
+    append_text(&mut suite, ready)?;
     upstream(&mut suite, ready)?;
     bearer(&mut suite, ready)?;
     no_auth(&mut suite, ready)?;
@@ -219,6 +220,9 @@ fn core(t: &mut Suite, ready: Duration) -> Result<(), String> {
         Some("payload_too_large"),
     );
 
+    whole_bodies(t, &s);
+    request_json(t, &s);
+
     for (name, body, field) in [
         (
             "unknown field",
@@ -317,6 +321,224 @@ fn core(t: &mut Suite, ready: Duration) -> Result<(), String> {
         ),
         Err(e) => t.check("refuses to start without its key", false, || e),
     }
+    Ok(())
+}
+
+/// Bodies over the limit sent by a client that writes everything before it
+/// reads (urllib, Java's HttpClient, curl without `Expect`): the answer must
+/// reach it, not a connection reset.
+fn whole_bodies(t: &mut Suite, s: &Service) {
+    for (name, size) in [("1.5 MiB", 3 << 19), ("8 MiB", 8 << 20)] {
+        let prefix = r#"{"state": {"text": ""#;
+        let suffix = r#""}}"#;
+        let body = format!(
+            "{prefix}{}{suffix}",
+            "a".repeat(size - prefix.len() - suffix.len())
+        );
+        let ok = [("Content-Type", "application/json"), ("X-API-Key", KEY)];
+        t.expect(
+            &format!("{name} body written whole, then read"),
+            s.send_whole("/invoke", &ok, body.as_bytes()),
+            413,
+            Some("payload_too_large"),
+        );
+        t.expect(
+            &format!("{name} body written whole, with a wrong key"),
+            s.send_whole(
+                "/invoke",
+                &[("Content-Type", "application/json"), ("X-API-Key", "wrong")],
+                body.as_bytes(),
+            ),
+            401,
+            Some("unauthorized"),
+        );
+    }
+    // The service still answers on a new connection.
+    let b = t.expect(
+        "still serving after large bodies",
+        post(s, &json_headers(Some(KEY)), r#"{"state": {"text": "Ada"}}"#),
+        200,
+        None,
+    );
+    t.check(
+        "still serving after large bodies",
+        b["result"]["text"] == "Ada",
+        || b.to_string(),
+    );
+}
+
+/// The contract's "Request JSON": hostile JSON gets the same answer on every
+/// target, and never reaches a node.
+fn request_json(t: &mut Suite, s: &Service) {
+    let ok = json_headers(Some(KEY));
+    let send = |body: &[u8]| {
+        let h: Vec<(&str, &str)> = ok.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        s.send("POST", "/invoke", &h, body)
+    };
+    let nested = |levels: usize| {
+        // {"state": {"text": "Ada", "tags": [[...]]}}: the body is level 1,
+        // state 2, tags 3; `levels` is the depth of the innermost array.
+        let arrays = levels - 2;
+        format!(
+            r#"{{"state": {{"text": "Ada", "tags": {}{}}}}}"#,
+            "[".repeat(arrays),
+            "]".repeat(arrays)
+        )
+    };
+    let mut bad: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "invalid UTF-8",
+            b"{\"state\": {\"text\": \"Ad\xff\xfea\"}}".to_vec(),
+        ),
+        (
+            "invalid UTF-8 in a key",
+            b"{\"state\": {\"te\xc3\x28xt\": \"Ada\"}}".to_vec(),
+        ),
+        (
+            "a lone high surrogate escape",
+            br#"{"state": {"text": "\ud800"}}"#.to_vec(),
+        ),
+        (
+            "a lone low surrogate escape",
+            br#"{"state": {"text": "a\udc00b"}}"#.to_vec(),
+        ),
+        (
+            "a high surrogate followed by a non-surrogate escape",
+            br#"{"state": {"text": "\ud800\u0041"}}"#.to_vec(),
+        ),
+        (
+            "a number above the double range",
+            br#"{"state": {"text": "Ada", "count": 1e400}}"#.to_vec(),
+        ),
+        (
+            "a number below the double range",
+            br#"{"state": {"text": "Ada", "count": -1.5e309}}"#.to_vec(),
+        ),
+        (
+            "an integer of 400 digits",
+            format!(
+                r#"{{"state": {{"text": "Ada", "count": 1{}}}}}"#,
+                "0".repeat(400)
+            )
+            .into_bytes(),
+        ),
+        (
+            "a duplicate top-level key",
+            br#"{"state": {"text": "Ada"}, "state": {"text": "Bo"}}"#.to_vec(),
+        ),
+        (
+            "a duplicate key in a nested value",
+            br#"{"state": {"text": "Ada", "tags": [{"a": 1, "a": 2}]}}"#.to_vec(),
+        ),
+    ];
+    bad.push(("129 levels of nesting", nested(129).into_bytes()));
+    bad.push(("100,000 levels of nesting", {
+        let mut b = br#"{"state": {"text": "Ada", "tags": "#.to_vec();
+        b.extend(std::iter::repeat_n(b'[', 100_000));
+        b.extend(std::iter::repeat_n(b']', 100_000));
+        b.extend_from_slice(b"}}");
+        b
+    }));
+    for (name, body) in &bad {
+        let b = t.expect(name, send(body), 400, Some("bad_request"));
+        t.check(name, b["error"]["details"]["field"].is_null(), || {
+            format!("names a field: {b}")
+        });
+    }
+
+    let b = t.expect(
+        "a duplicate state field",
+        send(br#"{"state": {"text": "Ada", "count": 1, "count": 2}}"#),
+        400,
+        Some("bad_request"),
+    );
+    t.check(
+        "a duplicate state field is named",
+        b["error"]["details"]["field"] == "count",
+        || format!("details.field: {b}"),
+    );
+
+    // At the limit the body is read, and the state check answers.
+    let b = t.expect(
+        "128 levels of nesting reach the state check",
+        send(nested(128).as_bytes()),
+        422,
+        Some("invalid_state"),
+    );
+    t.check(
+        "128 levels: the field is named",
+        b["error"]["details"]["field"] == "tags",
+        || b.to_string(),
+    );
+
+    let expected = json!({"result": {"text": "Ada", "mode": "normal", "count": 1, "tags": ["seen"], "reply": "Hello, Ada! count=1"}});
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend_from_slice(br#"{"state": {"text": "Ada"}}"#);
+    let b = t.expect(
+        "a leading byte-order mark is ignored",
+        send(&bom),
+        200,
+        None,
+    );
+    t.check(
+        "a leading byte-order mark is ignored",
+        b == expected,
+        || format!("{b} (want {expected})"),
+    );
+    let b = t.expect(
+        "a surrogate pair is a character",
+        send(br#"{"state": {"text": "\ud83d\ude00"}}"#),
+        200,
+        None,
+    );
+    t.check(
+        "a surrogate pair is a character",
+        b["result"]["text"] == "\u{1F600}",
+        || b.to_string(),
+    );
+}
+
+/// Text written to `append` fields: one item per round in an array of
+/// strings, one assistant message per round in a messages field.
+fn append_text(t: &mut Suite, ready: Duration) -> Result<(), String> {
+    let project = compiled(&t.platform, "append_text")?;
+    let s = Service::start(&project, &[("SVC_API_KEY", KEY)], ready)?;
+    let ok = json_headers(Some(KEY));
+    let said = |n: u32| json!({"role": "assistant", "content": format!("said {n}")});
+    let expected = json!({"result": {
+        "rounds": 3,
+        "lines": ["round 1", "round 2", "round 3"],
+        "chat": [said(1), said(2), said(3)],
+        "next": "stop"
+    }});
+    let b = t.expect(
+        "appending text",
+        post(&s, &ok, r#"{"state": {}}"#),
+        200,
+        None,
+    );
+    t.check("appending text", b == expected, || {
+        format!("{b} (want {expected})")
+    });
+    let b = t.expect(
+        "appending text after given items",
+        post(
+            &s,
+            &ok,
+            r#"{"state": {"rounds": 1, "lines": ["given"], "chat": [{"role": "user", "content": "hi"}]}}"#,
+        ),
+        200,
+        None,
+    );
+    let want = json!({"result": {
+        "rounds": 3,
+        "lines": ["given", "round 2", "round 3"],
+        "chat": [{"role": "user", "content": "hi"}, said(2), said(3)],
+        "next": "stop"
+    }});
+    t.check("appending text after given items", b == want, || {
+        format!("{b} (want {want})")
+    });
     Ok(())
 }
 

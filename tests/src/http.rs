@@ -111,6 +111,18 @@ fn read_body(
     Ok(body)
 }
 
+/// How the body of a request is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// A server may answer (413) before reading a large body; a failed
+    /// write is then tolerated and the response is still read.
+    Lenient,
+    /// As Python's urllib, Java's HttpClient or curl without `Expect`: the
+    /// whole body is written before anything is read, and a failed write
+    /// (a connection reset) is an error.
+    Whole,
+}
+
 /// Sends one request to 127.0.0.1:`port` and reads the whole response.
 pub fn send(
     port: u16,
@@ -119,6 +131,19 @@ pub fn send(
     headers: &[(&str, &str)],
     body: &[u8],
     timeout: Duration,
+) -> std::io::Result<Response> {
+    send_with(port, method, path, headers, body, timeout, Writes::Lenient)
+}
+
+/// [`send`], choosing how the body is written.
+pub fn send_with(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    timeout: Duration,
+    writes: Writes,
 ) -> std::io::Result<Response> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(timeout))?;
@@ -129,9 +154,14 @@ pub fn send(
     }
     head.push_str("\r\n");
     stream.write_all(head.as_bytes())?;
-    // A server may answer (413) before reading a large body; a failed
-    // write is then expected and the response is still read.
-    let _ = stream.write_all(body);
+    match writes {
+        Writes::Lenient => {
+            let _ = stream.write_all(body);
+        }
+        Writes::Whole => stream
+            .write_all(body)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("writing the body: {e}")))?,
+    }
     let mut reader = BufReader::new(stream);
     let (status_line, headers) = read_head(&mut reader)?;
     let status = status_line

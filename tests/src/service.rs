@@ -274,6 +274,25 @@ impl Service {
             Duration::from_secs(30),
         )
     }
+
+    /// [`Service::send`] that writes the whole body before reading, and
+    /// fails when the write does (see [`http::Writes::Whole`]).
+    pub fn send_whole(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> std::io::Result<http::Response> {
+        http::send_with(
+            self.port,
+            "POST",
+            path,
+            headers,
+            body,
+            Duration::from_secs(30),
+            http::Writes::Whole,
+        )
+    }
 }
 
 impl Drop for Service {

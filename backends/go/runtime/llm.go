@@ -95,10 +95,6 @@ func asList(reply string) []any {
 	return out
 }
 
-func assistantMessage(text string) []any {
-	return []any{map[string]any{"role": "assistant", "content": text}}
-}
-
 // textItems renders every item as text, for list outputs of string fields.
 func textItems(list []any) []any {
 	out := make([]any, len(list))

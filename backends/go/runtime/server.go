@@ -2,7 +2,6 @@
 package server
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -105,6 +104,10 @@ func (s *server) authorized(r *http.Request) bool {
 }
 
 func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
+	// Whatever the answer, the rest of the body (up to a bound) is read
+	// first: closing on unread data makes the kernel reset the connection,
+	// and a client still sending would never see the answer.
+	defer drain(r)
 	if !s.authorized(r) {
 		if s.cfg.Auth == "bearer" {
 			w.Header().Set("WWW-Authenticate", "Bearer")
@@ -122,14 +125,13 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		tooLarge(w)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			tooLarge(w)
-			return
-		}
 		writeError(w, badRequest("cannot read the request body"))
+		return
+	}
+	if len(body) > MaxRequestBytes {
+		tooLarge(w)
 		return
 	}
 	input, legacy, e := parseRequest(body)
@@ -187,14 +189,14 @@ func isJSON(contentType string) bool {
 // parseRequest accepts {"state": {...}} or, as the legacy Go form, the raw
 // state object itself.
 func parseRequest(body []byte) (map[string]any, bool, *graph.Error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, false, badRequest("the body is not JSON")
-	}
-	if dec.More() {
-		return nil, false, badRequest("the body has data after the JSON value")
+	v, err := decodeStrict(body)
+	if err != nil {
+		e := badRequest(err.Error())
+		var je *jsonError
+		if errors.As(err, &je) && je.field != "" {
+			e.Details = map[string]any{"field": je.field}
+		}
+		return nil, false, e
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -216,6 +218,14 @@ func parseRequest(body []byte) (map[string]any, bool, *graph.Error) {
 
 func badRequest(msg string) *graph.Error {
 	return &graph.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: msg}
+}
+
+// drain reads and discards what is left of a request body, up to
+// DrainBytes; the server closes the connection on a longer one.
+func drain(r *http.Request) {
+	if r.ContentLength <= DrainBytes {
+		_, _ = io.CopyN(io.Discard, r.Body, DrainBytes)
+	}
 }
 
 func tooLarge(w http.ResponseWriter) {

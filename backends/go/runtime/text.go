@@ -27,3 +27,8 @@ func text(v any) string {
 func concat(parts ...string) string {
 	return strings.Join(parts, "")
 }
+
+// assistantMessage is text written to a messages field: one assistant message.
+func assistantMessage(text string) []any {
+	return []any{map[string]any{"role": "assistant", "content": text}}
+}

@@ -1,7 +1,7 @@
 //! One Go file per node (and per tool): `internal/graph/node_<id>.go`.
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{Document, LlmNode, Node, NodeKind, ToolKind};
+use svc_backend_sdk::ir::{Document, LlmNode, Node, NodeKind, TextWrite, ToolKind};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::template::{lone_field, parts, Part};
 use svc_backend_sdk::writer::CodeWriter;
@@ -145,11 +145,15 @@ pub fn files(
                     func_name(&n.id),
                     quote(&n.id)
                 ));
+                let text = render(template);
+                let value = match doc.state_field(output_key).and_then(|f| f.text_write()) {
+                    Some(TextWrite::Message) => format!("assistantMessage({text})"),
+                    _ => text,
+                };
                 body.block(signature(&func_name(&n.id)), "}", |w| {
                     w.line(format!(
-                        "return State{{{}: {}}}, nil",
-                        quote(output_key),
-                        render(template)
+                        "return State{{{}: {value}}}, nil",
+                        quote(output_key)
                     ));
                 });
             }

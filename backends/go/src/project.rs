@@ -19,6 +19,7 @@ const HTTPTOOL_GO: &str = include_str!("../runtime/httptool.go");
 const LLM_GO: &str = include_str!("../runtime/llm.go");
 const LLM_TEST_GO: &str = include_str!("../runtime/llm_test.go");
 const SERVER_GO: &str = include_str!("../runtime/server.go");
+const REQUEST_GO: &str = include_str!("../runtime/request.go");
 const MAIN_GO: &str = include_str!("../runtime/main.go");
 
 pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
@@ -41,6 +42,7 @@ pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, 
             "internal/server/server.go",
             SERVER_GO.replace("GRAPH_IMPORT", &graph_import),
         ),
+        File::text("internal/server/request.go", REQUEST_GO),
         File::text("internal/server/server_test.go", tests::server_test(doc)),
         File::text("internal/graph/state.go", STATE_GO),
         File::text("internal/graph/errors.go", ERRORS_GO),

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{Document, LlmNode, NodeKind, ToolKind};
+use svc_backend_sdk::ir::{Document, LlmNode, NodeKind, TextWrite, ToolKind};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::template::{lone_field, parts, Part};
 use svc_backend_sdk::writer::CodeWriter;
@@ -234,8 +234,15 @@ pub fn files(
                     },
                 )
             }
-            NodeKind::ResponseTemplate { template, .. } => {
-                let expr = render(template);
+            NodeKind::ResponseTemplate {
+                template,
+                output_key,
+            } => {
+                let text = render(template);
+                let expr = match doc.state_field(output_key).and_then(|f| f.text_write()) {
+                    Some(TextWrite::Message) => format!("Text.assistantMessage({text})"),
+                    _ => text,
+                };
                 let mut imports = vec![map_import.clone()];
                 if expr.contains("Text.") {
                     imports.push(text_import.clone());
@@ -359,8 +366,8 @@ fn llm_class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) ->
         .map(|t| t.to_string())
         .unwrap_or_else(|| "null".into());
     let value = match svc_backend_sdk::llm::output(doc, llm) {
-        LlmOutput::ReplaceMessages => "new StateSchema.Replace(LlmClient.assistantMessage(reply))",
-        LlmOutput::AppendMessage => "LlmClient.assistantMessage(reply)",
+        LlmOutput::ReplaceMessages => "new StateSchema.Replace(Text.assistantMessage(reply))",
+        LlmOutput::AppendMessage => "Text.assistantMessage(reply)",
         LlmOutput::TextList => "LlmClient.textItems(LlmClient.asList(reply))",
         LlmOutput::List => "LlmClient.asList(reply)",
         LlmOutput::Scalar => "reply",
@@ -376,7 +383,7 @@ fn llm_class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) ->
         "import java.util.Map;".to_string(),
         format!("import com.svc.{pkg}.runtime.LlmClient;"),
     ];
-    if system.contains("Text.") || user.contains("Text.") {
+    if [&system, &user, value].iter().any(|e| e.contains("Text.")) {
         imports.push(format!("import com.svc.{pkg}.runtime.Text;"));
     }
     if value.contains("StateSchema.") {

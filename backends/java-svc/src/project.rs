@@ -33,6 +33,10 @@ const RUNTIME: &[(&str, &str)] = &[
         include_str!("../runtime/java/Values.java"),
     ),
     (
+        "runtime/RequestJson.java",
+        include_str!("../runtime/java/RequestJson.java"),
+    ),
+    (
         "runtime/EnvFile.java",
         include_str!("../runtime/java/EnvFile.java"),
     ),
@@ -387,6 +391,9 @@ fn spring_yml(doc: &Document) -> String {
         "# Spring configuration compiled from the graph document.\n\
          # SVC_HOST and SVC_PORT override the address (Application.main); SERVER_PORT works as in any Spring Boot app.\n\
          server:\n  address: \"{host}\"\n  port: {port}\n  error:\n    whitelabel:\n      enabled: false\n\
+         \x20 # A refused body (over 1 MiB, or a 401) is read and discarded up to 8 MiB before the\n\
+         \x20 # connection closes, so a client that sends it whole before reading gets the answer.\n\
+         \x20 tomcat:\n    max-swallow-size: 8MB\n\
          spring:\n  application:\n    name: {id}\n  main:\n    banner-mode: \"off\"\n  threads:\n    virtual:\n      enabled: true\n  web:\n    resources:\n      add-mappings: false\n\
          svc:\n  security:\n    key: ${{{key}:}}\n",
         host = s.server.host,

@@ -47,7 +47,7 @@ pub fn info() -> BackendInfo {
             ],
         },
         commands: BuildCommands {
-            setup: "python -m pip install -q -e .".into(),
+            setup: "python -m pip install -q -e \".[test]\"".into(),
             test: "python -m pytest -q".into(),
             build: "python -m compileall -q app".into(),
             run: "python -m svc run".into(),

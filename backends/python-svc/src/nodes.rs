@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{Document, LlmNode, Node, NodeKind, ToolKind};
+use svc_backend_sdk::ir::{Document, LlmNode, Node, NodeKind, TextWrite, ToolKind};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::template::{lone_field, Part};
 use svc_backend_sdk::{Diagnostic, File};
@@ -237,15 +237,24 @@ pub fn files(
                 output_key,
             } => {
                 let value = render(template, LINE - 12);
-                let mut imports = vec!["from svc import graph_node".to_string()];
+                let message = doc.state_field(output_key).and_then(|f| f.text_write())
+                    == Some(TextWrite::Message);
+                let mut runtime = Vec::new();
                 if uses_text(&value) {
-                    imports.push("from svc.runtime import text".into());
+                    runtime.push("text");
                 }
-                let code = format!(
-                    "@graph_node({})\ndef node(state: dict) -> dict:\n{}    return {{{}: value}}\n",
+                if message {
+                    runtime.push("assistant_message");
+                }
+                let mut imports = vec!["from svc import graph_node".to_string()];
+                imports.extend(runtime_import(&runtime));
+                let code =
+                    format!(
+                    "@graph_node({})\ndef node(state: dict) -> dict:\n{}    return {{{}: {}}}\n",
                     quote(&n.id),
                     lines(&value, 4, "value = "),
-                    quote(output_key)
+                    quote(output_key),
+                    if message { "assistant_message(value)" } else { "value" }
                 );
                 module_text(
                     &format!("The response template `{}`.", n.id),

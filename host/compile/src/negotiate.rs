@@ -40,9 +40,14 @@ pub fn negotiate(doc: &Document, platform: &str, info: &BackendInfo) -> Vec<Diag
         let why = reason(info, &req.key())
             .map(|r| format!("; {r}"))
             .unwrap_or_default();
+        let of = req
+            .subject
+            .as_ref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
         let mut d = Diagnostic::error(
             "unsupported",
-            format!("{platform} does not support {}{why}", req.describe()),
+            format!("{platform} does not support {}{of}{why}", req.describe()),
         )
         .at(req.pointer.clone())
         .hint(
@@ -51,6 +56,7 @@ pub fn negotiate(doc: &Document, platform: &str, info: &BackendInfo) -> Vec<Diag
         if let Some(n) = &req.node {
             d = d.node(n);
         }
+        d.subject = req.subject.clone();
         gaps.push(d);
     }
     gaps.extend(bodies_and_templates(doc, platform, info));

@@ -12,6 +12,10 @@
 //! `diagnostics` declares an invalid document (the same for every platform);
 //! otherwise `platforms` declares, per platform, `"ok"` or the diagnostics
 //! compiling must give. A declared failure that starts passing fails too.
+//! Besides `code`, `pointer`, `line` and `column`, a declared diagnostic may
+//! require `mentions` (words of its message), its `subject` (`{ "kind":
+//! "tool" | "mcpServer" | "agent" | "connector", "id" }`) and `usedBy` (the
+//! node ids it names).
 
 use std::path::{Path, PathBuf};
 
@@ -50,11 +54,33 @@ pub struct Expected {
     pub pointer: Option<String>,
     pub line: Option<usize>,
     pub column: Option<usize>,
+    /// Words the message must contain (a type, an id).
+    #[serde(default)]
+    pub mentions: Vec<String>,
+    /// The tool, MCP server, agent or connector the diagnostic names.
+    pub subject: Option<ExpectedSubject>,
+    /// The nodes it names as using the subject.
+    #[serde(rename = "usedBy")]
+    pub used_by: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedSubject {
+    pub kind: svc_ir::SubjectKind,
+    pub id: String,
 }
 
 impl Expected {
     fn matches(&self, d: &Diagnostic) -> bool {
-        self.code == d.code
+        self.mentions.iter().all(|m| d.message.contains(m.as_str()))
+            && self.subject.as_ref().is_none_or(|s| {
+                d.subject
+                    .as_ref()
+                    .is_some_and(|got| got.kind == s.kind && got.id == s.id)
+            })
+            && self.used_by.as_ref().is_none_or(|u| &d.used_by == u)
+            && self.code == d.code
             && self
                 .pointer
                 .as_ref()
@@ -77,6 +103,19 @@ impl Expected {
         }
         if let Some(c) = self.column {
             s.push_str(&format!(" col {c}"));
+        }
+        for m in &self.mentions {
+            s.push_str(&format!(" mentioning {m:?}"));
+        }
+        if let Some(subject) = &self.subject {
+            s.push_str(&format!(
+                " about {} `{}`",
+                subject.kind.as_str(),
+                subject.id
+            ));
+        }
+        if let Some(users) = &self.used_by {
+            s.push_str(&format!(" used by {users:?}"));
         }
         s
     }

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::subject::Subject;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -37,6 +39,12 @@ pub struct Diagnostic {
     /// Which component reported it, when it came from a plugin.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The tool, MCP server, agent or connector it is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<Subject>,
+    /// The ids of the nodes that use the subject.
+    #[serde(rename = "usedBy", skip_serializing_if = "Vec::is_empty")]
+    pub used_by: Vec<String>,
 }
 
 impl Diagnostic {
@@ -51,6 +59,8 @@ impl Diagnostic {
             file: None,
             position: None,
             source: None,
+            subject: None,
+            used_by: Vec::new(),
         }
     }
 
@@ -97,6 +107,17 @@ impl Diagnostic {
         }
         if let Some(node) = &self.node {
             out.push_str(&format!("\n  = node: {node}"));
+        }
+        if let Some(subject) = &self.subject {
+            out.push_str(&format!("\n  = {}: {}", subject.kind.as_str(), subject.id));
+            if !self.used_by.is_empty() {
+                let noun = if self.used_by.len() == 1 {
+                    "node"
+                } else {
+                    "nodes"
+                };
+                out.push_str(&format!(" (used by {noun} {})", self.used_by.join(", ")));
+            }
         }
         if let Some(p) = &self.pointer {
             out.push_str(&format!("\n  = at: {}", if p.is_empty() { "/" } else { p }));

@@ -14,6 +14,7 @@ mod normalize;
 mod read;
 pub mod requirements;
 pub mod schema;
+pub mod subject;
 mod validate;
 
 use std::cell::OnceCell;
@@ -21,6 +22,7 @@ use std::cell::OnceCell;
 pub use diag::{Diagnostic, Position, Severity};
 pub use model::*;
 pub use requirements::{requirement_keys, requirements, Category, Requirement};
+pub use subject::{Subject, SubjectKind};
 pub use validate::{check_endpoint, is_identifier, is_message, value_matches};
 
 /// A document's text and name, kept so that diagnostics found later (by
@@ -68,12 +70,24 @@ impl SourceFile {
     }
 
     /// Fills in the file name and, from the diagnostic's JSON pointer, the
-    /// line and column.
+    /// line and column, and the node, tool, MCP server, agent or connector
+    /// it is about (with the nodes that use it).
     pub fn locate(&self, mut d: Diagnostic) -> Diagnostic {
         let offset = match (&self.tree, &d.pointer) {
             (Some(tree), Some(p)) => {
                 if d.node.is_none() {
                     d.node = node_id_at(tree, p);
+                }
+                if let Some((subject, users)) = subject::subject_at(tree, p) {
+                    if d.subject.is_none() || d.subject.as_ref() == Some(&subject) {
+                        if subject.kind == SubjectKind::Connector && d.node.is_none() {
+                            d.node = users.first().cloned();
+                        }
+                        if d.used_by.is_empty() {
+                            d.used_by = users;
+                        }
+                        d.subject = Some(subject);
+                    }
                 }
                 Some(tree.offset_of(p))
             }

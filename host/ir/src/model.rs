@@ -192,6 +192,57 @@ fn default_reducer() -> Reducer {
     Reducer::Replace
 }
 
+/// How a node whose output is one text (a response template, a model's
+/// scalar reply) writes it to a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextWrite {
+    /// A `string` field takes the text.
+    Text,
+    /// A `messages` field takes it as one assistant message.
+    Message,
+    /// An `append` array of strings (or of any value) gets it as one more item.
+    Item,
+}
+
+impl StateField {
+    /// How text is written to this field, or `None` when it cannot be.
+    pub fn text_write(&self) -> Option<TextWrite> {
+        match self.ty {
+            FieldType::String => Some(TextWrite::Text),
+            FieldType::Messages => Some(TextWrite::Message),
+            FieldType::Array
+                if self.reducer == Reducer::Append
+                    && self
+                        .items
+                        .as_ref()
+                        .is_none_or(|it| it.ty == FieldType::String) =>
+            {
+                Some(TextWrite::Item)
+            }
+            _ => None,
+        }
+    }
+
+    /// The field's type as a person reads it, with its article: "a
+    /// `string` field", "an `append` array of `integer`".
+    pub fn describe(&self) -> String {
+        let (append, ty) = (self.reducer == Reducer::Append, self.ty.as_str());
+        let mut out = match (append, self.ty) {
+            (true, _) => format!("an `append` {ty}"),
+            (false, FieldType::Integer | FieldType::Object | FieldType::Array) => {
+                format!("an `{ty}`")
+            }
+            (false, _) => format!("a `{ty}`"),
+        };
+        match &self.items {
+            Some(items) => out.push_str(&format!(" of `{}`", items.ty.as_str())),
+            None if !append => out.push_str(" field"),
+            None => {}
+        }
+        out
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemType {

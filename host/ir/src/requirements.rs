@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::model::*;
+use crate::subject::{Subject, SubjectKind};
 
 /// One thing the document needs, with where it is needed.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -15,6 +16,8 @@ pub struct Requirement {
     pub name: String,
     pub pointer: String,
     pub node: Option<String>,
+    /// The tool or MCP server that needs it, for requirements not of a node.
+    pub subject: Option<Subject>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -66,6 +69,7 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
             name: name.to_string(),
             pointer,
             node: node.map(str::to_string),
+            subject: None,
         })
     };
     for (i, n) in doc.logical.nodes.iter().enumerate() {
@@ -104,22 +108,6 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
             _ => {}
         }
     }
-    for (i, t) in doc.logical.tools.iter().enumerate() {
-        push(
-            Category::ToolKind,
-            t.kind.name(),
-            format!("/logical/tools/{i}"),
-            None,
-        );
-    }
-    for (i, s) in doc.logical.mcp_servers.iter().enumerate() {
-        push(
-            Category::Transport,
-            s.transport.name(),
-            format!("/logical/mcpServers/{i}/transport"),
-            None,
-        );
-    }
     push(
         Category::Auth,
         doc.security.auth.as_str(),
@@ -142,6 +130,25 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
             "/logical/settings/streaming".into(),
             None,
         );
+    }
+    // Tools and MCP servers: each requirement names its subject.
+    for (i, t) in doc.logical.tools.iter().enumerate() {
+        out.push(Requirement {
+            category: Category::ToolKind,
+            name: t.kind.name().to_string(),
+            pointer: format!("/logical/tools/{i}"),
+            node: None,
+            subject: Some(Subject::new(SubjectKind::Tool, &t.id)),
+        });
+    }
+    for (i, s) in doc.logical.mcp_servers.iter().enumerate() {
+        out.push(Requirement {
+            category: Category::Transport,
+            name: s.transport.name().to_string(),
+            pointer: format!("/logical/mcpServers/{i}/transport"),
+            node: None,
+            subject: Some(Subject::new(SubjectKind::McpServer, &s.id)),
+        });
     }
     out
 }

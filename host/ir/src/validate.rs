@@ -8,6 +8,11 @@ use serde_json::Value;
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::model::*;
 
+/// The fields a node that produces one text can write to (see
+/// `StateField::text_write`).
+const TEXT_TARGETS: &str =
+    "a `string` field, a `messages` field (one assistant message) or an `append` array of strings (one more item)";
+
 pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
     let mut v = Validator {
         doc,
@@ -366,31 +371,26 @@ impl<'a> Validator<'a> {
                 self.check_template(&llm.prompt.user, format!("{ptr}/prompt/user"), &n.id);
                 if let Some(f) = self.fields.get(llm.output_key.as_str()) {
                     let ok = match llm.output_shape {
-                        OutputShape::Scalar => {
-                            matches!(f.ty, FieldType::String | FieldType::Messages)
-                        }
+                        OutputShape::Scalar => f.text_write().is_some(),
                         OutputShape::List => {
                             f.ty == FieldType::Array
                                 && f.items.as_ref().is_none_or(|it| it.ty == FieldType::String)
                         }
                     };
                     if !ok {
-                        let want = match llm.output_shape {
-                            OutputShape::Scalar => "a `string` (or `messages`) field",
-                            OutputShape::List => "an `array` field of strings",
+                        let (shape, want) = match llm.output_shape {
+                            OutputShape::Scalar => ("scalar", TEXT_TARGETS),
+                            OutputShape::List => ("list", "an `array` field of strings"),
                         };
                         self.err(
                             Diagnostic::error(
                                 "output-type",
                                 format!(
-                                    "llm node `{}` writes {:?} output to `{}` of type `{}`; it needs {want}",
+                                    "llm node `{}` writes {shape} output to `{}`, {}; it needs {want}",
                                     n.id,
-                                    llm.output_shape,
                                     f.name,
-                                    f.ty.as_str()
-                                )
-                                .replace("Scalar", "scalar")
-                                .replace("List", "list"),
+                                    f.describe()
+                                ),
                             )
                             .at(format!("{ptr}/outputKey"))
                             .node(&n.id),
@@ -415,15 +415,15 @@ impl<'a> Validator<'a> {
             } => {
                 self.check_template(template, format!("{ptr}/template"), &n.id);
                 if let Some(f) = self.fields.get(output_key.as_str()) {
-                    if f.ty != FieldType::String {
+                    if f.text_write().is_none() {
                         self.err(
                             Diagnostic::error(
                                 "output-type",
                                 format!(
-                                    "response_template `{}` writes text to `{}` of type `{}`; it needs a `string` field",
+                                    "response_template `{}` writes text to `{}`, {}; it needs {TEXT_TARGETS}",
                                     n.id,
                                     f.name,
-                                    f.ty.as_str()
+                                    f.describe()
                                 ),
                             )
                             .at(format!("{ptr}/outputKey"))
@@ -1144,4 +1144,70 @@ fn can_reach(
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::SourceFile;
+
+    /// A document whose node `write` writes to `out`, declared as `field`.
+    fn check(field: &str, node: &str) -> Result<(), Vec<String>> {
+        let text = format!(
+            r#"{{"irVersion": "2", "id": "t", "logical": {{
+                "state": [{{"name": "q", "type": "string", "required": true}}, {field}],
+                "nodes": [{{"id": "start", "kind": "start"}}, {node}, {{"id": "end", "kind": "end"}}],
+                "edges": [{{"from": "start", "to": "write"}}, {{"from": "write", "to": "end"}}],
+                "settings": {{"model": {{"provider": "openai", "name": "m"}}}}}}}}"#
+        );
+        SourceFile::new("t.graph.json", text)
+            .parse()
+            .map(|_| ())
+            .map_err(|d| d.into_iter().map(|d| d.message).collect())
+    }
+
+    const TEMPLATE: &str =
+        r#"{"id": "write", "kind": "response_template", "template": "{{q}}", "outputKey": "out"}"#;
+    const LLM: &str =
+        r#"{"id": "write", "kind": "llm", "prompt": {"user": "{{q}}"}, "outputKey": "out"}"#;
+
+    #[test]
+    fn text_goes_to_strings_messages_and_append_arrays_of_strings() {
+        for field in [
+            r#"{"name": "out", "type": "string"}"#,
+            r#"{"name": "out", "type": "messages", "reducer": "append"}"#,
+            r#"{"name": "out", "type": "messages"}"#,
+            r#"{"name": "out", "type": "array", "items": {"type": "string"}, "reducer": "append"}"#,
+            r#"{"name": "out", "type": "array", "reducer": "append"}"#,
+        ] {
+            for node in [TEMPLATE, LLM] {
+                assert_eq!(check(field, node), Ok(()), "{field} {node}");
+            }
+        }
+    }
+
+    #[test]
+    fn text_into_other_fields_is_refused_naming_the_type() {
+        for (field, named) in [
+            (
+                r#"{"name": "out", "type": "array", "items": {"type": "integer"}, "reducer": "append"}"#,
+                "an `append` array of `integer`",
+            ),
+            (
+                r#"{"name": "out", "type": "array", "items": {"type": "string"}}"#,
+                "an `array` of `string`",
+            ),
+            (
+                r#"{"name": "out", "type": "integer"}"#,
+                "an `integer` field",
+            ),
+        ] {
+            for node in [TEMPLATE, LLM] {
+                let errors = check(field, node).expect_err(field);
+                assert!(
+                    errors.iter().any(|e| e.contains(named)),
+                    "{errors:?} should name {named}"
+                );
+            }
+        }
+    }
 }

@@ -10,6 +10,9 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod target;
+use target::{ensure_target, TARGET};
+
 /// The cargo profile the components are built with (see the workspace
 /// `Cargo.toml`): small and fast to compile with Cranelift.
 pub const PROFILE: &str = "component";
@@ -17,6 +20,7 @@ pub const PROFILE: &str = "component";
 /// Builds `packages` for wasm32-wasip2 and returns each `.wasm` path, in the
 /// order given. `workspace` is the workspace root.
 pub fn build(workspace: &Path, packages: &[&str]) -> Result<Vec<PathBuf>, Box<dyn Error>> {
+    ensure_target(workspace)?;
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     // OUT_DIR is <target>/<profile>/build/<pkg>-<hash>/out; share one nested
     // target directory beside the outer profiles so every build script that
@@ -30,14 +34,7 @@ pub fn build(workspace: &Path, packages: &[&str]) -> Result<Vec<PathBuf>, Box<dy
 
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace)
-        .args([
-            "build",
-            "--quiet",
-            "--target",
-            "wasm32-wasip2",
-            "--profile",
-            PROFILE,
-        ])
+        .args(["build", "--quiet", "--target", TARGET, "--profile", PROFILE])
         .arg("--target-dir")
         .arg(&target_dir);
     for p in packages {
@@ -77,11 +74,20 @@ pub fn build(workspace: &Path, packages: &[&str]) -> Result<Vec<PathBuf>, Box<dy
         .iter()
         .map(|p| {
             target_dir
-                .join("wasm32-wasip2")
+                .join(TARGET)
                 .join(PROFILE)
                 .join(format!("{}.wasm", p.replace('-', "_")))
         })
         .collect())
+}
+
+/// Runs a build script's body and prints its error as a sentence (the
+/// default `main` would print it `Debug`-quoted), exiting with status 1.
+pub fn run(body: impl FnOnce() -> Result<(), Box<dyn Error>>) {
+    if let Err(e) = body() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
 }
 
 /// Tells cargo to rebuild when anything under these workspace paths changes.

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from svc import registry
+from svc import registry, request_json
 from svc.config import app_identity, graph_settings, load_config, server_settings
 from svc.errors import ConfigError, SvcError, bad_request, require
 
@@ -24,6 +24,10 @@ log = logging.getLogger("svc.server")
 # Limits of the contract.
 MAX_REQUEST_BYTES = 1 << 20
 MAX_RESPONSE_BYTES = 4 << 20
+# How much of a refused body is read and discarded before the answer: a
+# client that sends its whole body before reading would otherwise see the
+# connection reset instead of the error. Longer bodies are cut off.
+DRAIN_BYTES = 8 << 20
 
 _STATUS_CODES = {
     400: "bad_request",
@@ -34,10 +38,6 @@ _STATUS_CODES = {
     415: "unsupported_media_type",
     422: "invalid_state",
 }
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _encode(body: Any) -> bytes:
@@ -134,6 +134,30 @@ def _too_large() -> SvcError:
     return SvcError(413, "payload_too_large", "the request body is larger than 1 MiB")
 
 
+def _parse(body: bytes) -> Any:
+    try:
+        return request_json.loads(body)
+    except request_json.RequestJSONError as e:
+        details = {"field": e.field} if e.field else None
+        raise SvcError(400, "bad_request", str(e), details) from None
+
+
+async def _discard(request: Any) -> None:
+    """Reads what is left of the request body, up to DRAIN_BYTES, before an
+    error is answered."""
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > DRAIN_BYTES:
+        return
+    size = 0
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > DRAIN_BYTES:
+                return
+    except Exception:  # already consumed, or the client went away
+        return
+
+
 def _key(settings: Any) -> str | None:
     if settings.auth == "none":
         return None
@@ -200,19 +224,18 @@ def create_app(
             except ValueError:
                 raise bad_request("the Content-Length header is not a number") from None
             body = await request.body()
-        else:  # chunked: count while reading
+        else:  # chunked: count while reading, then discard past the limit
             chunks, size = [], 0
             async for chunk in request.stream():
                 size += len(chunk)
-                if size > MAX_REQUEST_BYTES:
-                    raise _too_large()
-                chunks.append(chunk)
+                if size > DRAIN_BYTES:
+                    break
+                if size <= MAX_REQUEST_BYTES:
+                    chunks.append(chunk)
+            if size > MAX_REQUEST_BYTES:
+                raise _too_large()
             body = b"".join(chunks)
-        try:
-            obj = json.loads(body, parse_constant=_reject_constant)
-        except ValueError:
-            raise bad_request("the body is not JSON") from None
-        return validate(_state_of(obj, schema))
+        return validate(_state_of(_parse(body), schema))
 
     async def run(state: dict, emit: Any = None) -> dict:
         guarded = registry.has_guardrails()
@@ -232,10 +255,12 @@ def create_app(
     async def invoke(request: Request) -> Any:
         refused = denied(request)
         if refused is not None:
+            await _discard(request)
             return refused
         try:
             result = await run(await read_state(request))
         except Exception as e:
+            await _discard(request)
             return reply.error(failed(e))
         return reply.json(200, {"result": result})
 
@@ -259,6 +284,7 @@ def create_app(
         async def invoke_observed(request: Request) -> Any:
             refused = denied(request)
             if refused is not None:
+                await _discard(request)
                 return refused
             run_log = runs.start()
             headers = {"X-Run-Id": run_log.id}
@@ -267,6 +293,7 @@ def create_app(
                 run_log.emit("run_started", data={"state": state})
                 result = await run(state, emit=run_log.emit)
             except Exception as e:
+                await _discard(request)
                 error = failed(e)
                 run_log.emit(
                     "run_failed", data={"status": error.status, **error.to_body()["error"]}

@@ -12,5 +12,6 @@ mod fixtures;
 mod go_projects;
 mod hostile;
 mod java_projects;
+mod manifest_commands;
 mod python_projects;
 mod testkit_api;

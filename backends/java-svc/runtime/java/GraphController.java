@@ -1,12 +1,12 @@
 package com.svc.PKG.web;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.svc.PKG.GraphState;
 import com.svc.PKG.config.AuthSettings;
 import com.svc.PKG.graph.MainGraph;
 import com.svc.PKG.runtime.GraphRun;
+import com.svc.PKG.runtime.RequestJson;
 import com.svc.PKG.runtime.SvcError;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
@@ -30,8 +30,7 @@ import org.springframework.web.bind.annotation.RestController;
 public class GraphController {
     static final int MAX_REQUEST_BYTES = 1 << 20;
     static final int MAX_RESPONSE_BYTES = 4 << 20;
-    static final ObjectMapper JSON = new ObjectMapper()
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    static final ObjectMapper JSON = new ObjectMapper();
 
     private final MainGraph graph;
     private final AuthSettings auth;
@@ -144,10 +143,12 @@ public class GraphController {
     }
 
     private static byte[] readBody(HttpServletRequest request) throws SvcError {
-        if (request.getContentLengthLong() > MAX_REQUEST_BYTES) {
-            throw tooLarge();
-        }
         try (InputStream in = request.getInputStream()) {
+            // Tomcat reads and discards the rest of a refused body
+            // (server.tomcat.max-swallow-size in application.yml).
+            if (request.getContentLengthLong() > MAX_REQUEST_BYTES) {
+                throw tooLarge();
+            }
             byte[] data = in.readNBytes(MAX_REQUEST_BYTES + 1);
             if (data.length > MAX_REQUEST_BYTES) {
                 throw tooLarge();
@@ -163,12 +164,7 @@ public class GraphController {
     }
 
     private static Map<String, Object> parse(byte[] body) throws SvcError {
-        Object value;
-        try {
-            value = JSON.readValue(body, Object.class);
-        } catch (IOException e) {
-            throw SvcError.badRequest("the body is not JSON");
-        }
+        Object value = RequestJson.read(body);
         if (!(value instanceof Map<?, ?>)) {
             throw SvcError.badRequest("the body must be a JSON object");
         }

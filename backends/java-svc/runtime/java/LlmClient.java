@@ -89,8 +89,4 @@ public final class LlmClient {
         }
         return out;
     }
-
-    public static List<Object> assistantMessage(String text) {
-        return List.of(Map.of("role", "assistant", "content", text));
-    }
 }

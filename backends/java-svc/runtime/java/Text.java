@@ -3,6 +3,8 @@ package com.svc.PKG.runtime;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import java.util.List;
+import java.util.Map;
 
 /** How state values appear inside templates and prompts. */
 public final class Text {
@@ -25,5 +27,10 @@ public final class Text {
         } catch (JsonProcessingException e) {
             return String.valueOf(value);
         }
+    }
+
+    /** Text written to a messages field: one assistant message. */
+    public static List<Object> assistantMessage(String text) {
+        return List.of(Map.of("role", "assistant", "content", text));
     }
 }
