@@ -61,6 +61,40 @@ pub(crate) fn subject_at(tree: &Node, pointer: &str) -> Option<(Subject, Vec<Str
                 .collect();
             Some((subject(SubjectKind::Agent, id), users))
         }
+        ("logical", "nodes") => {
+            // Diagnostics about a connector node's connector (missing,
+            // out of range, config refused) point into the node.
+            let index: usize = tokens.next()?.parse().ok()?;
+            let node = list(tree, "nodes").nth(index)?;
+            if string(node, "kind") != Some("connector") {
+                return None;
+            }
+            let id = string(node, "id")?;
+            let mut connectors: Vec<&str> = match &tree
+                .member("codegen")?
+                .value
+                .member("templates")?
+                .value
+                .value
+            {
+                Json::Object(platforms) => platforms
+                    .iter()
+                    .filter_map(|p| p.value.member(id))
+                    .filter_map(|t| string(&t.value, "connector"))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            connectors.sort_unstable();
+            connectors.dedup();
+            // Platforms may use different connectors; then none is named.
+            match connectors.as_slice() {
+                [one] => Some((
+                    subject(SubjectKind::Connector, one.to_string()),
+                    vec![id.to_string()],
+                )),
+                _ => None,
+            }
+        }
         ("codegen", "templates") => {
             let platform = unescape(tokens.next()?);
             let node = unescape(tokens.next()?);
@@ -153,7 +187,8 @@ mod tests {
         crate::json::parse(
             r#"{"logical": {
                 "nodes": [{"id": "a", "toolId": "read"}, {"id": "b", "boundToolIds": ["read", "crm"]},
-                          {"id": "c", "agent": "helper"}, {"id": "d"}],
+                          {"id": "c", "agent": "helper"}, {"id": "d"},
+                          {"id": "notify", "kind": "connector", "config": {}}],
                 "tools": [{"id": "read", "server": "files"}, {"id": "crm"}],
                 "mcpServers": [{"id": "files"}, {"id": "idle"}],
                 "agents": [{"id": "helper"}]},
@@ -191,6 +226,10 @@ mod tests {
         );
         assert_eq!(
             at("/codegen/templates/go/notify/version"),
+            Some((SubjectKind::Connector, "svc/webhook".into(), v(&["notify"])))
+        );
+        assert_eq!(
+            at("/logical/nodes/4/config/url"),
             Some((SubjectKind::Connector, "svc/webhook".into(), v(&["notify"])))
         );
         assert_eq!(at("/logical/nodes/0"), None);
