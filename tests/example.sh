@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --quiet --bin svc
+cargo build --bin svc
 out=${1:-target/example/support_triage}
 ./target/debug/svc compile fixtures/valid/support_triage.graph.json --out "$out" --force
 (cd "$out" && go build -o bin/service .)
