@@ -1,4 +1,4 @@
-//! The shared HTTP contract suite (`../shared/spec/http-contract.md`).
+//! The shared HTTP contract suite (README.md, "The graph document and the HTTP contract").
 //!
 //! Target-neutral: [`run`] takes a platform, compiles the contract
 //! fixtures with that platform's backend, starts each generated service
@@ -67,6 +67,17 @@ impl Suite {
         }
         body
     }
+
+    /// Checks a `200` whose body is exactly `want`.
+    fn expect_result(&mut self, name: &str, r: std::io::Result<Response>, want: &Value) {
+        let b = self.expect(name, r, 200, None);
+        self.check(name, &b == want, || format!("{b} (want {want})"));
+    }
+}
+
+/// What `contract_core` answers to `{"state": {"text": "Ada"}}`.
+fn ada_result() -> Value {
+    json!({"result": {"text": "Ada", "mode": "normal", "count": 1, "tags": ["seen"], "reply": "Hello, Ada! count=1"}})
 }
 
 fn fixture(name: &str) -> std::path::PathBuf {
@@ -243,25 +254,20 @@ fn core(t: &mut Suite, ready: Duration) -> Result<(), String> {
         });
     }
 
-    let expected = json!({"result": {"text": "Ada", "mode": "normal", "count": 1, "tags": ["seen"], "reply": "Hello, Ada! count=1"}});
+    let expected = ada_result();
     for round in ["first run", "second run (no state shared between requests)"] {
-        let b = t.expect(round, post(&s, &ok, good), 200, None);
-        t.check(round, b == expected, || format!("{b} (want {expected})"));
+        t.expect_result(round, post(&s, &ok, good), &expected);
     }
     let with_defaults = json!({"result": {"text": "Bo", "mode": "normal", "count": 5, "tags": ["a", "seen"], "reply": "Hello, Bo! count=5"}});
-    let b = t.expect(
+    t.expect_result(
         "given values, append reducer",
         post(
             &s,
             &ok,
             r#"{"state": {"text": "Bo", "count": 4, "tags": ["a"]}}"#,
         ),
-        200,
-        None,
+        &with_defaults,
     );
-    t.check("given values, append reducer", b == with_defaults, || {
-        format!("{b} (want {with_defaults})")
-    });
 
     let b = t.expect(
         "a panicking node",
@@ -307,8 +313,7 @@ fn core(t: &mut Suite, ready: Duration) -> Result<(), String> {
         || format!("took {took:?}"),
     );
     // The service is still healthy after all of that.
-    let b = t.expect("still serving", post(&s, &ok, good), 200, None);
-    t.check("still serving", b == expected, || b.to_string());
+    t.expect_result("still serving", post(&s, &ok, good), &expected);
 
     legacy(t, &s);
     drop(s);
@@ -471,19 +476,12 @@ fn request_json(t: &mut Suite, s: &Service) {
         || b.to_string(),
     );
 
-    let expected = json!({"result": {"text": "Ada", "mode": "normal", "count": 1, "tags": ["seen"], "reply": "Hello, Ada! count=1"}});
     let mut bom = b"\xef\xbb\xbf".to_vec();
     bom.extend_from_slice(br#"{"state": {"text": "Ada"}}"#);
-    let b = t.expect(
+    t.expect_result(
         "a leading byte-order mark is ignored",
         send(&bom),
-        200,
-        None,
-    );
-    t.check(
-        "a leading byte-order mark is ignored",
-        b == expected,
-        || format!("{b} (want {expected})"),
+        &ada_result(),
     );
     let b = t.expect(
         "a surrogate pair is a character",
@@ -511,24 +509,10 @@ fn append_text(t: &mut Suite, ready: Duration) -> Result<(), String> {
         "chat": [said(1), said(2), said(3)],
         "next": "stop"
     }});
-    let b = t.expect(
+    t.expect_result(
         "appending text",
         post(&s, &ok, r#"{"state": {}}"#),
-        200,
-        None,
-    );
-    t.check("appending text", b == expected, || {
-        format!("{b} (want {expected})")
-    });
-    let b = t.expect(
-        "appending text after given items",
-        post(
-            &s,
-            &ok,
-            r#"{"state": {"rounds": 1, "lines": ["given"], "chat": [{"role": "user", "content": "hi"}]}}"#,
-        ),
-        200,
-        None,
+        &expected,
     );
     let want = json!({"result": {
         "rounds": 3,
@@ -536,9 +520,15 @@ fn append_text(t: &mut Suite, ready: Duration) -> Result<(), String> {
         "chat": [{"role": "user", "content": "hi"}, said(2), said(3)],
         "next": "stop"
     }});
-    t.check("appending text after given items", b == want, || {
-        format!("{b} (want {want})")
-    });
+    t.expect_result(
+        "appending text after given items",
+        post(
+            &s,
+            &ok,
+            r#"{"state": {"rounds": 1, "lines": ["given"], "chat": [{"role": "user", "content": "hi"}]}}"#,
+        ),
+        &want,
+    );
     Ok(())
 }
 
@@ -547,14 +537,11 @@ fn legacy(t: &mut Suite, s: &Service) {
     let ok = json_headers(Some(KEY));
     match t.platform.as_str() {
         "go" => {
-            let b = t.expect(
+            t.expect_result(
                 "raw state (Go legacy)",
                 post(s, &ok, r#"{"text": "Ada"}"#),
-                200,
-                None,
+                &ada_result()["result"],
             );
-            let want = json!({"text": "Ada", "mode": "normal", "count": 1, "tags": ["seen"], "reply": "Hello, Ada! count=1"});
-            t.check("raw state answer", b == want, || b.to_string());
         }
         "java-svc" => {
             let b = t.expect(
@@ -637,18 +624,12 @@ fn upstream(t: &mut Suite, ready: Duration) -> Result<(), String> {
         ready,
     )?;
     let h = json_headers(None);
-    let b = t.expect(
-        "tool and LLM nodes",
-        post(&s, &h, r#"{"state": {"question": "ok"}}"#),
-        200,
-        None,
-    );
     let want = json!({"result": {"question": "ok", "persona": "", "record": {"mode": "ok", "source": "stub"},
         "answer": "stub answer", "ideas": ["first", "second"]}});
-    t.check(
+    t.expect_result(
         "tool and LLM results (scalar and list shape)",
-        b == want,
-        || format!("{b} (want {want})"),
+        post(&s, &h, r#"{"state": {"question": "ok"}}"#),
+        &want,
     );
 
     let calls = llm.received();

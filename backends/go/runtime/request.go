@@ -153,19 +153,17 @@ func checkSurrogates(body []byte) error {
 			return nil // malformed; the decoder says so
 		}
 		i += 5
-		switch {
-		case u >= 0xD800 && u <= 0xDBFF:
-			next := i + 1
-			if next+1 < len(body) && body[next] == '\\' && body[next+1] == 'u' {
-				if low, ok := hex4(body, next+2); ok && low >= 0xDC00 && low <= 0xDFFF {
-					i = next + 5
-					continue
-				}
-			}
-			return &jsonError{msg: "the body has a lone UTF-16 surrogate escape (\\u" + strconv.FormatUint(uint64(u), 16) + ")"}
-		case u >= 0xDC00 && u <= 0xDFFF:
-			return &jsonError{msg: "the body has a lone UTF-16 surrogate escape (\\u" + strconv.FormatUint(uint64(u), 16) + ")"}
+		if u < 0xD800 || u > 0xDFFF {
+			continue
 		}
+		// A high surrogate must be followed at once by an escaped low one.
+		if u <= 0xDBFF && i+2 < len(body) && body[i+1] == '\\' && body[i+2] == 'u' {
+			if low, ok := hex4(body, i+3); ok && low >= 0xDC00 && low <= 0xDFFF {
+				i += 6
+				continue
+			}
+		}
+		return &jsonError{msg: "the body has a lone UTF-16 surrogate escape (\\u" + strconv.FormatUint(uint64(u), 16) + ")"}
 	}
 	return nil
 }

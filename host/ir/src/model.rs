@@ -1,4 +1,5 @@
-//! The typed model of an IR v2 document (`../shared/spec/ir-v2.md`).
+//! The typed model of an IR v2 document (its JSON Schema, generated from this model, is
+//! `fixtures/schema/ir-v2.schema.json`).
 //!
 //! Reading is done by [`crate::read`] (it collects every problem at once and
 //! knows positions); this module only describes the shape. `Serialize` gives

@@ -41,7 +41,7 @@ pub(crate) fn subject_at(tree: &Node, pointer: &str) -> Option<(Subject, Vec<Str
         ("logical", "tools") => {
             let id = id_at(tree, "tools", tokens.next()?)?;
             let users = nodes_using_tools(tree, &[id.as_str()]);
-            Some((subject(SubjectKind::Tool, id), users))
+            Some((Subject::new(SubjectKind::Tool, id), users))
         }
         ("logical", "mcpServers") => {
             let id = id_at(tree, "mcpServers", tokens.next()?)?;
@@ -51,7 +51,7 @@ pub(crate) fn subject_at(tree: &Node, pointer: &str) -> Option<(Subject, Vec<Str
                 .collect();
             let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
             let users = nodes_using_tools(tree, &tools);
-            Some((subject(SubjectKind::McpServer, id), users))
+            Some((Subject::new(SubjectKind::McpServer, id), users))
         }
         ("logical", "agents") => {
             let id = id_at(tree, "agents", tokens.next()?)?;
@@ -59,7 +59,7 @@ pub(crate) fn subject_at(tree: &Node, pointer: &str) -> Option<(Subject, Vec<Str
                 .filter(|n| string(n, "agent") == Some(id.as_str()))
                 .filter_map(|n| string(n, "id").map(str::to_string))
                 .collect();
-            Some((subject(SubjectKind::Agent, id), users))
+            Some((Subject::new(SubjectKind::Agent, id), users))
         }
         ("logical", "nodes") => {
             // Diagnostics about a connector node's connector (missing,
@@ -89,7 +89,7 @@ pub(crate) fn subject_at(tree: &Node, pointer: &str) -> Option<(Subject, Vec<Str
             // Platforms may use different connectors; then none is named.
             match connectors.as_slice() {
                 [one] => Some((
-                    subject(SubjectKind::Connector, one.to_string()),
+                    Subject::new(SubjectKind::Connector, one.to_string()),
                     vec![id.to_string()],
                 )),
                 _ => None,
@@ -107,19 +107,18 @@ pub(crate) fn subject_at(tree: &Node, pointer: &str) -> Option<(Subject, Vec<Str
                 .value
                 .member(&node)?;
             let id = string(&entry.value, "connector")?.to_string();
-            Some((subject(SubjectKind::Connector, id), vec![node]))
+            Some((Subject::new(SubjectKind::Connector, id), vec![node]))
         }
         _ => None,
     }
 }
 
-fn subject(kind: SubjectKind, id: String) -> Subject {
-    Subject { kind, id }
-}
-
 impl Subject {
     pub fn new(kind: SubjectKind, id: impl Into<String>) -> Self {
-        subject(kind, id.into())
+        Subject {
+            kind,
+            id: id.into(),
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-"""The HTTP contract (shared/spec/http-contract.md) through FastAPI's TestClient."""
+"""The HTTP contract (the repository README) through FastAPI's TestClient."""
 
 import asyncio
 import json

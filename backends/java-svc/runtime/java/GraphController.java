@@ -143,12 +143,12 @@ public class GraphController {
     }
 
     private static byte[] readBody(HttpServletRequest request) throws SvcError {
+        // Tomcat reads and discards the rest of a refused body
+        // (server.tomcat.max-swallow-size in application.yml).
+        if (request.getContentLengthLong() > MAX_REQUEST_BYTES) {
+            throw tooLarge();
+        }
         try (InputStream in = request.getInputStream()) {
-            // Tomcat reads and discards the rest of a refused body
-            // (server.tomcat.max-swallow-size in application.yml).
-            if (request.getContentLengthLong() > MAX_REQUEST_BYTES) {
-                throw tooLarge();
-            }
             byte[] data = in.readNBytes(MAX_REQUEST_BYTES + 1);
             if (data.length > MAX_REQUEST_BYTES) {
                 throw tooLarge();

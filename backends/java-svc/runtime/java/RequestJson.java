@@ -3,7 +3,6 @@ package com.svc.PKG.runtime;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -22,10 +21,7 @@ import java.util.Map;
 public final class RequestJson {
     public static final int MAX_DEPTH = 128;
     private static final BigInteger MAX_DOUBLE = new java.math.BigDecimal(Double.MAX_VALUE).toBigInteger();
-    // Jackson's own depth limit sits above ours so that ours is the one reported.
-    private static final JsonFactory FACTORY = JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH + 1).build())
-            .build();
+    private static final JsonFactory FACTORY = new JsonFactory();
 
     private RequestJson() {
     }
@@ -43,9 +39,6 @@ public final class RequestJson {
             }
             return value;
         } catch (IOException e) {
-            if (e.getMessage() != null && e.getMessage().contains("nesting depth")) {
-                throw tooDeep();
-            }
             if (e.getMessage() != null && e.getMessage().contains("UTF-8")) {
                 throw SvcError.badRequest("the body is not valid UTF-8");
             }
