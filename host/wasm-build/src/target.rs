@@ -11,7 +11,9 @@ pub(crate) const TARGET: &str = "wasm32-wasip2";
 /// before the nested build starts. rustup applies rust-toolchain.toml's
 /// `targets` only when it installs the toolchain, so a machine that already
 /// had stable lacks it, and the nested cargo would otherwise compile for
-/// minutes before failing with `can't find crate for std`.
+/// minutes before failing with `can't find crate for std`. Usually
+/// `.cargo/rustc-wrapper.sh` has already seen to it before the outer build
+/// started; this covers builds where a user's `RUSTC_WRAPPER` replaces it.
 pub(crate) fn ensure_target(workspace: &Path) -> Result<(), Box<dyn Error>> {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     ensure_target_with(&rustc, "rustup", workspace)
