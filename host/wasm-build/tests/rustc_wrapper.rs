@@ -3,6 +3,8 @@
 //! the next compile, the refusal without rustup, and that every other call
 //! reaches rustc with its arguments and environment untouched.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
