@@ -14,4 +14,5 @@ mod hostile;
 mod java_projects;
 mod manifest_commands;
 mod python_projects;
+mod snapshots;
 mod testkit_api;

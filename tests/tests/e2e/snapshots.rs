@@ -1,0 +1,147 @@
+//! The emitted project of every valid fixture on every built-in backend, as
+//! insta snapshots in `tests/snapshots/`, so a change to generated code is
+//! reviewed as a diff (`cargo insta review`). The toolchain and HTTP tests
+//! stay the proof that the code works; these only show what changed.
+//!
+//! Files that every project of a backend holds byte for byte (its runtime)
+//! are one snapshot, `<platform>__shared`; each fixture's snapshot lists its
+//! whole tree and spells out the files of its own. A Java project's package
+//! comes from its document id; it is written `{package}` here so that the
+//! runtime files of every Java project compare equal.
+
+use std::collections::BTreeMap;
+
+use svc_compile::testkit::{fixture_documents, read_expectation, Outcome};
+use svc_compile::ProjectFile;
+use svc_ir::SourceFile;
+use svc_tests::service::test_runtime;
+use svc_tests::{fixtures, workspace, Builtins};
+
+#[test]
+fn emitted_projects_match_their_snapshots() {
+    let runtime = test_runtime().expect("runtime");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(workspace().join("tests/snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    let _bound = settings.bind_to_scope();
+
+    for backend in svc_builtin::BACKENDS {
+        let platform = backend.platform;
+        let projects = projects(platform, &Builtins { runtime: &runtime });
+        assert!(
+            projects.len() >= 10,
+            "{platform}: only {} projects",
+            projects.len()
+        );
+        let shared = shared_files(&projects);
+        insta::assert_snapshot!(format!("{platform}__shared"), render(&shared, |_| false));
+        for (fixture, files) in &projects {
+            let tree: BTreeMap<&str, &ProjectFile> =
+                files.iter().map(|f| (f.path.as_str(), f)).collect();
+            insta::assert_snapshot!(
+                format!("{platform}__{fixture}"),
+                render(&tree, |path| shared.contains_key(path))
+            );
+        }
+    }
+}
+
+/// Every valid fixture that compiles for `platform`, by fixture name.
+fn projects(platform: &str, backends: &Builtins) -> Vec<(String, Vec<ProjectFile>)> {
+    let mut out = Vec::new();
+    for path in fixture_documents(&fixtures().join("valid")) {
+        let expect = read_expectation(&path).expect("expectation");
+        if !matches!(expect.platforms.get(platform), Some(Outcome::Ok(_))) {
+            continue;
+        }
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".graph.json"))
+            .expect("fixture name")
+            .to_string();
+        let text = std::fs::read_to_string(&path).expect("read fixture");
+        // The path in the document's diagnostics and manifest is relative,
+        // so the snapshots do not depend on where the repository lives.
+        let mut source = SourceFile::new(format!("fixtures/valid/{name}.graph.json"), text);
+        let generated = svc_compile::generate(
+            &mut source,
+            Some(platform),
+            backends,
+            Box::new(svc_runtime::NoConnectors),
+        )
+        .unwrap_or_else(|d| panic!("{name} [{platform}]: {d:?}"));
+        out.push((name, redact_java_package(generated.files)));
+    }
+    out
+}
+
+/// Writes a Java project's package (the folder holding `Application.java`)
+/// as `{package}` in paths and text.
+fn redact_java_package(files: Vec<ProjectFile>) -> Vec<ProjectFile> {
+    let Some(dir) = files.iter().find_map(|f| {
+        f.path
+            .strip_prefix("src/main/java/")
+            .and_then(|p| p.strip_suffix("/Application.java"))
+            .map(str::to_string)
+    }) else {
+        return files;
+    };
+    let package = dir.replace('/', ".");
+    files
+        .into_iter()
+        .map(|f| {
+            let contents = match String::from_utf8(f.contents) {
+                Ok(text) => text.replace(&package, "{package}").into_bytes(),
+                Err(e) => e.into_bytes(),
+            };
+            ProjectFile {
+                path: f.path.replace(&dir, "{package}"),
+                contents,
+                executable: f.executable,
+            }
+        })
+        .collect()
+}
+
+/// The files every project holds with the same bytes.
+fn shared_files(projects: &[(String, Vec<ProjectFile>)]) -> BTreeMap<&str, &ProjectFile> {
+    let mut shared: BTreeMap<&str, &ProjectFile> =
+        projects[0].1.iter().map(|f| (f.path.as_str(), f)).collect();
+    for (_, files) in &projects[1..] {
+        shared.retain(|path, file| {
+            files.iter().any(|f| {
+                f.path == *path && f.contents == file.contents && f.executable == file.executable
+            })
+        });
+    }
+    shared
+}
+
+/// The tree as text: one header per file, then its contents unless it is
+/// one of the shared files (or not text).
+fn render(tree: &BTreeMap<&str, &ProjectFile>, is_shared: impl Fn(&str) -> bool) -> String {
+    let mut out = String::new();
+    for (path, file) in tree {
+        let mode = if file.executable { " (executable)" } else { "" };
+        if is_shared(path) {
+            out.push_str(&format!("=== {path}{mode}: shared\n"));
+            continue;
+        }
+        match std::str::from_utf8(&file.contents) {
+            Ok(text) => {
+                out.push_str(&format!("=== {path}{mode}\n{text}"));
+                if !text.ends_with('\n') {
+                    out.push_str("\n[no newline at end]\n");
+                }
+            }
+            Err(_) => out.push_str(&format!(
+                "=== {path}{mode}: {} bytes, sha256 {}\n",
+                file.contents.len(),
+                svc_compile::manifest::sha256_hex(&file.contents)
+            )),
+        }
+    }
+    out
+}
