@@ -18,3 +18,15 @@ include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
 pub fn backend(platform: &str) -> Option<&'static Builtin> {
     BACKENDS.iter().find(|b| b.platform == platform)
 }
+
+#[cfg(test)]
+mod tests {
+    /// The build script's digest is the one the runtime computes (it keys
+    /// the component cache and the build manifest by it).
+    #[test]
+    fn the_recorded_digest_is_the_runtimes() {
+        for b in super::BACKENDS {
+            assert_eq!(b.sha256, svc_runtime::sha256_hex(b.wasm), "{}", b.name);
+        }
+    }
+}

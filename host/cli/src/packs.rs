@@ -136,7 +136,7 @@ pub fn run_pack(args: &PackArgs) -> ExitCode {
         let d = Diagnostic::error("io", format!("cannot write `{}`: {e}", path.display()));
         return output::fail(args.format, &[d]);
     }
-    let sha = svc_packs::archive::sha256_hex(&packed.bytes);
+    let sha = svc_runtime::sha256_hex(&packed.bytes);
     match args.format {
         Format::Human => println!(
             "packed {}\n  -> {} ({} bytes, sha256 {sha})",

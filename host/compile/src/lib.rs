@@ -147,7 +147,7 @@ pub fn generate(
         document: manifest::DocumentEntry {
             id: doc.id.clone(),
             version: doc.version.clone(),
-            sha256: manifest::sha256_hex(ir.as_bytes()),
+            sha256: svc_runtime::sha256_hex(ir.as_bytes()),
         },
         backend: manifest::BackendEntry {
             name: info.name.clone(),

@@ -3,16 +3,9 @@
 //! so two compiles of one document give the same bytes.
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
+use svc_runtime::sha256_hex;
 
 use crate::project::ProjectFile;
-
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

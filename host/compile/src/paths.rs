@@ -7,38 +7,10 @@ use svc_ir::Diagnostic;
 /// The manifest the host writes itself; no plugin may emit it.
 pub const MANIFEST: &str = ".svc-build-manifest.json";
 
-/// Why `path` is not a safe relative project path, if it is not.
+/// Why `path` is not a safe relative project path, if it is not (the
+/// rules archives and pack projects follow too).
 pub fn unsafe_reason(path: &str) -> Option<&'static str> {
-    if path.is_empty() {
-        return Some("the path is empty");
-    }
-    if path.contains('\0') {
-        return Some("the path contains a NUL byte");
-    }
-    if path.contains('\\') {
-        return Some("the path contains a backslash; use `/`");
-    }
-    if path.starts_with('/') {
-        return Some("the path is absolute");
-    }
-    if path.len() >= 2 && path.as_bytes()[1] == b':' {
-        return Some("the path names a drive");
-    }
-    if path.len() > 1024 {
-        return Some("the path is longer than 1024 bytes");
-    }
-    for part in path.split('/') {
-        match part {
-            "" => return Some("the path has an empty segment (`//` or a trailing `/`)"),
-            "." => return Some("the path has a `.` segment"),
-            ".." => return Some("the path climbs out of the project with `..`"),
-            _ => {}
-        }
-        if part.chars().any(char::is_control) {
-            return Some("the path contains a control character");
-        }
-    }
-    None
+    svc_pack_zip::check_path(path).err()
 }
 
 /// Every problem with a set of emitted paths: unsafe, duplicate (also

@@ -10,6 +10,7 @@
 //! no ZIP64, no encryption, no data descriptors, no multi-disk archives.
 
 mod path;
+pub use path::{check_path, MAX_PATH_BYTES};
 mod read;
 mod write;
 

@@ -5,20 +5,13 @@
 
 use std::collections::BTreeMap;
 
-use sha2::{Digest, Sha256};
 use svc_ir::Diagnostic;
 use svc_pack_zip::{Entry, Limits};
+use svc_runtime::sha256_hex;
 
 use crate::manifest::{FileEntry, PackManifest, FORMAT_VERSION, MANIFEST_ENTRY};
 use crate::project::{is_connector_id, is_pack_name};
 use crate::HOST_API;
-
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
 
 /// A pack read and checked whole.
 #[derive(Debug, Clone)]

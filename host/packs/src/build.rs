@@ -15,7 +15,9 @@ use svc_compile::BackendSource;
 use svc_ir::{Diagnostic, SourceFile};
 use svc_runtime::Runtime;
 
-use crate::archive::{open_pack, sha256_hex, write_pack};
+use svc_runtime::sha256_hex;
+
+use crate::archive::{open_pack, write_pack};
 use crate::manifest::{Missing, PackManifest, COMPONENT_ENTRY, FORMAT_VERSION};
 use crate::project::{ProjectManifest, PROJECT_FILE};
 use crate::registry::{info_mismatch, Registry, SharedRegistry};

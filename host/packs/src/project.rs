@@ -1,6 +1,6 @@
 //! `svc.project.json`: the manifest of a pack project (`kind: plugin-creator`).
 
-use std::path::{Component, Path};
+use std::path::Path;
 
 use svc_ir::Diagnostic;
 
@@ -62,13 +62,7 @@ pub fn is_connector_id(s: &str) -> bool {
 /// A relative path inside the project in plain form: `a/b`, without `.`,
 /// `..`, empty segments or a trailing `/` (it names archive entries too).
 fn is_inner_path(s: &str) -> bool {
-    !s.is_empty()
-        && !s.contains('\\')
-        && s.split('/')
-            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
-        && Path::new(s)
-            .components()
-            .all(|c| matches!(c, Component::Normal(_)))
+    svc_pack_zip::check_path(s).is_ok()
 }
 
 impl ProjectManifest {

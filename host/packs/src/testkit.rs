@@ -11,7 +11,9 @@ use svc_compile::BackendSource;
 use svc_ir::SourceFile;
 use svc_runtime::{ConnectorInfo, Runtime};
 
-use crate::archive::{sha256_hex, Pack};
+use svc_runtime::sha256_hex;
+
+use crate::archive::Pack;
 use crate::manifest::{PackManifest, COMPONENT_ENTRY, FORMAT_VERSION};
 use crate::project::is_connector_id;
 use crate::registry::{Registry, SharedRegistry};

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use svc_packs::archive::{open_pack, sha256_hex, write_pack};
+use svc_packs::archive::{open_pack, write_pack};
 use svc_packs::manifest::{FileEntry, PackManifest, COMPONENT_ENTRY, FORMAT_VERSION};
+use svc_runtime::sha256_hex;
 
 const REGULAR: u32 = 0o100_644 << 16;
 const SYMLINK: u32 = 0o120_777 << 16;

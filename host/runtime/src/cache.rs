@@ -8,14 +8,8 @@
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 use wasmtime::Engine;
-
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// A stable fingerprint of everything that makes compiled code compatible.
 pub(crate) fn engine_fingerprint(engine: &Engine) -> String {

@@ -108,7 +108,7 @@ impl Runtime {
         bytes: &[u8],
         digest: Option<&str>,
     ) -> Result<(Component, String), PluginError> {
-        let sha = digest.map_or_else(|| cache::sha256_hex(bytes), str::to_string);
+        let sha = digest.map_or_else(|| crate::sha256_hex(bytes), str::to_string);
         let entry = self
             .cache_dir
             .as_ref()

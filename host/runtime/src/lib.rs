@@ -11,6 +11,7 @@
 
 mod bindings;
 mod cache;
+mod digest;
 mod engine;
 mod plugin;
 mod sandbox;
@@ -21,6 +22,7 @@ pub use bindings::types::{
     BackendInfo, BuildCommands, Capabilities, ConnectorInfo, ConnectorRef, Dependency, Diagnostic,
     EmitRequest, File, Rendered, Severity,
 };
+pub use digest::sha256_hex;
 pub use engine::{Runtime, RuntimeOptions};
 pub use plugin::{Backend, BackendSession, Connector, Emitted};
 

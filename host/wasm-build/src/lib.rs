@@ -97,7 +97,9 @@ pub fn rerun_if_changed(workspace: &Path, paths: &[&str]) {
     }
 }
 
-/// The sha256 of a built component, as lowercase hex.
+/// The sha256 of a built component, as lowercase hex: the digest
+/// `svc_runtime::sha256_hex` gives for its bytes (build scripts do not link
+/// the runtime; host/builtin's tests check the two agree).
 pub fn sha256_hex(path: &Path) -> Result<String, Box<dyn Error>> {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(std::fs::read(path)?);

@@ -139,7 +139,7 @@ fn render(tree: &BTreeMap<&str, &ProjectFile>, is_shared: impl Fn(&str) -> bool)
             Err(_) => out.push_str(&format!(
                 "=== {path}{mode}: {} bytes, sha256 {}\n",
                 file.contents.len(),
-                svc_compile::manifest::sha256_hex(&file.contents)
+                svc_runtime::sha256_hex(&file.contents)
             )),
         }
     }
