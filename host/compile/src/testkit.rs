@@ -130,25 +130,30 @@ pub struct FixtureResult {
     pub detail: String,
 }
 
-/// Every `*.graph.json` below `dir`, sorted.
-pub fn fixture_documents(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.to_string_lossy().ends_with(".graph.json") {
-                out.push(p);
-            }
+impl FixtureResult {
+    /// A failure that is not one fixture's (the directory cannot be read).
+    pub fn failed(at: &Path, detail: String) -> Self {
+        FixtureResult {
+            fixture: at.to_path_buf(),
+            passed: false,
+            detail,
         }
     }
-    out.sort();
-    out
+}
+
+/// Every `*.graph.json` below `dir`, sorted. A directory that cannot be
+/// read is an error: a fixture silently skipped would pass unseen.
+pub fn fixture_documents(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry.map_err(|e| format!("cannot list fixtures: {e}"))?;
+        if entry.file_type().is_file()
+            && entry.file_name().to_string_lossy().ends_with(".graph.json")
+        {
+            out.push(entry.into_path());
+        }
+    }
+    Ok(out)
 }
 
 /// The expectation file beside a fixture document.
@@ -201,7 +206,11 @@ pub fn compare(expected: &[Expected], actual: &[Diagnostic]) -> Option<String> {
 
 /// Compiles every fixture for `platform` (in memory) and checks outcomes.
 pub fn run(dir: &Path, platform: &str, backends: &dyn BackendSource) -> Vec<FixtureResult> {
-    fixture_documents(dir)
+    let documents = match fixture_documents(dir) {
+        Ok(documents) => documents,
+        Err(detail) => return vec![FixtureResult::failed(dir, detail)],
+    };
+    documents
         .into_iter()
         .map(|path| {
             let (passed, detail) = match check_one(&path, platform, backends) {

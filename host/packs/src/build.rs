@@ -302,54 +302,42 @@ fn requested_platforms(
 }
 
 /// Every file under `dir`, keyed by `prefix/relative path` (sorted; links
-/// and other non-regular files are refused).
+/// and other non-regular files are refused, and so is any entry that
+/// cannot be read).
 fn collect_files(dir: &Path, prefix: &str) -> Result<BTreeMap<String, Vec<u8>>, Vec<Diagnostic>> {
+    let fail = |msg: String| vec![Diagnostic::error("pack-templates", msg)];
     let mut out = BTreeMap::new();
     if !dir.is_dir() {
         return Ok(out);
     }
-    let mut stack = vec![(dir.to_path_buf(), prefix.to_string())];
-    while let Some((d, p)) = stack.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| {
-            vec![Diagnostic::error(
-                "pack-templates",
-                format!("cannot list `{}`: {e}", d.display()),
-            )]
-        })?;
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-                return Err(vec![Diagnostic::error(
-                    "pack-templates",
-                    format!("`{}`: file names in a pack must be UTF-8", path.display()),
-                )]);
-            };
-            let kind = entry.file_type().map_err(|e| {
-                vec![Diagnostic::error(
-                    "pack-templates",
-                    format!("`{}`: {e}", path.display()),
-                )]
-            })?;
-            if kind.is_dir() {
-                stack.push((path, format!("{p}/{name}")));
-            } else if kind.is_file() {
-                let data = std::fs::read(&path).map_err(|e| {
-                    vec![Diagnostic::error(
-                        "pack-templates",
-                        format!("cannot read `{}`: {e}", path.display()),
-                    )]
-                })?;
-                out.insert(format!("{p}/{name}"), data);
-            } else {
-                return Err(vec![Diagnostic::error(
-                    "pack-templates",
-                    format!(
-                        "`{}` is not a regular file (links are not packed)",
-                        path.display()
-                    ),
-                )]);
-            }
+    for entry in walkdir::WalkDir::new(dir).min_depth(1) {
+        let entry = entry.map_err(|e| fail(format!("cannot list `{}`: {e}", dir.display())))?;
+        let path = entry.path();
+        if entry.file_type().is_dir() {
+            continue;
         }
+        if !entry.file_type().is_file() {
+            return Err(fail(format!(
+                "`{}` is not a regular file (links are not packed)",
+                path.display()
+            )));
+        }
+        // Joined with `/` on every OS: it names an archive entry.
+        let relative: Option<Vec<&str>> = path
+            .strip_prefix(dir)
+            .unwrap_or(path)
+            .components()
+            .map(|c| c.as_os_str().to_str())
+            .collect();
+        let Some(relative) = relative.map(|parts| parts.join("/")) else {
+            return Err(fail(format!(
+                "`{}`: file names in a pack must be UTF-8",
+                path.display()
+            )));
+        };
+        let data = std::fs::read(path)
+            .map_err(|e| fail(format!("cannot read `{}`: {e}", path.display())))?;
+        out.insert(format!("{prefix}/{relative}"), data);
     }
     Ok(out)
 }

@@ -89,15 +89,15 @@ pub fn run(
     let platforms = pack.manifest.platforms.clone();
     let mut registry = Registry::new(runtime);
     if let Err(d) = registry.add_pack(pack) {
-        return vec![FixtureResult {
-            fixture: fixtures.to_path_buf(),
-            passed: false,
-            detail: d.render(),
-        }];
+        return vec![FixtureResult::failed(fixtures, d.render())];
     }
+    let documents = match fixture_documents(fixtures) {
+        Ok(documents) => documents,
+        Err(detail) => return vec![FixtureResult::failed(fixtures, detail)],
+    };
     let shared = SharedRegistry::new(registry);
     let mut out = Vec::new();
-    for path in fixture_documents(fixtures) {
+    for path in documents {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };

@@ -14,7 +14,7 @@ fn generated_go_modules_pass_their_toolchain() {
     }
     let mut checked = 0;
     let mut failures = Vec::new();
-    for doc in fixture_documents(&fixtures().join("valid")) {
+    for doc in fixture_documents(&fixtures().join("valid")).expect("fixtures") {
         let expect = read_expectation(&doc).expect("expectation");
         if !matches!(expect.platforms.get("go"), Some(Outcome::Ok(_))) {
             continue;

@@ -15,7 +15,7 @@ fn generated_maven_projects_pass_their_own_tests() {
     }
     let mut checked = 0;
     let mut failures = Vec::new();
-    for doc in fixture_documents(&fixtures().join("valid")) {
+    for doc in fixture_documents(&fixtures().join("valid")).expect("fixtures") {
         let expect = read_expectation(&doc).expect("expectation");
         if !matches!(expect.platforms.get("java-svc"), Some(Outcome::Ok(_))) {
             continue;

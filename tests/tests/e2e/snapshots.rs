@@ -50,7 +50,7 @@ fn emitted_projects_match_their_snapshots() {
 /// Every valid fixture that compiles for `platform`, by fixture name.
 fn projects(platform: &str, backends: &Builtins) -> Vec<(String, Vec<ProjectFile>)> {
     let mut out = Vec::new();
-    for path in fixture_documents(&fixtures().join("valid")) {
+    for path in fixture_documents(&fixtures().join("valid")).expect("fixtures") {
         let expect = read_expectation(&path).expect("expectation");
         if !matches!(expect.platforms.get(platform), Some(Outcome::Ok(_))) {
             continue;
