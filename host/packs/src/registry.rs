@@ -14,7 +14,7 @@ use svc_runtime::{
 };
 
 use crate::archive::{open_pack, Pack};
-use crate::schema;
+use crate::schema::ConfigSchema;
 
 /// The largest pack file read (the zip layer limits what is inside).
 const MAX_PACK_BYTES: u64 = 300 << 20;
@@ -71,7 +71,7 @@ pub fn pack_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
 /// One connector: its pack, and the component once it has been loaded.
 struct Entry {
     pack: Pack,
-    loaded: Option<(Connector, ConnectorInfo, serde_json::Value)>,
+    loaded: Option<(Connector, ConnectorInfo, ConfigSchema)>,
 }
 
 /// The packs available to one compile.
@@ -172,12 +172,13 @@ impl Registry {
         if let Some(problem) = info_mismatch(&info, &m.connector, &m.version, &m.platforms) {
             return Err(vec![error("connector-info", format!("{name}: {problem}"))]);
         }
-        let schema = serde_json::from_str(&info.config_schema).map_err(|e| {
-            vec![error(
-                "connector-info",
-                format!("{name}: its config schema is not JSON: {e}"),
-            )]
-        })?;
+        let schema = serde_json::from_str(&info.config_schema)
+            .map_err(|e| format!("its config schema is not JSON: {e}"))
+            .and_then(|s| {
+                ConfigSchema::compile(s)
+                    .map_err(|e| format!("its config schema is not a usable JSON Schema: {e}"))
+            })
+            .map_err(|why| vec![error("connector-info", format!("{name}: {why}"))])?;
         entry.loaded = Some((connector, info, schema));
         Ok(())
     }
@@ -281,7 +282,7 @@ impl Registry {
                 format!("the node config is not JSON: {e}"),
             )]
         })?;
-        let violations = schema::check(schema, &value);
+        let violations = schema.check(&value);
         if !violations.is_empty() {
             return Err(violations
                 .into_iter()

@@ -1,12 +1,13 @@
 //! Checks a connector node's `config` against the JSON Schema its connector
-//! publishes in `info()`. The subset understood is what configuration
-//! schemas use: `type`, `properties`, `required`, `additionalProperties`,
-//! `enum`, `const`, `items`, `minimum`, `maximum`, `minLength`, `minItems`.
-//! Other keywords are left to the connector's own `render` checks.
+//! publishes in `info()`: full draft 2020-12 with the `jsonschema` crate,
+//! `format` enforced (configs carry URLs, ids and durations). Each violation
+//! keeps the pointer of the offending value inside the config, which the host
+//! places in the user's document.
 
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::Validator;
 use serde_json::Value;
 use svc_ir::diag::pointer_token;
-use svc_ir::json::value_kind;
 
 /// A problem at a JSON pointer relative to the checked value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,128 +16,76 @@ pub struct Violation {
     pub message: String,
 }
 
-pub fn check(schema: &Value, value: &Value) -> Vec<Violation> {
-    let mut out = Vec::new();
-    walk(schema, value, "", &mut out);
-    out
+/// A connector's config schema, compiled once when the connector loads.
+pub struct ConfigSchema {
+    schema: Value,
+    validator: Validator,
 }
 
-fn type_matches(name: &str, v: &Value) -> bool {
-    match name {
-        "string" => v.is_string(),
-        "integer" => v.is_i64() || v.is_u64(),
-        "number" => v.is_number(),
-        "boolean" => v.is_boolean(),
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        "null" => v.is_null(),
-        _ => true,
+impl std::fmt::Debug for ConfigSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ConfigSchema").field(&self.schema).finish()
     }
 }
 
-fn walk(schema: &Value, v: &Value, ptr: &str, out: &mut Vec<Violation>) {
-    let Some(s) = schema.as_object() else {
-        return;
-    };
-    let mut fail = |pointer: String, message: String| out.push(Violation { pointer, message });
-    if let Some(t) = s.get("type") {
-        let names: Vec<&str> = match t {
-            Value::String(one) => vec![one.as_str()],
-            Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
-        };
-        if !names.is_empty() && !names.iter().any(|n| type_matches(n, v)) {
-            fail(
-                ptr.to_string(),
-                format!("expected {}, found {}", names.join(" or "), value_kind(v)),
-            );
-            return;
-        }
+impl ConfigSchema {
+    /// Compiles `schema`; the error says why it is not a usable schema (an
+    /// unknown draft, a bad keyword value, a `$ref` outside the document:
+    /// nothing is fetched).
+    pub fn compile(schema: Value) -> Result<Self, String> {
+        let validator = jsonschema::draft202012::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .map_err(|e| e.to_string())?;
+        Ok(ConfigSchema { schema, validator })
     }
-    if let Some(Value::Array(allowed)) = s.get("enum") {
-        if !allowed.contains(v) {
-            let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            fail(
-                ptr.to_string(),
-                format!("must be one of {}, found {v}", list.join(", ")),
-            );
-        }
-    }
-    if let Some(c) = s.get("const") {
-        if c != v {
-            fail(ptr.to_string(), format!("must be {c}, found {v}"));
-        }
-    }
-    if let (Some(min), Some(n)) = (s.get("minimum").and_then(Value::as_f64), v.as_f64()) {
-        if n < min {
-            fail(
-                ptr.to_string(),
-                format!("must be at least {min}, found {n}"),
-            );
-        }
-    }
-    if let (Some(max), Some(n)) = (s.get("maximum").and_then(Value::as_f64), v.as_f64()) {
-        if n > max {
-            fail(ptr.to_string(), format!("must be at most {max}, found {n}"));
-        }
-    }
-    if let (Some(min), Some(text)) = (s.get("minLength").and_then(Value::as_u64), v.as_str()) {
-        if (text.chars().count() as u64) < min {
-            fail(
-                ptr.to_string(),
-                format!("must have at least {min} characters"),
-            );
-        }
-    }
-    if let Value::Array(items) = v {
-        if let Some(min) = s.get("minItems").and_then(Value::as_u64) {
-            if (items.len() as u64) < min {
-                fail(ptr.to_string(), format!("must have at least {min} items"));
-            }
-        }
-        if let Some(item_schema) = s.get("items") {
-            for (i, item) in items.iter().enumerate() {
-                walk(item_schema, item, &format!("{ptr}/{i}"), out);
-            }
-        }
-    }
-    if let Value::Object(members) = v {
-        let props = s.get("properties").and_then(Value::as_object);
-        if let Some(Value::Array(required)) = s.get("required") {
-            for key in required.iter().filter_map(Value::as_str) {
-                if !members.contains_key(key) {
-                    out.push(Violation {
-                        pointer: ptr.to_string(),
-                        message: format!("missing required field `{key}`"),
-                    });
-                }
-            }
-        }
-        for (key, value) in members {
-            let at = format!("{ptr}/{}", pointer_token(key));
-            match props.and_then(|p| p.get(key)) {
-                Some(sub) => walk(sub, value, &at, out),
-                None => match s.get("additionalProperties") {
-                    Some(Value::Bool(false)) => {
-                        let known: Vec<&str> = props
-                            .map(|p| p.keys().map(String::as_str).collect())
-                            .unwrap_or_default();
-                        let hint = match svc_ir::diag::did_you_mean(key, known.iter().copied()) {
-                            Some(s) => format!(" (did you mean `{s}`?)"),
-                            None if known.is_empty() => String::new(),
-                            None => format!(" (known: {})", known.join(", ")),
-                        };
+
+    /// Every violation of the schema by `value`, in the order found.
+    pub fn check(&self, value: &Value) -> Vec<Violation> {
+        let mut out = Vec::new();
+        for error in self.validator.iter_errors(value) {
+            let at = error.instance_path().as_str().to_string();
+            match error.kind() {
+                // One violation per unknown key, at the key, with a guess.
+                ValidationErrorKind::AdditionalProperties { unexpected } => {
+                    let known = self.properties_beside(error.schema_path().as_str());
+                    for key in unexpected {
                         out.push(Violation {
-                            pointer: at,
-                            message: format!("unknown field `{key}`{hint}"),
+                            pointer: format!("{at}/{}", pointer_token(key)),
+                            message: unknown_field(key, &known),
                         });
                     }
-                    Some(sub @ Value::Object(_)) => walk(sub, value, &at, out),
-                    _ => {}
-                },
+                }
+                _ => out.push(Violation {
+                    pointer: at,
+                    message: error.to_string(),
+                }),
             }
         }
+        out
     }
+
+    /// The `properties` names of the schema object holding the keyword at
+    /// `keyword_path` (an `additionalProperties` location).
+    fn properties_beside(&self, keyword_path: &str) -> Vec<&str> {
+        let parent = keyword_path
+            .rsplit_once('/')
+            .map_or("", |(parent, _)| parent);
+        self.schema
+            .pointer(&format!("{parent}/properties"))
+            .and_then(Value::as_object)
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn unknown_field(key: &str, known: &[&str]) -> String {
+    let hint = match svc_ir::diag::did_you_mean(key, known.iter().copied()) {
+        Some(s) => format!(" (did you mean `{s}`?)"),
+        None if known.is_empty() => String::new(),
+        None => format!(" (known: {})", known.join(", ")),
+    };
+    format!("unknown field `{key}`{hint}")
 }
 
 #[cfg(test)]
@@ -144,8 +93,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn schema() -> Value {
-        json!({
+    fn schema() -> ConfigSchema {
+        ConfigSchema::compile(json!({
             "type": "object",
             "additionalProperties": false,
             "required": ["url"],
@@ -154,38 +103,75 @@ mod tests {
                 "timeoutMs": { "type": "integer", "minimum": 1 },
                 "op": { "enum": ["get", "set"] },
                 "fields": { "type": "array", "items": { "type": "string" } },
-                "headers": { "type": "object", "additionalProperties": { "type": "string" } }
+                "headers": { "type": "object", "additionalProperties": { "type": "string" } },
+                "endpoint": { "type": "string", "format": "uri" },
+                "region": { "type": "string", "pattern": "^[a-z]+-[0-9]$" },
+                "auth": { "oneOf": [
+                    { "type": "object", "required": ["token"], "properties": { "token": { "type": "string" } } },
+                    { "type": "object", "required": ["user"], "properties": { "user": { "type": "string" } } }
+                ] }
             }
-        })
+        }))
+        .unwrap()
     }
 
     #[test]
     fn accepts_a_good_config() {
         let v = json!({"url": "env:X", "timeoutMs": 5, "fields": ["a"], "headers": {"k": "v"}});
-        assert_eq!(check(&schema(), &v), []);
+        assert_eq!(schema().check(&v), []);
+    }
+
+    fn pointers_and_messages(v: &Value) -> Vec<(String, String)> {
+        let mut got: Vec<(String, String)> = schema()
+            .check(v)
+            .into_iter()
+            .map(|v| (v.pointer, v.message))
+            .collect();
+        got.sort();
+        got
     }
 
     #[test]
     fn reports_each_violation_at_its_pointer() {
         let v = json!({"timeoutMs": 0, "op": "put", "fields": ["a", 3], "headers": {"k": 1}, "urll": "x"});
-        let got: Vec<(String, String)> = check(&schema(), &v)
-            .into_iter()
-            .map(|v| (v.pointer, v.message))
-            .collect();
+        let got = pointers_and_messages(&v);
         let pointers: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(
             pointers,
-            ["", "/timeoutMs", "/op", "/fields/1", "/headers/k", "/urll"],
+            ["", "/fields/1", "/headers/k", "/op", "/timeoutMs", "/urll"],
             "{got:?}"
         );
-        assert!(got[0].1.contains("`url`"));
+        assert!(got[0].1.contains("\"url\""), "{}", got[0].1);
         assert!(got[5].1.contains("did you mean `url`?"), "{}", got[5].1);
+    }
+
+    /// The keywords the hand-written subset let through.
+    #[test]
+    fn format_pattern_and_one_of_are_enforced() {
+        let v = json!({"url": "x", "endpoint": "not a uri", "region": "EU", "auth": {"token": "t", "user": "u"}});
+        let got = pointers_and_messages(&v);
+        let pointers: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(pointers, ["/auth", "/endpoint", "/region"], "{got:?}");
+        assert!(got[1].1.contains("uri"), "{}", got[1].1);
+        assert!(got[2].1.contains("^[a-z]+-[0-9]$"), "{}", got[2].1);
+        let good = json!({"url": "x", "endpoint": "https://example.com/a", "region": "eu-1", "auth": {"user": "u"}});
+        assert_eq!(schema().check(&good), []);
     }
 
     #[test]
     fn a_wrong_type_stops_at_the_value() {
-        let got = check(&schema(), &json!([1]));
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].message, "expected object, found an array");
+        let got = schema().check(&json!([1]));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].pointer, "");
+        assert!(got[0].message.contains("\"object\""), "{}", got[0].message);
+    }
+
+    #[test]
+    fn an_unusable_schema_is_refused_with_the_reason() {
+        let e = ConfigSchema::compile(json!({"type": "objekt"})).unwrap_err();
+        assert!(e.contains("objekt"), "{e}");
+        // Nothing is fetched: a remote reference cannot be resolved.
+        let e = ConfigSchema::compile(json!({"$ref": "https://example.com/s.json"})).unwrap_err();
+        assert!(!e.is_empty());
     }
 }
