@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use svc_compile::BackendSource;
 use svc_ir::Diagnostic;
-use svc_runtime::{Backend, Limits, Runtime, RuntimeOptions};
+use svc_runtime::{Backend, Limits, Runtime, RuntimeOptions, MIB};
 
 /// Flags shared by every command that runs components.
 #[derive(Debug, Clone, Args)]
@@ -24,26 +24,26 @@ pub struct EngineArgs {
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Time limit per component call, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    #[arg(long, value_name = "MS", default_value_t = Limits::DEFAULT.timeout.as_millis() as u64)]
     pub timeout_ms: u64,
     /// Memory cap per component call, in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    #[arg(long, value_name = "MIB", default_value_t = Limits::DEFAULT.memory_bytes / MIB as usize)]
     pub memory_mb: usize,
     /// Most files a backend may emit.
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT.max_files)]
     pub max_files: usize,
     /// Most bytes (in MiB) a backend may emit in total.
-    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    #[arg(long, value_name = "MIB", default_value_t = Limits::DEFAULT.max_output_bytes / MIB)]
     pub max_output_mb: u64,
 }
 
 impl EngineArgs {
     pub fn limits(&self) -> Limits {
         Limits {
-            memory_bytes: self.memory_mb.saturating_mul(1024 * 1024),
+            memory_bytes: self.memory_mb.saturating_mul(MIB as usize),
             timeout: std::time::Duration::from_millis(self.timeout_ms),
             max_files: self.max_files,
-            max_output_bytes: self.max_output_mb.saturating_mul(1024 * 1024),
+            max_output_bytes: self.max_output_mb.saturating_mul(MIB),
         }
     }
 
@@ -133,5 +133,36 @@ impl BackendSource for Backends<'_> {
         self.runtime
             .load_backend_with_digest(&name, &bytes, sha256)
             .map_err(|e| svc_compile::plugin_diag(&e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        engine: EngineArgs,
+    }
+
+    /// Without flags the CLI applies the runtime's own defaults, and each
+    /// flag converts its unit back into the same limit.
+    #[test]
+    fn flag_defaults_are_the_runtime_defaults() {
+        let cli = Cli::try_parse_from(["svc"]).map_err(|e| e.to_string());
+        assert_eq!(cli.map(|c| c.engine.limits()), Ok(Limits::DEFAULT));
+        let raised = Cli::try_parse_from(["svc", "--timeout-ms", "2500", "--memory-mb", "1"])
+            .map_err(|e| e.to_string())
+            .map(|c| c.engine.limits());
+        assert_eq!(
+            raised,
+            Ok(Limits {
+                timeout: std::time::Duration::from_millis(2500),
+                memory_bytes: 1024 * 1024,
+                ..Limits::DEFAULT
+            })
+        );
     }
 }

@@ -35,14 +35,23 @@ pub struct Limits {
     pub max_output_bytes: u64,
 }
 
+impl Limits {
+    /// The limits of every component call unless the user raises them; the
+    /// CLI's flag defaults are derived from these.
+    pub const DEFAULT: Limits = Limits {
+        memory_bytes: 256 * MIB as usize,
+        timeout: Duration::from_secs(10),
+        max_files: 10_000,
+        max_output_bytes: 256 * MIB,
+    };
+}
+
+/// Bytes in a MiB, the unit of the CLI's size flags.
+pub const MIB: u64 = 1024 * 1024;
+
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            memory_bytes: 256 * 1024 * 1024,
-            timeout: Duration::from_secs(10),
-            max_files: 10_000,
-            max_output_bytes: 256 * 1024 * 1024,
-        }
+        Limits::DEFAULT
     }
 }
 
