@@ -150,7 +150,7 @@ pub fn scaffold(args: &PluginNewArgs) -> Result<PathBuf, Diagnostic> {
         })
         .collect();
     let target = args.dir.join(&name);
-    svc_compile::project::write_project(&target, &files, args.force)?;
+    svc_compile::write::write_project(&target, &files, args.force)?;
     Ok(target)
 }
 

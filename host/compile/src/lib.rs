@@ -1,16 +1,19 @@
 //! `svc-compile`: one `svc compile`, from a document to a project on disk.
 //!
 //! ```text
-//! parse + validate ─▶ pick backend ─▶ info() ─▶ negotiate ─▶ emit() ─▶ check paths ─▶ manifest ─▶ atomic write
+//! parse + validate ─▶ pick backend ─▶ info() ─▶ negotiate ─▶ emit() ─▶ check ─▶ manifest ─▶ write
 //! ```
+//! One module per stage after the backend's own: `negotiate` (what the
+//! graph needs against what the backend declares), `check` (every emitted
+//! path), `manifest`, `write` (atomically, to disk).
 //! Any step can stop the run with diagnostics; nothing is written unless
 //! every step succeeded.
 
+pub mod check;
 pub mod manifest;
 pub mod negotiate;
-pub mod paths;
-pub mod project;
 pub mod testkit;
+pub mod write;
 
 use std::path::Path;
 
@@ -18,7 +21,7 @@ use svc_ir::{Diagnostic, Document, SourceFile};
 use svc_runtime::{Backend, BackendInfo, EmitRequest, PluginError, TemplateRenderer};
 
 pub use manifest::Manifest;
-pub use project::ProjectFile;
+pub use write::ProjectFile;
 
 /// The version of this host, recorded in every manifest.
 pub const HOST_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -127,7 +130,7 @@ pub fn generate(
         }
     };
     let path_list: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    let path_errors = paths::check(backend.name(), &path_list);
+    let path_errors = check::paths(backend.name(), &path_list);
     if !path_errors.is_empty() {
         return Err(path_errors);
     }
@@ -239,8 +242,8 @@ pub fn compile(
     force: bool,
 ) -> Result<Generated, Vec<Diagnostic>> {
     // Refuse a non-empty --out before doing any work.
-    project::check_out_dir(out, force).map_err(|d| vec![d])?;
+    write::check_out_dir(out, force).map_err(|d| vec![d])?;
     let generated = generate(source, platform_override, backends, templates)?;
-    project::write_project(out, &generated.files, force).map_err(|d| vec![d])?;
+    write::write_project(out, &generated.files, force).map_err(|d| vec![d])?;
     Ok(generated)
 }

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use svc_runtime::sha256_hex;
 
-use crate::project::ProjectFile;
+use crate::write::ProjectFile;
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -90,7 +90,7 @@ impl Manifest {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
         text.push('\n');
         ProjectFile {
-            path: crate::paths::MANIFEST.into(),
+            path: crate::check::MANIFEST.into(),
             contents: text.into_bytes(),
             executable: false,
         }

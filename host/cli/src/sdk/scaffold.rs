@@ -129,7 +129,7 @@ pub fn new_project(name: &str, dir: &Path, force: bool) -> Result<PathBuf, Diagn
             executable: false,
         })
         .collect();
-    svc_compile::project::write_project(&target, &files, force)?;
+    svc_compile::write::write_project(&target, &files, force)?;
     Ok(target)
 }
 

@@ -16,7 +16,7 @@ pub fn unsafe_reason(path: &str) -> Option<&'static str> {
 /// Every problem with a set of emitted paths: unsafe, duplicate (also
 /// case-insensitively, which would collide on macOS and Windows), a file
 /// that is also a directory, or the host's own manifest.
-pub fn check(component: &str, paths: &[&str]) -> Vec<Diagnostic> {
+pub fn paths(component: &str, paths: &[&str]) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     let mut seen = HashSet::new();
     let mut folded = HashSet::new();
@@ -103,7 +103,7 @@ mod tests {
 
     #[test]
     fn refuses_duplicates_case_collisions_and_file_dir_clashes() {
-        let d = check("t", &["a.go", "a.go", "A.go", "x", "x/y", MANIFEST]);
+        let d = paths("t", &["a.go", "a.go", "A.go", "x", "x/y", MANIFEST]);
         let msgs: Vec<_> = d.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(d.len(), 4, "{msgs:?}");
         assert!(msgs.iter().any(|m| m.contains("emitted twice")));

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use svc_ir::Diagnostic;
 
-/// One file to write (paths already checked by [`crate::paths`]).
+/// One file to write (paths already checked by [`crate::check`]).
 #[derive(Debug, Clone)]
 pub struct ProjectFile {
     pub path: String,
