@@ -1,0 +1,109 @@
+//! Top-level rules: ids, versions, the target platform, settings.
+
+use crate::diag::{did_you_mean, Diagnostic};
+use crate::model::*;
+
+use super::ids::{is_doc_id, is_identifier};
+use super::Validator;
+
+impl<'a> Validator<'a> {
+    pub(super) fn top_level(&mut self) {
+        let doc = self.doc;
+        if !doc.id.is_empty() && !is_doc_id(&doc.id) {
+            self.err(
+                Diagnostic::error(
+                    "invalid-id",
+                    format!("document id `{}` must match {ID_PATTERN}", doc.id),
+                )
+                .at("/id")
+                .hint("use lowercase letters, digits, `_` and `-`, starting with a letter; it names packages and artifacts"),
+            );
+        }
+        if semver::Version::parse(&doc.version).is_err() {
+            self.err(
+                Diagnostic::error(
+                    "invalid-version",
+                    format!("version `{}` is not semver", doc.version),
+                )
+                .at("/version")
+                .hint("write MAJOR.MINOR.PATCH, e.g. \"0.1.0\""),
+            );
+        }
+        if let Some(t) = &doc.target {
+            self.check_platform(&t.platform, "/target/platform".into());
+        }
+        if !is_identifier(&doc.security.key_env) {
+            self.err(
+                Diagnostic::error(
+                    "invalid-env-name",
+                    format!(
+                        "keyEnv `{}` is not an environment variable name",
+                        doc.security.key_env
+                    ),
+                )
+                .at("/security/keyEnv")
+                .hint("name the variable that holds the key, e.g. \"SVC_API_KEY\"; never the key itself"),
+            );
+        }
+    }
+
+    pub(super) fn check_platform(&mut self, platform: &str, ptr: String) -> bool {
+        if PLATFORMS.contains(&platform) {
+            return true;
+        }
+        let mut d = Diagnostic::error(
+            "invalid-platform",
+            format!("`{platform}` is not a platform"),
+        )
+        .at(ptr);
+        d = match did_you_mean(platform, PLATFORMS) {
+            Some(s) => d.hint(format!(
+                "did you mean `{s}`? platforms: {}",
+                PLATFORMS.join(", ")
+            )),
+            None => d.hint(format!("platforms: {}", PLATFORMS.join(", "))),
+        };
+        self.err(d);
+        false
+    }
+
+    pub(super) fn settings(&mut self) {
+        let s = &self.doc.logical.settings;
+        let base = "/logical/settings";
+        if s.max_steps == 0 {
+            self.err(
+                Diagnostic::error("out-of-range", "maxSteps must be at least 1")
+                    .at(format!("{base}/maxSteps")),
+            );
+        }
+        if s.request_timeout_ms == 0 {
+            self.err(
+                Diagnostic::error("out-of-range", "requestTimeoutMs must be at least 1")
+                    .at(format!("{base}/requestTimeoutMs")),
+            );
+        }
+        if s.server.port == 0 {
+            self.err(
+                Diagnostic::error("out-of-range", "server.port must be from 1 to 65535")
+                    .at(format!("{base}/server/port")),
+            );
+        }
+        if let Some(m) = &s.model {
+            for (key, name) in [
+                ("baseUrlEnv", &m.base_url_env),
+                ("apiKeyEnv", &m.api_key_env),
+            ] {
+                if !is_identifier(name) {
+                    self.err(
+                        Diagnostic::error(
+                            "invalid-env-name",
+                            format!("{key} `{name}` is not an environment variable name"),
+                        )
+                        .at(format!("{base}/model/{key}"))
+                        .hint("name the variable; secrets are never written into the graph"),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! The semantic rules of IR v2: ids, references, topology, types.
+//! Every rule is checked and every violation reported, each with a pointer.
+//! One file per rule group; `validate` runs them in order.
+
+use std::collections::HashMap;
+
+use crate::diag::{did_you_mean, Diagnostic};
+use crate::model::*;
+
+/// The fields a node that produces one text can write to (see
+/// `StateField::text_write`).
+const TEXT_TARGETS: &str =
+    "a `string` field, a `messages` field (one assistant message) or an `append` array of strings (one more item)";
+
+mod document;
+mod ids;
+mod nodes;
+mod state;
+mod templates;
+#[cfg(test)]
+mod tests;
+mod tools;
+mod topology;
+mod values;
+
+pub use ids::is_identifier;
+pub use tools::check_endpoint;
+pub use values::{is_message, value_matches};
+
+pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
+    let mut v = Validator {
+        doc,
+        diags: Vec::new(),
+        fields: doc
+            .logical
+            .state
+            .iter()
+            .map(|f| (f.name.as_str(), f))
+            .collect(),
+    };
+    v.top_level();
+    v.state();
+    v.nodes();
+    v.topology();
+    v.tools();
+    v.settings();
+    v.bodies_and_templates();
+    v.diags
+}
+
+struct Validator<'a> {
+    doc: &'a Document,
+    diags: Vec<Diagnostic>,
+    fields: HashMap<&'a str, &'a StateField>,
+}
+
+impl<'a> Validator<'a> {
+    pub(super) fn err(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    pub(super) fn node_ptr(i: usize) -> String {
+        format!("/logical/nodes/{i}")
+    }
+
+    pub(super) fn field_names(&self) -> Vec<&'a str> {
+        self.doc
+            .logical
+            .state
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect()
+    }
+
+    /// Reports `name` when it is not a declared state field.
+    pub(super) fn check_field_ref(
+        &mut self,
+        name: &str,
+        ptr: String,
+        node: Option<&str>,
+        role: &str,
+    ) -> bool {
+        if self.fields.contains_key(name) {
+            return true;
+        }
+        let names = self.field_names();
+        let mut d = Diagnostic::error(
+            "unknown-state-field",
+            format!("{role} `{name}` is not a state field"),
+        )
+        .at(ptr);
+        if let Some(n) = node {
+            d = d.node(n);
+        }
+        d = match did_you_mean(name, names.iter().copied()) {
+            Some(s) => d.hint(format!("did you mean `{s}`?")),
+            None if names.is_empty() => d.hint("declare it in `logical.state`"),
+            None => d.hint(format!(
+                "declare it in `logical.state` or use one of: {}",
+                names.join(", ")
+            )),
+        };
+        self.err(d);
+        false
+    }
+}

@@ -1,0 +1,133 @@
+//! Tools, MCP servers and agents declared in `logical`.
+
+use std::collections::HashSet;
+
+use crate::diag::{did_you_mean, Diagnostic};
+use crate::model::*;
+
+use super::ids::{is_identifier, is_node_id};
+use super::Validator;
+
+impl<'a> Validator<'a> {
+    pub(super) fn tools(&mut self) {
+        let doc = self.doc;
+        let mut seen = HashSet::new();
+        let servers: Vec<&str> = doc
+            .logical
+            .mcp_servers
+            .iter()
+            .map(|s| s.id.as_str())
+            .collect();
+        for (i, t) in doc.logical.tools.iter().enumerate() {
+            let ptr = format!("/logical/tools/{i}");
+            if !is_node_id(&t.id) {
+                self.err(
+                    Diagnostic::error(
+                        "invalid-id",
+                        format!("tool id `{}` must match {NODE_ID_PATTERN}", t.id),
+                    )
+                    .at(format!("{ptr}/id")),
+                );
+            } else if !seen.insert(t.id.as_str()) {
+                self.err(
+                    Diagnostic::error("duplicate-id", format!("tool id `{}` is used twice", t.id))
+                        .at(format!("{ptr}/id")),
+                );
+            }
+            match &t.kind {
+                ToolKind::Http { endpoint, .. } => {
+                    if let Err(why) = check_endpoint(endpoint) {
+                        self.err(
+                            Diagnostic::error(
+                                "invalid-endpoint",
+                                format!("tool `{}`: {why}", t.id),
+                            )
+                            .at(format!("{ptr}/endpoint"))
+                            .hint(
+                                "write an http(s) URL, or env:NAME to read it from the environment",
+                            ),
+                        );
+                    }
+                }
+                ToolKind::Mcp { server, .. } => {
+                    if !servers.contains(&server.as_str()) {
+                        let mut d = Diagnostic::error(
+                            "unresolved-ref",
+                            format!("tool `{}` names MCP server `{server}`, which is not in `logical.mcpServers`", t.id),
+                        )
+                        .at(format!("{ptr}/server"));
+                        if let Some(s) = did_you_mean(server, servers.iter().copied()) {
+                            d = d.hint(format!("did you mean `{s}`?"));
+                        }
+                        self.err(d);
+                    }
+                }
+                ToolKind::Native => {}
+            }
+        }
+        let mut seen = HashSet::new();
+        for (i, s) in doc.logical.mcp_servers.iter().enumerate() {
+            let ptr = format!("/logical/mcpServers/{i}");
+            if !is_node_id(&s.id) {
+                self.err(
+                    Diagnostic::error(
+                        "invalid-id",
+                        format!("MCP server id `{}` must match {NODE_ID_PATTERN}", s.id),
+                    )
+                    .at(format!("{ptr}/id")),
+                );
+            } else if !seen.insert(s.id.as_str()) {
+                self.err(
+                    Diagnostic::error(
+                        "duplicate-id",
+                        format!("MCP server id `{}` is used twice", s.id),
+                    )
+                    .at(format!("{ptr}/id")),
+                );
+            }
+            match &s.transport {
+                McpTransport::Stdio { command, .. } if command.trim().is_empty() => self.err(
+                    Diagnostic::error(
+                        "invalid-value",
+                        format!("MCP server `{}` has an empty command", s.id),
+                    )
+                    .at(format!("{ptr}/command")),
+                ),
+                McpTransport::Sse { url, .. } | McpTransport::StreamableHttp { url, .. } => {
+                    if let Err(why) = check_endpoint(url) {
+                        self.err(
+                            Diagnostic::error(
+                                "invalid-endpoint",
+                                format!("MCP server `{}`: {why}", s.id),
+                            )
+                            .at(format!("{ptr}/url")),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// `env:NAME` or an absolute http(s) URL.
+pub fn check_endpoint(endpoint: &str) -> Result<(), String> {
+    if let Some(name) = endpoint.strip_prefix("env:") {
+        return if is_identifier(name) {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{endpoint}` does not name an environment variable"
+            ))
+        };
+    }
+    let rest = endpoint
+        .strip_prefix("https://")
+        .or_else(|| endpoint.strip_prefix("http://"));
+    match rest {
+        Some(r) if !r.is_empty() && !r.starts_with('/') && !r.contains(char::is_whitespace) => {
+            Ok(())
+        }
+        _ => Err(format!("endpoint `{endpoint}` is not an http(s) URL")),
+    }
+}
