@@ -1,0 +1,144 @@
+//! Assembles the Maven project; one module per file it writes.
+
+use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::{Diagnostic, File, Templates};
+
+use crate::java::package_segment;
+use crate::{graph, nodes, tests};
+
+mod application;
+mod config;
+mod pom;
+mod readme;
+mod state;
+
+use application::application_java;
+use config::{ai_config, application_yaml, spring_yml};
+use pom::{dependency_xml, pom};
+use readme::readme;
+use state::graph_state;
+pub use state::legacy_field;
+
+const RUNTIME: &[(&str, &str)] = &[
+    (
+        "runtime/SvcError.java",
+        include_str!("../../runtime/java/SvcError.java"),
+    ),
+    (
+        "runtime/GraphNode.java",
+        include_str!("../../runtime/java/GraphNode.java"),
+    ),
+    (
+        "runtime/StateSchema.java",
+        include_str!("../../runtime/java/StateSchema.java"),
+    ),
+    (
+        "runtime/Text.java",
+        include_str!("../../runtime/java/Text.java"),
+    ),
+    (
+        "runtime/GraphRun.java",
+        include_str!("../../runtime/java/GraphRun.java"),
+    ),
+    (
+        "runtime/Values.java",
+        include_str!("../../runtime/java/Values.java"),
+    ),
+    (
+        "runtime/RequestJson.java",
+        include_str!("../../runtime/java/RequestJson.java"),
+    ),
+    (
+        "runtime/EnvFile.java",
+        include_str!("../../runtime/java/EnvFile.java"),
+    ),
+    (
+        "config/AuthSettings.java",
+        include_str!("../../runtime/java/AuthSettings.java"),
+    ),
+    (
+        "web/GraphController.java",
+        include_str!("../../runtime/java/GraphController.java"),
+    ),
+    (
+        "web/ErrorAdvice.java",
+        include_str!("../../runtime/java/ErrorAdvice.java"),
+    ),
+];
+const UPSTREAM: &[(&str, &str)] = &[
+    (
+        "runtime/Upstream.java",
+        include_str!("../../runtime/java/Upstream.java"),
+    ),
+    (
+        "runtime/HttpTool.java",
+        include_str!("../../runtime/java/HttpTool.java"),
+    ),
+];
+const LLM_CLIENT: (&str, &str) = (
+    "runtime/LlmClient.java",
+    include_str!("../../runtime/java/LlmClient.java"),
+);
+const MVNW: &str = include_str!("../../runtime/wrapper/mvnw");
+const MVNW_CMD: &str = include_str!("../../runtime/wrapper/mvnw.cmd");
+const WRAPPER_PROPERTIES: &str = include_str!("../../runtime/wrapper/maven-wrapper.properties");
+
+/// Spring Boot version of generated projects.
+pub const SPRING_BOOT: &str = "3.5.16";
+
+pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let placed = svc_backend_sdk::connectors::place(doc, "java-svc", templates)?;
+    let bad: Vec<Diagnostic> = placed
+        .dependencies
+        .iter()
+        .filter_map(|d| dependency_xml(d).err())
+        .collect();
+    if !bad.is_empty() {
+        return Err(bad);
+    }
+    let pkg = package_segment(&doc.id);
+    let base = format!("src/main/java/com/svc/{pkg}");
+    let llm = doc.has_llm_nodes();
+    let mut files = vec![
+        File::text("pom.xml", pom(doc, &placed.dependencies)),
+        File::text("mvnw", MVNW).executable(),
+        File::text("mvnw.cmd", MVNW_CMD),
+        File::text(".mvn/wrapper/maven-wrapper.properties", WRAPPER_PROPERTIES),
+        File::text(".gitignore", "target/\nenv.yaml\n"),
+        File::text("application.yaml", application_yaml(doc)),
+        File::text("env.yaml", svc_backend_sdk::environment::env_yaml(doc)),
+        File::text("README.md", readme(doc)),
+        File::text("src/main/resources/application.yml", spring_yml(doc)),
+        File::text(format!("{base}/Application.java"), application_java(&pkg)),
+        File::text(format!("{base}/GraphState.java"), graph_state(doc, &pkg)),
+        File::text(
+            format!("{base}/graph/MainGraph.java"),
+            graph::main_graph(doc, &pkg),
+        ),
+        File::text(
+            format!("src/test/java/com/svc/{pkg}/GraphHttpTests.java"),
+            tests::http_tests(doc, &pkg),
+        ),
+    ];
+    let mut runtime: Vec<(&str, &str)> = RUNTIME.to_vec();
+    if llm || doc.http_tools().next().is_some() {
+        runtime.extend_from_slice(UPSTREAM);
+    }
+    if llm {
+        runtime.push(LLM_CLIENT);
+        files.push(File::text(
+            format!("{base}/config/AiConfig.java"),
+            ai_config(doc, &pkg),
+        ));
+    }
+    for (path, text) in runtime {
+        files.push(File::text(
+            format!("{base}/{path}"),
+            text.replace("PKG", &pkg),
+        ));
+    }
+    files.extend(nodes::files(doc, &pkg, &base, &placed.snippets)?);
+    placed.merge_into(&mut files)?;
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
