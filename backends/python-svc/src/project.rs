@@ -1,6 +1,7 @@
 //! Assembles the Python project.
 
 use svc_backend_sdk::ir::{Auth, Document, FieldType, ItemType, Reducer};
+use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File, Templates};
 
 use crate::py::{literal, module, quote, Expr};
@@ -164,100 +165,89 @@ fn field_type(ty: FieldType) -> &'static str {
     ty.as_str()
 }
 
-fn py_annotation(ty: FieldType, items: Option<&ItemType>) -> String {
+/// The type annotation of a state field; `Any` is imported through `w`
+/// when the annotation uses it.
+fn py_annotation(w: &mut CodeWriter, ty: FieldType, items: Option<&ItemType>) -> String {
     match ty {
         FieldType::String => "str".into(),
         FieldType::Integer => "int".into(),
         FieldType::Number => "float".into(),
         FieldType::Boolean => "bool".into(),
-        FieldType::Object => "dict[str, Any]".into(),
+        FieldType::Object => format!("dict[str, {}]", w.name("typing", "Any")),
         FieldType::Array => match items {
-            Some(it) => format!("list[{}]", py_annotation(it.ty, it.items.as_deref())),
-            None => "list[Any]".into(),
+            Some(it) => format!("list[{}]", py_annotation(w, it.ty, it.items.as_deref())),
+            None => format!("list[{}]", w.name("typing", "Any")),
         },
         FieldType::Messages => "list[dict[str, str]]".into(),
     }
 }
 
-fn item_expr(it: &ItemType) -> Expr {
+fn item_expr(w: &mut CodeWriter, it: &ItemType) -> Expr {
     let mut args = vec![Expr::atom(quote(field_type(it.ty)))];
     if let Some(inner) = &it.items {
-        args.push(Expr::kw("items", item_expr(inner)));
+        args.push(Expr::kw("items", item_expr(w, inner)));
     }
-    Expr::call("Item", args)
+    Expr::call(w.name("svc.runtime", "Item"), args)
 }
 
 fn state_py(doc: &Document) -> String {
     let state = &doc.logical.state;
-    let mut out = String::from(
-        "\"\"\"The state of the graph: its fields, types, reducers and defaults.\"\"\"\n\n",
-    );
-    let uses_item = state.iter().any(|f| f.items.is_some());
-    out.push_str("from typing import Any, TypedDict\n\n");
-    out.push_str(if uses_item {
-        "from svc.runtime import Field, Item, StateSchema\n\n"
-    } else {
-        "from svc.runtime import Field, StateSchema\n\n"
-    });
+    let mut w = CodeWriter::spaces();
     let annotations = Expr::Dict(
         state
             .iter()
             .map(|f| {
                 (
                     quote(&f.name),
-                    Expr::atom(py_annotation(f.ty, f.items.as_ref())),
+                    Expr::atom(py_annotation(&mut w, f.ty, f.items.as_ref())),
                 )
             })
             .collect(),
     );
     let typed = Expr::call(
-        "TypedDict",
+        w.name("typing", "TypedDict"),
         vec![
             Expr::atom("\"State\""),
             annotations,
             Expr::kw("total", Expr::atom("False")),
         ],
     );
-    out.push_str("# The state as a type, for editors and type checkers.\n");
+    w.line("# The state as a type, for editors and type checkers.");
     for line in typed.render(0, "State = ", "") {
-        out.push_str(&line);
-        out.push('\n');
+        w.line(line);
     }
-    let fields: Vec<Expr> = state
-        .iter()
-        .map(|f| {
-            let mut args = vec![
-                Expr::atom(quote(&f.name)),
-                Expr::atom(quote(field_type(f.ty))),
-            ];
-            if let Some(it) = &f.items {
-                args.push(Expr::kw("items", item_expr(it)));
-            }
-            if f.reducer == Reducer::Append {
-                args.push(Expr::kw("append", Expr::atom("True")));
-            }
-            if f.required {
-                args.push(Expr::kw("required", Expr::atom("True")));
-            }
-            if let Some(d) = f.default.as_ref().filter(|d| !d.is_null()) {
-                args.push(Expr::kw("default", literal(d)));
-            }
-            Expr::call("Field", args)
-        })
-        .collect();
-    out.push_str("\n# What requests are validated against and patches merged with.\n");
-    for line in Expr::call("StateSchema", vec![Expr::List(fields)]).render(0, "SCHEMA = ", "") {
-        out.push_str(&line);
-        out.push('\n');
+    let mut fields = Vec::new();
+    for f in state {
+        let mut args = vec![
+            Expr::atom(quote(&f.name)),
+            Expr::atom(quote(field_type(f.ty))),
+        ];
+        if let Some(it) = &f.items {
+            args.push(Expr::kw("items", item_expr(&mut w, it)));
+        }
+        if f.reducer == Reducer::Append {
+            args.push(Expr::kw("append", Expr::atom("True")));
+        }
+        if f.required {
+            args.push(Expr::kw("required", Expr::atom("True")));
+        }
+        if let Some(d) = f.default.as_ref().filter(|d| !d.is_null()) {
+            args.push(Expr::kw("default", literal(d)));
+        }
+        fields.push(Expr::call(w.name("svc.runtime", "Field"), args));
     }
-    // `Any` is only needed by some annotations; keep the import honest.
-    if !out.contains("Any]") {
-        out = out.replace(
-            "from typing import Any, TypedDict",
-            "from typing import TypedDict",
-        );
+    w.blank();
+    w.line("# What requests are validated against and patches merged with.");
+    let schema = Expr::call(
+        w.name("svc.runtime", "StateSchema"),
+        vec![Expr::List(fields)],
+    );
+    for line in schema.render(0, "SCHEMA = ", "") {
+        w.line(line);
     }
-    out
+    w.finish_file(
+        "\"\"\"The state of the graph: its fields, types, reducers and defaults.\"\"\"\n\n",
+    )
 }
 
 fn readme(doc: &Document) -> String {

@@ -2,11 +2,25 @@
 //!
 //! Backends build source text with this instead of concatenating strings
 //! across functions: indentation is applied in one place, blank lines never
-//! pile up, no line ends in whitespace, and imports are collected (sorted,
-//! deduplicated) while the body is written, so the header can list exactly
-//! what the body uses.
+//! pile up, no line ends in whitespace, and code refers to an imported name
+//! through [`CodeWriter::name`], so the import block that
+//! [`CodeWriter::finish_file`] writes lists exactly what the text uses.
+//! (Python only so far; the Go and Java emitters still keep their imports
+//! themselves.)
 
 use std::collections::BTreeSet;
+
+/// The standard-library modules generated Python code imports from (the
+/// first import group); any other module goes in the second.
+const PYTHON_STDLIB: &[&str] = &[
+    "asyncio",
+    "collections",
+    "dataclasses",
+    "json",
+    "os",
+    "re",
+    "typing",
+];
 
 #[derive(Debug, Clone)]
 pub struct CodeWriter {
@@ -90,26 +104,53 @@ impl CodeWriter {
         self.line(close)
     }
 
-    /// Records an import the body needs.
-    pub fn import(&mut self, path: impl Into<String>) -> &mut Self {
-        self.imports.insert(path.into());
-        self
+    /// Refers to `name` of `module` and records the import the file needs
+    /// for it; returns the text to write. Python: `from module import name`,
+    /// written `name`. The import block is computed by [`finish_file`].
+    ///
+    /// [`finish_file`]: CodeWriter::finish_file
+    pub fn name(&mut self, module: &str, name: &str) -> String {
+        self.imports.insert(format!("{module}\0{name}"));
+        name.to_string()
     }
 
-    /// The imports recorded so far, sorted.
-    pub fn imports(&self) -> impl Iterator<Item = &str> {
-        self.imports.iter().map(String::as_str)
+    /// The Python import block for the names referred to, laid out as
+    /// `ruff`'s isort rules do: standard-library modules first, then the
+    /// others, a blank line between the groups, one `from` line per module
+    /// with its names sorted.
+    fn python_imports(&self) -> String {
+        let mut modules: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        for entry in &self.imports {
+            if let Some((module, name)) = entry.split_once('\0') {
+                modules.entry(module).or_default().push(name);
+            }
+        }
+        let mut groups = [String::new(), String::new()];
+        for (module, names) in modules {
+            let root = module.split('.').next().unwrap_or(module);
+            let group = usize::from(!PYTHON_STDLIB.contains(&root));
+            groups[group].push_str(&format!("from {module} import {}\n", names.join(", ")));
+        }
+        groups
+            .into_iter()
+            .filter(|g| !g.is_empty())
+            .map(|g| g + "\n")
+            .collect()
     }
 
-    /// Takes the imports of another writer (a section written separately).
-    pub fn merge_imports(&mut self, other: &CodeWriter) {
-        self.imports.extend(other.imports.iter().cloned());
+    /// The file: `head` (a docstring, say), the import block, then the text.
+    pub fn finish_file(self, head: &str) -> String {
+        let imports = self.python_imports();
+        let mut out = String::from(head);
+        out.push_str(&imports);
+        out.push_str(&self.finish());
+        out
     }
 
-    /// Appends another writer's text verbatim.
+    /// Appends another writer's text verbatim, with the names it refers to.
     pub fn append(&mut self, other: &CodeWriter) -> &mut Self {
         self.out.push_str(&other.out);
-        self.merge_imports(other);
+        self.imports.extend(other.imports.iter().cloned());
         self
     }
 
@@ -152,11 +193,25 @@ mod tests {
             w.lines("if x > 0 {\n\tx++\n}");
             w.line("");
         });
-        w.import("fmt").import("context").import("fmt");
-        assert_eq!(w.imports().collect::<Vec<_>>(), ["context", "fmt"]);
         assert_eq!(
             w.finish(),
             "package main\n\nfunc f() {\n\tx := 1\n\tif x > 0 {\n\t\tx++\n\t}\n\n}\n"
+        );
+    }
+
+    #[test]
+    fn python_imports_are_computed_from_the_names_used() {
+        let mut w = CodeWriter::spaces();
+        let schema = w.name("svc.runtime", "StateSchema");
+        let td = w.name("typing", "TypedDict");
+        w.line(format!("State = {td}(\"State\", {{}})"));
+        w.line(format!("SCHEMA = {schema}([])"));
+        w.name("typing", "Any");
+        w.name("svc.runtime", "Field");
+        w.name("typing", "Any");
+        assert_eq!(
+            w.finish_file("\"\"\"Doc.\"\"\"\n\n"),
+            "\"\"\"Doc.\"\"\"\n\nfrom typing import Any, TypedDict\n\nfrom svc.runtime import Field, StateSchema\n\nState = TypedDict(\"State\", {})\nSCHEMA = StateSchema([])\n"
         );
     }
 
