@@ -1,4 +1,4 @@
-// Command SERVICE_NAME serves the graph over HTTP (see README.md).
+// Command __SVC_SERVICE_NAME__ serves the graph over HTTP (see README.md).
 package main
 
 import (
@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"SERVER_IMPORT"
+	"__SVC_SERVER_IMPORT__"
 )
 
 func main() {

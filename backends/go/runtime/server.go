@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"GRAPH_IMPORT"
+	"__SVC_GRAPH_IMPORT__"
 )
 
 // Limits of the contract.

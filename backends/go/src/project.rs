@@ -1,6 +1,7 @@
 //! Assembles the Go module.
 
 use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::runtime_files::fill;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File, Templates};
 
@@ -28,20 +29,20 @@ pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, 
     let (llm, http_tools) = (doc.has_llm_nodes(), doc.http_tools().next().is_some());
     let graph_import = format!("{module}/internal/graph");
     let server_import = format!("{module}/internal/server");
+    let main_go = fill(
+        "main.go",
+        MAIN_GO,
+        &[("SERVER_IMPORT", &server_import), ("SERVICE_NAME", module)],
+    )
+    .map_err(|d| vec![d])?;
+    let server_go =
+        fill("server.go", SERVER_GO, &[("GRAPH_IMPORT", &graph_import)]).map_err(|d| vec![d])?;
 
     let mut files = vec![
         File::text("go.mod", go_mod(module, &placed.dependencies)),
-        File::text(
-            "main.go",
-            MAIN_GO
-                .replace("SERVER_IMPORT", &server_import)
-                .replace("SERVICE_NAME", module),
-        ),
+        File::text("main.go", main_go),
         File::text("config.go", config_go(doc)),
-        File::text(
-            "internal/server/server.go",
-            SERVER_GO.replace("GRAPH_IMPORT", &graph_import),
-        ),
+        File::text("internal/server/server.go", server_go),
         File::text("internal/server/request.go", REQUEST_GO),
         File::text("internal/server/server_test.go", tests::server_test(doc)),
         File::text("internal/graph/state.go", STATE_GO),

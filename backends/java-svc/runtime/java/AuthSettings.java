@@ -1,6 +1,6 @@
-package com.svc.PKG.config;
+package com.svc.__SVC_PACKAGE__.config;
 
-import com.svc.PKG.GraphState;
+import com.svc.__SVC_PACKAGE__.GraphState;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -1,13 +1,13 @@
-package com.svc.PKG.web;
+package com.svc.__SVC_PACKAGE__.web;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.svc.PKG.GraphState;
-import com.svc.PKG.config.AuthSettings;
-import com.svc.PKG.graph.MainGraph;
-import com.svc.PKG.runtime.GraphRun;
-import com.svc.PKG.runtime.RequestJson;
-import com.svc.PKG.runtime.SvcError;
+import com.svc.__SVC_PACKAGE__.GraphState;
+import com.svc.__SVC_PACKAGE__.config.AuthSettings;
+import com.svc.__SVC_PACKAGE__.graph.MainGraph;
+import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
+import com.svc.__SVC_PACKAGE__.runtime.RequestJson;
+import com.svc.__SVC_PACKAGE__.runtime.SvcError;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
 import java.io.InputStream;

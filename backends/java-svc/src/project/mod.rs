@@ -1,6 +1,7 @@
 //! Assembles the Maven project; one module per file it writes.
 
 use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::runtime_files::fill;
 use svc_backend_sdk::{Diagnostic, File, Templates};
 
 use crate::java::package_segment;
@@ -132,10 +133,8 @@ pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, 
         ));
     }
     for (path, text) in runtime {
-        files.push(File::text(
-            format!("{base}/{path}"),
-            text.replace("PKG", &pkg),
-        ));
+        let text = fill(path, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
+        files.push(File::text(format!("{base}/{path}"), text));
     }
     files.extend(nodes::files(doc, &pkg, &base, &placed.snippets)?);
     placed.merge_into(&mut files)?;
