@@ -6,6 +6,7 @@
 //! and renamed, so a crash never leaves a half-written entry behind.
 
 use std::hash::{Hash, Hasher};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use wasmtime::component::Component;
@@ -41,18 +42,19 @@ pub(crate) fn load(engine: &Engine, path: &Path) -> Option<Component> {
     loaded.ok()
 }
 
-/// Stores a compilation; failures only cost the next run a recompile.
+/// Stores a compilation. The bytes go to a fresh temporary file in `dir`
+/// that is then renamed over `path`, so a reader never sees a partial entry
+/// and two threads or processes storing the same entry at once both succeed
+/// (the last rename wins; both files hold the same compilation).
 pub(crate) fn store(component: &Component, dir: &Path, path: &Path) -> Result<(), String> {
     let bytes = component.serialize().map_err(|e| e.to_string())?;
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes).map_err(|e| e.to_string())?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        e.to_string()
-    })
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".entry-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| e.to_string())?;
+    tmp.write_all(&bytes).map_err(|e| e.to_string())?;
+    // On failure the temporary file is removed when `tmp` drops.
+    tmp.persist(path).map(drop).map_err(|e| e.error.to_string())
 }
