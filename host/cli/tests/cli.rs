@@ -4,7 +4,8 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -28,24 +29,6 @@ fn run(cmd: &mut Command) -> Output {
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-/// sha256-free content map of a tree (path -> bytes), for comparisons.
-fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(root)
-        .into_iter()
-        .map(|e| e.expect("walk"))
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e
-                .path()
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            (rel, std::fs::read(e.path()).unwrap())
-        })
-        .collect()
 }
 
 #[test]
@@ -211,7 +194,7 @@ fn compiling_twice_gives_identical_trees_and_force_replaces_only_out() {
             .args(["--platform", "go"]));
         assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     }
-    let (ta, tb) = (tree(&a), tree(&b));
+    let (ta, tb) = (common::tree(&a), common::tree(&b));
     assert!(ta.contains_key(".svc-build-manifest.json"));
     assert_eq!(ta, tb, "two compiles of one document differ");
 
@@ -236,7 +219,7 @@ fn compiling_twice_gives_identical_trees_and_force_replaces_only_out() {
     ]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(!a.join("extra.txt").exists());
-    assert_eq!(tree(&a), tb);
+    assert_eq!(common::tree(&a), tb);
     assert!(base.path().join("sibling.txt").exists());
     let names: Vec<_> = std::fs::read_dir(base.path())
         .unwrap()
@@ -266,7 +249,7 @@ fn the_manifest_records_every_file_with_its_hash() {
     assert_eq!(m["irVersion"], "2.0.0");
     assert_eq!(m["document"]["id"], "minimal");
     assert!(!m["commands"]["test"].as_str().unwrap().is_empty());
-    let files = tree(&out);
+    let files = common::tree(&out);
     let listed: Vec<&str> = m["files"]
         .as_array()
         .unwrap()
@@ -314,8 +297,8 @@ fn the_component_cache_is_written_reused_and_survives_corruption() {
     let o = compile("three");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(
-        tree(&base.path().join("one")),
-        tree(&base.path().join("three"))
+        common::tree(&base.path().join("one")),
+        common::tree(&base.path().join("three"))
     );
     // --no-cache leaves the directory alone.
     std::fs::remove_file(&entries[0]).unwrap();
@@ -386,9 +369,9 @@ fn svc_java_and_svc_platform_java_give_identical_trees() {
     );
     let o = run(java.arg("compile").arg(&doc).arg("--out").arg(&b));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let ta = tree(&a);
+    let ta = common::tree(&a);
     assert!(ta.contains_key("pom.xml"));
-    assert_eq!(ta, tree(&b));
+    assert_eq!(ta, common::tree(&b));
     // And svc-java refuses what Java cannot do, e.g. bearer authentication.
     let mut java = Command::new(env!("CARGO_BIN_EXE_svc-java"));
     let o = run(java
@@ -490,8 +473,8 @@ fn a_backend_from_a_file_is_used_like_a_built_in_one() {
         .arg(&env)
         .env("SVC_BACKEND_GO", &wasm));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert_eq!(tree(&builtin), tree(&flag));
-    assert_eq!(tree(&builtin), tree(&env));
+    assert_eq!(common::tree(&builtin), common::tree(&flag));
+    assert_eq!(common::tree(&builtin), common::tree(&env));
     // A backend for another platform is refused, naming both.
     let java = component_file(base.path(), "java-svc");
     let o = run(svc()

@@ -5,7 +5,8 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -143,23 +144,6 @@ fn malformed_paths_are_usage_errors() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(root)
-        .into_iter()
-        .map(|e| e.expect("walk"))
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let rel = e
-                .path()
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            (rel, std::fs::read(e.path()).unwrap())
-        })
-        .collect()
-}
-
 fn python_has_sdk() -> bool {
     let ok = Command::new("python")
         .args(["-c", "import svc"])
@@ -188,7 +172,7 @@ fn svc_new_writes_what_the_python_sdk_writes() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let ours = tree(&rust.join("my-agent"));
+    let ours = common::tree(&rust.join("my-agent"));
     assert!(ours.contains_key("app/__init__.py") && ours.contains_key("pyproject.toml"));
     assert!(String::from_utf8_lossy(&ours["pyproject.toml"]).contains("name = \"my-agent\""));
     // Non-empty without --force: refused and untouched.
@@ -215,7 +199,7 @@ fn svc_new_writes_what_the_python_sdk_writes() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert_eq!(ours, tree(&py.join("my-agent")));
+    assert_eq!(ours, common::tree(&py.join("my-agent")));
 }
 
 #[test]

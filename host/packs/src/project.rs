@@ -59,12 +59,6 @@ pub fn is_connector_id(s: &str) -> bool {
     }
 }
 
-/// A relative path inside the project in plain form: `a/b`, without `.`,
-/// `..`, empty segments or a trailing `/` (it names archive entries too).
-fn is_inner_path(s: &str) -> bool {
-    svc_pack_zip::check_path(s).is_ok()
-}
-
 impl ProjectManifest {
     /// Reads and checks a manifest; every problem is reported at once with
     /// `file:line:col`.
@@ -172,12 +166,13 @@ impl ProjectManifest {
             ("document", &document),
         ] {
             if let Some((p, at)) = value {
-                if !is_inner_path(p) {
+                // The rules of archive entries: these paths name some.
+                if let Err(why) = svc_pack_zip::check_path(p) {
                     f.push(
                         Diagnostic::error(
                             "manifest-path",
                             format!(
-                                "`{key}` must be a relative path inside the project, found `{p}`"
+                                "`{key}` must be a relative path inside the project, found `{p}`: {why}"
                             ),
                         )
                         .at(format!("/{key}")),
@@ -355,6 +350,10 @@ mod tests {
                 "{d:?}"
             );
         }
+        // A refused path says which rule it breaks.
+        let bad = GOOD.replacen("\"crate\": \"connector\"", "\"crate\": \"../connector\"", 1);
+        let d = ProjectManifest::parse("p.json", &bad).unwrap_err();
+        assert!(d[0].message.contains("`..` component"), "{d:?}");
     }
 
     #[test]

@@ -47,6 +47,13 @@ impl Machine {
         Machine { dir, rustc, libdir }
     }
 
+    /// A folder for PATH, holding the stand-ins written into it (if any).
+    fn bin(&self, name: &str) -> PathBuf {
+        let bin = self.dir.path().join(name);
+        std::fs::create_dir_all(&bin).unwrap();
+        bin
+    }
+
     fn install_target(&self) {
         std::fs::write(self.libdir.join("libstd-0123.rlib"), b"").unwrap();
     }
@@ -86,8 +93,7 @@ fn the_wrapper_checks_the_target_once_and_passes_everything_else_through() {
 fn an_installed_target_passes_through() {
     let m = Machine::new();
     m.install_target();
-    let bin = m.dir.path().join("empty-bin");
-    std::fs::create_dir_all(&bin).unwrap();
+    let bin = m.bin("empty-bin");
     let out = m.call(&bin, &["-vV"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(m.read("args").trim(), "-vV");
@@ -102,8 +108,7 @@ fn an_installed_target_passes_through() {
 
 fn a_missing_target_is_installed_and_announced_once() {
     let m = Machine::new();
-    let bin = m.dir.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
+    let bin = m.bin("bin");
     script(
         &bin,
         "rustup",
@@ -131,8 +136,7 @@ fn a_missing_target_is_installed_and_announced_once() {
 
 fn without_rustup_the_build_stops_with_the_command() {
     let m = Machine::new();
-    let bin = m.dir.path().join("empty-bin");
-    std::fs::create_dir_all(&bin).unwrap();
+    let bin = m.bin("empty-bin");
     let out = m.call(&bin, &["-vV"]);
     assert_eq!(out.status.code(), Some(1));
     let e = stderr(&out);
@@ -144,8 +148,7 @@ fn without_rustup_the_build_stops_with_the_command() {
 
 fn a_failing_rustup_is_quoted() {
     let m = Machine::new();
-    let bin = m.dir.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
+    let bin = m.bin("bin");
     script(
         &bin,
         "rustup",
