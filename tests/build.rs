@@ -11,6 +11,7 @@ const HOSTILE: &[&str] = &[
     "svc-hostile-absolute",
     "svc-hostile-many-files",
     "svc-hostile-trap",
+    "svc-hostile-warning",
 ];
 
 fn main() {

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use svc_compile::NoConnectors;
 use svc_ir::SourceFile;
-use svc_runtime::{Limits, NoConnectors, Runtime, RuntimeOptions};
+use svc_runtime::{Limits, Runtime, RuntimeOptions};
 
 use crate::http;
 use crate::Builtins;
@@ -64,7 +65,7 @@ pub fn compile(platform: &str, fixture: &Path) -> Result<Project, Vec<svc_ir::Di
         &mut source,
         Some(platform),
         &Builtins { runtime: &runtime },
-        Box::new(NoConnectors),
+        &mut NoConnectors,
         &root,
         false,
     )?;

@@ -3,7 +3,7 @@
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::runtime_files::fill;
 use svc_backend_sdk::writer::CodeWriter;
-use svc_backend_sdk::{Diagnostic, File, Templates};
+use svc_backend_sdk::{Connectors, Diagnostic, File};
 
 use crate::golang::quote;
 use crate::{graph, nodes, readme, tests};
@@ -23,8 +23,8 @@ const SERVER_GO: &str = include_str!("../runtime/server.go");
 const REQUEST_GO: &str = include_str!("../runtime/request.go");
 const MAIN_GO: &str = include_str!("../runtime/main.go");
 
-pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
-    let placed = svc_backend_sdk::connectors::place(doc, "go", templates)?;
+pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let placed = svc_backend_sdk::connectors::place(doc, "go", connectors)?;
     let module = &doc.id;
     let (llm, http_tools) = (doc.has_llm_nodes(), doc.http_tools().next().is_some());
     let graph_import = format!("{module}/internal/graph");

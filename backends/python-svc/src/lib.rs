@@ -16,7 +16,7 @@ mod tests;
 
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::{
-    export_backend, Backend, BackendInfo, Diagnostic, EmitOptions, File, Templates,
+    export_backend, Backend, BackendInfo, Connectors, Diagnostic, EmitOptions, Emitted,
 };
 
 pub struct PythonBackend;
@@ -29,9 +29,9 @@ impl Backend for PythonBackend {
     fn emit(
         doc: &Document,
         _options: &EmitOptions,
-        templates: &mut dyn Templates,
-    ) -> Result<Vec<File>, Vec<Diagnostic>> {
-        project::emit(doc, templates)
+        connectors: &Connectors,
+    ) -> Result<Emitted, Vec<Diagnostic>> {
+        project::emit(doc, connectors).map(Emitted::from)
     }
 }
 

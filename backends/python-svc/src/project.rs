@@ -2,7 +2,7 @@
 
 use svc_backend_sdk::ir::{Auth, Document, FieldType, ItemType, Reducer};
 use svc_backend_sdk::writer::CodeWriter;
-use svc_backend_sdk::{Diagnostic, File, Templates};
+use svc_backend_sdk::{Connectors, Diagnostic, File};
 
 use crate::py::{literal, module, quote, Expr};
 use crate::{graph, nodes, tests};
@@ -28,8 +28,8 @@ const EMPTY_PACKAGES: &[(&str, &str)] = &[
     ("mcp", "MCP servers and clients."),
 ];
 
-pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
-    let placed = svc_backend_sdk::connectors::place(doc, "python-svc", templates)?;
+pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let placed = svc_backend_sdk::connectors::place(doc, "python-svc", connectors)?;
     let mut files = vec![
         File::text("pyproject.toml", pyproject(doc, &placed.dependencies)),
         File::text("application.yaml", application_yaml(doc)),

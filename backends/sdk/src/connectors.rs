@@ -1,69 +1,13 @@
 //! Connector nodes: their code comes from the connector component named by
-//! `codegen.templates[platform][node]`, rendered through the host. See the
-//! connector contract in `marketplace/README.md`.
+//! `codegen.templates[platform][node]`, rendered by the host before emit
+//! and handed to the backend as [`Connectors`]. See the connector contract
+//! in `marketplace/README.md`.
 
 use std::collections::BTreeMap;
 
 use svc_ir::{Document, NodeKind};
 
-use crate::{ConnectorRef, Diagnostic, File, Rendered, Templates};
-
-/// Renders every connector node of the document for `platform`, returning
-/// (node id, rendered code) or every failure at once.
-pub fn render_all(
-    doc: &Document,
-    platform: &str,
-    templates: &mut dyn Templates,
-) -> Result<Vec<(String, Rendered)>, Vec<Diagnostic>> {
-    let mut out = Vec::new();
-    let mut diags = Vec::new();
-    for (i, n) in doc.logical.nodes.iter().enumerate() {
-        let NodeKind::Connector { config } = &n.kind else {
-            continue;
-        };
-        let ptr = format!("/logical/nodes/{i}");
-        let Some(t) = doc
-            .codegen
-            .templates
-            .get(platform)
-            .and_then(|t| t.get(&n.id))
-        else {
-            diags.push(
-                Diagnostic::error(
-                    "template-required",
-                    format!("connector node `{}`: template required (codegen.templates[\"{platform}\"])", n.id),
-                )
-                .at(ptr),
-            );
-            continue;
-        };
-        let reference = ConnectorRef {
-            node_id: n.id.clone(),
-            id: t.connector.clone(),
-            version: t.version.clone(),
-            entry: t.entry.clone(),
-        };
-        let config = serde_json::to_string(config).unwrap_or_default();
-        match templates.render(&reference, platform, &config) {
-            Ok(rendered) => out.push((n.id.clone(), rendered)),
-            // Pointers from the host and the connector are relative to the
-            // node's config.
-            Err(errors) => diags.extend(errors.into_iter().map(|mut d| {
-                d.pointer = Some(match d.pointer.take() {
-                    Some(p) if p.starts_with('/') => format!("{ptr}/config{p}"),
-                    Some(p) if p.is_empty() => format!("{ptr}/config"),
-                    _ => ptr.clone(),
-                });
-                d
-            })),
-        }
-    }
-    if diags.is_empty() {
-        Ok(out)
-    } else {
-        Err(diags)
-    }
-}
+use crate::{Connectors, Diagnostic, File};
 
 /// The `env:NAME` values in connector configs, as (node id, NAME): the
 /// variables a connector reads at run time. Generated tests point them at
@@ -137,17 +81,34 @@ impl Placed {
     }
 }
 
-/// Renders every connector node and gathers their snippets, files (each
-/// path once; two different contents at one path are an error) and this
-/// platform's dependencies.
+/// Gathers the rendered connector nodes' snippets, files (each path once;
+/// two different contents at one path are an error) and this platform's
+/// dependencies.
 pub fn place(
     doc: &Document,
     platform: &str,
-    templates: &mut dyn Templates,
+    connectors: &Connectors,
 ) -> Result<Placed, Vec<Diagnostic>> {
     let mut placed = Placed::default();
     let mut diags = Vec::new();
-    for (node, rendered) in render_all(doc, platform, templates)? {
+    for (i, n) in doc.logical.nodes.iter().enumerate() {
+        let NodeKind::Connector { .. } = &n.kind else {
+            continue;
+        };
+        let node = n.id.clone();
+        let Some(rendered) = connectors.get(&node).cloned() else {
+            diags.push(
+                Diagnostic::error(
+                    "connector-missing",
+                    format!("the host rendered no code for connector node `{node}` on {platform}"),
+                )
+                .at(format!("/logical/nodes/{i}"))
+                .hint(
+                    "the emit request does not match the document; report it to the host's authors",
+                ),
+            );
+            continue;
+        };
         for f in rendered.files {
             match placed.files.get(&f.path) {
                 Some(existing) if existing.contents != f.contents => diags.push(
@@ -187,61 +148,46 @@ pub fn place(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dependency;
+    use crate::{Dependency, Rendered};
 
-    struct Fake;
-
-    impl Templates for Fake {
-        fn render(
-            &mut self,
-            c: &ConnectorRef,
-            platform: &str,
-            config: &str,
-        ) -> Result<Rendered, Vec<Diagnostic>> {
-            if config.contains("bad") {
-                return Err(vec![Diagnostic::error("connector-config", "bad").at("/url")]);
-            }
-            Ok(Rendered {
-                files: vec![File::text(
-                    "shared.txt",
-                    if c.node_id == "b" && config.contains("clash") {
-                        "other"
-                    } else {
-                        "same"
-                    },
-                )],
-                snippet: format!("// {} for {platform}", c.node_id),
-                dependencies: vec![
-                    Dependency {
-                        platform: platform.into(),
-                        spec: "dep>=1".into(),
-                    },
-                    Dependency {
-                        platform: "elsewhere".into(),
-                        spec: "nope".into(),
-                    },
-                ],
-            })
+    fn rendered(node: &str, shared: &str) -> Rendered {
+        Rendered {
+            files: vec![File::text("shared.txt", shared)],
+            snippet: format!("// {node}"),
+            dependencies: vec![
+                Dependency {
+                    platform: "go".into(),
+                    spec: "dep>=1".into(),
+                },
+                Dependency {
+                    platform: "elsewhere".into(),
+                    spec: "nope".into(),
+                },
+            ],
         }
     }
 
-    fn doc(config_b: &str) -> Document {
-        let text = format!(
-            r#"{{"irVersion":"2.2","id":"d","logical":{{"state":[],"nodes":[
-            {{"id":"start","kind":"start"}},
-            {{"id":"a","kind":"connector","config":{{}}}},
-            {{"id":"b","kind":"connector","config":{{"url":"{config_b}"}}}},
-            {{"id":"end","kind":"end"}}],
-            "edges":[{{"from":"start","to":"a"}},{{"from":"a","to":"b"}},{{"from":"b","to":"end"}}]}},
-            "codegen":{{"templates":{{"go":{{"a":{{"connector":"x/y","version":"^1"}},"b":{{"connector":"x/y","version":"^1"}}}}}}}}}}"#
-        );
-        svc_ir::SourceFile::new("d.json", text).parse().unwrap()
+    fn doc() -> Document {
+        let text = r#"{"irVersion":"2.2","id":"d","logical":{"state":[],"nodes":[
+            {"id":"start","kind":"start"},
+            {"id":"a","kind":"connector","config":{}},
+            {"id":"b","kind":"connector","config":{"url":"x"}},
+            {"id":"end","kind":"end"}],
+            "edges":[{"from":"start","to":"a"},{"from":"a","to":"b"},{"from":"b","to":"end"}]},
+            "codegen":{"templates":{"go":{"a":{"connector":"x/y","version":"^1"},"b":{"connector":"x/y","version":"^1"}}}}}"#;
+        svc_ir::SourceFile::new("d.json", text.to_string())
+            .parse()
+            .unwrap()
     }
 
     #[test]
     fn places_snippets_files_once_and_this_platforms_dependencies() {
-        let placed = place(&doc("ok"), "go", &mut Fake).unwrap();
-        assert_eq!(placed.snippets["a"], "// a for go");
+        let connectors = Connectors::new([
+            ("a".to_string(), rendered("a", "same")),
+            ("b".to_string(), rendered("b", "same")),
+        ]);
+        let placed = place(&doc(), "go", &connectors).unwrap();
+        assert_eq!(placed.snippets["a"], "// a");
         assert_eq!(placed.dependencies, ["dep>=1"]);
         let mut files = vec![File::text("go.mod", "")];
         placed.merge_into(&mut files).unwrap();
@@ -250,19 +196,20 @@ mod tests {
 
     #[test]
     fn different_files_at_one_path_conflict() {
-        let err = place(&doc("clash"), "go", &mut Fake).unwrap_err();
+        let connectors = Connectors::new([
+            ("a".to_string(), rendered("a", "same")),
+            ("b".to_string(), rendered("b", "other")),
+        ]);
+        let err = place(&doc(), "go", &connectors).unwrap_err();
         assert_eq!(err[0].code, "connector-file-conflict");
     }
 
     #[test]
-    fn a_missing_template_and_config_pointers_are_placed_in_the_document() {
-        let err = place(&doc("bad"), "go", &mut Fake).unwrap_err();
-        assert_eq!(
-            err[0].pointer.as_deref(),
-            Some("/logical/nodes/2/config/url")
-        );
-        let err = place(&doc("ok"), "java-svc", &mut Fake).unwrap_err();
-        assert_eq!(err.len(), 2);
-        assert!(err[0].message.contains("codegen.templates[\"java-svc\"]"));
+    fn a_node_the_host_did_not_render_is_named() {
+        let connectors = Connectors::new([("a".to_string(), rendered("a", "same"))]);
+        let err = place(&doc(), "go", &connectors).unwrap_err();
+        assert_eq!(err.len(), 1);
+        assert_eq!(err[0].code, "connector-missing");
+        assert_eq!(err[0].pointer.as_deref(), Some("/logical/nodes/2"));
     }
 }

@@ -1,8 +1,9 @@
 //! Conversions between the SDK's plain types and the WIT bindings, used by
-//! the export macros. Kept out of the macros so they stay short.
+//! the export macros: the guest side of the boundary, in one place (the
+//! host's side is `svc_runtime`'s bindings).
 
 use crate::bindings::backend::svc::codegen::types as wit;
-use crate::{Backend, Connector, Diagnostic, EmitOptions, File, Rendered, Templates};
+use crate::{Backend, Connector, Connectors, Diagnostic, EmitOptions, Emitted, File, Rendered};
 
 fn to_wit_diag(d: Diagnostic) -> wit::Diagnostic {
     wit::Diagnostic {
@@ -17,14 +18,8 @@ fn to_wit_diag(d: Diagnostic) -> wit::Diagnostic {
     }
 }
 
-fn from_wit_diag(d: wit::Diagnostic) -> Diagnostic {
-    let mut out = Diagnostic::error(&d.code, d.message);
-    if matches!(d.severity, wit::Severity::Warning) {
-        out.severity = svc_ir::Severity::Warning;
-    }
-    out.pointer = d.pointer;
-    out.hint = d.hint;
-    out
+fn to_wit_diags(ds: Vec<Diagnostic>) -> Vec<wit::Diagnostic> {
+    ds.into_iter().map(to_wit_diag).collect()
 }
 
 fn to_wit_file(f: File) -> wit::File {
@@ -35,14 +30,39 @@ fn to_wit_file(f: File) -> wit::File {
     }
 }
 
+fn to_wit_dependencies(ds: Vec<crate::Dependency>) -> Vec<wit::Dependency> {
+    ds.into_iter()
+        .map(|d| wit::Dependency {
+            platform: d.platform,
+            spec: d.spec,
+        })
+        .collect()
+}
+
 fn to_wit_rendered(r: Rendered) -> wit::Rendered {
     wit::Rendered {
         files: r.files.into_iter().map(to_wit_file).collect(),
         snippet: r.snippet,
+        dependencies: to_wit_dependencies(r.dependencies),
+    }
+}
+
+fn from_wit_rendered(r: wit::Rendered) -> Rendered {
+    Rendered {
+        files: r
+            .files
+            .into_iter()
+            .map(|f| File {
+                path: f.path,
+                contents: f.contents,
+                executable: f.executable,
+            })
+            .collect(),
+        snippet: r.snippet,
         dependencies: r
             .dependencies
             .into_iter()
-            .map(|d| wit::Dependency {
+            .map(|d| crate::Dependency {
                 platform: d.platform,
                 spec: d.spec,
             })
@@ -76,59 +96,24 @@ pub fn __info<B: Backend>() -> wit::BackendInfo {
     }
 }
 
-/// The host's `templates.render`, seen through the SDK's trait.
-struct HostTemplates;
-
-impl Templates for HostTemplates {
-    fn render(
-        &mut self,
-        connector: &crate::ConnectorRef,
-        platform: &str,
-        node_config: &str,
-    ) -> Result<Rendered, Vec<Diagnostic>> {
-        let r = wit::ConnectorRef {
-            node_id: connector.node_id.clone(),
-            id: connector.id.clone(),
-            version: connector.version.clone(),
-            entry: connector.entry.clone(),
-        };
-        crate::bindings::backend::svc::codegen::templates::render(&r, platform, node_config)
-            .map(|r| Rendered {
-                files: r
-                    .files
-                    .into_iter()
-                    .map(|f| File {
-                        path: f.path,
-                        contents: f.contents,
-                        executable: f.executable,
-                    })
-                    .collect(),
-                snippet: r.snippet,
-                dependencies: r
-                    .dependencies
-                    .into_iter()
-                    .map(|d| crate::Dependency {
-                        platform: d.platform,
-                        spec: d.spec,
-                    })
-                    .collect(),
-            })
-            .map_err(|ds| ds.into_iter().map(from_wit_diag).collect())
-    }
-}
-
 #[doc(hidden)]
-pub fn __emit<B: Backend>(
-    request: wit::EmitRequest,
-) -> Result<Vec<wit::File>, Vec<wit::Diagnostic>> {
-    let doc = svc_ir::from_normalized_json(&request.ir)
-        .map_err(|ds| ds.into_iter().map(to_wit_diag).collect::<Vec<_>>())?;
+pub fn __emit<B: Backend>(request: wit::EmitRequest) -> Result<wit::Emitted, Vec<wit::Diagnostic>> {
+    let doc = svc_ir::from_normalized_json(&request.ir).map_err(to_wit_diags)?;
     let options = EmitOptions {
         pairs: request.options,
     };
-    B::emit(&doc, &options, &mut HostTemplates)
-        .map(|files| files.into_iter().map(to_wit_file).collect())
-        .map_err(|ds| ds.into_iter().map(to_wit_diag).collect())
+    let connectors = Connectors::new(
+        request
+            .connectors
+            .into_iter()
+            .map(|n| (n.node_id, from_wit_rendered(n.rendered))),
+    );
+    B::emit(&doc, &options, &connectors)
+        .map(|Emitted { files, warnings }| wit::Emitted {
+            files: files.into_iter().map(to_wit_file).collect(),
+            warnings: to_wit_diags(warnings),
+        })
+        .map_err(to_wit_diags)
 }
 
 #[doc(hidden)]
@@ -139,19 +124,13 @@ pub fn __connector_info<C: Connector>() -> wit::ConnectorInfo {
         version: i.version,
         platforms: i.platforms,
         config_schema: i.config_schema,
-        dependencies: i
-            .dependencies
-            .into_iter()
-            .map(|d| wit::Dependency {
-                platform: d.platform,
-                spec: d.spec,
-            })
-            .collect(),
+        dependencies: to_wit_dependencies(i.dependencies),
     }
 }
 
 #[doc(hidden)]
 pub fn __connector_render<C: Connector>(
+    node_id: String,
     platform: String,
     node_config: String,
 ) -> Result<wit::Rendered, Vec<wit::Diagnostic>> {
@@ -161,7 +140,7 @@ pub fn __connector_render<C: Connector>(
             format!("the node config is not JSON: {e}"),
         ))]
     })?;
-    C::render(&platform, &config)
+    C::render(&node_id, &platform, &config)
         .map(to_wit_rendered)
-        .map_err(|ds| ds.into_iter().map(to_wit_diag).collect())
+        .map_err(to_wit_diags)
 }

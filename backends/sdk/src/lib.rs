@@ -72,7 +72,7 @@ pub const ALL_ROUTER_FEATURES: [&str; 13] = [
     "router.field.boolean",
 ];
 
-/// What a backend can compile; see `wit/codegen.wit`.
+/// What a backend can compile; see `wit/since_v0.2.0/codegen.wit`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Capabilities {
     pub node_kinds: Vec<String>,
@@ -118,15 +118,6 @@ impl EmitOptions {
     }
 }
 
-/// A reference to a connector, as the host's `templates.render` takes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConnectorRef {
-    pub node_id: String,
-    pub id: String,
-    pub version: String,
-    pub entry: Option<String>,
-}
-
 /// A runtime dependency of rendered connector code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dependency {
@@ -151,15 +142,41 @@ pub struct ConnectorInfo {
     pub dependencies: Vec<Dependency>,
 }
 
-/// Renders connector nodes; inside a component this is the host's
-/// `templates.render` import, in native tests whatever the test supplies.
-pub trait Templates {
-    fn render(
-        &mut self,
-        connector: &ConnectorRef,
-        platform: &str,
-        node_config: &str,
-    ) -> Result<Rendered, Vec<Diagnostic>>;
+/// The connector nodes of the document, rendered by the host before it
+/// asked the backend to emit: the code of each, by node id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Connectors {
+    nodes: std::collections::BTreeMap<String, Rendered>,
+}
+
+impl Connectors {
+    pub fn new(nodes: impl IntoIterator<Item = (String, Rendered)>) -> Self {
+        Connectors {
+            nodes: nodes.into_iter().collect(),
+        }
+    }
+
+    /// The rendered code of a connector node.
+    pub fn get(&self, node_id: &str) -> Option<&Rendered> {
+        self.nodes.get(node_id)
+    }
+}
+
+/// A backend's project, and the warnings that come with it (shown to the
+/// user after a successful compile).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Emitted {
+    pub files: Vec<File>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl From<Vec<File>> for Emitted {
+    fn from(files: Vec<File>) -> Self {
+        Emitted {
+            files,
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// A target backend.
@@ -168,15 +185,20 @@ pub trait Backend {
     fn emit(
         doc: &ir::Document,
         options: &EmitOptions,
-        templates: &mut dyn Templates,
-    ) -> Result<Vec<File>, Vec<Diagnostic>>;
+        connectors: &Connectors,
+    ) -> Result<Emitted, Vec<Diagnostic>>;
 }
 
-/// A marketplace connector.
+/// A marketplace connector. `render` is called once per connector node,
+/// with the node's id and its config, which the host has already checked
+/// against [`ConnectorInfo::config_schema`].
 pub trait Connector {
     fn info() -> ConnectorInfo;
-    fn render(platform: &str, node_config: &serde_json::Value)
-        -> Result<Rendered, Vec<Diagnostic>>;
+    fn render(
+        node_id: &str,
+        platform: &str,
+        node_config: &serde_json::Value,
+    ) -> Result<Rendered, Vec<Diagnostic>>;
 }
 
 /// Exports a [`Backend`] implementation as the component's `emitter`.
@@ -194,7 +216,7 @@ macro_rules! export_backend {
                 fn emit(
                     request: $crate::bindings::backend::svc::codegen::types::EmitRequest,
                 ) -> Result<
-                    Vec<$crate::bindings::backend::svc::codegen::types::File>,
+                    $crate::bindings::backend::svc::codegen::types::Emitted,
                     Vec<$crate::bindings::backend::svc::codegen::types::Diagnostic>,
                 > {
                     $crate::__emit::<$backend>(request)
@@ -221,13 +243,14 @@ macro_rules! export_connector {
                     $crate::__connector_info::<$connector>()
                 }
                 fn render(
+                    node_id: String,
                     platform: String,
                     node_config: String,
                 ) -> Result<
                     $crate::bindings::backend::svc::codegen::types::Rendered,
                     Vec<$crate::bindings::backend::svc::codegen::types::Diagnostic>,
                 > {
-                    $crate::__connector_render::<$connector>(platform, node_config)
+                    $crate::__connector_render::<$connector>(node_id, platform, node_config)
                 }
             }
             $crate::bindings::connector::__export_connector_world!(

@@ -247,7 +247,7 @@ pub fn main_svc_java() -> ExitCode {
 
 fn print_version(name: &str) {
     println!(
-        "{name} {} (IR 2.x, plugin interface svc:codegen@0.1.0)",
+        "{name} {} (IR 2.x, plugin interface svc:codegen@0.2.0, loads 0.1.0 components)",
         svc_compile::HOST_VERSION
     );
     for b in svc_builtin::BACKENDS {
@@ -275,7 +275,7 @@ fn compile(
         Ok(r) => std::sync::Arc::new(r),
         Err(d) => return output::fail(args.format, &[d]),
     };
-    let registry = match args.plugins.registry(std::sync::Arc::clone(&runtime)) {
+    let mut registry = match args.plugins.registry(std::sync::Arc::clone(&runtime)) {
         Ok(r) => r,
         Err(d) => return output::fail(args.format, &[d]),
     };
@@ -287,7 +287,7 @@ fn compile(
         &mut source,
         platform,
         &backends,
-        Box::new(registry),
+        &mut registry,
         out,
         args.force,
     ) {

@@ -35,17 +35,28 @@ pub fn fail(format: Format, diags: &[Diagnostic]) -> ExitCode {
     ExitCode::from(1)
 }
 
+/// Prints a successful compile, with its warnings.
 pub fn compiled(format: Format, out: &Path, g: &Generated) {
     match format {
-        Format::Human => println!(
-            "compiled `{}` for {} into {} ({} files, backend {} {})",
-            g.document_id,
-            g.platform,
-            out.display(),
-            g.files.len(),
-            g.info.name,
-            g.info.version
-        ),
+        Format::Human => {
+            for d in &g.warnings {
+                eprintln!("{}\n", d.render());
+            }
+            println!(
+                "compiled `{}` for {} into {} ({} files, backend {} {}{})",
+                g.document_id,
+                g.platform,
+                out.display(),
+                g.files.len(),
+                g.info.name,
+                g.info.version,
+                match g.warnings.len() {
+                    0 => String::new(),
+                    1 => "; 1 warning".to_string(),
+                    n => format!("; {n} warnings"),
+                }
+            )
+        }
         Format::Json => println!(
             "{}",
             json!({
@@ -53,7 +64,7 @@ pub fn compiled(format: Format, out: &Path, g: &Generated) {
                 "platform": g.platform,
                 "out": out.display().to_string(),
                 "files": g.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
-                "diagnostics": [],
+                "diagnostics": g.warnings,
             })
         ),
     }

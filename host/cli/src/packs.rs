@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::Args;
 use svc_ir::Diagnostic;
 use svc_packs::build::{pack, PackOptions, Packed};
-use svc_packs::registry::{default_plugin_dir, Registry, SharedRegistry};
+use svc_packs::registry::{default_plugin_dir, Registry};
 use svc_runtime::Runtime;
 
 use crate::backends::{Backends, EngineArgs};
@@ -27,7 +27,7 @@ pub struct PluginArgs {
 impl PluginArgs {
     /// The registry of every pack on the plugin paths. Packs are read and
     /// checked whole here; their components load when a node needs them.
-    pub fn registry(&self, runtime: Arc<Runtime>) -> Result<SharedRegistry, Diagnostic> {
+    pub fn registry(&self, runtime: Arc<Runtime>) -> Result<Registry, Diagnostic> {
         let mut registry = Registry::new(runtime);
         for path in &self.plugins {
             registry.add_path(path)?;
@@ -35,7 +35,7 @@ impl PluginArgs {
         if let Some(dir) = default_plugin_dir().filter(|d| d.is_dir()) {
             registry.add_path(&dir)?;
         }
-        Ok(SharedRegistry::new(registry))
+        Ok(registry)
     }
 }
 

@@ -458,9 +458,12 @@ fn validate_pack_checks_manifest_host_api_document_and_component() {
     assert_eq!(codes(&d), ["unknown-field", "manifest-version"]);
     assert_eq!(d[0]["position"]["line"], 4);
 
-    // A host API this svc does not provide.
-    std::fs::write(&manifest, original.replace("\"^0.1\"", "\"^1.0\"")).unwrap();
-    assert_eq!(codes(&fails(&validate())), ["host-api"]);
+    // A host API this svc does not provide, and one it loads but no longer
+    // builds against (the SDK builds 0.2 components).
+    for old in ["\"^1.0\"", "\"^0.1\""] {
+        std::fs::write(&manifest, original.replace("\"^0.2\"", old)).unwrap();
+        assert_eq!(codes(&fails(&validate())), ["host-api"], "{old}");
+    }
 
     // An invalid example document.
     std::fs::write(&manifest, &original).unwrap();

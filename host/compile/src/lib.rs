@@ -1,26 +1,29 @@
 //! `svc-compile`: one `svc compile`, from a document to a project on disk.
 //!
 //! ```text
-//! parse + validate ─▶ pick backend ─▶ info() ─▶ negotiate ─▶ emit() ─▶ check ─▶ manifest ─▶ write
+//! parse + validate ─▶ pick backend ─▶ info() ─▶ negotiate ─▶ render ─▶ emit() ─▶ check ─▶ manifest ─▶ write
 //! ```
 //! One module per stage after the backend's own: `negotiate` (what the
-//! graph needs against what the backend declares), `check` (every emitted
-//! path), `manifest`, `write` (atomically, to disk).
+//! graph needs against what the backend declares), `render` (every
+//! connector node, through its connector, before the backend emits),
+//! `check` (every emitted path), `manifest`, `write` (atomically, to disk).
 //! Any step can stop the run with diagnostics; nothing is written unless
 //! every step succeeded.
 
 pub mod check;
 pub mod manifest;
 pub mod negotiate;
+pub mod render;
 pub mod testkit;
 pub mod write;
 
 use std::path::Path;
 
 use svc_ir::{Diagnostic, Document, SourceFile};
-use svc_runtime::{Backend, BackendInfo, EmitRequest, PluginError, TemplateRenderer};
+use svc_runtime::{Backend, BackendInfo, EmitRequest, PluginError};
 
 pub use manifest::Manifest;
+pub use render::{ConnectorNode, ConnectorSource, NoConnectors, RenderedConnector};
 pub use write::ProjectFile;
 
 /// The version of this host, recorded in every manifest.
@@ -39,6 +42,9 @@ pub struct Generated {
     pub info: BackendInfo,
     /// Every file, the manifest included, sorted by path.
     pub files: Vec<ProjectFile>,
+    /// Warnings about the document or the project, each placed in the
+    /// document where it has a pointer.
+    pub warnings: Vec<Diagnostic>,
     /// What the backend printed (shown with `--verbose`).
     pub plugin_output: String,
 }
@@ -56,24 +62,12 @@ pub fn plugin_diag(e: &PluginError) -> Diagnostic {
     Diagnostic::error(e.code(), e.to_string()).hint(hint)
 }
 
-/// A diagnostic from a component, attributed to it and placed in the
-/// user's document through its JSON pointer.
-fn from_plugin(source: &SourceFile, component: &str, d: svc_runtime::Diagnostic) -> Diagnostic {
-    let mut out = Diagnostic::error(&d.code, d.message).source(component);
-    if matches!(d.severity, svc_runtime::Severity::Warning) {
-        out.severity = svc_ir::Severity::Warning;
-    }
-    out.hint = d.hint;
-    out.pointer = d.pointer;
-    source.locate(out)
-}
-
 /// Parses, negotiates and emits, all in memory.
 pub fn generate(
     source: &mut SourceFile,
     platform_override: Option<&str>,
     backends: &dyn BackendSource,
-    templates: Box<dyn TemplateRenderer>,
+    connectors: &mut dyn ConnectorSource,
 ) -> Result<Generated, Vec<Diagnostic>> {
     let doc = source.parse()?;
     let platform = match platform_override.or(doc.platform()) {
@@ -87,9 +81,7 @@ pub fn generate(
         }
     };
     let backend = backends.backend(&platform).map_err(|d| vec![d])?;
-    let mut session = backend
-        .session(templates)
-        .map_err(|e| vec![plugin_diag(&e)])?;
+    let mut session = backend.session().map_err(|e| vec![plugin_diag(&e)])?;
     let info = session.info().map_err(|e| vec![plugin_diag(&e)])?;
     check_backend(&info, &platform, backend.name(), &doc).map_err(|d| vec![d])?;
 
@@ -101,6 +93,9 @@ pub fn generate(
         return Err(gaps);
     }
 
+    let rendered = render::render(&doc, &platform, connectors)
+        .map_err(|ds| ds.into_iter().map(|d| source.locate(d)).collect::<Vec<_>>())?;
+
     let ir = doc.to_canonical_json();
     let request = EmitRequest {
         ir: ir.clone(),
@@ -108,15 +103,13 @@ pub fn generate(
             ("host-version".into(), HOST_VERSION.into()),
             ("platform".into(), platform.clone()),
         ],
+        connectors: rendered.nodes,
     };
     let emitted = session.emit(&request).map_err(|e| vec![plugin_diag(&e)])?;
     let files = match emitted.result {
         Ok(files) => files,
         Err(diags) => {
-            let mut out: Vec<Diagnostic> = diags
-                .into_iter()
-                .map(|d| from_plugin(source, backend.name(), d))
-                .collect();
+            let mut out: Vec<Diagnostic> = diags.into_iter().map(|d| source.locate(d)).collect();
             if out.is_empty() {
                 out.push(Diagnostic::error(
                     "plugin-failed",
@@ -167,16 +160,7 @@ pub fn generate(
             build: info.commands.build.clone(),
             run: info.commands.run.clone(),
         },
-        connectors: session
-            .connectors_used()
-            .into_iter()
-            .map(|c| manifest::ConnectorEntry {
-                node: c.node,
-                id: c.connector,
-                version: c.version,
-                pack_sha256: c.pack_sha256,
-            })
-            .collect(),
+        connectors: rendered.entries,
         files: Manifest::file_entries(&files),
     };
     files.push(manifest.to_file());
@@ -186,6 +170,11 @@ pub fn generate(
         document_id: doc.id.clone(),
         info,
         files,
+        warnings: emitted
+            .warnings
+            .into_iter()
+            .map(|d| source.locate(d))
+            .collect(),
         plugin_output: emitted.output,
     })
 }
@@ -237,13 +226,13 @@ pub fn compile(
     source: &mut SourceFile,
     platform_override: Option<&str>,
     backends: &dyn BackendSource,
-    templates: Box<dyn TemplateRenderer>,
+    connectors: &mut dyn ConnectorSource,
     out: &Path,
     force: bool,
 ) -> Result<Generated, Vec<Diagnostic>> {
     // Refuse a non-empty --out before doing any work.
     write::check_out_dir(out, force).map_err(|d| vec![d])?;
-    let generated = generate(source, platform_override, backends, templates)?;
+    let generated = generate(source, platform_override, backends, connectors)?;
     write::write_project(out, &generated.files, force).map_err(|d| vec![d])?;
     Ok(generated)
 }

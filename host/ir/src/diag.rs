@@ -64,6 +64,14 @@ impl Diagnostic {
         }
     }
 
+    /// A problem that does not stop the compile; shown with its result.
+    pub fn warning(code: &str, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, message)
+        }
+    }
+
     pub fn at(mut self, pointer: impl Into<String>) -> Self {
         self.pointer = Some(pointer.into());
         self

@@ -11,7 +11,7 @@ use svc_runtime::sha256_hex;
 
 use crate::manifest::{FileEntry, PackManifest, FORMAT_VERSION, MANIFEST_ENTRY};
 use crate::project::{is_connector_id, is_pack_name};
-use crate::HOST_API;
+use crate::HOST_APIS;
 
 /// A pack read and checked whole.
 #[derive(Debug, Clone)]
@@ -137,19 +137,21 @@ pub fn open_pack(source: &str, bytes: &[u8]) -> Result<Pack, Diagnostic> {
         ));
     }
     match semver::VersionReq::parse(&manifest.host_api) {
-        Ok(req) if req.matches(&HOST_API) => {}
+        Ok(req) if HOST_APIS.iter().any(|v| req.matches(v)) => {}
         _ => {
+            let provided: Vec<String> = HOST_APIS.iter().map(ToString::to_string).collect();
             return Err(refuse(
                 source,
                 "host-api",
                 format!(
-                    "pack `{}` {} needs host API `{}`; this svc provides {HOST_API}",
+                    "pack `{}` {} needs host API `{}`; this svc provides {}",
                     manifest.name,
                     manifest.version,
-                    manifest.host_api.escape_debug()
+                    manifest.host_api.escape_debug(),
+                    provided.join(" and ")
                 ),
             )
-            .hint("use a release of the pack built for this svc"))
+            .hint("use a release of the pack built for this svc"));
         }
     }
     // Every listed entry present with its hash, and nothing unlisted.

@@ -20,7 +20,7 @@ use svc_runtime::sha256_hex;
 use crate::archive::{open_pack, write_pack};
 use crate::manifest::{Missing, PackManifest, COMPONENT_ENTRY, FORMAT_VERSION};
 use crate::project::{ProjectManifest, PROJECT_FILE};
-use crate::registry::{info_mismatch, Registry, SharedRegistry};
+use crate::registry::{info_mismatch, Registry};
 
 #[derive(Debug, Clone, Default)]
 pub struct PackOptions {
@@ -178,18 +178,14 @@ pub fn pack(
     let opened = open_pack("(new pack)", &bytes).map_err(|d| vec![d])?;
     let mut registry = Registry::new(Arc::clone(&runtime));
     registry.add_pack(opened).map_err(|d| vec![d])?;
-    let shared = SharedRegistry::new(registry);
     for platform in &platforms {
         if failures.contains_key(platform) {
             continue;
         }
         let mut source = SourceFile::new(doc_name.clone(), doc_text.clone());
-        if let Err(diags) = svc_compile::generate(
-            &mut source,
-            Some(platform),
-            backends,
-            Box::new(shared.clone()),
-        ) {
+        if let Err(diags) =
+            svc_compile::generate(&mut source, Some(platform), backends, &mut registry)
+        {
             failures.insert(platform.clone(), diags);
         }
     }

@@ -3,8 +3,8 @@
 //! * [`project`]: `svc.project.json`, the manifest of a pack project.
 //! * [`archive`]: writing and opening `.svc-pack.zip` files, checked whole
 //!   (zip-level refusals live in `svc-pack-zip`).
-//! * [`registry`]: the packs a compile can use, and the host's side of
-//!   `templates.render`.
+//! * [`registry`]: the packs a compile can use: the connector source of the
+//!   compile's render stage.
 //! * [`build`]: `svc pack` and `svc validate-pack`.
 
 pub mod archive;
@@ -16,9 +16,14 @@ pub mod registry;
 pub mod schema;
 pub mod testkit;
 
-/// The version of the WIT package (`svc:codegen`) this host provides; a
-/// pack's `hostApi` range must match it.
-pub const HOST_API: semver::Version = semver::Version::new(0, 1, 0);
+/// The version of the WIT package (`svc:codegen`) packs are built against
+/// now (the SDK's): a pack project's `hostApi` must match it.
+pub const HOST_API: semver::Version = semver::Version::new(0, 2, 0);
+
+/// Every version whose components this host loads, newest first; a pack's
+/// `hostApi` range must match one of them, and its component must be built
+/// against a version in the range.
+pub const HOST_APIS: [semver::Version; 2] = [HOST_API, semver::Version::new(0, 1, 0)];
 
 /// Platforms a pack may list.
 pub const PLATFORMS: &[&str] = &["go", "java-svc", "python-svc"];

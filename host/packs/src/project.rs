@@ -260,7 +260,7 @@ mod tests {
   "version": "0.1.0",
   "connector": "svc/webhook",
   "platforms": ["go", "python-svc"],
-  "hostApi": "^0.1",
+  "hostApi": "^0.2",
   "crate": "connector",
   "templates": "templates",
   "document": "example/notify.graph.json"
@@ -291,7 +291,7 @@ mod tests {
         let bad = GOOD
             .replace("\"plugin-creator\"", "\"project\"")
             .replace("\"0.1.0\"", "\"1.0\"")
-            .replace("\"^0.1\"", "\"^2\"")
+            .replace("\"^0.2\"", "\"^2\"")
             .replace("\"python-svc\"", "\"rust\"")
             .replace(
                 "\"connector\": \"svc/webhook\"",

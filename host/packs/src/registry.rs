@@ -1,17 +1,15 @@
-//! The connectors a compile can use, and the host's side of
-//! `templates.render`: a graph names a connector id and a semver range per
-//! platform and node; the registry picks the highest loaded version in the
-//! range, checks the node's config against the connector's schema, and has
-//! the connector component render it.
+//! The connectors a compile can use: the [`ConnectorSource`] of the
+//! compile's render stage. A graph names a connector id and a semver range
+//! per platform and node; the registry picks the highest loaded version in
+//! the range, checks the node's config against the connector's schema, and
+//! has the connector component render it (under its own per-call limits).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use svc_compile::{ConnectorNode, ConnectorSource, RenderedConnector};
 use svc_ir::Diagnostic;
-use svc_runtime::{
-    Connector, ConnectorInfo, ConnectorRef, ConnectorUse, Diagnostic as PluginDiagnostic, Rendered,
-    Runtime, Severity, TemplateRenderer,
-};
+use svc_runtime::{Connector, ConnectorInfo, Runtime};
 
 use crate::archive::{open_pack, Pack};
 use crate::schema::ConfigSchema;
@@ -80,7 +78,6 @@ pub struct Registry {
     entries: Vec<Entry>,
     /// Where packs were looked for, for "missing" messages.
     searched: Vec<String>,
-    pub used: Vec<ConnectorUse>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -97,7 +94,6 @@ impl Registry {
             runtime,
             entries: Vec::new(),
             searched: Vec::new(),
-            used: Vec::new(),
         }
     }
 
@@ -155,7 +151,7 @@ impl Registry {
 
     /// Loads a pack's component and checks that its `info()` is the
     /// connector the manifest describes.
-    fn load(&mut self, index: usize) -> Result<(), Vec<PluginDiagnostic>> {
+    fn load(&mut self, index: usize) -> Result<(), Vec<Diagnostic>> {
         let runtime = Arc::clone(&self.runtime);
         let Some(entry) = self.entries.get_mut(index) else {
             return Ok(());
@@ -167,10 +163,31 @@ impl Registry {
         let name = format!("{} {} ({})", m.connector, m.version, entry.pack.source);
         let connector = runtime
             .load_connector(&name, entry.pack.component())
-            .map_err(|e| vec![plugin_error(&e)])?;
-        let info = connector.info().map_err(|e| vec![plugin_error(&e)])?;
+            .map_err(|e| vec![svc_compile::plugin_diag(&e)])?;
+        let info = connector
+            .info()
+            .map_err(|e| vec![svc_compile::plugin_diag(&e)])?;
         if let Some(problem) = info_mismatch(&info, &m.connector, &m.version, &m.platforms) {
-            return Err(vec![error("connector-info", format!("{name}: {problem}"))]);
+            return Err(vec![Diagnostic::error(
+                "connector-info",
+                format!("{name}: {problem}"),
+            )]);
+        }
+        let built_for = connector.wit_version();
+        // open_pack checked that the range parses and names a version this
+        // host loads; the component must be built against that version.
+        let matches = semver::VersionReq::parse(&m.host_api)
+            .ok()
+            .zip(semver::Version::parse(built_for.semver()).ok())
+            .is_some_and(|(range, version)| range.matches(&version));
+        if !matches {
+            return Err(vec![Diagnostic::error(
+                "connector-info",
+                format!(
+                    "{name}: its component is built against {built_for}, but the manifest's hostApi is `{}`",
+                    m.host_api.escape_debug()
+                ),
+            )]);
         }
         let schema = serde_json::from_str(&info.config_schema)
             .map_err(|e| format!("its config schema is not JSON: {e}"))
@@ -178,20 +195,24 @@ impl Registry {
                 ConfigSchema::compile(s)
                     .map_err(|e| format!("its config schema is not a usable JSON Schema: {e}"))
             })
-            .map_err(|why| vec![error("connector-info", format!("{name}: {why}"))])?;
+            .map_err(|why| {
+                vec![Diagnostic::error(
+                    "connector-info",
+                    format!("{name}: {why}"),
+                )]
+            })?;
         entry.loaded = Some((connector, info, schema));
         Ok(())
     }
 
-    /// Serves one `templates.render` call.
-    pub fn render(
+    /// Renders one connector node; see [`ConnectorSource::render`].
+    fn render_node(
         &mut self,
-        reference: &ConnectorRef,
-        platform: &str,
-        config: &str,
-    ) -> Result<Rendered, Vec<PluginDiagnostic>> {
+        reference: &ConnectorNode<'_>,
+    ) -> Result<RenderedConnector, Vec<Diagnostic>> {
+        let platform = reference.platform;
         let candidates: Vec<usize> = (0..self.entries.len())
-            .filter(|i| self.entries[*i].pack.manifest.connector == reference.id)
+            .filter(|i| self.entries[*i].pack.manifest.connector == reference.connector)
             .collect();
         if candidates.is_empty() {
             let looked = if self.searched.is_empty() {
@@ -200,24 +221,24 @@ impl Registry {
             } else {
                 format!("searched {}", self.searched.join(", "))
             };
-            return Err(vec![error(
+            return Err(vec![Diagnostic::error(
                 "connector-missing",
                 format!(
                     "connector `{}` for node `{}` is not available ({looked})",
-                    reference.id, reference.node_id
+                    reference.connector, reference.node_id
                 ),
             )
-            .with_hint("make its pack available with `svc compile --plugins PATH` or put it in the plugin directory ($SVC_PLUGIN_DIR)")]);
+            .hint("make its pack available with `svc compile --plugins PATH` or put it in the plugin directory ($SVC_PLUGIN_DIR)")]);
         }
-        let range = semver::VersionReq::parse(&reference.version).map_err(|e| {
-            vec![error(
+        let range = semver::VersionReq::parse(reference.version).map_err(|e| {
+            vec![Diagnostic::error(
                 "connector-version",
                 format!(
                     "node `{}`: `{}` is not a semver range for connector `{}`: {e}",
-                    reference.node_id, reference.version, reference.id
+                    reference.node_id, reference.version, reference.connector
                 ),
             )
-            .with_hint("write a range such as \"^1.2\" in codegen.templates")]
+            .hint("write a range such as \"^1.2\" in codegen.templates")]
         })?;
         let best = candidates
             .iter()
@@ -234,17 +255,17 @@ impl Registry {
                 .iter()
                 .map(|i| self.entries[*i].pack.version.to_string())
                 .collect();
-            return Err(vec![error(
+            return Err(vec![Diagnostic::error(
                 "connector-version",
                 format!(
                     "node `{}` needs connector `{}` {}, but only version(s) {} are available",
                     reference.node_id,
-                    reference.id,
+                    reference.connector,
                     reference.version,
                     have.join(", ")
                 ),
             )
-            .with_hint(
+            .hint(
                 "add a pack of a matching version, or change the range in codegen.templates",
             )]);
         };
@@ -257,61 +278,54 @@ impl Registry {
                 .find(|m| m.platform == platform)
                 .map(|m| format!(" (packed without it: {})", m.reason.escape_debug()))
                 .unwrap_or_default();
-            return Err(vec![error(
+            return Err(vec![Diagnostic::error(
                 "template-required",
                 format!(
                     "connector `{}` {} has no template for `{platform}`{why}: template required (codegen.templates[\"{platform}\"])",
-                    reference.id, pack.version
+                    reference.connector, pack.version
                 ),
             )
-            .with_hint(format!(
+            .hint(format!(
                 "use a version of the connector that supports {platform}; this one supports {}",
                 pack.manifest.platforms.join(", ")
             ))]);
         }
         self.load(index)?;
         let Some((connector, _info, schema)) = &self.entries[index].loaded else {
-            return Err(vec![error(
+            return Err(vec![Diagnostic::error(
                 "connector-info",
-                "connector failed to load".into(),
+                "connector failed to load",
             )]);
         };
-        let value: serde_json::Value = serde_json::from_str(config).map_err(|e| {
-            vec![error(
-                "connector-config",
-                format!("the node config is not JSON: {e}"),
-            )]
-        })?;
-        let violations = schema.check(&value);
+        let violations = schema.check(reference.config);
         if !violations.is_empty() {
             return Err(violations
                 .into_iter()
-                .map(|v| PluginDiagnostic {
-                    severity: Severity::Error,
-                    code: "connector-config".into(),
-                    message: format!(
-                        "node `{}`: config of connector `{}`: {}",
-                        reference.node_id, reference.id, v.message
-                    ),
-                    pointer: Some(v.pointer),
-                    hint: Some(format!(
+                .map(|v| {
+                    Diagnostic::error(
+                        "connector-config",
+                        format!(
+                            "node `{}`: config of connector `{}`: {}",
+                            reference.node_id, reference.connector, v.message
+                        ),
+                    )
+                    .at(v.pointer)
+                    .hint(format!(
                         "make the node's config match the config schema that `{}` publishes",
-                        reference.id
-                    )),
+                        reference.connector
+                    ))
                 })
                 .collect());
         }
         let rendered = connector
-            .render(platform, config)
-            .map_err(|e| vec![plugin_error(&e)])??;
+            .render(reference.node_id, platform, &reference.config.to_string())
+            .map_err(|e| vec![svc_compile::plugin_diag(&e)])??;
         let pack = &self.entries[index].pack;
-        self.used.push(ConnectorUse {
-            node: reference.node_id.clone(),
-            connector: reference.id.clone(),
+        Ok(RenderedConnector {
+            rendered,
             version: pack.version.to_string(),
             pack_sha256: pack.sha256.clone(),
-        });
-        Ok(rendered)
+        })
     }
 }
 
@@ -350,66 +364,8 @@ pub fn info_mismatch(
     None
 }
 
-fn error(code: &str, message: String) -> PluginDiagnostic {
-    PluginDiagnostic {
-        severity: Severity::Error,
-        code: code.into(),
-        message,
-        pointer: None,
-        hint: None,
-    }
-}
-
-trait WithHint {
-    fn with_hint(self, hint: impl Into<String>) -> Self;
-}
-
-impl WithHint for PluginDiagnostic {
-    fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-}
-
-fn plugin_error(e: &svc_runtime::PluginError) -> PluginDiagnostic {
-    let d = svc_compile::plugin_diag(e);
-    PluginDiagnostic {
-        severity: Severity::Error,
-        code: d.code,
-        message: d.message,
-        pointer: None,
-        hint: d.hint,
-    }
-}
-
-/// The registry as the renderer a backend session calls. The registry is
-/// shared so the caller can read what was used once the compile is done.
-#[derive(Clone)]
-pub struct SharedRegistry(pub Arc<Mutex<Registry>>);
-
-impl SharedRegistry {
-    pub fn new(registry: Registry) -> Self {
-        SharedRegistry(Arc::new(Mutex::new(registry)))
-    }
-}
-
-impl TemplateRenderer for SharedRegistry {
-    fn render(
-        &mut self,
-        connector: ConnectorRef,
-        platform: String,
-        node_config: String,
-    ) -> Result<Rendered, Vec<PluginDiagnostic>> {
-        match self.0.lock() {
-            Ok(mut r) => r.render(&connector, &platform, &node_config),
-            Err(_) => Err(vec![error(
-                "connector-registry",
-                "the connector registry is unusable after an earlier failure".into(),
-            )]),
-        }
-    }
-
-    fn used(&self) -> Vec<ConnectorUse> {
-        self.0.lock().map(|r| r.used.clone()).unwrap_or_default()
+impl ConnectorSource for Registry {
+    fn render(&mut self, node: &ConnectorNode<'_>) -> Result<RenderedConnector, Vec<Diagnostic>> {
+        self.render_node(node)
     }
 }

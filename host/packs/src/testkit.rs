@@ -16,7 +16,7 @@ use svc_runtime::sha256_hex;
 use crate::archive::Pack;
 use crate::manifest::{PackManifest, COMPONENT_ENTRY, FORMAT_VERSION};
 use crate::project::is_connector_id;
-use crate::registry::{Registry, SharedRegistry};
+use crate::registry::Registry;
 use crate::{HOST_API, PLATFORMS};
 
 /// Problems with a connector's `info()`, if any.
@@ -95,7 +95,6 @@ pub fn run(
         Ok(documents) => documents,
         Err(detail) => return vec![FixtureResult::failed(fixtures, detail)],
     };
-    let shared = SharedRegistry::new(registry);
     let mut out = Vec::new();
     for path in documents {
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -115,12 +114,8 @@ pub fn run(
                 continue;
             }
             let mut source = SourceFile::new(name.clone(), text.clone());
-            let result = svc_compile::generate(
-                &mut source,
-                Some(platform),
-                backends,
-                Box::new(shared.clone()),
-            );
+            let result =
+                svc_compile::generate(&mut source, Some(platform), backends, &mut registry);
             out.push(FixtureResult {
                 fixture: path.clone(),
                 passed: result.is_ok(),

@@ -8,9 +8,9 @@ use std::time::Duration;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
-use crate::bindings::v0_1::{backend, connector};
+use crate::bindings::{v0_1, v0_2, WitVersion};
 use crate::cache;
-use crate::plugin::{Backend, Connector};
+use crate::plugin::{Backend, BackendPre, Connector, ConnectorPre};
 use crate::sandbox::Sandbox;
 use crate::{Limits, PluginError};
 
@@ -64,11 +64,15 @@ impl Runtime {
         let engine = Engine::new(&config).map_err(engine_error)?;
 
         // Components built for wasm32-wasip2 import WASI even when they use
-        // none of it; the sandbox provides it with nothing granted.
+        // none of it; the sandbox provides it with nothing granted. 0.1
+        // backends also import `templates`; 0.2 backends import nothing.
         let mut backend_linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut backend_linker).map_err(engine_error)?;
-        backend::Backend::add_to_linker::<Sandbox, HasSelf<Sandbox>>(&mut backend_linker, |s| s)
-            .map_err(engine_error)?;
+        v0_1::backend::Backend::add_to_linker::<Sandbox, HasSelf<Sandbox>>(
+            &mut backend_linker,
+            |s| s,
+        )
+        .map_err(engine_error)?;
 
         let ticker_stop = Arc::new(AtomicBool::new(false));
         let (weak_engine, stop) = (engine.weak(), ticker_stop.clone());
@@ -145,15 +149,21 @@ impl Runtime {
         sha256: Option<&str>,
     ) -> Result<Backend, PluginError> {
         let (component, sha256) = self.compile(name, bytes, sha256)?;
+        let wrong_world = |message: String| PluginError::WrongWorld {
+            component: name.to_string(),
+            world: "backend",
+            message,
+        };
+        let version = WitVersion::exported(&self.engine, &component, "emitter")
+            .ok_or_else(|| wrong_world(self.no_version(&component, "emitter")))?;
         let pre = self
             .backend_linker
             .instantiate_pre(&component)
-            .and_then(backend::BackendPre::new)
-            .map_err(|e| PluginError::WrongWorld {
-                component: name.to_string(),
-                world: "backend",
-                message: format!("{e:#}"),
-            })?;
+            .and_then(|pre| match version {
+                WitVersion::V0_1 => v0_1::backend::BackendPre::new(pre).map(BackendPre::V0_1),
+                WitVersion::V0_2 => v0_2::backend::BackendPre::new(pre).map(BackendPre::V0_2),
+            })
+            .map_err(|e| wrong_world(format!("{e:#}")))?;
         Ok(Backend::new(
             name,
             sha256,
@@ -174,14 +184,24 @@ impl Runtime {
                 self.connector_linker.get_or_init(|| l)
             }
         };
+        let wrong_world = |message: String| PluginError::WrongWorld {
+            component: name.to_string(),
+            world: "connector-plugin",
+            message,
+        };
+        let version = WitVersion::exported(&self.engine, &component, "connector")
+            .ok_or_else(|| wrong_world(self.no_version(&component, "connector")))?;
         let pre = linker
             .instantiate_pre(&component)
-            .and_then(connector::ConnectorPluginPre::new)
-            .map_err(|e| PluginError::WrongWorld {
-                component: name.to_string(),
-                world: "connector-plugin",
-                message: format!("{e:#}"),
-            })?;
+            .and_then(|pre| match version {
+                WitVersion::V0_1 => {
+                    v0_1::connector::ConnectorPluginPre::new(pre).map(ConnectorPre::V0_1)
+                }
+                WitVersion::V0_2 => {
+                    v0_2::connector::ConnectorPluginPre::new(pre).map(ConnectorPre::V0_2)
+                }
+            })
+            .map_err(|e| wrong_world(format!("{e:#}")))?;
         Ok(Connector::new(
             name,
             sha256,
@@ -189,6 +209,30 @@ impl Runtime {
             pre,
             self.limits,
         ))
+    }
+}
+
+impl Runtime {
+    /// Why a component is none of the versions this host loads.
+    fn no_version(&self, component: &Component, interface: &str) -> String {
+        let wanted: Vec<String> = WitVersion::SUPPORTED
+            .iter()
+            .map(|v| format!("svc:codegen/{interface}@{}", v.semver()))
+            .collect();
+        let exports: Vec<String> = component
+            .component_type()
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        format!(
+            "it exports none of {} (its exports: {})",
+            wanted.join(", "),
+            if exports.is_empty() {
+                "none".to_string()
+            } else {
+                exports.join(", ")
+            }
+        )
     }
 }
 

@@ -6,6 +6,9 @@
 //!   caps on the number of files and output bytes it may return.
 //! * A trap or a hit limit becomes a [`PluginError`] naming the component;
 //!   nothing a plugin does can panic the host.
+//! * Components built against any supported `svc:codegen` version load
+//!   (an adapter per older version, `src/bindings/`); callers see the current version's types
+//!   and `svc_ir` diagnostics.
 //! * Compiled components are cached on disk keyed by the component's sha256
 //!   and the engine's compatibility hash, so a warm run skips Cranelift.
 
@@ -19,9 +22,10 @@ mod sandbox;
 use std::time::Duration;
 
 pub use bindings::types::{
-    BackendInfo, BuildCommands, Capabilities, ConnectorInfo, ConnectorRef, Dependency, Diagnostic,
-    EmitRequest, File, Rendered, Severity,
+    BackendInfo, BuildCommands, Capabilities, ConnectorInfo, Dependency, EmitRequest, File,
+    Rendered, RenderedNode,
 };
+pub use bindings::WitVersion;
 pub use digest::sha256_hex;
 pub use engine::{Runtime, RuntimeOptions};
 pub use plugin::{Backend, BackendSession, Connector, Emitted};
@@ -52,58 +56,6 @@ pub const MIB: u64 = 1024 * 1024;
 impl Default for Limits {
     fn default() -> Self {
         Limits::DEFAULT
-    }
-}
-
-/// Serves `templates.render` for a backend: the host routes each call to
-/// the connector component that a graph's `codegen.templates` names.
-pub trait TemplateRenderer: Send {
-    fn render(
-        &mut self,
-        connector: ConnectorRef,
-        platform: String,
-        node_config: String,
-    ) -> Result<Rendered, Vec<Diagnostic>>;
-
-    /// The connectors that rendered code so far, for the build manifest.
-    fn used(&self) -> Vec<ConnectorUse> {
-        Vec::new()
-    }
-}
-
-/// A connector that rendered a node's code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConnectorUse {
-    pub node: String,
-    pub connector: String,
-    pub version: String,
-    /// sha256 of the pack the connector came from.
-    pub pack_sha256: String,
-}
-
-/// The renderer for backends compiled when no connectors are available.
-#[derive(Debug, Default)]
-pub struct NoConnectors;
-
-impl TemplateRenderer for NoConnectors {
-    fn render(
-        &mut self,
-        connector: ConnectorRef,
-        platform: String,
-        _node_config: String,
-    ) -> Result<Rendered, Vec<Diagnostic>> {
-        Err(vec![Diagnostic {
-            severity: Severity::Error,
-            code: "connector-missing".into(),
-            message: format!(
-                "connector `{}` ({}) for node `{}` is not available to the {platform} backend",
-                connector.id, connector.version, connector.node_id
-            ),
-            pointer: None,
-            hint: Some(
-                "make the connector's pack available with `svc compile --plugins PATH`".into(),
-            ),
-        }])
     }
 }
 

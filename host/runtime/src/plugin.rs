@@ -1,19 +1,22 @@
 //! Calls into loaded components. Each session (one compile's `info` and
 //! `emit`, one connector render) gets a fresh sandboxed store; every call
-//! gets its own deadline.
+//! gets its own deadline. A component built against an older `svc:codegen`
+//! is called through its adapter (`bindings::v0_1`), so callers see one API.
 
 use wasmtime::{Engine, Store, Trap};
 
-use crate::bindings::types::{BackendInfo, ConnectorInfo, Diagnostic, EmitRequest, File, Rendered};
-use crate::bindings::v0_1::{backend, connector};
+use crate::bindings::types::{BackendInfo, ConnectorInfo, EmitRequest, File, Rendered};
+use crate::bindings::{diagnostic, v0_1, v0_2, WitVersion};
 use crate::engine::TICK;
 use crate::sandbox::Sandbox;
-use crate::{Limits, NoConnectors, PluginError, TemplateRenderer};
+use crate::{Limits, PluginError};
 
 /// What a backend's `emit` returned, with whatever it printed.
 #[derive(Debug)]
 pub struct Emitted {
-    pub result: Result<Vec<File>, Vec<Diagnostic>>,
+    pub result: Result<Vec<File>, Vec<svc_ir::Diagnostic>>,
+    /// Warnings that came with the files (0.2 backends only).
+    pub warnings: Vec<svc_ir::Diagnostic>,
     /// The component's stdout and stderr (shown with `--verbose`).
     pub output: String,
 }
@@ -27,8 +30,8 @@ struct Caller {
 }
 
 impl Caller {
-    fn store(&self, host: Box<dyn TemplateRenderer>) -> Store<Sandbox> {
-        let mut store = Store::new(&self.engine, Sandbox::new(self.limits, host));
+    fn store(&self) -> Store<Sandbox> {
+        let mut store = Store::new(&self.engine, Sandbox::new(self.limits));
         store.limiter(|s| s);
         self.arm(&mut store);
         store
@@ -88,12 +91,22 @@ impl Caller {
         }
         Ok(())
     }
+
+    fn diagnostics(&self, ds: Vec<crate::bindings::types::Diagnostic>) -> Vec<svc_ir::Diagnostic> {
+        ds.into_iter().map(|d| diagnostic(&self.name, d)).collect()
+    }
+}
+
+/// A backend component, pre-linked for the interface version it exports.
+pub(crate) enum BackendPre {
+    V0_1(v0_1::backend::BackendPre<Sandbox>),
+    V0_2(v0_2::backend::BackendPre<Sandbox>),
 }
 
 /// A loaded backend component.
 pub struct Backend {
     caller: Caller,
-    pre: backend::BackendPre<Sandbox>,
+    pre: BackendPre,
 }
 
 impl std::fmt::Debug for Backend {
@@ -101,6 +114,7 @@ impl std::fmt::Debug for Backend {
         f.debug_struct("Backend")
             .field("name", &self.caller.name)
             .field("sha256", &self.caller.sha256)
+            .field("wit", &self.wit_version())
             .finish_non_exhaustive()
     }
 }
@@ -110,7 +124,7 @@ impl Backend {
         name: &str,
         sha256: String,
         engine: Engine,
-        pre: backend::BackendPre<Sandbox>,
+        pre: BackendPre,
         limits: Limits,
     ) -> Self {
         Backend {
@@ -133,6 +147,14 @@ impl Backend {
         &self.caller.sha256
     }
 
+    /// The `svc:codegen` version the component was built against.
+    pub fn wit_version(&self) -> WitVersion {
+        match self.pre {
+            BackendPre::V0_1(_) => WitVersion::V0_1,
+            BackendPre::V0_2(_) => WitVersion::V0_2,
+        }
+    }
+
     /// Overrides the limits for later calls.
     pub fn set_limits(&mut self, limits: Limits) {
         self.caller.limits = limits;
@@ -140,32 +162,35 @@ impl Backend {
 
     /// Instantiates the component once for a compile: `info` and `emit` on
     /// the session share the instance.
-    pub fn session(
-        &self,
-        templates: Box<dyn TemplateRenderer>,
-    ) -> Result<BackendSession<'_>, PluginError> {
-        let mut store = self.caller.store(templates);
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| self.caller.classify(&store, e))?;
+    pub fn session(&self) -> Result<BackendSession<'_>, PluginError> {
+        let mut store = self.caller.store();
+        let instance = match &self.pre {
+            BackendPre::V0_1(pre) => pre.instantiate(&mut store).map(BackendInstance::V0_1),
+            BackendPre::V0_2(pre) => pre.instantiate(&mut store).map(BackendInstance::V0_2),
+        }
+        .map_err(|e| self.caller.classify(&store, e))?;
         Ok(BackendSession {
             caller: &self.caller,
             store,
-            bindings,
+            instance,
         })
     }
 
     pub fn info(&self) -> Result<BackendInfo, PluginError> {
-        self.session(Box::new(NoConnectors))?.info()
+        self.session()?.info()
     }
+}
+
+enum BackendInstance {
+    V0_1(v0_1::backend::Backend),
+    V0_2(v0_2::backend::Backend),
 }
 
 /// One instance of a backend, for one compile.
 pub struct BackendSession<'a> {
     caller: &'a Caller,
     store: Store<Sandbox>,
-    bindings: backend::Backend,
+    instance: BackendInstance,
 }
 
 impl std::fmt::Debug for BackendSession<'_> {
@@ -179,40 +204,71 @@ impl std::fmt::Debug for BackendSession<'_> {
 impl BackendSession<'_> {
     pub fn info(&mut self) -> Result<BackendInfo, PluginError> {
         self.caller.arm(&mut self.store);
-        let c = self.caller;
-        self.bindings
-            .svc_codegen_emitter()
-            .call_info(&mut self.store)
-            .map_err(|e| c.classify(&self.store, e))
+        let store = &mut self.store;
+        match &self.instance {
+            BackendInstance::V0_1(b) => b
+                .svc_codegen_emitter()
+                .call_info(&mut *store)
+                .map(v0_1::backend_info),
+            BackendInstance::V0_2(b) => b.svc_codegen_emitter().call_info(&mut *store),
+        }
+        .map_err(|e| self.caller.classify(&self.store, e))
     }
 
+    /// Emits the project. The request carries every connector node, already
+    /// rendered by the host.
     pub fn emit(&mut self, request: &EmitRequest) -> Result<Emitted, PluginError> {
         self.caller.arm(&mut self.store);
         let c = self.caller;
-        let result = self
-            .bindings
-            .svc_codegen_emitter()
-            .call_emit(&mut self.store, request)
-            .map_err(|e| c.classify(&self.store, e))?;
-        if let Ok(files) = &result {
-            c.check_files(files)?;
-        }
+        let store = &mut self.store;
+        let called = match &self.instance {
+            BackendInstance::V0_1(b) => {
+                // 0.1 backends fetch connector code through an import while
+                // they emit; the sandbox answers it from the request.
+                store.data_mut().connectors = request.connectors.clone();
+                b.svc_codegen_emitter()
+                    .call_emit(&mut *store, &v0_1::emit_request(request))
+                    .map(|r| match r {
+                        Ok(files) => Ok((files.into_iter().map(v0_1::file).collect(), Vec::new())),
+                        Err(ds) => Err(ds.into_iter().map(v0_1::diagnostic).collect()),
+                    })
+            }
+            BackendInstance::V0_2(b) => b
+                .svc_codegen_emitter()
+                .call_emit(&mut *store, request)
+                .map(|r| r.map(|e| (e.files, e.warnings))),
+        };
+        let result = called.map_err(|e| c.classify(&self.store, e))?;
+        let (result, warnings) = match result {
+            Ok((files, warnings)) => {
+                c.check_files(&files)?;
+                (Ok(files), c.diagnostics(warnings))
+            }
+            Err(ds) => (Err(c.diagnostics(ds)), Vec::new()),
+        };
         Ok(Emitted {
             result,
+            warnings,
             output: self.store.data().captured_output(),
         })
     }
+}
 
-    /// The connectors the backend had render code during this session.
-    pub fn connectors_used(&self) -> Vec<crate::ConnectorUse> {
-        self.store.data().host.used()
-    }
+/// A connector component, pre-linked for the interface version it exports.
+pub(crate) enum ConnectorPre {
+    V0_1(v0_1::connector::ConnectorPluginPre<Sandbox>),
+    V0_2(v0_2::connector::ConnectorPluginPre<Sandbox>),
+}
+
+enum ConnectorInstance {
+    V0_1(v0_1::connector::ConnectorPlugin),
+    V0_2(v0_2::connector::ConnectorPlugin),
 }
 
 /// A loaded connector component.
 pub struct Connector {
     caller: Caller,
-    pre: connector::ConnectorPluginPre<Sandbox>,
+    pre: ConnectorPre,
 }
 
 impl std::fmt::Debug for Connector {
@@ -220,6 +276,7 @@ impl std::fmt::Debug for Connector {
         f.debug_struct("Connector")
             .field("name", &self.caller.name)
             .field("sha256", &self.caller.sha256)
+            .field("wit", &self.wit_version())
             .finish_non_exhaustive()
     }
 }
@@ -229,7 +286,7 @@ impl Connector {
         name: &str,
         sha256: String,
         engine: Engine,
-        pre: connector::ConnectorPluginPre<Sandbox>,
+        pre: ConnectorPre,
         limits: Limits,
     ) -> Self {
         Connector {
@@ -251,37 +308,67 @@ impl Connector {
         &self.caller.sha256
     }
 
-    pub fn info(&self) -> Result<ConnectorInfo, PluginError> {
-        let mut store = self.caller.store(Box::new(NoConnectors));
-        let c = &self.caller;
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| c.classify(&store, e))?;
-        bindings
-            .svc_codegen_connector()
-            .call_info(&mut store)
-            .map_err(|e| c.classify(&store, e))
+    /// The `svc:codegen` version the component was built against.
+    pub fn wit_version(&self) -> WitVersion {
+        match self.pre {
+            ConnectorPre::V0_1(_) => WitVersion::V0_1,
+            ConnectorPre::V0_2(_) => WitVersion::V0_2,
+        }
     }
 
+    /// A fresh instance in a fresh store: every call starts clean.
+    fn instance(&self) -> Result<(Store<Sandbox>, ConnectorInstance), PluginError> {
+        let mut store = self.caller.store();
+        let instance = match &self.pre {
+            ConnectorPre::V0_1(pre) => pre.instantiate(&mut store).map(ConnectorInstance::V0_1),
+            ConnectorPre::V0_2(pre) => pre.instantiate(&mut store).map(ConnectorInstance::V0_2),
+        }
+        .map_err(|e| self.caller.classify(&store, e))?;
+        Ok((store, instance))
+    }
+
+    pub fn info(&self) -> Result<ConnectorInfo, PluginError> {
+        let (mut store, instance) = self.instance()?;
+        match instance {
+            ConnectorInstance::V0_1(c) => c
+                .svc_codegen_connector()
+                .call_info(&mut store)
+                .map(v0_1::connector_info),
+            ConnectorInstance::V0_2(c) => c.svc_codegen_connector().call_info(&mut store),
+        }
+        .map_err(|e| self.caller.classify(&store, e))
+    }
+
+    /// Renders one node. The diagnostics' pointers are relative to the
+    /// node's config.
     pub fn render(
         &self,
+        node_id: &str,
         platform: &str,
         node_config: &str,
-    ) -> Result<Result<Rendered, Vec<Diagnostic>>, PluginError> {
-        let mut store = self.caller.store(Box::new(NoConnectors));
+    ) -> Result<Result<Rendered, Vec<svc_ir::Diagnostic>>, PluginError> {
+        let (mut store, instance) = self.instance()?;
         let c = &self.caller;
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| c.classify(&store, e))?;
-        let result = bindings
-            .svc_codegen_connector()
-            .call_render(&mut store, platform, node_config)
-            .map_err(|e| c.classify(&store, e))?;
-        if let Ok(r) = &result {
-            c.check_files(&r.files)?;
+        let result = match instance {
+            ConnectorInstance::V0_1(p) => p
+                .svc_codegen_connector()
+                .call_render(&mut store, platform, node_config)
+                .map(|r| {
+                    r.map(v0_1::rendered)
+                        .map_err(|ds| ds.into_iter().map(v0_1::diagnostic).collect())
+                }),
+            ConnectorInstance::V0_2(p) => {
+                p.svc_codegen_connector()
+                    .call_render(&mut store, node_id, platform, node_config)
+            }
         }
-        Ok(result)
+        .map_err(|e| c.classify(&store, e))?;
+        match result {
+            Ok(r) => {
+                c.check_files(&r.files)?;
+                Ok(Ok(r))
+            }
+            Err(ds) => Ok(Err(c.diagnostics(ds))),
+        }
     }
 }

@@ -25,8 +25,9 @@ pub(crate) struct Sandbox {
     pub(crate) memory_cap_hit: bool,
     pub(crate) stdout: MemoryOutputPipe,
     pub(crate) stderr: MemoryOutputPipe,
-    /// Extra host state (the templates renderer for backends).
-    pub(crate) host: Box<dyn crate::TemplateRenderer>,
+    /// The connector nodes of the current emit, rendered by the host: a
+    /// 0.1 backend asks for them through its `templates.render` import.
+    pub(crate) connectors: Vec<crate::RenderedNode>,
 }
 
 /// Time stands still inside the sandbox so output cannot depend on it.
@@ -51,7 +52,7 @@ impl HostMonotonicClock for FixedMonotonicClock {
 }
 
 impl Sandbox {
-    pub(crate) fn new(limits: Limits, host: Box<dyn crate::TemplateRenderer>) -> Self {
+    pub(crate) fn new(limits: Limits) -> Self {
         let stdout = MemoryOutputPipe::new(CAPTURE_BYTES);
         let stderr = MemoryOutputPipe::new(CAPTURE_BYTES);
         // Deny by default: no preopened directories, no environment, no
@@ -76,7 +77,7 @@ impl Sandbox {
             memory_cap_hit: false,
             stdout,
             stderr,
-            host,
+            connectors: Vec::new(),
         }
     }
 

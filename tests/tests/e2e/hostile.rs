@@ -4,8 +4,9 @@
 
 use std::time::{Duration, Instant};
 
+use svc_compile::NoConnectors;
 use svc_ir::{Diagnostic, SourceFile};
-use svc_runtime::{Limits, NoConnectors};
+use svc_runtime::Limits;
 use svc_tests::{fixtures, hostile, runtime, Builtins, OneBackend};
 
 const LIMITS: Limits = Limits {
@@ -36,12 +37,7 @@ fn run(name: &str) -> (Vec<Diagnostic>, Duration) {
         bytes,
     };
     let started = Instant::now();
-    let result = svc_compile::generate(
-        &mut minimal(),
-        Some("go"),
-        &backends,
-        Box::new(NoConnectors),
-    );
+    let result = svc_compile::generate(&mut minimal(), Some("go"), &backends, &mut NoConnectors);
     let elapsed = started.elapsed();
     let diags = result.expect_err("a hostile component must not produce a project");
     (diags, elapsed)
@@ -107,20 +103,43 @@ fn the_host_survives_every_hostile_component() {
             name: name.into(),
             bytes: std::fs::read(hostile(name).expect("built")).expect("bytes"),
         };
-        assert!(svc_compile::generate(
-            &mut minimal(),
-            Some("go"),
-            &backends,
-            Box::new(NoConnectors)
-        )
-        .is_err());
+        assert!(
+            svc_compile::generate(&mut minimal(), Some("go"), &backends, &mut NoConnectors)
+                .is_err()
+        );
     }
     let good = svc_compile::generate(
         &mut minimal(),
         Some("go"),
         &Builtins { runtime: &rt },
-        Box::new(NoConnectors),
+        &mut NoConnectors,
     )
     .unwrap_or_else(|d| panic!("{d:#?}"));
     assert!(good.files.iter().any(|f| f.path == "go.mod"));
+}
+
+#[test]
+fn a_backends_warnings_come_with_its_project_placed_in_the_document() {
+    let rt = runtime(LIMITS).expect("runtime");
+    let name = "svc-hostile-warning";
+    let backends = OneBackend {
+        runtime: &rt,
+        name: name.into(),
+        bytes: std::fs::read(hostile(name).expect("built")).expect("bytes"),
+    };
+    let generated = svc_compile::generate(&mut minimal(), Some("go"), &backends, &mut NoConnectors)
+        .unwrap_or_else(|d| panic!("a warning must not stop the compile: {d:#?}"));
+    assert!(generated.files.iter().any(|f| f.path == "README.md"));
+    let [w] = generated.warnings.as_slice() else {
+        panic!("{:#?}", generated.warnings)
+    };
+    assert_eq!(w.severity, svc_ir::Severity::Warning);
+    assert_eq!(w.code, "example-warning");
+    assert_eq!(w.source.as_deref(), Some(name));
+    assert_eq!(w.node.as_deref(), Some("start"), "{}", w.render());
+    assert!(
+        w.position.is_some(),
+        "placed in the document: {}",
+        w.render()
+    );
 }

@@ -6,6 +6,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
 
 mod cache;
+mod compat;
 mod contract_go;
 mod contract_java;
 mod contract_python;

@@ -76,7 +76,7 @@ fn projects(platform: &str, backends: &Builtins) -> Vec<(String, Vec<ProjectFile
             &mut source,
             Some(platform),
             backends,
-            Box::new(svc_runtime::NoConnectors),
+            &mut svc_compile::NoConnectors,
         )
         .unwrap_or_else(|d| panic!("{name} [{platform}]: {d:?}"));
         out.push((name, redact_java_package(generated.files)));

@@ -2,7 +2,7 @@
 
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::runtime_files::fill;
-use svc_backend_sdk::{Diagnostic, File, Templates};
+use svc_backend_sdk::{Connectors, Diagnostic, File};
 
 use crate::java::package_segment;
 use crate::{graph, nodes, tests};
@@ -87,8 +87,8 @@ const WRAPPER_PROPERTIES: &str = include_str!("../../runtime/wrapper/maven-wrapp
 /// Spring Boot version of generated projects.
 pub const SPRING_BOOT: &str = "3.5.16";
 
-pub fn emit(doc: &Document, templates: &mut dyn Templates) -> Result<Vec<File>, Vec<Diagnostic>> {
-    let placed = svc_backend_sdk::connectors::place(doc, "java-svc", templates)?;
+pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let placed = svc_backend_sdk::connectors::place(doc, "java-svc", connectors)?;
     let bad: Vec<Diagnostic> = placed
         .dependencies
         .iter()

@@ -97,7 +97,8 @@ fn the_example_names_the_connector_for_every_platform() {
 fn every_platform_renders_the_example() {
     for (id, config) in example_nodes() {
         for p in PLATFORMS {
-            let r = KvCache::render(p, &config).unwrap_or_else(|d| panic!("{p} {id}: {d:?}"));
+            let r =
+                KvCache::render("node", p, &config).unwrap_or_else(|d| panic!("{p} {id}: {d:?}"));
             assert!(!r.snippet.contains("@{"), "{p}: {}", r.snippet);
             assert!(!r.snippet.ends_with('\n'));
             assert!(
@@ -152,7 +153,7 @@ fn every_platform_renders_the_example() {
 fn snippets_per_operation() {
     let get = json!({ "op": "get", "key": "answer:{{question}}", "field": "answer", "hitField": "cached" });
     assert_eq!(
-        KvCache::render("go", &get).unwrap().snippet,
+        KvCache::render("node", "go", &get).unwrap().snippet,
         "return kvCacheGet(kvCacheConfig{\n\
          \tNamespace:  \"default\",\n\
          \tMaxEntries: 10000,\n\
@@ -162,39 +163,39 @@ fn snippets_per_operation() {
          }, state)"
     );
     assert_eq!(
-        KvCache::render("python-svc", &get).unwrap().snippet,
+        KvCache::render("node", "python-svc", &get).unwrap().snippet,
         "from app.connectors.kv_cache import cache_get\n\n\
          return cache_get(\n    state,\n    namespace=\"default\",\n    max_entries=10000,\n    \
          key=\"answer:{{question}}\",\n    field=\"answer\",\n    hit_field=\"cached\",\n)"
     );
     assert_eq!(
-        KvCache::render("java-svc", &get).unwrap().snippet,
+        KvCache::render("node", "java-svc", &get).unwrap().snippet,
         "return com.svc.connectors.kv_cache.KvCache.get(\n        state,\n        \"default\",\n        \
          10000L,\n        \"answer:{{question}}\",\n        \"answer\",\n        \"cached\");"
     );
     let get_no_hit = json!({ "op": "get", "key": "k", "field": "answer" });
-    assert!(KvCache::render("go", &get_no_hit)
+    assert!(KvCache::render("node", "go", &get_no_hit)
         .unwrap()
         .snippet
         .contains("HitField:   \"\","));
-    assert!(KvCache::render("python-svc", &get_no_hit)
+    assert!(KvCache::render("node", "python-svc", &get_no_hit)
         .unwrap()
         .snippet
         .contains("hit_field=None,"));
-    assert!(KvCache::render("java-svc", &get_no_hit)
+    assert!(KvCache::render("node", "java-svc", &get_no_hit)
         .unwrap()
         .snippet
         .ends_with("\"answer\",\n        null);"));
 
     let set = json!({ "op": "set", "key": "k", "field": "answer", "namespace": "it's \"q\"", "maxEntries": 5 });
-    let go = KvCache::render("go", &set).unwrap().snippet;
+    let go = KvCache::render("node", "go", &set).unwrap().snippet;
     assert!(go.starts_with("return kvCacheSet(kvCacheConfig{\n"), "{go}");
     assert!(go.contains("\tNamespace:  \"it's \\\"q\\\"\",\n"), "{go}");
     assert!(go.contains("\tTTLSeconds: 300,\n"), "{go}");
-    let py = KvCache::render("python-svc", &set).unwrap().snippet;
+    let py = KvCache::render("node", "python-svc", &set).unwrap().snippet;
     assert!(py.contains("    namespace='it\\'s \"q\"',\n"), "{py}");
     assert!(py.contains("    ttl_seconds=300,\n"), "{py}");
-    let java = KvCache::render("java-svc", &set).unwrap().snippet;
+    let java = KvCache::render("node", "java-svc", &set).unwrap().snippet;
     assert!(
         java.contains("KvCache.set(") && java.ends_with("\"answer\",\n        300L);"),
         "{java}"
@@ -203,19 +204,23 @@ fn snippets_per_operation() {
 
     let delete = json!({ "op": "delete", "key": "k" });
     assert_eq!(
-        KvCache::render("go", &delete).unwrap().snippet,
+        KvCache::render("node", "go", &delete).unwrap().snippet,
         "return kvCacheDelete(kvCacheConfig{\n\
          \tNamespace:  \"default\",\n\
          \tMaxEntries: 10000,\n\
          \tKey:        \"k\",\n\
          }, state)"
     );
-    let py = KvCache::render("python-svc", &delete).unwrap().snippet;
+    let py = KvCache::render("node", "python-svc", &delete)
+        .unwrap()
+        .snippet;
     assert!(
         py.starts_with("from app.connectors.kv_cache import cache_delete\n"),
         "{py}"
     );
-    let java = KvCache::render("java-svc", &delete).unwrap().snippet;
+    let java = KvCache::render("node", "java-svc", &delete)
+        .unwrap()
+        .snippet;
     assert!(java.ends_with("10000L,\n        \"k\");"), "{java}");
 }
 
@@ -240,7 +245,7 @@ fn defaults() {
 
 #[test]
 fn an_unknown_platform_is_refused() {
-    let d = KvCache::render("rust", &json!({ "op": "delete", "key": "k" })).unwrap_err();
+    let d = KvCache::render("node", "rust", &json!({ "op": "delete", "key": "k" })).unwrap_err();
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].code, "platform-unsupported");
     assert!(d[0].hint.as_deref().unwrap().contains("java-svc"));
@@ -350,7 +355,7 @@ fn invalid_configs_point_at_the_problem() {
     ];
     for (config, code, pointer) in cases {
         for p in PLATFORMS {
-            let d = KvCache::render(p, &config).unwrap_err();
+            let d = KvCache::render("node", p, &config).unwrap_err();
             assert_eq!(d.len(), 1, "{config}: {d:?}");
             assert_eq!(d[0].code, code, "{config}: {d:?}");
             assert_eq!(d[0].pointer.as_deref(), Some(pointer), "{config}: {d:?}");
@@ -400,7 +405,7 @@ fn dump() {
     ));
     for (name, config) in cases {
         for p in PLATFORMS {
-            let r = KvCache::render(p, &config).unwrap();
+            let r = KvCache::render("node", p, &config).unwrap();
             let base = Path::new(&dir).join(&name).join(p);
             for f in &r.files {
                 let path = base.join(&f.path);

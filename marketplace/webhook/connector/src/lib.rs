@@ -414,7 +414,11 @@ impl Connector for Webhook {
         }
     }
 
-    fn render(platform: &str, node_config: &Value) -> Result<Rendered, Vec<Diagnostic>> {
+    fn render(
+        _node_id: &str,
+        platform: &str,
+        node_config: &Value,
+    ) -> Result<Rendered, Vec<Diagnostic>> {
         if !PLATFORMS.contains(&platform) {
             return Err(vec![Diagnostic::error(
                 "platform-unsupported",

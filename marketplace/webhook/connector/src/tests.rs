@@ -95,7 +95,7 @@ fn the_example_names_the_connector_for_every_platform() {
 fn every_platform_renders_the_example() {
     let config = example_config();
     for p in PLATFORMS {
-        let r = Webhook::render(p, &config).unwrap_or_else(|d| panic!("{p}: {d:?}"));
+        let r = Webhook::render("node", p, &config).unwrap_or_else(|d| panic!("{p}: {d:?}"));
         assert!(!r.snippet.contains("@{"), "{p}: {}", r.snippet);
         assert!(!r.snippet.ends_with('\n'));
         assert!(
@@ -179,15 +179,19 @@ fn a_full_config_renders_its_literals() {
     let cfg = parse_config(&config).unwrap();
     assert_eq!(cfg.output_key, None);
     assert_eq!(cfg.headers.len(), 2);
-    let go = Webhook::render("go", &config).unwrap().snippet;
+    let go = Webhook::render("node", "go", &config).unwrap().snippet;
     assert!(go.contains(
         "map[string]string{\"Authorization\": \"env:HOOK_TOKEN\", \"X-Note\": \"say \\\"hi\\\" to {{question}}\"}"
     ), "{go}");
     assert!(go.contains("OutputKey: \"\","), "{go}");
-    let py = Webhook::render("python-svc", &config).unwrap().snippet;
+    let py = Webhook::render("node", "python-svc", &config)
+        .unwrap()
+        .snippet;
     assert!(py.contains("'say \"hi\" to {{question}}'"), "{py}");
     assert!(py.contains("output_key=None,"), "{py}");
-    let java = Webhook::render("java-svc", &config).unwrap().snippet;
+    let java = Webhook::render("node", "java-svc", &config)
+        .unwrap()
+        .snippet;
     assert!(
         java.contains("java.util.Map.entry(\"Authorization\", \"env:HOOK_TOKEN\")"),
         "{java}"
@@ -212,7 +216,7 @@ fn defaults() {
 
 #[test]
 fn an_unknown_platform_is_refused() {
-    let d = Webhook::render("rust", &json!({ "url": "env:HOOK" })).unwrap_err();
+    let d = Webhook::render("node", "rust", &json!({ "url": "env:HOOK" })).unwrap_err();
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].code, "platform-unsupported");
     assert!(d[0].hint.as_deref().unwrap().contains("python-svc"));
@@ -340,7 +344,7 @@ fn invalid_configs_point_at_the_problem() {
     ];
     for (config, code, pointer) in cases {
         for p in PLATFORMS {
-            let d = Webhook::render(p, &config).unwrap_err();
+            let d = Webhook::render("node", p, &config).unwrap_err();
             assert_eq!(d.len(), 1, "{config}: {d:?}");
             assert_eq!(d[0].code, code, "{config}: {d:?}");
             assert_eq!(d[0].pointer.as_deref(), Some(pointer), "{config}: {d:?}");
@@ -382,7 +386,9 @@ fn every_problem_is_reported_at_once() {
 fn long_python_collections_are_laid_out_as_ruff_does() {
     let fields: Vec<String> = (0..12).map(|i| format!("field_number_{i}")).collect();
     let config = json!({ "url": "env:HOOK", "fields": fields });
-    let py = Webhook::render("python-svc", &config).unwrap().snippet;
+    let py = Webhook::render("node", "python-svc", &config)
+        .unwrap()
+        .snippet;
     assert!(
         py.contains("    fields=[\n        \"field_number_0\",\n"),
         "{py}"
@@ -409,7 +415,7 @@ fn dump() {
     });
     for (name, config) in [("example", example_config()), ("full", full)] {
         for p in PLATFORMS {
-            let r = Webhook::render(p, &config).unwrap();
+            let r = Webhook::render("node", p, &config).unwrap();
             let base = Path::new(&dir).join(name).join(p);
             for f in &r.files {
                 let path = base.join(&f.path);

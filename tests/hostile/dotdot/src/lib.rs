@@ -2,8 +2,8 @@
 
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::{
-    export_backend, Backend, BackendInfo, BuildCommands, Capabilities, Diagnostic, EmitOptions,
-    File, Templates,
+    export_backend, Backend, BackendInfo, BuildCommands, Capabilities, Connectors, Diagnostic,
+    EmitOptions, Emitted, File,
 };
 
 const NAME: &str = "svc-hostile-dotdot";
@@ -31,12 +31,12 @@ impl Backend for Hostile {
     fn emit(
         _doc: &Document,
         _options: &EmitOptions,
-        _templates: &mut dyn Templates,
-    ) -> Result<Vec<File>, Vec<Diagnostic>> {
-        Ok(vec![File::text(
+        _connectors: &Connectors,
+    ) -> Result<Emitted, Vec<Diagnostic>> {
+        Ok(Emitted::from(vec![File::text(
             "src/../../escaped.txt",
             "outside the project",
-        )])
+        )]))
     }
 }
 

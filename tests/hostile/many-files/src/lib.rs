@@ -2,8 +2,8 @@
 
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::{
-    export_backend, Backend, BackendInfo, BuildCommands, Capabilities, Diagnostic, EmitOptions,
-    File, Templates,
+    export_backend, Backend, BackendInfo, BuildCommands, Capabilities, Connectors, Diagnostic,
+    EmitOptions, Emitted, File,
 };
 
 const NAME: &str = "svc-hostile-many-files";
@@ -31,11 +31,13 @@ impl Backend for Hostile {
     fn emit(
         _doc: &Document,
         _options: &EmitOptions,
-        _templates: &mut dyn Templates,
-    ) -> Result<Vec<File>, Vec<Diagnostic>> {
-        Ok((0..100_000)
-            .map(|i| File::text(format!("f/{i}.txt"), "x"))
-            .collect())
+        _connectors: &Connectors,
+    ) -> Result<Emitted, Vec<Diagnostic>> {
+        Ok(Emitted::from(
+            (0..100_000)
+                .map(|i| File::text(format!("f/{i}.txt"), "x"))
+                .collect::<Vec<_>>(),
+        ))
     }
 }
 

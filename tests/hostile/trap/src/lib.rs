@@ -2,8 +2,8 @@
 
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::{
-    export_backend, Backend, BackendInfo, BuildCommands, Capabilities, Diagnostic, EmitOptions,
-    File, Templates,
+    export_backend, Backend, BackendInfo, BuildCommands, Capabilities, Connectors, Diagnostic,
+    EmitOptions, Emitted,
 };
 
 const NAME: &str = "svc-hostile-trap";
@@ -31,8 +31,8 @@ impl Backend for Hostile {
     fn emit(
         _doc: &Document,
         _options: &EmitOptions,
-        _templates: &mut dyn Templates,
-    ) -> Result<Vec<File>, Vec<Diagnostic>> {
+        _connectors: &Connectors,
+    ) -> Result<Emitted, Vec<Diagnostic>> {
         #[allow(clippy::panic)]
         {
             panic!("deliberate trap")

@@ -81,7 +81,7 @@ impl Connector for @{camel}Connector {
         }
     }
 
-    fn render(platform: &str, config: &Value) -> Result<Rendered, Vec<Diagnostic>> {
+    fn render(_node_id: &str, platform: &str, config: &Value) -> Result<Rendered, Vec<Diagnostic>> {
         let (output_key, text) = read_config(config)?;
         let (key, text) = (literal(&output_key), literal(&text));
         let (path, contents, snippet) = match platform {
@@ -149,7 +149,7 @@ mod tests {
             .find(|n| n["kind"] == "connector")
             .unwrap();
         for platform in PLATFORMS {
-            let r = @{camel}Connector::render(platform, &node["config"]).unwrap();
+            let r = @{camel}Connector::render("node", platform, &node["config"]).unwrap();
             assert!(r.snippet.contains("\"greeting\""), "{platform}: {}", r.snippet);
             assert_eq!(r.files.len(), 1);
             assert!(!r.files[0].contents.is_empty());
@@ -163,10 +163,10 @@ mod tests {
     #[test]
     fn bad_configs_point_at_the_field() {
         let bad = serde_json::json!({ "outputKey": "not a field", "text": 3 });
-        let errors = @{camel}Connector::render("go", &bad).unwrap_err();
+        let errors = @{camel}Connector::render("node", "go", &bad).unwrap_err();
         let pointers: Vec<_> = errors.iter().map(|d| d.pointer.clone().unwrap()).collect();
         assert_eq!(pointers, ["/text", "/outputKey"]);
-        let unknown = @{camel}Connector::render("rust", &serde_json::json!({ "outputKey": "a", "text": "" }));
+        let unknown = @{camel}Connector::render("node", "rust", &serde_json::json!({ "outputKey": "a", "text": "" }));
         assert_eq!(unknown.unwrap_err()[0].code, "platform-unsupported");
     }
 }
