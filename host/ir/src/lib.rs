@@ -8,6 +8,7 @@
 //! backend. The crate has no host-only dependencies, so backends compiled to
 //! `wasm32-wasip2` read the normalized IR with [`from_normalized_json`].
 
+pub mod codes;
 pub mod diag;
 pub mod json;
 pub mod model;
