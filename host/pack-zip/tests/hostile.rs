@@ -29,6 +29,8 @@ struct Raw {
     uncompressed: u32,
     /// (compressed, uncompressed) in the local header, if they should differ.
     local_sizes: Option<(u32, u32)>,
+    /// Extra field of the local header (the central one has none).
+    local_extra: Vec<u8>,
     external: u32,
     /// The bytes stored after the local header.
     data: Vec<u8>,
@@ -49,6 +51,7 @@ impl Raw {
             compressed: len32(content),
             uncompressed: len32(content),
             local_sizes: None,
+            local_extra: Vec::new(),
             external: REGULAR,
             data: content.to_vec(),
             central_only_at: None,
@@ -109,8 +112,9 @@ impl Archive {
             local.extend_from_slice(&local_compressed.to_le_bytes());
             local.extend_from_slice(&local_uncompressed.to_le_bytes());
             local.extend_from_slice(&len16(local_name).to_le_bytes());
-            local.extend_from_slice(&0u16.to_le_bytes());
+            local.extend_from_slice(&len16(&raw.local_extra).to_le_bytes());
             local.extend_from_slice(local_name);
+            local.extend_from_slice(&raw.local_extra);
             local.extend_from_slice(&raw.data);
             if raw.central_only_at.is_none() {
                 out.extend_from_slice(&local);
@@ -659,6 +663,30 @@ fn zip64_is_refused() {
     let mut archive = Archive::new(vec![Raw::stored("a", b"data")]);
     archive.count = Some(u16::MAX);
     refused(&archive.build(), "zip-unsupported");
+}
+
+#[test]
+fn zip64_local_header_is_refused() {
+    // What Python's `zipfile` writes with `force_zip64=True`: the local header has
+    // 0xFFFFFFFF sizes and a ZIP64 extra field with the real ones, the central
+    // directory has the real sizes and no extra field. A reader that resolves the
+    // local ZIP64 field before comparing headers accepts it; this one must not.
+    let mut extra = Vec::new();
+    extra.extend_from_slice(&1u16.to_le_bytes()); // ZIP64 extended information
+    extra.extend_from_slice(&16u16.to_le_bytes());
+    extra.extend_from_slice(&4u64.to_le_bytes()); // uncompressed
+    extra.extend_from_slice(&4u64.to_le_bytes()); // compressed
+    let bytes = craft(vec![Raw {
+        local_sizes: Some((u32::MAX, u32::MAX)),
+        local_extra: extra,
+        ..Raw::stored("big.txt", b"data")
+    }]);
+    let err = read(&bytes, &Limits::default()).unwrap_err();
+    assert!(
+        matches!(err.code(), "zip-unsupported" | "zip-malformed"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("\"big.txt\""), "{err}");
 }
 
 #[test]
