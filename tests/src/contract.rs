@@ -1,4 +1,4 @@
-//! The shared HTTP contract suite (README.md, "The graph document and the HTTP contract").
+//! The shared HTTP contract suite (`docs/http-contract.md`).
 //!
 //! Target-neutral: [`run`] takes a platform, compiles the contract
 //! fixtures with that platform's backend, starts each generated service
@@ -372,7 +372,7 @@ fn whole_bodies(t: &mut Suite, s: &Service) {
     );
 }
 
-/// The contract's "Request JSON": hostile JSON gets the same answer on every
+/// The contract's "Request JSON" (`docs/http-contract.md`): hostile JSON gets the same answer on every
 /// target, and never reaches a node.
 fn request_json(t: &mut Suite, s: &Service) {
     let ok = json_headers(Some(KEY));

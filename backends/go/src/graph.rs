@@ -76,22 +76,14 @@ fn router(w: &mut CodeWriter, branches: &[Branch]) {
 
 pub fn graph_go(doc: &Document) -> String {
     let s = &doc.logical.settings;
-    let mut w = CodeWriter::tabs();
-    w.line("package graph").blank();
-    w.line("import (")
-        .indent()
-        .line("\"context\"")
-        .line("\"fmt\"")
-        .line("\"time\"")
-        .dedent()
-        .line(")")
-        .blank();
+    let mut w = CodeWriter::go();
     w.line("// MaxSteps bounds the node executions of one run (settings.maxSteps).")
         .line(format!("const MaxSteps = {}", s.max_steps))
         .blank();
+    let millisecond = w.name("time", "Millisecond");
     w.line("// RequestTimeout bounds one run (settings.requestTimeoutMs).")
         .line(format!(
-            "const RequestTimeout = {} * time.Millisecond",
+            "const RequestTimeout = {} * {millisecond}",
             s.request_timeout_ms
         ))
         .blank();
@@ -133,9 +125,11 @@ pub fn graph_go(doc: &Document) -> String {
         .map(|n| format!("current == {}", quote(&n.id)))
         .collect();
 
+    let context = w.name("context", "Context");
+    let errorf = w.name("fmt", "Errorf");
     w.line("// run walks the graph from start; each node is one step.");
     w.block(
-        "func run(ctx context.Context, st State) (State, error) {",
+        format!("func run(ctx {context}, st State) (State, error) {{"),
         "}",
         |w| {
             w.line(format!("current := {}", quote(start_next)));
@@ -190,11 +184,13 @@ pub fn graph_go(doc: &Document) -> String {
                 }
                 w.line("default:");
                 w.indent()
-                    .line("return nil, fmt.Errorf(\"unknown node %q\", current)")
+                    .line(format!(
+                        "return nil, {errorf}(\"unknown node %q\", current)"
+                    ))
                     .dedent();
                 w.line("}");
             });
         },
     );
-    w.finish()
+    w.finish_file("package graph\n\n")
 }

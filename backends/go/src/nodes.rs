@@ -56,29 +56,23 @@ fn input_map(input: &std::collections::BTreeMap<String, Value>) -> String {
     )
 }
 
-/// `package graph`, the imports, then the body.
-fn go_file(path: String, imports: &[&str], body: CodeWriter) -> File {
-    let mut w = CodeWriter::tabs();
-    w.line("package graph").blank();
-    match imports {
-        [] => {}
-        [one] => {
-            w.line(format!("import {}", quote(one))).blank();
-        }
-        many => {
-            w.line("import (").indent();
-            for i in many {
-                w.line(quote(i));
-            }
-            w.dedent().line(")").blank();
-        }
-    }
-    w.append(&body);
-    File::text(path, w.finish())
+/// `package graph`, the imports the body referred to, then the body.
+fn go_file(path: String, body: CodeWriter) -> File {
+    File::text(path, body.finish_file("package graph\n\n"))
 }
 
-fn signature(name: &str) -> String {
-    format!("func {name}(ctx context.Context, state State) (State, error) {{")
+/// A user's or a connector's Go text, with the standard-library packages it
+/// uses imported for it (goimports' rule).
+fn place_body(w: &mut CodeWriter, src: &str) {
+    for package in body_imports(src) {
+        w.import(package);
+    }
+    w.lines(&normalize_body(src));
+}
+
+fn signature(w: &mut CodeWriter, name: &str) -> String {
+    let context = w.name("context", "Context");
+    format!("func {name}(ctx {context}, state State) (State, error) {{")
 }
 
 /// One file per node; connector nodes take their body from `snippets`
@@ -91,8 +85,7 @@ pub fn files(
     let mut missing = Vec::new();
     for (i, n) in doc.logical.nodes.iter().enumerate() {
         let path = format!("internal/graph/{}.go", file_stem("node", &n.id));
-        let mut body = CodeWriter::tabs();
-        let mut imports: Vec<&str> = vec!["context"];
+        let mut body = CodeWriter::go();
         match &n.kind {
             NodeKind::Function { .. } => {
                 let Some(src) = doc.body("go", &n.id) else {
@@ -105,21 +98,18 @@ pub fn files(
                     );
                     continue;
                 };
-                imports.extend(body_imports(src));
                 body.line(format!(
                     "// {} is the function node {} (its body comes from bodiesByPlatform[\"go\"]).",
                     func_name(&n.id),
                     quote(&n.id)
                 ));
-                body.block(signature(&func_name(&n.id)), "}", |w| {
-                    w.lines(&normalize_body(src));
-                });
+                let open = signature(&mut body, &func_name(&n.id));
+                body.block(open, "}", |w| place_body(w, src));
             }
             NodeKind::Connector { .. } => {
                 let Some(src) = snippets.get(&n.id) else {
                     continue;
                 };
-                imports.extend(body_imports(src));
                 let connector = doc
                     .codegen
                     .templates
@@ -132,9 +122,8 @@ pub fn files(
                     func_name(&n.id),
                     quote(&n.id)
                 ));
-                body.block(signature(&func_name(&n.id)), "}", |w| {
-                    w.lines(&normalize_body(src));
-                });
+                let open = signature(&mut body, &func_name(&n.id));
+                body.block(open, "}", |w| place_body(w, src));
             }
             NodeKind::ResponseTemplate {
                 template,
@@ -150,7 +139,8 @@ pub fn files(
                     Some(TextWrite::Message) => format!("assistantMessage({text})"),
                     _ => text,
                 };
-                body.block(signature(&func_name(&n.id)), "}", |w| {
+                let open = signature(&mut body, &func_name(&n.id));
+                body.block(open, "}", |w| {
                     w.line(format!(
                         "return State{{{}: {value}}}, nil",
                         quote(output_key)
@@ -182,7 +172,8 @@ pub fn files(
                     quote(tool_id),
                     quote(output_key)
                 ));
-                body.block(signature(&func_name(&n.id)), "}", |w| {
+                let open = signature(&mut body, &func_name(&n.id));
+                body.block(open, "}", |w| {
                     w.line(format!("out, err := {call}"));
                     w.block("if err != nil {", "}", |w| {
                         w.line("return nil, err");
@@ -195,13 +186,11 @@ pub fn files(
             }
             _ => continue,
         }
-        imports.sort_unstable();
-        imports.dedup();
-        out.push(go_file(path, &imports, body));
+        out.push(go_file(path, body));
     }
     for (i, t) in doc.logical.tools.iter().enumerate() {
         let path = format!("internal/graph/{}.go", file_stem("tool", &t.id));
-        let mut body = CodeWriter::tabs();
+        let mut body = CodeWriter::go();
         match &t.kind {
             ToolKind::Native => {
                 let Some(src) = doc.body("go", &t.id) else {
@@ -214,19 +203,14 @@ pub fn files(
                     );
                     continue;
                 };
-                let mut imports: Vec<&str> = vec!["context"];
-                imports.extend(body_imports(src));
-                imports.sort_unstable();
-                imports.dedup();
                 body.line(format!(
                     "// {} is the native tool {}: state is the tool input, the returned State is its result.",
                     tool_name(&t.id),
                     quote(&t.id)
                 ));
-                body.block(signature(&tool_name(&t.id)), "}", |w| {
-                    w.lines(&normalize_body(src));
-                });
-                out.push(go_file(path, &imports, body));
+                let open = signature(&mut body, &tool_name(&t.id));
+                body.block(open, "}", |w| place_body(w, src));
+                out.push(go_file(path, body));
             }
             ToolKind::Http {
                 endpoint,
@@ -255,7 +239,7 @@ pub fn files(
                     tool_name(&t.id),
                     quote(endpoint)
                 ));
-                out.push(go_file(path, &[], body));
+                out.push(go_file(path, body));
             }
             ToolKind::Mcp { .. } => {}
         }
@@ -324,7 +308,8 @@ fn llm_node(doc: &Document, n: &Node, llm: &LlmNode, body: &mut CodeWriter) {
         "// {} asks the model; empty prompt parts are not sent.",
         func_name(&n.id)
     ));
-    body.block(signature(&func_name(&n.id)), "}", |w| {
+    let open = signature(body, &func_name(&n.id));
+    body.block(open, "}", |w| {
         w.line(format!(
             "reply, err := chat(ctx, {}, {model_var}, {system}, {})",
             quote(&n.id),

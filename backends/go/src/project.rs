@@ -90,7 +90,7 @@ fn go_mod(module: &str, requires: &[String]) -> String {
 /// Constants of `package main`, taken from the document.
 fn config_go(doc: &Document) -> String {
     let s = &doc.logical.settings;
-    let mut w = CodeWriter::tabs();
+    let mut w = CodeWriter::go();
     w.line("package main").blank();
     w.line("// Settings compiled from the graph document; change the document and recompile.")
         .line("// SVC_HOST and SVC_PORT override the address at run time.")

@@ -34,28 +34,17 @@ pub fn server_test(doc: &Document) -> String {
         || !http_tools.is_empty()
         || !svc_backend_sdk::connectors::env_refs(doc).is_empty();
 
-    let mut imports = vec![
+    // The helpers below name these packages in their text.
+    let mut w = CodeWriter::go();
+    for package in [
         "encoding/json",
         "net/http",
         "net/http/httptest",
         "strings",
         "testing",
-    ];
-    if stub {
-        imports.push("io");
+    ] {
+        w.import(package);
     }
-    if !literal_tools.is_empty() {
-        imports.push("net/url");
-    }
-    imports.sort_unstable();
-
-    let mut w = CodeWriter::tabs();
-    w.line("package server").blank();
-    w.line("import (").indent();
-    for i in &imports {
-        w.line(quote(i));
-    }
-    w.dedent().line(")").blank();
 
     w.line("const testKey = \"test-credential-0123\"").blank();
     w.block("func newTestHandler() http.Handler {", "}", |w| {
@@ -269,7 +258,7 @@ pub fn server_test(doc: &Document) -> String {
     if stub {
         stub_upstream(doc, &mut w, &http_tools, &literal_tools);
     }
-    w.finish()
+    w.finish_file("package server\n\n")
 }
 
 fn stub_upstream(
@@ -278,6 +267,7 @@ fn stub_upstream(
     http_tools: &[(&str, &str)],
     literal_tools: &[(&str, &str)],
 ) {
+    w.import("io");
     w.blank();
     w.line("// stubUpstream answers model and HTTP tool calls from a local server, so");
     w.line("// tests never reach the network.");
@@ -339,6 +329,7 @@ fn stub_upstream(
         }
     });
     if !literal_tools.is_empty() {
+        w.import("net/url");
         w.blank();
         w.line("// rewrite sends requests for the graph's literal tool endpoints to the stub.");
         w.block("type rewrite struct {", "}", |w| {

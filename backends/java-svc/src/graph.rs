@@ -4,16 +4,15 @@
 use svc_backend_sdk::ir::{Branch, Document, NodeKind, Op, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::java::{camel, literal, quote};
+use crate::java::{camel, literal, quote, runtime};
 use crate::nodes::Names;
 
-fn condition(b: &Branch) -> Option<String> {
+fn condition(w: &mut CodeWriter, pkg: &str, b: &Branch) -> Option<String> {
     let c = b.when.as_ref()?;
-    let value = c
-        .value
-        .as_ref()
-        .map(literal)
-        .unwrap_or_else(|| "null".into());
+    let value = match &c.value {
+        Some(v) => literal(w, pkg, v),
+        None => "null".into(),
+    };
     let get = format!("run.get({})", quote(&c.field));
     Some(match c.op {
         Op::Ne => format!("!{value}.equals({get})"),
@@ -55,44 +54,15 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
         })
         .collect();
 
-    let mut w = CodeWriter::spaces();
-    w.line(format!("package com.svc.{pkg}.graph;")).blank();
-    let mut imports = vec![
-        format!("import com.svc.{pkg}.GraphState;"),
-        format!("import com.svc.{pkg}.runtime.GraphRun;"),
-        format!("import com.svc.{pkg}.runtime.SvcError;"),
-        "import org.springframework.stereotype.Component;".to_string(),
-    ];
-    for n in &runnable {
-        imports.push(format!("import com.svc.{pkg}.nodes.{};", names.node(&n.id)));
-    }
-    if llm {
-        imports.push(format!("import com.svc.{pkg}.runtime.LlmClient;"));
-    }
-    if !http.is_empty() {
-        imports.push(format!("import com.svc.{pkg}.runtime.HttpTool;"));
-        imports.push("import org.springframework.beans.factory.annotation.Value;".into());
-    }
-    imports.sort();
-    imports.dedup();
-    let mut java = vec!["import java.util.Map;".to_string()];
-    if !http.is_empty() {
-        java.push("import java.time.Duration;".into());
-        java.sort();
-    }
-    for i in &imports {
-        w.line(i);
-    }
-    w.blank();
-    for i in &java {
-        w.line(i);
-    }
-    w.blank();
+    let mut w = CodeWriter::java();
+    let nodes = format!("com.svc.{pkg}.nodes");
+    let node_class = |w: &mut CodeWriter, id: &str| w.name(&nodes, &names.node(id));
+    let component = w.name("org.springframework.stereotype", "Component");
     w.line(format!(
         "/** The graph {}: a run loop that follows its topology, one step per node. */",
         quote(&doc.id)
     ));
-    w.line("@Component");
+    w.line(format!("@{component}"));
     w.block("public class MainGraph {", "}", |w| {
         w.line("/** settings.maxSteps */");
         w.line(format!("public static final int MAX_STEPS = {};", s.max_steps));
@@ -100,35 +70,40 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
         w.line(format!("public static final long REQUEST_TIMEOUT_MS = {};", s.request_timeout_ms));
         w.blank();
         for n in &runnable {
-            w.line(format!("private final {} {}Node;", names.node(&n.id), camel(&n.id)));
+            let class = node_class(w, &n.id);
+            w.line(format!("private final {class} {}Node;", camel(&n.id)));
         }
         w.blank();
         let mut params = Vec::new();
         if llm {
-            params.push("LlmClient llm".to_string());
+            params.push(format!("{} llm", runtime(w, pkg, "LlmClient")));
         }
         for (id, _, _) in &http {
+            let value = w.name("org.springframework.beans.factory.annotation", "Value");
             params.push(format!(
-                "@Value(\"${{svc.tools.{id}.endpoint:}}\") String {}Endpoint",
+                "@{value}(\"${{svc.tools.{id}.endpoint:}}\") String {}Endpoint",
                 camel(id)
             ));
         }
         w.block(format!("public MainGraph({}) {{", params.join(", ")), "}", |w| {
             for (id, timeout, headers) in &http {
+                let map = w.name("java.util", "Map");
                 let headers = if headers.is_empty() {
-                    "Map.of()".to_string()
+                    format!("{map}.of()")
                 } else {
                     format!(
-                        "Map.ofEntries({})",
+                        "{map}.ofEntries({})",
                         headers
                             .iter()
-                            .map(|(k, v)| format!("Map.entry({}, {})", quote(k), quote(v)))
+                            .map(|(k, v)| format!("{map}.entry({}, {})", quote(k), quote(v)))
                             .collect::<Vec<_>>()
                             .join(", ")
                     )
                 };
+                let http_tool = runtime(w, pkg, "HttpTool");
+                let duration = w.name("java.time", "Duration");
                 w.line(format!(
-                    "HttpTool {c}Tool = new HttpTool({c}Endpoint, Duration.ofMillis({timeout}), {headers});",
+                    "{http_tool} {c}Tool = new {http_tool}({c}Endpoint, {duration}.ofMillis({timeout}), {headers});",
                     c = camel(id)
                 ));
             }
@@ -142,18 +117,23 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                     }
                     _ => String::new(),
                 };
-                w.line(format!("this.{}Node = new {}({arg});", camel(&n.id), names.node(&n.id)));
+                let class = node_class(w, &n.id);
+                w.line(format!("this.{}Node = new {class}({arg});", camel(&n.id)));
             }
         });
         w.blank();
         let next = doc.successors();
         let start = doc.start_id().and_then(|s| next.get(s).copied()).unwrap_or_default();
         w.line("/** Runs the graph on a validated state; every node counts as one step. */");
+        let graph_run = runtime(w, pkg, "GraphRun");
+        let map = w.name("java.util", "Map");
+        let svc_error = runtime(w, pkg, "SvcError");
+        let graph_state = w.name(&format!("com.svc.{pkg}"), "GraphState");
         w.block(
-            "public GraphRun run(Map<String, Object> state) throws SvcError, InterruptedException {",
+            format!("public {graph_run} run({map}<String, Object> state) throws {svc_error}, InterruptedException {{"),
             "}",
             |w| {
-                w.line("GraphRun run = new GraphRun(GraphState.SCHEMA, state, MAX_STEPS);");
+                w.line(format!("{graph_run} run = new {graph_run}({graph_state}.SCHEMA, state, MAX_STEPS);"));
                 w.line(format!("String current = {};", quote(start)));
                 w.block("while (true) {", "}", |w| {
                     w.block("switch (current) {", "}", |w| {
@@ -169,7 +149,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");
                                         for (i, b) in branches.iter().enumerate() {
-                                            match condition(b) {
+                                            match condition(w, pkg, b) {
                                                 Some(c) if i == 0 => w.line(format!("if ({c}) {{")),
                                                 Some(c) => w.line(format!("}} else if ({c}) {{")),
                                                 None if i == 0 => w.line("{"),
@@ -214,5 +194,5 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
             },
         );
     });
-    w.finish()
+    w.finish_file(&format!("package com.svc.{pkg}.graph;\n\n"))
 }

@@ -1,6 +1,12 @@
 //! Java source helpers: literals, identifiers, packages.
 
 use serde_json::Value;
+use svc_backend_sdk::writer::CodeWriter;
+
+/// A class of the generated runtime (`com.svc.{pkg}.runtime`), imported.
+pub fn runtime(w: &mut CodeWriter, pkg: &str, class: &str) -> String {
+    w.name(&format!("com.svc.{pkg}.runtime"), class)
+}
 
 /// A Java string literal.
 pub fn quote(s: &str) -> String {
@@ -25,8 +31,8 @@ pub fn quote(s: &str) -> String {
 
 /// A JSON value as a Java expression: maps and lists are mutable and may hold
 /// nulls (`Values.map`, `Values.list`), integers are `Integer` or `Long`,
-/// other numbers `Double`.
-pub fn literal(v: &Value) -> String {
+/// other numbers `Double`. `Values` is imported through `w`.
+pub fn literal(w: &mut CodeWriter, pkg: &str, v: &Value) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
@@ -39,20 +45,20 @@ pub fn literal(v: &Value) -> String {
             },
         },
         Value::String(s) => quote(s),
-        Value::Array(items) => format!(
-            "Values.list({})",
-            items.iter().map(literal).collect::<Vec<_>>().join(", ")
-        ),
+        Value::Array(items) => {
+            let values = runtime(w, pkg, "Values");
+            let items: Vec<String> = items.iter().map(|v| literal(w, pkg, v)).collect();
+            format!("{values}.list({})", items.join(", "))
+        }
         Value::Object(map) => {
+            let values = runtime(w, pkg, "Values");
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            format!(
-                "Values.map({})",
-                keys.iter()
-                    .map(|k| format!("{}, {}", quote(k), literal(&map[k.as_str()])))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            let entries: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{}, {}", quote(k), literal(w, pkg, &map[k.as_str()])))
+                .collect();
+            format!("{values}.map({})", entries.join(", "))
         }
     }
 }
@@ -191,9 +197,14 @@ mod tests {
     #[test]
     fn literals() {
         let v = serde_json::json!({"b": [1, 2.5, null, 3000000000_i64], "a": "x\"y"});
+        let mut w = CodeWriter::java();
         assert_eq!(
-            literal(&v),
+            literal(&mut w, "p", &v),
             "Values.map(\"a\", \"x\\\"y\", \"b\", Values.list(1, 2.5, null, 3000000000L))"
         );
+        assert_eq!(w.finish_file(""), "import com.svc.p.runtime.Values;\n\n\n");
+        let mut w = CodeWriter::java();
+        assert_eq!(literal(&mut w, "p", &serde_json::json!("s")), "\"s\"");
+        assert_eq!(w.finish_file(""), "\n");
     }
 }

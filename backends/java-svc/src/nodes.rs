@@ -9,7 +9,7 @@ use svc_backend_sdk::template::{lone_field, parts, Part};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
-use crate::java::{indent_body, literal, pascal, quote};
+use crate::java::{indent_body, literal, pascal, quote, runtime};
 
 /// Class names of nodes and native tools, unique even when ids differ only
 /// in `_` or case.
@@ -58,12 +58,12 @@ impl Names {
 }
 
 /// A template as a Java String expression over `state`.
-pub fn render(template: &str) -> String {
+pub fn render(w: &mut CodeWriter, pkg: &str, template: &str) -> String {
     let parts: Vec<String> = parts(template)
         .into_iter()
         .map(|p| match p {
             Part::Text(t) => quote(t),
-            Part::Field(f) => format!("Text.of(state.get({}))", quote(f)),
+            Part::Field(f) => format!("{}.of(state.get({}))", runtime(w, pkg, "Text"), quote(f)),
         })
         .collect();
     // A lone placeholder is already a String.
@@ -76,57 +76,44 @@ pub fn render(template: &str) -> String {
 
 /// A tool input value: a lone `{{field}}` passes the field's value as it is
 /// (keeping its type), other strings are rendered, other JSON is literal.
-fn input_value(v: &Value) -> String {
+fn input_value(w: &mut CodeWriter, pkg: &str, v: &Value) -> String {
     match v {
         Value::String(s) => match lone_field(s) {
             Some(f) => format!("state.get({})", quote(f)),
-            None => render(s),
+            None => render(w, pkg, s),
         },
-        other => literal(other),
+        other => literal(w, pkg, other),
     }
 }
 
-fn input_map(input: &BTreeMap<String, Value>) -> String {
-    format!(
-        "Values.map({})",
-        input
-            .iter()
-            .map(|(k, v)| format!("{}, {}", quote(k), input_value(v)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
+fn input_map(w: &mut CodeWriter, pkg: &str, input: &BTreeMap<String, Value>) -> String {
+    let values = runtime(w, pkg, "Values");
+    let entries: Vec<String> = input
+        .iter()
+        .map(|(k, v)| format!("{}, {}", quote(k), input_value(w, pkg, v)))
+        .collect();
+    format!("{values}.map({})", entries.join(", "))
 }
 
-/// A class implementing GraphNode, with the given imports, fields and body.
+/// `Map`, imported.
+fn map(w: &mut CodeWriter) -> String {
+    w.name("java.util", "Map")
+}
+
+/// A class implementing GraphNode, with the given fields and body, written
+/// with `w` (which may already refer to names the fields and body use).
 fn node_class(
+    mut w: CodeWriter,
     pkg: &str,
     class: &str,
     doc_comment: &str,
-    imports: &[String],
     fields: &[String],
     body: impl FnOnce(&mut CodeWriter),
 ) -> String {
-    let mut w = CodeWriter::spaces();
-    w.line(format!("package com.svc.{pkg}.nodes;")).blank();
-    let mut all: Vec<String> = imports.to_vec();
-    all.push(format!("import com.svc.{pkg}.runtime.GraphNode;"));
-    all.sort();
-    all.dedup();
-    let (java, other): (Vec<String>, Vec<String>) =
-        all.into_iter().partition(|i| i.starts_with("import java."));
-    for i in &other {
-        w.line(i);
-    }
-    if !other.is_empty() && !java.is_empty() {
-        w.blank();
-    }
-    for i in &java {
-        w.line(i);
-    }
-    w.blank();
+    let graph_node = runtime(&mut w, pkg, "GraphNode");
     w.line(format!("/** {doc_comment} */"));
     w.block(
-        format!("public final class {class} implements GraphNode {{"),
+        format!("public final class {class} implements {graph_node} {{"),
         "}",
         |w| {
             for f in fields {
@@ -138,16 +125,15 @@ fn node_class(
             body(w);
         },
     );
-    w.finish()
+    w.finish_file(&format!("package com.svc.{pkg}.nodes;\n\n"))
 }
 
 /// A class whose `run` holds a native body assigning `result`.
 fn native_class(pkg: &str, class: &str, doc_comment: &str, body: &str) -> String {
-    let imports = vec![
-        "import java.util.*;".to_string(),
-        "import java.util.stream.*;".to_string(),
-    ];
-    node_class(pkg, class, doc_comment, &imports, &[], |w| {
+    let mut w = CodeWriter::java();
+    // The user's body names what it uses itself (`Map` here too).
+    w.import("java.util").import("java.util.stream");
+    node_class(w, pkg, class, doc_comment, &[], |w| {
         w.line("@Override");
         w.line("@SuppressWarnings({\"unchecked\", \"rawtypes\"})");
         w.block(
@@ -173,9 +159,6 @@ pub fn files(
     let names = Names::of(doc);
     let mut out = Vec::new();
     let mut missing = Vec::new();
-    let text_import = format!("import com.svc.{pkg}.runtime.Text;");
-    let values_import = format!("import com.svc.{pkg}.runtime.Values;");
-    let map_import = "import java.util.Map;".to_string();
     for (i, n) in doc.logical.nodes.iter().enumerate() {
         let class = names.node(&n.id);
         let path = format!("{base}/nodes/{class}.java");
@@ -214,18 +197,19 @@ pub fn files(
                     .map(|t| format!("{} {}", t.connector, t.version))
                     .unwrap_or_default();
                 node_class(
+                    CodeWriter::java(),
                     pkg,
                     &class,
                     &format!(
                         "The connector node {}: its body is rendered by {connector} and returns a state patch.",
                         quote(&n.id)
                     ),
-                    std::slice::from_ref(&map_import),
                     &[],
                     |w| {
+                        let map = map(w);
                         w.line("@Override");
                         w.block(
-                            "public Object run(Map<String, Object> state) throws Exception {",
+                            format!("public Object run({map}<String, Object> state) throws Exception {{"),
                             "}",
                             |w| {
                                 w.lines(&indent_body(body, 0));
@@ -238,26 +222,30 @@ pub fn files(
                 template,
                 output_key,
             } => {
-                let text = render(template);
+                let mut w = CodeWriter::java();
+                let text = render(&mut w, pkg, template);
                 let expr = match doc.state_field(output_key).and_then(|f| f.text_write()) {
-                    Some(TextWrite::Message) => format!("Text.assistantMessage({text})"),
+                    Some(TextWrite::Message) => {
+                        format!("{}.assistantMessage({text})", runtime(&mut w, pkg, "Text"))
+                    }
                     _ => text,
                 };
-                let mut imports = vec![map_import.clone()];
-                if expr.contains("Text.") {
-                    imports.push(text_import.clone());
-                }
                 node_class(
+                    w,
                     pkg,
                     &class,
                     &format!("The response template {}.", quote(&n.id)),
-                    &imports,
                     &[],
                     |w| {
+                        let map = map(w);
                         w.line("@Override");
-                        w.block("public Object run(Map<String, Object> state) {", "}", |w| {
-                            w.line(format!("return {expr};"));
-                        });
+                        w.block(
+                            format!("public Object run({map}<String, Object> state) {{"),
+                            "}",
+                            |w| {
+                                w.line(format!("return {expr};"));
+                            },
+                        );
                     },
                 )
             }
@@ -267,27 +255,30 @@ pub fn files(
                     doc.tool(tool_id).map(|t| &t.kind),
                     Some(ToolKind::Http { .. })
                 );
-                let input = input_map(input);
-                let mut imports = vec![map_import.clone(), values_import.clone()];
-                if input.contains("Text.") {
-                    imports.push(text_import.clone());
-                }
+                let mut w = CodeWriter::java();
+                let input = input_map(&mut w, pkg, input);
+                let http_tool = if http {
+                    runtime(&mut w, pkg, "HttpTool")
+                } else {
+                    String::new()
+                };
                 let (fields, call) = if http {
-                    imports.push(format!("import com.svc.{pkg}.runtime.HttpTool;"));
                     (
-                        vec!["private final HttpTool tool;".to_string()],
+                        vec![format!("private final {http_tool} tool;")],
                         format!("return tool.call({}, {input});", quote(&n.id)),
                     )
                 } else {
                     (
                         vec![format!(
-                            "private final GraphNode tool = new {}();",
+                            "private final {} tool = new {}();",
+                            runtime(&mut w, pkg, "GraphNode"),
                             names.tool(tool_id)
                         )],
                         format!("return tool.run({input});"),
                     )
                 };
                 node_class(
+                    w,
                     pkg,
                     &class,
                     &format!(
@@ -295,18 +286,18 @@ pub fn files(
                         quote(&n.id),
                         quote(tool_id)
                     ),
-                    &imports,
                     &fields,
                     |w| {
                         if http {
-                            w.block(format!("public {class}(HttpTool tool) {{"), "}", |w| {
+                            w.block(format!("public {class}({http_tool} tool) {{"), "}", |w| {
                                 w.line("this.tool = tool;");
                             });
                             w.blank();
                         }
+                        let map = map(w);
                         w.line("@Override");
                         w.block(
-                            "public Object run(Map<String, Object> state) throws Exception {",
+                            format!("public Object run({map}<String, Object> state) throws Exception {{"),
                             "}",
                             |w| {
                                 w.line(&call);
@@ -365,51 +356,48 @@ fn llm_class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) ->
         .and_then(|m| m.max_tokens)
         .map(|t| t.to_string())
         .unwrap_or_else(|| "null".into());
+    let mut w = CodeWriter::java();
+    let client = runtime(&mut w, pkg, "LlmClient");
     let value = match svc_backend_sdk::llm::output(doc, llm) {
-        LlmOutput::ReplaceMessages => "new StateSchema.Replace(Text.assistantMessage(reply))",
-        LlmOutput::AppendMessage => "Text.assistantMessage(reply)",
-        LlmOutput::TextList => "LlmClient.textItems(LlmClient.asList(reply))",
-        LlmOutput::List => "LlmClient.asList(reply)",
-        LlmOutput::Scalar => "reply",
+        LlmOutput::ReplaceMessages => format!(
+            "new {}.Replace({}.assistantMessage(reply))",
+            runtime(&mut w, pkg, "StateSchema"),
+            runtime(&mut w, pkg, "Text")
+        ),
+        LlmOutput::AppendMessage => {
+            format!("{}.assistantMessage(reply)", runtime(&mut w, pkg, "Text"))
+        }
+        LlmOutput::TextList => format!("{client}.textItems({client}.asList(reply))"),
+        LlmOutput::List => format!("{client}.asList(reply)"),
+        LlmOutput::Scalar => "reply".to_string(),
     };
-    let system = llm
-        .prompt
-        .system
-        .as_deref()
-        .map(render)
-        .unwrap_or_else(|| "\"\"".into());
-    let user = render(&llm.prompt.user);
-    let mut imports = vec![
-        "import java.util.Map;".to_string(),
-        format!("import com.svc.{pkg}.runtime.LlmClient;"),
-    ];
-    if [&system, &user, value].iter().any(|e| e.contains("Text.")) {
-        imports.push(format!("import com.svc.{pkg}.runtime.Text;"));
-    }
-    if value.contains("StateSchema.") {
-        imports.push(format!("import com.svc.{pkg}.runtime.StateSchema;"));
-    }
+    let system = match llm.prompt.system.as_deref() {
+        Some(s) => render(&mut w, pkg, s),
+        None => "\"\"".into(),
+    };
+    let user = render(&mut w, pkg, &llm.prompt.user);
     let fields = vec![
-        format!("private static final LlmClient.Model MODEL = new LlmClient.Model({name}, {temperature}, {max_tokens});"),
-        "private final LlmClient llm;".to_string(),
+        format!("private static final {client}.Model MODEL = new {client}.Model({name}, {temperature}, {max_tokens});"),
+        format!("private final {client} llm;"),
     ];
     node_class(
+        w,
         pkg,
         class,
         &format!(
             "The LLM node {}: empty prompt parts are not sent.",
             quote(id)
         ),
-        &imports,
         &fields,
         |w| {
-            w.block(format!("public {class}(LlmClient llm) {{"), "}", |w| {
+            w.block(format!("public {class}({client} llm) {{"), "}", |w| {
                 w.line("this.llm = llm;");
             });
             w.blank();
+            let map = map(w);
             w.line("@Override");
             w.block(
-                "public Object run(Map<String, Object> state) throws Exception {",
+                format!("public Object run({map}<String, Object> state) throws Exception {{"),
                 "}",
                 |w| {
                     w.line(format!(
@@ -429,11 +417,15 @@ mod tests {
 
     #[test]
     fn templates_become_java_expressions() {
-        assert_eq!(render("plain"), "\"plain\"");
-        assert_eq!(render("{{q}}"), "Text.of(state.get(\"q\"))");
+        let mut w = CodeWriter::java();
+        assert_eq!(render(&mut w, "p", "plain"), "\"plain\"");
+        // Plain text needs no import.
+        assert_eq!(w.clone().finish_file(""), "\n");
+        assert_eq!(render(&mut w, "p", "{{q}}"), "Text.of(state.get(\"q\"))");
         assert_eq!(
-            render("A: {{ q }}!"),
+            render(&mut w, "p", "A: {{ q }}!"),
             "\"A: \" + Text.of(state.get(\"q\")) + \"!\""
         );
+        assert_eq!(w.finish_file(""), "import com.svc.p.runtime.Text;\n\n\n");
     }
 }

@@ -10,6 +10,8 @@ use svc_backend_sdk::writer::CodeWriter;
 use crate::java::quote;
 use crate::project::legacy_field;
 
+const ASSERTIONS: &str = "org.junit.jupiter.api.Assertions";
+
 pub fn http_tests(doc: &Document, pkg: &str) -> String {
     let auth = doc.security.auth != Auth::None;
     let llm = doc.has_llm_nodes();
@@ -19,64 +21,52 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
     let sample = Value::Object(sample_state(doc));
     let envelope = json!({ "state": sample }).to_string();
 
-    let mut w = CodeWriter::spaces();
-    w.line(format!("package com.svc.{pkg};")).blank();
-    let mut imports = vec![
-        "import static org.junit.jupiter.api.Assertions.assertEquals;",
-        "import static org.junit.jupiter.api.Assertions.assertFalse;",
-        "import static org.junit.jupiter.api.Assertions.assertTrue;",
-        "",
-        "import com.fasterxml.jackson.databind.ObjectMapper;",
-        "import java.net.URI;",
-        "import java.net.http.HttpClient;",
-        "import java.net.http.HttpRequest;",
-        "import java.net.http.HttpResponse;",
-        "import java.util.List;",
-        "import java.util.Map;",
-        "import org.junit.jupiter.api.Test;",
-        "import org.springframework.boot.test.context.SpringBootTest;",
-        "import org.springframework.boot.test.web.server.LocalServerPort;",
-    ];
-    if stub {
-        imports.extend([
-            "import com.sun.net.httpserver.HttpServer;",
-            "import java.io.IOException;",
-            "import java.net.InetSocketAddress;",
-            "import java.nio.charset.StandardCharsets;",
-            "import org.junit.jupiter.api.AfterAll;",
-            "import org.springframework.test.context.DynamicPropertyRegistry;",
-            "import org.springframework.test.context.DynamicPropertySource;",
-        ]);
-    }
-    let (statics, mut rest): (Vec<&str>, Vec<&str>) = imports
-        .into_iter()
-        .partition(|i| i.starts_with("import static"));
-    rest.retain(|i| !i.is_empty());
-    rest.sort();
-    for i in &statics {
-        w.line(*i);
-    }
-    w.blank();
-    for i in &rest {
-        w.line(*i);
-    }
-    w.blank();
+    let mut w = CodeWriter::java();
+    let assert_equals = w.static_name(ASSERTIONS, "assertEquals");
+    // Imported even when no test uses it (only the credential test does):
+    // the output keeps today's imports.
+    let assert_false = w.static_name(ASSERTIONS, "assertFalse");
+    let assert_true = w.static_name(ASSERTIONS, "assertTrue");
+    let object_mapper = w.name("com.fasterxml.jackson.databind", "ObjectMapper");
+    let uri = w.name("java.net", "URI");
+    let http_client = w.name("java.net.http", "HttpClient");
+    let http_request = w.name("java.net.http", "HttpRequest");
+    let http_response = w.name("java.net.http", "HttpResponse");
+    let list = w.name("java.util", "List");
+    let map = w.name("java.util", "Map");
+    let test = w.name("org.junit.jupiter.api", "Test");
+    let spring_boot_test = w.name("org.springframework.boot.test.context", "SpringBootTest");
+    let local_server_port = w.name(
+        "org.springframework.boot.test.web.server",
+        "LocalServerPort",
+    );
 
     w.line("/** Drives the generated service over HTTP through the svc contract. */");
-    w.line("@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,");
+    w.line(format!(
+        "@{spring_boot_test}(webEnvironment = {spring_boot_test}.WebEnvironment.RANDOM_PORT,"
+    ));
     w.line("        properties = {\"svc.security.key=\" + GraphHttpTests.KEY})");
     w.block("class GraphHttpTests {", "}", |w| {
         w.line("static final String KEY = \"test-credential-0123\";");
-        w.line("private static final ObjectMapper JSON = new ObjectMapper();");
-        w.line("private final HttpClient client = HttpClient.newHttpClient();").blank();
-        w.line("@LocalServerPort");
+        w.line(format!("private static final {object_mapper} JSON = new {object_mapper}();"));
+        w.line(format!("private final {http_client} client = {http_client}.newHttpClient();")).blank();
+        w.line(format!("@{local_server_port}"));
         w.line("private int port;").blank();
         if stub {
-            w.line("private static HttpServer stub;").blank();
+            let http_server = w.name("com.sun.net.httpserver", "HttpServer");
+            let io_exception = w.name("java.io", "IOException");
+            let inet_socket_address = w.name("java.net", "InetSocketAddress");
+            let standard_charsets = w.name("java.nio.charset", "StandardCharsets");
+            let after_all = w.name("org.junit.jupiter.api", "AfterAll");
+            let dynamic_property_registry =
+                w.name("org.springframework.test.context", "DynamicPropertyRegistry");
+            let dynamic_property_source =
+                w.name("org.springframework.test.context", "DynamicPropertySource");
+            w.line(format!("private static {http_server} stub;")).blank();
             w.line("/** Model and HTTP tool calls go to a stub on loopback, never to the network. */");
-            w.line("@DynamicPropertySource");
-            w.block("static void upstream(DynamicPropertyRegistry registry) throws IOException {", "}", |w| {
-                w.line("stub = HttpServer.create(new InetSocketAddress(\"127.0.0.1\", 0), 0);");
+            w.line(format!("@{dynamic_property_source}"));
+            w.block(format!("static void upstream({dynamic_property_registry} registry) throws {io_exception} {{"), "}", |w| {
+                w.line(format!("stub = {http_server}.create(new {inet_socket_address}(\"127.0.0.1\", 0), 0);"));
                 w.line("stub.createContext(\"/v1/chat/completions\", exchange -> reply(exchange,");
                 w.indent().indent()
                     .line("\"{\\\"choices\\\":[{\\\"message\\\":{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":\\\"first idea\\\\nsecond idea\\\"}}]}\"));")
@@ -118,82 +108,82 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                 }
             });
             w.blank();
-            w.block("private static void reply(com.sun.net.httpserver.HttpExchange exchange, String body) throws IOException {", "}", |w| {
+            w.block(format!("private static void reply(com.sun.net.httpserver.HttpExchange exchange, String body) throws {io_exception} {{"), "}", |w| {
                 w.line("exchange.getRequestBody().readAllBytes();");
-                w.line("byte[] bytes = body.getBytes(StandardCharsets.UTF_8);");
+                w.line(format!("byte[] bytes = body.getBytes({standard_charsets}.UTF_8);"));
                 w.line("exchange.getResponseHeaders().set(\"Content-Type\", \"application/json\");");
                 w.line("exchange.sendResponseHeaders(200, bytes.length);");
                 w.line("exchange.getResponseBody().write(bytes);");
                 w.line("exchange.close();");
             });
             w.blank();
-            w.line("@AfterAll");
+            w.line(format!("@{after_all}"));
             w.block("static void stopStub() {", "}", |w| {
                 w.line("stub.stop(0);");
             });
             w.blank();
         }
-        w.line("private record Reply(int status, Map<String, Object> body, HttpResponse<String> raw) {");
+        w.line(format!("private record Reply(int status, {map}<String, Object> body, {http_response}<String> raw) {{"));
         w.line("}").blank();
         w.block(
             "private Reply send(String method, String path, String contentType, String body, String key) throws Exception {",
             "}",
             |w| {
-                w.line("HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(\"http://127.0.0.1:\" + port + path))");
-                w.indent().indent().line(".method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));").dedent().dedent();
+                w.line(format!("{http_request}.Builder request = {http_request}.newBuilder({uri}.create(\"http://127.0.0.1:\" + port + path))"));
+                w.indent().indent().line(format!(".method(method, body == null ? {http_request}.BodyPublishers.noBody() : {http_request}.BodyPublishers.ofString(body));")).dedent().dedent();
                 w.block("if (contentType != null) {", "}", |w| {
                     w.line("request.header(\"Content-Type\", contentType);");
                 });
                 w.block("if (key != null) {", "}", |w| {
                     w.line("request.header(\"X-API-Key\", key);");
                 });
-                w.line("HttpResponse<String> response = client.send(request.build(), HttpResponse.BodyHandlers.ofString());");
-                w.line("assertEquals(\"application/json\", response.headers().firstValue(\"Content-Type\").orElse(\"\"), path);");
+                w.line(format!("{http_response}<String> response = client.send(request.build(), {http_response}.BodyHandlers.ofString());"));
+                w.line(format!("{assert_equals}(\"application/json\", response.headers().firstValue(\"Content-Type\").orElse(\"\"), path);"));
                 w.line("@SuppressWarnings(\"unchecked\")");
-                w.line("Map<String, Object> parsed = JSON.readValue(response.body(), Map.class);");
+                w.line(format!("{map}<String, Object> parsed = JSON.readValue(response.body(), {map}.class);"));
                 w.line("return new Reply(response.statusCode(), parsed, response);");
             },
         );
         w.blank();
         w.line("@SuppressWarnings(\"unchecked\")");
-        w.block("private static Map<String, Object> error(Reply r) {", "}", |w| {
-            w.line("return (Map<String, Object>) r.body().get(\"error\");");
+        w.block(format!("private static {map}<String, Object> error(Reply r) {{"), "}", |w| {
+            w.line(format!("return ({map}<String, Object>) r.body().get(\"error\");"));
         });
         w.blank();
-        w.line("@Test");
+        w.line(format!("@{test}"));
         w.block("void healthNeedsNoCredential() throws Exception {", "}", |w| {
             w.line("Reply r = send(\"GET\", \"/health\", null, null, null);");
-            w.line("assertEquals(200, r.status());");
-            w.line("assertEquals(Map.of(\"status\", \"ok\"), r.body());");
+            w.line(format!("{assert_equals}(200, r.status());"));
+            w.line(format!("{assert_equals}({map}.of(\"status\", \"ok\"), r.body());"));
         });
         w.blank();
-        w.line("@Test");
+        w.line(format!("@{test}"));
         w.block("void unknownPathAndWrongMethod() throws Exception {", "}", |w| {
             w.line("Reply missing = send(\"GET\", \"/nowhere\", null, null, KEY);");
-            w.line("assertEquals(404, missing.status());");
-            w.line("assertEquals(\"not_found\", error(missing).get(\"code\"));");
+            w.line(format!("{assert_equals}(404, missing.status());"));
+            w.line(format!("{assert_equals}(\"not_found\", error(missing).get(\"code\"));"));
             w.line("Reply wrongMethod = send(\"GET\", \"/invoke\", null, null, KEY);");
-            w.line("assertEquals(405, wrongMethod.status());");
-            w.line("assertEquals(\"method_not_allowed\", error(wrongMethod).get(\"code\"));");
+            w.line(format!("{assert_equals}(405, wrongMethod.status());"));
+            w.line(format!("{assert_equals}(\"method_not_allowed\", error(wrongMethod).get(\"code\"));"));
         });
         w.blank();
         if auth {
-            w.line("@Test");
+            w.line(format!("@{test}"));
             w.block("void credentialIsRequired() throws Exception {", "}", |w| {
                 w.line(format!("String body = {};", quote(&envelope)));
                 w.block("for (String key : new String[] {null, \"wrong-credential\"}) {", "}", |w| {
                     w.line("Reply r = send(\"POST\", \"/invoke\", \"application/json\", body, key);");
-                    w.line("assertEquals(401, r.status());");
-                    w.line("assertEquals(\"unauthorized\", error(r).get(\"code\"));");
-                    w.line("assertFalse(r.raw().body().contains(\"wrong-credential\"));");
+                    w.line(format!("{assert_equals}(401, r.status());"));
+                    w.line(format!("{assert_equals}(\"unauthorized\", error(r).get(\"code\"));"));
+                    w.line(format!("{assert_false}(r.raw().body().contains(\"wrong-credential\"));"));
                 });
             });
             w.blank();
         }
         let cases = bad_requests(doc);
-        w.line("@Test");
+        w.line(format!("@{test}"));
         w.block("void badRequests() throws Exception {", "}", |w| {
-            w.line("List<String[]> cases = List.of(");
+            w.line(format!("{list}<String[]> cases = {list}.of("));
             w.indent().indent();
             let n = cases.len();
             for (i, c) in cases.iter().enumerate() {
@@ -212,34 +202,34 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
             w.line(");");
             w.block("for (String[] c : cases) {", "}", |w| {
                 w.line("Reply r = send(\"POST\", \"/invoke\", c[1], c[2], KEY);");
-                w.line("assertEquals(Integer.parseInt(c[3]), r.status(), c[0]);");
-                w.line("assertEquals(c[4], error(r).get(\"code\"), c[0]);");
+                w.line(format!("{assert_equals}(Integer.parseInt(c[3]), r.status(), c[0]);"));
+                w.line(format!("{assert_equals}(c[4], error(r).get(\"code\"), c[0]);"));
                 w.block("if (!c[5].isEmpty()) {", "}", |w| {
                     w.line("@SuppressWarnings(\"unchecked\")");
-                    w.line("Map<String, Object> details = (Map<String, Object>) error(r).get(\"details\");");
-                    w.line("assertEquals(c[5], details.get(\"field\"), c[0]);");
+                    w.line(format!("{map}<String, Object> details = ({map}<String, Object>) error(r).get(\"details\");"));
+                    w.line(format!("{assert_equals}(c[5], details.get(\"field\"), c[0]);"));
                 });
             });
         });
         w.blank();
-        w.line("@Test");
+        w.line(format!("@{test}"));
         w.block("void bodyOverOneMiBIsRefused() throws Exception {", "}", |w| {
             w.line("String body = \"{\\\"state\\\": {\\\"x\\\": \\\"\" + \"a\".repeat(1 << 20) + \"\\\"}}\";");
             w.line("Reply r = send(\"POST\", \"/invoke\", \"application/json\", body, KEY);");
-            w.line("assertEquals(413, r.status());");
-            w.line("assertEquals(\"payload_too_large\", error(r).get(\"code\"));");
+            w.line(format!("{assert_equals}(413, r.status());"));
+            w.line(format!("{assert_equals}(\"payload_too_large\", error(r).get(\"code\"));"));
         });
         w.blank();
         let fields: Vec<String> = doc.logical.state.iter().map(|f| quote(&f.name)).collect();
         w.line("/** Runs the graph on a state with every required field. */");
-        w.line("@Test");
+        w.line(format!("@{test}"));
         w.block("void invokeRunsTheGraph() throws Exception {", "}", |w| {
             w.line(format!("Reply r = send(\"POST\", \"/invoke\", \"application/json\", {}, KEY);", quote(&envelope)));
-            w.line("assertEquals(200, r.status(), r.raw().body());");
+            w.line(format!("{assert_equals}(200, r.status(), r.raw().body());"));
             w.line("@SuppressWarnings(\"unchecked\")");
-            w.line("Map<String, Object> result = (Map<String, Object>) r.body().get(\"result\");");
-            w.block(format!("for (String field : List.of({})) {{", fields.join(", ")), "}", |w| {
-                w.line("assertTrue(result.containsKey(field), field);");
+            w.line(format!("{map}<String, Object> result = ({map}<String, Object>) r.body().get(\"result\");"));
+            w.block(format!("for (String field : {list}.of({})) {{", fields.join(", ")), "}", |w| {
+                w.line(format!("{assert_true}(result.containsKey(field), field);"));
             });
         });
         if let Some(field) = legacy_field(doc) {
@@ -247,17 +237,17 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
             if only_required {
                 w.blank();
                 w.line("/** The legacy form fills the first required string field. */");
-                w.line("@Test");
+                w.line(format!("@{test}"));
                 w.block("void legacyInputForm() throws Exception {", "}", |w| {
                     w.line("Reply r = send(\"POST\", \"/invoke\", \"application/json\", \"{\\\"input\\\": \\\"example\\\"}\", KEY);");
-                    w.line("assertEquals(200, r.status(), r.raw().body());");
+                    w.line(format!("{assert_equals}(200, r.status(), r.raw().body());"));
                     w.line("@SuppressWarnings(\"unchecked\")");
-                    w.line("Map<String, Object> state = (Map<String, Object>) r.body().get(\"state\");");
-                    w.line(format!("assertEquals(\"example\", state.get({}));", quote(field)));
-                    w.line("assertTrue(r.body().containsKey(\"output\"));");
+                    w.line(format!("{map}<String, Object> state = ({map}<String, Object>) r.body().get(\"state\");"));
+                    w.line(format!("{assert_equals}(\"example\", state.get({}));", quote(field)));
+                    w.line(format!("{assert_true}(r.body().containsKey(\"output\"));"));
                 });
             }
         }
     });
-    w.finish()
+    w.finish_file(&format!("package com.svc.{pkg};\n\n"))
 }

@@ -1,31 +1,32 @@
 //! `app/graphs/<id>.py`: the graph compiled to a run loop over its topology.
 
 use svc_backend_sdk::ir::{Branch, Document, NodeKind, Op, ToolKind};
+use svc_backend_sdk::writer::CodeWriter;
 
-use crate::nodes::{import_block, Modules};
-use crate::py::{literal, quote, Expr};
+use crate::nodes::Modules;
+use crate::py::{literal, module_file, quote, suite, top_level_gap, write_expr, Expr};
 
-fn condition(b: &Branch) -> Option<(String, &'static str)> {
+/// The test of a branch, `cond_eq(state["f"], 1)`; `None` for the default.
+fn condition(w: &mut CodeWriter, b: &Branch) -> Option<String> {
     let c = b.when.as_ref()?;
     let v = format!("state[{}]", quote(&c.field));
-    let value = || {
-        c.value
-            .as_ref()
-            .map(|v| literal(v).flat())
-            .unwrap_or_else(|| "None".into())
+    let value = c
+        .value
+        .as_ref()
+        .map(|v| literal(v).flat())
+        .unwrap_or_else(|| "None".into());
+    let (f, args) = match c.op {
+        Op::Eq => ("cond_eq", format!("{v}, {value}")),
+        Op::Ne => ("cond_ne", format!("{v}, {value}")),
+        Op::Gt => ("cond_gt", format!("{v}, {value}")),
+        Op::Ge => ("cond_ge", format!("{v}, {value}")),
+        Op::Lt => ("cond_lt", format!("{v}, {value}")),
+        Op::Le => ("cond_le", format!("{v}, {value}")),
+        Op::In => ("cond_in", format!("{v}, {value}")),
+        Op::Exists => ("cond_exists", v),
+        Op::Truthy => ("cond_truthy", v),
     };
-    let (expr, f) = match c.op {
-        Op::Eq => (format!("cond_eq({v}, {})", value()), "cond_eq"),
-        Op::Ne => (format!("cond_ne({v}, {})", value()), "cond_ne"),
-        Op::Gt => (format!("cond_gt({v}, {})", value()), "cond_gt"),
-        Op::Ge => (format!("cond_ge({v}, {})", value()), "cond_ge"),
-        Op::Lt => (format!("cond_lt({v}, {})", value()), "cond_lt"),
-        Op::Le => (format!("cond_le({v}, {})", value()), "cond_le"),
-        Op::In => (format!("cond_in({v}, {})", value()), "cond_in"),
-        Op::Exists => (format!("cond_exists({v})"), "cond_exists"),
-        Op::Truthy => (format!("cond_truthy({v})"), "cond_truthy"),
-    };
-    Some((expr, f))
+    Some(format!("{}({args})", w.name("svc.runtime", f)))
 }
 
 /// Whether a node's function takes the run's remaining time (upstream calls).
@@ -44,8 +45,7 @@ pub fn graph_py(doc: &Document) -> String {
     let modules = Modules::of(doc);
     let s = &doc.logical.settings;
     let next = doc.successors();
-    let mut body: Vec<String> = Vec::new();
-    let mut conds: Vec<&'static str> = Vec::new();
+    let mut w = CodeWriter::python();
     let ends: Vec<String> = doc
         .logical
         .nodes
@@ -57,147 +57,131 @@ pub fn graph_py(doc: &Document) -> String {
         .start_id()
         .and_then(|s| next.get(s).copied())
         .unwrap_or_default();
-    let mut names = Vec::new();
-    let mut first = true;
-    for n in &doc.logical.nodes {
-        if matches!(n.kind, NodeKind::Start | NodeKind::End) {
-            continue;
-        }
-        names.push(Expr::atom(quote(&n.id)));
-        let kw = if first { "if" } else { "elif" };
-        first = false;
-        body.push(format!("            {kw} current == {}:", quote(&n.id)));
-        match &n.kind {
-            NodeKind::Router { branches } => {
-                for (i, b) in branches.iter().enumerate() {
-                    match condition(b) {
-                        Some((c, f)) => {
-                            conds.push(f);
-                            let kw = if i == 0 { "if" } else { "elif" };
-                            body.push(format!("                {kw} {c}:"));
-                        }
-                        None if i == 0 => {
-                            // Only the default branch: no condition to test.
-                            body.push(format!("                current = {}", quote(&b.to)));
-                            continue;
-                        }
-                        None => body.push("                else:".into()),
-                    }
-                    body.push(format!("                    current = {}", quote(&b.to)));
-                }
-            }
-            kind => {
-                let func = format!("nodes.{}.node", modules.node(&n.id));
-                let native = matches!(kind, NodeKind::Function { .. } | NodeKind::Connector { .. });
-                let call = if takes_deadline(doc, kind) {
-                    format!("lambda s: {func}(s, self.remaining())")
-                } else {
-                    func
-                };
-                let line = format!(
-                    "                self.step(state, {}, {call}{})",
-                    quote(&n.id),
-                    if native { "" } else { ", native=False" }
-                );
-                if line.chars().count() <= crate::py::LINE {
-                    body.push(line);
-                } else {
-                    body.push("                self.step(".into());
-                    body.push("                    state,".into());
-                    body.push(format!("                    {},", quote(&n.id)));
-                    body.push(format!("                    {call},"));
-                    if !native {
-                        body.push("                    native=False,".into());
-                    }
-                    body.push("                )".into());
-                }
-                body.push(format!(
-                    "                current = {}",
-                    quote(next.get(n.id.as_str()).copied().unwrap_or_default())
-                ));
-            }
-        }
-    }
-    conds.sort_unstable();
-    conds.dedup();
-    let mut imports: Vec<&str> = vec!["CompiledGraph"];
-    imports.extend(conds.iter().copied());
-
-    let mut out = format!(
-        "\"\"\"The graph `{id}`, compiled by svc: a run loop over its topology.\"\"\"\n\n",
-        id = doc.id
-    );
-    let runtime_line = format!("from svc.runtime import {}", imports.join(", "));
-    let runtime_line = if runtime_line.len() <= crate::py::LINE {
-        runtime_line
-    } else {
-        format!(
-            "from svc.runtime import (\n{})",
-            imports
-                .iter()
-                .map(|i| format!("    {i},\n"))
-                .collect::<String>()
-        )
-    };
-    let mut lines = vec![
-        "from app.state import SCHEMA".to_string(),
-        "from svc import graph".to_string(),
-        runtime_line,
-    ];
-    if !names.is_empty() {
-        lines.push("from app import nodes".to_string());
-    }
-    out.push_str(&import_block(&lines));
-    out.push('\n');
-    out.push_str("\n\nclass Graph(CompiledGraph):\n");
-    out.push_str(&format!(
-        "    \"\"\"One step per node (routers included), at most {} per run.\"\"\"\n\n",
-        s.max_steps
-    ));
-    out.push_str(&format!("    name = {}\n", quote(&doc.id)));
-    out.push_str("    schema = SCHEMA\n");
-    out.push_str(&format!("    max_steps = {}\n", s.max_steps));
-    out.push_str(&format!(
-        "    request_timeout_ms = {}\n",
-        s.request_timeout_ms
-    ));
-    if !doc
+    let steps: Vec<_> = doc
         .logical
         .nodes
         .iter()
-        .any(|n| takes_deadline(doc, &n.kind))
-    {
-        // No node waits on the network: runs stay on the event loop.
-        out.push_str("    calls_upstream = False\n");
+        .filter(|n| !matches!(n.kind, NodeKind::Start | NodeKind::End))
+        .collect();
+    let names = Expr::Tuple(steps.iter().map(|n| Expr::atom(quote(&n.id))).collect());
+
+    let base = w.name("svc.runtime", "CompiledGraph");
+    suite(&mut w, format!("class Graph({base}):"), |w| {
+        w.line(format!(
+            "\"\"\"One step per node (routers included), at most {} per run.\"\"\"",
+            s.max_steps
+        ));
+        w.blank();
+        w.line(format!("name = {}", quote(&doc.id)));
+        let schema = w.name("app.state", "SCHEMA");
+        w.line(format!("schema = {schema}"));
+        w.line(format!("max_steps = {}", s.max_steps));
+        w.line(format!("request_timeout_ms = {}", s.request_timeout_ms));
+        if !doc
+            .logical
+            .nodes
+            .iter()
+            .any(|n| takes_deadline(doc, &n.kind))
+        {
+            // No node waits on the network: runs stay on the event loop.
+            w.line("calls_upstream = False");
+        }
+        write_expr(w, 1, "node_names = ", &names, "");
+        w.blank();
+        suite(w, "def run(self, state: dict) -> dict:", |w| {
+            w.line(format!("current = {}", quote(start)));
+            w.line("steps = 0");
+            let cond = if ends.len() == 1 {
+                format!("current != {}", ends[0])
+            } else {
+                format!("current not in ({})", ends.join(", "))
+            };
+            suite(w, format!("while {cond}:"), |w| {
+                w.line("self.check(steps)");
+                w.line("steps += 1");
+                for (i, n) in steps.iter().enumerate() {
+                    let kw = if i == 0 { "if" } else { "elif" };
+                    suite(w, format!("{kw} current == {}:", quote(&n.id)), |w| {
+                        step(doc, &modules, &next, w, n);
+                    });
+                }
+                let unknown = "raise RuntimeError(f\"unknown node {current!r}\")";
+                if steps.is_empty() {
+                    w.line(unknown);
+                } else {
+                    suite(w, "else:", |w| {
+                        w.line(unknown);
+                    });
+                }
+            });
+            w.line("return state");
+        });
+    });
+    top_level_gap(&mut w);
+    let decorator = w.name("svc", "graph");
+    w.line(format!("@{decorator}({}, entrypoint=True)", quote(&doc.id)));
+    suite(&mut w, "def entrypoint() -> Graph:", |w| {
+        w.line("return Graph()");
+    });
+    module_file(
+        &format!(
+            "The graph `{}`, compiled by svc: a run loop over its topology.",
+            doc.id
+        ),
+        w,
+    )
+}
+
+/// The body of the run loop's branch for node `n` (at level 4): a router
+/// picks the next node; any other node runs one step, then moves on.
+fn step(
+    doc: &Document,
+    modules: &Modules,
+    next: &std::collections::HashMap<&str, &str>,
+    w: &mut CodeWriter,
+    n: &svc_backend_sdk::ir::Node,
+) {
+    match &n.kind {
+        NodeKind::Router { branches } => {
+            for (i, b) in branches.iter().enumerate() {
+                let target = format!("current = {}", quote(&b.to));
+                match condition(w, b) {
+                    Some(c) => {
+                        let kw = if i == 0 { "if" } else { "elif" };
+                        suite(w, format!("{kw} {c}:"), |w| {
+                            w.line(&target);
+                        });
+                    }
+                    // Only the default branch: no condition to test.
+                    None if i == 0 => {
+                        w.line(&target);
+                    }
+                    None => suite(w, "else:", |w| {
+                        w.line(&target);
+                    }),
+                }
+            }
+        }
+        kind => {
+            let func = format!("{}.{}.node", w.name("app", "nodes"), modules.node(&n.id));
+            let call = if takes_deadline(doc, kind) {
+                format!("lambda s: {func}(s, self.remaining())")
+            } else {
+                func
+            };
+            let mut args = vec![
+                Expr::atom("state"),
+                Expr::atom(quote(&n.id)),
+                Expr::atom(call),
+            ];
+            if !matches!(kind, NodeKind::Function { .. } | NodeKind::Connector { .. }) {
+                args.push(Expr::kw("native", Expr::atom("False")));
+            }
+            write_expr(w, 4, "", &Expr::call("self.step", args), "");
+            w.line(format!(
+                "current = {}",
+                quote(next.get(n.id.as_str()).copied().unwrap_or_default())
+            ));
+        }
     }
-    for line in Expr::Tuple(names).render(4, "node_names = ", "") {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out.push_str("\n    def run(self, state: dict) -> dict:\n");
-    out.push_str(&format!("        current = {}\n", quote(start)));
-    out.push_str("        steps = 0\n");
-    let cond = if ends.len() == 1 {
-        format!("current != {}", ends[0])
-    } else {
-        format!("current not in ({})", ends.join(", "))
-    };
-    out.push_str(&format!("        while {cond}:\n"));
-    out.push_str("            self.check(steps)\n");
-    out.push_str("            steps += 1\n");
-    for line in &body {
-        out.push_str(line);
-        out.push('\n');
-    }
-    if first {
-        out.push_str("            raise RuntimeError(f\"unknown node {current!r}\")\n");
-    } else {
-        out.push_str("            else:\n                raise RuntimeError(f\"unknown node {current!r}\")\n");
-    }
-    out.push_str("        return state\n");
-    out.push_str(&format!(
-        "\n\n@graph({}, entrypoint=True)\ndef entrypoint() -> Graph:\n    return Graph()\n",
-        quote(&doc.id)
-    ));
-    out
 }

@@ -8,10 +8,13 @@ use serde_json::Value;
 use svc_backend_sdk::ir::{Document, LlmNode, Node, NodeKind, TextWrite, ToolKind};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::template::{lone_field, Part};
+use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
 use crate::graph::takes_deadline;
-use crate::py::{indent_body, literal, module, quote, Expr, LINE};
+use crate::py::{
+    indent_body, literal, module, module_file, quote, suite, top_level_gap, write_expr, Expr, LINE,
+};
 
 /// Module names for nodes and tools, unique within their package.
 pub struct Modules {
@@ -67,12 +70,12 @@ impl Modules {
 }
 
 /// The parts of a template: literal text and `text(state[...])` calls.
-fn parts(template: &str) -> Vec<String> {
+fn parts(w: &mut CodeWriter, template: &str) -> Vec<String> {
     let out: Vec<String> = svc_backend_sdk::template::parts(template)
         .into_iter()
         .map(|p| match p {
             Part::Text(t) => quote(t),
-            Part::Field(f) => format!("text(state[{}])", quote(f)),
+            Part::Field(f) => format!("{}(state[{}])", w.name(RUNTIME, "text"), quote(f)),
         })
         .collect();
     if out.is_empty() {
@@ -84,8 +87,8 @@ fn parts(template: &str) -> Vec<String> {
 
 /// A template as an expression: `a + text(...)` when short, otherwise a
 /// `"".join([...])` that ruff keeps one part per line.
-pub fn render(template: &str, room: usize) -> Expr {
-    let p = parts(template);
+pub fn render(w: &mut CodeWriter, template: &str, room: usize) -> Expr {
+    let p = parts(w, template);
     let plus = p.join(" + ");
     if plus.chars().count() <= room || p.len() == 1 {
         Expr::atom(plus)
@@ -97,107 +100,45 @@ pub fn render(template: &str, room: usize) -> Expr {
     }
 }
 
-fn uses_text(e: &Expr) -> bool {
-    e.flat().contains("text(")
-}
-
 /// A tool input value: a lone `{{field}}` passes the field's value as it is,
 /// other strings are rendered, other JSON is literal.
-fn input_value(v: &Value) -> Expr {
+fn input_value(w: &mut CodeWriter, v: &Value) -> Expr {
     match v {
         Value::String(s) => match lone_field(s) {
             Some(f) => Expr::atom(format!("state[{}]", quote(f))),
-            None => render(s, 50),
+            None => render(w, s, 50),
         },
         other => literal(other),
     }
 }
 
-fn input_dict(input: &BTreeMap<String, Value>) -> Expr {
+fn input_dict(w: &mut CodeWriter, input: &BTreeMap<String, Value>) -> Expr {
     Expr::Dict(
         input
             .iter()
-            .map(|(k, v)| (quote(k), input_value(v)))
+            .map(|(k, v)| (quote(k), input_value(w, v)))
             .collect(),
     )
 }
 
-/// A module: docstring, import lines grouped the way isort (ruff's I001)
-/// groups them (standard library, third party such as `svc`, then this
-/// project's `app`), then the code.
-fn module_text(docstring: &str, imports: &[String], code: &str) -> String {
-    // isort's spacing: two blank lines before a definition, one before other code.
-    let gap = if code.starts_with('@') || code.starts_with("def ") || code.starts_with("class ") {
-        "\n\n\n"
+/// The `svc` SDK's runtime helpers.
+const RUNTIME: &str = "svc.runtime";
+
+/// `@graph_node("id")`, the decorator of every node function.
+fn graph_node(w: &mut CodeWriter, n: &Node) -> String {
+    format!("@{}({})", w.name("svc", "graph_node"), quote(&n.id))
+}
+
+/// `line` when it fits in [`LINE`] columns at `level`; otherwise `open`,
+/// `args` one level deeper on one line, then `close`, as ruff lays out a
+/// call whose arguments fit on a line of their own.
+fn call_line(w: &mut CodeWriter, level: usize, open: &str, args: &str, close: &str) {
+    let one = format!("{open}{args}{close}");
+    if 4 * level + one.chars().count() <= LINE {
+        w.line(one);
     } else {
-        "\n\n"
-    };
-    format!(
-        "\"\"\"{docstring}\"\"\"\n\n{}{gap}{code}",
-        import_block(imports)
-    )
-}
-
-/// Import lines in isort's groups, each group sorted, groups apart.
-pub fn import_block(imports: &[String]) -> String {
-    let module_of = |i: &str| i.split_whitespace().nth(1).unwrap_or_default().to_string();
-    let group = |i: &str| {
-        let m = module_of(i);
-        let top = m.split('.').next().unwrap_or_default().to_string();
-        if top == "app" {
-            2
-        } else if STDLIB.contains(&top.as_str()) {
-            0
-        } else {
-            1
-        }
-    };
-    let mut groups: [Vec<&String>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    for i in imports {
-        groups[group(i)].push(i);
+        w.line(open).indent().line(args).dedent().line(close);
     }
-    let mut parts = Vec::new();
-    for g in groups.iter_mut() {
-        // isort orders `import x` before `from x import y` within a group,
-        // then by module name.
-        g.sort_by_key(|i| (!i.starts_with("import "), module_of(i).to_ascii_lowercase()));
-        g.dedup();
-        if !g.is_empty() {
-            parts.push(g.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
-        }
-    }
-    parts.join("\n\n")
-}
-
-const STDLIB: &[&str] = &[
-    "dataclasses",
-    "http",
-    "json",
-    "pathlib",
-    "threading",
-    "typing",
-    "time",
-    "os",
-    "re",
-    "math",
-];
-
-fn lines(e: &Expr, indent: usize, prefix: &str) -> String {
-    e.render(indent, prefix, "")
-        .into_iter()
-        .map(|l| l + "\n")
-        .collect()
-}
-
-/// `from svc.runtime import a, b` for the names the code uses.
-fn runtime_import(names: &[&str]) -> Option<String> {
-    let mut names: Vec<&str> = names.to_vec();
-    names.sort_unstable();
-    names.dedup();
-    if names.is_empty() {
-        return None;
-    }
-    Some(format!("from svc.runtime import {}", names.join(", ")))
 }
 
 /// One module per node; connector nodes take their body from `snippets`
@@ -235,91 +176,13 @@ pub fn files(
             NodeKind::ResponseTemplate {
                 template,
                 output_key,
-            } => {
-                let value = render(template, LINE - 12);
-                let message = doc.state_field(output_key).and_then(|f| f.text_write())
-                    == Some(TextWrite::Message);
-                let mut runtime = Vec::new();
-                if uses_text(&value) {
-                    runtime.push("text");
-                }
-                if message {
-                    runtime.push("assistant_message");
-                }
-                let mut imports = vec!["from svc import graph_node".to_string()];
-                imports.extend(runtime_import(&runtime));
-                let code =
-                    format!(
-                    "@graph_node({})\ndef node(state: dict) -> dict:\n{}    return {{{}: {}}}\n",
-                    quote(&n.id),
-                    lines(&value, 4, "value = "),
-                    quote(output_key),
-                    if message { "assistant_message(value)" } else { "value" }
-                );
-                module_text(
-                    &format!("The response template `{}`.", n.id),
-                    &imports,
-                    &code,
-                )
-            }
+            } => template_module(doc, n, template, output_key),
             NodeKind::Llm(llm) => llm_module(doc, n, llm),
             NodeKind::Tool {
                 tool_id,
                 input,
                 output_key,
-            } => {
-                let tm = modules.tool(tool_id);
-                let input = input_dict(input);
-                let http = takes_deadline(doc, &n.kind);
-                let mut runtime = Vec::new();
-                if uses_text(&input) {
-                    runtime.push("text");
-                }
-                let (signature, call) = if http {
-                    runtime.push("call_http_tool");
-                    (
-                        "def node(state: dict, deadline: float | None = None) -> dict:",
-                        format!(
-                            "    result = call_http_tool(\n        {}, tools.{tm}.TOOL, tool_input, deadline=deadline\n    )\n",
-                            quote(&n.id)
-                        ),
-                    )
-                } else {
-                    (
-                        "def node(state: dict) -> dict:",
-                        format!("    result = tools.{tm}.tool(tool_input)\n"),
-                    )
-                };
-                let call = if http {
-                    let one = format!(
-                        "    result = call_http_tool({}, tools.{tm}.TOOL, tool_input, deadline=deadline)",
-                        quote(&n.id)
-                    );
-                    if one.chars().count() <= LINE {
-                        format!("{one}\n")
-                    } else {
-                        call
-                    }
-                } else {
-                    call
-                };
-                let mut imports = vec![
-                    "from app import tools".to_string(),
-                    "from svc import graph_node".to_string(),
-                ];
-                imports.extend(runtime_import(&runtime));
-                let code = format!(
-                    "@graph_node({})\n{signature}\n{}{call}    return {{{}: result}}\n",
-                    quote(&n.id),
-                    lines(&input, 4, "tool_input = "),
-                    quote(output_key)
-                );
-                module_text(
-                    &format!("The tool node `{}`: calls the tool `{tool_id}`.", n.id),
-                    &imports,
-                    &code,
-                )
-            }
+            } => tool_node_module(doc, &modules, n, tool_id, input, output_key),
             _ => continue,
         };
         node_modules.push(m.clone());
@@ -345,47 +208,13 @@ pub fn files(
                     );
                     continue;
                 };
-                let code = format!(
-                    "@tool({})\ndef tool(state: dict) -> Any:\n{}",
-                    quote(&t.id),
-                    indent_body(body, 4)
-                );
-                module_text(
-                    &format!("The native tool `{}`: `state` is the tool input, the return value its result.", t.id),
-                    &["from typing import Any".to_string(), "from svc import tool".to_string()],
-                    &code,
-                )
+                native_tool_module(&t.id, body)
             }
             ToolKind::Http {
                 endpoint,
                 timeout_ms,
                 headers,
-            } => {
-                let mut args = vec![
-                    Expr::atom(quote(endpoint)),
-                    Expr::kw("timeout_ms", Expr::atom(timeout_ms.to_string())),
-                ];
-                if !headers.is_empty() {
-                    args.push(Expr::kw(
-                        "headers",
-                        Expr::Dict(
-                            headers
-                                .iter()
-                                .map(|(k, v)| (quote(k), Expr::atom(quote(v))))
-                                .collect(),
-                        ),
-                    ));
-                }
-                let code = lines(&Expr::call("HttpTool", args), 0, "TOOL = ");
-                module_text(
-                    &format!(
-                        "The HTTP registry tool `{}`: its input is POSTed as JSON.",
-                        t.id
-                    ),
-                    &["from svc.runtime import HttpTool".to_string()],
-                    &code,
-                )
-            }
+            } => http_tool_module(&t.id, endpoint, *timeout_ms, headers),
             ToolKind::Mcp { .. } => continue,
         };
         tool_modules.push(m.clone());
@@ -406,23 +235,130 @@ pub fn files(
 fn package_init(docstring: &str, modules: &[String]) -> String {
     let mut sorted = modules.to_vec();
     sorted.sort();
-    let mut out = format!("\"\"\"{docstring}\"\"\"\n");
+    let mut w = CodeWriter::python();
+    w.line(format!("\"\"\"{docstring}\"\"\""));
     if sorted.is_empty() {
-        return out;
+        return w.finish();
     }
-    out.push('\n');
+    w.blank();
     let one = format!("from . import {}  # noqa: F401", sorted.join(", "));
     if one.chars().count() <= LINE {
-        out.push_str(&one);
-        out.push('\n');
+        w.line(one);
     } else {
-        out.push_str("from . import (  # noqa: F401\n");
-        for m in &sorted {
-            out.push_str(&format!("    {m},\n"));
-        }
-        out.push_str(")\n");
+        w.block("from . import (  # noqa: F401", ")", |w| {
+            for m in &sorted {
+                w.line(format!("{m},"));
+            }
+        });
     }
-    out
+    w.finish()
+}
+
+fn template_module(doc: &Document, n: &Node, template: &str, output_key: &str) -> String {
+    let mut w = CodeWriter::python();
+    let value = render(&mut w, template, LINE - 12);
+    let message =
+        doc.state_field(output_key).and_then(|f| f.text_write()) == Some(TextWrite::Message);
+    let decorator = graph_node(&mut w, n);
+    w.line(decorator);
+    suite(&mut w, "def node(state: dict) -> dict:", |w| {
+        write_expr(w, 1, "value = ", &value, "");
+        let result = if message {
+            format!("{}(value)", w.name(RUNTIME, "assistant_message"))
+        } else {
+            "value".to_string()
+        };
+        w.line(format!("return {{{}: {result}}}", quote(output_key)));
+    });
+    module_file(&format!("The response template `{}`.", n.id), w)
+}
+
+fn tool_node_module(
+    doc: &Document,
+    modules: &Modules,
+    n: &Node,
+    tool_id: &str,
+    input: &BTreeMap<String, Value>,
+    output_key: &str,
+) -> String {
+    let mut w = CodeWriter::python();
+    let input = input_dict(&mut w, input);
+    let http = takes_deadline(doc, &n.kind);
+    let tool = format!("{}.{}", w.name("app", "tools"), modules.tool(tool_id));
+    let decorator = graph_node(&mut w, n);
+    w.line(decorator);
+    let signature = if http {
+        "def node(state: dict, deadline: float | None = None) -> dict:"
+    } else {
+        "def node(state: dict) -> dict:"
+    };
+    suite(&mut w, signature, |w| {
+        write_expr(w, 1, "tool_input = ", &input, "");
+        if http {
+            let call = w.name(RUNTIME, "call_http_tool");
+            call_line(
+                w,
+                1,
+                &format!("result = {call}("),
+                &format!(
+                    "{}, {tool}.TOOL, tool_input, deadline=deadline",
+                    quote(&n.id)
+                ),
+                ")",
+            );
+        } else {
+            w.line(format!("result = {tool}.tool(tool_input)"));
+        }
+        w.line(format!("return {{{}: result}}", quote(output_key)));
+    });
+    module_file(
+        &format!("The tool node `{}`: calls the tool `{tool_id}`.", n.id),
+        w,
+    )
+}
+
+fn native_tool_module(id: &str, body: &str) -> String {
+    let mut w = CodeWriter::python();
+    let decorator = format!("@{}({})", w.name("svc", "tool"), quote(id));
+    w.line(decorator);
+    let any = w.name("typing", "Any");
+    suite(&mut w, format!("def tool(state: dict) -> {any}:"), |w| {
+        w.lines(&indent_body(body, 0));
+    });
+    module_file(
+        &format!("The native tool `{id}`: `state` is the tool input, the return value its result."),
+        w,
+    )
+}
+
+fn http_tool_module(
+    id: &str,
+    endpoint: &str,
+    timeout_ms: u64,
+    headers: &BTreeMap<String, String>,
+) -> String {
+    let mut w = CodeWriter::python();
+    let mut args = vec![
+        Expr::atom(quote(endpoint)),
+        Expr::kw("timeout_ms", Expr::atom(timeout_ms.to_string())),
+    ];
+    if !headers.is_empty() {
+        args.push(Expr::kw(
+            "headers",
+            Expr::Dict(
+                headers
+                    .iter()
+                    .map(|(k, v)| (quote(k), Expr::atom(quote(v))))
+                    .collect(),
+            ),
+        ));
+    }
+    let tool = Expr::call(w.name(RUNTIME, "HttpTool"), args);
+    write_expr(&mut w, 0, "TOOL = ", &tool, "");
+    module_file(
+        &format!("The HTTP registry tool `{id}`: its input is POSTed as JSON."),
+        w,
+    )
 }
 
 fn function_module(n: &Node, body: &str) -> String {
@@ -430,6 +366,7 @@ fn function_module(n: &Node, body: &str) -> String {
         "The function node `{}`; its body comes from bodiesByPlatform[\"python-svc\"].",
         n.id
     );
+    let mut w = CodeWriter::python();
     let trimmed = body.trim_start();
     // A full `def name(state):` definition is accepted as it is.
     if let Some(rest) = trimmed.strip_prefix("def ") {
@@ -437,27 +374,18 @@ fn function_module(n: &Node, body: &str) -> String {
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect();
-        let code = format!(
-            "{}\n\nnode = graph_node({})({name})\n",
-            indent_body(body, 0).trim_end(),
-            quote(&n.id)
-        );
-        return module_text(
-            &docstring,
-            &["from svc import graph_node".to_string()],
-            &code,
-        );
+        w.lines(&indent_body(body, 0));
+        w.blank();
+        let decorate = w.name("svc", "graph_node");
+        w.line(format!("node = {decorate}({})({name})", quote(&n.id)));
+        return module_file(&docstring, w);
     }
-    let code = format!(
-        "@graph_node({})\ndef node(state: dict) -> dict:\n{}",
-        quote(&n.id),
-        indent_body(body, 4)
-    );
-    module_text(
-        &docstring,
-        &["from svc import graph_node".to_string()],
-        &code,
-    )
+    let decorator = graph_node(&mut w, n);
+    w.line(decorator);
+    suite(&mut w, "def node(state: dict) -> dict:", |w| {
+        w.lines(&indent_body(body, 0));
+    });
+    module_file(&docstring, w)
 }
 
 fn connector_module(doc: &Document, n: &Node, body: &str) -> String {
@@ -468,22 +396,23 @@ fn connector_module(doc: &Document, n: &Node, body: &str) -> String {
         .and_then(|t| t.get(&n.id))
         .map(|t| format!("{} {}", t.connector, t.version))
         .unwrap_or_default();
-    let code = format!(
-        "@graph_node({})\ndef node(state: dict) -> dict:\n{}",
-        quote(&n.id),
-        indent_body(body, 4)
-    );
-    module_text(
+    let mut w = CodeWriter::python();
+    let decorator = graph_node(&mut w, n);
+    w.line(decorator);
+    suite(&mut w, "def node(state: dict) -> dict:", |w| {
+        w.lines(&indent_body(body, 0));
+    });
+    module_file(
         &format!(
             "The connector node `{}`; its body is rendered by `{connector}`.",
             n.id
         ),
-        &["from svc import graph_node".to_string()],
-        &code,
+        w,
     )
 }
 
 fn llm_module(doc: &Document, n: &Node, llm: &LlmNode) -> String {
+    let mut w = CodeWriter::python();
     let settings = doc.logical.settings.model.as_ref();
     let model = llm.model.as_ref();
     let mut args = vec![Expr::atom(quote(
@@ -511,61 +440,51 @@ fn llm_module(doc: &Document, n: &Node, llm: &LlmNode) -> String {
                 .unwrap_or("OPENAI_API_KEY"),
         )),
     ));
-    let system = llm
-        .prompt
-        .system
-        .as_deref()
-        .map(|s| render(s, LINE - 13))
-        .unwrap_or_else(|| Expr::atom("\"\""));
-    let user = render(&llm.prompt.user, LINE - 11);
-    let mut runtime = vec!["Model", "chat"];
+    let model = Expr::call(w.name(RUNTIME, "Model"), args);
+    write_expr(&mut w, 0, "MODEL = ", &model, "");
+    top_level_gap(&mut w);
+
+    let system = match llm.prompt.system.as_deref() {
+        Some(s) => render(&mut w, s, LINE - 13),
+        None => Expr::atom("\"\""),
+    };
+    let user = render(&mut w, &llm.prompt.user, LINE - 11);
     let value = match svc_backend_sdk::llm::output(doc, llm) {
-        LlmOutput::ReplaceMessages => {
-            runtime.extend(["Replace", "assistant_message"]);
-            "Replace(assistant_message(reply))"
-        }
-        LlmOutput::AppendMessage => {
-            runtime.push("assistant_message");
-            "assistant_message(reply)"
-        }
-        LlmOutput::TextList => {
-            runtime.extend(["as_list", "text_items"]);
-            "text_items(as_list(reply))"
-        }
-        LlmOutput::List => {
-            runtime.push("as_list");
-            "as_list(reply)"
-        }
-        LlmOutput::Scalar => "reply",
+        LlmOutput::ReplaceMessages => format!(
+            "{}({}(reply))",
+            w.name(RUNTIME, "Replace"),
+            w.name(RUNTIME, "assistant_message")
+        ),
+        LlmOutput::AppendMessage => format!("{}(reply)", w.name(RUNTIME, "assistant_message")),
+        LlmOutput::TextList => format!(
+            "{}({}(reply))",
+            w.name(RUNTIME, "text_items"),
+            w.name(RUNTIME, "as_list")
+        ),
+        LlmOutput::List => format!("{}(reply)", w.name(RUNTIME, "as_list")),
+        LlmOutput::Scalar => "reply".to_string(),
     };
-    if uses_text(&system) || uses_text(&user) {
-        runtime.push("text");
-    }
-    let mut imports = vec!["from svc import graph_node".to_string()];
-    imports.extend(runtime_import(&runtime));
-    let chat_call = format!(
-        "    reply = chat({}, MODEL, system, user, deadline=deadline)",
-        quote(&n.id)
+    let decorator = graph_node(&mut w, n);
+    w.line(decorator);
+    suite(
+        &mut w,
+        "def node(state: dict, deadline: float | None = None) -> dict:",
+        |w| {
+            write_expr(w, 1, "system = ", &system, "");
+            write_expr(w, 1, "user = ", &user, "");
+            let chat = w.name(RUNTIME, "chat");
+            call_line(
+                w,
+                1,
+                &format!("reply = {chat}("),
+                &format!("{}, MODEL, system, user, deadline=deadline", quote(&n.id)),
+                ")",
+            );
+            w.line(format!("return {{{}: {value}}}", quote(&llm.output_key)));
+        },
     );
-    let chat_call = if chat_call.chars().count() <= LINE {
-        format!("{chat_call}\n")
-    } else {
-        format!(
-            "    reply = chat(\n        {}, MODEL, system, user, deadline=deadline\n    )\n",
-            quote(&n.id)
-        )
-    };
-    let code = format!(
-        "{}\n\n\n@graph_node({})\ndef node(state: dict, deadline: float | None = None) -> dict:\n{}{}{chat_call}    return {{{}: {value}}}\n",
-        lines(&Expr::call("Model", args), 0, "MODEL = ").trim_end(),
-        quote(&n.id),
-        lines(&system, 4, "system = "),
-        lines(&user, 4, "user = "),
-        quote(&llm.output_key)
-    );
-    module_text(
+    module_file(
         &format!("The LLM node `{}`: empty prompt parts are not sent.", n.id),
-        &imports,
-        &code,
+        w,
     )
 }

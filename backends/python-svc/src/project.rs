@@ -4,7 +4,7 @@ use svc_backend_sdk::ir::{Auth, Document, FieldType, ItemType, Reducer};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
-use crate::py::{literal, module, quote, Expr};
+use crate::py::{literal, module, module_file, quote, suite, write_expr, Expr};
 use crate::{graph, nodes, tests};
 
 /// The SDK a generated project depends on (this repository's sdk/python).
@@ -138,20 +138,27 @@ fn app_init() -> String {
 }
 
 fn config_py() -> String {
-    "\"\"\"Typed views of application.yaml sections.\"\"\"\n\n\
-     from dataclasses import dataclass\n\n\
-     from svc import configuration\n\n\n\
-     @configuration(\"graph\")\n\
-     @dataclass\n\
-     class GraphSettings:\n    entrypoint: str = \"\"\n    max_steps: int = 25\n    request_timeout_ms: int = 30000\n"
-        .to_string()
+    let mut w = CodeWriter::python();
+    let configuration = w.name("svc", "configuration");
+    let dataclass = w.name("dataclasses", "dataclass");
+    w.line(format!("@{configuration}(\"graph\")"));
+    w.line(format!("@{dataclass}"));
+    suite(&mut w, "class GraphSettings:", |w| {
+        w.line("entrypoint: str = \"\"");
+        w.line("max_steps: int = 25");
+        w.line("request_timeout_ms: int = 30000");
+    });
+    module_file("Typed views of application.yaml sections.", w)
 }
 
 fn main_py() -> String {
-    "\"\"\"The ASGI application: `uvicorn app.main:app`, or `python -m svc run`.\"\"\"\n\n\
-     from svc.server import create_app\n\n\
-     app = create_app()\n"
-        .to_string()
+    let mut w = CodeWriter::python();
+    let create_app = w.name("svc.server", "create_app");
+    w.line(format!("app = {create_app}()"));
+    module_file(
+        "The ASGI application: `uvicorn app.main:app`, or `python -m svc run`.",
+        w,
+    )
 }
 
 fn graphs_init(doc: &Document) -> String {
@@ -192,7 +199,7 @@ fn item_expr(w: &mut CodeWriter, it: &ItemType) -> Expr {
 
 fn state_py(doc: &Document) -> String {
     let state = &doc.logical.state;
-    let mut w = CodeWriter::spaces();
+    let mut w = CodeWriter::python();
     let annotations = Expr::Dict(
         state
             .iter()
@@ -213,9 +220,7 @@ fn state_py(doc: &Document) -> String {
         ],
     );
     w.line("# The state as a type, for editors and type checkers.");
-    for line in typed.render(0, "State = ", "") {
-        w.line(line);
-    }
+    write_expr(&mut w, 0, "State = ", &typed, "");
     let mut fields = Vec::new();
     for f in state {
         let mut args = vec![
@@ -242,11 +247,10 @@ fn state_py(doc: &Document) -> String {
         w.name("svc.runtime", "StateSchema"),
         vec![Expr::List(fields)],
     );
-    for line in schema.render(0, "SCHEMA = ", "") {
-        w.line(line);
-    }
-    w.finish_file(
-        "\"\"\"The state of the graph: its fields, types, reducers and defaults.\"\"\"\n\n",
+    write_expr(&mut w, 0, "SCHEMA = ", &schema, "");
+    module_file(
+        "The state of the graph: its fields, types, reducers and defaults.",
+        w,
     )
 }
 

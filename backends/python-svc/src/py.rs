@@ -4,6 +4,7 @@
 //! comma), so generated code passes `ruff format --check` as emitted.
 
 use serde_json::Value;
+use svc_backend_sdk::writer::CodeWriter;
 
 pub const LINE: usize = 88;
 
@@ -161,6 +162,37 @@ pub fn literal(v: &Value) -> Expr {
 
 pub use svc_backend_sdk::writer::indent_body;
 
+/// Writes `prefix`, `e`, `suffix` at the writer's current level, which is
+/// `level` (four columns each): [`Expr::render`] needs the starting column
+/// to decide what fits.
+pub fn write_expr(w: &mut CodeWriter, level: usize, prefix: &str, e: &Expr, suffix: &str) {
+    let pad = " ".repeat(4 * level);
+    for line in e.render(4 * level, prefix, suffix) {
+        w.line(line.strip_prefix(&pad).unwrap_or(&line));
+    }
+}
+
+/// A compound statement: `header` (ending in `:`), then `body` one level
+/// deeper; Python's blocks have no closing line.
+pub fn suite(w: &mut CodeWriter, header: impl AsRef<str>, body: impl FnOnce(&mut CodeWriter)) {
+    w.line(header);
+    w.indent();
+    body(w);
+    w.dedent();
+}
+
+/// Two blank lines, as `ruff format` leaves around top-level definitions.
+pub fn top_level_gap(w: &mut CodeWriter) {
+    w.blank();
+    w.line("");
+}
+
+/// A module: its docstring, the import block for the names `w` referred
+/// to, then its code.
+pub fn module_file(docstring: &str, w: CodeWriter) -> String {
+    w.finish_file(&format!("\"\"\"{docstring}\"\"\"\n\n"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +228,23 @@ mod tests {
                 "    ]".to_string(),
                 ")".to_string(),
             ]
+        );
+    }
+
+    #[test]
+    fn writes_expressions_at_the_writers_level() {
+        let mut w = CodeWriter::python();
+        let items = Expr::List(vec![Expr::atom(format!("\"{}\"", "y".repeat(80)))]);
+        let schema = w.name("svc.runtime", "StateSchema");
+        suite(&mut w, "def f():", |w| {
+            write_expr(w, 1, "return ", &Expr::call(schema, vec![items]), "");
+        });
+        assert_eq!(
+            module_file("Doc.", w),
+            format!(
+                "\"\"\"Doc.\"\"\"\n\nfrom svc.runtime import StateSchema\n\n\ndef f():\n    return StateSchema(\n        [\n            \"{}\",\n        ]\n    )\n",
+                "y".repeat(80)
+            )
         );
     }
 }

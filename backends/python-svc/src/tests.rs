@@ -5,13 +5,20 @@
 use serde_json::{json, Value};
 use svc_backend_sdk::ir::{Auth, Document, FieldType};
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
+use svc_backend_sdk::writer::CodeWriter;
 
-use crate::nodes::{import_block, Modules};
-use crate::py::{quote, Expr};
+use crate::nodes::Modules;
+use crate::py::{module_file, quote, suite, top_level_gap, write_expr, Expr};
 
 /// A JSON text as a Python string literal.
 fn js(v: &Value) -> String {
     quote(&v.to_string())
+}
+
+/// A test function: two blank lines, its `def`, its body.
+fn test_def(w: &mut CodeWriter, signature: &str, body: impl FnOnce(&mut CodeWriter)) {
+    top_level_gap(w);
+    suite(w, format!("def {signature}:"), body);
 }
 
 pub fn service_tests(doc: &Document) -> String {
@@ -23,166 +30,171 @@ pub fn service_tests(doc: &Document) -> String {
     let stub = llm || !http.is_empty() || !connector_env.is_empty();
     let sample = Value::Object(sample_state(doc));
     let envelope = json!({ "state": sample });
+    let mut w = CodeWriter::python();
 
-    let mut out = String::from("\"\"\"Drive the service through the svc HTTP contract.\"\"\"\n\n");
-    let literal_tools = http.iter().any(|(_, e)| !e.starts_with("env:"));
-    let mut imports = vec![
-        "import json".to_string(),
-        "from pathlib import Path".to_string(),
-        "import pytest".to_string(),
-        "from fastapi.testclient import TestClient".to_string(),
-        "from svc.server import create_app".to_string(),
-    ];
-    if stub {
-        imports.push("import threading".into());
-        imports.push("from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer".into());
-    }
-    if literal_tools {
-        imports.push("from dataclasses import replace".into());
-        imports.push("from app import tools".into());
-    }
-    out.push_str(&import_block(&imports));
-    out.push_str("\n\n");
-    out.push_str("ROOT = Path(__file__).resolve().parent.parent\nKEY = \"test-credential-0123\"\n");
+    let path = w.name("pathlib", "Path");
+    w.line(format!("ROOT = {path}(__file__).resolve().parent.parent"));
+    w.line("KEY = \"test-credential-0123\"");
     let header = match auth {
-        Auth::None => "{}".to_string(),
-        Auth::ApiKey => "{\"X-API-Key\": KEY}".to_string(),
-        Auth::Bearer => "{\"Authorization\": f\"Bearer {KEY}\"}".to_string(),
+        Auth::None => "{}",
+        Auth::ApiKey => "{\"X-API-Key\": KEY}",
+        Auth::Bearer => "{\"Authorization\": f\"Bearer {KEY}\"}",
     };
-    out.push_str(&format!("AUTH = {header}\n"));
-    out.push_str(&format!("SAMPLE = {}\n", js(&envelope)));
+    w.line(format!("AUTH = {header}"));
+    w.line(format!("SAMPLE = {}", js(&envelope)));
 
     if stub {
-        out.push_str("\n\nclass Upstream(BaseHTTPRequestHandler):\n");
-        out.push_str("    \"\"\"Answers model and HTTP tool calls, so tests never reach the network.\"\"\"\n\n");
-        out.push_str("    def do_POST(self):\n");
-        out.push_str("        self.rfile.read(int(self.headers.get(\"Content-Length\") or 0))\n");
-        let mut replies = vec![(
-            "\"/v1/chat/completions\"".to_string(),
-            js(
-                &json!({"choices": [{"message": {"role": "assistant", "content": "first idea\nsecond idea"}}]}),
-            ),
-        )];
-        for (id, _) in &http {
-            replies.push((quote(&format!("/tools/{id}")), js(&tool_reply(doc, id))));
-        }
-        for (node, _) in &connector_env {
-            replies.push((quote(&format!("/connectors/{node}")), quote("{}")));
-        }
-        let dict = Expr::Dict(
-            replies
-                .into_iter()
-                .map(|(k, v)| (k, Expr::atom(v)))
-                .collect(),
-        );
-        for line in dict.render(8, "replies = ", "") {
-            out.push_str(&line);
-            out.push('\n');
-        }
-        out.push_str("        body = replies.get(self.path)\n");
-        out.push_str("        self.send_response(200 if body else 404)\n");
-        out.push_str("        self.send_header(\"Content-Type\", \"application/json\")\n");
-        out.push_str("        self.end_headers()\n");
-        out.push_str("        self.wfile.write((body or \"{}\").encode())\n\n");
-        out.push_str("    def log_message(self, *args):\n        pass\n");
+        top_level_gap(&mut w);
+        let handler = w.name("http.server", "BaseHTTPRequestHandler");
+        suite(&mut w, format!("class Upstream({handler}):"), |w| {
+            w.line(
+                "\"\"\"Answers model and HTTP tool calls, so tests never reach the network.\"\"\"",
+            );
+            w.blank();
+            suite(w, "def do_POST(self):", |w| {
+                w.line("self.rfile.read(int(self.headers.get(\"Content-Length\") or 0))");
+                let mut replies = vec![(
+                    "\"/v1/chat/completions\"".to_string(),
+                    js(
+                        &json!({"choices": [{"message": {"role": "assistant", "content": "first idea\nsecond idea"}}]}),
+                    ),
+                )];
+                for (id, _) in &http {
+                    replies.push((quote(&format!("/tools/{id}")), js(&tool_reply(doc, id))));
+                }
+                for (node, _) in &connector_env {
+                    replies.push((quote(&format!("/connectors/{node}")), quote("{}")));
+                }
+                let dict = Expr::Dict(
+                    replies
+                        .into_iter()
+                        .map(|(k, v)| (k, Expr::atom(v)))
+                        .collect(),
+                );
+                write_expr(w, 2, "replies = ", &dict, "");
+                w.line("body = replies.get(self.path)");
+                w.line("self.send_response(200 if body else 404)");
+                w.line("self.send_header(\"Content-Type\", \"application/json\")");
+                w.line("self.end_headers()");
+                w.line("self.wfile.write((body or \"{}\").encode())");
+            });
+            w.blank();
+            suite(w, "def log_message(self, *args):", |w| {
+                w.line("pass");
+            });
+        });
     }
 
-    out.push_str("\n\n@pytest.fixture\ndef client(monkeypatch):\n");
-    if auth != Auth::None {
-        out.push_str(&format!(
-            "    monkeypatch.setenv({}, KEY)\n",
-            quote(&doc.security.key_env)
-        ));
-    }
-    if stub {
-        out.push_str("    server = ThreadingHTTPServer((\"127.0.0.1\", 0), Upstream)\n");
-        out.push_str("    serve = {\"target\": server.serve_forever, \"kwargs\": {\"poll_interval\": 0.05}}\n");
-        out.push_str("    threading.Thread(**serve, daemon=True).start()\n");
-        out.push_str("    base = f\"http://127.0.0.1:{server.server_port}\"\n");
-        if llm {
-            if let Some(m) = &doc.logical.settings.model {
-                out.push_str(&format!(
-                    "    monkeypatch.setenv({}, base + \"/v1\")\n",
-                    quote(&m.base_url_env)
-                ));
-                out.push_str(&format!(
-                    "    monkeypatch.setenv({}, \"stub-key\")\n",
-                    quote(&m.api_key_env)
-                ));
-            }
+    top_level_gap(&mut w);
+    let pytest = "pytest";
+    w.import(pytest);
+    w.line(format!("@{pytest}.fixture"));
+    suite(&mut w, "def client(monkeypatch):", |w| {
+        if auth != Auth::None {
+            w.line(format!(
+                "monkeypatch.setenv({}, KEY)",
+                quote(&doc.security.key_env)
+            ));
         }
-        for (id, endpoint) in &http {
-            let path = quote(&format!("/tools/{id}"));
-            match endpoint.strip_prefix("env:") {
-                Some(var) => out.push_str(&format!(
-                    "    monkeypatch.setenv({}, base + {path})\n",
-                    quote(var)
-                )),
-                None => {
-                    let m = modules.tool(id);
-                    out.push_str(&format!(
-                        "    stub_tool = replace(tools.{m}.TOOL, endpoint=base + {path})\n    monkeypatch.setattr(tools.{m}, \"TOOL\", stub_tool)\n"
+        if stub {
+            let server = w.name("http.server", "ThreadingHTTPServer");
+            w.line(format!("server = {server}((\"127.0.0.1\", 0), Upstream)"));
+            w.line(
+                "serve = {\"target\": server.serve_forever, \"kwargs\": {\"poll_interval\": 0.05}}",
+            );
+            w.import("threading");
+            w.line("threading.Thread(**serve, daemon=True).start()");
+            w.line("base = f\"http://127.0.0.1:{server.server_port}\"");
+            if llm {
+                if let Some(m) = &doc.logical.settings.model {
+                    w.line(format!(
+                        "monkeypatch.setenv({}, base + \"/v1\")",
+                        quote(&m.base_url_env)
+                    ));
+                    w.line(format!(
+                        "monkeypatch.setenv({}, \"stub-key\")",
+                        quote(&m.api_key_env)
                     ));
                 }
             }
+            for (id, endpoint) in &http {
+                let path = quote(&format!("/tools/{id}"));
+                match endpoint.strip_prefix("env:") {
+                    Some(var) => {
+                        w.line(format!("monkeypatch.setenv({}, base + {path})", quote(var)));
+                    }
+                    None => {
+                        let replace = w.name("dataclasses", "replace");
+                        let tool = format!("{}.{}", w.name("app", "tools"), modules.tool(id));
+                        w.line(format!(
+                            "stub_tool = {replace}({tool}.TOOL, endpoint=base + {path})"
+                        ));
+                        w.line(format!("monkeypatch.setattr({tool}, \"TOOL\", stub_tool)"));
+                    }
+                }
+            }
         }
-    }
-    // `env:NAME` values of connector configs point at the stub.
-    for (node, var) in &connector_env {
-        out.push_str(&format!(
-            "    monkeypatch.setenv({}, base + {})\n",
-            quote(var),
-            quote(&format!("/connectors/{node}"))
-        ));
-    }
-    out.push_str(
-        "    with TestClient(create_app(root=ROOT)) as test_client:\n        yield test_client\n",
-    );
-    if stub {
-        out.push_str("    server.shutdown()\n");
-    }
+        // `env:NAME` values of connector configs point at the stub.
+        for (node, var) in &connector_env {
+            w.line(format!(
+                "monkeypatch.setenv({}, base + {})",
+                quote(var),
+                quote(&format!("/connectors/{node}"))
+            ));
+        }
+        let client = w.name("fastapi.testclient", "TestClient");
+        let create_app = w.name("svc.server", "create_app");
+        suite(
+            w,
+            format!("with {client}({create_app}(root=ROOT)) as test_client:"),
+            |w| {
+                w.line("yield test_client");
+            },
+        );
+        if stub {
+            w.line("server.shutdown()");
+        }
+    });
 
-    out.push_str(
-        "\n\ndef post(client, body, headers=None, content_type=\"application/json\"):\n\
-         \x20   headers = {\"Content-Type\": content_type, **AUTH, **(headers or {})}\n\
-         \x20   return client.post(\"/invoke\", content=body, headers=headers)\n",
+    test_def(
+        &mut w,
+        "post(client, body, headers=None, content_type=\"application/json\")",
+        |w| {
+            w.line("headers = {\"Content-Type\": content_type, **AUTH, **(headers or {})}");
+            w.line("return client.post(\"/invoke\", content=body, headers=headers)");
+        },
     );
-    out.push_str(
-        "\n\ndef test_health_needs_no_credential(client):\n\
-         \x20   r = client.get(\"/health\")\n\
-         \x20   assert r.status_code == 200\n\
-         \x20   assert r.json() == {\"status\": \"ok\"}\n",
-    );
-    out.push_str(
-        "\n\ndef test_unknown_path_and_wrong_method(client):\n\
-         \x20   r = client.get(\"/nowhere\", headers=AUTH)\n\
-         \x20   assert r.status_code == 404\n\
-         \x20   assert r.json()[\"error\"][\"code\"] == \"not_found\"\n\
-         \x20   r = client.get(\"/invoke\", headers=AUTH)\n\
-         \x20   assert r.status_code == 405\n\
-         \x20   assert r.json()[\"error\"][\"code\"] == \"method_not_allowed\"\n",
-    );
+    test_def(&mut w, "test_health_needs_no_credential(client)", |w| {
+        w.line("r = client.get(\"/health\")");
+        w.line("assert r.status_code == 200");
+        w.line("assert r.json() == {\"status\": \"ok\"}");
+    });
+    test_def(&mut w, "test_unknown_path_and_wrong_method(client)", |w| {
+        w.line("r = client.get(\"/nowhere\", headers=AUTH)");
+        w.line("assert r.status_code == 404");
+        w.line("assert r.json()[\"error\"][\"code\"] == \"not_found\"");
+        w.line("r = client.get(\"/invoke\", headers=AUTH)");
+        w.line("assert r.status_code == 405");
+        w.line("assert r.json()[\"error\"][\"code\"] == \"method_not_allowed\"");
+    });
     if auth != Auth::None {
         let wrong_header = match auth {
             Auth::Bearer => "\"Authorization\": \"Bearer wrong-credential\"",
             _ => "\"X-API-Key\": \"wrong-credential\"",
         };
-        out.push_str(&format!(
-            "\n\ndef test_credential_is_required(client):\n\
-             \x20   headers = {{\"Content-Type\": \"application/json\"}}\n\
-             \x20   r = client.post(\"/invoke\", content=SAMPLE, headers=headers)\n\
-             \x20   assert r.status_code == 401\n\
-             \x20   assert r.json()[\"error\"][\"code\"] == \"unauthorized\"\n{}\
-             \x20   wrong = {{**headers, {wrong_header}}}\n\
-             \x20   r = client.post(\"/invoke\", content=SAMPLE, headers=wrong)\n\
-             \x20   assert r.status_code == 401\n\
-             \x20   assert \"wrong-credential\" not in r.text\n",
+        test_def(&mut w, "test_credential_is_required(client)", |w| {
+            w.line("headers = {\"Content-Type\": \"application/json\"}");
+            w.line("r = client.post(\"/invoke\", content=SAMPLE, headers=headers)");
+            w.line("assert r.status_code == 401");
+            w.line("assert r.json()[\"error\"][\"code\"] == \"unauthorized\"");
             if auth == Auth::Bearer {
-                "    assert r.headers[\"WWW-Authenticate\"] == \"Bearer\"\n"
-            } else {
-                ""
+                w.line("assert r.headers[\"WWW-Authenticate\"] == \"Bearer\"");
             }
-        ));
+            w.line(format!("wrong = {{**headers, {wrong_header}}}"));
+            w.line("r = client.post(\"/invoke\", content=SAMPLE, headers=wrong)");
+            w.line("assert r.status_code == 401");
+            w.line("assert \"wrong-credential\" not in r.text");
+        });
     }
 
     let cases: Vec<Expr> = bad_requests(doc)
@@ -203,28 +215,35 @@ pub fn service_tests(doc: &Document) -> String {
             ])
         })
         .collect();
-    out.push_str("\n\n");
-    for line in Expr::List(cases).render(0, "BAD_REQUESTS = ", "") {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out.push_str(
-        "\n\n@pytest.mark.parametrize(\"name,content_type,body,status,code,field\", BAD_REQUESTS)\n\
-         def test_bad_requests(client, name, content_type, body, status, code, field):\n\
-         \x20   r = post(client, body, content_type=content_type)\n\
-         \x20   assert r.status_code == status, name\n\
-         \x20   error = r.json()[\"error\"]\n\
-         \x20   assert error[\"code\"] == code, name\n\
-         \x20   if field:\n\
-         \x20       assert error[\"details\"][\"field\"] == field, name\n",
+    top_level_gap(&mut w);
+    write_expr(&mut w, 0, "BAD_REQUESTS = ", &Expr::List(cases), "");
+    top_level_gap(&mut w);
+    w.line(format!(
+        "@{pytest}.mark.parametrize(\"name,content_type,body,status,code,field\", BAD_REQUESTS)"
+    ));
+    suite(
+        &mut w,
+        "def test_bad_requests(client, name, content_type, body, status, code, field):",
+        |w| {
+            w.line("r = post(client, body, content_type=content_type)");
+            w.line("assert r.status_code == status, name");
+            w.line("error = r.json()[\"error\"]");
+            w.line("assert error[\"code\"] == code, name");
+            suite(w, "if field:", |w| {
+                w.line("assert error[\"details\"][\"field\"] == field, name");
+            });
+        },
     );
-    out.push_str(
-        "\n\ndef test_body_over_one_mib_is_refused(client):\n\
-         \x20   body = json.dumps({\"state\": {\"x\": \"a\" * (1 << 20)}})\n\
-         \x20   r = post(client, body)\n\
-         \x20   assert r.status_code == 413\n\
-         \x20   assert r.json()[\"error\"][\"code\"] == \"payload_too_large\"\n",
-    );
+    let json = "json";
+    w.import(json);
+    test_def(&mut w, "test_body_over_one_mib_is_refused(client)", |w| {
+        w.line(format!(
+            "body = {json}.dumps({{\"state\": {{\"x\": \"a\" * (1 << 20)}}}})"
+        ));
+        w.line("r = post(client, body)");
+        w.line("assert r.status_code == 413");
+        w.line("assert r.json()[\"error\"][\"code\"] == \"payload_too_large\"");
+    });
     let fields = Expr::List(
         doc.logical
             .state
@@ -232,12 +251,15 @@ pub fn service_tests(doc: &Document) -> String {
             .map(|f| Expr::atom(quote(&f.name)))
             .collect(),
     );
-    out.push_str("\n\ndef test_invoke_runs_the_graph(client):\n    r = post(client, SAMPLE)\n    assert r.status_code == 200, r.text\n    result = r.json()[\"result\"]\n");
-    for line in fields.render(4, "for field in ", ":") {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out.push_str("        assert field in result, field\n");
+    test_def(&mut w, "test_invoke_runs_the_graph(client)", |w| {
+        w.line("r = post(client, SAMPLE)");
+        w.line("assert r.status_code == 200, r.text");
+        w.line("result = r.json()[\"result\"]");
+        write_expr(w, 1, "for field in ", &fields, ":");
+        w.indent();
+        w.line("assert field in result, field");
+        w.dedent();
+    });
     if let Some(m) = doc
         .state_field("messages")
         .filter(|f| f.ty == FieldType::Messages)
@@ -248,14 +270,15 @@ pub fn service_tests(doc: &Document) -> String {
             .iter()
             .any(|f| f.required && f.name != m.name);
         if !required_others {
-            out.push_str(
-                "\n\ndef test_messages_form(client):\n\
-                 \x20   body = json.dumps({\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]})\n\
-                 \x20   r = post(client, body)\n\
-                 \x20   assert r.status_code == 200, r.text\n\
-                 \x20   assert r.json()[\"result\"][\"messages\"][0][\"content\"] == \"Hello\"\n",
-            );
+            test_def(&mut w, "test_messages_form(client)", |w| {
+                w.line(format!(
+                    "body = {json}.dumps({{\"messages\": [{{\"role\": \"user\", \"content\": \"Hello\"}}]}})"
+                ));
+                w.line("r = post(client, body)");
+                w.line("assert r.status_code == 200, r.text");
+                w.line("assert r.json()[\"result\"][\"messages\"][0][\"content\"] == \"Hello\"");
+            });
         }
     }
-    out
+    module_file("Drive the service through the svc HTTP contract.", w)
 }

@@ -1,52 +1,98 @@
-//! An indenting code writer that tracks imports.
+//! An indenting code writer that tracks imports, for Go, Java and Python.
 //!
 //! Backends build source text with this instead of concatenating strings
 //! across functions: indentation is applied in one place, blank lines never
 //! pile up, no line ends in whitespace, and code refers to an imported name
-//! through [`CodeWriter::name`], so the import block that
-//! [`CodeWriter::finish_file`] writes lists exactly what the text uses.
-//! (Python only so far; the Go and Java emitters still keep their imports
-//! themselves.)
+//! through [`CodeWriter::name`] (protogen's way), so the import block that
+//! [`CodeWriter::finish_file`] computes lists exactly what the text uses,
+//! laid out as each language's formatter would:
+//!
+//! * Go (`gofmt`/`goimports`): one `import` or a parenthesized list, the
+//!   standard library first, then other modules.
+//! * Java (google-java-format): static imports, then every other import,
+//!   each block sorted.
+//! * Python (`ruff`'s isort rules): standard library, third party, then the
+//!   project's own `app` package; `import x` before `from x import y`; one
+//!   `from` line per module, wrapped in parentheses past 88 columns.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// The standard-library modules generated Python code imports from (the
-/// first import group); any other module goes in the second.
+/// Top-level Python modules of the standard library that generated code
+/// imports; any other module is third party, except `app` (the project).
 const PYTHON_STDLIB: &[&str] = &[
     "asyncio",
     "collections",
     "dataclasses",
+    "http",
     "json",
+    "math",
     "os",
+    "pathlib",
     "re",
+    "threading",
+    "time",
     "typing",
 ];
+
+/// Python's line length (ruff's default), past which a `from` import wraps.
+const PYTHON_LINE: usize = 88;
+
+/// The language a writer writes: its indentation and its import block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    Go,
+    Java,
+    Python,
+}
+
+/// One import the text needs.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Import {
+    /// Go: a package path. Java: `import module.*;`. Python: `import module`.
+    Module(String),
+    /// Java: `import module.Name;`. Python: `from module import name`.
+    Name(String, String),
+    /// Java: `import static Class.member;`.
+    Static(String, String),
+}
 
 #[derive(Debug, Clone)]
 pub struct CodeWriter {
     out: String,
     level: usize,
-    unit: &'static str,
-    imports: BTreeSet<String>,
+    lang: Lang,
+    imports: BTreeSet<Import>,
 }
 
 impl CodeWriter {
-    /// A writer indenting with one tab per level (Go).
-    pub fn tabs() -> Self {
-        Self::with_unit("\t")
+    /// A Go writer: one tab per level.
+    pub fn go() -> Self {
+        Self::new(Lang::Go)
     }
 
-    /// A writer indenting with four spaces per level (Python, Java).
-    pub fn spaces() -> Self {
-        Self::with_unit("    ")
+    /// A Java writer: four spaces per level.
+    pub fn java() -> Self {
+        Self::new(Lang::Java)
     }
 
-    pub fn with_unit(unit: &'static str) -> Self {
+    /// A Python writer: four spaces per level.
+    pub fn python() -> Self {
+        Self::new(Lang::Python)
+    }
+
+    pub fn new(lang: Lang) -> Self {
         CodeWriter {
             out: String::new(),
             level: 0,
-            unit,
+            lang,
             imports: BTreeSet::new(),
+        }
+    }
+
+    fn unit(&self) -> &'static str {
+        match self.lang {
+            Lang::Go => "\t",
+            Lang::Java | Lang::Python => "    ",
         }
     }
 
@@ -54,8 +100,9 @@ impl CodeWriter {
     pub fn line(&mut self, text: impl AsRef<str>) -> &mut Self {
         let text = text.as_ref().trim_end();
         if !text.is_empty() {
+            let unit = self.unit();
             for _ in 0..self.level {
-                self.out.push_str(self.unit);
+                self.out.push_str(unit);
             }
             self.out.push_str(text);
         }
@@ -105,45 +152,200 @@ impl CodeWriter {
     }
 
     /// Refers to `name` of `module` and records the import the file needs
-    /// for it; returns the text to write. Python: `from module import name`,
-    /// written `name`. The import block is computed by [`finish_file`].
+    /// for it; returns the text to write:
     ///
-    /// [`finish_file`]: CodeWriter::finish_file
+    /// * Go: `module` is a package path; `name("net/http", "Handler")` is
+    ///   written `http.Handler` and imports `"net/http"`.
+    /// * Java: `name("java.util", "Map")` is written `Map` and imports
+    ///   `java.util.Map`.
+    /// * Python: `name("typing", "Any")` is written `Any` and imports it with
+    ///   `from typing import Any`.
     pub fn name(&mut self, module: &str, name: &str) -> String {
-        self.imports.insert(format!("{module}\0{name}"));
-        name.to_string()
-    }
-
-    /// The Python import block for the names referred to, laid out as
-    /// `ruff`'s isort rules do: standard-library modules first, then the
-    /// others, a blank line between the groups, one `from` line per module
-    /// with its names sorted.
-    fn python_imports(&self) -> String {
-        let mut modules: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
-        for entry in &self.imports {
-            if let Some((module, name)) = entry.split_once('\0') {
-                modules.entry(module).or_default().push(name);
+        match self.lang {
+            Lang::Go => {
+                self.imports.insert(Import::Module(module.to_string()));
+                let package = module.rsplit('/').next().unwrap_or(module);
+                format!("{package}.{name}")
+            }
+            Lang::Java | Lang::Python => {
+                self.imports
+                    .insert(Import::Name(module.to_string(), name.to_string()));
+                name.to_string()
             }
         }
-        let mut groups = [String::new(), String::new()];
-        for (module, names) in modules {
-            let root = module.split('.').next().unwrap_or(module);
-            let group = usize::from(!PYTHON_STDLIB.contains(&root));
-            groups[group].push_str(&format!("from {module} import {}\n", names.join(", ")));
+    }
+
+    /// Java: refers to a static member (`assertEquals` of
+    /// `org.junit.jupiter.api.Assertions`), imported with `import static`.
+    /// Other languages have no static imports; there it is [`name`].
+    ///
+    /// [`name`]: CodeWriter::name
+    pub fn static_name(&mut self, class: &str, member: &str) -> String {
+        if self.lang != Lang::Java {
+            return self.name(class, member);
+        }
+        self.imports
+            .insert(Import::Static(class.to_string(), member.to_string()));
+        member.to_string()
+    }
+
+    /// Imports a whole module, for code that names its members itself (a
+    /// user's native body): Go `import "path"`, Java `import module.*;`,
+    /// Python `import module`.
+    pub fn import(&mut self, module: &str) -> &mut Self {
+        self.imports.insert(Import::Module(module.to_string()));
+        self
+    }
+
+    /// The import block for what the text refers to, each line ending in a
+    /// newline; empty when nothing is imported.
+    fn import_block(&self) -> String {
+        match self.lang {
+            Lang::Go => self.go_imports(),
+            Lang::Java => self.java_imports(),
+            Lang::Python => self.python_imports(),
+        }
+    }
+
+    fn go_imports(&self) -> String {
+        let mut groups: [Vec<&str>; 2] = [Vec::new(), Vec::new()];
+        for i in &self.imports {
+            if let Import::Module(path) = i {
+                // goimports: a first path element without a dot is the
+                // standard library.
+                let first = path.split('/').next().unwrap_or(path);
+                groups[usize::from(first.contains('.'))].push(path);
+            }
+        }
+        match (groups[0].as_slice(), groups[1].as_slice()) {
+            ([], []) => String::new(),
+            ([one], []) | ([], [one]) => format!("import \"{one}\"\n"),
+            _ => {
+                let blocks: Vec<String> = groups
+                    .iter()
+                    .filter(|g| !g.is_empty())
+                    .map(|g| g.iter().map(|p| format!("\t\"{p}\"\n")).collect())
+                    .collect();
+                format!("import (\n{})\n", blocks.join("\n"))
+            }
+        }
+    }
+
+    fn java_imports(&self) -> String {
+        // Sorted by the imported name, as google-java-format does (so
+        // `a.B` comes before `a.B.C`, which sorting whole lines would not do).
+        let mut statics = Vec::new();
+        let mut others = Vec::new();
+        for i in &self.imports {
+            match i {
+                Import::Static(class, member) => statics.push(format!("static {class}.{member}")),
+                Import::Name(module, name) => others.push(format!("{module}.{name}")),
+                Import::Module(module) => others.push(format!("{module}.*")),
+            }
+        }
+        statics.sort();
+        others.sort();
+        [statics, others]
+            .into_iter()
+            .filter(|b| !b.is_empty())
+            .map(|b| {
+                b.iter()
+                    .map(|i| format!("import {i};\n"))
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn python_imports(&self) -> String {
+        // (group, is a `from` import, module) -> names
+        let mut lines: BTreeMap<(usize, bool, String), Vec<&str>> = BTreeMap::new();
+        for i in &self.imports {
+            let (module, name) = match i {
+                Import::Module(m) => (m, None),
+                Import::Name(m, n) | Import::Static(m, n) => (m, Some(n.as_str())),
+            };
+            let top = module.split('.').next().unwrap_or(module);
+            let group = if top == "app" {
+                2
+            } else if PYTHON_STDLIB.contains(&top) {
+                0
+            } else {
+                1
+            };
+            let entry = lines
+                .entry((group, name.is_some(), module.to_ascii_lowercase()))
+                .or_default();
+            if let Some(n) = name {
+                entry.push(n);
+            }
+        }
+        let mut groups: [String; 3] = Default::default();
+        // The map is keyed by the lowercased module; the text keeps the case.
+        let spelled: BTreeMap<String, &str> = self
+            .imports
+            .iter()
+            .map(|i| match i {
+                Import::Module(m) | Import::Name(m, _) | Import::Static(m, _) => {
+                    (m.to_ascii_lowercase(), m.as_str())
+                }
+            })
+            .collect();
+        for ((group, from, lower), mut names) in lines {
+            // isort's order-by-type: CONSTANTS, then Classes, then the rest.
+            names.sort_by_key(|n| {
+                let kind = if n.len() > 1 && n.chars().all(|c| !c.is_ascii_lowercase()) {
+                    0
+                } else if n.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    1
+                } else {
+                    2
+                };
+                (kind, *n)
+            });
+            let module = spelled.get(&lower).copied().unwrap_or(lower.as_str());
+            let line = if from {
+                let one = format!("from {module} import {}", names.join(", "));
+                if one.len() <= PYTHON_LINE {
+                    one
+                } else {
+                    let items: String = names.iter().map(|n| format!("    {n},\n")).collect();
+                    format!("from {module} import (\n{items})")
+                }
+            } else {
+                format!("import {module}")
+            };
+            groups[group].push_str(&line);
+            groups[group].push('\n');
         }
         groups
             .into_iter()
             .filter(|g| !g.is_empty())
-            .map(|g| g + "\n")
-            .collect()
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
-    /// The file: `head` (a docstring, say), the import block, then the text.
+    /// The file: `head` (a package clause, a docstring), the import block,
+    /// then the text. Go and Java leave one blank line after the imports;
+    /// Python two before a definition and one before other code, as `ruff
+    /// format` does.
     pub fn finish_file(self, head: &str) -> String {
-        let imports = self.python_imports();
+        let imports = self.import_block();
+        let lang = self.lang;
+        let text = self.finish();
         let mut out = String::from(head);
-        out.push_str(&imports);
-        out.push_str(&self.finish());
+        if !imports.is_empty() {
+            out.push_str(&imports);
+            let definition = ["def ", "class ", "@", "async def "]
+                .iter()
+                .any(|d| text.starts_with(d));
+            out.push_str(if lang == Lang::Python && definition {
+                "\n\n"
+            } else {
+                "\n"
+            });
+        }
+        out.push_str(&text);
         out
     }
 
@@ -186,7 +388,7 @@ mod tests {
 
     #[test]
     fn indents_blocks_and_collapses_blank_lines() {
-        let mut w = CodeWriter::tabs();
+        let mut w = CodeWriter::go();
         w.line("package main").blank().blank();
         w.block("func f() {", "}", |w| {
             w.line("x := 1   ");
@@ -201,7 +403,7 @@ mod tests {
 
     #[test]
     fn python_imports_are_computed_from_the_names_used() {
-        let mut w = CodeWriter::spaces();
+        let mut w = CodeWriter::python();
         let schema = w.name("svc.runtime", "StateSchema");
         let td = w.name("typing", "TypedDict");
         w.line(format!("State = {td}(\"State\", {{}})"));
@@ -209,16 +411,73 @@ mod tests {
         w.name("typing", "Any");
         w.name("svc.runtime", "Field");
         w.name("typing", "Any");
+        w.name("app", "tools");
+        w.import("json");
+        w.name("svc.runtime", "END");
+        w.name("svc.runtime", "as_list");
         assert_eq!(
             w.finish_file("\"\"\"Doc.\"\"\"\n\n"),
-            "\"\"\"Doc.\"\"\"\n\nfrom typing import Any, TypedDict\n\nfrom svc.runtime import Field, StateSchema\n\nState = TypedDict(\"State\", {})\nSCHEMA = StateSchema([])\n"
+            "\"\"\"Doc.\"\"\"\n\nimport json\nfrom typing import Any, TypedDict\n\nfrom svc.runtime import END, Field, StateSchema, as_list\n\nfrom app import tools\n\nState = TypedDict(\"State\", {})\nSCHEMA = StateSchema([])\n"
         );
     }
 
     #[test]
-    fn spaces_writer_dedents_safely() {
-        let mut w = CodeWriter::spaces();
+    fn python_leaves_two_lines_before_a_definition_and_wraps_long_imports() {
+        let mut w = CodeWriter::python();
+        for n in [
+            "CompiledGraph",
+            "field_equals",
+            "field_in",
+            "field_exists",
+            "field_truthy",
+        ] {
+            w.name("svc.runtime", n);
+        }
+        w.line("def f():").indent().line("pass");
+        assert_eq!(
+            w.finish_file(""),
+            "from svc.runtime import (\n    CompiledGraph,\n    field_equals,\n    field_exists,\n    field_in,\n    field_truthy,\n)\n\n\ndef f():\n    pass\n"
+        );
+    }
+
+    #[test]
+    fn go_qualifies_names_and_groups_the_standard_library_first() {
+        let mut w = CodeWriter::go();
+        let ctx = w.name("context", "Context");
+        w.line(format!("func f(ctx {ctx}) {{}}"));
+        assert_eq!(
+            w.clone().finish_file("package graph\n\n"),
+            "package graph\n\nimport \"context\"\n\nfunc f(ctx context.Context) {}\n"
+        );
+        let handler = w.name("net/http", "Handler");
+        assert_eq!(handler, "http.Handler");
+        w.import("example.com/x/internal/graph");
+        assert_eq!(
+            w.finish_file("package main\n\n"),
+            "package main\n\nimport (\n\t\"context\"\n\t\"net/http\"\n\n\t\"example.com/x/internal/graph\"\n)\n\nfunc f(ctx context.Context) {}\n"
+        );
+    }
+
+    #[test]
+    fn java_puts_static_imports_first_then_every_other_sorted() {
+        let mut w = CodeWriter::java();
+        assert_eq!(w.name("java.util", "Map"), "Map");
+        w.name("com.svc.demo.runtime", "GraphNode");
+        w.name("com.svc.demo.runtime.StateSchema", "Field");
+        w.name("com.svc.demo.runtime", "StateSchema");
+        w.static_name("org.junit.jupiter.api.Assertions", "assertTrue");
+        w.import("java.util.stream");
+        w.line("class A {}");
+        assert_eq!(
+            w.finish_file("package com.svc.demo;\n\n"),
+            "package com.svc.demo;\n\nimport static org.junit.jupiter.api.Assertions.assertTrue;\n\nimport com.svc.demo.runtime.GraphNode;\nimport com.svc.demo.runtime.StateSchema;\nimport com.svc.demo.runtime.StateSchema.Field;\nimport java.util.Map;\nimport java.util.stream.*;\n\nclass A {}\n"
+        );
+    }
+
+    #[test]
+    fn no_imports_no_block() {
+        let mut w = CodeWriter::java();
         w.dedent().line("a").indent().line("b");
-        assert_eq!(w.finish(), "a\n    b\n");
+        assert_eq!(w.finish_file("package p;\n\n"), "package p;\n\na\n    b\n");
     }
 }

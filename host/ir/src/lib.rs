@@ -1,5 +1,5 @@
-//! `svc-ir`: the IR v2 graph document (README.md, "The graph document and the
-//! HTTP contract"; JSON Schema in `fixtures/schema/ir-v2.schema.json`).
+//! `svc-ir`: the IR v2 graph document (`docs/ir-reference.md`; JSON Schema
+//! in `fixtures/schema/ir-v2.schema.json`).
 //!
 //! [`SourceFile::parse`] reads a document with positions, applies defaults
 //! and aliases, and checks every rule of the spec, returning either a

@@ -1,4 +1,4 @@
-"""The HTTP face of a graph: the HTTP contract of the repository README.
+"""The HTTP face of a graph: the HTTP contract (the repository's docs/http-contract.md).
 
 Routes are plain Starlette routes on a FastAPI app: each handler reads the
 request itself, which keeps /invoke cheap and gives every error, including

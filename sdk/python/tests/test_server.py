@@ -1,4 +1,4 @@
-"""The HTTP contract (the repository README) through FastAPI's TestClient."""
+"""The HTTP contract (the repository's docs/http-contract.md) through FastAPI's TestClient."""
 
 import asyncio
 import json

@@ -2,31 +2,31 @@
 //! Spring's `application.yml` and `config/AiConfig.java`.
 
 use svc_backend_sdk::ir::{Document, LogFormat, LogLevel};
+use svc_backend_sdk::writer::CodeWriter;
 
-use crate::java::quote;
+use crate::java::{quote, runtime};
 
 pub(super) fn ai_config(doc: &Document, pkg: &str) -> String {
     let timeout = doc.logical.settings.request_timeout_ms;
-    format!(
-        r#"package com.svc.{pkg}.config;
-
-import com.svc.{pkg}.runtime.LlmClient;
-import java.time.Duration;
-import org.springframework.beans.factory.annotation.Value;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
-
-/** The model provider: an OpenAI-compatible chat-completions API (only graphs with LLM nodes have this). */
-@Configuration
+    let mut w = CodeWriter::java();
+    let llm_client = runtime(&mut w, pkg, "LlmClient");
+    let duration = w.name("java.time", "Duration");
+    let value = w.name("org.springframework.beans.factory.annotation", "Value");
+    let bean = w.name("org.springframework.context.annotation", "Bean");
+    let configuration = w.name("org.springframework.context.annotation", "Configuration");
+    w.lines(&format!(
+        r#"/** The model provider: an OpenAI-compatible chat-completions API (only graphs with LLM nodes have this). */
+@{configuration}
 public class AiConfig {{
-    @Bean
-    public LlmClient llmClient(@Value("${{svc.llm.base-url}}") String baseUrl,
-            @Value("${{svc.llm.api-key:}}") String apiKey) {{
-        return new LlmClient(baseUrl, apiKey, Duration.ofMillis({timeout}));
+    @{bean}
+    public {llm_client} llmClient(@{value}("${{svc.llm.base-url}}") String baseUrl,
+            @{value}("${{svc.llm.api-key:}}") String apiKey) {{
+        return new {llm_client}(baseUrl, apiKey, {duration}.ofMillis({timeout}));
     }}
 }}
 "#
-    )
+    ));
+    w.finish_file(&format!("package com.svc.{pkg}.config;\n\n"))
 }
 
 fn log_level(doc: &Document) -> &'static str {

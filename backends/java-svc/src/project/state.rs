@@ -3,26 +3,36 @@
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::java::{literal, quote};
+use crate::java::{literal, quote, runtime};
 
-fn type_const(t: svc_backend_sdk::ir::FieldType) -> &'static str {
-    use svc_backend_sdk::ir::FieldType::*;
-    match t {
-        String => "Type.STRING",
-        Integer => "Type.INTEGER",
-        Number => "Type.NUMBER",
-        Boolean => "Type.BOOLEAN",
-        Object => "Type.OBJECT",
-        Array => "Type.ARRAY",
-        Messages => "Type.MESSAGES",
-    }
+/// A nested class of the runtime's `StateSchema` (`Field`, `Item`, `Type`),
+/// imported.
+fn schema_class(w: &mut CodeWriter, pkg: &str, class: &str) -> String {
+    w.name(&format!("com.svc.{pkg}.runtime.StateSchema"), class)
 }
 
-fn item(it: &svc_backend_sdk::ir::ItemType) -> String {
-    match &it.items {
-        Some(inner) => format!("new Item({}, {})", type_const(it.ty), item(inner)),
-        None => format!("new Item({}, null)", type_const(it.ty)),
-    }
+fn type_const(w: &mut CodeWriter, pkg: &str, t: svc_backend_sdk::ir::FieldType) -> String {
+    use svc_backend_sdk::ir::FieldType::*;
+    let constant = match t {
+        String => "STRING",
+        Integer => "INTEGER",
+        Number => "NUMBER",
+        Boolean => "BOOLEAN",
+        Object => "OBJECT",
+        Array => "ARRAY",
+        Messages => "MESSAGES",
+    };
+    format!("{}.{constant}", schema_class(w, pkg, "Type"))
+}
+
+fn item(w: &mut CodeWriter, pkg: &str, it: &svc_backend_sdk::ir::ItemType) -> String {
+    let class = schema_class(w, pkg, "Item");
+    let ty = type_const(w, pkg, it.ty);
+    let inner = match &it.items {
+        Some(inner) => item(w, pkg, inner),
+        None => "null".to_string(),
+    };
+    format!("new {class}({ty}, {inner})")
 }
 
 /// The field legacy `{"input": ...}` requests fill: the first required string field.
@@ -35,14 +45,7 @@ pub fn legacy_field(doc: &Document) -> Option<&str> {
 }
 
 pub(super) fn graph_state(doc: &Document, pkg: &str) -> String {
-    let mut w = CodeWriter::spaces();
-    w.line(format!("package com.svc.{pkg};")).blank();
-    w.line(format!("import com.svc.{pkg}.runtime.StateSchema;"));
-    w.line(format!("import com.svc.{pkg}.runtime.StateSchema.Field;"));
-    w.line(format!("import com.svc.{pkg}.runtime.StateSchema.Item;"));
-    w.line(format!("import com.svc.{pkg}.runtime.StateSchema.Type;"));
-    w.line(format!("import com.svc.{pkg}.runtime.Values;"));
-    w.line("import java.util.List;").blank();
+    let mut w = CodeWriter::java();
     w.line("/** The state of the graph and the settings compiled from its document. */");
     w.block("public final class GraphState {", "}", |w| {
         w.line("/** `none` or `api_key` (security.auth). */");
@@ -63,19 +66,27 @@ pub(super) fn graph_state(doc: &Document, pkg: &str) -> String {
                 .unwrap_or_else(|| "null".into())
         ));
         w.blank();
-        w.line("public static final StateSchema SCHEMA = new StateSchema(List.of(");
+        let schema = runtime(w, pkg, "StateSchema");
+        let list = w.name("java.util", "List");
+        w.line(format!(
+            "public static final {schema} SCHEMA = new {schema}({list}.of("
+        ));
         w.indent().indent();
         let n = doc.logical.state.len();
         for (i, f) in doc.logical.state.iter().enumerate() {
-            let items = f.items.as_ref().map(item).unwrap_or_else(|| "null".into());
+            let field = schema_class(w, pkg, "Field");
+            let ty = type_const(w, pkg, f.ty);
+            let items = match &f.items {
+                Some(it) => item(w, pkg, it),
+                None => "null".into(),
+            };
             let default = match f.default.as_ref().filter(|d| !d.is_null()) {
-                Some(d) => format!("() -> {}", literal(d)),
+                Some(d) => format!("() -> {}", literal(w, pkg, d)),
                 None => "null".into(),
             };
             w.line(format!(
-                "new Field({}, {}, {items}, {}, {}, {default}){}",
+                "new {field}({}, {ty}, {items}, {}, {}, {default}){}",
                 quote(&f.name),
-                type_const(f.ty),
                 f.reducer == svc_backend_sdk::ir::Reducer::Append,
                 f.required,
                 if i + 1 < n { "," } else { "" }
@@ -85,15 +96,5 @@ pub(super) fn graph_state(doc: &Document, pkg: &str) -> String {
         w.line("));").blank();
         w.block("private GraphState() {", "}", |_| {});
     });
-    let mut text = w.finish();
-    if !text.contains("Values.") {
-        text = text.replace(&format!("import com.svc.{pkg}.runtime.Values;\n"), "");
-    }
-    if !text.contains("new Item(") {
-        text = text.replace(
-            &format!("import com.svc.{pkg}.runtime.StateSchema.Item;\n"),
-            "",
-        );
-    }
-    text
+    w.finish_file(&format!("package com.svc.{pkg};\n\n"))
 }
