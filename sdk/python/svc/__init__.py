@@ -6,6 +6,7 @@ imports it when used and names the extra to install when it is missing.
 
 __version__ = "0.3.2"
 
+from svc.agents import handoff, run_agent, supervisor, worker_agent
 from svc.clients import get_http_client, get_llm_provider
 from svc.config import get_config, load_config
 from svc.errors import (
@@ -57,12 +58,16 @@ __all__ = [
     "get_llm_provider",
     "graph",
     "graph_node",
+    "handoff",
     "input_guardrail",
     "load_config",
     "output_guardrail",
     "persona",
     "persona_prompt",
     "register_graph",
+    "run_agent",
     "skill",
+    "supervisor",
     "tool",
+    "worker_agent",
 ]

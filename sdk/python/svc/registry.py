@@ -28,6 +28,7 @@ KINDS = (
     "guardrails",
     "policies",
     "configurations",
+    "agents",
 )
 GUARDRAIL_ACTIONS = ("block", "warn")
 

@@ -44,6 +44,7 @@ def test_components_lists_sorted_names_by_kind():
         "guardrails": [],
         "policies": [],
         "configurations": [],
+        "agents": [],
     }
     assert other({}) == {}  # decorators return the function unchanged
     registry.clear()
