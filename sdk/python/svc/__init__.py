@@ -6,7 +6,7 @@ imports it when used and names the extra to install when it is missing.
 
 __version__ = "0.3.2"
 
-from svc.agents import handoff, run_agent, supervisor, worker_agent
+from svc.agents import get_supervisor, handoff, run_agent, supervisor, worker_agent
 from svc.clients import get_http_client, get_llm_provider
 from svc.config import get_config, load_config
 from svc.errors import (
@@ -56,6 +56,7 @@ __all__ = [
     "get_configuration",
     "get_http_client",
     "get_llm_provider",
+    "get_supervisor",
     "graph",
     "graph_node",
     "handoff",

@@ -12,9 +12,12 @@ final answer; the caller decides where it goes in its own state. An agent
 with `roles` runs only for a caller holding one of them (`details.reason`
 `forbidden` otherwise).
 
-Supervisors, remote and A2A agents are not built yet: `@supervisor`,
-`@agent(transport="remote")` and `handoff` raise `NotImplementedError`
-naming what is missing (see the open issue on agents).
+A supervisor routes a task between member agents (workers or other
+supervisors) with the model or with a `route` function of its own, until it
+routes to finish; see `supervisor`. Delegation carries the caller's roles.
+
+Remote and A2A agents and handoffs are not built yet: `handoff` raises
+`NotImplementedError` naming what is missing.
 """
 
 from __future__ import annotations
@@ -98,9 +101,99 @@ def _not_built(what: str) -> NotImplementedError:
     return NotImplementedError(f"{what} is not built yet in svc-sdk (the open issue on agents)")
 
 
-def supervisor(*_args: Any, **_kwargs: Any) -> Any:
-    """Routing over member agents: not built yet."""
-    raise _not_built("@supervisor")
+ROUTERS = ("llm", "custom")
+DEFAULT_MAX_ROUNDS = 10
+FINISH = "finish"
+
+
+def supervisor(
+    name: str | Callable | None = None,
+    members: Iterable[Any] = (),
+    router: str = "llm",
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    model: Model | str | None = None,
+    instructions: str = "",
+    roles: Iterable[str] = (),
+    description: str = "",
+) -> Any:
+    """Routes a task between member agents until it routes to finish.
+
+    With `router="llm"` the decorated function returns the routing
+    instructions (or None to use `instructions=`) and the model picks the
+    next member; with `router="custom"` it is `route(state) -> str`, where
+    `state` holds `input`, `round` (0 first), `last_member` and
+    `last_output`, and returns a member or "finish". Each member gets the
+    input, followed by the last member's output once one has run; the
+    supervisor's answer is the last member's output. It makes at most
+    `max_rounds` decisions (`details.reason` `max_rounds` past that).
+    """
+    if router not in ROUTERS:
+        raise RegistrationError(f"router {router!r} is not one of {', '.join(ROUTERS)}")
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1:
+        raise RegistrationError(f"max_rounds must be a positive integer, not {max_rounds!r}")
+    member_names = _names(members, "members")
+    if not member_names:
+        raise RegistrationError("a supervisor needs members=[...] (agent names)")
+    if FINISH in member_names:
+        raise RegistrationError(f'"{FINISH}" is the routing decision to stop, not a member name')
+    if isinstance(model, str):
+        model = Model(model)
+
+    def register(fn: Callable) -> Callable:
+        meta = {
+            "kind": "supervisor",
+            "members": member_names,
+            "router": router,
+            "max_rounds": max_rounds,
+            "model": model,
+            "instructions": instructions,
+            "roles": _names(roles, "roles"),
+            "description": description or (inspect.getdoc(fn) or "").split("\n")[0],
+        }
+        return _register("agents", _named(fn, None if callable(name) else name), fn, meta)
+
+    return _decorator(name, register)
+
+
+@dataclass(frozen=True)
+class Team:
+    """A supervisor, built: `run(task, caller_roles=...)` gives its answer."""
+
+    name: str
+
+    def run(self, task: str, caller_roles: Iterable[str] = ()) -> str:
+        return run_agent(task, self.name, caller_roles)
+
+    def invoke(self, state: dict) -> dict:
+        """Graph-style: `{"input": ...}` in, `{"output": ...}` out."""
+        return {"output": self.run(state.get("input", ""), state.get("caller_roles", ()))}
+
+
+@dataclass(frozen=True)
+class SupervisorHandle:
+    name: str
+
+    def build(self) -> Team:
+        """Checks the membership (every member registered, no cycle) and
+        returns the runnable team."""
+        _check_members(self.name, ())
+        return Team(self.name)
+
+
+def get_supervisor(name: str) -> SupervisorHandle:
+    c = get("agents", name)
+    if c.meta["kind"] != "supervisor":
+        raise LookupError(f'agent "{name}" is a {c.meta["kind"]}, not a supervisor')
+    return SupervisorHandle(name)
+
+
+def _check_members(name: str, path: tuple[str, ...]) -> None:
+    if name in path:
+        cycle = " -> ".join((*path[path.index(name) :], name))
+        raise RegistrationError(f"supervisors form a membership cycle: {cycle}")
+    c = get("agents", name)
+    for member in c.meta.get("members", ()):
+        _check_members(member, (*path, name))
 
 
 def handoff(*_args: Any, **_kwargs: Any) -> Any:
@@ -279,6 +372,67 @@ def run_worker(agent: Worker, task: str, *, deadline: float | None = None) -> st
     )
 
 
+def _route_llm(c: Any, task: str, state: dict, deadline: float | None) -> str:
+    model = c.meta["model"]
+    if model is None:
+        raise agent_error(
+            c.name, "no_model", f'supervisor "{c.name}" has no model: pass model= to @supervisor'
+        )
+    written = c.obj()
+    lines = [written if isinstance(written, str) else c.meta["instructions"]]
+    lines.append("Answer with exactly one of these names:")
+    for m in c.meta["members"]:
+        description = get("agents", m).meta.get("description") or ""
+        lines.append(f"- {m}: {description}" if description else f"- {m}")
+    lines.append(f"- {FINISH}: the task is done")
+    user = task
+    if state["last_member"] is not None:
+        user += f"\n\n{state['last_member']} answered:\n{state['last_output']}"
+    messages = [
+        {"role": "system", "content": "\n".join(x for x in lines if x)},
+        {"role": "user", "content": user},
+    ]
+    probe = Worker(name=c.name, instructions="", model=model)
+    content = _model_reply(probe, model, messages, [], deadline).get("content")
+    return content if isinstance(content, str) else ""
+
+
+def run_supervisor(
+    name: str, task: str, caller_roles: tuple[str, ...], deadline: float | None = None
+) -> str:
+    """The supervisor's answer to `task`; see @supervisor."""
+    c = get("agents", name)
+    _check_members(name, ())
+    members = c.meta["members"]
+    state: dict[str, Any] = {"input": task, "round": 0, "last_member": None, "last_output": None}
+    for round_ in range(c.meta["max_rounds"]):
+        state["round"] = round_
+        if c.meta["router"] == "custom":
+            decision = c.obj(dict(state))
+        else:
+            decision = _route_llm(c, task, state, deadline)
+        choice = decision.strip().lower() if isinstance(decision, str) else None
+        if choice == FINISH:
+            return state["last_output"] or ""
+        member = next((m for m in members if m.lower() == choice), None)
+        if member is None:
+            raise agent_error(
+                name,
+                "bad_route",
+                f'supervisor "{name}" routed to {decision!r}, which is neither one of its '
+                f"members ({', '.join(members)}) nor {FINISH!r}",
+            )
+        given = task if state["last_output"] is None else f"{task}\n\n{state['last_output']}"
+        state["last_output"] = run_agent(given, member, caller_roles, deadline=deadline)
+        state["last_member"] = member
+    raise agent_error(
+        name,
+        "max_rounds",
+        f'supervisor "{name}" did not finish within {c.meta["max_rounds"]} routing decisions '
+        "(max_rounds)",
+    )
+
+
 def run_agent(
     task: str | dict,
     agent: str,
@@ -292,13 +446,16 @@ def run_agent(
         task = task.get("input", "")
     if not isinstance(task, str):
         raise TypeError(f"run_agent needs the task as text, not {type(task).__name__}")
-    w = worker(agent)
-    held = set(_names(caller_roles, "caller_roles"))
-    if w.roles and not held.intersection(w.roles):
+    held = _names(caller_roles, "caller_roles")
+    c = get("agents", agent)
+    allowed = c.meta["roles"]
+    if allowed and not set(held).intersection(allowed):
         raise agent_error(
-            w.name,
+            agent,
             "forbidden",
-            f'agent "{w.name}" runs only for the roles {", ".join(w.roles)}; '
+            f'agent "{agent}" runs only for the roles {", ".join(allowed)}; '
             f"the caller holds {', '.join(sorted(held)) or 'none'}",
         )
-    return run_worker(w, task, deadline=deadline)
+    if c.meta["kind"] == "supervisor":
+        return run_supervisor(agent, task, held, deadline)
+    return run_worker(worker(agent), task, deadline=deadline)

@@ -7,7 +7,17 @@ import json
 
 import pytest
 
-from svc import SvcError, components, persona, run_agent, tool, worker_agent
+from svc import (
+    SvcError,
+    components,
+    get_supervisor,
+    handoff,
+    persona,
+    run_agent,
+    supervisor,
+    tool,
+    worker_agent,
+)
 from svc.agents import tool_schema
 from svc.errors import RegistrationError
 from svc.upstream import Model
@@ -181,10 +191,122 @@ def test_tool_schema_prefers_the_declared_input_schema():
     assert tool_schema(f, declared) is declared
 
 
-def test_supervisors_and_handoffs_say_they_are_not_built():
-    from svc import handoff, supervisor
-
-    with pytest.raises(NotImplementedError, match="@supervisor"):
-        supervisor(members=["a"])
+def test_handoffs_say_they_are_not_built():
     with pytest.raises(NotImplementedError, match="handoff"):
         handoff("a")
+
+
+def echo_workers(roles_b=()):
+    """Two workers whose model replies are scripted by the test."""
+
+    @worker_agent(model=MODEL, description="drafts")
+    def drafter():
+        return "You draft."
+
+    @worker_agent(model=MODEL, description="polishes", roles=roles_b)
+    def polisher():
+        return "You polish."
+
+
+def test_a_custom_supervisor_routes_across_members_then_finishes(model_stub):
+    echo_workers()
+    seen = []
+
+    @supervisor(members=["drafter", "polisher"], router="custom")
+    def team(state):
+        seen.append(dict(state))
+        return ["drafter", " Polisher ", "finish"][state["round"]]
+
+    s = model_stub(
+        {"role": "assistant", "content": "draft 1"},
+        {"role": "assistant", "content": "polished"},
+    )
+    assert get_supervisor("team").build().run("write a poem") == "polished"
+    assert seen == [
+        {"input": "write a poem", "round": 0, "last_member": None, "last_output": None},
+        {"input": "write a poem", "round": 1, "last_member": "drafter", "last_output": "draft 1"},
+        {"input": "write a poem", "round": 2, "last_member": "polisher", "last_output": "polished"},
+    ]
+    # The second member gets the input followed by the last member's output.
+    assert s.received[1].json()["messages"][-1] == {
+        "role": "user",
+        "content": "write a poem\n\ndraft 1",
+    }
+    assert components()["agents"] == ["drafter", "polisher", "team"]
+
+
+def test_an_llm_supervisor_asks_the_model_which_member_acts(model_stub):
+    echo_workers()
+
+    @supervisor(members=["drafter", "polisher"], model=MODEL)
+    def team():
+        return "Route the work."
+
+    s = model_stub(
+        {"role": "assistant", "content": "drafter"},
+        {"role": "assistant", "content": "draft 1"},
+        {"role": "assistant", "content": " FINISH\n"},
+    )
+    assert run_agent("write", "team") == "draft 1"
+    routing = s.received[0].json()["messages"]
+    assert routing[0]["content"] == (
+        "Route the work.\nAnswer with exactly one of these names:\n"
+        "- drafter: drafts\n- polisher: polishes\n- finish: the task is done"
+    )
+    assert s.received[2].json()["messages"][1]["content"] == "write\n\ndrafter answered:\ndraft 1"
+
+
+def test_a_bad_route_and_too_many_rounds_are_execution_errors(model_stub):
+    echo_workers()
+
+    @supervisor(members=["drafter"], model=MODEL, max_rounds=2)
+    def team():
+        return None
+
+    model_stub({"role": "assistant", "content": "the janitor"})
+    with pytest.raises(SvcError) as e:
+        run_agent("x", "team")
+    assert e.value.details == {"node": "team", "reason": "bad_route"}
+
+    @supervisor(name="looper", members=["drafter"], router="custom", max_rounds=2)
+    def looper(state):
+        return "drafter"
+
+    s = model_stub({"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"})
+    with pytest.raises(SvcError) as e:
+        run_agent("x", "looper")
+    assert e.value.details == {"node": "looper", "reason": "max_rounds"}
+    assert len(s.received) == 2
+
+
+def test_delegation_carries_the_callers_roles(model_stub):
+    echo_workers(roles_b=["editor"])
+
+    @supervisor(members=["drafter", "polisher"], router="custom")
+    def team(state):
+        return ["drafter", "polisher", "finish"][state["round"]]
+
+    model_stub(*[{"role": "assistant", "content": "ok"}] * 4)
+    with pytest.raises(SvcError) as e:
+        run_agent("x", "team", caller_roles=["writer"])
+    assert e.value.details == {"node": "polisher", "reason": "forbidden"}
+    assert run_agent("x", "team", caller_roles=["editor"]) == "ok"
+
+
+def test_membership_cycles_and_bad_supervisors_are_refused():
+    @supervisor(name="a", members=["b"], router="custom")
+    def a(state):
+        return "finish"
+
+    @supervisor(name="b", members=["a"], router="custom")
+    def b(state):
+        return "finish"
+
+    with pytest.raises(RegistrationError, match="a -> b -> a"):
+        get_supervisor("a").build()
+    with pytest.raises(RegistrationError):
+        supervisor(members=[])
+    with pytest.raises(RegistrationError):
+        supervisor(members=["x"], router="vote")
+    with pytest.raises(RegistrationError):
+        supervisor(members=["finish"])
