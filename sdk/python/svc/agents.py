@@ -30,7 +30,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from svc.errors import RegistrationError, SvcError, upstream_error
-from svc.registry import _decorator, _named, _names, _register, get, persona_prompt
+from svc.registry import (
+    _decorator,
+    _named,
+    _names,
+    _register,
+    enforce_policies,
+    get,
+    persona_prompt,
+)
 from svc.upstream import DEFAULT_BASE_URL, Model, _timeout, post_json, resolve_endpoint
 
 DEFAULT_MAX_TURNS = 8
@@ -456,6 +464,9 @@ def run_agent(
             f'agent "{agent}" runs only for the roles {", ".join(allowed)}; '
             f"the caller holds {', '.join(sorted(held)) or 'none'}",
         )
+    enforce_policies(
+        {"action": "delegate", "agent": agent, "caller_roles": list(held), "task": task}
+    )
     if c.meta["kind"] == "supervisor":
         return run_supervisor(agent, task, held, deadline)
     return run_worker(worker(agent), task, deadline=deadline)

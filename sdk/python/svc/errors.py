@@ -57,12 +57,12 @@ class SvcError(Exception):
 class GuardrailViolation(SvcError):
     """A guardrail with action "block" rejected a state.
 
-    An input guardrail answers 400 `bad_request` (the caller sent it); an
-    output guardrail answers 500 `execution_error` (the graph produced it).
+    An input guardrail answers 422 `input_blocked` (the caller sent it); an
+    output guardrail answers 500 `output_blocked` (the graph produced it).
     """
 
     def __init__(self, guardrail: str, kind: str, message: str):
-        status, code = (400, "bad_request") if kind == "input" else (500, "execution_error")
+        status, code = (422, "input_blocked") if kind == "input" else (500, "output_blocked")
         super().__init__(status, code, message, {"guardrail": guardrail})
         self.guardrail = guardrail
         self.kind = kind
@@ -102,6 +102,11 @@ def deadline_error(timeout_ms: int) -> SvcError:
     return SvcError(
         504, "deadline_exceeded", f"the run passed the request deadline of {timeout_ms}ms"
     )
+
+
+def policy_denied(policy: str | None, message: str) -> SvcError:
+    """A business policy said no: 403, naming the policy."""
+    return SvcError(403, "policy_denied", message, {"policy": policy} if policy else None)
 
 
 def bad_request(message: str) -> SvcError:

@@ -161,6 +161,7 @@ class SvcApp:
         guarded = registry.has_guardrails()
         if guarded:
             registry.run_guardrails("input", state)
+        registry.enforce_policies({"action": "run", "state": state})
         result = runner.invoke(state)
         if guarded:
             registry.run_guardrails("output", result)

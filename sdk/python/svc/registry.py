@@ -287,7 +287,12 @@ class Decision:
 
 
 def business_policy(name: str | Callable | None = None, priority: int = 0) -> Any:
-    """An organizational rule: returns "allow", "deny" or a Decision."""
+    """An organizational rule: returns "allow", "deny" or a Decision.
+
+    The server asks every policy before a run with `{"action": "run",
+    "state": ...}` and `run_agent` before each delegation with
+    `{"action": "delegate", "agent": ..., "caller_roles": [...], "task": ...}`;
+    a deny answers 403 `policy_denied` naming the policy."""
 
     def register(fn: Callable) -> Callable:
         order = len(_registry["policies"])
@@ -315,6 +320,19 @@ def evaluate_policies(context: Any) -> Decision:
         if not decision.allowed:
             return Decision(False, decision.reason, p.name)
     return Decision(True)
+
+
+def enforce_policies(context: dict[str, Any]) -> None:
+    """Raises 403 `policy_denied` when a policy denies `context`."""
+    if not _registry["policies"]:
+        return
+    decision = evaluate_policies(context)
+    if not decision.allowed:
+        from svc.errors import policy_denied
+
+        what = context.get("action", "the request")
+        reason = f": {decision.reason}" if decision.reason else ""
+        raise policy_denied(decision.policy, f'policy "{decision.policy}" denied {what}{reason}')
 
 
 # --- configuration sections -----------------------------------------------------------

@@ -241,6 +241,7 @@ def create_app(
         guarded = registry.has_guardrails()
         if guarded:
             registry.run_guardrails("input", state)
+        registry.enforce_policies({"action": "run", "state": state})
         result = await arun(state) if emit is None else await arun(state, emit=emit)
         if guarded:
             registry.run_guardrails("output", result)

@@ -310,3 +310,30 @@ def test_membership_cycles_and_bad_supervisors_are_refused():
         supervisor(members=["x"], router="vote")
     with pytest.raises(RegistrationError):
         supervisor(members=["finish"])
+
+
+def test_policies_are_asked_before_each_delegation(model_stub):
+    from svc import business_policy
+
+    echo_workers()
+    asked = []
+
+    @business_policy
+    def no_polishing(context):
+        asked.append((context["action"], context["agent"], context["caller_roles"]))
+        return "deny" if context["agent"] == "polisher" else "allow"
+
+    @supervisor(members=["drafter", "polisher"], router="custom")
+    def team(state):
+        return ["drafter", "polisher", "finish"][state["round"]]
+
+    model_stub({"role": "assistant", "content": "draft"})
+    with pytest.raises(SvcError) as e:
+        run_agent("x", "team", caller_roles=["writer"])
+    assert (e.value.status, e.value.code) == (403, "policy_denied")
+    assert e.value.details == {"policy": "no_polishing"}
+    assert asked == [
+        ("delegate", "team", ["writer"]),
+        ("delegate", "drafter", ["writer"]),
+        ("delegate", "polisher", ["writer"]),
+    ]

@@ -195,7 +195,7 @@ def test_svc_app_with_a_compiled_graph_and_guardrails(tmp_path):
     assert app.invoke({"text": "Ada"})["reply"] == "Hello, Ada! count=1"
     with pytest.raises(SvcError) as e:
         app.invoke({"text": "a secret"})
-    assert e.value.code == "bad_request" and e.value.details == {"guardrail": "no_secrets"}
+    assert e.value.code == "input_blocked" and e.value.details == {"guardrail": "no_secrets"}
 
 
 def test_graph_node_registers(tmp_path):

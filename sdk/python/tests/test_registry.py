@@ -149,14 +149,15 @@ def test_guardrails():
     with pytest.raises(GuardrailViolation) as e:
         registry.run_guardrails("input", {"q": ""})
     assert (e.value.status, e.value.code, e.value.details) == (
-        400,
-        "bad_request",
+        422,
+        "input_blocked",
         {"guardrail": "not_empty"},
     )
     registry.run_guardrails("output", {"answer": "ok"})
     with pytest.raises(GuardrailViolation) as e:
         registry.run_guardrails("output", {"answer": "far too long"})
-    assert e.value.status == 500 and "answer too long" in e.value.message
+    assert (e.value.status, e.value.code) == (500, "output_blocked")
+    assert "answer too long" in e.value.message
     with pytest.raises(RegistrationError, match="action"):
         input_guardrail("x", action="drop")
 

@@ -12,7 +12,14 @@ import pytest
 from fastapi.testclient import TestClient
 from graphs import Chat, ContractCore
 
-from svc import END, GraphBuilder, input_guardrail, output_guardrail
+from svc import (
+    END,
+    Decision,
+    GraphBuilder,
+    business_policy,
+    input_guardrail,
+    output_guardrail,
+)
 from svc.errors import ConfigError
 from svc.events import Run, RunLog
 from svc.server import create_app
@@ -302,10 +309,36 @@ def test_guardrails_on_invoke(serve):
         return len(state["reply"]) < 30
 
     c = serve(ContractCore(), NO_AUTH)
-    e = error(c.post("/invoke", json={"state": {"text": "panic"}}), 400, "bad_request")
+    e = error(c.post("/invoke", json={"state": {"text": "panic"}}), 422, "input_blocked")
     assert e["details"] == {"guardrail": "no_panic"}
-    e = error(c.post("/invoke", json={"state": {"text": "a" * 30}}), 500, "execution_error")
+    e = error(c.post("/invoke", json={"state": {"text": "a" * 30}}), 500, "output_blocked")
     assert e["details"] == {"guardrail": "short_reply"}
+    assert c.post("/invoke", json=GOOD).json() == EXPECTED
+
+
+def test_policies_on_invoke_highest_priority_first(serve):
+    asked = []
+
+    @business_policy(priority=1)
+    def office_hours(context):
+        asked.append("office_hours")
+        return "deny" if context["state"].get("text") == "late" else "allow"
+
+    @business_policy(priority=5)
+    def no_secrets(context):
+        asked.append("no_secrets")
+        assert context["action"] == "run"
+        if "secret" in context["state"].get("text", ""):
+            return Decision.deny("secrets stay inside")
+        return "allow"
+
+    c = serve(ContractCore(), NO_AUTH)
+    e = error(c.post("/invoke", json={"state": {"text": "a secret"}}), 403, "policy_denied")
+    assert e["details"] == {"policy": "no_secrets"}
+    assert "secrets stay inside" in e["message"]
+    assert asked == ["no_secrets"]
+    e = error(c.post("/invoke", json={"state": {"text": "late"}}), 403, "policy_denied")
+    assert e["details"] == {"policy": "office_hours"}
     assert c.post("/invoke", json=GOOD).json() == EXPECTED
 
 
