@@ -6,7 +6,15 @@ imports it when used and names the extra to install when it is missing.
 
 __version__ = "0.3.2"
 
-from svc.agents import get_supervisor, handoff, run_agent, supervisor, worker_agent
+from svc.agents import (
+    agent,
+    get_supervisor,
+    handoff,
+    remote_agent,
+    run_agent,
+    supervisor,
+    worker_agent,
+)
 from svc.clients import get_http_client, get_llm_provider
 from svc.config import get_config, load_config
 from svc.errors import (
@@ -47,6 +55,7 @@ __all__ = [
     "SvcApp",
     "SvcError",
     "__version__",
+    "agent",
     "business_policy",
     "components",
     "configuration",
@@ -66,6 +75,7 @@ __all__ = [
     "persona",
     "persona_prompt",
     "register_graph",
+    "remote_agent",
     "run_agent",
     "skill",
     "supervisor",

@@ -16,7 +16,9 @@ A supervisor routes a task between member agents (workers or other
 supervisors) with the model or with a `route` function of its own, until it
 routes to finish; see `supervisor`. Delegation carries the caller's roles.
 
-Remote and A2A agents and handoffs are not built yet: `handoff` raises
+`@agent` declares a local agent (a function) or a remote one (another svc
+service reached over its `/invoke`, with a credential from
+`external_services`). A2A agents and handoffs are not built yet: they raise
 `NotImplementedError` naming what is missing.
 """
 
@@ -107,6 +109,98 @@ def worker_agent(
 
 def _not_built(what: str) -> NotImplementedError:
     return NotImplementedError(f"{what} is not built yet in svc-sdk (the open issue on agents)")
+
+
+TRANSPORTS = ("local", "remote", "a2a")
+DEFAULT_REMOTE_TIMEOUT_MS = 20000
+
+
+def agent(
+    name: str | Callable | None = None,
+    transport: str = "local",
+    roles: Iterable[str] = (),
+    description: str = "",
+    service: str | None = None,
+    url: str | None = None,
+    input_field: str = "input",
+    output_field: str = "output",
+    timeout_ms: int = DEFAULT_REMOTE_TIMEOUT_MS,
+) -> Any:
+    """A delegatable agent. `transport="local"`: the decorated function
+    `fn(task: str) -> str` is the agent. `transport="remote"`: another svc
+    service; the task goes to `input_field` of `{"state": ...}` posted to
+    `<url>/invoke` (`url` may be `env:NAME`; without it, the service's
+    `serverUrl`), the answer is `output_field` of its `result`, and the
+    credential comes from `external_services.<service>.auth` (never inline).
+    The `a2a` transport comes with A2A support."""
+    if transport not in TRANSPORTS:
+        raise RegistrationError(f"transport {transport!r} is not one of {', '.join(TRANSPORTS)}")
+    if transport == "a2a":
+        raise _not_built('@agent(transport="a2a")')
+    if transport == "remote" and not service:
+        raise RegistrationError(
+            "a remote agent needs service=: its credential comes from external_services.<service>"
+        )
+
+    def register(fn: Callable) -> Callable:
+        meta = {
+            "kind": transport,
+            "roles": _names(roles, "roles"),
+            "description": description or (inspect.getdoc(fn) or "").split("\n")[0],
+            "service": service,
+            "url": url,
+            "input_field": input_field,
+            "output_field": output_field,
+            "timeout_ms": timeout_ms,
+        }
+        return _register("agents", _named(fn, None if callable(name) else name), fn, meta)
+
+    return _decorator(name, register)
+
+
+def run_remote(name: str, task: str, deadline: float | None = None) -> str:
+    """Posts the task to the remote service's /invoke; returns its output field."""
+    from svc.clients import service_auth, service_config
+
+    meta = get("agents", name).meta
+    cfg, base_url = service_config(meta["service"])
+    base = meta["url"] or base_url
+    endpoint = resolve_endpoint(name, base.rstrip("/") + "/invoke")
+    reply = post_json(
+        name,
+        endpoint,
+        service_auth(meta["service"], cfg),
+        {"state": {meta["input_field"]: task}},
+        timeout=_timeout(meta["timeout_ms"] / 1000, deadline),
+        feature="run_agent()",
+    )
+    result = reply.get("result") if isinstance(reply, dict) else None
+    output = result.get(meta["output_field"]) if isinstance(result, dict) else None
+    if output is None:
+        raise upstream_error(
+            name,
+            "invalid_json",
+            f'agent "{name}": the reply has no result.{meta["output_field"]}',
+        )
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class RemoteAgent:
+    """A registered agent as a callable handle: `run(task, caller_roles=...)`."""
+
+    name: str
+
+    def run(self, task: str, caller_roles: Iterable[str] = ()) -> str:
+        return run_agent(task, self.name, caller_roles)
+
+
+def remote_agent(name: str) -> RemoteAgent:
+    """The registered remote agent `name`, to run as `remote_agent(n).run(task)`."""
+    kind = get("agents", name).meta["kind"]
+    if kind != "remote":
+        raise LookupError(f'agent "{name}" is a {kind} agent, not a remote one')
+    return RemoteAgent(name)
 
 
 ROUTERS = ("llm", "custom")
@@ -467,6 +561,16 @@ def run_agent(
     enforce_policies(
         {"action": "delegate", "agent": agent, "caller_roles": list(held), "task": task}
     )
-    if c.meta["kind"] == "supervisor":
+    kind = c.meta["kind"]
+    if kind == "supervisor":
         return run_supervisor(agent, task, held, deadline)
+    if kind == "remote":
+        return run_remote(agent, task, deadline)
+    if kind == "local":
+        output = c.obj(task)
+        if not isinstance(output, str):
+            raise agent_error(
+                agent, "bad_output", f'agent "{agent}" returned {type(output).__name__}, not text'
+            )
+        return output
     return run_worker(worker(agent), task, deadline=deadline)

@@ -13,6 +13,39 @@ from svc.errors import ConfigError, require
 DEFAULT_SERVICE_TIMEOUT = 30.0  # seconds
 
 
+def service_config(service: str, *, root: str | Path | None = None) -> tuple[dict, str]:
+    """`external_services.<service>` and its base URL (`serverUrl` + `basePath`)."""
+    where = f"external_services.{service}"
+    cfg = get_config(where, root=root)
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"{where} is not configured")
+    server_url = cfg.get("serverUrl")
+    if not server_url:
+        raise ConfigError(f"{where}.serverUrl is not set")
+    base_path = cfg.get("basePath") or ""
+    base_url = server_url.rstrip("/") + ("/" + base_path.strip("/") if base_path.strip("/") else "")
+    return cfg, base_url
+
+
+def service_auth(service: str, cfg: Mapping[str, Any]) -> dict[str, str]:
+    """The credential headers of a service's `auth` (token from the environment)."""
+    where = f"external_services.{service}"
+    auth = cfg.get("auth") or {}
+    kind = auth.get("type", "none")
+    if kind == "none":
+        return {}
+    token = auth.get("token")
+    if not token:
+        raise ConfigError(
+            f"{where}.auth.token is not set (the environment variable it names is unset)"
+        )
+    if kind == "bearer":
+        return {"Authorization": f"Bearer {token}"}
+    if kind == "api_key":
+        return {"X-API-Key": token}
+    raise ConfigError(f"{where}.auth.type {kind!r} is not one of none, bearer, api_key")
+
+
 def get_http_client(
     service: str, *, headers: Mapping[str, str] | None = None, root: str | Path | None = None
 ) -> Any:
@@ -24,34 +57,13 @@ def get_http_client(
     from `headers` (the inbound request's). Close it, or use it in `with`.
     """
     httpx = require("httpx", "http", "get_http_client()")
-    where = f"external_services.{service}"
-    cfg = get_config(where, root=root)
-    if not isinstance(cfg, dict):
-        raise ConfigError(f"{where} is not configured")
-    server_url = cfg.get("serverUrl")
-    if not server_url:
-        raise ConfigError(f"{where}.serverUrl is not set")
-    base_path = cfg.get("basePath") or ""
-    base_url = server_url.rstrip("/") + ("/" + base_path.strip("/") if base_path.strip("/") else "")
+    cfg, base_url = service_config(service, root=root)
     sent: dict[str, str] = {}
     inbound = {k.lower(): v for k, v in (headers or {}).items()}
     for name in cfg.get("propagate_headers") or ():
         if name.lower() in inbound:
             sent[name] = inbound[name.lower()]
-    auth = cfg.get("auth") or {}
-    kind = auth.get("type", "none")
-    if kind != "none":
-        token = auth.get("token")
-        if not token:
-            raise ConfigError(
-                f"{where}.auth.token is not set (the environment variable it names is unset)"
-            )
-        if kind == "bearer":
-            sent["Authorization"] = f"Bearer {token}"
-        elif kind == "api_key":
-            sent["X-API-Key"] = token
-        else:
-            raise ConfigError(f"{where}.auth.type {kind!r} is not one of none, bearer, api_key")
+    sent.update(service_auth(service, cfg))
     timeout = cfg.get("timeout", DEFAULT_SERVICE_TIMEOUT)
     return httpx.Client(base_url=base_url, timeout=timeout, headers=sent)
 

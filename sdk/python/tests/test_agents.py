@@ -337,3 +337,76 @@ def test_policies_are_asked_before_each_delegation(model_stub):
         ("delegate", "drafter", ["writer"]),
         ("delegate", "polisher", ["writer"]),
     ]
+
+
+REMOTE_CONFIG = """
+external_services:
+  billing:
+    serverUrl: {url}
+    auth: {{type: api_key, token: "${{BILLING_KEY}}"}}
+"""
+
+
+def test_a_remote_agent_posts_to_the_other_services_invoke(stub, tmp_path, monkeypatch):
+    from svc import agent, remote_agent
+
+    def billing(req):
+        if req.headers.get("x-api-key") != "billing-secret":
+            return (401, b'{"error": {"code": "unauthorized", "message": "no"}}')
+        question = req.json()["state"]["question"]
+        return (200, json.dumps({"result": {"question": question, "answer": "42 EUR"}}).encode())
+
+    s = stub(billing)
+    (tmp_path / "application.yaml").write_text(REMOTE_CONFIG.format(url=s.url))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BILLING_KEY", "billing-secret")
+
+    @agent(
+        transport="remote",
+        service="billing",
+        input_field="question",
+        output_field="answer",
+        roles=["support"],
+    )
+    def billing_peer():
+        """Answers billing questions."""
+
+    assert remote_agent("billing_peer").run("how much?", ["support"]) == "42 EUR"
+    assert s.received[0].path == "/invoke"
+    assert s.received[0].json() == {"state": {"question": "how much?"}}
+
+    # A wrong credential is the other service's 401: an upstream status error.
+    monkeypatch.setenv("BILLING_KEY", "wrong")
+    from svc import config
+
+    config._cache.clear()
+    with pytest.raises(SvcError) as e:
+        run_agent("how much?", "billing_peer", caller_roles=["support"])
+    assert e.value.code == "upstream_error"
+    assert e.value.details == {"node": "billing_peer", "reason": "status", "status": 401}
+    with pytest.raises(SvcError) as e:
+        run_agent("how much?", "billing_peer")
+    assert e.value.details["reason"] == "forbidden"
+
+
+def test_local_agents_and_unbuilt_transports():
+    from svc import agent
+
+    @agent
+    def shout(task: str) -> str:
+        return task.upper()
+
+    @agent(name="broken")
+    def broken(task: str):
+        return 3
+
+    assert run_agent("hi", "shout") == "HI"
+    with pytest.raises(SvcError) as e:
+        run_agent("hi", "broken")
+    assert e.value.details == {"node": "broken", "reason": "bad_output"}
+    with pytest.raises(NotImplementedError, match="a2a"):
+        agent(transport="a2a")
+    with pytest.raises(RegistrationError, match="service="):
+        agent(transport="remote")
+    with pytest.raises(RegistrationError):
+        agent(transport="pigeon")
