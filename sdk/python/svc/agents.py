@@ -18,8 +18,9 @@ routes to finish; see `supervisor`. Delegation carries the caller's roles.
 
 `@agent` declares a local agent (a function) or a remote one (another svc
 service reached over its `/invoke`, with a credential from
-`external_services`). A2A agents and handoffs are not built yet: they raise
-`NotImplementedError` naming what is missing.
+`external_services`). `handoff` is LangGraph's `Command` for graph nodes;
+`make_handoff_tool` lets a worker pass its task to another agent. A2A agents
+are not built yet: they raise `NotImplementedError` naming what is missing.
 """
 
 from __future__ import annotations
@@ -298,9 +299,41 @@ def _check_members(name: str, path: tuple[str, ...]) -> None:
         _check_members(member, (*path, name))
 
 
-def handoff(*_args: Any, **_kwargs: Any) -> Any:
-    """Handing a run to another agent: not built yet."""
-    raise _not_built("handoff()")
+def handoff(agent: str, update: dict | None = None) -> Any:
+    """Hands control to the graph node named `agent`, writing `update` to the
+    state on the way: LangGraph's `Command(goto=..., update=...)`, returned
+    from a node of a graph built with LangGraph (the "graph" extra)."""
+    from svc.errors import require
+
+    types = require("langgraph.types", "graph", "handoff()")
+    if update is not None and not isinstance(update, dict):
+        raise TypeError(f"handoff update must be a dict of state fields, not {update!r}")
+    return types.Command(goto=agent, update=update or {})
+
+
+@dataclass(frozen=True)
+class _Transfer:
+    """What a handoff tool returns inside a worker: run `agent` instead."""
+
+    agent: str
+
+
+def make_handoff_tool(agent: str, description: str = "") -> str:
+    """Registers a tool `transfer_to_<agent>` and returns its name. A worker
+    that has it among its tools and calls it stops, and `agent` answers the
+    task instead (with the caller's roles, after the policies)."""
+    name = f"transfer_to_{agent}"
+
+    def transfer() -> _Transfer:
+        return _Transfer(agent)
+
+    transfer.__doc__ = description or f"Hand the task to the agent {agent}."
+    transfer.__name__ = name
+    transfer.__qualname__ = f"make_handoff_tool.{name}"
+    from svc.registry import tool
+
+    tool(name=name)(transfer)
+    return name
 
 
 def worker(name: str) -> Worker:
@@ -365,8 +398,9 @@ def _tool_specs(agent: Worker) -> list[dict]:
     return specs
 
 
-def _call_tool(agent: Worker, call: Any) -> tuple[str, str]:
-    """Runs one tool call of the model; returns (call id, result text)."""
+def _call_tool(agent: Worker, call: Any) -> tuple[str, str | _Transfer]:
+    """Runs one tool call of the model; returns (call id, result text), or
+    the transfer a handoff tool asked for."""
     try:
         call_id = call["id"]
         name = call["function"]["name"]
@@ -400,6 +434,8 @@ def _call_tool(agent: Worker, call: Any) -> tuple[str, str]:
         raise agent_error(
             agent.name, "tool_error", f'agent "{agent.name}": tool "{name}" failed: {e}'
         ) from None
+    if isinstance(result, _Transfer):
+        return call_id, result
     text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     return call_id, text
 
@@ -441,7 +477,13 @@ def _model_reply(
     return message
 
 
-def run_worker(agent: Worker, task: str, *, deadline: float | None = None) -> str:
+def run_worker(
+    agent: Worker,
+    task: str,
+    *,
+    caller_roles: tuple[str, ...] = (),
+    deadline: float | None = None,
+) -> str:
     """The worker's answer to `task`; see the module docstring. `deadline`
     is the seconds left in the run, as for `chat()`."""
     if agent.model is None:
@@ -466,6 +508,8 @@ def run_worker(agent: Worker, task: str, *, deadline: float | None = None) -> st
         )
         for call in calls:
             call_id, result = _call_tool(agent, call)
+            if isinstance(result, _Transfer):
+                return run_agent(task, result.agent, caller_roles, deadline=deadline)
             messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
     raise agent_error(
         agent.name,
@@ -573,4 +617,4 @@ def run_agent(
                 agent, "bad_output", f'agent "{agent}" returned {type(output).__name__}, not text'
             )
         return output
-    return run_worker(worker(agent), task, deadline=deadline)
+    return run_worker(worker(agent), task, caller_roles=held, deadline=deadline)

@@ -191,9 +191,42 @@ def test_tool_schema_prefers_the_declared_input_schema():
     assert tool_schema(f, declared) is declared
 
 
-def test_handoffs_say_they_are_not_built():
-    with pytest.raises(NotImplementedError, match="handoff"):
-        handoff("a")
+def test_handoff_is_a_langgraph_command():
+    from langgraph.types import Command
+
+    assert handoff("billing", update={"topic": "refund"}) == Command(
+        goto="billing", update={"topic": "refund"}
+    )
+    with pytest.raises(TypeError):
+        handoff("billing", update=["topic"])
+
+
+def test_a_handoff_tool_passes_the_task_to_another_agent(model_stub):
+    from svc import make_handoff_tool
+
+    echo_workers(roles_b=["editor"])
+    transfer = make_handoff_tool("polisher")
+
+    @worker_agent(model=MODEL, tools=[transfer])
+    def triage():
+        return "Pass polishing work on."
+
+    s = model_stub(
+        {"role": "assistant", "content": None, "tool_calls": [call("h", transfer, {})]},
+        {"role": "assistant", "content": "polished by the polisher"},
+    )
+    assert run_agent("polish this", "triage", caller_roles=["editor"]) == "polished by the polisher"
+    assert s.received[0].json()["tools"][0]["function"]["name"] == "transfer_to_polisher"
+    # The polisher got the original task, in a fresh conversation of its own.
+    assert s.received[1].json()["messages"] == [
+        {"role": "system", "content": "You polish."},
+        {"role": "user", "content": "polish this"},
+    ]
+    # The handoff is a delegation: the target's roles still apply.
+    model_stub({"role": "assistant", "content": None, "tool_calls": [call("h", transfer, {})]})
+    with pytest.raises(SvcError) as e:
+        run_agent("polish this", "triage", caller_roles=["writer"])
+    assert e.value.details == {"node": "polisher", "reason": "forbidden"}
 
 
 def echo_workers(roles_b=()):
