@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -42,13 +41,19 @@ from svc.registry import (
     get,
     persona_prompt,
 )
-from svc.upstream import DEFAULT_BASE_URL, Model, _timeout, post_json, resolve_endpoint
+from svc.upstream import Model, _timeout, chat_message, post_json, resolve_endpoint
 
 DEFAULT_MAX_TURNS = 8
 
 # JSON Schema types for the annotations a tool's parameters commonly have.
-_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
-_JSON_TYPES.update({dict: "object", list: "array"})
+_JSON_TYPES = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    dict: "object",
+    list: "array",
+}
 
 
 def agent_error(agent: str, reason: str, message: str) -> SvcError:
@@ -440,43 +445,6 @@ def _call_tool(agent: Worker, call: Any) -> tuple[str, str | _Transfer]:
     return call_id, text
 
 
-def _model_reply(
-    agent: Worker, model: Model, messages: list, tools: list, deadline: float | None
-) -> dict:
-    body: dict[str, Any] = {"model": model.name, "messages": messages}
-    if tools:
-        body["tools"] = tools
-    if model.temperature is not None:
-        body["temperature"] = model.temperature
-    if model.max_tokens:
-        body["max_tokens"] = model.max_tokens
-    base = os.environ.get(model.base_url_env) or DEFAULT_BASE_URL
-    endpoint = resolve_endpoint(agent.name, base.rstrip("/") + "/chat/completions")
-    headers = {}
-    key = os.environ.get(model.api_key_env)
-    if key:
-        headers["Authorization"] = "Bearer " + key
-    reply = post_json(
-        agent.name,
-        endpoint,
-        headers,
-        body,
-        timeout=_timeout(None, deadline),
-        feature="run_agent()",
-    )
-    try:
-        message = reply["choices"][0]["message"]
-    except (KeyError, IndexError, TypeError):
-        message = None
-    if not isinstance(message, dict):
-        raise upstream_error(
-            agent.name,
-            "invalid_json",
-            f'agent "{agent.name}": the model reply has no choices[0].message',
-        )
-    return message
-
-
 def run_worker(
     agent: Worker,
     task: str,
@@ -498,7 +466,9 @@ def run_worker(
     messages.append({"role": "user", "content": task})
     tools = _tool_specs(agent)
     for _ in range(agent.max_turns):
-        message = _model_reply(agent, agent.model, messages, tools, deadline)
+        message = chat_message(
+            agent.name, agent.model, messages, tools=tools, deadline=deadline, feature="run_agent()"
+        )
         calls = message.get("tool_calls") or []
         if not calls:
             content = message.get("content")
@@ -538,8 +508,9 @@ def _route_llm(c: Any, task: str, state: dict, deadline: float | None) -> str:
         {"role": "system", "content": "\n".join(x for x in lines if x)},
         {"role": "user", "content": user},
     ]
-    probe = Worker(name=c.name, instructions="", model=model)
-    content = _model_reply(probe, model, messages, [], deadline).get("content")
+    content = chat_message(c.name, model, messages, deadline=deadline, feature="run_agent()").get(
+        "content"
+    )
     return content if isinstance(content, str) else ""
 
 

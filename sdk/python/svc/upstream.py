@@ -159,17 +159,21 @@ class Model:
     api_key_env: str = "OPENAI_API_KEY"
 
 
-def chat(node: str, model: Model, system: str, user: str, *, deadline: float | None = None) -> str:
-    """Sends the non-empty prompt parts and returns the reply text.
+def _completion(
+    node: str,
+    model: Model,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    deadline: float | None,
+    feature: str,
+) -> Any:
+    """One chat-completions call; returns the parsed reply.
 
     `deadline` is the seconds left in the run (CompiledGraph.remaining()).
     """
-    messages = []
-    if system.strip():
-        messages.append({"role": "system", "content": system})
-    if user.strip():
-        messages.append({"role": "user", "content": user})
     body: dict[str, Any] = {"model": model.name, "messages": messages}
+    if tools:
+        body["tools"] = tools
     if model.temperature is not None:
         body["temperature"] = model.temperature
     if model.max_tokens:
@@ -180,18 +184,48 @@ def chat(node: str, model: Model, system: str, user: str, *, deadline: float | N
     key = os.environ.get(model.api_key_env)
     if key:
         headers["Authorization"] = "Bearer " + key
-    reply = post_json(
-        node, endpoint, headers, body, timeout=_timeout(None, deadline), feature="chat()"
+    return post_json(
+        node, endpoint, headers, body, timeout=_timeout(None, deadline), feature=feature
     )
-    return reply_text(node, reply)
 
 
-def reply_text(node: str, reply: Any) -> str:
-    """`choices[0].message.content` of a chat-completions reply."""
+def _first_message(reply: Any) -> Any:
     try:
-        content = reply["choices"][0]["message"]["content"]
+        return reply["choices"][0]["message"]
     except (KeyError, IndexError, TypeError):
-        content = None
+        return None
+
+
+def chat_message(
+    node: str,
+    model: Model,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    deadline: float | None = None,
+    feature: str = "chat()",
+) -> dict[str, Any]:
+    """One chat-completions call (with `tools` offered, if any); returns the
+    reply's `choices[0].message`, which may hold `tool_calls`."""
+    message = _first_message(_completion(node, model, messages, tools, deadline, feature))
+    if not isinstance(message, dict):
+        raise upstream_error(
+            node,
+            "invalid_json",
+            f"node {json.dumps(node)}: the model reply has no choices[0].message",
+        )
+    return message
+
+
+def chat(node: str, model: Model, system: str, user: str, *, deadline: float | None = None) -> str:
+    """Sends the non-empty prompt parts and returns the reply text."""
+    messages = []
+    if system.strip():
+        messages.append({"role": "system", "content": system})
+    if user.strip():
+        messages.append({"role": "user", "content": user})
+    message = _first_message(_completion(node, model, messages, None, deadline, "chat()"))
+    content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, str):
         raise upstream_error(
             node,

@@ -157,14 +157,17 @@ def test_bad_tool_calls_fail_naming_the_agent_and_tool(model_stub, tool_call, re
     assert mentions in e.value.message
 
 
-def test_a_model_failure_is_an_upstream_error(stub, monkeypatch):
+@pytest.mark.parametrize(
+    ("answer", "reason"), [((503, b"{}"), "status"), ((200, b'{"choices": []}'), "invalid_json")]
+)
+def test_a_model_failure_is_an_upstream_error(stub, monkeypatch, answer, reason):
     register_researcher(model=MODEL)
-    s = stub(lambda _req: (503, b"{}"))
+    s = stub(lambda _req: answer)
     monkeypatch.setenv("STUB_BASE", s.url)
     with pytest.raises(SvcError) as e:
         run_agent("go", "researcher")
     assert e.value.code == "upstream_error"
-    assert e.value.details["reason"] == "status"
+    assert e.value.details["reason"] == reason
 
 
 def test_registration_errors():
