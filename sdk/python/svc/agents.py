@@ -40,6 +40,7 @@ from svc.registry import (
     enforce_policies,
     get,
     persona_prompt,
+    tool,
 )
 from svc.upstream import Model, _timeout, chat_message, post_json, resolve_endpoint
 
@@ -335,8 +336,6 @@ def make_handoff_tool(agent: str, description: str = "") -> str:
     transfer.__doc__ = description or f"Hand the task to the agent {agent}."
     transfer.__name__ = name
     transfer.__qualname__ = f"make_handoff_tool.{name}"
-    from svc.registry import tool
-
     tool(name=name)(transfer)
     return name
 
