@@ -258,12 +258,13 @@ impl CodeWriter {
     }
 
     fn python_imports(&self) -> String {
-        // (group, is a `from` import, module) -> names
-        let mut lines: BTreeMap<(usize, bool, String), Vec<&str>> = BTreeMap::new();
+        // (group, is a `from` import, module lowercased, module) -> names:
+        // sorted as isort does, written as spelled.
+        let mut lines: BTreeMap<(usize, bool, String, &str), Vec<&str>> = BTreeMap::new();
         for i in &self.imports {
             let (module, name) = match i {
-                Import::Module(m) => (m, None),
-                Import::Name(m, n) | Import::Static(m, n) => (m, Some(n.as_str())),
+                Import::Module(m) => (m.as_str(), None),
+                Import::Name(m, n) | Import::Static(m, n) => (m.as_str(), Some(n.as_str())),
             };
             let top = module.split('.').next().unwrap_or(module);
             let group = if top == "app" {
@@ -274,24 +275,14 @@ impl CodeWriter {
                 1
             };
             let entry = lines
-                .entry((group, name.is_some(), module.to_ascii_lowercase()))
+                .entry((group, name.is_some(), module.to_ascii_lowercase(), module))
                 .or_default();
             if let Some(n) = name {
                 entry.push(n);
             }
         }
         let mut groups: [String; 3] = Default::default();
-        // The map is keyed by the lowercased module; the text keeps the case.
-        let spelled: BTreeMap<String, &str> = self
-            .imports
-            .iter()
-            .map(|i| match i {
-                Import::Module(m) | Import::Name(m, _) | Import::Static(m, _) => {
-                    (m.to_ascii_lowercase(), m.as_str())
-                }
-            })
-            .collect();
-        for ((group, from, lower), mut names) in lines {
+        for ((group, from, _, module), mut names) in lines {
             // isort's order-by-type: CONSTANTS, then Classes, then the rest.
             names.sort_by_key(|n| {
                 let kind = if n.len() > 1 && n.chars().all(|c| !c.is_ascii_lowercase()) {
@@ -303,7 +294,6 @@ impl CodeWriter {
                 };
                 (kind, *n)
             });
-            let module = spelled.get(&lower).copied().unwrap_or(lower.as_str());
             let line = if from {
                 let one = format!("from {module} import {}", names.join(", "));
                 if one.len() <= PYTHON_LINE {

@@ -9,9 +9,9 @@ use svc_ir::Diagnostic;
 use svc_pack_zip::{Entry, Limits};
 use svc_runtime::sha256_hex;
 
+use crate::host_apis;
 use crate::manifest::{FileEntry, PackManifest, FORMAT_VERSION, MANIFEST_ENTRY};
 use crate::project::{is_connector_id, is_pack_name};
-use crate::HOST_APIS;
 
 /// A pack read and checked whole.
 #[derive(Debug, Clone)]
@@ -137,9 +137,9 @@ pub fn open_pack(source: &str, bytes: &[u8]) -> Result<Pack, Diagnostic> {
         ));
     }
     match semver::VersionReq::parse(&manifest.host_api) {
-        Ok(req) if HOST_APIS.iter().any(|v| req.matches(v)) => {}
+        Ok(req) if host_apis().any(|v| req.matches(&v)) => {}
         _ => {
-            let provided: Vec<String> = HOST_APIS.iter().map(ToString::to_string).collect();
+            let provided: Vec<String> = host_apis().map(|v| v.to_string()).collect();
             return Err(refuse(
                 source,
                 "host-api",

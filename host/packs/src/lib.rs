@@ -20,10 +20,27 @@ pub mod testkit;
 /// now (the SDK's): a pack project's `hostApi` must match it.
 pub const HOST_API: semver::Version = semver::Version::new(0, 2, 0);
 
-/// Every version whose components this host loads, newest first; a pack's
-/// `hostApi` range must match one of them, and its component must be built
-/// against a version in the range.
-pub const HOST_APIS: [semver::Version; 2] = [HOST_API, semver::Version::new(0, 1, 0)];
+/// Every version whose components this host loads, newest first
+/// (`svc_runtime::WitVersion::SUPPORTED`); a pack's `hostApi` range must
+/// match one of them, and its component must be built against a version in
+/// the range.
+pub fn host_apis() -> impl Iterator<Item = semver::Version> {
+    svc_runtime::WitVersion::SUPPORTED
+        .into_iter()
+        .filter_map(|v| semver::Version::parse(v.semver()).ok())
+}
 
 /// Platforms a pack may list.
 pub const PLATFORMS: &[&str] = &["go", "java-svc", "python-svc"];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn packs_are_built_against_the_newest_version_the_host_loads() {
+        assert_eq!(super::host_apis().next(), Some(super::HOST_API));
+        assert_eq!(
+            super::host_apis().count(),
+            svc_runtime::WitVersion::SUPPORTED.len()
+        );
+    }
+}
