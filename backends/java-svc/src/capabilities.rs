@@ -37,6 +37,10 @@ pub fn info() -> BackendInfo {
                 reason("node-kind:agent", PYTHON_ONLY),
                 reason("node-kind:rag", PYTHON_ONLY),
                 reason("node-kind:intent_classifier", PYTHON_ONLY),
+                reason("feature:agents.worker", PYTHON_ONLY),
+                reason("feature:agents.supervisor", PYTHON_ONLY),
+                reason("feature:agents.remote", PYTHON_ONLY),
+                reason("feature:agents.a2a", PYTHON_ONLY),
                 reason(
                     "node-kind:hitl",
                     "Java and Go reject human-in-the-loop nodes; use python-svc",

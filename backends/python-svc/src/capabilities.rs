@@ -6,8 +6,10 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-const LATER: &str = "python-svc does not generate this node kind yet; the SDK's agents, RAG, intent classification, \
-                     subgraphs and human-in-the-loop arrive with their own issue";
+const SUBGRAPH_LATER: &str =
+    "python-svc does not generate subgraph nodes yet (child graphs are the next step of the agents work)";
+const HITL_LATER: &str =
+    "python-svc does not generate hitl nodes yet; human-in-the-loop arrives with interrupt/resume";
 
 pub fn info() -> BackendInfo {
     let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
@@ -25,25 +27,29 @@ pub fn info() -> BackendInfo {
                 "tool",
                 "router",
                 "response_template",
+                "agent",
+                "rag",
+                "intent_classifier",
                 "connector",
             ]),
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
             auth: strings(&["none", "api_key", "bearer"]),
-            features: strings(&ALL_ROUTER_FEATURES),
+            features: ALL_ROUTER_FEATURES
+                .iter()
+                .chain(&["llm.bound-tools", "agents.worker", "agents.supervisor", "agents.remote"])
+                .map(|s| s.to_string())
+                .collect(),
             reasons: vec![
-                reason("node-kind:subgraph", LATER),
-                reason("node-kind:agent", LATER),
-                reason("node-kind:rag", LATER),
-                reason("node-kind:intent_classifier", LATER),
-                reason("node-kind:hitl", LATER),
+                reason("node-kind:subgraph", SUBGRAPH_LATER),
+                reason("node-kind:hitl", HITL_LATER),
+                reason("feature:agents.a2a", "python-svc does not generate A2A agents yet; they arrive with A2A support"),
                 reason("tool-kind:mcp", "python-svc does not generate MCP tool calls yet (the SDK's MCP client arrives with its own issue)"),
                 reason("transport:stdio", "python-svc does not generate MCP servers yet"),
                 reason("transport:sse", "python-svc does not generate MCP servers yet"),
                 reason("transport:streamable_http", "python-svc does not generate MCP servers yet"),
                 reason("feature:checkpointer.memory", "python-svc compiles graphs to a direct run loop without checkpoints; a memory checkpointer arrives with human-in-the-loop"),
                 reason("feature:streaming", "python-svc answers with the final state; streaming is not generated yet"),
-                reason("feature:llm.bound-tools", "python-svc does not generate tool calling from LLM nodes yet; call the tool from a tool node"),
             ],
         },
         commands: BuildCommands {

@@ -1,6 +1,6 @@
 //! `app/graphs/<id>.py`: the graph compiled to a run loop over its topology.
 
-use svc_backend_sdk::ir::{Branch, Document, NodeKind, Op, ToolKind};
+use svc_backend_sdk::ir::{Branch, Document, NodeKind, Op, RagNode, Retriever, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::nodes::Modules;
@@ -32,13 +32,26 @@ fn condition(w: &mut CodeWriter, b: &Branch) -> Option<String> {
 /// Whether a node's function takes the run's remaining time (upstream calls).
 pub fn takes_deadline(doc: &Document, kind: &NodeKind) -> bool {
     match kind {
-        NodeKind::Llm(_) => true,
+        NodeKind::Llm(_) | NodeKind::Agent(_) | NodeKind::IntentClassifier(_) => true,
         NodeKind::Tool { tool_id, .. } => matches!(
             doc.tool(tool_id).map(|t| &t.kind),
             Some(ToolKind::Http { .. })
         ),
         _ => false,
     }
+}
+
+/// Whether a node waits on the network: the ones that take a deadline, and
+/// retrieval over an embeddings API (which keeps its own timeout).
+fn calls_upstream(doc: &Document, kind: &NodeKind) -> bool {
+    takes_deadline(doc, kind)
+        || matches!(
+            kind,
+            NodeKind::Rag(RagNode {
+                retriever: Retriever::Embedding { .. },
+                ..
+            })
+        )
 }
 
 pub fn graph_py(doc: &Document) -> String {
@@ -81,7 +94,7 @@ pub fn graph_py(doc: &Document) -> String {
             .logical
             .nodes
             .iter()
-            .any(|n| takes_deadline(doc, &n.kind))
+            .any(|n| calls_upstream(doc, &n.kind))
         {
             // No node waits on the network: runs stay on the event loop.
             w.line("calls_upstream = False");

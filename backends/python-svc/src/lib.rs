@@ -7,6 +7,7 @@
 //! module per node (`nodes.rs`), pytest tests that drive the service through
 //! the HTTP contract (`tests.rs`), configuration and README (`project.rs`).
 
+mod agents;
 mod capabilities;
 mod graph;
 mod nodes;

@@ -5,7 +5,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{Document, LlmNode, Node, NodeKind, TextWrite, ToolKind};
+use svc_backend_sdk::ir::{
+    AgentNode, Document, FieldType, IntentNode, LlmNode, ModelRef, Node, NodeKind, RagDocuments,
+    RagNode, Retriever, TextWrite, ToolKind,
+};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::template::{lone_field, Part};
 use svc_backend_sdk::writer::CodeWriter;
@@ -183,6 +186,27 @@ pub fn files(
                 input,
                 output_key,
             } => tool_node_module(doc, &modules, n, tool_id, input, output_key),
+            NodeKind::Agent(a) => agent_node_module(doc, n, a),
+            NodeKind::IntentClassifier(c) => intent_module(doc, n, c),
+            NodeKind::Rag(r) => {
+                let RagDocuments::List(documents) = &r.documents else {
+                    // The host reads a folder into a list before any backend runs.
+                    missing.push(
+                        Diagnostic::error(
+                            "invalid-value",
+                            format!(
+                                "rag node `{}`: the host did not read its documents folder",
+                                n.id
+                            ),
+                        )
+                        .at(format!("/logical/nodes/{i}/documents")),
+                    );
+                    continue;
+                };
+                let data = serde_json::to_string_pretty(documents).unwrap_or_default();
+                out.push(File::text(format!("app/documents/{m}.json"), data + "\n"));
+                rag_module(doc, n, r, &m)
+            }
             _ => continue,
         };
         node_modules.push(m.clone());
@@ -208,13 +232,19 @@ pub fn files(
                     );
                     continue;
                 };
-                native_tool_module(&t.id, body)
+                native_tool_module(&t.id, t.description.as_deref(), body)
             }
             ToolKind::Http {
                 endpoint,
                 timeout_ms,
                 headers,
-            } => http_tool_module(&t.id, endpoint, *timeout_ms, headers),
+            } => http_tool_module(
+                &t.id,
+                t.description.as_deref(),
+                endpoint,
+                *timeout_ms,
+                headers,
+            ),
             ToolKind::Mcp { .. } => continue,
         };
         tool_modules.push(m.clone());
@@ -232,7 +262,7 @@ pub fn files(
 }
 
 /// `from . import a, b` so importing the package registers its modules.
-fn package_init(docstring: &str, modules: &[String]) -> String {
+pub fn package_init(docstring: &str, modules: &[String]) -> String {
     let mut sorted = modules.to_vec();
     sorted.sort();
     let mut w = CodeWriter::python();
@@ -317,10 +347,23 @@ fn tool_node_module(
     )
 }
 
-fn native_tool_module(id: &str, body: &str) -> String {
+/// `@tool("id", arguments="object", ...)`: the model's arguments arrive as
+/// the one `state` dict, as a tool node's input does.
+fn tool_decorator(w: &mut CodeWriter, id: &str, description: Option<&str>) -> Expr {
+    let mut args = vec![
+        Expr::atom(quote(id)),
+        Expr::kw("arguments", Expr::atom(quote("object"))),
+    ];
+    if let Some(d) = description {
+        args.push(Expr::kw("description", Expr::atom(quote(d))));
+    }
+    Expr::call(w.name("svc", "tool"), args)
+}
+
+fn native_tool_module(id: &str, description: Option<&str>, body: &str) -> String {
     let mut w = CodeWriter::python();
-    let decorator = format!("@{}({})", w.name("svc", "tool"), quote(id));
-    w.line(decorator);
+    let decorator = tool_decorator(&mut w, id, description);
+    write_expr(&mut w, 0, "@", &decorator, "");
     let any = w.name("typing", "Any");
     suite(&mut w, format!("def tool(state: dict) -> {any}:"), |w| {
         w.lines(&indent_body(body, 0));
@@ -333,6 +376,7 @@ fn native_tool_module(id: &str, body: &str) -> String {
 
 fn http_tool_module(
     id: &str,
+    description: Option<&str>,
     endpoint: &str,
     timeout_ms: u64,
     headers: &BTreeMap<String, String>,
@@ -354,7 +398,13 @@ fn http_tool_module(
         ));
     }
     let tool = Expr::call(w.name(RUNTIME, "HttpTool"), args);
-    write_expr(&mut w, 0, "TOOL = ", &tool, "");
+    // Registered, so agents and LLM nodes can call it too.
+    let mut register = vec![Expr::atom(quote(id)), tool];
+    if let Some(d) = description {
+        register.push(Expr::kw("description", Expr::atom(quote(d))));
+    }
+    let registered = Expr::call(w.name(RUNTIME, "register_http_tool"), register);
+    write_expr(&mut w, 0, "TOOL = ", &registered, "");
     module_file(
         &format!("The HTTP registry tool `{id}`: its input is POSTed as JSON."),
         w,
@@ -411,17 +461,15 @@ fn connector_module(doc: &Document, n: &Node, body: &str) -> String {
     )
 }
 
-fn llm_module(doc: &Document, n: &Node, llm: &LlmNode) -> String {
-    let mut w = CodeWriter::python();
+/// `Model(name, ..., base_url_env=..., api_key_env=...)`: where a model
+/// call goes (the provider's variables come from `settings.model`).
+pub fn model_expr(w: &mut CodeWriter, doc: &Document, model: &ModelRef) -> Expr {
     let settings = doc.logical.settings.model.as_ref();
-    let model = llm.model.as_ref();
-    let mut args = vec![Expr::atom(quote(
-        model.map(|m| m.name.as_str()).unwrap_or_default(),
-    ))];
-    if let Some(t) = model.and_then(|m| m.temperature) {
+    let mut args = vec![Expr::atom(quote(&model.name))];
+    if let Some(t) = model.temperature {
         args.push(Expr::kw("temperature", literal(&serde_json::json!(t))));
     }
-    if let Some(mt) = model.and_then(|m| m.max_tokens) {
+    if let Some(mt) = model.max_tokens {
         args.push(Expr::kw("max_tokens", Expr::atom(mt.to_string())));
     }
     args.push(Expr::kw(
@@ -440,9 +488,192 @@ fn llm_module(doc: &Document, n: &Node, llm: &LlmNode) -> String {
                 .unwrap_or("OPENAI_API_KEY"),
         )),
     ));
-    let model = Expr::call(w.name(RUNTIME, "Model"), args);
-    write_expr(&mut w, 0, "MODEL = ", &model, "");
+    Expr::call(w.name(RUNTIME, "Model"), args)
+}
+
+/// `MODEL = Model(...)` and the gap after it.
+fn model_constant(w: &mut CodeWriter, doc: &Document, model: Option<&ModelRef>) {
+    let fallback = ModelRef {
+        provider: String::new(),
+        name: String::new(),
+        temperature: None,
+        max_tokens: None,
+    };
+    let model = model_expr(w, doc, model.unwrap_or(&fallback));
+    write_expr(w, 0, "MODEL = ", &model, "");
+    top_level_gap(w);
+}
+
+/// The signature of a node that waits on the network.
+const WITH_DEADLINE: &str = "def node(state: dict, deadline: float | None = None) -> dict:";
+
+/// `return {key: value}`, as one assistant message for a `messages` field.
+fn text_result(w: &mut CodeWriter, doc: &Document, key: &str, value: &str) -> String {
+    let message = doc.state_field(key).and_then(|f| f.text_write()) == Some(TextWrite::Message);
+    if message {
+        format!(
+            "return {{{}: {}({value})}}",
+            quote(key),
+            w.name(RUNTIME, "assistant_message")
+        )
+    } else {
+        format!("return {{{}: {value}}}", quote(key))
+    }
+}
+
+fn agent_node_module(doc: &Document, n: &Node, a: &AgentNode) -> String {
+    let mut w = CodeWriter::python();
+    let task = render(&mut w, &a.input, LINE - 11);
+    let decorator = graph_node(&mut w, n);
+    w.line(decorator);
+    suite(&mut w, WITH_DEADLINE, |w| {
+        write_expr(w, 1, "task = ", &task, "");
+        let run = w.name("svc", "run_agent");
+        let roles = Expr::Tuple(
+            a.caller_roles
+                .iter()
+                .map(|r| Expr::atom(quote(r)))
+                .collect(),
+        );
+        let call = Expr::call(
+            run,
+            vec![
+                Expr::atom("task"),
+                Expr::atom(quote(&a.agent)),
+                Expr::kw("caller_roles", roles),
+                Expr::kw("deadline", Expr::atom("deadline")),
+            ],
+        );
+        write_expr(w, 1, "reply = ", &call, "");
+        let result = text_result(w, doc, &a.output_key, "reply");
+        w.line(result);
+    });
+    module_file(
+        &format!(
+            "The agent node `{}`: runs the agent `{}`; only its answer reaches the state.",
+            n.id, a.agent
+        ),
+        w,
+    )
+}
+
+fn intent_module(doc: &Document, n: &Node, c: &IntentNode) -> String {
+    let mut w = CodeWriter::python();
+    model_constant(&mut w, doc, c.model.as_ref());
+    let intents = Expr::List(
+        c.intents
+            .iter()
+            .map(|i| {
+                let mut entries = vec![(quote("name"), Expr::atom(quote(&i.name)))];
+                if let Some(d) = &i.description {
+                    entries.push((quote("description"), Expr::atom(quote(d))));
+                }
+                if !i.examples.is_empty() {
+                    entries.push((
+                        quote("examples"),
+                        Expr::List(i.examples.iter().map(|e| Expr::atom(quote(e))).collect()),
+                    ));
+                }
+                Expr::Dict(entries)
+            })
+            .collect(),
+    );
+    write_expr(&mut w, 0, "INTENTS = ", &intents, "");
     top_level_gap(&mut w);
+    let text = render(&mut w, &c.input, LINE - 11);
+    let decorator = graph_node(&mut w, n);
+    w.line(decorator);
+    suite(&mut w, WITH_DEADLINE, |w| {
+        write_expr(w, 1, "content = ", &text, "");
+        let classify = w.name(RUNTIME, "classify_intent");
+        let call = Expr::call(
+            classify,
+            vec![
+                Expr::atom(quote(&n.id)),
+                Expr::atom("MODEL"),
+                Expr::atom("INTENTS"),
+                Expr::atom("content"),
+                Expr::kw("fallback", Expr::atom(quote(&c.fallback))),
+                Expr::kw("deadline", Expr::atom("deadline")),
+            ],
+        );
+        write_expr(w, 1, "intent = ", &call, "");
+        w.line(format!("return {{{}: intent}}", quote(&c.output_key)));
+    });
+    module_file(
+        &format!(
+            "The intent_classifier `{}`: one model call; a reply naming no intent gives `{}`.",
+            n.id, c.fallback
+        ),
+        w,
+    )
+}
+
+fn rag_module(doc: &Document, n: &Node, r: &RagNode, module_name: &str) -> String {
+    let mut w = CodeWriter::python();
+    let path = w.name("pathlib", "Path");
+    let load = w.name("svc.rag", "load_documents");
+    w.line(format!(
+        "DOCUMENTS = {load}({path}(__file__).parent.parent / \"documents\" / {})",
+        quote(&format!("{module_name}.json"))
+    ));
+    let mut args = vec![Expr::atom(quote(&n.id)), Expr::atom("DOCUMENTS")];
+    if let Retriever::Embedding {
+        model,
+        base_url_env,
+        api_key_env,
+    } = &r.retriever
+    {
+        args.push(Expr::kw("kind", Expr::atom(quote("embedding"))));
+        if let Some(m) = model {
+            args.push(Expr::kw("model", Expr::atom(quote(m))));
+        }
+        if let Some(v) = base_url_env {
+            args.push(Expr::kw("base_url_env", Expr::atom(quote(v))));
+        }
+        if let Some(v) = api_key_env {
+            args.push(Expr::kw("api_key_env", Expr::atom(quote(v))));
+        }
+    }
+    let retriever = Expr::call(w.name("svc.rag", "retriever"), args);
+    write_expr(&mut w, 0, "RETRIEVER = ", &retriever, "");
+    top_level_gap(&mut w);
+    let query = render(&mut w, &r.query, LINE - 12);
+    let decorator = graph_node(&mut w, n);
+    w.line(decorator);
+    suite(&mut w, "def node(state: dict) -> dict:", |w| {
+        write_expr(w, 1, "query = ", &query, "");
+        w.line(format!("passages = RETRIEVER.search(query, {})", r.top_k));
+        let as_text = doc.state_field(&r.output_key).map(|f| f.ty) == Some(FieldType::String);
+        let value = if as_text {
+            format!("{}(passages)", w.name("svc.rag", "passages_text"))
+        } else {
+            "passages".to_string()
+        };
+        w.line(format!("return {{{}: {value}}}", quote(&r.output_key)));
+    });
+    module_file(
+        &format!(
+            "The rag node `{}`: the {} best passages of its documents (app/documents/{module_name}.json).",
+            n.id, r.top_k
+        ),
+        w,
+    )
+}
+
+fn llm_module(doc: &Document, n: &Node, llm: &LlmNode) -> String {
+    let mut w = CodeWriter::python();
+    model_constant(&mut w, doc, llm.model.as_ref());
+    if !llm.bound_tool_ids.is_empty() {
+        let tools = Expr::Tuple(
+            llm.bound_tool_ids
+                .iter()
+                .map(|t| Expr::atom(quote(t)))
+                .collect(),
+        );
+        write_expr(&mut w, 0, "TOOLS = ", &tools, "");
+        top_level_gap(&mut w);
+    }
 
     let system = match llm.prompt.system.as_deref() {
         Some(s) => render(&mut w, s, LINE - 13),
@@ -472,14 +703,36 @@ fn llm_module(doc: &Document, n: &Node, llm: &LlmNode) -> String {
         |w| {
             write_expr(w, 1, "system = ", &system, "");
             write_expr(w, 1, "user = ", &user, "");
-            let chat = w.name(RUNTIME, "chat");
-            call_line(
-                w,
-                1,
-                &format!("reply = {chat}("),
-                &format!("{}, MODEL, system, user, deadline=deadline", quote(&n.id)),
-                ")",
-            );
+            if llm.bound_tool_ids.is_empty() {
+                let chat = w.name(RUNTIME, "chat");
+                call_line(
+                    w,
+                    1,
+                    &format!("reply = {chat}("),
+                    &format!("{}, MODEL, system, user, deadline=deadline", quote(&n.id)),
+                    ")",
+                );
+            } else {
+                // The worker's tool-calling loop, bounded by its max_turns.
+                let worker = w.name("svc.agents", "Worker");
+                let run = w.name("svc.agents", "run_worker");
+                write_expr(
+                    w,
+                    1,
+                    "agent = ",
+                    &Expr::call(
+                        worker,
+                        vec![
+                            Expr::atom(quote(&n.id)),
+                            Expr::atom("system"),
+                            Expr::kw("tools", Expr::atom("TOOLS")),
+                            Expr::kw("model", Expr::atom("MODEL")),
+                        ],
+                    ),
+                    "",
+                );
+                w.line(format!("reply = {run}(agent, user, deadline=deadline)"));
+            }
             w.line(format!("return {{{}: {value}}}", quote(&llm.output_key)));
         },
     );

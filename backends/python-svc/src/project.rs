@@ -1,11 +1,11 @@
 //! Assembles the Python project.
 
-use svc_backend_sdk::ir::{Auth, Document, FieldType, ItemType, Reducer};
+use svc_backend_sdk::ir::{AgentKind, Auth, Document, FieldType, ItemType, NodeKind, Reducer};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
 use crate::py::{literal, module, module_file, quote, suite, write_expr, Expr};
-use crate::{graph, nodes, tests};
+use crate::{agents, graph, nodes, tests};
 
 /// The SDK a generated project depends on (this repository's sdk/python).
 pub const SDK_REQUIREMENT: &str = "svc-sdk[server,http]>=0.3.2,<0.4";
@@ -24,7 +24,6 @@ const EMPTY_PACKAGES: &[(&str, &str)] = &[
         "personas",
         "Personas: agent identities and system prompts (@persona).",
     ),
-    ("agents", "Agents the graph can delegate to."),
     ("mcp", "MCP servers and clients."),
 ];
 
@@ -57,6 +56,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         ));
     }
     files.extend(nodes::files(doc, &placed.snippets)?);
+    files.extend(agents::files(doc)?);
     if placed.has_files_under("app/connectors/") {
         files.push(File::text(
             "app/connectors/__init__.py",
@@ -78,11 +78,17 @@ fn pyproject(doc: &Document, connector_dependencies: &[String]) -> String {
          [project]\nname = \"{id}\"\nversion = \"{version}\"\nrequires-python = \">=3.10,<3.14\"\n\
          dependencies = [{dependencies}]\n\n\
          [project.optional-dependencies]\ntest = [\"pytest>=8\", \"httpx>=0.27\"]\n\n\
-         [tool.setuptools.packages.find]\ninclude = [\"app*\"]\n\n\
+         [tool.setuptools.packages.find]\ninclude = [\"app*\"]\n\n{package_data}\
          [tool.pytest.ini_options]\npythonpath = [\".\"]\ntestpaths = [\"tests\"]\n",
         id = doc.id,
         version = doc.version,
         dependencies = dependencies.join(", "),
+        // The rag nodes' documents ship with the package.
+        package_data = if doc.logical.nodes.iter().any(|n| matches!(n.kind, NodeKind::Rag(_))) {
+            "[tool.setuptools.package-data]\napp = [\"documents/*.json\"]\n\n"
+        } else {
+            ""
+        },
     )
 }
 
@@ -115,6 +121,29 @@ fn application_yaml(doc: &Document) -> String {
             m.base_url_env,
             m.api_key_env
         ));
+    }
+    let mut services = std::collections::BTreeMap::new();
+    for a in &doc.logical.agents {
+        if let AgentKind::Remote { url, service, .. } = &a.kind {
+            services.entry(service.clone()).or_insert(url.clone());
+        }
+    }
+    if !services.is_empty() {
+        // Remote agents' services: the URL and key come from the environment.
+        out.push_str("\nexternal_services:\n");
+        for (service, url) in services {
+            let (url_env, key_env) =
+                svc_backend_sdk::environment::remote_service_env(&service, url.as_deref());
+            let server_url = match url.as_deref() {
+                Some(u) if !u.starts_with("env:") => yaml_str(u),
+                _ => yaml_str(&format!("${{{url_env}}}")),
+            };
+            out.push_str(&format!(
+                "  {}:\n    serverUrl: {server_url}\n    auth:\n      type: api_key\n      token: {}\n",
+                yaml_str(&service),
+                yaml_str(&format!("${{{key_env}}}"))
+            ));
+        }
     }
     let t = &s.tracing;
     out.push_str(&format!(
@@ -325,7 +354,9 @@ fn readme(doc: &Document) -> String {
          - `app/state.py`: the typed state and its schema\n\
          - `app/graphs/`: the compiled graph (`@graph(entrypoint=True)`)\n\
          - `app/nodes/`: one module per node (native bodies from `bodiesByPlatform[\"python-svc\"]`)\n\
-         - `app/tools/`: the graph's tools\n\
+         - `app/tools/`: the graph's tools; `app/agents/`: its agents (`logical.agents`)\n\
+         - `app/documents/` (with rag nodes): their documents, copied at compile time\n\
+         - `app/guardrails/`, `app/policies/`, `app/personas/`, `app/skills/`: add your own modules there and import them in the package's `__init__.py`\n\
          - `app/main.py`: the ASGI app; `application.yaml`, `env.yaml`: configuration\n\
          - `tests/`: tests that drive the service through the HTTP contract\n",
     );

@@ -3,7 +3,9 @@
 //! calls go to a stub server the tests start on loopback.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, Document, FieldType};
+use svc_backend_sdk::ir::{
+    AgentKind, Auth, Document, FieldType, NodeKind, RagNode, Retriever, SupervisorRouter,
+};
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -27,7 +29,59 @@ pub fn service_tests(doc: &Document) -> String {
     let llm = doc.has_llm_nodes();
     let http: Vec<(&str, &str)> = doc.http_tools().collect();
     let connector_env = svc_backend_sdk::connectors::env_refs(doc);
-    let stub = llm || !http.is_empty() || !connector_env.is_empty();
+    // (agent id, service, url, output field) of every remote agent.
+    let remotes: Vec<(&str, &str, Option<&str>, &str)> = doc
+        .logical
+        .agents
+        .iter()
+        .filter_map(|a| match &a.kind {
+            AgentKind::Remote {
+                service,
+                url,
+                output_field,
+                ..
+            } => Some((
+                a.id.as_str(),
+                service.as_str(),
+                url.as_deref(),
+                output_field.as_str(),
+            )),
+            _ => None,
+        })
+        .collect();
+    // The base-URL variables of embedding retrievers.
+    let mut embedding_envs: Vec<String> = doc
+        .logical
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NodeKind::Rag(RagNode {
+                retriever: Retriever::Embedding { base_url_env, .. },
+                ..
+            }) => Some(
+                base_url_env
+                    .clone()
+                    .unwrap_or_else(svc_backend_sdk::ir::default_base_url_env),
+            ),
+            _ => None,
+        })
+        .collect();
+    embedding_envs.dedup();
+    // A supervisor routed by the model must be told to finish.
+    let routes_by_model = doc.logical.agents.iter().any(|a| {
+        matches!(
+            a.kind,
+            AgentKind::Supervisor {
+                router: SupervisorRouter::Llm,
+                ..
+            }
+        )
+    });
+    let stub = llm
+        || !http.is_empty()
+        || !connector_env.is_empty()
+        || !remotes.is_empty()
+        || !embedding_envs.is_empty();
     let sample = Value::Object(sample_state(doc));
     let envelope = json!({ "state": sample });
     let mut w = CodeWriter::python();
@@ -52,13 +106,29 @@ pub fn service_tests(doc: &Document) -> String {
             );
             w.blank();
             suite(w, "def do_POST(self):", |w| {
-                w.line("self.rfile.read(int(self.headers.get(\"Content-Length\") or 0))");
+                let read = "self.rfile.read(int(self.headers.get(\"Content-Length\") or 0))";
+                if embedding_envs.is_empty() {
+                    w.line(read);
+                } else {
+                    w.line(format!("data = {read}"));
+                }
+                let content = if routes_by_model {
+                    "finish"
+                } else {
+                    "first idea\nsecond idea"
+                };
                 let mut replies = vec![(
                     "\"/v1/chat/completions\"".to_string(),
                     js(
-                        &json!({"choices": [{"message": {"role": "assistant", "content": "first idea\nsecond idea"}}]}),
+                        &json!({"choices": [{"message": {"role": "assistant", "content": content}}]}),
                     ),
                 )];
+                for (id, _, _, output) in &remotes {
+                    replies.push((
+                        quote(&format!("/remote/{id}/invoke")),
+                        js(&json!({"result": {*output: "stub answer"}})),
+                    ));
+                }
                 for (id, _) in &http {
                     replies.push((quote(&format!("/tools/{id}")), js(&tool_reply(doc, id))));
                 }
@@ -73,6 +143,17 @@ pub fn service_tests(doc: &Document) -> String {
                 );
                 write_expr(w, 2, "replies = ", &dict, "");
                 w.line("body = replies.get(self.path)");
+                if !embedding_envs.is_empty() {
+                    // One vector per input text, so retrieval has something to rank.
+                    let json_mod = w.name("json", "loads");
+                    suite(w, "if self.path == \"/v1/embeddings\":", |w| {
+                        w.line(format!("texts = {json_mod}(data)[\"input\"]"));
+                        w.line("vectors = [[1.0, float(len(t))] for t in texts]");
+                        w.line("data = [{\"index\": i, \"embedding\": v} for i, v in enumerate(vectors)]");
+                        let dumps = w.name("json", "dumps");
+                        w.line(format!("body = {dumps}({{\"data\": data}})"));
+                    });
+                }
                 w.line("self.send_response(200 if body else 404)");
                 w.line("self.send_header(\"Content-Type\", \"application/json\")");
                 w.line("self.end_headers()");
@@ -105,6 +186,46 @@ pub fn service_tests(doc: &Document) -> String {
             w.import("threading");
             w.line("threading.Thread(**serve, daemon=True).start()");
             w.line("base = f\"http://127.0.0.1:{server.server_port}\"");
+            for var in &embedding_envs {
+                if llm
+                    && doc
+                        .logical
+                        .settings
+                        .model
+                        .as_ref()
+                        .is_some_and(|m| m.base_url_env == *var)
+                {
+                    continue;
+                }
+                w.line(format!(
+                    "monkeypatch.setenv({}, base + \"/v1\")",
+                    quote(var)
+                ));
+            }
+            for (id, service, url, _) in &remotes {
+                let path = quote(&format!("/remote/{id}"));
+                let (url_env, key_env) =
+                    svc_backend_sdk::environment::remote_service_env(service, *url);
+                match url {
+                    Some(u) if !u.starts_with("env:") => {
+                        let get = w.name("svc.registry", "get");
+                        w.line(format!(
+                            "monkeypatch.setitem({get}(\"agents\", {}).meta, \"url\", base + {path})",
+                            quote(id)
+                        ));
+                    }
+                    _ => {
+                        w.line(format!(
+                            "monkeypatch.setenv({}, base + {path})",
+                            quote(&url_env)
+                        ));
+                    }
+                }
+                w.line(format!(
+                    "monkeypatch.setenv({}, \"stub-key\")",
+                    quote(&key_env)
+                ));
+            }
             if llm {
                 if let Some(m) = &doc.logical.settings.model {
                     w.line(format!(
@@ -130,6 +251,9 @@ pub fn service_tests(doc: &Document) -> String {
                             "stub_tool = {replace}({tool}.TOOL, endpoint=base + {path})"
                         ));
                         w.line(format!("monkeypatch.setattr({tool}, \"TOOL\", stub_tool)"));
+                        // Agents call the registered tool: point it at the stub too.
+                        let register = w.name("svc.runtime", "register_http_tool");
+                        w.line(format!("{register}({}, stub_tool)", quote(id)));
                     }
                 }
             }

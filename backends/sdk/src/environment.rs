@@ -2,7 +2,28 @@
 //! for: the credential, the model provider and the HTTP tools' endpoints.
 //! READMEs and env.yaml files list them.
 
-use svc_ir::{Auth, Document};
+use svc_ir::{AgentKind, Auth, Document, NodeKind, RagNode, Retriever};
+
+/// The variables a remote agent's service reads: its base URL (the
+/// agent's `url` when that is `env:NAME`, else `<SERVICE>_URL`) and the key
+/// sent to it (`<SERVICE>_API_KEY`).
+pub fn remote_service_env(service: &str, url: Option<&str>) -> (String, String) {
+    let stem: String = service
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let url_env = url
+        .and_then(|u| u.strip_prefix("env:"))
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{stem}_URL"));
+    (url_env, format!("{stem}_API_KEY"))
+}
 
 pub fn variables(doc: &Document) -> Vec<(String, String)> {
     let mut vars = Vec::new();
@@ -27,6 +48,55 @@ pub fn variables(doc: &Document) -> Vec<(String, String)> {
                 m.api_key_env.clone(),
                 "API key of the model provider".into(),
             ));
+        }
+    }
+    for n in &doc.logical.nodes {
+        if let NodeKind::Rag(RagNode {
+            retriever:
+                Retriever::Embedding {
+                    base_url_env,
+                    api_key_env,
+                    ..
+                },
+            ..
+        }) = &n.kind
+        {
+            let base = base_url_env
+                .clone()
+                .unwrap_or_else(svc_ir::default_base_url_env);
+            let key = api_key_env
+                .clone()
+                .unwrap_or_else(svc_ir::default_api_key_env);
+            for (var, what) in [
+                (base, "base URL of the OpenAI-compatible embeddings API"),
+                (key, "API key of the embeddings API"),
+            ] {
+                if !vars.iter().any(|(v, _)| *v == var) {
+                    vars.push((var, format!("{what} (rag node `{}`)", n.id)));
+                }
+            }
+        }
+    }
+    for a in &doc.logical.agents {
+        if let AgentKind::Remote { url, service, .. } = &a.kind {
+            let (url_env, key_env) = remote_service_env(service, url.as_deref());
+            if url.as_deref().is_none_or(|u| u.starts_with("env:"))
+                && !vars.iter().any(|(v, _)| *v == url_env)
+            {
+                vars.push((
+                    url_env,
+                    format!(
+                        "base URL of the service `{service}` (remote agent `{}`)",
+                        a.id
+                    ),
+                ));
+            }
+            if !vars.iter().any(|(v, _)| *v == key_env) {
+                vars.push((
+                    key_env,
+                    format!("the API key sent to the service `{service}` in X-API-Key"),
+                ));
+            }
         }
     }
     for (id, endpoint) in doc.http_tools() {

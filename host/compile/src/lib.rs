@@ -1,9 +1,10 @@
 //! `svc-compile`: one `svc compile`, from a document to a project on disk.
 //!
 //! ```text
-//! parse + validate ─▶ pick backend ─▶ info() ─▶ negotiate ─▶ render ─▶ emit() ─▶ check ─▶ manifest ─▶ write
+//! parse + validate ─▶ resolve ─▶ pick backend ─▶ info() ─▶ negotiate ─▶ render ─▶ emit() ─▶ check ─▶ manifest ─▶ write
 //! ```
-//! One module per stage after the backend's own: `negotiate` (what the
+//! One module per stage after parsing: `resolve` (files the document names
+//! by path, read by the host since backends see none), `negotiate` (what the
 //! graph needs against what the backend declares), `render` (every
 //! connector node, through its connector, before the backend emits),
 //! `check` (every emitted path), `manifest`, `write` (atomically, to disk).
@@ -14,6 +15,7 @@ pub mod check;
 pub mod manifest;
 pub mod negotiate;
 pub mod render;
+pub mod resolve;
 pub mod testkit;
 pub mod write;
 
@@ -69,7 +71,13 @@ pub fn generate(
     backends: &dyn BackendSource,
     connectors: &mut dyn ConnectorSource,
 ) -> Result<Generated, Vec<Diagnostic>> {
-    let doc = source.parse()?;
+    let mut doc = source.parse()?;
+    let base = Path::new(&source.name)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    resolve::documents(&mut doc, &base)
+        .map_err(|ds| ds.into_iter().map(|d| source.locate(d)).collect::<Vec<_>>())?;
     let platform = match platform_override.or(doc.platform()) {
         Some(p) => p.to_string(),
         None => {

@@ -83,6 +83,30 @@ pub const GROUPS: &[(&str, &str)] = &[
 /// Every code, sorted by name.
 pub const CODES: &[Code] = &[
     Code {
+        name: "agent-cycle",
+        group: "nodes",
+        summary: "Supervisors in `logical.agents` are members of each other in a cycle.",
+        explanation: r#"A supervisor routes a task between its `members`, and a member may itself be a supervisor. If following members leads back to a supervisor, a run could delegate forever, so the document is refused, naming the cycle.
+
+Remove one of the memberships so the supervisors form a tree."#,
+        example: r#"`fixtures/invalid/agent_cycle.graph.json`:
+
+```json
+"agents": [
+  { "id": "a", "kind": "supervisor", "members": ["b"], "router": "custom" },
+  { "id": "b", "kind": "supervisor", "members": ["a"], "router": "custom" }
+]
+```
+Fix:
+```json
+"agents": [
+  { "id": "a", "kind": "supervisor", "members": ["b"], "router": "custom" },
+  { "id": "b", "kind": "supervisor", "members": ["writer"], "router": "custom" },
+  { "id": "writer", "kind": "worker", "instructions": "You write." }
+]
+```"#,
+    },
+    Code {
         name: "backend-info",
         group: "negotiation",
         summary: "The backend component declares an IR version range that is not a semver range.",
@@ -373,6 +397,23 @@ Fix:
 ```"#,
     },
     Code {
+        name: "duplicate-intent",
+        group: "nodes",
+        summary: "An intent_classifier lists the same intent name twice.",
+        explanation: r#"The model's reply is matched to an intent name trimmed and case-insensitively, so two intents whose names differ only in case or surrounding spaces could never be told apart. Each name must be unique.
+
+Rename or merge the duplicate intent."#,
+        example: r#"`fixtures/invalid/intent_duplicate.graph.json`:
+
+```json
+"intents": [ { "name": "billing" }, { "name": "Billing" } ]
+```
+Fix:
+```json
+"intents": [ { "name": "billing" }, { "name": "shipping" } ]
+```"#,
+    },
+    Code {
         name: "edge-count",
         group: "topology",
         summary: "A node has other than one outgoing edge, a router has an edge, an end has one, or an edge enters start.",
@@ -409,6 +450,23 @@ Write the prompt, usually with placeholders for the state fields it needs."#,
 Fix:
 ```json
 { "id": "reply", "kind": "llm", "outputKey": "answer", "prompt": { "user": "Answer briefly: {{question}}" } }
+```"#,
+    },
+    Code {
+        name: "hitl-checkpointer",
+        group: "nodes",
+        summary: "A `hitl` node is used without a checkpointer to resume the run.",
+        explanation: r#"A `hitl` node pauses the run until a reviewer answers; the paused run is kept by the checkpointer so that a resume can continue it. With `settings.checkpointer.type` `none` (the default) there is nothing to resume from, so the document is refused, naming the node.
+
+Set a checkpointer, or remove the node."#,
+        example: r#"`fixtures/invalid/hitl_without_checkpointer.graph.json`:
+
+```json
+{ "id": "review", "kind": "hitl", "payload": { "q": "{{question}}" }, "outputKey": "answer" }
+```
+Fix:
+```json
+"settings": { "checkpointer": { "type": "memory" } }
 ```"#,
     },
     Code {

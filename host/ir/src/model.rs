@@ -165,6 +165,10 @@ pub struct Logical {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(default)]
     pub mcp_servers: Vec<McpServer>,
+    /// Agents that `agent` nodes run (Python only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub agents: Vec<AgentDef>,
     #[schemars(default)]
     pub settings: Settings,
 }
@@ -312,9 +316,8 @@ pub struct Node {
 }
 
 /// Node kinds with their fields. `response_transformer` is read as
-/// `response_template`. The Python-only kinds `agent`, `rag`,
-/// `intent_classifier` and `hitl` keep their fields as given until the issue
-/// that implements them fixes their shape.
+/// `response_template`. `subgraph`, `agent`, `rag`, `intent_classifier` and
+/// `hitl` are Python-only (java-svc and go refuse them by name).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(
     tag = "kind",
@@ -342,26 +345,11 @@ pub enum NodeKind {
         template: String,
         output_key: String,
     },
-    Subgraph {
-        /// An embedded IR document or a path to one.
-        graph: Value,
-    },
-    Agent {
-        #[serde(flatten)]
-        fields: BTreeMap<String, Value>,
-    },
-    Rag {
-        #[serde(flatten)]
-        fields: BTreeMap<String, Value>,
-    },
-    IntentClassifier {
-        #[serde(flatten)]
-        fields: BTreeMap<String, Value>,
-    },
-    Hitl {
-        #[serde(flatten)]
-        fields: BTreeMap<String, Value>,
-    },
+    Subgraph(SubgraphNode),
+    Agent(AgentNode),
+    Rag(RagNode),
+    IntentClassifier(IntentNode),
+    Hitl(HitlNode),
     Connector {
         #[schemars(default)]
         config: BTreeMap<String, Value>,
@@ -394,11 +382,11 @@ impl NodeKind {
             NodeKind::Tool { .. } => "tool",
             NodeKind::Router { .. } => "router",
             NodeKind::ResponseTemplate { .. } => "response_template",
-            NodeKind::Subgraph { .. } => "subgraph",
-            NodeKind::Agent { .. } => "agent",
-            NodeKind::Rag { .. } => "rag",
-            NodeKind::IntentClassifier { .. } => "intent_classifier",
-            NodeKind::Hitl { .. } => "hitl",
+            NodeKind::Subgraph(_) => "subgraph",
+            NodeKind::Agent(_) => "agent",
+            NodeKind::Rag(_) => "rag",
+            NodeKind::IntentClassifier(_) => "intent_classifier",
+            NodeKind::Hitl(_) => "hitl",
             NodeKind::Connector { .. } => "connector",
         }
     }
@@ -410,9 +398,278 @@ impl NodeKind {
             | NodeKind::Tool { output_key, .. }
             | NodeKind::ResponseTemplate { output_key, .. } => Some(output_key),
             NodeKind::Llm(llm) => Some(&llm.output_key),
+            NodeKind::Agent(a) => Some(&a.output_key),
+            NodeKind::Rag(r) => Some(&r.output_key),
+            NodeKind::IntentClassifier(c) => Some(&c.output_key),
+            NodeKind::Hitl(h) => Some(&h.output_key),
             _ => None,
         }
     }
+}
+
+/// A child graph run in its own state (Python only).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubgraphNode {
+    /// An embedded IR document, or a path (relative to this document) of one.
+    /// The host reads a path and embeds the child before any backend sees it.
+    pub graph: SubgraphRef,
+    /// `{ child field: parent field }`: the child's initial state.
+    #[schemars(default)]
+    pub input: BTreeMap<String, String>,
+    /// `{ parent field: child field }`: what is copied back.
+    #[schemars(default)]
+    pub output: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SubgraphRef {
+    Path(String),
+    /// The child document (validated like a top-level one).
+    Embedded(Box<Document>),
+}
+
+/// Runs an agent of `logical.agents` (Python only).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentNode {
+    /// The id of an entry of `logical.agents`.
+    pub agent: String,
+    /// Template (`{{field}}`) given to the agent as the user message.
+    pub input: String,
+    /// A `string` field, or a `messages` field (one assistant message).
+    pub output_key: String,
+    /// The roles this call carries.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub caller_roles: Vec<String>,
+}
+
+/// Retrieves ranked passages (Python only).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RagNode {
+    /// Template (`{{field}}`) of the query.
+    pub query: String,
+    pub documents: RagDocuments,
+    #[schemars(default = "default_top_k", range(min = 1))]
+    pub top_k: u32,
+    #[schemars(default)]
+    pub retriever: Retriever,
+    /// An `array` field (passages `{ id, text, score }`) or a `string` field
+    /// (texts joined by a blank line).
+    pub output_key: String,
+}
+
+pub fn default_top_k() -> u32 {
+    4
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RagDocuments {
+    /// A folder of `.md`/`.txt` files, relative to the document. The host
+    /// reads it into a list at compile time.
+    Path(String),
+    List(Vec<RagDocument>),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RagDocument {
+    pub id: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Retriever {
+    /// In-process BM25, no network.
+    #[default]
+    Bm25,
+    /// An OpenAI-compatible `/embeddings` API, cosine similarity.
+    Embedding {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        base_url_env: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        api_key_env: Option<String>,
+    },
+}
+
+/// One model call that names an intent (Python only).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IntentNode {
+    /// Template (`{{field}}`) of the text to classify.
+    pub input: String,
+    pub intents: Vec<Intent>,
+    /// Written when the reply names no intent.
+    #[schemars(default = "default_fallback")]
+    pub fallback: String,
+    /// Falls back to `settings.model`; normalization fills it in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
+    /// A `string` field.
+    pub output_key: String,
+}
+
+pub fn default_fallback() -> String {
+    "other".into()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Intent {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub examples: Vec<String>,
+}
+
+/// Pauses the run for a reviewer (Python only; needs a checkpointer).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HitlNode {
+    /// What the reviewer sees; string values are templates.
+    #[schemars(default)]
+    pub payload: BTreeMap<String, Value>,
+    /// The field that receives the reviewer's value.
+    pub output_key: String,
+}
+
+/// An agent of `logical.agents` (Python only).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentDef {
+    #[schemars(pattern(NODE_ID_PATTERN))]
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Caller roles allowed to run the agent (any one suffices); empty: anyone.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub roles: Vec<String>,
+    #[serde(flatten)]
+    pub kind: AgentKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AgentKind {
+    /// A tool-calling loop on the model.
+    Worker {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        instructions: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        persona: Option<Persona>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[schemars(default)]
+        tool_ids: Vec<String>,
+        #[schemars(default = "default_max_turns", range(min = 1))]
+        max_turns: u32,
+        /// Falls back to `settings.model`; normalization fills it in.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<ModelRef>,
+    },
+    /// Routes between member agents until it routes to `finish`.
+    Supervisor {
+        members: Vec<String>,
+        #[schemars(default = "default_router")]
+        router: SupervisorRouter,
+        #[schemars(default = "default_max_rounds", range(min = 1))]
+        max_rounds: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        instructions: Option<String>,
+        /// Falls back to `settings.model`; normalization fills it in.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<ModelRef>,
+    },
+    /// Another svc service, reached over its `/invoke`.
+    Remote {
+        /// The service's base URL, literal or `env:NAME`; defaults to the
+        /// `serverUrl` of `external_services.<service>`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+        /// The `external_services` entry holding the credential.
+        service: String,
+        #[schemars(default = "default_input_field")]
+        input_field: String,
+        #[schemars(default = "default_output_field")]
+        output_field: String,
+        #[schemars(default = "default_remote_timeout", range(min = 1))]
+        timeout_ms: u64,
+    },
+    /// An A2A peer reached through its agent card.
+    A2a {
+        agent_card_url: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        service: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        skill_id: Option<String>,
+    },
+}
+
+impl AgentKind {
+    pub const NAMES: [&'static str; 4] = ["worker", "supervisor", "remote", "a2a"];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentKind::Worker { .. } => "worker",
+            AgentKind::Supervisor { .. } => "supervisor",
+            AgentKind::Remote { .. } => "remote",
+            AgentKind::A2a { .. } => "a2a",
+        }
+    }
+}
+
+pub fn default_max_turns() -> u32 {
+    8
+}
+pub fn default_max_rounds() -> u32 {
+    10
+}
+fn default_router() -> SupervisorRouter {
+    SupervisorRouter::Llm
+}
+pub fn default_input_field() -> String {
+    "input".into()
+}
+pub fn default_output_field() -> String {
+    "output".into()
+}
+pub fn default_remote_timeout() -> u64 {
+    20_000
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Persona {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tone: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SupervisorRouter {
+    /// The model picks the next member.
+    Llm,
+    /// `bodiesByPlatform["python-svc"][<agent id>]`, the body of `def route(state) -> str`.
+    Custom,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -844,12 +1101,28 @@ impl Document {
         self.logical.tools.iter().find(|t| t.id == id)
     }
 
-    /// Whether any node asks a model (which decides the LLM runtime parts).
+    pub fn agent(&self, id: &str) -> Option<&AgentDef> {
+        self.logical.agents.iter().find(|a| a.id == id)
+    }
+
+    /// Whether anything asks a model: an LLM or intent_classifier node, a
+    /// worker agent or a supervisor with the `llm` router (which decides the
+    /// LLM runtime parts).
     pub fn has_llm_nodes(&self) -> bool {
         self.logical
             .nodes
             .iter()
-            .any(|n| matches!(n.kind, NodeKind::Llm(_)))
+            .any(|n| matches!(n.kind, NodeKind::Llm(_) | NodeKind::IntentClassifier(_)))
+            || self.logical.agents.iter().any(|a| {
+                matches!(
+                    a.kind,
+                    AgentKind::Worker { .. }
+                        | AgentKind::Supervisor {
+                            router: SupervisorRouter::Llm,
+                            ..
+                        }
+                )
+            })
     }
 
     /// The HTTP registry tools, as (tool id, endpoint).

@@ -1,17 +1,15 @@
 //! Normalization beyond what reading already applied (field defaults and
-//! the `response_transformer` alias): every LLM node gets a complete model,
-//! so backends never look in two places.
+//! the `response_transformer` alias): everything that asks a model (LLM and
+//! intent_classifier nodes, worker agents, supervisors with the `llm`
+//! router) gets a complete model, so backends never look in two places.
 
 use crate::model::*;
 
 pub(crate) fn normalize(doc: &mut Document) {
     let settings_model = doc.logical.settings.model.clone();
     let mut first_model: Option<ModelRef> = None;
-    for node in &mut doc.logical.nodes {
-        let NodeKind::Llm(llm) = &mut node.kind else {
-            continue;
-        };
-        let merged = match (llm.model.take(), &settings_model) {
+    let mut fill = |slot: &mut Option<ModelRef>| {
+        let merged = match (slot.take(), &settings_model) {
             (Some(m), Some(s)) => Some(ModelRef {
                 temperature: m.temperature.or(s.temperature),
                 max_tokens: m.max_tokens.or(s.max_tokens),
@@ -29,9 +27,27 @@ pub(crate) fn normalize(doc: &mut Document) {
         if first_model.is_none() {
             first_model.clone_from(&merged);
         }
-        llm.model = merged;
+        *slot = merged;
+    };
+    for node in &mut doc.logical.nodes {
+        match &mut node.kind {
+            NodeKind::Llm(llm) => fill(&mut llm.model),
+            NodeKind::IntentClassifier(c) => fill(&mut c.model),
+            _ => {}
+        }
     }
-    // A graph with LLM nodes always names where the provider is reached.
+    for agent in &mut doc.logical.agents {
+        match &mut agent.kind {
+            AgentKind::Worker { model, .. }
+            | AgentKind::Supervisor {
+                model,
+                router: SupervisorRouter::Llm,
+                ..
+            } => fill(model),
+            _ => {}
+        }
+    }
+    // A graph that asks a model always names where the provider is reached.
     if doc.logical.settings.model.is_none() {
         if let Some(m) = first_model {
             doc.logical.settings.model = Some(ModelSettings {

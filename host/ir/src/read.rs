@@ -278,13 +278,18 @@ impl Reader {
     // ---- the document --------------------------------------------------
 
     pub fn document(&mut self, root: &JNode) -> Option<Document> {
-        let mut o = self.object(root, "")?;
+        self.document_at(root, "")
+    }
+
+    /// A document at `ptr`: the root, or a subgraph's embedded child.
+    fn document_at(&mut self, root: &JNode, ptr: &str) -> Option<Document> {
+        let mut o = self.object(root, ptr)?;
         let ir_version = match o.field("irVersion") {
             Some((n, p)) => self.ir_version(n, &p),
             None => {
                 self.push(
                     Diagnostic::error("missing-field", "the document has no `irVersion`")
-                        .at("")
+                        .at(ptr)
                         .hint("add \"irVersion\": \"2.2\" at the top level"),
                 );
                 String::new()
@@ -512,6 +517,11 @@ impl Reader {
             .into_iter()
             .filter_map(|(n, p)| self.mcp_server(n, &p))
             .collect();
+        let agents = self
+            .opt_array(&mut o, "agents")
+            .into_iter()
+            .filter_map(|(n, p)| self.agent(n, &p))
+            .collect();
         let settings = match o.field("settings") {
             Some((n, p)) => self.settings(n, &p),
             None => Settings::default(),
@@ -523,6 +533,7 @@ impl Reader {
             edges,
             tools,
             mcp_servers,
+            agents,
             settings,
         })
     }
@@ -633,34 +644,23 @@ impl Reader {
                 template: self.req_str(&mut o, "template", &what),
                 output_key: self.req_str(&mut o, "outputKey", &what),
             },
-            "subgraph" => match o.field("graph") {
-                Some((gn, _)) => NodeKind::Subgraph {
-                    graph: gn.to_value(),
-                },
-                None => {
-                    self.missing(&o, "graph", &what);
-                    NodeKind::Subgraph { graph: Value::Null }
-                }
-            },
+            "subgraph" => NodeKind::Subgraph(self.subgraph(&mut o, &what)),
+            "agent" => NodeKind::Agent(AgentNode {
+                agent: self.req_str(&mut o, "agent", &what),
+                input: self.req_str(&mut o, "input", &what),
+                output_key: self.req_str(&mut o, "outputKey", &what),
+                caller_roles: self.strings(&mut o, "callerRoles"),
+            }),
+            "rag" => NodeKind::Rag(self.rag(&mut o, &what)),
+            "intent_classifier" => NodeKind::IntentClassifier(self.intent(&mut o, &what)),
+            "hitl" => NodeKind::Hitl(HitlNode {
+                payload: self.value_map(&mut o, "payload"),
+                output_key: self.req_str(&mut o, "outputKey", &what),
+            }),
             "connector" => NodeKind::Connector {
                 config: self.value_map(&mut o, "config"),
             },
-            other => {
-                // agent, rag, intent_classifier, hitl: fields are kept as given.
-                o.open = true;
-                let fields = o
-                    .members
-                    .iter()
-                    .filter(|m| !matches!(m.key.as_str(), "id" | "label" | "kind"))
-                    .map(|m| (m.key.clone(), m.value.to_value()))
-                    .collect();
-                match other {
-                    "agent" => NodeKind::Agent { fields },
-                    "rag" => NodeKind::Rag { fields },
-                    "intent_classifier" => NodeKind::IntentClassifier { fields },
-                    _ => NodeKind::Hitl { fields },
-                }
-            }
+            _ => return None,
         };
         self.finish(o, &what);
         Some(Node { id, label, kind })
@@ -668,20 +668,7 @@ impl Reader {
 
     fn llm(&mut self, o: &mut Obj<'_>, what: &str) -> LlmNode {
         let output_key = self.req_str(o, "outputKey", what);
-        let model = o.field("model").and_then(|(n, p)| {
-            let mut m = self.object(n, &p)?;
-            let w = "`model`";
-            let r = ModelRef {
-                provider: self.req_str(&mut m, "provider", w),
-                name: self.req_str(&mut m, "name", w),
-                temperature: self.opt_f64(&mut m, "temperature"),
-                max_tokens: self
-                    .opt_uint(&mut m, "maxTokens", u64::from(u32::MAX))
-                    .and_then(|v| u32::try_from(v).ok()),
-            };
-            self.finish(m, w);
-            Some(r)
-        });
+        let model = self.model_ref(o);
         let prompt = match o.field("prompt") {
             Some((n, p)) => self.object(n, &p).map(|mut po| {
                 let pr = Prompt {
@@ -709,11 +696,7 @@ impl Reader {
             )
             .unwrap_or(OutputShape::Scalar);
         let replace_messages = self.opt_bool(o, "replaceMessages").unwrap_or(false);
-        let bound_tool_ids = self
-            .opt_array(o, "boundToolIds")
-            .into_iter()
-            .filter_map(|(n, p)| self.string(n, &p))
-            .collect();
+        let bound_tool_ids = self.strings(o, "boundToolIds");
         LlmNode {
             output_key,
             model,
@@ -722,6 +705,271 @@ impl Reader {
             replace_messages,
             bound_tool_ids,
         }
+    }
+
+    /// An optional `model` member: `{ provider, name, temperature?, maxTokens? }`.
+    fn model_ref(&mut self, o: &mut Obj<'_>) -> Option<ModelRef> {
+        let (n, p) = Self::opt(o, "model")?;
+        let mut m = self.object(n, &p)?;
+        let w = "`model`";
+        let r = ModelRef {
+            provider: self.req_str(&mut m, "provider", w),
+            name: self.req_str(&mut m, "name", w),
+            temperature: self.opt_f64(&mut m, "temperature"),
+            max_tokens: self
+                .opt_uint(&mut m, "maxTokens", u64::from(u32::MAX))
+                .and_then(|v| u32::try_from(v).ok()),
+        };
+        self.finish(m, w);
+        Some(r)
+    }
+
+    /// An optional list of strings.
+    fn strings(&mut self, o: &mut Obj<'_>, key: &'static str) -> Vec<String> {
+        self.opt_array(o, key)
+            .into_iter()
+            .filter_map(|(n, p)| self.string(n, &p))
+            .collect()
+    }
+
+    /// A positive integer member with a default.
+    fn positive(&mut self, o: &mut Obj<'_>, key: &'static str, default: u64, max: u64) -> u64 {
+        let ptr = o.child_ptr(key);
+        match self.opt_uint(o, key, max) {
+            Some(0) => {
+                self.push(
+                    Diagnostic::error("out-of-range", format!("`{key}` must be at least 1"))
+                        .at(ptr),
+                );
+                default
+            }
+            Some(v) => v,
+            None => default,
+        }
+    }
+
+    fn subgraph(&mut self, o: &mut Obj<'_>, what: &str) -> SubgraphNode {
+        let graph = match o.field("graph") {
+            Some((gn, gp)) => match &gn.value {
+                Json::String(path) => SubgraphRef::Path(path.clone()),
+                Json::Object(_) => match self.document_at(gn, &gp) {
+                    Some(child) => SubgraphRef::Embedded(Box::new(child)),
+                    None => SubgraphRef::Path(String::new()),
+                },
+                _ => {
+                    self.type_error(&gp, "an embedded document or a path", gn);
+                    SubgraphRef::Path(String::new())
+                }
+            },
+            None => {
+                self.missing(o, "graph", what);
+                SubgraphRef::Path(String::new())
+            }
+        };
+        SubgraphNode {
+            graph,
+            input: self.string_map(o, "input"),
+            output: self.string_map(o, "output"),
+        }
+    }
+
+    fn rag(&mut self, o: &mut Obj<'_>, what: &str) -> RagNode {
+        let query = self.req_str(o, "query", what);
+        let documents = match o.field("documents") {
+            Some((dn, dp)) => match &dn.value {
+                Json::String(path) => RagDocuments::Path(path.clone()),
+                Json::Array(items) => RagDocuments::List(
+                    items
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, item)| {
+                            let mut d = self.object(item, &format!("{dp}/{i}"))?;
+                            let w = "a document";
+                            let doc = RagDocument {
+                                id: self.req_str(&mut d, "id", w),
+                                text: self.req_str(&mut d, "text", w),
+                            };
+                            self.finish(d, w);
+                            Some(doc)
+                        })
+                        .collect(),
+                ),
+                _ => {
+                    self.type_error(&dp, "a folder path or a list of { id, text }", dn);
+                    RagDocuments::List(Vec::new())
+                }
+            },
+            None => {
+                self.missing(o, "documents", what);
+                RagDocuments::List(Vec::new())
+            }
+        };
+        let top_k = self.positive(o, "topK", u64::from(default_top_k()), 10_000);
+        let retriever = match Self::opt(o, "retriever") {
+            Some((rn, rp)) => self.retriever(rn, &rp),
+            None => Retriever::Bm25,
+        };
+        RagNode {
+            query,
+            documents,
+            top_k: u32::try_from(top_k).unwrap_or(u32::MAX),
+            retriever,
+            output_key: self.req_str(o, "outputKey", what),
+        }
+    }
+
+    fn retriever(&mut self, n: &JNode, p: &str) -> Retriever {
+        let Some(mut r) = self.object(n, p) else {
+            return Retriever::Bm25;
+        };
+        let kind = match r.field("kind") {
+            Some((kn, kp)) => self.enumerated(
+                kn,
+                &kp,
+                "retriever kind",
+                &[("bm25", "bm25"), ("embedding", "embedding")],
+            ),
+            None => {
+                self.missing(&r, "kind", "`retriever`");
+                None
+            }
+        };
+        let out = match kind {
+            Some("embedding") => Retriever::Embedding {
+                model: self.opt_str(&mut r, "model"),
+                base_url_env: self.opt_str(&mut r, "baseUrlEnv"),
+                api_key_env: self.opt_str(&mut r, "apiKeyEnv"),
+            },
+            _ => Retriever::Bm25,
+        };
+        let what = match out {
+            Retriever::Bm25 => "a `bm25` retriever",
+            Retriever::Embedding { .. } => "an `embedding` retriever",
+        };
+        self.finish(r, what);
+        out
+    }
+
+    fn intent(&mut self, o: &mut Obj<'_>, what: &str) -> IntentNode {
+        let input = self.req_str(o, "input", what);
+        if !o.has("intents") {
+            self.missing(o, "intents", what);
+        }
+        let intents = self
+            .opt_array(o, "intents")
+            .into_iter()
+            .filter_map(|(n, p)| {
+                let mut i = self.object(n, &p)?;
+                let w = "an intent";
+                let intent = Intent {
+                    name: self.req_str(&mut i, "name", w),
+                    description: self.opt_str(&mut i, "description"),
+                    examples: self.strings(&mut i, "examples"),
+                };
+                self.finish(i, w);
+                Some(intent)
+            })
+            .collect();
+        IntentNode {
+            input,
+            intents,
+            fallback: self.opt_str(o, "fallback").unwrap_or_else(default_fallback),
+            model: self.model_ref(o),
+            output_key: self.req_str(o, "outputKey", what),
+        }
+    }
+
+    fn agent(&mut self, n: &JNode, p: &str) -> Option<AgentDef> {
+        let mut o = self.object(n, p)?;
+        let id = self.req_str(&mut o, "id", "an agent");
+        let description = self.opt_str(&mut o, "description");
+        let roles = self.strings(&mut o, "roles");
+        let kind_name = match o.field("kind") {
+            Some((kn, kp)) => {
+                let names: Vec<(&'static str, &'static str)> =
+                    AgentKind::NAMES.iter().map(|k| (*k, *k)).collect();
+                self.enumerated(kn, &kp, "agent kind", &names)
+            }
+            None => {
+                self.missing(&o, "kind", "an agent");
+                None
+            }
+        }?;
+        let what = format!("a `{kind_name}` agent");
+        let kind = match kind_name {
+            "worker" => AgentKind::Worker {
+                instructions: self.opt_str(&mut o, "instructions"),
+                persona: Self::opt(&mut o, "persona").and_then(|(pn, pp)| {
+                    let mut po = self.object(pn, &pp)?;
+                    let persona = Persona {
+                        role: self.opt_str(&mut po, "role"),
+                        tone: self.opt_str(&mut po, "tone"),
+                    };
+                    self.finish(po, "`persona`");
+                    Some(persona)
+                }),
+                tool_ids: self.strings(&mut o, "toolIds"),
+                max_turns: u32::try_from(self.positive(
+                    &mut o,
+                    "maxTurns",
+                    u64::from(default_max_turns()),
+                    10_000,
+                ))
+                .unwrap_or(u32::MAX),
+                model: self.model_ref(&mut o),
+            },
+            "supervisor" => AgentKind::Supervisor {
+                members: {
+                    if !o.has("members") {
+                        self.missing(&o, "members", &what);
+                    }
+                    self.strings(&mut o, "members")
+                },
+                router: self
+                    .opt_enum(
+                        &mut o,
+                        "router",
+                        "supervisor router",
+                        &[
+                            ("llm", SupervisorRouter::Llm),
+                            ("custom", SupervisorRouter::Custom),
+                        ],
+                    )
+                    .unwrap_or(SupervisorRouter::Llm),
+                max_rounds: u32::try_from(self.positive(
+                    &mut o,
+                    "maxRounds",
+                    u64::from(default_max_rounds()),
+                    10_000,
+                ))
+                .unwrap_or(u32::MAX),
+                instructions: self.opt_str(&mut o, "instructions"),
+                model: self.model_ref(&mut o),
+            },
+            "remote" => AgentKind::Remote {
+                url: self.opt_str(&mut o, "url"),
+                service: self.req_str(&mut o, "service", &what),
+                input_field: self
+                    .opt_str(&mut o, "inputField")
+                    .unwrap_or_else(default_input_field),
+                output_field: self
+                    .opt_str(&mut o, "outputField")
+                    .unwrap_or_else(default_output_field),
+                timeout_ms: self.positive(&mut o, "timeoutMs", default_remote_timeout(), 3_600_000),
+            },
+            _ => AgentKind::A2a {
+                agent_card_url: self.req_str(&mut o, "agentCardUrl", &what),
+                service: self.opt_str(&mut o, "service"),
+                skill_id: self.opt_str(&mut o, "skillId"),
+            },
+        };
+        self.finish(o, &what);
+        Some(AgentDef {
+            id,
+            description,
+            roles,
+            kind,
+        })
     }
 
     fn branch(&mut self, n: &JNode, p: &str) -> Option<Branch> {

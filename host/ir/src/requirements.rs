@@ -141,6 +141,17 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
             subject: Some(Subject::new(SubjectKind::Tool, &t.id)),
         });
     }
+    // Agents: `feature:agents.<kind>`, so a target without agents (or
+    // without one kind) refuses them by name instead of dropping them.
+    for (i, a) in doc.logical.agents.iter().enumerate() {
+        out.push(Requirement {
+            category: Category::Feature,
+            name: format!("agents.{}", a.kind.name()),
+            pointer: format!("/logical/agents/{i}"),
+            node: None,
+            subject: Some(Subject::new(SubjectKind::Agent, &a.id)),
+        });
+    }
     for (i, s) in doc.logical.mcp_servers.iter().enumerate() {
         out.push(Requirement {
             category: Category::Transport,

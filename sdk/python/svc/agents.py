@@ -37,6 +37,7 @@ from svc.registry import (
     _named,
     _names,
     _register,
+    _registry,
     enforce_policies,
     get,
     persona_prompt,
@@ -79,7 +80,7 @@ def worker_agent(
     name: str | Callable | None = None,
     role: str = "",
     tools: Iterable[Any] = (),
-    persona: str | None = None,
+    persona: str | dict | None = None,
     instructions: str = "",
     model: Model | str | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
@@ -88,13 +89,15 @@ def worker_agent(
 ) -> Any:
     """A delegatable local agent. The decorated function returns its
     instructions (or None to use `instructions=`); `persona` names a
-    registered @persona whose prompt comes first, `role` says who it is,
+    registered @persona whose prompt comes first, or is `{"role", "tone"}`
+    (either optional) said in a first paragraph; `role` says who it is,
     `tools` are registered @tool names it may call, `roles` the caller roles
     allowed to run it (any one suffices; none means anyone)."""
     if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
         raise RegistrationError(f"max_turns must be a positive integer, not {max_turns!r}")
     if isinstance(model, str):
         model = Model(model)
+    _check_persona(persona)
 
     def register(fn: Callable) -> Callable:
         agent_name = _named(fn, None if callable(name) else name)
@@ -102,7 +105,7 @@ def worker_agent(
             "kind": "worker",
             "role": role,
             "tools": _names(tools, "tools"),
-            "persona": persona,
+            "persona": dict(persona) if isinstance(persona, dict) else persona,
             "instructions": instructions,
             "model": model,
             "max_turns": max_turns,
@@ -112,6 +115,33 @@ def worker_agent(
         return _register("agents", agent_name, fn, meta)
 
     return _decorator(name, register)
+
+
+PERSONA_KEYS = ("role", "tone")
+
+
+def _check_persona(persona: Any) -> None:
+    if persona is None or isinstance(persona, str):
+        return
+    if not isinstance(persona, dict):
+        raise RegistrationError(f"persona must be a persona name or a dict, not {persona!r}")
+    for key, value in persona.items():
+        if key not in PERSONA_KEYS:
+            raise RegistrationError(f"persona key {key!r} is not one of {', '.join(PERSONA_KEYS)}")
+        if not isinstance(value, str):
+            raise RegistrationError(f"persona {key} must be text, not {value!r}")
+
+
+def _persona_text(persona: str | dict) -> str:
+    """A registered persona's prompt, or the sentences a persona dict says."""
+    if isinstance(persona, str):
+        return persona_prompt(persona)
+    said = []
+    if persona.get("role"):
+        said.append(f"You are the {persona['role']}.")
+    if persona.get("tone"):
+        said.append(f"Answer in a {persona['tone']} tone.")
+    return " ".join(said)
 
 
 def _not_built(what: str) -> NotImplementedError:
@@ -171,8 +201,9 @@ def run_remote(name: str, task: str, deadline: float | None = None) -> str:
 
     meta = get("agents", name).meta
     cfg, base_url = service_config(meta["service"])
-    base = meta["url"] or base_url
-    endpoint = resolve_endpoint(name, base.rstrip("/") + "/invoke")
+    # `url` may be `env:NAME`: resolve it before appending the path.
+    base = resolve_endpoint(name, meta["url"] or base_url)
+    endpoint = base.rstrip("/") + "/invoke"
     reply = post_json(
         name,
         endpoint,
@@ -346,7 +377,7 @@ def worker(name: str) -> Worker:
     meta = c.meta
     parts = []
     if meta["persona"]:
-        parts.append(persona_prompt(meta["persona"]))
+        parts.append(_persona_text(meta["persona"]))
     if meta["role"]:
         parts.append(f"You are the {meta['role']}.")
     written = c.obj()
@@ -394,8 +425,8 @@ def _tool_specs(agent: Worker) -> list[dict]:
                 "type": "function",
                 "function": {
                     "name": name,
-                    "description": (inspect.getdoc(c.obj) or "").split("\n")[0],
-                    "parameters": tool_schema(c.obj, c.meta.get("input_schema")),
+                    "description": c.meta["description"],
+                    "parameters": tool_schema(c.obj, c.meta["input_schema"]),
                 },
             }
         )
@@ -430,8 +461,10 @@ def _call_tool(agent: Worker, call: Any) -> tuple[str, str | _Transfer]:
             "bad_tool_call",
             f'agent "{agent.name}": the arguments of "{name}" are not a JSON object: {raw!r}',
         )
+    c = get("tools", name)
     try:
-        result = get("tools", name).obj(**arguments)
+        # An SvcError (an HTTP tool's upstream_error) keeps its own answer.
+        result = c.obj(arguments) if c.meta["arguments"] == "object" else c.obj(**arguments)
     except SvcError:
         raise
     except Exception as e:
@@ -588,3 +621,24 @@ def run_agent(
             )
         return output
     return run_worker(worker(agent), task, caller_roles=held, deadline=deadline)
+
+
+def agents_info() -> dict[str, dict[str, Any]]:
+    """Every registered agent's kind, roles and limits (what /info shows), so
+    an operator can see what an agent may do without reading its code."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in sorted(_registry["agents"]):
+        meta = _registry["agents"][name].meta
+        kind = meta["kind"]
+        entry: dict[str, Any] = {"kind": kind, "roles": list(meta["roles"])}
+        if kind == "worker":
+            entry["maxTurns"] = meta["max_turns"]
+            entry["tools"] = list(meta["tools"])
+        elif kind == "supervisor":
+            entry["maxRounds"] = meta["max_rounds"]
+            entry["router"] = meta["router"]
+            entry["members"] = list(meta["members"])
+        elif kind == "remote":
+            entry["service"] = meta["service"]
+        out[name] = entry
+    return out

@@ -31,7 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("--dir", default=".", help="where to create <name>/ (default: .)")
     new.add_argument("--force", action="store_true", help="replace a non-empty <dir>/<name>")
 
-    info = sub.add_parser("info", help="load the config and list the registered components")
+    info = sub.add_parser(
+        "info", help="load the config and list the registered components and agents' limits"
+    )
     info.add_argument("--root", default=".")
 
     run = sub.add_parser("run", help="start the API server (server extra)")
@@ -74,12 +76,18 @@ def _new(args: argparse.Namespace) -> int:
 
 def _info(args: argparse.Namespace) -> int:
     from svc import registry
+    from svc.agents import agents_info
     from svc.config import app_identity
     from svc.graph import SvcApp
 
     app = SvcApp(args.root).bootstrap()
     name, version = app_identity(app.config)
-    out = {"name": name, "version": version, "components": registry.components()}
+    out = {
+        "name": name,
+        "version": version,
+        "components": registry.components(),
+        "agents": agents_info(),
+    }
     print(json.dumps(out, indent=2, ensure_ascii=False))
     return 0
 

@@ -9,6 +9,7 @@ returns the decorated object unchanged.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
 import typing
 from collections.abc import Callable, Iterable
@@ -160,21 +161,43 @@ def entrypoint_graph(name: str | None = None) -> Component:
 # --- tools, skills, personas ------------------------------------------------------
 
 
+TOOL_ARGUMENTS = ("keywords", "object")
+
+
 def tool(
     name: str | Callable | None = None,
     roles: Iterable[str] = (),
     tags: Iterable[str] = (),
     input_schema: dict | None = None,
+    arguments: str = "keywords",
+    description: str = "",
 ) -> Any:
-    """A callable an LLM can invoke; `roles` limit who may, `input_schema` is JSON Schema."""
+    """A callable an LLM can invoke; `roles` limit who may, `input_schema` is JSON Schema.
+
+    The model's JSON arguments are passed as `fn(**arguments)` with
+    `arguments="keywords"`, or as one dict, `fn(arguments)`, with
+    `arguments="object"` (compiled tools take their input that way; any
+    object is accepted unless `input_schema` says more). `description` is
+    what the model is told the tool does (default: the docstring's first line).
+    """
     if input_schema is not None and not isinstance(input_schema, dict):
         raise RegistrationError("input_schema must be a JSON Schema object (a dict)")
+    if arguments not in TOOL_ARGUMENTS:
+        raise RegistrationError(
+            f"arguments {arguments!r} is not one of {', '.join(TOOL_ARGUMENTS)}"
+        )
+    if not isinstance(description, str):
+        raise RegistrationError(f"description must be text, not {description!r}")
+    if input_schema is None and arguments == "object":
+        input_schema = {"type": "object"}
 
     def register(fn: Callable) -> Callable:
         meta = {
             "roles": _names(roles, "roles"),
             "tags": _names(tags, "tags"),
             "input_schema": input_schema,
+            "arguments": arguments,
+            "description": description or (inspect.getdoc(fn) or "").split("\n")[0],
         }
         return _register("tools", _named(fn, None if callable(name) else name), fn, meta)
 

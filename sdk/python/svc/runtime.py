@@ -52,6 +52,8 @@ from svc.upstream import (
     assistant_message,
     call_http_tool,
     chat,
+    classify_intent,
+    register_http_tool,
     text_items,
 )
 from svc.values import (
@@ -82,6 +84,7 @@ __all__ = [
     "bad_request",
     "call_http_tool",
     "chat",
+    "classify_intent",
     "cond_eq",
     "cond_exists",
     "cond_ge",
@@ -94,6 +97,7 @@ __all__ = [
     "deadline_error",
     "execution_error",
     "invalid_state",
+    "register_http_tool",
     "step_limit_error",
     "text",
     "text_items",

@@ -176,14 +176,17 @@ def create_app(
 ) -> Any:
     """The FastAPI app serving `graph` (default: the project's entrypoint graph).
 
-    Raises ConfigError when authentication is on and its key variable is unset.
+    Raises ConfigError when authentication is on and its key variable is
+    unset, or when the embedding index of a rag node cannot be built.
     """
     fastapi = require("fastapi", "server", "create_app()")
     from starlette.exceptions import HTTPException
     from starlette.requests import Request
     from starlette.responses import Response, StreamingResponse
 
+    from svc import rag
     from svc.adapters import runner_for
+    from svc.agents import agents_info
     from svc.graph import SvcApp
 
     if config is None:
@@ -194,6 +197,9 @@ def create_app(
         runner = SvcApp(root, config=config).bootstrap().runner()
     else:
         runner = runner_for(graph, graph_settings(config), getattr(graph, "name", "graph"))
+    # The project is imported by now: its rag nodes' indexes are built before
+    # serving, so a broken embeddings endpoint fails here, not in a request.
+    rag.build_indexes()
     name, version = app_identity(config)
     if "name" not in (config.get("app") or {}):
         name = runner.name
@@ -272,9 +278,13 @@ def create_app(
         refused = denied(request)
         if refused is not None:
             return refused
-        return reply.json(
-            200, {"name": name, "version": version, "components": registry.components()}
-        )
+        body = {
+            "name": name,
+            "version": version,
+            "components": registry.components(),
+            "agents": agents_info(),
+        }
+        return reply.json(200, body)
 
     routes = [("/health", health, ["GET"]), ("/info", info, ["GET"])]
     if os.environ.get("SVC_DEV_EVENTS") == "1":

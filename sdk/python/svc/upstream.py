@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from svc.errors import execution_error, require, upstream_error
+from svc import registry
+from svc.errors import RegistrationError, execution_error, require, upstream_error
 from svc.values import text
 
 # What an HTTP tool or a model provider may send back.
@@ -249,6 +250,59 @@ def as_list(reply: str) -> list:
     return [line.strip() for line in reply.split("\n") if line.strip()]
 
 
+def classify_intent(
+    node: str,
+    model: Model,
+    intents: list[dict],
+    text: str,
+    fallback: str = "other",
+    *,
+    deadline: float | None = None,
+) -> str:
+    """The name of the intent of `text`, as declared, or `fallback`.
+
+    One model call: the system prompt lists each intent (`name`, with its
+    `description` and `examples` when given) and asks for one name. A reply
+    that is not one of the names (trimmed, any case) gives `fallback`, so a
+    chatty model routes to the fallback branch instead of failing the run.
+    """
+    names: dict[str, str] = {}
+    lines = ["Classify the user's message into exactly one of these intents:"]
+    for intent in intents:
+        name = intent.get("name") if isinstance(intent, dict) else None
+        if not isinstance(name, str) or not name.strip():
+            raise execution_error(
+                node, f"node {json.dumps(node)}: an intent needs a name, not {intent!r}"
+            )
+        names.setdefault(name.strip().lower(), name)
+        description = intent.get("description")
+        lines.append(f"- {name}: {description}" if description else f"- {name}")
+        examples = [e for e in intent.get("examples") or () if isinstance(e, str)]
+        if examples:
+            lines.append(
+                "  Examples: " + "; ".join(json.dumps(e, ensure_ascii=False) for e in examples)
+            )
+    if not names:
+        raise execution_error(node, f"node {json.dumps(node)}: no intents to classify into")
+    lines.append(
+        f"Answer with the intent's name only. If none of them fits, answer {json.dumps(fallback)}."
+    )
+    messages = [
+        {"role": "system", "content": "\n".join(lines)},
+        {"role": "user", "content": text},
+    ]
+    content = chat_message(
+        node, model, messages, deadline=deadline, feature="classify_intent()"
+    ).get("content")
+    if not isinstance(content, str):
+        raise upstream_error(
+            node,
+            "invalid_json",
+            f"node {json.dumps(node)}: the model reply has no choices[0].message.content",
+        )
+    return names.get(content.strip().lower(), fallback)
+
+
 def text_items(items: list) -> list:
     """Every item rendered as text, for list outputs written to string lists."""
     return [text(v) for v in items]
@@ -284,3 +338,23 @@ def call_http_tool(node: str, tool: HttpTool, input: dict, *, deadline: float | 
         timeout=_timeout(timeout, deadline),
         feature="call_http_tool()",
     )
+
+
+def register_http_tool(tool_id: str, tool: HttpTool, description: str = "") -> HttpTool:
+    """Registers `tool` as the registry tool `tool_id`, so worker agents can
+    call it: the model's arguments are POSTed as they are and the parsed reply
+    is the result (an upstream failure stays a 502 upstream_error). Returns
+    `tool`, for `TOOL = register_http_tool("crm", HttpTool(...))`.
+
+    Registering the same `tool_id` again replaces the tool (as a module
+    reload does), which is also how a test points it at a stub."""
+    if not isinstance(tool, HttpTool):
+        raise RegistrationError(f"register_http_tool needs an HttpTool, not {type(tool).__name__}")
+
+    def call(arguments: dict) -> Any:
+        return call_http_tool(tool_id, tool, arguments)
+
+    call.__name__ = tool_id
+    call.__qualname__ = f"register_http_tool.{tool_id}"
+    registry.tool(tool_id, arguments="object", description=description)(call)
+    return tool

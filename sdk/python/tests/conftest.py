@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from svc import config, registry
+from svc import config, rag, registry
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "fixtures" / "config"
@@ -22,6 +22,7 @@ FIXTURES = REPO / "fixtures" / "config"
 def clean_state(monkeypatch):
     """No test sees another's components, cached config or project package."""
     registry.clear()
+    rag.clear()
     config._cache.clear()
     monkeypatch.delenv("SVC_DEV_EVENTS", raising=False)
     monkeypatch.delenv("SVC_HOST", raising=False)
@@ -31,6 +32,7 @@ def clean_state(monkeypatch):
     monkeypatch.setenv("LANGSMITH_PROJECT", "svc-tests")
     yield
     registry.clear()
+    rag.clear()
     config._cache.clear()
     for name in [m for m in sys.modules if m == "app" or m.startswith("app.")]:
         del sys.modules[name]

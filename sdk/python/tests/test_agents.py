@@ -425,6 +425,27 @@ def test_a_remote_agent_posts_to_the_other_services_invoke(stub, tmp_path, monke
     assert e.value.details["reason"] == "forbidden"
 
 
+def test_a_remote_agent_url_may_name_an_environment_variable(stub, tmp_path, monkeypatch):
+    from svc import agent
+
+    s = stub(lambda req: (200, json.dumps({"result": {"answer": req.path}}).encode()))
+    # serverUrl is a placeholder: the agent's own `url` wins.
+    (tmp_path / "application.yaml").write_text(REMOTE_CONFIG.format(url="http://unused.invalid"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BILLING_KEY", "billing-secret")
+
+    @agent(transport="remote", service="billing", url="env:BILLING_URL", output_field="answer")
+    def billing_by_env():
+        """Answers billing questions."""
+
+    with pytest.raises(SvcError) as e:
+        run_agent("how much?", "billing_by_env")
+    assert e.value.details == {"node": "billing_by_env", "reason": "connect"}
+    assert "BILLING_URL" in e.value.message
+    monkeypatch.setenv("BILLING_URL", s.url + "/peer/")
+    assert run_agent("how much?", "billing_by_env") == "/peer/invoke"
+
+
 def test_local_agents_and_unbuilt_transports():
     from svc import agent
 
@@ -446,3 +467,183 @@ def test_local_agents_and_unbuilt_transports():
         agent(transport="remote")
     with pytest.raises(RegistrationError):
         agent(transport="pigeon")
+
+
+def test_a_tool_taking_one_object_gets_the_arguments_as_a_dict(model_stub):
+    seen = []
+
+    @tool("lookup", arguments="object", description="Finds a customer.")
+    def lookup_tool(state: dict) -> dict:
+        """Not what the model is told."""
+        seen.append(state)
+        return {"customer": state["id"], "plan": "gold"}
+
+    @worker_agent(model=MODEL, tools=["lookup"])
+    def clerk():
+        return "You look customers up."
+
+    s = model_stub(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("c1", "lookup", {"id": "c-7", "verbose": True})],
+        },
+        {"role": "assistant", "content": "c-7 is on gold."},
+    )
+    assert run_agent("Which plan is c-7 on?", "clerk") == "c-7 is on gold."
+    assert seen == [{"id": "c-7", "verbose": True}]
+    assert s.received[0].json()["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "lookup",
+                "description": "Finds a customer.",
+                "parameters": {"type": "object"},
+            },
+        }
+    ]
+    assert s.received[1].json()["messages"][-1]["content"] == '{"customer": "c-7", "plan": "gold"}'
+
+
+def test_tool_arguments_and_description_options():
+    schema = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+
+    @tool("declared", arguments="object", input_schema=schema)
+    def declared(state):
+        """First line.
+
+        More detail."""
+
+    from svc.registry import get
+
+    assert get("tools", "declared").meta["input_schema"] is schema
+    assert get("tools", "declared").meta["description"] == "First line."
+    with pytest.raises(RegistrationError, match="keywords, object"):
+        tool("bad", arguments="positional")
+    with pytest.raises(RegistrationError, match="description"):
+        tool("bad", description=["no"])
+
+
+def test_an_http_tool_registered_for_agents_posts_the_arguments(model_stub, stub, monkeypatch):
+    from svc.runtime import HttpTool, register_http_tool
+
+    crm = stub(lambda req: (200, json.dumps({"found": req.json()["email"]}).encode()))
+    monkeypatch.setenv("CRM_URL", crm.url + "/lookup")
+    given = HttpTool("env:CRM_URL", timeout_ms=2000)
+    assert register_http_tool("crm", given, description="Looks a customer up.") is given
+
+    @worker_agent(model=MODEL, tools=["crm"])
+    def clerk():
+        return "Use the CRM."
+
+    s = model_stub(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("c1", "crm", {"email": "ada@example.com"})],
+        },
+        {"role": "assistant", "content": "found her"},
+    )
+    assert run_agent("find ada", "clerk") == "found her"
+    assert crm.received[0].path == "/lookup"
+    assert crm.received[0].json() == {"email": "ada@example.com"}
+    function = s.received[0].json()["tools"][0]["function"]
+    assert function == {
+        "name": "crm",
+        "description": "Looks a customer up.",
+        "parameters": {"type": "object"},
+    }
+    assert s.received[1].json()["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": '{"found": "ada@example.com"}',
+    }
+    assert components()["tools"] == ["crm"]
+
+
+def test_an_http_tool_failure_stays_an_upstream_error(model_stub, stub, monkeypatch):
+    from svc.runtime import HttpTool, register_http_tool
+
+    down = stub(lambda _req: (503, b'{"error": "down"}'))
+    register_http_tool("crm", HttpTool(down.url))
+
+    @worker_agent(model=MODEL, tools=["crm"])
+    def clerk():
+        return "Use the CRM."
+
+    model_stub(
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "crm", {"q": 1})]},
+    )
+    with pytest.raises(SvcError) as e:
+        run_agent("find ada", "clerk")
+    assert (e.value.status, e.value.code) == (502, "upstream_error")
+    assert e.value.details == {"node": "crm", "reason": "status", "status": 503}
+    with pytest.raises(RegistrationError, match="HttpTool"):
+        register_http_tool("crm", "http://example.com")
+
+
+def test_a_persona_given_as_data_opens_the_instructions(model_stub):
+    @worker_agent(model=MODEL, persona={"role": "billing assistant", "tone": "friendly"})
+    def biller():
+        return "Explain invoices."
+
+    @worker_agent(model=MODEL, persona={"tone": "formal"})
+    def formal():
+        return None
+
+    s = model_stub({"role": "assistant", "content": "ok"}, {"role": "assistant", "content": "ok"})
+    run_agent("hi", "biller")
+    run_agent("hi", "formal")
+    assert s.received[0].json()["messages"][0] == {
+        "role": "system",
+        "content": "You are the billing assistant. Answer in a friendly tone.\n\nExplain invoices.",
+    }
+    assert s.received[1].json()["messages"][0] == {
+        "role": "system",
+        "content": "Answer in a formal tone.",
+    }
+    with pytest.raises(RegistrationError, match="mood"):
+        worker_agent(persona={"mood": "grumpy"})
+    with pytest.raises(RegistrationError, match="tone"):
+        worker_agent(persona={"tone": 3})
+    with pytest.raises(RegistrationError):
+        worker_agent(persona=["analyst"])
+
+
+def test_agents_info_shows_each_agents_kind_roles_and_limits():
+    from svc import agent
+    from svc.agents import agents_info
+
+    register_researcher(model=MODEL, max_turns=3, roles=["support"])
+    echo_workers()
+
+    @supervisor(members=["drafter", "polisher"], router="custom", max_rounds=4, roles=["editor"])
+    def team(state):
+        return "finish"
+
+    @agent
+    def shout(task: str) -> str:
+        return task.upper()
+
+    @agent(transport="remote", service="billing")
+    def billing_peer():
+        """Answers billing questions."""
+
+    info = agents_info()
+    assert list(info) == ["billing_peer", "drafter", "polisher", "researcher", "shout", "team"]
+    assert info["researcher"] == {
+        "kind": "worker",
+        "roles": ["support"],
+        "maxTurns": 3,
+        "tools": ["lookup"],
+    }
+    assert info["team"] == {
+        "kind": "supervisor",
+        "roles": ["editor"],
+        "maxRounds": 4,
+        "router": "custom",
+        "members": ["drafter", "polisher"],
+    }
+    assert info["shout"] == {"kind": "local", "roles": []}
+    assert info["billing_peer"] == {"kind": "remote", "roles": [], "service": "billing"}
+    json.dumps(info)  # what /info answers

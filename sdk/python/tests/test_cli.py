@@ -199,3 +199,21 @@ def test_register(project, monkeypatch, capsys):
     assert "nodes" not in first["metadata"]["svc_graph"]
     assert second["metadata"]["svc_graph"]["nodes"] == ["greet"]
     assert "registered graph main in project demo" in capsys.readouterr().out
+
+
+def test_info_shows_the_agents(tmp_path, capsys):
+    (tmp_path / "application.yaml").write_text("app: {name: desk, version: 1.2.0}\n")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text(
+        "from svc import agent, worker_agent\n\n"
+        "@worker_agent(model='m', max_turns=2)\ndef helper():\n    return 'Help.'\n\n"
+        "@agent\ndef shout(task):\n    return task.upper()\n"
+    )
+    assert main(["info", "--root", str(tmp_path)]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert (body["name"], body["version"]) == ("desk", "1.2.0")
+    assert body["components"]["agents"] == ["helper", "shout"]
+    assert body["agents"] == {
+        "helper": {"kind": "worker", "roles": [], "maxTurns": 2, "tools": []},
+        "shout": {"kind": "local", "roles": []},
+    }

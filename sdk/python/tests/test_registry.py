@@ -101,7 +101,13 @@ def test_tool_and_skill_metadata():
         pass
 
     t = registry.get("tools", "search")
-    assert t.meta == {"roles": ("reader",), "tags": ("web",), "input_schema": schema}
+    assert t.meta == {
+        "roles": ("reader",),
+        "tags": ("web",),
+        "input_schema": schema,
+        "arguments": "keywords",
+        "description": "",
+    }
     assert registry.get("skills", "research").meta == {
         "tools": ("search", "other"),
         "tags": ("deep",),

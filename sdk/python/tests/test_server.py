@@ -297,6 +297,43 @@ def test_info(serve):
     assert body["components"]["guardrails"] == ["anything"]
     named = serve(ContractCore(), {"app": {"name": "desk", "version": "1"}})
     assert named.get("/info", headers=H).json()["name"] == "desk"
+    assert body["agents"] == {}
+
+
+def test_info_shows_the_agents_limits(serve):
+    from svc import agent, supervisor, tool, worker_agent
+
+    @tool
+    def lookup(q: str) -> str:
+        return q
+
+    @worker_agent(model="m", tools=["lookup"], max_turns=4, roles=["support"])
+    def researcher():
+        return "You research."
+
+    @supervisor(members=["researcher"], model="m", max_rounds=3)
+    def desk():
+        return "Route."
+
+    @agent(transport="remote", service="billing", roles=["support", "sales"])
+    def billing_peer():
+        """Answers billing questions."""
+
+    c = serve(ContractCore())
+    body = c.get("/info", headers=H).json()
+    assert set(body) == {"name", "version", "components", "agents"}
+    assert body["components"]["agents"] == ["billing_peer", "desk", "researcher"]
+    assert body["agents"] == {
+        "billing_peer": {"kind": "remote", "roles": ["support", "sales"], "service": "billing"},
+        "desk": {
+            "kind": "supervisor",
+            "roles": [],
+            "maxRounds": 3,
+            "router": "llm",
+            "members": ["researcher"],
+        },
+        "researcher": {"kind": "worker", "roles": ["support"], "maxTurns": 4, "tools": ["lookup"]},
+    }
 
 
 def test_guardrails_on_invoke(serve):

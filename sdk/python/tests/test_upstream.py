@@ -10,6 +10,7 @@ from svc.runtime import (
     assistant_message,
     call_http_tool,
     chat,
+    classify_intent,
     text_items,
 )
 
@@ -182,3 +183,74 @@ def test_list_shape_helpers():
     assert as_list("") == []
     assert text_items([1, "a", None, {"k": True}]) == ["1", "a", "", '{"k":true}']
     assert assistant_message("hi") == [{"role": "assistant", "content": "hi"}]
+
+
+INTENTS = [
+    {
+        "name": "billing",
+        "description": "Invoices, refunds and payments",
+        "examples": ["Where is my invoice?", "I was charged twice"],
+    },
+    {"name": "Tech_Support", "examples": ["The app crashes"]},
+    {"name": "sales"},
+]
+
+
+def replying(content):
+    """A chat-completions stub whose every reply is `content`."""
+    body = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]})
+    return lambda _req: (200, body.encode())
+
+
+def test_classify_intent_names_the_declared_intent(stub, monkeypatch):
+    s = stub(replying(" Billing\n"))
+    monkeypatch.setenv("STUB_BASE", s.url + "/v1")
+    model = Model("m", base_url_env="STUB_BASE")
+    assert classify_intent("triage", model, INTENTS, "Why was I charged twice?") == "billing"
+    req = s.received[0]
+    assert req.path == "/v1/chat/completions"
+    system, user = req.json()["messages"]
+    assert user == {"role": "user", "content": "Why was I charged twice?"}
+    assert system["role"] == "system"
+    assert system["content"] == (
+        "Classify the user's message into exactly one of these intents:\n"
+        "- billing: Invoices, refunds and payments\n"
+        '  Examples: "Where is my invoice?"; "I was charged twice"\n'
+        "- Tech_Support\n"
+        '  Examples: "The app crashes"\n'
+        "- sales\n"
+        'Answer with the intent\'s name only. If none of them fits, answer "other".'
+    )
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("tech_support", "Tech_Support"),  # the name as declared
+        ("SALES", "sales"),
+        ("It is billing.", "unsure"),
+        ("", "unsure"),
+        ("weather", "unsure"),
+    ],
+)
+def test_classify_intent_falls_back_on_any_other_reply(stub, monkeypatch, reply, expected):
+    s = stub(replying(reply))
+    monkeypatch.setenv("STUB_BASE", s.url)
+    model = Model("m", base_url_env="STUB_BASE")
+    assert classify_intent("triage", model, INTENTS, "hm", fallback="unsure") == expected
+    assert 'answer "unsure"' in s.received[0].json()["messages"][0]["content"]
+
+
+def test_classify_intent_failures(stub, monkeypatch):
+    s = stub(replying(None))
+    monkeypatch.setenv("STUB_BASE", s.url)
+    model = Model("m", base_url_env="STUB_BASE")
+    details = upstream_failure(classify_intent, "triage", model, INTENTS, "hi")
+    assert details == {"node": "triage", "reason": "invalid_json"}
+    down = stub(lambda _req: (500, b"{}"))
+    monkeypatch.setenv("STUB_BASE", down.url)
+    assert upstream_failure(classify_intent, "triage", model, INTENTS, "hi")["reason"] == "status"
+    for intents in ([], [{"description": "no name"}]):
+        with pytest.raises(SvcError) as e:
+            classify_intent("triage", model, intents, "hi")
+        assert e.value.code == "execution_error" and e.value.details == {"node": "triage"}

@@ -15,6 +15,7 @@ const TEXT_TARGETS: &str =
 mod document;
 mod ids;
 mod nodes;
+mod python_only;
 mod state;
 mod templates;
 #[cfg(test)]
@@ -41,6 +42,7 @@ pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
     v.top_level();
     v.state();
     v.nodes();
+    v.agents();
     v.topology();
     v.tools();
     v.settings();

@@ -172,7 +172,7 @@ impl<'a> Validator<'a> {
                 }
             }
             NodeKind::Router { branches } => self.router(i, n, branches),
-            _ => {}
+            _ => self.python_only_node(i, n),
         }
     }
 

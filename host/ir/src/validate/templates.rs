@@ -13,15 +13,19 @@ impl<'a> Validator<'a> {
         let doc = self.doc;
         let node_ids: HashSet<&str> = doc.logical.nodes.iter().map(|n| n.id.as_str()).collect();
         let tool_ids: HashSet<&str> = doc.logical.tools.iter().map(|t| t.id.as_str()).collect();
+        let agent_ids: HashSet<&str> = doc.logical.agents.iter().map(|a| a.id.as_str()).collect();
         for (platform, bodies) in &doc.bodies_by_platform {
             let pptr = format!("/bodiesByPlatform/{platform}");
             if !self.check_platform(platform, pptr.clone()) {
                 continue;
             }
             for id in bodies.keys() {
-                if !node_ids.contains(id.as_str()) && !tool_ids.contains(id.as_str()) {
+                if !node_ids.contains(id.as_str())
+                    && !tool_ids.contains(id.as_str())
+                    && !agent_ids.contains(id.as_str())
+                {
                     self.err(
-                        Diagnostic::error("unresolved-ref", format!("a {platform} body is given for `{id}`, which is neither a node nor a tool"))
+                        Diagnostic::error("unresolved-ref", format!("a {platform} body is given for `{id}`, which is neither a node, a tool nor an agent"))
                             .at(format!("{pptr}/{id}"))
                             .hint("remove the body or fix the id"),
                     );

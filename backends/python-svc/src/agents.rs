@@ -1,0 +1,178 @@
+//! `app/agents/`: one module per entry of `logical.agents`, each registering
+//! the agent with the SDK (`@worker_agent`, `@supervisor`, `@agent`), which
+//! runs it (`svc.agents`). Agent nodes call `run_agent` by id.
+
+use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, SupervisorRouter};
+use svc_backend_sdk::writer::CodeWriter;
+use svc_backend_sdk::{Diagnostic, File};
+
+use crate::nodes::{model_expr, package_init};
+use crate::py::{indent_body, module, module_file, quote, suite, write_expr, Expr};
+
+fn strings(items: &[String]) -> Expr {
+    Expr::List(items.iter().map(|s| Expr::atom(quote(s))).collect())
+}
+
+/// The modules of `app/agents/` and its `__init__.py`.
+pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut modules = Vec::new();
+    let mut missing = Vec::new();
+    let mut used = std::collections::HashMap::new();
+    for (i, a) in doc.logical.agents.iter().enumerate() {
+        let base = module(&a.id);
+        let n: &mut usize = used.entry(base.clone()).or_default();
+        *n += 1;
+        let m = if *n == 1 { base } else { format!("{base}_{n}") };
+        let text = match agent_module(doc, a) {
+            Ok(text) => text,
+            Err(d) => {
+                missing.push(d.at(format!("/logical/agents/{i}")));
+                continue;
+            }
+        };
+        out.push(File::text(format!("app/agents/{m}.py"), text));
+        modules.push(m);
+    }
+    if !missing.is_empty() {
+        return Err(missing);
+    }
+    out.push(File::text(
+        "app/agents/__init__.py",
+        package_init(
+            "Agents the graph can delegate to, one module each.",
+            &modules,
+        ),
+    ));
+    Ok(out)
+}
+
+/// The registration of one agent.
+fn agent_module(doc: &Document, a: &AgentDef) -> Result<String, Diagnostic> {
+    let mut w = CodeWriter::python();
+    let mut args = vec![Expr::atom(quote(&a.id))];
+    let description = a.description.clone().unwrap_or_default();
+    let (decorator, what) = match &a.kind {
+        AgentKind::Worker {
+            instructions,
+            persona,
+            tool_ids,
+            max_turns,
+            model,
+        } => {
+            if !tool_ids.is_empty() {
+                args.push(Expr::kw("tools", strings(tool_ids)));
+            }
+            if let Some(p) = persona {
+                let mut entries = Vec::new();
+                if let Some(role) = &p.role {
+                    entries.push((quote("role"), Expr::atom(quote(role))));
+                }
+                if let Some(tone) = &p.tone {
+                    entries.push((quote("tone"), Expr::atom(quote(tone))));
+                }
+                args.push(Expr::kw("persona", Expr::Dict(entries)));
+            }
+            if let Some(text) = instructions {
+                args.push(Expr::kw("instructions", Expr::atom(quote(text))));
+            }
+            if let Some(m) = model {
+                let model = model_expr(&mut w, doc, m);
+                args.push(Expr::kw("model", model));
+            }
+            args.push(Expr::kw("max_turns", Expr::atom(max_turns.to_string())));
+            (w.name("svc", "worker_agent"), "worker agent")
+        }
+        AgentKind::Supervisor {
+            members,
+            router,
+            max_rounds,
+            instructions,
+            model,
+        } => {
+            args.push(Expr::kw("members", strings(members)));
+            let router_name = match router {
+                SupervisorRouter::Llm => "llm",
+                SupervisorRouter::Custom => "custom",
+            };
+            args.push(Expr::kw("router", Expr::atom(quote(router_name))));
+            args.push(Expr::kw("max_rounds", Expr::atom(max_rounds.to_string())));
+            if let Some(text) = instructions {
+                args.push(Expr::kw("instructions", Expr::atom(quote(text))));
+            }
+            if let Some(m) = model {
+                let model = model_expr(&mut w, doc, m);
+                args.push(Expr::kw("model", model));
+            }
+            (w.name("svc", "supervisor"), "supervisor")
+        }
+        AgentKind::Remote {
+            url,
+            service,
+            input_field,
+            output_field,
+            timeout_ms,
+        } => {
+            args.push(Expr::kw("transport", Expr::atom(quote("remote"))));
+            args.push(Expr::kw("service", Expr::atom(quote(service))));
+            if let Some(url) = url {
+                args.push(Expr::kw("url", Expr::atom(quote(url))));
+            }
+            args.push(Expr::kw("input_field", Expr::atom(quote(input_field))));
+            args.push(Expr::kw("output_field", Expr::atom(quote(output_field))));
+            args.push(Expr::kw("timeout_ms", Expr::atom(timeout_ms.to_string())));
+            (w.name("svc", "agent"), "remote agent")
+        }
+        // Negotiation refuses `feature:agents.a2a` before emit; say so if
+        // a host skipped it.
+        AgentKind::A2a { .. } => {
+            return Err(Diagnostic::error(
+                "unsupported",
+                format!("python-svc does not generate the A2A agent `{}` yet", a.id),
+            ))
+        }
+    };
+    if !a.roles.is_empty() {
+        args.push(Expr::kw("roles", strings(&a.roles)));
+    }
+    if !description.is_empty() {
+        args.push(Expr::kw("description", Expr::atom(quote(&description))));
+    }
+    write_expr(&mut w, 0, "@", &Expr::call(decorator, args), "");
+    match &a.kind {
+        AgentKind::Supervisor {
+            router: SupervisorRouter::Custom,
+            ..
+        } => {
+            let body = doc.body("python-svc", &a.id).ok_or_else(|| {
+                Diagnostic::error(
+                    "missing-body",
+                    format!(
+                        "supervisor `{}` routes with `custom` but has no python-svc body",
+                        a.id
+                    ),
+                )
+                .hint(format!(
+                    "add bodiesByPlatform[\"python-svc\"][\"{}\"]: the body of `def route(state: dict) -> str`",
+                    a.id
+                ))
+            })?;
+            suite(&mut w, "def route(state: dict) -> str:", |w| {
+                w.lines(&indent_body(body, 0));
+            });
+        }
+        AgentKind::Remote { service, .. } => {
+            suite(&mut w, "def agent() -> None:", |w| {
+                w.line(format!(
+                    "\"\"\"Runs on the service `{service}` (external_services.{service} in application.yaml).\"\"\""
+                ));
+            });
+        }
+        _ => {
+            suite(&mut w, "def agent() -> None:", |w| {
+                w.line("\"\"\"Its instructions are given above; None keeps them.\"\"\"");
+            });
+        }
+    }
+    Ok(module_file(&format!("The {what} `{}`.", a.id), w))
+}
