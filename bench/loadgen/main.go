@@ -27,11 +27,12 @@ func main() {
 	body := flag.String("body", "", "request body")
 	conc := flag.Int("c", 16, "concurrent connections")
 	dur := flag.Duration("d", 5*time.Second, "duration")
+	expect := flag.String("expect", "", "a 2xx reply must contain this text, else it counts as wrong")
 	var hdrs headers
 	flag.Var(&hdrs, "H", "header `Name: value` (repeatable)")
 	flag.Parse()
 	if *url == "" {
-		fmt.Fprintln(os.Stderr, "usage: loadgen -url URL -body JSON [-H 'K: V'] [-c N] [-d 5s]")
+		fmt.Fprintln(os.Stderr, "usage: loadgen -url URL -body JSON [-H 'K: V'] [-c N] [-d 5s] [-expect TEXT]")
 		os.Exit(2)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conc, MaxConnsPerHost: *conc}}
@@ -39,7 +40,8 @@ func main() {
 	deadline := time.Now().Add(*dur)
 	var mu sync.Mutex
 	var latencies []time.Duration
-	var errors, non2xx int
+	var errors, non2xx, wrong int
+	want := []byte(*expect)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := 0; i < *conc; i++ {
@@ -47,7 +49,7 @@ func main() {
 		go func() {
 			defer wg.Done()
 			local := make([]time.Duration, 0, 4096)
-			var errs, bad int
+			var errs, bad, off int
 			for time.Now().Before(deadline) {
 				req, _ := http.NewRequest(http.MethodPost, *url, bytes.NewReader(payload))
 				req.Header.Set("Content-Type", "application/json")
@@ -62,10 +64,17 @@ func main() {
 					errs++
 					continue
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
+				var got []byte
+				if len(want) > 0 {
+					got, _ = io.ReadAll(resp.Body)
+				} else {
+					_, _ = io.Copy(io.Discard, resp.Body)
+				}
 				resp.Body.Close()
 				if resp.StatusCode/100 != 2 {
 					bad++
+				} else if len(want) > 0 && !bytes.Contains(got, want) {
+					off++
 				}
 				local = append(local, time.Since(t0))
 			}
@@ -73,6 +82,7 @@ func main() {
 			latencies = append(latencies, local...)
 			errors += errs
 			non2xx += bad
+			wrong += off
 			mu.Unlock()
 		}()
 	}
@@ -86,12 +96,12 @@ func main() {
 		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
 	}
 	out := map[string]any{
-		"requests": len(latencies), "errors": errors, "non2xx": non2xx,
+		"requests": len(latencies), "errors": errors, "non2xx": non2xx, "wrong": wrong,
 		"rps":    float64(len(latencies)) / elapsed.Seconds(),
-		"p50_ms": pct(0.50), "p99_ms": pct(0.99),
+		"p50_ms": pct(0.50), "p95_ms": pct(0.95), "p99_ms": pct(0.99),
 	}
 	_ = json.NewEncoder(os.Stdout).Encode(out)
-	if errors > 0 || non2xx > 0 {
+	if errors > 0 || non2xx > 0 || wrong > 0 {
 		os.Exit(1)
 	}
 }

@@ -1,20 +1,31 @@
-//! `app/agents/`: one module per entry of `logical.agents`, each registering
-//! the agent with the SDK (`@worker_agent`, `@supervisor`, `@agent`), which
-//! runs it (`svc.agents`). Agent nodes call `run_agent` by id.
+//! `<scope>/agents/`: one module per entry of `logical.agents`, each
+//! registering the agent with the SDK (`@worker_agent`, `@supervisor`,
+//! `@agent`), which runs it (`svc.agents`). Agent nodes call `run_agent` by
+//! its registered name (the id, with the scope's prefix in a subgraph).
 
 use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, SupervisorRouter};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
 use crate::nodes::{model_expr, package_init};
-use crate::py::{indent_body, module, module_file, quote, suite, write_expr, Expr};
+use crate::py::{indent_body, module, module_file, quote, suite, top_level_gap, write_expr, Expr};
+use crate::scope::Scope;
+
+/// A list of registered names (tools, members) of this scope.
+fn names(scope: &Scope, ids: &[String]) -> Expr {
+    Expr::List(
+        ids.iter()
+            .map(|s| Expr::atom(quote(&scope.name(s))))
+            .collect(),
+    )
+}
 
 fn strings(items: &[String]) -> Expr {
     Expr::List(items.iter().map(|s| Expr::atom(quote(s))).collect())
 }
 
-/// The modules of `app/agents/` and its `__init__.py`.
-pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
+/// The modules of `<scope>/agents/` and its `__init__.py`.
+pub fn files(doc: &Document, scope: &Scope) -> Result<Vec<File>, Vec<Diagnostic>> {
     let mut out = Vec::new();
     let mut modules = Vec::new();
     let mut missing = Vec::new();
@@ -24,21 +35,21 @@ pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
         let n: &mut usize = used.entry(base.clone()).or_default();
         *n += 1;
         let m = if *n == 1 { base } else { format!("{base}_{n}") };
-        let text = match agent_module(doc, a) {
+        let text = match agent_module(doc, scope, a) {
             Ok(text) => text,
             Err(d) => {
-                missing.push(d.at(format!("/logical/agents/{i}")));
+                missing.push(d.at(scope.at(&format!("/logical/agents/{i}"))));
                 continue;
             }
         };
-        out.push(File::text(format!("app/agents/{m}.py"), text));
+        out.push(File::text(format!("{}/agents/{m}.py", scope.dir), text));
         modules.push(m);
     }
     if !missing.is_empty() {
         return Err(missing);
     }
     out.push(File::text(
-        "app/agents/__init__.py",
+        format!("{}/agents/__init__.py", scope.dir),
         package_init(
             "Agents the graph can delegate to, one module each.",
             &modules,
@@ -48,9 +59,9 @@ pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
 }
 
 /// The registration of one agent.
-fn agent_module(doc: &Document, a: &AgentDef) -> Result<String, Diagnostic> {
+fn agent_module(doc: &Document, scope: &Scope, a: &AgentDef) -> Result<String, Diagnostic> {
     let mut w = CodeWriter::python();
-    let mut args = vec![Expr::atom(quote(&a.id))];
+    let mut args = vec![Expr::atom(quote(&scope.name(&a.id)))];
     let description = a.description.clone().unwrap_or_default();
     let (decorator, what) = match &a.kind {
         AgentKind::Worker {
@@ -61,7 +72,7 @@ fn agent_module(doc: &Document, a: &AgentDef) -> Result<String, Diagnostic> {
             model,
         } => {
             if !tool_ids.is_empty() {
-                args.push(Expr::kw("tools", strings(tool_ids)));
+                args.push(Expr::kw("tools", names(scope, tool_ids)));
             }
             if let Some(p) = persona {
                 let mut entries = Vec::new();
@@ -90,7 +101,7 @@ fn agent_module(doc: &Document, a: &AgentDef) -> Result<String, Diagnostic> {
             instructions,
             model,
         } => {
-            args.push(Expr::kw("members", strings(members)));
+            args.push(Expr::kw("members", names(scope, members)));
             let router_name = match router {
                 SupervisorRouter::Llm => "llm",
                 SupervisorRouter::Custom => "custom",
@@ -138,39 +149,65 @@ fn agent_module(doc: &Document, a: &AgentDef) -> Result<String, Diagnostic> {
     if !description.is_empty() {
         args.push(Expr::kw("description", Expr::atom(quote(&description))));
     }
-    write_expr(&mut w, 0, "@", &Expr::call(decorator, args), "");
-    match &a.kind {
+    let custom = match &a.kind {
         AgentKind::Supervisor {
             router: SupervisorRouter::Custom,
             ..
-        } => {
-            let body = doc.body("python-svc", &a.id).ok_or_else(|| {
-                Diagnostic::error(
-                    "missing-body",
-                    format!(
-                        "supervisor `{}` routes with `custom` but has no python-svc body",
-                        a.id
-                    ),
-                )
-                .hint(format!(
-                    "add bodiesByPlatform[\"python-svc\"][\"{}\"]: the body of `def route(state: dict) -> str`",
+        } => Some(doc.body("python-svc", &a.id).ok_or_else(|| {
+            Diagnostic::error(
+                "missing-body",
+                format!(
+                    "supervisor `{}` routes with `custom` but has no python-svc body",
                     a.id
-                ))
-            })?;
+                ),
+            )
+            .hint(format!(
+                "add bodiesByPlatform[\"python-svc\"][\"{}\"]: the body of `def route(state: dict) -> str`",
+                a.id
+            ))
+        })?),
+        _ => None,
+    };
+    match custom {
+        Some(body) if scope.is_root() => {
+            write_expr(&mut w, 0, "@", &Expr::call(decorator, args), "");
             suite(&mut w, "def route(state: dict) -> str:", |w| {
                 w.lines(&indent_body(body, 0));
             });
         }
-        AgentKind::Remote { service, .. } => {
-            suite(&mut w, "def agent() -> None:", |w| {
-                w.line(format!(
-                    "\"\"\"Runs on the service `{service}` (external_services.{service} in application.yaml).\"\"\""
-                ));
+        Some(body) => {
+            // In a subgraph the members are registered with the scope's
+            // prefix, and the body is written with the plain ids.
+            w.line(format!("PREFIX = {}", quote(&scope.prefix)));
+            top_level_gap(&mut w);
+            suite(&mut w, "def decide(state: dict) -> str:", |w| {
+                w.lines(&indent_body(body, 0));
+            });
+            top_level_gap(&mut w);
+            write_expr(&mut w, 0, "@", &Expr::call(decorator, args), "");
+            suite(&mut w, "def route(state: dict) -> str:", |w| {
+                w.line("last = state[\"last_member\"]");
+                w.line("decision = decide({**state, \"last_member\": last and last.removeprefix(PREFIX)})");
+                suite(
+                    w,
+                    "if not isinstance(decision, str) or decision.strip().lower() == \"finish\":",
+                    |w| {
+                        w.line("return decision");
+                    },
+                );
+                w.line("return PREFIX + decision.strip()");
             });
         }
-        _ => {
+        None => {
+            write_expr(&mut w, 0, "@", &Expr::call(decorator, args), "");
+            let doc_line = match &a.kind {
+                AgentKind::Remote { service, .. } => format!(
+                    "\"\"\"Runs on the service `{service}` (external_services.{service} in application.yaml).\"\"\""
+                ),
+                _ => "\"\"\"Its instructions are given above; None keeps them.\"\"\"".to_string(),
+            };
             suite(&mut w, "def agent() -> None:", |w| {
-                w.line("\"\"\"Its instructions are given above; None keeps them.\"\"\"");
+                w.line(doc_line);
             });
         }
     }

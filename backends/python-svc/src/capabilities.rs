@@ -6,8 +6,6 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-const SUBGRAPH_LATER: &str =
-    "python-svc does not generate subgraph nodes yet (child graphs are the next step of the agents work)";
 const HITL_LATER: &str =
     "python-svc does not generate hitl nodes yet; human-in-the-loop arrives with interrupt/resume";
 
@@ -30,6 +28,7 @@ pub fn info() -> BackendInfo {
                 "agent",
                 "rag",
                 "intent_classifier",
+                "subgraph",
                 "connector",
             ]),
             tool_kinds: strings(&["native", "http"]),
@@ -41,7 +40,6 @@ pub fn info() -> BackendInfo {
                 .map(|s| s.to_string())
                 .collect(),
             reasons: vec![
-                reason("node-kind:subgraph", SUBGRAPH_LATER),
                 reason("node-kind:hitl", HITL_LATER),
                 reason("feature:agents.a2a", "python-svc does not generate A2A agents yet; they arrive with A2A support"),
                 reason("tool-kind:mcp", "python-svc does not generate MCP tool calls yet (the SDK's MCP client arrives with its own issue)"),

@@ -1,10 +1,12 @@
-//! `app/graphs/<id>.py`: the graph compiled to a run loop over its topology.
+//! `app/graphs/<id>.py` (a subgraph's child: `<scope>/graph.py`): the graph
+//! compiled to a run loop over its topology.
 
 use svc_backend_sdk::ir::{Branch, Document, NodeKind, Op, RagNode, Retriever, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::nodes::Modules;
 use crate::py::{literal, module_file, quote, suite, top_level_gap, write_expr, Expr};
+use crate::scope::Scope;
 
 /// The test of a branch, `cond_eq(state["f"], 1)`; `None` for the default.
 fn condition(w: &mut CodeWriter, b: &Branch) -> Option<String> {
@@ -32,7 +34,10 @@ fn condition(w: &mut CodeWriter, b: &Branch) -> Option<String> {
 /// Whether a node's function takes the run's remaining time (upstream calls).
 pub fn takes_deadline(doc: &Document, kind: &NodeKind) -> bool {
     match kind {
-        NodeKind::Llm(_) | NodeKind::Agent(_) | NodeKind::IntentClassifier(_) => true,
+        NodeKind::Llm(_)
+        | NodeKind::Agent(_)
+        | NodeKind::IntentClassifier(_)
+        | NodeKind::Subgraph(_) => true,
         NodeKind::Tool { tool_id, .. } => matches!(
             doc.tool(tool_id).map(|t| &t.kind),
             Some(ToolKind::Http { .. })
@@ -54,7 +59,7 @@ fn calls_upstream(doc: &Document, kind: &NodeKind) -> bool {
         )
 }
 
-pub fn graph_py(doc: &Document) -> String {
+pub fn graph_py(doc: &Document, scope: &Scope) -> String {
     let modules = Modules::of(doc);
     let s = &doc.logical.settings;
     let next = doc.successors();
@@ -76,7 +81,12 @@ pub fn graph_py(doc: &Document) -> String {
         .iter()
         .filter(|n| !matches!(n.kind, NodeKind::Start | NodeKind::End))
         .collect();
-    let names = Expr::Tuple(steps.iter().map(|n| Expr::atom(quote(&n.id))).collect());
+    let names = Expr::Tuple(
+        steps
+            .iter()
+            .map(|n| Expr::atom(quote(&scope.name(&n.id))))
+            .collect(),
+    );
 
     let base = w.name("svc.runtime", "CompiledGraph");
     suite(&mut w, format!("class Graph({base}):"), |w| {
@@ -86,7 +96,7 @@ pub fn graph_py(doc: &Document) -> String {
         ));
         w.blank();
         w.line(format!("name = {}", quote(&doc.id)));
-        let schema = w.name("app.state", "SCHEMA");
+        let schema = w.name(&format!("{}.state", scope.package), "SCHEMA");
         w.line(format!("schema = {schema}"));
         w.line(format!("max_steps = {}", s.max_steps));
         w.line(format!("request_timeout_ms = {}", s.request_timeout_ms));
@@ -115,7 +125,7 @@ pub fn graph_py(doc: &Document) -> String {
                 for (i, n) in steps.iter().enumerate() {
                     let kw = if i == 0 { "if" } else { "elif" };
                     suite(w, format!("{kw} current == {}:", quote(&n.id)), |w| {
-                        step(doc, &modules, &next, w, n);
+                        step(doc, scope, &modules, &next, w, n);
                     });
                 }
                 let unknown = "raise RuntimeError(f\"unknown node {current!r}\")";
@@ -130,6 +140,16 @@ pub fn graph_py(doc: &Document) -> String {
             w.line("return state");
         });
     });
+    if !scope.is_root() {
+        // A child graph runs inside its subgraph node, never on its own.
+        return module_file(
+            &format!(
+                "The graph `{}`, a subgraph compiled by svc: a run loop over its topology.",
+                doc.id
+            ),
+            w,
+        );
+    }
     top_level_gap(&mut w);
     let decorator = w.name("svc", "graph");
     w.line(format!("@{decorator}({}, entrypoint=True)", quote(&doc.id)));
@@ -149,6 +169,7 @@ pub fn graph_py(doc: &Document) -> String {
 /// picks the next node; any other node runs one step, then moves on.
 fn step(
     doc: &Document,
+    scope: &Scope,
     modules: &Modules,
     next: &std::collections::HashMap<&str, &str>,
     w: &mut CodeWriter,
@@ -176,7 +197,11 @@ fn step(
             }
         }
         kind => {
-            let func = format!("{}.{}.node", w.name("app", "nodes"), modules.node(&n.id));
+            let func = format!(
+                "{}.{}.node",
+                w.name(&scope.package, "nodes"),
+                modules.node(&n.id)
+            );
             let call = if takes_deadline(doc, kind) {
                 format!("lambda s: {func}(s, self.remaining())")
             } else {
@@ -184,7 +209,7 @@ fn step(
             };
             let mut args = vec![
                 Expr::atom("state"),
-                Expr::atom(quote(&n.id)),
+                Expr::atom(quote(&scope.name(&n.id))),
                 Expr::atom(call),
             ];
             if !matches!(kind, NodeKind::Function { .. } | NodeKind::Connector { .. }) {

@@ -13,6 +13,7 @@ mod graph;
 mod nodes;
 mod project;
 mod py;
+mod scope;
 mod tests;
 
 use svc_backend_sdk::ir::Document;

@@ -1,4 +1,5 @@
-//! One module per node (`app/nodes/`) and per tool (`app/tools/`). Every node
+//! One module per node (`<scope>/nodes/`) and per tool (`<scope>/tools/`),
+//! for the document's graph and for each subgraph's (see `scope.rs`). Every node
 //! module defines `node(state)`; native tools define `tool(state)`, HTTP
 //! tools a `TOOL` definition.
 
@@ -7,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::Value;
 use svc_backend_sdk::ir::{
     AgentNode, Document, FieldType, IntentNode, LlmNode, ModelRef, Node, NodeKind, RagDocuments,
-    RagNode, Retriever, TextWrite, ToolKind,
+    RagNode, Retriever, SubgraphNode, SubgraphRef, TextWrite, ToolKind,
 };
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::template::{lone_field, Part};
@@ -18,6 +19,7 @@ use crate::graph::takes_deadline;
 use crate::py::{
     indent_body, literal, module, module_file, quote, suite, top_level_gap, write_expr, Expr, LINE,
 };
+use crate::scope::Scope;
 
 /// Module names for nodes and tools, unique within their package.
 pub struct Modules {
@@ -144,34 +146,68 @@ fn call_line(w: &mut CodeWriter, level: usize, open: &str, args: &str, close: &s
     }
 }
 
+/// The node as its module sees it: its id, and the tools and agent it
+/// names, carry the scope's prefix (the names they are registered under).
+fn scoped(scope: &Scope, n: &Node) -> Node {
+    let mut named = n.clone();
+    named.id = scope.name(&n.id);
+    match &mut named.kind {
+        NodeKind::Llm(llm) => {
+            for t in &mut llm.bound_tool_ids {
+                *t = scope.name(t);
+            }
+        }
+        NodeKind::Agent(a) => a.agent = scope.name(&a.agent),
+        _ => {}
+    }
+    named
+}
+
 /// One module per node; connector nodes take their body from `snippets`
-/// (rendered by their connector).
+/// (rendered by their connector, which only top-level nodes are).
 pub fn files(
     doc: &Document,
+    scope: &Scope,
     snippets: &std::collections::BTreeMap<String, String>,
 ) -> Result<Vec<File>, Vec<Diagnostic>> {
     let modules = Modules::of(doc);
     let mut out = Vec::new();
     let mut missing = Vec::new();
     let mut node_modules = Vec::new();
-    for (i, n) in doc.logical.nodes.iter().enumerate() {
-        let m = modules.node(&n.id);
+    let dir = &scope.dir;
+    for (i, original) in doc.logical.nodes.iter().enumerate() {
+        let m = modules.node(&original.id);
+        let named = scoped(scope, original);
+        let n = &named;
         let text = match &n.kind {
             NodeKind::Function { .. } => {
-                let Some(body) = doc.body("python-svc", &n.id) else {
+                let Some(body) = doc.body("python-svc", &original.id) else {
                     missing.push(
                         Diagnostic::error(
                             "missing-body",
-                            format!("function node `{}` has no python-svc body", n.id),
+                            format!("function node `{}` has no python-svc body", original.id),
                         )
-                        .at(format!("/logical/nodes/{i}")),
+                        .at(scope.at(&format!("/logical/nodes/{i}"))),
                     );
                     continue;
                 };
                 function_module(n, body)
             }
             NodeKind::Connector { .. } => {
-                let Some(body) = snippets.get(&n.id) else {
+                let body = snippets.get(&original.id).filter(|_| scope.is_root());
+                let Some(body) = body else {
+                    // Connectors are rendered for the document's own nodes.
+                    missing.push(
+                        Diagnostic::error(
+                            "unsupported",
+                            format!(
+                                "connector node `{}` is inside a subgraph; python-svc renders connectors of the document's own graph only",
+                                original.id
+                            ),
+                        )
+                        .at(scope.at(&format!("/logical/nodes/{i}")))
+                        .hint("move the connector node into the parent graph"),
+                    );
                     continue;
                 };
                 connector_module(doc, n, body)
@@ -185,7 +221,25 @@ pub fn files(
                 tool_id,
                 input,
                 output_key,
-            } => tool_node_module(doc, &modules, n, tool_id, input, output_key),
+            } => tool_node_module(doc, scope, &modules, n, tool_id, input, output_key),
+            NodeKind::Subgraph(sub) => {
+                if let SubgraphRef::Path(_) = sub.graph {
+                    // The host reads a child file into the document first.
+                    missing.push(
+                        Diagnostic::error(
+                            "invalid-value",
+                            format!(
+                                "subgraph node `{}`: the host did not read its graph file",
+                                original.id
+                            ),
+                        )
+                        .at(scope.at(&format!("/logical/nodes/{i}/graph"))),
+                    );
+                    continue;
+                }
+                let child = scope.child(&original.id, i, &m);
+                subgraph_module(n, sub, &child)
+            }
             NodeKind::Agent(a) => agent_node_module(doc, n, a),
             NodeKind::IntentClassifier(c) => intent_module(doc, n, c),
             NodeKind::Rag(r) => {
@@ -199,21 +253,21 @@ pub fn files(
                                 n.id
                             ),
                         )
-                        .at(format!("/logical/nodes/{i}/documents")),
+                        .at(scope.at(&format!("/logical/nodes/{i}/documents"))),
                     );
                     continue;
                 };
                 let data = serde_json::to_string_pretty(documents).unwrap_or_default();
-                out.push(File::text(format!("app/documents/{m}.json"), data + "\n"));
+                out.push(File::text(format!("{dir}/documents/{m}.json"), data + "\n"));
                 rag_module(doc, n, r, &m)
             }
             _ => continue,
         };
         node_modules.push(m.clone());
-        out.push(File::text(format!("app/nodes/{m}.py"), text));
+        out.push(File::text(format!("{dir}/nodes/{m}.py"), text));
     }
     out.push(File::text(
-        "app/nodes/__init__.py",
+        format!("{dir}/nodes/__init__.py"),
         package_init("The nodes of the graph, one module each.", &node_modules),
     ));
 
@@ -228,18 +282,18 @@ pub fn files(
                             "missing-body",
                             format!("native tool `{}` has no python-svc body", t.id),
                         )
-                        .at(format!("/logical/tools/{i}")),
+                        .at(scope.at(&format!("/logical/tools/{i}"))),
                     );
                     continue;
                 };
-                native_tool_module(&t.id, t.description.as_deref(), body)
+                native_tool_module(&scope.name(&t.id), t.description.as_deref(), body)
             }
             ToolKind::Http {
                 endpoint,
                 timeout_ms,
                 headers,
             } => http_tool_module(
-                &t.id,
+                &scope.name(&t.id),
                 t.description.as_deref(),
                 endpoint,
                 *timeout_ms,
@@ -248,10 +302,10 @@ pub fn files(
             ToolKind::Mcp { .. } => continue,
         };
         tool_modules.push(m.clone());
-        out.push(File::text(format!("app/tools/{m}.py"), text));
+        out.push(File::text(format!("{dir}/tools/{m}.py"), text));
     }
     out.push(File::text(
-        "app/tools/__init__.py",
+        format!("{dir}/tools/__init__.py"),
         package_init("The tools of the graph, one module each.", &tool_modules),
     ));
     if missing.is_empty() {
@@ -305,6 +359,7 @@ fn template_module(doc: &Document, n: &Node, template: &str, output_key: &str) -
 
 fn tool_node_module(
     doc: &Document,
+    scope: &Scope,
     modules: &Modules,
     n: &Node,
     tool_id: &str,
@@ -314,7 +369,11 @@ fn tool_node_module(
     let mut w = CodeWriter::python();
     let input = input_dict(&mut w, input);
     let http = takes_deadline(doc, &n.kind);
-    let tool = format!("{}.{}", w.name("app", "tools"), modules.tool(tool_id));
+    let tool = format!(
+        "{}.{}",
+        w.name(&scope.package, "tools"),
+        modules.tool(tool_id)
+    );
     let decorator = graph_node(&mut w, n);
     w.line(decorator);
     let signature = if http {
@@ -656,6 +715,45 @@ fn rag_module(doc: &Document, n: &Node, r: &RagNode, module_name: &str) -> Strin
         &format!(
             "The rag node `{}`: the {} best passages of its documents (app/documents/{module_name}.json).",
             n.id, r.top_k
+        ),
+        w,
+    )
+}
+
+/// The subgraph node: its child graph (generated in `child`'s package) runs
+/// on a fresh state built from `input`; `output` copies fields back.
+fn subgraph_module(n: &Node, s: &SubgraphNode, child: &Scope) -> String {
+    let mut w = CodeWriter::python();
+    let graph = w.name(&format!("{}.graph", child.package), "Graph");
+    w.line(format!("CHILD = {graph}()"));
+    top_level_gap(&mut w);
+    let values = Expr::Dict(
+        s.input
+            .iter()
+            .map(|(c, p)| (quote(c), Expr::atom(format!("state.get({})", quote(p)))))
+            .collect(),
+    );
+    let copied = Expr::Dict(
+        s.output
+            .iter()
+            .map(|(p, c)| (quote(p), Expr::atom(format!("result.get({})", quote(c)))))
+            .collect(),
+    );
+    let decorator = graph_node(&mut w, n);
+    w.line(decorator);
+    suite(&mut w, WITH_DEADLINE, |w| {
+        write_expr(w, 1, "values = ", &values, "");
+        w.line(format!(
+            "result = CHILD.run_child({}, values, deadline)",
+            quote(&n.id)
+        ));
+        write_expr(w, 1, "patch = ", &copied, "");
+        w.line("return {k: v for k, v in patch.items() if v is not None}");
+    });
+    module_file(
+        &format!(
+            "The subgraph node `{}`: runs its child graph ({}) on a fresh state.",
+            n.id, child.package
         ),
         w,
     )

@@ -5,6 +5,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
 use crate::py::{literal, module, module_file, quote, suite, write_expr, Expr};
+use crate::scope::{self, Scope};
 use crate::{agents, graph, nodes, tests};
 
 /// The SDK a generated project depends on (this repository's sdk/python).
@@ -38,15 +39,10 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             "env.yaml\n.venv/\n__pycache__/\n*.egg-info/\n.pytest_cache/\n",
         ),
         File::text("README.md", readme(doc)),
-        File::text("app/__init__.py", app_init()),
+        File::text("app/__init__.py", app_init(doc)),
         File::text("app/config.py", config_py()),
-        File::text("app/state.py", state_py(doc)),
         File::text("app/main.py", main_py()),
         File::text("app/graphs/__init__.py", graphs_init(doc)),
-        File::text(
-            format!("app/graphs/{}.py", module(&doc.id)),
-            graph::graph_py(doc),
-        ),
         File::text("tests/test_service.py", tests::service_tests(doc)),
     ];
     for (name, doc_line) in EMPTY_PACKAGES {
@@ -55,8 +51,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             format!("\"\"\"{doc_line}\"\"\"\n"),
         ));
     }
-    files.extend(nodes::files(doc, &placed.snippets)?);
-    files.extend(agents::files(doc)?);
+    files.extend(graph_files(doc, &Scope::root(), &placed.snippets)?);
     if placed.has_files_under("app/connectors/") {
         files.push(File::text(
             "app/connectors/__init__.py",
@@ -66,6 +61,78 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     placed.merge_into(&mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// The code of one graph in its scope: state, run loop, nodes, tools and
+/// agents, then the same for each subgraph's child, below it.
+fn graph_files(
+    doc: &Document,
+    scope: &Scope,
+    snippets: &std::collections::BTreeMap<String, String>,
+) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let dir = &scope.dir;
+    let mut files = vec![File::text(format!("{dir}/state.py"), state_py(doc))];
+    let graph = graph::graph_py(doc, scope);
+    if scope.is_root() {
+        files.push(File::text(
+            format!("app/graphs/{}.py", module(&doc.id)),
+            graph,
+        ));
+    } else {
+        files.push(File::text(format!("{dir}/graph.py"), graph));
+    }
+    let mut errors = Vec::new();
+    match nodes::files(doc, scope, snippets) {
+        Ok(f) => files.extend(f),
+        Err(d) => errors.extend(d),
+    }
+    match agents::files(doc, scope) {
+        Ok(f) => files.extend(f),
+        Err(d) => errors.extend(d),
+    }
+    let children = scope::children(doc, scope);
+    let mut child_modules = Vec::new();
+    for (child, child_scope) in &children {
+        match graph_files(child, child_scope, snippets) {
+            Ok(f) => files.extend(f),
+            Err(d) => errors.extend(d),
+        }
+        child_modules.push(
+            child_scope
+                .dir
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        );
+    }
+    if !children.is_empty() {
+        files.push(File::text(
+            format!("{dir}/subgraphs/__init__.py"),
+            nodes::package_init(
+                "The child graphs of the subgraph nodes, one package each.",
+                &child_modules,
+            ),
+        ));
+    }
+    if !scope.is_root() {
+        let mut parts = vec!["agents", "graph", "nodes", "state", "tools"];
+        if !children.is_empty() {
+            parts.push("subgraphs");
+        }
+        files.push(File::text(
+            format!("{dir}/__init__.py"),
+            nodes::package_init(
+                &format!("The child graph `{}`.", doc.id),
+                &parts.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            ),
+        ));
+    }
+    if errors.is_empty() {
+        Ok(files)
+    } else {
+        Err(errors)
+    }
 }
 
 fn pyproject(doc: &Document, connector_dependencies: &[String]) -> String {
@@ -123,9 +190,11 @@ fn application_yaml(doc: &Document) -> String {
         ));
     }
     let mut services = std::collections::BTreeMap::new();
-    for a in &doc.logical.agents {
-        if let AgentKind::Remote { url, service, .. } = &a.kind {
-            services.entry(service.clone()).or_insert(url.clone());
+    for (graph, _) in scope::all_graphs(doc) {
+        for a in &graph.logical.agents {
+            if let AgentKind::Remote { url, service, .. } = &a.kind {
+                services.entry(service.clone()).or_insert(url.clone());
+            }
         }
     }
     if !services.is_empty() {
@@ -160,10 +229,29 @@ fn application_yaml(doc: &Document) -> String {
     out
 }
 
-fn app_init() -> String {
-    "\"\"\"The application package: importing it registers every component.\"\"\"\n\n\
-     from . import (  # noqa: F401\n    agents,\n    config,\n    graphs,\n    guardrails,\n    mcp,\n    nodes,\n    personas,\n    policies,\n    skills,\n    state,\n    tools,\n)\n"
-        .to_string()
+fn app_init(doc: &Document) -> String {
+    let mut packages = vec![
+        "agents",
+        "config",
+        "graphs",
+        "guardrails",
+        "mcp",
+        "nodes",
+        "personas",
+        "policies",
+        "skills",
+        "state",
+        "tools",
+    ];
+    if !scope::children(doc, &Scope::root()).is_empty() {
+        packages.push("subgraphs");
+    }
+    let mut packages: Vec<String> = packages.into_iter().map(String::from).collect();
+    packages.sort();
+    nodes::package_init(
+        "The application package: importing it registers every component.",
+        &packages,
+    )
 }
 
 fn config_py() -> String {

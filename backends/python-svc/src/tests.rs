@@ -11,6 +11,7 @@ use svc_backend_sdk::writer::CodeWriter;
 
 use crate::nodes::Modules;
 use crate::py::{module_file, quote, suite, top_level_gap, write_expr, Expr};
+use crate::scope::{all_graphs, Scope};
 
 /// A JSON text as a Python string literal.
 fn js(v: &Value) -> String {
@@ -25,35 +26,38 @@ fn test_def(w: &mut CodeWriter, signature: &str, body: impl FnOnce(&mut CodeWrit
 
 pub fn service_tests(doc: &Document) -> String {
     let auth = doc.security.auth;
-    let modules = Modules::of(doc);
-    let llm = doc.has_llm_nodes();
-    let http: Vec<(&str, &str)> = doc.http_tools().collect();
-    let connector_env = svc_backend_sdk::connectors::env_refs(doc);
-    // (agent id, service, url, output field) of every remote agent.
-    let remotes: Vec<(&str, &str, Option<&str>, &str)> = doc
-        .logical
-        .agents
+    let graphs = all_graphs(doc);
+    let llm = all_graphs(doc).iter().any(|(d, _)| d.has_llm_nodes());
+    // (its graph, its scope, tool id, endpoint) of every HTTP tool, subgraphs' included.
+    let http: Vec<(&Document, &Scope, &str, &str)> = graphs
         .iter()
-        .filter_map(|a| match &a.kind {
-            AgentKind::Remote {
-                service,
-                url,
-                output_field,
-                ..
-            } => Some((
-                a.id.as_str(),
-                service.as_str(),
-                url.as_deref(),
-                output_field.as_str(),
-            )),
-            _ => None,
+        .flat_map(|(d, scope)| d.http_tools().map(move |(id, e)| (*d, scope, id, e)))
+        .collect();
+    let connector_env = svc_backend_sdk::connectors::env_refs(doc);
+    // (registered name, service, url, output field) of every remote agent.
+    let remotes: Vec<(String, &str, Option<&str>, &str)> = graphs
+        .iter()
+        .flat_map(|(d, scope)| {
+            d.logical.agents.iter().filter_map(move |a| match &a.kind {
+                AgentKind::Remote {
+                    service,
+                    url,
+                    output_field,
+                    ..
+                } => Some((
+                    scope.name(&a.id),
+                    service.as_str(),
+                    url.as_deref(),
+                    output_field.as_str(),
+                )),
+                _ => None,
+            })
         })
         .collect();
     // The base-URL variables of embedding retrievers.
-    let mut embedding_envs: Vec<String> = doc
-        .logical
-        .nodes
+    let mut embedding_envs: Vec<String> = graphs
         .iter()
+        .flat_map(|(d, _)| d.logical.nodes.iter())
         .filter_map(|n| match &n.kind {
             NodeKind::Rag(RagNode {
                 retriever: Retriever::Embedding { base_url_env, .. },
@@ -66,17 +70,21 @@ pub fn service_tests(doc: &Document) -> String {
             _ => None,
         })
         .collect();
+    embedding_envs.sort();
     embedding_envs.dedup();
     // A supervisor routed by the model must be told to finish.
-    let routes_by_model = doc.logical.agents.iter().any(|a| {
-        matches!(
-            a.kind,
-            AgentKind::Supervisor {
-                router: SupervisorRouter::Llm,
-                ..
-            }
-        )
-    });
+    let routes_by_model = graphs
+        .iter()
+        .flat_map(|(d, _)| d.logical.agents.iter())
+        .any(|a| {
+            matches!(
+                a.kind,
+                AgentKind::Supervisor {
+                    router: SupervisorRouter::Llm,
+                    ..
+                }
+            )
+        });
     let stub = llm
         || !http.is_empty()
         || !connector_env.is_empty()
@@ -129,8 +137,9 @@ pub fn service_tests(doc: &Document) -> String {
                         js(&json!({"result": {*output: "stub answer"}})),
                     ));
                 }
-                for (id, _) in &http {
-                    replies.push((quote(&format!("/tools/{id}")), js(&tool_reply(doc, id))));
+                for (d, scope, id, _) in &http {
+                    let path = format!("/tools/{}", scope.name(id));
+                    replies.push((quote(&path), js(&tool_reply(d, id))));
                 }
                 for (node, _) in &connector_env {
                     replies.push((quote(&format!("/connectors/{node}")), quote("{}")));
@@ -238,22 +247,26 @@ pub fn service_tests(doc: &Document) -> String {
                     ));
                 }
             }
-            for (id, endpoint) in &http {
-                let path = quote(&format!("/tools/{id}"));
+            for (d, scope, id, endpoint) in &http {
+                let path = quote(&format!("/tools/{}", scope.name(id)));
                 match endpoint.strip_prefix("env:") {
                     Some(var) => {
                         w.line(format!("monkeypatch.setenv({}, base + {path})", quote(var)));
                     }
                     None => {
                         let replace = w.name("dataclasses", "replace");
-                        let tool = format!("{}.{}", w.name("app", "tools"), modules.tool(id));
+                        let tool = format!(
+                            "{}.{}",
+                            w.name(&scope.package, "tools"),
+                            Modules::of(d).tool(id)
+                        );
                         w.line(format!(
                             "stub_tool = {replace}({tool}.TOOL, endpoint=base + {path})"
                         ));
                         w.line(format!("monkeypatch.setattr({tool}, \"TOOL\", stub_tool)"));
                         // Agents call the registered tool: point it at the stub too.
                         let register = w.name("svc.runtime", "register_http_tool");
-                        w.line(format!("{register}({}, stub_tool)", quote(id)));
+                        w.line(format!("{register}({}, stub_tool)", quote(&scope.name(id))));
                     }
                 }
             }

@@ -2,7 +2,7 @@
 //! for: the credential, the model provider and the HTTP tools' endpoints.
 //! READMEs and env.yaml files list them.
 
-use svc_ir::{AgentKind, Auth, Document, NodeKind, RagNode, Retriever};
+use svc_ir::{AgentKind, Auth, Document, NodeKind, RagNode, Retriever, SubgraphNode, SubgraphRef};
 
 /// The variables a remote agent's service reads: its base URL (the
 /// agent's `url` when that is `env:NAME`, else `<SERVICE>_URL`) and the key
@@ -38,72 +38,7 @@ pub fn variables(doc: &Document) -> Vec<(String, String)> {
             "the token clients send as Authorization: Bearer <token> (required: the service does not start without it)".into(),
         )),
     }
-    if doc.has_llm_nodes() {
-        if let Some(m) = &doc.logical.settings.model {
-            vars.push((
-                m.base_url_env.clone(),
-                "base URL of the OpenAI-compatible chat-completions API (default https://api.openai.com/v1)".into(),
-            ));
-            vars.push((
-                m.api_key_env.clone(),
-                "API key of the model provider".into(),
-            ));
-        }
-    }
-    for n in &doc.logical.nodes {
-        if let NodeKind::Rag(RagNode {
-            retriever:
-                Retriever::Embedding {
-                    base_url_env,
-                    api_key_env,
-                    ..
-                },
-            ..
-        }) = &n.kind
-        {
-            let base = base_url_env
-                .clone()
-                .unwrap_or_else(svc_ir::default_base_url_env);
-            let key = api_key_env
-                .clone()
-                .unwrap_or_else(svc_ir::default_api_key_env);
-            for (var, what) in [
-                (base, "base URL of the OpenAI-compatible embeddings API"),
-                (key, "API key of the embeddings API"),
-            ] {
-                if !vars.iter().any(|(v, _)| *v == var) {
-                    vars.push((var, format!("{what} (rag node `{}`)", n.id)));
-                }
-            }
-        }
-    }
-    for a in &doc.logical.agents {
-        if let AgentKind::Remote { url, service, .. } = &a.kind {
-            let (url_env, key_env) = remote_service_env(service, url.as_deref());
-            if url.as_deref().is_none_or(|u| u.starts_with("env:"))
-                && !vars.iter().any(|(v, _)| *v == url_env)
-            {
-                vars.push((
-                    url_env,
-                    format!(
-                        "base URL of the service `{service}` (remote agent `{}`)",
-                        a.id
-                    ),
-                ));
-            }
-            if !vars.iter().any(|(v, _)| *v == key_env) {
-                vars.push((
-                    key_env,
-                    format!("the API key sent to the service `{service}` in X-API-Key"),
-                ));
-            }
-        }
-    }
-    for (id, endpoint) in doc.http_tools() {
-        if let Some(var) = endpoint.strip_prefix("env:") {
-            vars.push((var.to_string(), format!("endpoint of the HTTP tool `{id}`")));
-        }
-    }
+    graph_variables(doc, &mut vars);
     for (node, var) in crate::connectors::env_refs(doc) {
         if !vars.iter().any(|(v, _)| *v == var) {
             vars.push((var, format!("used by the connector node `{node}`")));
@@ -127,4 +62,84 @@ pub fn env_yaml(doc: &Document) -> String {
         out.push_str(&format!("# {what}\n{name}: \"\"\n"));
     }
     out
+}
+
+/// The variables of one graph's model, rag nodes, remote agents and HTTP
+/// tools, then of each embedded subgraph (a child reads the same
+/// environment as its parent). The first description of a variable stays.
+fn graph_variables(doc: &Document, vars: &mut Vec<(String, String)>) {
+    fn push(vars: &mut Vec<(String, String)>, var: String, what: String) {
+        if !vars.iter().any(|(v, _)| *v == var) {
+            vars.push((var, what));
+        }
+    }
+    if doc.has_llm_nodes() {
+        if let Some(m) = &doc.logical.settings.model {
+            push(
+                vars,
+                m.base_url_env.clone(),
+                "base URL of the OpenAI-compatible chat-completions API (default https://api.openai.com/v1)".into(),
+            );
+            push(
+                vars,
+                m.api_key_env.clone(),
+                "API key of the model provider".into(),
+            );
+        }
+    }
+    for n in &doc.logical.nodes {
+        match &n.kind {
+            NodeKind::Rag(RagNode {
+                retriever:
+                    Retriever::Embedding {
+                        base_url_env,
+                        api_key_env,
+                        ..
+                    },
+                ..
+            }) => {
+                let base = base_url_env
+                    .clone()
+                    .unwrap_or_else(svc_ir::default_base_url_env);
+                let key = api_key_env
+                    .clone()
+                    .unwrap_or_else(svc_ir::default_api_key_env);
+                let what = format!("(rag node `{}`)", n.id);
+                push(
+                    vars,
+                    base,
+                    format!("base URL of the OpenAI-compatible embeddings API {what}"),
+                );
+                push(vars, key, format!("API key of the embeddings API {what}"));
+            }
+            NodeKind::Subgraph(SubgraphNode {
+                graph: SubgraphRef::Embedded(child),
+                ..
+            }) => graph_variables(child, vars),
+            _ => {}
+        }
+    }
+    for a in &doc.logical.agents {
+        if let AgentKind::Remote { url, service, .. } = &a.kind {
+            let (url_env, key_env) = remote_service_env(service, url.as_deref());
+            if url.as_deref().is_none_or(|u| u.starts_with("env:")) {
+                let what = format!(
+                    "base URL of the service `{service}` (remote agent `{}`)",
+                    a.id
+                );
+                push(vars, url_env, what);
+            }
+            let what = format!("the API key sent to the service `{service}` in X-API-Key");
+            push(vars, key_env, what);
+        }
+    }
+    for (id, endpoint) in doc.http_tools() {
+        if let Some(var) = endpoint.strip_prefix("env:") {
+            push(
+                vars,
+                var.to_string(),
+                format!("endpoint of the HTTP tool `{id}`"),
+            );
+        }
+    }
 }

@@ -4,7 +4,8 @@
 //! parse + validate ─▶ resolve ─▶ pick backend ─▶ info() ─▶ negotiate ─▶ render ─▶ emit() ─▶ check ─▶ manifest ─▶ write
 //! ```
 //! One module per stage after parsing: `resolve` (files the document names
-//! by path, read by the host since backends see none), `negotiate` (what the
+//! by path: rag folders and subgraph documents, read by the host since
+//! backends see none), `negotiate` (what the
 //! graph needs against what the backend declares), `render` (every
 //! connector node, through its connector, before the backend emits),
 //! `check` (every emitted path), `manifest`, `write` (atomically, to disk).
@@ -72,12 +73,7 @@ pub fn generate(
     connectors: &mut dyn ConnectorSource,
 ) -> Result<Generated, Vec<Diagnostic>> {
     let mut doc = source.parse()?;
-    let base = Path::new(&source.name)
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    resolve::documents(&mut doc, &base)
-        .map_err(|ds| ds.into_iter().map(|d| source.locate(d)).collect::<Vec<_>>())?;
+    resolve::resolve(&mut doc, source)?;
     let platform = match platform_override.or(doc.platform()) {
         Some(p) => p.to_string(),
         None => {

@@ -1,46 +1,153 @@
 //! Files a document names by path, read by the host before any backend runs
 //! (backends are sandboxed and see no files): each `rag` node's `documents`
-//! folder becomes the list of its `.md` and `.txt` files, so the backend
-//! copies them into the project.
+//! folder becomes the list of its `.md` and `.txt` files, and each
+//! `subgraph` node's `graph` path becomes the child document, read, checked
+//! and resolved in turn (relative to its own folder), so the backend gets
+//! one self-contained document. A cycle of files is refused.
 
 use std::path::{Path, PathBuf};
 
-use svc_ir::{Diagnostic, Document, NodeKind, RagDocument, RagDocuments};
+use svc_ir::{
+    subgraph_mapping, Diagnostic, Document, NodeKind, RagDocument, RagDocuments, SourceFile,
+    SubgraphRef,
+};
 
 /// A folder larger than this is refused: the documents are copied into the
 /// project and loaded into memory at start-up.
 const MAX_BYTES: u64 = 64 * 1024 * 1024;
 const MAX_FILES: usize = 10_000;
+/// How deep subgraph files may nest (a cycle is caught before this).
+const MAX_DEPTH: usize = 32;
 
-/// Replaces every `documents` path with the files it names, relative to
-/// `base` (the document's folder).
-pub fn documents(doc: &mut Document, base: &Path) -> Result<(), Vec<Diagnostic>> {
+/// Resolves every path in `doc` (read from `source`, whose folder paths are
+/// relative to). Diagnostics are placed in the file they are about.
+pub fn resolve(doc: &mut Document, source: &SourceFile) -> Result<(), Vec<Diagnostic>> {
+    let path = source.path();
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut stack = vec![std::fs::canonicalize(&path).unwrap_or(path)];
     let mut errors = Vec::new();
-    for (i, n) in doc.logical.nodes.iter_mut().enumerate() {
-        let NodeKind::Rag(rag) = &mut n.kind else {
-            continue;
-        };
-        let RagDocuments::Path(rel) = &rag.documents else {
-            continue;
-        };
-        let pointer = format!("/logical/nodes/{i}/documents");
-        match read_folder(&base.join(rel), rel) {
-            Ok(list) => rag.documents = RagDocuments::List(list),
-            Err(message) => errors.push(
-                Diagnostic::error("io", message)
-                    .at(pointer)
-                    .node(&n.id)
-                    .hint(
-                        "`documents` is a folder of .md/.txt files, relative to the graph document",
-                    ),
-            ),
-        }
-    }
+    resolve_in(doc, &base, "", source, &mut stack, &mut errors);
     if errors.is_empty() {
         Ok(())
     } else {
         Err(errors)
     }
+}
+
+/// `doc` lies at `prefix` inside `source` (embedded children have one).
+fn resolve_in(
+    doc: &mut Document,
+    base: &Path,
+    prefix: &str,
+    source: &SourceFile,
+    stack: &mut Vec<PathBuf>,
+    errors: &mut Vec<Diagnostic>,
+) {
+    for i in 0..doc.logical.nodes.len() {
+        let pointer = format!("{prefix}/logical/nodes/{i}");
+        let n = &mut doc.logical.nodes[i];
+        let id = n.id.clone();
+        let fail = |message: String, at: &str, hint: &str| {
+            source.locate(
+                Diagnostic::error("io", message)
+                    .at(format!("{pointer}/{at}"))
+                    .node(&id)
+                    .hint(hint),
+            )
+        };
+        match &mut n.kind {
+            NodeKind::Rag(rag) => {
+                let RagDocuments::Path(rel) = &rag.documents else {
+                    continue;
+                };
+                match read_folder(&base.join(rel.as_str()), rel) {
+                    Ok(list) => rag.documents = RagDocuments::List(list),
+                    Err(message) => errors.push(fail(
+                        message,
+                        "documents",
+                        "`documents` is a folder of .md/.txt files, relative to the graph document",
+                    )),
+                }
+            }
+            NodeKind::Subgraph(sub) => match &mut sub.graph {
+                SubgraphRef::Embedded(child) => {
+                    let inner = format!("{pointer}/graph");
+                    resolve_in(child, base, &inner, source, stack, errors);
+                }
+                SubgraphRef::Path(rel) => {
+                    let file = base.join(rel.as_str());
+                    let child = match read_child(&file, rel, stack, errors) {
+                        Ok(Some(child)) => child,
+                        Ok(None) => continue,
+                        Err(d) => {
+                            errors.push(source.locate(
+                                d.at(format!("{pointer}/graph"))
+                                    .node(&id)
+                                    .hint("`graph` is a path to an IR document, relative to this one; subgraph files must not include each other"),
+                            ));
+                            continue;
+                        }
+                    };
+                    sub.graph = SubgraphRef::Embedded(Box::new(child));
+                    for d in subgraph_mapping(doc, i) {
+                        let at = d.pointer.clone().unwrap_or_default();
+                        errors.push(source.locate(d.at(format!("{prefix}{at}"))));
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+}
+
+/// Reads, checks and resolves the child document at `file`. `Ok(None)`:
+/// it had errors, already in `errors` (placed in its own file); `Err`: it
+/// cannot be read or closes a cycle (to be placed at the parent's node).
+fn read_child(
+    file: &Path,
+    shown: &str,
+    stack: &mut Vec<PathBuf>,
+    errors: &mut Vec<Diagnostic>,
+) -> Result<Option<Document>, Diagnostic> {
+    let unreadable = |e: std::io::Error| {
+        Diagnostic::error(
+            "io",
+            format!("cannot read subgraph `{shown}` ({}): {e}", file.display()),
+        )
+    };
+    let canonical = std::fs::canonicalize(file).map_err(unreadable)?;
+    if let Some(at) = stack.iter().position(|p| *p == canonical) {
+        let chain: Vec<String> = stack[at..]
+            .iter()
+            .chain([&canonical])
+            .map(|p| p.display().to_string())
+            .collect();
+        return Err(Diagnostic::error(
+            "subgraph-cycle",
+            format!("subgraph files form a cycle: {}", chain.join(" -> ")),
+        ));
+    }
+    if stack.len() >= MAX_DEPTH {
+        return Err(Diagnostic::error(
+            "subgraph-cycle",
+            format!("subgraph `{shown}` nests deeper than {MAX_DEPTH} files"),
+        ));
+    }
+    let text = std::fs::read_to_string(&canonical).map_err(unreadable)?;
+    let mut child_source = SourceFile::new(file.display().to_string(), text);
+    let mut child = match child_source.parse() {
+        Ok(doc) => doc,
+        Err(diags) => {
+            errors.extend(diags);
+            return Ok(None);
+        }
+    };
+    let base = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    stack.push(canonical);
+    let before = errors.len();
+    resolve_in(&mut child, &base, "", &child_source, stack, errors);
+    stack.pop();
+    Ok((errors.len() == before).then_some(child))
 }
 
 /// The `.md` and `.txt` files under `dir`, sorted by their path relative to
@@ -105,20 +212,42 @@ fn read_folder(dir: &Path, shown: &str) -> Result<Vec<RagDocument>, String> {
 mod tests {
     #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
 
+    use serde_json::json;
+
     use super::*;
 
-    fn doc_with(documents: &str) -> Document {
-        let text = format!(
-            r#"{{"irVersion": "2", "id": "d", "logical": {{
-                "state": [{{"name": "q", "type": "string"}}, {{"name": "p", "type": "array"}}],
-                "nodes": [{{"id": "start", "kind": "start"}},
-                          {{"id": "search", "kind": "rag", "query": "{{{{q}}}}", "documents": "{documents}", "outputKey": "p"}},
-                          {{"id": "end", "kind": "end"}}],
-                "edges": [{{"from": "start", "to": "search"}}, {{"from": "search", "to": "end"}}]}}}}"#
-        );
-        svc_ir::SourceFile::new("d.graph.json", text)
-            .parse()
-            .expect("valid")
+    fn graph(id: &str, state: serde_json::Value, middle: serde_json::Value) -> String {
+        json!({"irVersion": "2", "id": id, "logical": {
+            "state": state,
+            "nodes": [{"id": "start", "kind": "start"}, middle, {"id": "end", "kind": "end"}],
+            "edges": [{"from": "start", "to": middle["id"]}, {"from": middle["id"], "to": "end"}]}})
+        .to_string()
+    }
+
+    fn rag(documents: &str) -> String {
+        graph(
+            "d",
+            json!([{"name": "q", "type": "string"}, {"name": "p", "type": "array"}]),
+            json!({"id": "search", "kind": "rag", "query": "{{q}}", "documents": documents, "outputKey": "p"}),
+        )
+    }
+
+    fn sub(id: &str, path: &str) -> String {
+        graph(
+            id,
+            json!([{"name": "q", "type": "string", "required": true}, {"name": "a", "type": "string"}]),
+            json!({"id": "inner", "kind": "subgraph", "graph": path, "input": {"q": "q"}, "output": {"a": "a"}}),
+        )
+    }
+
+    /// Writes `text` as `name` in `dir`, then parses and resolves it.
+    fn resolved(dir: &Path, name: &str, text: &str) -> Result<Document, Vec<Diagnostic>> {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let mut source = SourceFile::new(path.display().to_string(), text);
+        let mut doc = source.parse()?;
+        resolve(&mut doc, &source)?;
+        Ok(doc)
     }
 
     fn listed(doc: &Document) -> Vec<(String, String)> {
@@ -142,8 +271,7 @@ mod tests {
         std::fs::write(docs.join(".hidden.md"), "no").unwrap();
         std::fs::write(docs.join(".git/x.md"), "no").unwrap();
         std::fs::write(docs.join("data.json"), "{}").unwrap();
-        let mut doc = doc_with("docs");
-        documents(&mut doc, dir.path()).unwrap();
+        let doc = resolved(dir.path(), "d.graph.json", &rag("docs")).unwrap();
         assert_eq!(
             listed(&doc),
             [
@@ -156,21 +284,91 @@ mod tests {
     #[test]
     fn a_missing_folder_or_binary_file_names_the_node_and_path() {
         let dir = tempfile::tempdir().unwrap();
-        let mut doc = doc_with("nowhere");
-        let e = documents(&mut doc, dir.path()).unwrap_err();
+        let e = resolved(dir.path(), "d.graph.json", &rag("nowhere")).unwrap_err();
         assert_eq!(e[0].code, "io");
         assert_eq!(e[0].pointer.as_deref(), Some("/logical/nodes/1/documents"));
         assert_eq!(e[0].node.as_deref(), Some("search"));
+        assert!(e[0].position.is_some());
         assert!(e[0].message.contains("`nowhere`"), "{}", e[0].message);
 
         std::fs::create_dir_all(dir.path().join("bin")).unwrap();
         std::fs::write(dir.path().join("bin/x.md"), [0xff, 0xfe, 0x00]).unwrap();
-        let mut doc = doc_with("bin");
-        let e = documents(&mut doc, dir.path()).unwrap_err();
+        let e = resolved(dir.path(), "d.graph.json", &rag("bin")).unwrap_err();
         assert!(
             e[0].message.contains("bin/x.md") && e[0].message.contains("UTF-8"),
             "{}",
             e[0].message
         );
+    }
+
+    #[test]
+    fn subgraph_files_are_embedded_nested_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("parts/docs")).unwrap();
+        std::fs::write(dir.path().join("parts/docs/a.md"), "alpha").unwrap();
+        // leaf: a rag node whose folder is relative to the leaf's own file.
+        let leaf = graph(
+            "leaf",
+            json!([{"name": "q", "type": "string", "required": true}, {"name": "a", "type": "string"}]),
+            json!({"id": "search", "kind": "rag", "query": "{{q}}", "documents": "docs", "outputKey": "a"}),
+        );
+        std::fs::write(dir.path().join("parts/leaf.graph.json"), leaf).unwrap();
+        std::fs::write(
+            dir.path().join("parts/middle.graph.json"),
+            sub("middle", "leaf.graph.json"),
+        )
+        .unwrap();
+        let doc = resolved(
+            dir.path(),
+            "top.graph.json",
+            &sub("top", "parts/middle.graph.json"),
+        )
+        .unwrap();
+        let NodeKind::Subgraph(s) = &doc.logical.nodes[1].kind else {
+            panic!()
+        };
+        let SubgraphRef::Embedded(middle) = &s.graph else {
+            panic!("middle not embedded")
+        };
+        let NodeKind::Subgraph(s) = &middle.logical.nodes[1].kind else {
+            panic!()
+        };
+        let SubgraphRef::Embedded(leaf) = &s.graph else {
+            panic!("leaf not embedded")
+        };
+        assert_eq!(listed(leaf), [("a.md".into(), "alpha".into())]);
+    }
+
+    #[test]
+    fn a_cycle_of_files_a_bad_child_and_a_type_mismatch_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b.graph.json"), sub("b", "a.graph.json")).unwrap();
+        let e = resolved(dir.path(), "a.graph.json", &sub("a", "b.graph.json")).unwrap_err();
+        assert_eq!(e[0].code, "subgraph-cycle", "{e:?}");
+        assert!(
+            e[0].message.contains("a.graph.json -> "),
+            "{}",
+            e[0].message
+        );
+
+        // The child's own errors are placed in the child's file.
+        std::fs::write(dir.path().join("bad.graph.json"), "{\"irVersion\": \"2\"}").unwrap();
+        let e = resolved(dir.path(), "c.graph.json", &sub("c", "bad.graph.json")).unwrap_err();
+        assert!(
+            e[0].file.as_deref().unwrap().ends_with("bad.graph.json"),
+            "{e:?}"
+        );
+
+        // A child whose `q` is an integer cannot take the parent's string.
+        let child = graph(
+            "child",
+            json!([{"name": "q", "type": "integer", "required": true}, {"name": "a", "type": "string"}]),
+            json!({"id": "t", "kind": "response_template", "template": "x", "outputKey": "a"}),
+        );
+        std::fs::write(dir.path().join("child.graph.json"), child).unwrap();
+        let e = resolved(dir.path(), "d.graph.json", &sub("d", "child.graph.json")).unwrap_err();
+        assert_eq!(e[0].code, "subgraph-type", "{e:?}");
+        assert_eq!(e[0].pointer.as_deref(), Some("/logical/nodes/1/input/q"));
+        assert!(e[0].position.is_some());
     }
 }

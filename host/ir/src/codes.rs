@@ -1558,6 +1558,44 @@ Fix:
 and the edge `{ "from": "start", "to": "reply" }`."#,
     },
     Code {
+        name: "subgraph-cycle",
+        group: "nodes",
+        summary: "Subgraph documents include each other in a cycle.",
+        explanation: r#"A `subgraph` node's `graph` may be a path to another document, read by `svc compile` relative to the document naming it, and that document may have subgraphs of its own. A file that includes itself, directly or through others, could never be expanded, so it is refused; the message lists the files of the cycle.
+
+Break the cycle: one of the documents must not name the other."#,
+        example: r#"```json
+// a.graph.json
+{ "id": "inner", "kind": "subgraph", "graph": "b.graph.json", "input": { "q": "q" } }
+// b.graph.json
+{ "id": "inner", "kind": "subgraph", "graph": "a.graph.json", "input": { "q": "q" } }
+```
+Fix:
+```json
+// b.graph.json: a graph of its own nodes, no subgraph back to a.graph.json
+{ "id": "say", "kind": "response_template", "template": "{{q}}", "outputKey": "a" }
+```"#,
+    },
+    Code {
+        name: "subgraph-type",
+        group: "nodes",
+        summary: "A subgraph's `input` or `output` copies between fields of different types, or leaves a required child field out.",
+        explanation: r#"A `subgraph` node runs its child graph on a fresh state built from `input` (`{ child field: parent field }`) and copies fields back with `output` (`{ parent field: child field }`). Values are copied as they are, so both sides of each pair must have the same type (and the same item type for arrays), and every field the child declares `required` must be given by `input`. The check runs at compile time, for embedded children and for children read from a path.
+
+Map fields of the same type, or change a declaration."#,
+        example: r#"`fixtures/invalid/subgraph_type_mismatch.graph.json`:
+
+```json
+{ "id": "inner", "kind": "subgraph", "graph": { ... "state": [ { "name": "count", "type": "integer", "required": true } ] ... },
+  "input": { "count": "question" } }
+```
+Fix:
+```json
+{ "id": "inner", "kind": "subgraph", "graph": { ... "state": [ { "name": "count", "type": "integer", "required": true } ] ... },
+  "input": { "count": "attempts" } }
+```"#,
+    },
+    Code {
         name: "template-required",
         group: "templates",
         summary: "A connector node has no template for the platform being compiled.",

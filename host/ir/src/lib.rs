@@ -25,7 +25,7 @@ pub use diag::{Diagnostic, Position, Severity};
 pub use model::*;
 pub use requirements::{requirement_keys, requirements, Category, Requirement};
 pub use subject::{Subject, SubjectKind};
-pub use validate::{check_endpoint, is_identifier, is_message, value_matches};
+pub use validate::{check_endpoint, is_identifier, is_message, subgraph_mapping, value_matches};
 
 /// A document's text and name, kept so that diagnostics found later (by
 /// negotiation or by a backend) can still be pointed at file:line:col.
@@ -33,6 +33,9 @@ pub use validate::{check_endpoint, is_identifier, is_message, value_matches};
 pub struct SourceFile {
     pub name: String,
     pub text: String,
+    /// Where the file is on disk, when `name` is only what diagnostics
+    /// show; paths inside the document are relative to its folder.
+    pub origin: Option<std::path::PathBuf>,
     tree: Option<json::Node>,
     lines: OnceCell<Vec<usize>>,
 }
@@ -42,9 +45,23 @@ impl SourceFile {
         SourceFile {
             name: name.into(),
             text: text.into(),
+            origin: None,
             tree: None,
             lines: OnceCell::new(),
         }
+    }
+
+    /// The same source, read from `path` on disk (see [`SourceFile::origin`]).
+    pub fn with_origin(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.origin = Some(path.into());
+        self
+    }
+
+    /// Where the file is on disk: its origin, else its name.
+    pub fn path(&self) -> std::path::PathBuf {
+        self.origin
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from(&self.name))
     }
 
     /// Parses, normalizes and validates. Errors carry positions.

@@ -33,6 +33,11 @@ pub(crate) fn normalize(doc: &mut Document) {
         match &mut node.kind {
             NodeKind::Llm(llm) => fill(&mut llm.model),
             NodeKind::IntentClassifier(c) => fill(&mut c.model),
+            // A child graph is normalized as a document of its own.
+            NodeKind::Subgraph(SubgraphNode {
+                graph: SubgraphRef::Embedded(child),
+                ..
+            }) => normalize(child),
             _ => {}
         }
     }

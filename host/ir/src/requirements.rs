@@ -63,6 +63,7 @@ impl Requirement {
 /// Every requirement of the document, one per place it arises.
 pub fn requirements(doc: &Document) -> Vec<Requirement> {
     let mut out = Vec::new();
+    let mut nested = Vec::new();
     let mut push = |category, name: &str, pointer: String, node: Option<&str>| {
         out.push(Requirement {
             category,
@@ -84,6 +85,20 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
                     format!("{ptr}/boundToolIds"),
                     id,
                 );
+            }
+            // A child graph needs what it uses, found at its place in the parent.
+            NodeKind::Subgraph(SubgraphNode {
+                graph: SubgraphRef::Embedded(child),
+                ..
+            }) => {
+                for mut r in requirements(child) {
+                    if r.category == Category::Auth {
+                        continue;
+                    }
+                    r.pointer = format!("{ptr}/graph{}", r.pointer);
+                    r.node.get_or_insert_with(|| n.id.clone());
+                    nested.push(r);
+                }
             }
             NodeKind::Router { branches } => {
                 for (j, b) in branches.iter().enumerate() {
@@ -161,6 +176,7 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
             subject: Some(Subject::new(SubjectKind::McpServer, &s.id)),
         });
     }
+    out.extend(nested);
     out
 }
 

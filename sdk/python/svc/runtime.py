@@ -28,6 +28,7 @@ specialised to the graph's topology, like the Go backend's:
 from __future__ import annotations
 
 import asyncio
+import copy
 import math
 import signal
 import threading
@@ -196,6 +197,26 @@ class CompiledGraph:
         if self._deadline == math.inf:
             return None
         return max(0.0, self._deadline - time.monotonic())
+
+    # --- as a subgraph ---
+
+    def run_child(self, node: str, values: dict, deadline: float | None) -> dict:
+        """Runs this graph as the child of the subgraph node `node`: a fresh
+        state from `values` (deep-copied, so the child never shares a list
+        with its parent; defaults filled in), its own step limit, and the
+        parent's remaining time (`deadline`, seconds). Returns its final state.
+        """
+        try:
+            state = self.schema.new_state(copy.deepcopy(values))
+        except SvcError as e:
+            # Types were checked at compile time; what is left is a value the
+            # parent never set (a required child field).
+            raise execution_error(node, f'subgraph "{node}": {e.message}') from None
+        run = object.__new__(type(self))
+        run.__dict__.update(self.__dict__)
+        budget = deadline if deadline is not None else self.request_timeout_ms / 1000
+        run._deadline = time.monotonic() + budget
+        return run.run(state)
 
     # --- entry points ---
 

@@ -34,11 +34,12 @@ _client_lock = threading.Lock()
 def http_client(feature: str) -> Any:
     """The process's one httpx.Client, so connections are reused across calls."""
     global _client
+    if _client is not None:  # the common case: no import check per call
+        return _client
     httpx = require("httpx", "http", feature)
-    if _client is None:
-        with _client_lock:
-            if _client is None:
-                _client = httpx.Client(follow_redirects=True)
+    with _client_lock:
+        if _client is None:
+            _client = httpx.Client(follow_redirects=True)
     return _client
 
 

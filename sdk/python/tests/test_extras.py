@@ -12,6 +12,7 @@ from svc import (
     configure_tracing,
     get_http_client,
     get_llm_provider,
+    upstream,
 )
 from svc.cli import main
 from svc.runtime import HttpTool, Model, call_http_tool, chat
@@ -69,6 +70,8 @@ def test_missing_extra(extra, monkeypatch):
     case = CASES[extra]
     for module in case.modules:
         monkeypatch.setitem(sys.modules, module, None)
+    # A process without httpx never built the shared client.
+    monkeypatch.setattr(upstream, "_client", None)
     with pytest.raises(MissingExtraError) as e:
         case.call()
     assert isinstance(e.value, ImportError)

@@ -200,3 +200,36 @@ def test_a_graph_with_upstream_calls_runs_in_a_worker_thread():
     error, took = timed_arun(g)
     assert error.code == "deadline_exceeded"
     assert took < 1.5
+
+
+class Child(CompiledGraph):
+    name = "child"
+    schema = StateSchema(
+        [
+            Field("items", "array", required=True),
+            Field("seen", "integer", default=0),
+        ]
+    )
+    max_steps = 2
+    node_names = ("grow",)
+
+    def run(self, state):
+        self.check(0)
+        self.step(state, "outer__grow", lambda s: {"seen": len(s["items"])})
+        state["items"].append("child's own")
+        return state
+
+
+def test_a_child_graph_runs_on_a_copy_with_its_defaults_and_the_parents_time():
+    parent_items = ["a", "b"]
+    result = Child().run_child("outer", {"items": parent_items}, 5.0)
+    assert result == {"items": ["a", "b", "child's own"], "seen": 2}
+    assert parent_items == ["a", "b"]
+    with pytest.raises(SvcError) as e:
+        Child().run_child("outer", {"items": None}, 5.0)
+    assert e.value.code == "execution_error"
+    assert e.value.details == {"node": "outer"}
+    assert "items" in e.value.message
+    with pytest.raises(SvcError) as e:
+        Child().run_child("outer", {"items": []}, 0.0)
+    assert e.value.code == "deadline_exceeded"

@@ -28,6 +28,8 @@ fn graph() -> Value {
         ("peer", "ask_peer"),
         ("intent", "classify"),
         ("rag", "search"),
+        ("sub_path", "sub_path"),
+        ("sub_embedded", "sub_embedded"),
     ];
     let mut branches: Vec<Value> = modes
         .iter()
@@ -51,6 +53,10 @@ fn graph() -> Value {
                "outputKey": "intent"}),
         json!({"id": "search", "kind": "rag", "query": "{{question}}", "documents": "docs", "topK": 2,
                "outputKey": "passages"}),
+        json!({"id": "sub_path", "kind": "subgraph", "graph": "parts/summary.graph.json",
+               "input": {"topic": "question"}, "output": {"answer": "summary"}}),
+        json!({"id": "sub_embedded", "kind": "subgraph", "graph": embedded_child(),
+               "input": {"q": "question"}, "output": {"answer": "r"}}),
         json!({"id": "end", "kind": "end"}),
     ];
     let mut edges = vec![json!({"from": "start", "to": "route"})];
@@ -95,6 +101,49 @@ fn graph() -> Value {
             "pipeline": "if state[\"round\"] == 0:\n    return \"researcher\"\nif state[\"last_member\"] == \"researcher\":\n    return \"writer\"\nreturn \"finish\"",
             "spinner": "return \"writer\""
         }}
+    })
+}
+
+/// A child read from a file: its own worker `writer` and tool `lookup`
+/// (ids the parent uses too) under a custom supervisor, and a scratch field
+/// the parent never sees.
+fn path_child() -> Value {
+    json!({
+        "irVersion": "2.2",
+        "id": "summary",
+        "logical": {
+            "state": [{"name": "topic", "type": "string", "required": true},
+                      {"name": "scratch", "type": "string", "default": ""},
+                      {"name": "summary", "type": "string"}],
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "pad", "kind": "response_template", "template": "scratch {{topic}}", "outputKey": "scratch"},
+                      {"id": "write", "kind": "agent", "agent": "team", "input": "{{scratch}}", "outputKey": "summary"},
+                      {"id": "end", "kind": "end"}],
+            "edges": [{"from": "start", "to": "pad"}, {"from": "pad", "to": "write"}, {"from": "write", "to": "end"}],
+            "tools": [{"id": "lookup", "kind": "native"}],
+            "agents": [{"id": "writer", "kind": "worker", "instructions": "You summarize.", "toolIds": ["lookup"]},
+                       {"id": "team", "kind": "supervisor", "members": ["writer"], "router": "custom"}],
+            "settings": {"model": {"provider": "openai", "name": "stub-model"}}
+        },
+        "bodiesByPlatform": {"python-svc": {
+            "lookup": "return {\"child\": True}",
+            // Written with the child's own ids, though they are registered with a prefix.
+            "team": "if state[\"last_member\"] is None:\n    return \"writer\"\nassert state[\"last_member\"] == \"writer\"\nreturn \"finish\""
+        }}
+    })
+}
+
+fn embedded_child() -> Value {
+    json!({
+        "irVersion": "2.2",
+        "id": "echo",
+        "logical": {
+            "state": [{"name": "q", "type": "string", "required": true}, {"name": "r", "type": "string"}],
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "say", "kind": "response_template", "template": "embedded {{q}}", "outputKey": "r"},
+                      {"id": "end", "kind": "end"}],
+            "edges": [{"from": "start", "to": "say"}, {"from": "say", "to": "end"}]
+        }
     })
 }
 
@@ -149,6 +198,8 @@ fn model_reply(req: &Request) -> Reply {
         } else {
             answer(format!("researched: {}", tool_results.join(" + ")))
         }
+    } else if system.contains("You summarize.") {
+        answer(format!("summary: {user}"))
     } else if system.contains("You write.") {
         answer(format!("written: {}", user.replace('\n', " | ")))
     } else if system.contains("You loop.") {
@@ -246,6 +297,8 @@ fn python_agents_and_nodes_over_http() {
     )
     .unwrap();
     std::fs::write(docs.join("notes.json"), "{\"not\": \"a document\"}").unwrap();
+    std::fs::create_dir_all(dir.path().join("parts")).unwrap();
+    write_json(&dir.path().join("parts/summary.graph.json"), &path_child());
     let main_doc = dir.path().join("agents.graph.json");
     let peer_doc = dir.path().join("peer.graph.json");
     write_json(&main_doc, &graph());
@@ -419,6 +472,24 @@ fn python_agents_and_nodes_over_http() {
     assert_eq!(
         (status, body["result"]["passages"].clone()),
         (200, json!([])),
+        "{body}"
+    );
+
+    // Subgraphs, by path and embedded: only `output` reaches the parent.
+    let before = llm.received().len();
+    let (status, body) = invoke("Hello", "sub_path");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["answer"], "summary: scratch Hello", "{body}");
+    assert!(body["result"].get("scratch").is_none() && body["result"].get("topic").is_none());
+    let child_call = llm.received()[before].json();
+    assert_eq!(
+        child_call["tools"][0]["function"]["name"], "sub_path__lookup",
+        "{child_call}"
+    );
+    let (status, body) = invoke("Hello", "sub_embedded");
+    assert_eq!(
+        (status, body["result"]["answer"].clone()),
+        (200, json!("embedded Hello")),
         "{body}"
     );
 

@@ -71,7 +71,8 @@ fn projects(platform: &str, backends: &Builtins) -> Vec<(String, Vec<ProjectFile
         let text = std::fs::read_to_string(&path).expect("read fixture");
         // The path in the document's diagnostics and manifest is relative,
         // so the snapshots do not depend on where the repository lives.
-        let mut source = SourceFile::new(format!("fixtures/valid/{name}.graph.json"), text);
+        let mut source =
+            SourceFile::new(format!("fixtures/valid/{name}.graph.json"), text).with_origin(&path);
         let generated = svc_compile::generate(
             &mut source,
             Some(platform),

@@ -17,6 +17,7 @@ mod ids;
 mod nodes;
 mod python_only;
 mod state;
+mod subgraph;
 mod templates;
 #[cfg(test)]
 mod tests;
@@ -25,6 +26,7 @@ mod topology;
 mod values;
 
 pub use ids::is_identifier;
+pub use subgraph::subgraph_mapping;
 pub use tools::check_endpoint;
 pub use values::{is_message, value_matches};
 

@@ -189,6 +189,7 @@ impl<'a> Validator<'a> {
                 for (at, parent) in parents {
                     self.check_field_ref(parent, at, Some(&n.id), "parent field");
                 }
+                self.subgraph(i, n, s);
             }
             _ => {}
         }
