@@ -314,7 +314,13 @@ fn python_agents_and_nodes_over_http() {
     .unwrap();
 
     let peer_project = compile("python-svc", &peer_doc).expect("peer compiles");
-    let peer = Service::start(
+    for step in [
+        "python -m pip install -q -e \".[test]\"",
+        "python -m pytest -q -p no:cacheprovider",
+    ] {
+        run_shell(peer_project.path(), step, &[], Duration::from_secs(600)).unwrap();
+    }
+    let peer = Service::launch(
         &peer_project,
         &[("SVC_API_KEY", PEER_KEY)],
         Duration::from_secs(120),
