@@ -31,21 +31,23 @@ pub fn info() -> BackendInfo {
                 "subgraph",
                 "connector",
             ]),
-            tool_kinds: strings(&["native", "http"]),
-            transports: Vec::new(),
+            tool_kinds: strings(&["native", "http", "mcp"]),
+            transports: strings(&["stdio", "sse", "streamable_http"]),
             auth: strings(&["none", "api_key", "bearer"]),
             features: ALL_ROUTER_FEATURES
                 .iter()
-                .chain(&["llm.bound-tools", "agents.worker", "agents.supervisor", "agents.remote"])
+                .chain(&[
+                    "llm.bound-tools",
+                    "agents.worker",
+                    "agents.supervisor",
+                    "agents.remote",
+                    "mcp.expose",
+                ])
                 .map(|s| s.to_string())
                 .collect(),
             reasons: vec![
                 reason("node-kind:hitl", HITL_LATER),
                 reason("feature:agents.a2a", "python-svc does not generate A2A agents yet; they arrive with A2A support"),
-                reason("tool-kind:mcp", "python-svc does not generate MCP tool calls yet (the SDK's MCP client arrives with its own issue)"),
-                reason("transport:stdio", "python-svc does not generate MCP servers yet"),
-                reason("transport:sse", "python-svc does not generate MCP servers yet"),
-                reason("transport:streamable_http", "python-svc does not generate MCP servers yet"),
                 reason("feature:checkpointer.memory", "python-svc compiles graphs to a direct run loop without checkpoints; a memory checkpointer arrives with human-in-the-loop"),
                 reason("feature:streaming", "python-svc answers with the final state; streaming is not generated yet"),
             ],

@@ -40,7 +40,7 @@ pub fn takes_deadline(doc: &Document, kind: &NodeKind) -> bool {
         | NodeKind::Subgraph(_) => true,
         NodeKind::Tool { tool_id, .. } => matches!(
             doc.tool(tool_id).map(|t| &t.kind),
-            Some(ToolKind::Http { .. })
+            Some(ToolKind::Http { .. } | ToolKind::Mcp { .. })
         ),
         _ => false,
     }

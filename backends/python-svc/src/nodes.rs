@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 use svc_backend_sdk::ir::{
-    AgentNode, Document, FieldType, IntentNode, LlmNode, ModelRef, Node, NodeKind, RagDocuments,
-    RagNode, Retriever, SubgraphNode, SubgraphRef, TextWrite, ToolKind,
+    AgentNode, Document, FieldType, IntentNode, LlmNode, McpTransport, ModelRef, Node, NodeKind,
+    RagDocuments, RagNode, Retriever, SubgraphNode, SubgraphRef, TextWrite, ToolKind,
 };
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::template::{lone_field, Part};
@@ -299,7 +299,12 @@ pub fn files(
                 *timeout_ms,
                 headers,
             ),
-            ToolKind::Mcp { .. } => continue,
+            ToolKind::Mcp { server, tool, .. } => mcp_tool_module(
+                &scope.name(&t.id),
+                &scope.name(server),
+                tool,
+                t.description.as_deref(),
+            ),
         };
         tool_modules.push(m.clone());
         out.push(File::text(format!("{dir}/tools/{m}.py"), text));
@@ -368,37 +373,65 @@ fn tool_node_module(
 ) -> String {
     let mut w = CodeWriter::python();
     let input = input_dict(&mut w, input);
-    let http = takes_deadline(doc, &n.kind);
-    let tool = format!(
-        "{}.{}",
-        w.name(&scope.package, "tools"),
-        modules.tool(tool_id)
-    );
+    let kind = doc.tool(tool_id).map(|t| &t.kind);
+    // The tool's module, imported only by the kinds that call into it.
+    let module_of = |w: &mut CodeWriter| {
+        format!(
+            "{}.{}",
+            w.name(&scope.package, "tools"),
+            modules.tool(tool_id)
+        )
+    };
     let decorator = graph_node(&mut w, n);
     w.line(decorator);
-    let signature = if http {
+    let signature = if takes_deadline(doc, &n.kind) {
         "def node(state: dict, deadline: float | None = None) -> dict:"
     } else {
         "def node(state: dict) -> dict:"
     };
     suite(&mut w, signature, |w| {
         write_expr(w, 1, "tool_input = ", &input, "");
-        if http {
-            let call = w.name(RUNTIME, "call_http_tool");
-            call_line(
-                w,
-                1,
-                &format!("result = {call}("),
-                &format!(
-                    "{}, {tool}.TOOL, tool_input, deadline=deadline",
-                    quote(&n.id)
-                ),
-                ")",
-            );
-        } else {
-            w.line(format!("result = {tool}.tool(tool_input)"));
+        match kind {
+            Some(ToolKind::Http { .. }) => {
+                let tool = module_of(w);
+                let call = w.name(RUNTIME, "call_http_tool");
+                call_line(
+                    w,
+                    1,
+                    &format!("result = {call}("),
+                    &format!(
+                        "{}, {tool}.TOOL, tool_input, deadline=deadline",
+                        quote(&n.id)
+                    ),
+                    ")",
+                );
+                w.line(format!("return {{{}: result}}", quote(output_key)));
+            }
+            Some(ToolKind::Mcp { server, tool, .. }) => {
+                let call = w.name("svc.mcp_client", "call_mcp_tool");
+                let args = vec![
+                    Expr::atom(quote(&n.id)),
+                    Expr::atom(quote(&scope.name(server))),
+                    Expr::atom(quote(tool)),
+                    Expr::atom("tool_input"),
+                    Expr::kw("deadline", Expr::atom("deadline")),
+                ];
+                write_expr(w, 1, "result = ", &Expr::call(call, args), "");
+                // An `object` field takes the structured content, any other the text.
+                let object = doc.state_field(output_key).map(|f| f.ty) == Some(FieldType::Object);
+                let output = w.name("svc.mcp_client", "mcp_output");
+                w.line(format!(
+                    "return {{{}: {output}(result, as_object={})}}",
+                    quote(output_key),
+                    if object { "True" } else { "False" }
+                ));
+            }
+            _ => {
+                let tool = module_of(w);
+                w.line(format!("result = {tool}.tool(tool_input)"));
+                w.line(format!("return {{{}: result}}", quote(output_key)));
+            }
         }
-        w.line(format!("return {{{}: result}}", quote(output_key)));
     });
     module_file(
         &format!("The tool node `{}`: calls the tool `{tool_id}`.", n.id),
@@ -466,6 +499,92 @@ fn http_tool_module(
     write_expr(&mut w, 0, "TOOL = ", &registered, "");
     module_file(
         &format!("The HTTP registry tool `{id}`: its input is POSTed as JSON."),
+        w,
+    )
+}
+
+/// An MCP tool: registered so agents and LLM nodes can call it, and so the
+/// service checks at start-up that its server offers it.
+fn mcp_tool_module(id: &str, server: &str, tool: &str, description: Option<&str>) -> String {
+    let mut w = CodeWriter::python();
+    let mut args = vec![
+        Expr::atom(quote(id)),
+        Expr::atom(quote(server)),
+        Expr::atom(quote(tool)),
+    ];
+    if let Some(d) = description {
+        args.push(Expr::kw("description", Expr::atom(quote(d))));
+    }
+    let register = Expr::call(w.name("svc.mcp_client", "register_mcp_tool"), args);
+    write_expr(&mut w, 0, "TOOL = ", &register, "");
+    module_file(
+        &format!("The MCP tool `{id}`: `{tool}` on the MCP server `{server}`."),
+        w,
+    )
+}
+
+/// `<scope>/mcp/servers.py`: the MCP servers of `logical.mcpServers`,
+/// registered with the SDK's client (sessions open at start-up).
+pub fn mcp_servers_module(doc: &Document, scope: &Scope) -> String {
+    let mut w = CodeWriter::python();
+    for s in &doc.logical.mcp_servers {
+        let mut args = vec![
+            Expr::atom(quote(&scope.name(&s.id))),
+            Expr::atom(quote(s.transport.name())),
+        ];
+        let strings = |m: &BTreeMap<String, String>| {
+            Expr::Dict(
+                m.iter()
+                    .map(|(k, v)| (quote(k), Expr::atom(quote(v))))
+                    .collect(),
+            )
+        };
+        let timeout = match &s.transport {
+            McpTransport::Stdio {
+                command,
+                args: argv,
+                env,
+                timeout_ms,
+            } => {
+                args.push(Expr::kw("command", Expr::atom(quote(command))));
+                if !argv.is_empty() {
+                    let items = argv.iter().map(|a| Expr::atom(quote(a))).collect();
+                    args.push(Expr::kw("args", Expr::Tuple(items)));
+                }
+                if !env.is_empty() {
+                    args.push(Expr::kw("env", strings(env)));
+                }
+                timeout_ms
+            }
+            McpTransport::Sse {
+                url,
+                timeout_ms,
+                headers,
+            }
+            | McpTransport::StreamableHttp {
+                url,
+                timeout_ms,
+                headers,
+            } => {
+                args.push(Expr::kw("url", Expr::atom(quote(url))));
+                if !headers.is_empty() {
+                    args.push(Expr::kw("headers", strings(headers)));
+                }
+                timeout_ms
+            }
+        };
+        if let Some(t) = timeout {
+            args.push(Expr::kw("timeout_ms", Expr::atom(t.to_string())));
+        }
+        let server = Expr::call(w.name("svc.mcp_client", "McpServer"), args);
+        let register = Expr::call(
+            w.name("svc.mcp_client", "register_mcp_server"),
+            vec![server],
+        );
+        write_expr(&mut w, 0, "", &register, "");
+    }
+    module_file(
+        "The MCP servers of the graph; their sessions open when the service starts.",
         w,
     )
 }

@@ -8,8 +8,20 @@ use crate::py::{literal, module, module_file, quote, suite, write_expr, Expr};
 use crate::scope::{self, Scope};
 use crate::{agents, graph, nodes, tests};
 
-/// The SDK a generated project depends on (this repository's sdk/python).
-pub const SDK_REQUIREMENT: &str = "svc-sdk[server,http]>=0.3.2,<0.4";
+/// The SDK a generated project depends on (this repository's sdk/python),
+/// with the `mcp` extra when the graph talks MCP or is published over it.
+pub fn sdk_requirement(doc: &Document) -> String {
+    let mcp = doc.logical.settings.mcp.expose
+        || scope::all_graphs(doc)
+            .iter()
+            .any(|(d, _)| !d.logical.mcp_servers.is_empty());
+    let extras = if mcp {
+        "server,http,mcp"
+    } else {
+        "server,http"
+    };
+    format!("svc-sdk[{extras}]>=0.3.2,<0.4")
+}
 
 const EMPTY_PACKAGES: &[(&str, &str)] = &[
     ("skills", "Skills: reusable capabilities (@skill)."),
@@ -46,12 +58,18 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text("tests/test_service.py", tests::service_tests(doc)),
     ];
     for (name, doc_line) in EMPTY_PACKAGES {
+        if *name == "mcp" && !doc.logical.mcp_servers.is_empty() {
+            continue; // graph_files writes it with the servers
+        }
         files.push(File::text(
             format!("app/{name}/__init__.py"),
             format!("\"\"\"{doc_line}\"\"\"\n"),
         ));
     }
     files.extend(graph_files(doc, &Scope::root(), &placed.snippets)?);
+    if let Some(stub) = tests::mcp_stub(doc) {
+        files.push(File::text("tests/mcp_stub.py", stub));
+    }
     if placed.has_files_under("app/connectors/") {
         files.push(File::text(
             "app/connectors/__init__.py",
@@ -90,6 +108,17 @@ fn graph_files(
         Ok(f) => files.extend(f),
         Err(d) => errors.extend(d),
     }
+    let has_servers = !doc.logical.mcp_servers.is_empty();
+    if has_servers {
+        files.push(File::text(
+            format!("{dir}/mcp/servers.py"),
+            nodes::mcp_servers_module(doc, scope),
+        ));
+        files.push(File::text(
+            format!("{dir}/mcp/__init__.py"),
+            nodes::package_init("MCP servers and clients.", &["servers".to_string()]),
+        ));
+    }
     let children = scope::children(doc, scope);
     let mut child_modules = Vec::new();
     for (child, child_scope) in &children {
@@ -117,9 +146,13 @@ fn graph_files(
     }
     if !scope.is_root() {
         let mut parts = vec!["agents", "graph", "nodes", "state", "tools"];
+        if has_servers {
+            parts.push("mcp");
+        }
         if !children.is_empty() {
             parts.push("subgraphs");
         }
+        parts.sort();
         files.push(File::text(
             format!("{dir}/__init__.py"),
             nodes::package_init(
@@ -136,7 +169,7 @@ fn graph_files(
 }
 
 fn pyproject(doc: &Document, connector_dependencies: &[String]) -> String {
-    let dependencies: Vec<String> = std::iter::once(SDK_REQUIREMENT.to_string())
+    let dependencies: Vec<String> = std::iter::once(sdk_requirement(doc))
         .chain(connector_dependencies.iter().cloned())
         .map(|d| serde_json::to_string(&d).unwrap_or_default())
         .collect();
@@ -213,6 +246,14 @@ fn application_yaml(doc: &Document) -> String {
                 yaml_str(&format!("${{{key_env}}}"))
             ));
         }
+    }
+    if s.mcp.expose {
+        // Served at /mcp by the SDK, behind the service's credentials.
+        let name = s.mcp.tool_name.clone().unwrap_or_else(|| doc.id.clone());
+        out.push_str(&format!(
+            "\nmcp:\n  expose: true\n  tool_name: {}\n",
+            yaml_str(&name)
+        ));
     }
     let t = &s.tracing;
     out.push_str(&format!(
@@ -386,9 +427,15 @@ fn readme(doc: &Document) -> String {
         module(&doc.id)
     ));
     out.push_str(&format!(
-        "## Install\n\nPython 3.10 to 3.13. The project depends on `{SDK_REQUIREMENT}`; until `svc-sdk` is \
+        "## Install\n\nPython 3.10 to 3.13. The project depends on `{requirement}`; until `svc-sdk` is \
          published, install it from the svc repository first:\n\n\
-         ```sh\npython -m venv .venv && . .venv/bin/activate\npip install -e \"/path/to/svc/sdk/python[server,http]\"\npip install -e \".[test]\"\n```\n\n"
+         ```sh\npython -m venv .venv && . .venv/bin/activate\npip install -e \"/path/to/svc/sdk/python[{extras}]\"\npip install -e \".[test]\"\n```\n\n",
+        requirement = sdk_requirement(doc),
+        extras = sdk_requirement(doc)
+            .split_once('[')
+            .and_then(|(_, rest)| rest.split_once(']'))
+            .map(|(extras, _)| extras.to_string())
+            .unwrap_or_default(),
     ));
     out.push_str("## Configure\n\n| variable | meaning |\n|---|---|\n");
     out.push_str(&format!(

@@ -4,13 +4,13 @@
 
 use serde_json::{json, Value};
 use svc_backend_sdk::ir::{
-    AgentKind, Auth, Document, FieldType, NodeKind, RagNode, Retriever, SupervisorRouter,
+    AgentKind, Auth, Document, FieldType, NodeKind, RagNode, Retriever, SupervisorRouter, ToolKind,
 };
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::nodes::Modules;
-use crate::py::{module_file, quote, suite, top_level_gap, write_expr, Expr};
+use crate::py::{ident, module_file, quote, suite, top_level_gap, write_expr, Expr};
 use crate::scope::{all_graphs, Scope};
 
 /// A JSON text as a Python string literal.
@@ -22,6 +22,72 @@ fn js(v: &Value) -> String {
 fn test_def(w: &mut CodeWriter, signature: &str, body: impl FnOnce(&mut CodeWriter)) {
     top_level_gap(w);
     suite(w, format!("def {signature}:"), body);
+}
+
+/// `tests/mcp_stub.py`: one MCP server (the SDK's `MCPServer`, over stdio)
+/// offering every MCP tool the graph names, each answering with what it
+/// was called with, so the project's tests run without the real servers.
+pub fn mcp_stub(doc: &Document) -> Option<String> {
+    // Each MCP tool name with the argument names tool nodes pass it.
+    let mut tools: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+        std::collections::BTreeMap::new();
+    for (d, _) in all_graphs(doc) {
+        for t in &d.logical.tools {
+            if let ToolKind::Mcp { tool, .. } = &t.kind {
+                let params = tools.entry(tool.as_str()).or_default();
+                for n in &d.logical.nodes {
+                    if let NodeKind::Tool { tool_id, input, .. } = &n.kind {
+                        if *tool_id == t.id {
+                            // Other keys are ignored by the stub's argument model.
+                            params.extend(input.keys().map(String::as_str).filter(|k| {
+                                svc_backend_sdk::ir::is_identifier(k) && ident(k) == *k
+                            }));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if tools.is_empty() {
+        return None;
+    }
+    let mut w = CodeWriter::python();
+    let server = w.name("mcp.server.mcpserver", "MCPServer");
+    let any = w.name("typing", "Any");
+    w.line(format!("stub = {server}(\"svc-test-stub\")"));
+    for (i, (tool, params)) in tools.iter().enumerate() {
+        top_level_gap(&mut w);
+        w.line(format!("@stub.tool(name={})", quote(tool)));
+        let signature: Vec<String> = params
+            .iter()
+            .map(|p| format!("{p}: {any} = None"))
+            .collect();
+        let arguments = Expr::Dict(
+            params
+                .iter()
+                .map(|p| (quote(p), Expr::atom(p.to_string())))
+                .collect(),
+        );
+        suite(
+            &mut w,
+            format!("def tool_{i}({}) -> dict:", signature.join(", ")),
+            |w| {
+                let reply = Expr::Dict(vec![
+                    (quote("tool"), Expr::atom(quote(tool))),
+                    (quote("arguments"), arguments),
+                ]);
+                write_expr(w, 1, "return ", &reply, "");
+            },
+        );
+    }
+    top_level_gap(&mut w);
+    suite(&mut w, "if __name__ == \"__main__\":", |w| {
+        w.line("stub.run(\"stdio\")");
+    });
+    Some(module_file(
+        "A stand-in for the graph's MCP servers in the project's tests: every MCP tool answers with what it was called with.",
+        w,
+    ))
 }
 
 pub fn service_tests(doc: &Document) -> String {
@@ -85,6 +151,11 @@ pub fn service_tests(doc: &Document) -> String {
                 }
             )
         });
+    // Registered names of every MCP server, subgraphs' included.
+    let mcp_servers: Vec<String> = graphs
+        .iter()
+        .flat_map(|(d, scope)| d.logical.mcp_servers.iter().map(move |m| scope.name(&m.id)))
+        .collect();
     let stub = llm
         || !http.is_empty()
         || !connector_env.is_empty()
@@ -278,6 +349,30 @@ pub fn service_tests(doc: &Document) -> String {
                 quote(var),
                 quote(&format!("/connectors/{node}"))
             ));
+        }
+        if !mcp_servers.is_empty() {
+            // Every MCP server becomes tests/mcp_stub.py over stdio, started by
+            // the service like the real one; the project registers its
+            // servers on import, so the stubs replace them afterwards.
+            w.import("importlib");
+            w.line("importlib.import_module(\"app\")");
+            let server = w.name("svc.mcp_client", "McpServer");
+            let register = w.name("svc.mcp_client", "register_mcp_server");
+            let sys = "sys";
+            w.import(sys);
+            w.line("stub = str(ROOT / \"tests\" / \"mcp_stub.py\")");
+            for id in &mcp_servers {
+                let stand_in = Expr::call(
+                    server.clone(),
+                    vec![
+                        Expr::atom(quote(id)),
+                        Expr::atom("\"stdio\""),
+                        Expr::kw("command", Expr::atom(format!("{sys}.executable"))),
+                        Expr::kw("args", Expr::atom("(stub,)")),
+                    ],
+                );
+                write_expr(w, 1, "", &Expr::call(register.clone(), vec![stand_in]), "");
+            }
         }
         let client = w.name("fastapi.testclient", "TestClient");
         let create_app = w.name("svc.server", "create_app");

@@ -1,8 +1,12 @@
 //! The environment variables a generated service reads, with what each is
-//! for: the credential, the model provider and the HTTP tools' endpoints.
+//! for: the credential, the model provider, HTTP tools' endpoints, remote
+//! agents' services and MCP servers.
 //! READMEs and env.yaml files list them.
 
-use svc_ir::{AgentKind, Auth, Document, NodeKind, RagNode, Retriever, SubgraphNode, SubgraphRef};
+use svc_ir::{
+    AgentKind, Auth, Document, McpTransport, NodeKind, RagNode, Retriever, SubgraphNode,
+    SubgraphRef,
+};
 
 /// The variables a remote agent's service reads: its base URL (the
 /// agent's `url` when that is `env:NAME`, else `<SERVICE>_URL`) and the key
@@ -142,4 +146,45 @@ fn graph_variables(doc: &Document, vars: &mut Vec<(String, String)>) {
             );
         }
     }
+    for server in &doc.logical.mcp_servers {
+        let what = format!("used by the MCP server `{}`", server.id);
+        let (url, values): (Option<&str>, Vec<&String>) = match &server.transport {
+            McpTransport::Stdio { env, .. } => (None, env.values().collect()),
+            McpTransport::Sse { url, headers, .. }
+            | McpTransport::StreamableHttp { url, headers, .. } => {
+                (Some(url.as_str()), headers.values().collect())
+            }
+        };
+        if let Some(var) = url.and_then(|u| u.strip_prefix("env:")) {
+            push(
+                vars,
+                var.to_string(),
+                format!("URL of the MCP server `{}`", server.id),
+            );
+        }
+        for value in values {
+            for var in env_refs(value) {
+                push(vars, var, what.clone());
+            }
+        }
+    }
+}
+
+/// The variables a value names as `${NAME}` or as a whole `env:NAME`.
+fn env_refs(value: &str) -> Vec<String> {
+    if let Some(name) = value.strip_prefix("env:") {
+        return vec![name.to_string()];
+    }
+    let mut out = Vec::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else { break };
+        let name = &after[..end];
+        if svc_ir::is_identifier(name) {
+            out.push(name.to_string());
+        }
+        rest = &after[end + 1..];
+    }
+    out
 }

@@ -870,6 +870,8 @@ pub enum McpTransport {
         /// Values may reference the environment as `${NAME}`.
         #[schemars(default)]
         env: BTreeMap<String, String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
     },
     Sse {
         url: String,
@@ -919,6 +921,27 @@ pub struct Settings {
     /// Streaming responses (Python only).
     #[schemars(default)]
     pub streaming: bool,
+    /// Publishing the graph as an MCP tool (Python only).
+    #[serde(skip_serializing_if = "McpSettings::is_default")]
+    #[schemars(default)]
+    pub mcp: McpSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpSettings {
+    /// Serve the compiled graph as one MCP tool at `/mcp`.
+    #[schemars(default)]
+    pub expose: bool,
+    /// The tool's name; defaults to the document id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+}
+
+impl McpSettings {
+    fn is_default(&self) -> bool {
+        *self == McpSettings::default()
+    }
 }
 
 fn default_max_steps() -> u32 {
@@ -939,6 +962,7 @@ impl Default for Settings {
             tracing: Tracing::default(),
             checkpointer: Checkpointer::default(),
             streaming: false,
+            mcp: McpSettings::default(),
         }
     }
 }

@@ -1059,12 +1059,9 @@ impl Reader {
         let transport = match transport {
             "stdio" => McpTransport::Stdio {
                 command: self.req_str(&mut o, "command", &what),
-                args: self
-                    .opt_array(&mut o, "args")
-                    .into_iter()
-                    .filter_map(|(n, p)| self.string(n, &p))
-                    .collect(),
+                args: self.strings(&mut o, "args"),
                 env: self.string_map(&mut o, "env"),
+                timeout_ms: self.opt_uint(&mut o, "timeoutMs", 3_600_000),
             },
             "sse" => McpTransport::Sse {
                 url: self.req_str(&mut o, "url", &what),
@@ -1175,6 +1172,15 @@ impl Reader {
         }
         if let Some(v) = self.opt_bool(&mut o, "streaming") {
             s.streaming = v;
+        }
+        if let Some((n, p)) = o.field("mcp") {
+            if let Some(mut m) = self.object(n, &p) {
+                if let Some(v) = self.opt_bool(&mut m, "expose") {
+                    s.mcp.expose = v;
+                }
+                s.mcp.tool_name = self.opt_str(&mut m, "toolName");
+                self.finish(m, "`settings.mcp`");
+            }
         }
         self.finish(o, "`settings`");
         s

@@ -138,6 +138,14 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
             None,
         );
     }
+    if s.mcp.expose {
+        push(
+            Category::Feature,
+            "mcp.expose",
+            "/logical/settings/mcp/expose".into(),
+            None,
+        );
+    }
     if s.streaming {
         push(
             Category::Feature,

@@ -26,6 +26,9 @@ from svc.errors import (
     SvcError,
 )
 from svc.graph import END, START, GraphBuilder, SvcApp
+
+# The MCP decorators only record; the "mcp" extra is imported when a server is built.
+from svc.mcp_server import mcp_prompt, mcp_resource, mcp_tool, svc_mcp_server
 from svc.registry import (
     Decision,
     business_policy,
@@ -73,6 +76,9 @@ __all__ = [
     "input_guardrail",
     "load_config",
     "make_handoff_tool",
+    "mcp_prompt",
+    "mcp_resource",
+    "mcp_tool",
     "output_guardrail",
     "persona",
     "persona_prompt",
@@ -81,6 +87,7 @@ __all__ = [
     "run_agent",
     "skill",
     "supervisor",
+    "svc_mcp_server",
     "tool",
     "worker_agent",
 ]

@@ -41,6 +41,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--host", help="default: SVC_HOST, then server.host, then 0.0.0.0")
     run.add_argument("--port", type=int, help="default: SVC_PORT, then server.port, then 8000")
 
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve the project's MCP servers and its exposed graph over stdio (mcp extra)",
+    )
+    mcp.add_argument("--root", default=".")
+
     get = sub.add_parser("get", help="print a config value as JSON")
     get.add_argument("path", help="dotted keys and [index], like server.auth.type")
     get.add_argument("--root", default=".")
@@ -109,6 +115,18 @@ def _run(args: argparse.Namespace) -> int:
     access_log = logging.getLogger().isEnabledFor(logging.DEBUG)
     uvicorn.run(app, host=host, port=port, log_config=None, access_log=access_log)
     return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    require("mcp", "mcp", "svc mcp")
+    from svc.config import load_config
+    from svc.mcp_server import serve_stdio
+    from svc.tracing import configure_logging, configure_tracing
+
+    config = load_config(args.root)
+    configure_logging(config, logging.WARNING)  # stderr: stdout carries the protocol
+    configure_tracing(config)
+    return serve_stdio(args.root, config)
 
 
 def _get(args: argparse.Namespace) -> int:
@@ -182,6 +200,7 @@ COMMANDS = {
     "new": _new,
     "info": _info,
     "run": _run,
+    "mcp": _mcp,
     "get": _get,
     "compile": _compile,
     "register": _register,

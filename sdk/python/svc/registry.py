@@ -30,6 +30,7 @@ KINDS = (
     "policies",
     "configurations",
     "agents",
+    "mcp_servers",  # @svc_mcp_server classes (svc.mcp_server)
 )
 GUARDRAIL_ACTIONS = ("block", "warn")
 

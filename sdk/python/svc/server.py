@@ -7,6 +7,7 @@ FastAPI's own 404/405/422, the one envelope `{"error": {code, message, details?}
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -158,6 +159,25 @@ async def _discard(request: Any) -> None:
         return
 
 
+class _Guarded:
+    """An ASGI app (the MCP endpoint) behind a check of the request's headers:
+    `refuse(request)` returns the answer to a refused request, else None."""
+
+    def __init__(self, app: Any, refuse: Any, request_type: type):
+        self.app = app
+        self.refuse = refuse
+        self.Request = request_type
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        request = self.Request(scope, receive)
+        refused = self.refuse(request)
+        if refused is not None:
+            await _discard(request)
+            await refused(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def _key(settings: Any) -> str | None:
     if settings.auth == "none":
         return None
@@ -178,13 +198,18 @@ def create_app(
 
     Raises ConfigError when authentication is on and its key variable is
     unset, or when the embedding index of a rag node cannot be built.
+
+    `/mcp` (MCP over streamable HTTP, behind the same credential as /invoke)
+    is mounted when an `@svc_mcp_server` is registered for it or the config
+    says `mcp: {expose: true}`; the MCP clients of `svc.mcp_client` run for
+    the app's lifetime when the config has `mcp.servers`.
     """
     fastapi = require("fastapi", "server", "create_app()")
     from starlette.exceptions import HTTPException
     from starlette.requests import Request
     from starlette.responses import Response, StreamingResponse
 
-    from svc import rag
+    from svc import mcp_server, rag
     from svc.adapters import runner_for
     from svc.agents import agents_info
     from svc.graph import SvcApp
@@ -334,8 +359,38 @@ def create_app(
     else:
         routes.append(("/invoke", invoke, ["POST"]))
 
+    # MCP: the SDK is imported only when there is something to serve.
+    mcp, manager = None, None
+    if mcp_server.wanted(config):
+        mcp = mcp_server.build_app_server(config, runner, name=name, version=version)
+        handle, manager = mcp_server.http_endpoint(mcp, MAX_REQUEST_BYTES)
+
+        def mcp_refused(request: Any) -> Any:
+            refused = denied(request)
+            length = request.headers.get("content-length") or ""
+            if refused is None and length.isdigit() and int(length) > MAX_REQUEST_BYTES:
+                return reply.error(_too_large())
+            return refused
+
+        # POST only: stateless, with JSON answers, there is no stream to GET
+        # and no session to DELETE (405 is what MCP asks for then).
+        routes.append(("/mcp", _Guarded(handle, mcp_refused, Request), ["POST"]))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> Any:
+        async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(mcp_server.clients_running(config))
+            if manager is not None:
+                await stack.enter_async_context(manager.run())
+            yield
+
     app = fastapi.FastAPI(
-        title=name, version=version, docs_url=None, redoc_url=None, openapi_url=None
+        title=name,
+        version=version,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=lifespan,
     )
     app.router.redirect_slashes = False  # /health/ is unknown, as on every target
     for path, endpoint, methods in routes:
@@ -360,4 +415,5 @@ def create_app(
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(fastapi.exceptions.RequestValidationError, validation_error)
     app.state.svc_runner = runner
+    app.state.svc_mcp = mcp
     return app

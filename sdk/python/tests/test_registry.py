@@ -45,6 +45,7 @@ def test_components_lists_sorted_names_by_kind():
         "policies": [],
         "configurations": [],
         "agents": [],
+        "mcp_servers": [],
     }
     assert other({}) == {}  # decorators return the function unchanged
     registry.clear()

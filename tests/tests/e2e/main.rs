@@ -16,6 +16,7 @@ mod go_projects;
 mod hostile;
 mod java_projects;
 mod manifest_commands;
+mod mcp_python;
 mod python_projects;
 mod snapshots;
 mod testkit_api;

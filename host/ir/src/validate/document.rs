@@ -70,6 +70,25 @@ impl<'a> Validator<'a> {
     pub(super) fn settings(&mut self) {
         let s = &self.doc.logical.settings;
         let base = "/logical/settings";
+        if let Some(name) = &s.mcp.tool_name {
+            let ok = !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !ok {
+                self.err(
+                    Diagnostic::error(
+                        "invalid-name",
+                        format!(
+                            "MCP tool name `{name}` must be 1 to 64 letters, digits, `_` or `-`"
+                        ),
+                    )
+                    .at(format!("{base}/mcp/toolName"))
+                    .hint("clients call the tool by this name, e.g. \"answer_question\""),
+                );
+            }
+        }
         if s.max_steps == 0 {
             self.err(
                 Diagnostic::error("out-of-range", "maxSteps must be at least 1")

@@ -1,0 +1,290 @@
+//! MCP end to end on python-svc: a compiled graph whose tool node and
+//! worker agent call a real MCP server (the official SDK's `MCPServer`,
+//! started over stdio by the service), driven over HTTP; and a compiled
+//! graph published with `settings.mcp.expose`, driven by the official
+//! `mcp.Client` over streamable HTTP.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use svc_tests::http::{Reply, Request, Stub};
+use svc_tests::service::{compile, require_python_sdk, run_shell, Service};
+
+const KEY: &str = "mcp-key-51e0";
+
+/// The MCP server the graph uses, run by the service over stdio.
+const FILES_SERVER: &str = r#"
+import os
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+server = MCPServer("files")
+
+
+@server.tool()
+def read_file(path: str) -> dict:
+    """Reads a file."""
+    return {
+        "path": path,
+        "text": f"contents of {path}",
+        "token": os.environ.get("FILES_TOKEN"),
+        "leak": os.environ.get("SVC_LEAK_PROBE"),
+    }
+
+
+@server.tool()
+def explode(reason: str) -> str:
+    """Always fails (ToolError: MCPServer hides other exceptions' text)."""
+    raise ToolError(f"exploded: {reason}")
+
+
+if __name__ == "__main__":
+    server.run("stdio")
+"#;
+
+fn graph(server_script: &Path) -> Value {
+    json!({
+        "irVersion": "2.2",
+        "id": "mcp_demo",
+        "logical": {
+            "state": [
+                {"name": "question", "type": "string", "required": true},
+                {"name": "mode", "type": "string", "default": "read"},
+                {"name": "record", "type": "object", "default": {}},
+                {"name": "answer", "type": "string", "default": ""}
+            ],
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "route", "kind": "router", "branches": [
+                    {"when": {"field": "mode", "op": "eq", "value": "explode"}, "to": "boom"},
+                    {"when": {"field": "mode", "op": "eq", "value": "agent"}, "to": "ask"},
+                    {"to": "read"}]},
+                {"id": "read", "kind": "tool", "toolId": "read_file", "input": {"path": "{{question}}"}, "outputKey": "record"},
+                {"id": "boom", "kind": "tool", "toolId": "explode", "input": {"reason": "{{question}}"}, "outputKey": "answer"},
+                {"id": "ask", "kind": "agent", "agent": "reader", "input": "{{question}}", "outputKey": "answer"},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": [
+                {"from": "start", "to": "route"},
+                {"from": "read", "to": "end"},
+                {"from": "boom", "to": "end"},
+                {"from": "ask", "to": "end"}
+            ],
+            "tools": [
+                {"id": "read_file", "kind": "mcp", "server": "files", "tool": "read_file", "description": "Reads a file."},
+                {"id": "explode", "kind": "mcp", "server": "files", "tool": "explode"}
+            ],
+            "mcpServers": [
+                {"id": "files", "transport": "stdio", "command": "python",
+                 "args": [server_script.display().to_string()],
+                 "env": {"FILES_TOKEN": "${MCP_FILES_TOKEN}"}, "timeoutMs": 10000}
+            ],
+            "agents": [
+                {"id": "reader", "kind": "worker", "instructions": "You read files.", "toolIds": ["read_file"]}
+            ],
+            "settings": {"model": {"provider": "openai", "name": "stub-model"}}
+        }
+    })
+}
+
+fn exposed_graph() -> Value {
+    json!({
+        "irVersion": "2.2",
+        "id": "mcp_published",
+        "logical": {
+            "state": [{"name": "question", "type": "string", "required": true},
+                      {"name": "answer", "type": "string"}],
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "say", "kind": "response_template", "template": "You asked: {{question}}", "outputKey": "answer"},
+                      {"id": "end", "kind": "end"}],
+            "edges": [{"from": "start", "to": "say"}, {"from": "say", "to": "end"}],
+            "settings": {"mcp": {"expose": true, "toolName": "answer_question"}}
+        }
+    })
+}
+
+/// The model: call `read_file` once, then answer with what it returned.
+fn model_reply(req: &Request) -> Reply {
+    let body = req.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let tool_result = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .map(str::to_string);
+    let message = match tool_result {
+        None => json!({"role": "assistant", "content": null, "tool_calls": [{
+            "id": "t1", "type": "function",
+            "function": {"name": "read_file", "arguments": "{\"path\": \"notes.txt\"}"}}]}),
+        Some(text) => json!({"role": "assistant", "content": format!("read: {text}")}),
+    };
+    Reply::Json(200, json!({"choices": [{"message": message}]}).to_string())
+}
+
+/// The official MCP client against the published graph: list, call, and a
+/// request without the credential.
+const CLIENT: &str = r#"
+import asyncio
+import json
+import sys
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+URL, KEY = sys.argv[1], sys.argv[2]
+
+
+async def session(headers):
+    http = httpx2.AsyncClient(headers=headers, timeout=10)
+    return Client(streamable_http_client(URL, http_client=http))
+
+
+async def main():
+    out = {}
+    async with await session({"X-API-Key": KEY}) as client:
+        tools = await client.list_tools()
+        tool = tools.tools[0]
+        out["tools"] = [t.name for t in tools.tools]
+        out["schema"] = tool.input_schema
+        result = await client.call_tool("answer_question", {"question": "Hi"})
+        out["result"] = {"structured": result.structured_content, "is_error": result.is_error}
+        bad = await client.call_tool("answer_question", {})
+        out["bad"] = {"is_error": bad.is_error, "text": [c.text for c in bad.content]}
+    try:
+        async with await session({}) as client:
+            await client.list_tools()
+        out["anonymous"] = "allowed"
+    except Exception as e:  # the 401 surfaces as a transport error
+        out["anonymous"] = f"refused: {type(e).__name__}"
+    print(json.dumps(out))
+
+
+asyncio.run(main())
+"#;
+
+#[test]
+fn python_mcp_tools_and_published_graphs() {
+    if !require_python_sdk() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("files_server.py");
+    std::fs::write(&script, FILES_SERVER).unwrap();
+    let doc = dir.path().join("mcp.graph.json");
+    std::fs::write(&doc, graph(&script).to_string()).unwrap();
+    let llm = Stub::start(model_reply).unwrap();
+    let llm_url = format!("{}/v1", llm.url());
+
+    let project = compile("python-svc", &doc).expect("the MCP graph compiles");
+    for step in [
+        "python -m pip install -q -e \".[test]\"",
+        "ruff check --no-cache .",
+        "ruff format --check --no-cache .",
+        "python -m pytest -q -p no:cacheprovider",
+    ] {
+        run_shell(project.path(), step, &[], Duration::from_secs(600)).unwrap();
+    }
+    let env = [
+        ("SVC_API_KEY", KEY),
+        ("OPENAI_BASE_URL", llm_url.as_str()),
+        ("OPENAI_API_KEY", "stub-key"),
+        ("MCP_FILES_TOKEN", "t-123"),
+        ("SVC_LEAK_PROBE", "must-not-reach-the-child"),
+    ];
+    let s = Service::launch(&project, &env, Duration::from_secs(120)).unwrap();
+    let invoke = |question: &str, mode: &str| {
+        let body = json!({"state": {"question": question, "mode": mode}}).to_string();
+        let r = s
+            .send(
+                "POST",
+                "/invoke",
+                &[("Content-Type", "application/json"), ("X-API-Key", KEY)],
+                body.as_bytes(),
+            )
+            .unwrap();
+        (r.status, r.json())
+    };
+
+    // A tool node: the structured content into an object field; the
+    // declared variable reaches the child, the service's others do not.
+    let (status, body) = invoke("notes.txt", "read");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["record"],
+        json!({"path": "notes.txt", "text": "contents of notes.txt", "token": "t-123", "leak": null}),
+        "{body}"
+    );
+    // The tool answered is_error: 502 with the server, tool and reason.
+    let (status, body) = invoke("on purpose", "explode");
+    assert_eq!(status, 502, "{body}");
+    let details = &body["error"]["details"];
+    assert_eq!(
+        (
+            details["server"].clone(),
+            details["tool"].clone(),
+            details["reason"].clone()
+        ),
+        (json!("files"), json!("explode"), json!("tool_error")),
+        "{body}"
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exploded: on purpose"),
+        "{body}"
+    );
+    // A worker agent calls the MCP tool through the model.
+    let (status, body) = invoke("what is in notes.txt?", "agent");
+    assert_eq!(status, 200, "{body}");
+    let answer = body["result"]["answer"].as_str().unwrap();
+    assert!(
+        answer.starts_with("read: ") && answer.contains("contents of notes.txt"),
+        "{answer}"
+    );
+    drop(s);
+
+    // A published graph, through the official client.
+    let published = dir.path().join("published.graph.json");
+    std::fs::write(&published, exposed_graph().to_string()).unwrap();
+    let project = compile("python-svc", &published).expect("the published graph compiles");
+    for step in [
+        "python -m pip install -q -e \".[test]\"",
+        "python -m pytest -q -p no:cacheprovider",
+    ] {
+        run_shell(project.path(), step, &[], Duration::from_secs(600)).unwrap();
+    }
+    let s = Service::launch(&project, &[("SVC_API_KEY", KEY)], Duration::from_secs(120)).unwrap();
+    let client = dir.path().join("client.py");
+    std::fs::write(&client, CLIENT).unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", s.port);
+    let out = run_shell(
+        dir.path(),
+        &format!("python {} {url} {KEY}", client.display()),
+        &[],
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    let line = out.lines().last().unwrap_or_default();
+    let report: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(report["tools"], json!(["answer_question"]), "{report}");
+    assert_eq!(
+        report["schema"]["required"],
+        json!(["question"]),
+        "{report}"
+    );
+    assert_eq!(
+        report["result"]["structured"],
+        json!({"question": "Hi", "answer": "You asked: Hi"}),
+        "{report}"
+    );
+    assert_eq!(report["bad"]["is_error"], true, "{report}");
+    assert!(
+        report["anonymous"].as_str().unwrap().starts_with("refused"),
+        "{report}"
+    );
+    drop(s);
+}
