@@ -296,6 +296,31 @@ impl Service {
     }
 }
 
+impl Service {
+    /// Stops the service as a process manager would (SIGTERM), waiting up
+    /// to `limit` for it to exit; what it prints on the way out is kept.
+    pub fn terminate(mut self, limit: Duration) -> Result<std::process::ExitStatus, String> {
+        let pid = self.child.id().to_string();
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .map_err(|e| format!("cannot signal {pid}: {e}"))?;
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().map_err(|e| e.to_string())? {
+                return Ok(status);
+            }
+            if started.elapsed() > limit {
+                return Err(format!(
+                    "the service did not stop within {limit:?} of SIGTERM:\n{}",
+                    self.output()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
 impl Drop for Service {
     fn drop(&mut self) {
         let _ = self.child.kill();

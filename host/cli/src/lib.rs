@@ -47,6 +47,8 @@ enum SvcCommand {
     Info(ForwardArgs),
     /// Register a Python project's graph with a tracing service (`python -m svc register`).
     Register(ForwardArgs),
+    /// Serve a Python project's MCP servers and exposed graph over stdio (`python -m svc mcp`).
+    Mcp(ForwardArgs),
     /// Connector plugin projects.
     #[command(subcommand)]
     Plugin(PluginCommand),
@@ -158,6 +160,7 @@ pub fn main_svc() -> ExitCode {
         SvcCommand::Run(a) => sdk::forward("run", &a.args),
         SvcCommand::Info(a) => sdk::forward("info", &a.args),
         SvcCommand::Register(a) => sdk::forward("register", &a.args),
+        SvcCommand::Mcp(a) => sdk::forward("mcp", &a.args),
         SvcCommand::Plugin(PluginCommand::New(args)) => plugin_new::run(&args),
         SvcCommand::Pack(args) => packs::run_pack(&args),
         SvcCommand::ValidatePack(args) => packs::run_validate(&args),

@@ -248,4 +248,15 @@ fn run_info_and_register_hand_over_or_say_what_to_install() {
             .is_some_and(|g| !g.is_empty()),
         "{info}"
     );
+    // `svc mcp` hands over too: a new project has nothing to serve yet.
+    let o = svc()
+        .args(["mcp", "--root"])
+        .arg(base.path().join("demo"))
+        .env("SVC_PYTHON", "python")
+        .current_dir(base.path().join("demo"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("nothing to serve over MCP"), "{err}");
 }

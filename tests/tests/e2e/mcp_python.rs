@@ -35,6 +35,12 @@ def read_file(path: str) -> dict:
 
 
 @server.tool()
+def pid() -> str:
+    """The server process's id."""
+    return str(os.getpid())
+
+
+@server.tool()
 def explode(reason: str) -> str:
     """Always fails (ToolError: MCPServer hides other exceptions' text)."""
     raise ToolError(f"exploded: {reason}")
@@ -60,21 +66,25 @@ fn graph(server_script: &Path) -> Value {
                 {"id": "route", "kind": "router", "branches": [
                     {"when": {"field": "mode", "op": "eq", "value": "explode"}, "to": "boom"},
                     {"when": {"field": "mode", "op": "eq", "value": "agent"}, "to": "ask"},
+                    {"when": {"field": "mode", "op": "eq", "value": "pid"}, "to": "who"},
                     {"to": "read"}]},
                 {"id": "read", "kind": "tool", "toolId": "read_file", "input": {"path": "{{question}}"}, "outputKey": "record"},
                 {"id": "boom", "kind": "tool", "toolId": "explode", "input": {"reason": "{{question}}"}, "outputKey": "answer"},
                 {"id": "ask", "kind": "agent", "agent": "reader", "input": "{{question}}", "outputKey": "answer"},
+                {"id": "who", "kind": "tool", "toolId": "pid", "input": {}, "outputKey": "answer"},
                 {"id": "end", "kind": "end"}
             ],
             "edges": [
                 {"from": "start", "to": "route"},
                 {"from": "read", "to": "end"},
                 {"from": "boom", "to": "end"},
-                {"from": "ask", "to": "end"}
+                {"from": "ask", "to": "end"},
+                {"from": "who", "to": "end"}
             ],
             "tools": [
                 {"id": "read_file", "kind": "mcp", "server": "files", "tool": "read_file", "description": "Reads a file."},
-                {"id": "explode", "kind": "mcp", "server": "files", "tool": "explode"}
+                {"id": "explode", "kind": "mcp", "server": "files", "tool": "explode"},
+                {"id": "pid", "kind": "mcp", "server": "files", "tool": "pid"}
             ],
             "mcpServers": [
                 {"id": "files", "transport": "stdio", "command": "python",
