@@ -6,9 +6,6 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-const HITL_LATER: &str =
-    "python-svc does not generate hitl nodes yet; human-in-the-loop arrives with interrupt/resume";
-
 pub fn info() -> BackendInfo {
     let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
     BackendInfo {
@@ -29,6 +26,7 @@ pub fn info() -> BackendInfo {
                 "rag",
                 "intent_classifier",
                 "subgraph",
+                "hitl",
                 "connector",
             ]),
             tool_kinds: strings(&["native", "http", "mcp"]),
@@ -42,14 +40,19 @@ pub fn info() -> BackendInfo {
                     "agents.supervisor",
                     "agents.remote",
                     "mcp.expose",
+                    "checkpointer.memory",
                 ])
                 .map(|s| s.to_string())
                 .collect(),
             reasons: vec![
-                reason("node-kind:hitl", HITL_LATER),
-                reason("feature:agents.a2a", "python-svc does not generate A2A agents yet; they arrive with A2A support"),
-                reason("feature:checkpointer.memory", "python-svc compiles graphs to a direct run loop without checkpoints; a memory checkpointer arrives with human-in-the-loop"),
-                reason("feature:streaming", "python-svc answers with the final state; streaming is not generated yet"),
+                reason(
+                    "feature:agents.a2a",
+                    "python-svc does not generate A2A agents yet; they arrive with A2A support",
+                ),
+                reason(
+                    "feature:streaming",
+                    "python-svc answers with the final state; streaming is not generated yet",
+                ),
             ],
         },
         commands: BuildCommands {

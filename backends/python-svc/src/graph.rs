@@ -1,7 +1,9 @@
 //! `app/graphs/<id>.py` (a subgraph's child: `<scope>/graph.py`): the graph
 //! compiled to a run loop over its topology.
 
-use svc_backend_sdk::ir::{Branch, Document, NodeKind, Op, RagNode, Retriever, ToolKind};
+use svc_backend_sdk::ir::{
+    Branch, CheckpointerKind, Document, NodeKind, Op, RagNode, Retriever, ToolKind,
+};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::nodes::Modules;
@@ -99,6 +101,10 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
         let schema = w.name(&format!("{}.state", scope.package), "SCHEMA");
         w.line(format!("schema = {schema}"));
         w.line(format!("max_steps = {}", s.max_steps));
+        if s.checkpointer.kind == CheckpointerKind::Memory {
+            // Paused threads are kept in the process (svc.threads).
+            w.line("checkpointer = \"memory\"");
+        }
         w.line(format!("request_timeout_ms = {}", s.request_timeout_ms));
         if !doc
             .logical
@@ -111,8 +117,24 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
         }
         write_expr(w, 1, "node_names = ", &names, "");
         w.blank();
-        suite(w, "def run(self, state: dict) -> dict:", |w| {
-            w.line(format!("current = {}", quote(start)));
+        // A graph that pauses (hitl) is resumed at the paused node.
+        let pauses = doc
+            .logical
+            .nodes
+            .iter()
+            .any(|n| matches!(n.kind, NodeKind::Hitl(_)));
+        let header = if pauses {
+            format!(
+                "def run(self, state: dict, current: str = {}) -> dict:",
+                quote(start)
+            )
+        } else {
+            "def run(self, state: dict) -> dict:".to_string()
+        };
+        suite(w, header, |w| {
+            if !pauses {
+                w.line(format!("current = {}", quote(start)));
+            }
             w.line("steps = 0");
             let cond = if ends.len() == 1 {
                 format!("current != {}", ends[0])

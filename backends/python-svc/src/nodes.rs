@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 use svc_backend_sdk::ir::{
-    AgentNode, Document, FieldType, IntentNode, LlmNode, McpTransport, ModelRef, Node, NodeKind,
-    RagDocuments, RagNode, Retriever, SubgraphNode, SubgraphRef, TextWrite, ToolKind,
+    AgentNode, Document, FieldType, HitlNode, IntentNode, LlmNode, McpTransport, ModelRef, Node,
+    NodeKind, RagDocuments, RagNode, Retriever, SubgraphNode, SubgraphRef, TextWrite, ToolKind,
 };
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::template::{lone_field, Part};
@@ -222,6 +222,23 @@ pub fn files(
                 input,
                 output_key,
             } => tool_node_module(doc, scope, &modules, n, tool_id, input, output_key),
+            NodeKind::Hitl(h) => {
+                if !scope.is_root() {
+                    missing.push(
+                        Diagnostic::error(
+                            "unsupported",
+                            format!(
+                                "hitl node `{}` is inside a subgraph; python-svc pauses and resumes the document's own graph only",
+                                original.id
+                            ),
+                        )
+                        .at(scope.at(&format!("/logical/nodes/{i}")))
+                        .hint("move the hitl node into the parent graph"),
+                    );
+                    continue;
+                }
+                hitl_module(n, h)
+            }
             NodeKind::Subgraph(sub) => {
                 if let SubgraphRef::Path(_) = sub.graph {
                     // The host reads a child file into the document first.
@@ -834,6 +851,37 @@ fn rag_module(doc: &Document, n: &Node, r: &RagNode, module_name: &str) -> Strin
         &format!(
             "The rag node `{}`: the {} best passages of its documents (app/documents/{module_name}.json).",
             n.id, r.top_k
+        ),
+        w,
+    )
+}
+
+/// The hitl node: pauses the run with its payload; when the thread is
+/// resumed, `human_interrupt` returns the reviewer's value (checked by the
+/// runtime against `outputKey`'s type) and the node writes it.
+fn hitl_module(n: &Node, h: &HitlNode) -> String {
+    let mut w = CodeWriter::python();
+    let payload = Expr::Dict(
+        h.payload
+            .iter()
+            .map(|(k, v)| (quote(k), input_value(&mut w, v)))
+            .collect(),
+    );
+    let decorator = graph_node(&mut w, n);
+    w.line(decorator);
+    suite(&mut w, "def node(state: dict) -> dict:", |w| {
+        write_expr(w, 1, "payload = ", &payload, "");
+        let interrupt = w.name("svc", "human_interrupt");
+        w.line(format!(
+            "value = {interrupt}(payload, field={})",
+            quote(&h.output_key)
+        ));
+        w.line(format!("return {{{}: value}}", quote(&h.output_key)));
+    });
+    module_file(
+        &format!(
+            "The hitl node `{}`: pauses the run until a reviewer resumes it with a value for `{}`.",
+            n.id, h.output_key
         ),
         w,
     )

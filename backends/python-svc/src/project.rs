@@ -484,6 +484,21 @@ fn readme(doc: &Document) -> String {
          `X-Run-Id` response header).\n\n",
         port = s.server.port
     ));
+    if doc
+        .logical
+        .nodes
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::Hitl(_)))
+    {
+        out.push_str(&format!(
+            "## Human in the loop\n\nA run that reaches a `hitl` node answers `{{\"interrupt\": {{\"node\", \"value\"}}, \"threadId\"}}`; \
+             a reviewer resumes it with `POST /invoke` and `{{\"threadId\": \"...\", \"resume\": <value>}}`, and the run goes on \
+             to its result or to the next interrupt. Paused threads are kept in this process's memory (at most 10,000, \
+             for at most 24 h): a restart forgets every paused thread.\n\n\
+             ```sh\ncurl -s localhost:{port}/invoke -H 'Content-Type: application/json'{header} -d '{{\"threadId\": \"<id>\", \"resume\": \"approved\"}}'\n```\n\n",
+            port = s.server.port
+        ));
+    }
     out.push_str(
         "## Layout\n\n\
          - `app/state.py`: the typed state and its schema\n\

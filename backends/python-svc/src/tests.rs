@@ -483,9 +483,49 @@ pub fn service_tests(doc: &Document) -> String {
             .map(|f| Expr::atom(quote(&f.name)))
             .collect(),
     );
-    test_def(&mut w, "test_invoke_runs_the_graph(client)", |w| {
+    // Each hitl node's answer when the run pauses there, by its field's type.
+    let resumes: Vec<(String, Expr)> = doc
+        .logical
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NodeKind::Hitl(h) => {
+                let value = match doc.state_field(&h.output_key).map(|f| f.ty) {
+                    Some(FieldType::Integer) => json!(1),
+                    Some(FieldType::Number) => json!(1.5),
+                    Some(FieldType::Boolean) => json!(true),
+                    Some(FieldType::Object) => json!({"approved": true}),
+                    Some(FieldType::Array) => json!([]),
+                    Some(FieldType::Messages) => json!([{"role": "user", "content": "approved"}]),
+                    _ => json!("approved"),
+                };
+                Some((quote(&n.id), crate::py::literal(&value)))
+            }
+            _ => None,
+        })
+        .collect();
+    if !resumes.is_empty() {
+        top_level_gap(&mut w);
+        write_expr(&mut w, 0, "RESUME = ", &Expr::Dict(resumes), "");
+    }
+    let pauses = doc
+        .logical
+        .nodes
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::Hitl(_)));
+    test_def(&mut w, "test_invoke_runs_the_graph(client)", move |w| {
         w.line("r = post(client, SAMPLE)");
         w.line("assert r.status_code == 200, r.text");
+        if pauses {
+            // A paused run is resumed with each reviewer's answer in turn.
+            suite(w, "while \"interrupt\" in r.json():", |w| {
+                w.line("paused = r.json()");
+                w.line("answer = RESUME[paused[\"interrupt\"][\"node\"]]");
+                w.line("body = {\"threadId\": paused[\"threadId\"], \"resume\": answer}");
+                w.line("r = post(client, json.dumps(body))");
+                w.line("assert r.status_code == 200, r.text");
+            });
+        }
         w.line("result = r.json()[\"result\"]");
         write_expr(w, 1, "for field in ", &fields, ":");
         w.indent();

@@ -26,6 +26,7 @@ from svc.errors import (
     SvcError,
 )
 from svc.graph import END, START, GraphBuilder, SvcApp
+from svc.hitl import human_interrupt
 
 # The MCP decorators only record; the "mcp" extra is imported when a server is built.
 from svc.mcp_server import mcp_prompt, mcp_resource, mcp_tool, svc_mcp_server
@@ -73,6 +74,7 @@ __all__ = [
     "graph",
     "graph_node",
     "handoff",
+    "human_interrupt",
     "input_guardrail",
     "load_config",
     "make_handoff_tool",

@@ -61,9 +61,17 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("--force", action="store_true")
     comp.add_argument("--root", default=".")
 
-    reg = sub.add_parser("register", help="register the entrypoint graph for tracing")
+    reg = sub.add_parser(
+        "register",
+        help="record the entrypoint graph's description in its LangSmith project "
+        "(tracing extra, LANGSMITH_API_KEY; LANGSMITH_ENDPOINT says where)",
+    )
     reg.add_argument("--root", default=".")
-    reg.add_argument("--describe-only", action="store_true", help="do not compile the graph")
+    reg.add_argument(
+        "--describe-only",
+        action="store_true",
+        help="print the description as JSON instead: no key, no request, no tracing extra",
+    )
 
     sub.add_parser("version", help="print the SDK version")
     return p
@@ -166,34 +174,30 @@ def _compile(args: argparse.Namespace) -> int:
 
 
 def _register(args: argparse.Namespace) -> int:
-    require("langsmith", "tracing", "svc register")
-    from svc import registry
-    from svc.config import app_identity
-    from svc.graph import SvcApp
-    from svc.tracing import register_graph
-
-    app = SvcApp(args.root).bootstrap()
-    name, version = app_identity(app.config)
-    entry = registry.entrypoint_graph((app.config.get("graph") or {}).get("entrypoint"))
-    description = {
-        "name": name,
-        "version": version,
-        "entrypoint": entry.name,
-        "components": registry.components(),
-    }
     if not args.describe_only:
-        description["nodes"] = _graph_nodes(app.build_graph())
-    project = (app.config.get("tracing") or {}).get("project") or name
-    register_graph(description, project)
+        require("langsmith", "tracing", "svc register")
+    from svc import registry
+    from svc.config import app_identity, load_config
+    from svc.graph import GraphBuilder, SvcApp
+    from svc.tracing import describe_graph, register_graph, require_api_key, tracing_project
+
+    config = load_config(args.root)  # env.yaml first: it may hold LANGSMITH_API_KEY
+    if not args.describe_only:
+        require_api_key()
+    SvcApp(args.root, config=config).bootstrap()  # imports the app: its graphs register
+    name, version = app_identity(config)
+    entry = registry.entrypoint_graph((config.get("graph") or {}).get("entrypoint"))
+    graph = entry.obj()
+    description = describe_graph(graph, name=name, version=version, entrypoint=entry.name)
+    description["components"] = registry.components()
+    if args.describe_only:
+        print(json.dumps(description, indent=2, ensure_ascii=False))
+        return 0
+    if isinstance(graph, GraphBuilder):
+        graph.compile()  # a graph LangGraph refuses is not registered
+    project = register_graph(description, tracing_project(config))
     print(f"registered graph {entry.name} in project {project}")
     return 0
-
-
-def _graph_nodes(graph: object) -> list[str]:
-    names = getattr(graph, "node_names", None)
-    if names is None and hasattr(graph, "get_graph"):
-        names = [n for n in graph.get_graph().nodes if not n.startswith("__")]
-    return list(names or ())
 
 
 COMMANDS = {

@@ -111,3 +111,44 @@ def policy_denied(policy: str | None, message: str) -> SvcError:
 
 def bad_request(message: str) -> SvcError:
     return SvcError(400, "bad_request", message)
+
+
+def thread_not_found(thread_id: str) -> SvcError:
+    return SvcError(404, "thread_not_found", f'no thread "{thread_id}" (unknown, or expired)')
+
+
+def not_interrupted(thread_id: str, why: str = "is not paused") -> SvcError:
+    return SvcError(409, "not_interrupted", f'the thread "{thread_id}" {why}')
+
+
+class Interrupted(SvcError):
+    """A run paused at `human_interrupt` (or LangGraph's `interrupt`).
+
+    The server keeps the paused thread and answers `{"interrupt": ...}`; a
+    caller that cannot resume runs (SvcApp.invoke, the MCP graph tool, a
+    subgraph) gets it as an ordinary `500 execution_error` naming the node.
+    """
+
+    def __init__(
+        self,
+        node: str,
+        value: Any,
+        *,
+        field: str | None = None,
+        state: dict | None = None,
+        resumes: list | None = None,
+        interrupt_id: str | None = None,
+    ):
+        super().__init__(
+            500,
+            "execution_error",
+            f'node "{node}" paused the run for a human (human_interrupt); only POST /invoke '
+            "of a service whose graph has a checkpointer resumes it",
+            {"node": node},
+        )
+        self.node = node
+        self.value = value
+        self.field = field
+        self.state = state
+        self.resumes = resumes or []
+        self.interrupt_id = interrupt_id

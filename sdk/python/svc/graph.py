@@ -2,7 +2,9 @@
 
 `GraphBuilder` records nodes and edges without LangGraph and compiles them
 into a LangGraph graph (the "graph" extra). Each node is wrapped so that an
-exception it raises becomes an `execution_error` naming the node.
+exception it raises becomes an `execution_error` naming the node. With
+`checkpointer="memory"` the graph is compiled with LangGraph's in-memory
+saver, so that its nodes may pause with `svc.human_interrupt`.
 """
 
 from __future__ import annotations
@@ -17,11 +19,37 @@ from typing import Any
 
 from svc import registry
 from svc.config import graph_settings, load_config, project_root
-from svc.errors import SvcError, execution_error, require
+from svc.errors import RegistrationError, SvcError, execution_error, require
 
 # LangGraph's names for the graph's ends, usable without LangGraph installed.
 START = "__start__"
 END = "__end__"
+
+CHECKPOINTERS = ("none", "memory")
+
+
+def _checkpointer(value: str | None) -> str:
+    kind = "none" if value is None else value
+    if kind not in CHECKPOINTERS:
+        raise ValueError(
+            f"checkpointer {value!r} is not one of {', '.join(CHECKPOINTERS)} "
+            "(durable checkpointers are not offered by the SDK yet)"
+        )
+    return kind
+
+
+def _names(code: Any) -> set[str]:
+    """The global and attribute names a function's code (and its nested code) uses."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _names(const)
+    return names
+
+
+def _calls_human_interrupt(fn: Callable) -> bool:
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    return code is not None and "human_interrupt" in _names(code)
 
 
 def _attributed(name: str, fn: Callable, passthrough: tuple[type[BaseException], ...]) -> Callable:
@@ -62,8 +90,9 @@ def _attributed(name: str, fn: Callable, passthrough: tuple[type[BaseException],
 class GraphBuilder:
     """Nodes and edges of a state graph; `compile()` makes the LangGraph graph."""
 
-    def __init__(self, state_type: type):
+    def __init__(self, state_type: type, *, checkpointer: str | None = None):
         self.state_type = state_type
+        self.checkpointer = _checkpointer(checkpointer)
         self._nodes: dict[str, Callable] = {}
         self._edges: list[tuple[str, str]] = []
         self._conditional: list[tuple[str, Callable, Any]] = []
@@ -93,12 +122,24 @@ class GraphBuilder:
         return self
 
     def compile(self) -> Any:
-        """The LangGraph compiled graph (needs the "graph" extra)."""
+        """The LangGraph compiled graph (needs the "graph" extra).
+
+        A node whose code calls `human_interrupt` in a graph without a
+        checkpointer is a RegistrationError naming the node (a call the
+        check cannot see, through a helper, fails the run instead).
+        """
         lg = require("langgraph.graph", "graph", "GraphBuilder.compile()")
         from langgraph.errors import GraphBubbleUp
 
         if self._entry is None:
             raise ValueError("set_entry_point() was not called")
+        if self.checkpointer == "none":
+            for name, fn in self._nodes.items():
+                if _calls_human_interrupt(fn):
+                    raise RegistrationError(
+                        f'node "{name}" calls human_interrupt(), which needs a checkpointer to '
+                        'pause and resume the run: use GraphBuilder(..., checkpointer="memory")'
+                    )
         # Interrupts and commands travel as exceptions through LangGraph.
         passthrough = (SvcError, GraphBubbleUp)
         graph = lg.StateGraph(self.state_type)
@@ -111,7 +152,17 @@ class GraphBuilder:
             graph.add_conditional_edges(
                 source, _attributed(source, router_fn, passthrough), mapping
             )
+        if self.checkpointer == "memory":
+            return graph.compile(checkpointer=_memory_saver())
         return graph.compile()
+
+
+def _memory_saver() -> Any:
+    try:
+        from langgraph.checkpoint.memory import InMemorySaver
+    except ImportError:  # LangGraph before InMemorySaver had its name
+        from langgraph.checkpoint.memory import MemorySaver as InMemorySaver
+    return InMemorySaver()
 
 
 class SvcApp:

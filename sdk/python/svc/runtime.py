@@ -23,6 +23,17 @@ specialised to the graph's topology, like the Go backend's:
                 ...
                 steps += 1
             return state
+
+A graph with a `hitl` node says `checkpointer = "memory"`, and its run loop
+takes the node to start from, so that a resumed thread re-runs the paused
+node (whose `human_interrupt(payload, field=...)` then returns the value):
+
+        checkpointer = "memory"
+
+        def run(self, state: dict, current: str = "classify") -> dict:
+            steps = 0
+            while current != "end":
+                ...
 """
 
 from __future__ import annotations
@@ -36,7 +47,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from svc import hitl
+from svc import tracing as _tracing
 from svc.errors import (
+    Interrupted,
     SvcError,
     bad_request,
     deadline_error,
@@ -45,6 +59,7 @@ from svc.errors import (
     step_limit_error,
     upstream_error,
 )
+from svc.hitl import Resume, human_interrupt
 from svc.state import MISSING, Field, Item, Replace, StateSchema
 from svc.upstream import (
     HttpTool,
@@ -75,9 +90,11 @@ __all__ = [
     "CompiledGraph",
     "Field",
     "HttpTool",
+    "Interrupted",
     "Item",
     "Model",
     "Replace",
+    "Resume",
     "StateSchema",
     "SvcError",
     "as_list",
@@ -97,6 +114,7 @@ __all__ = [
     "cond_truthy",
     "deadline_error",
     "execution_error",
+    "human_interrupt",
     "invalid_state",
     "register_http_tool",
     "step_limit_error",
@@ -159,15 +177,31 @@ class CompiledGraph:
     max_steps: int = 25
     request_timeout_ms: int = 30000
     node_names: tuple[str, ...] = ()
+    # "memory": runs may pause at human_interrupt and be resumed (svc.threads);
+    # run() then takes the node to start from: run(state, current=...).
+    checkpointer: str | None = None
     # Whether a node waits on the network (model or HTTP tool calls). A graph
     # that does not runs on the event loop, its deadline kept by SIGALRM; one
     # that does runs in a worker thread, so waiting requests do not queue.
     calls_upstream: bool = True
 
     _deadline: float = math.inf  # monotonic time; set per run
+    _resume: Resume | None = None  # set on a resumed run
 
     def run(self, state: dict) -> dict:
         raise NotImplementedError("a compiled graph implements run(state)")
+
+    @property
+    def checkpointed(self) -> bool:
+        """Whether runs may pause and be resumed (checkpointer "memory")."""
+        if self.checkpointer in (None, "none"):
+            return False
+        if self.checkpointer == "memory":
+            return True
+        raise ValueError(
+            f"graph {self.name!r}: checkpointer {self.checkpointer!r} is not served by the "
+            'Python runtime: use "memory" or none'
+        )
 
     # --- called by run() ---
 
@@ -175,14 +209,24 @@ class CompiledGraph:
         """Runs one node and merges its patch (None means no change).
 
         Native bodies get their own top-level copy of the state, so a body that
-        writes to the dict it was handed cannot bypass the reducers.
+        writes to the dict it was handed cannot bypass the reducers. A node
+        that calls human_interrupt pauses the run: the signal (a
+        BaseException) leaves here with the node and the state on it.
         """
+        if _tracing.node_spans:
+            fn = _tracing.traced_node(node, fn)
+        ctx = hitl.current()
+        if ctx is not None:
+            ctx.enter(node)
         try:
             patch = fn(dict(state) if native else state)
         except SvcError:
             raise
         except Exception as e:
             raise _failure(node, e) from None
+        except hitl.InterruptSignal as signal_:
+            signal_.node, signal_.state = node, state
+            raise
         self.schema.apply(state, patch, node)
 
     def check(self, steps: int) -> None:
@@ -216,7 +260,13 @@ class CompiledGraph:
         run.__dict__.update(self.__dict__)
         budget = deadline if deadline is not None else self.request_timeout_ms / 1000
         run._deadline = time.monotonic() + budget
-        return run.run(state)
+        run._resume = None
+        # A child never pauses: its human_interrupt fails, naming its node.
+        token = hitl.enter(hitl.RunContext(False, self.schema, child=True))
+        try:
+            return run.run(state)
+        finally:
+            hitl.leave(token)
 
     # --- entry points ---
 
@@ -231,11 +281,18 @@ class CompiledGraph:
     async def ainvoke(self, data: dict) -> dict:
         return await self.arun(self.schema.new_state(data))
 
-    async def arun(self, state: dict, *, emit: Emit | None = None) -> dict:
+    async def arun(
+        self, state: dict, *, emit: Emit | None = None, resume: Resume | None = None
+    ) -> dict:
         """Runs an already validated state in a worker thread, bounded by the
         deadline even when a node blocks (the worker is then abandoned: its
-        next check() ends it). `emit` observes the run (dev events)."""
+        next check() ends it). `emit` observes the run (dev events).
+
+        With `resume`, the run starts at the paused node `resume.node`, whose
+        human_interrupt calls return `resume.values` in turn. A run that
+        pauses raises `Interrupted` (node, payload, field, state)."""
         run = self._started()
+        run._resume = resume
         if emit is not None:
             run.step = run._observed_step(emit)
         if not self.calls_upstream and _AlarmGuard.usable():
@@ -269,14 +326,28 @@ class CompiledGraph:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
     def _run_to_deadline(self, state: dict) -> dict:
+        resume = self._resume
+        token = hitl.enter(hitl.RunContext(self.checkpointed, self.schema, resume))
+        run = _tracing.traced_graph(self.name, self.run) if _tracing.graph_runs else self.run
         try:
-            result = self.run(state)
+            result = run(state) if resume is None else run(state, current=resume.node)
         except SvcError:
             raise
         except Exception as e:  # a bug in run() itself rather than in a node
             raise SvcError(
                 500, "execution_error", f"the run failed: {type(e).__name__}: {e}"
             ) from None
+        except hitl.InterruptSignal as paused:
+            node = paused.node or "?"
+            raise Interrupted(
+                node,
+                paused.value,
+                field=paused.field,
+                state=paused.state if paused.state is not None else state,
+                resumes=paused.resumes,
+            ) from None
+        finally:
+            hitl.leave(token)
         if time.monotonic() >= self._deadline:
             raise deadline_error(self.request_timeout_ms)
         return result

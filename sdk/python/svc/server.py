@@ -18,7 +18,7 @@ from typing import Any
 
 from svc import registry, request_json
 from svc.config import app_identity, graph_settings, load_config, server_settings
-from svc.errors import ConfigError, SvcError, bad_request, require
+from svc.errors import ConfigError, Interrupted, SvcError, bad_request, require
 
 log = logging.getLogger("svc.server")
 
@@ -131,6 +131,33 @@ def _state_of(obj: Any, schema: Any) -> dict:
     raise bad_request('send {"state": {...}} (or {"messages": [...]})')
 
 
+MAX_THREAD_ID = 256  # characters of a threadId
+
+
+def _thread_request(obj: Any, schema: Any) -> tuple[str | None, dict | None, Any]:
+    """(threadId or None, state or None, resume value) of a request to a graph
+    with a checkpointer: `{"state": ..., "threadId"?: ...}` (or the messages
+    form with a threadId) starts a run, `{"threadId": ..., "resume": v}`
+    resumes one."""
+    if not isinstance(obj, dict):
+        raise bad_request("the body must be a JSON object")
+    thread_id = None
+    if "threadId" in obj:
+        thread_id = obj["threadId"]
+        if not isinstance(thread_id, str) or not 0 < len(thread_id) <= MAX_THREAD_ID:
+            raise bad_request(
+                f"`threadId` must be a non-empty string of at most {MAX_THREAD_ID} characters"
+            )
+    if "resume" in obj:
+        if thread_id is None:
+            raise bad_request("a resume needs the `threadId` of the paused thread")
+        if len(obj) != 2:
+            raise bad_request('a resume is {"threadId": "...", "resume": <value>} and nothing else')
+        return thread_id, None, obj["resume"]
+    rest = {k: v for k, v in obj.items() if k != "threadId"}
+    return thread_id, _state_of(rest, schema), None
+
+
 def _too_large() -> SvcError:
     return SvcError(413, "payload_too_large", "the request body is larger than 1 MiB")
 
@@ -192,12 +219,19 @@ def _key(settings: Any) -> str | None:
 
 
 def create_app(
-    graph: Any = None, *, config: dict | None = None, root: str | Path | None = None
+    graph: Any = None,
+    *,
+    config: dict | None = None,
+    root: str | Path | None = None,
+    threads: Any = None,
 ) -> Any:
     """The FastAPI app serving `graph` (default: the project's entrypoint graph).
 
     Raises ConfigError when authentication is on and its key variable is
     unset, or when the embedding index of a rag node cannot be built.
+
+    A graph with a checkpointer keeps its threads in a svc.threads.ThreadStore
+    (10,000 threads, 24 h); `threads` replaces it (tests use small limits).
 
     `/mcp` (MCP over streamable HTTP, behind the same credential as /invoke)
     is mounted when an `@svc_mcp_server` is registered for it or the config
@@ -233,14 +267,19 @@ def create_app(
     unauthorized = SvcError(401, "unauthorized", "missing or wrong credential")
     schema = runner.schema
     validate, arun = runner.validate, runner.arun
+    if threads is not None:
+        if not getattr(runner, "checkpointed", False):
+            raise ValueError(f"the graph {runner.name!r} has no checkpointer: it keeps no threads")
+        runner.use_threads(threads)
+    store = runner.threads if getattr(runner, "checkpointed", False) else None
 
     def denied(request: Any) -> Any:
         if auth is None or auth.allows(request.headers):
             return None
         return reply.error(unauthorized, auth.challenge)
 
-    async def read_state(request: Any) -> dict:
-        """The request's state, after the media type, size and form checks."""
+    async def read_body(request: Any) -> Any:
+        """The request's JSON, after the media type and size checks."""
         if not _is_json(request.headers.get("content-type")):
             raise SvcError(
                 415,
@@ -266,7 +305,7 @@ def create_app(
             if size > MAX_REQUEST_BYTES:
                 raise _too_large()
             body = b"".join(chunks)
-        return validate(_state_of(_parse(body), schema))
+        return _parse(body)
 
     async def run(state: dict, emit: Any = None) -> dict:
         guarded = registry.has_guardrails()
@@ -278,6 +317,70 @@ def create_app(
             registry.run_guardrails("output", result)
         return result
 
+    async def on_thread(obj: Any, emit: Any) -> dict:
+        """A run on a thread of a checkpointed graph: a new state, or a resume."""
+        thread_id, data, value = _thread_request(obj, schema)
+        if data is not None:
+            state = validate(data)
+            thread_id = thread_id or store.new_id()
+            if emit is not None:
+                emit("run_started", None, {"state": state, "threadId": thread_id})
+            if registry.has_guardrails():
+                registry.run_guardrails("input", state)
+            registry.enforce_policies({"action": "run", "state": state, "threadId": thread_id})
+            generation = store.start(thread_id)
+            running = runner.arun(state, emit=emit, thread_id=thread_id)
+        else:
+            paused = store.paused(thread_id)  # 404 unknown or expired, 409 not paused
+            runner.check_resume(paused, value)  # 422 against the interrupt's field
+            registry.enforce_policies(
+                {"action": "resume", "threadId": thread_id, "node": paused.node, "resume": value}
+            )
+            generation = store.claim(thread_id, paused.interrupt_id)  # one resume wins
+            if emit is not None:
+                emit("resumed", paused.node, {"threadId": thread_id, "resume": value})
+            running = runner.aresume(paused, value, emit=emit)
+        try:
+            result = await running
+        except Interrupted as i:
+            store.pause(thread_id, generation, i)
+            if emit is not None:
+                emit("interrupted", i.node, {"value": i.value, "threadId": thread_id})
+            return {"interrupt": {"node": i.node, "value": i.value}, "threadId": thread_id}
+        except BaseException:
+            store.fail(thread_id, generation)
+            raise
+        store.finish(thread_id, generation)
+        if registry.has_guardrails():
+            registry.run_guardrails("output", result)
+        return {"result": result, "threadId": thread_id}
+
+    async def answer(request: Any, run_log: Any = None) -> Any:
+        """POST /invoke; `run_log` records the run's events (SVC_DEV_EVENTS=1)."""
+        refused = denied(request)
+        if refused is not None:
+            await _discard(request)
+            return refused
+        headers = {"X-Run-Id": run_log.id} if run_log is not None else None
+        emit = run_log.emit if run_log is not None else None
+        try:
+            if store is not None:
+                body = await on_thread(await read_body(request), emit)
+            else:
+                state = validate(_state_of(await read_body(request), schema))
+                if emit is not None:
+                    emit("run_started", None, {"state": state})
+                body = {"result": await run(state, emit)}
+        except Exception as e:
+            await _discard(request)
+            error = failed(e)
+            if emit is not None:
+                emit("run_failed", None, {"status": error.status, **error.to_body()["error"]})
+            return reply.error(error, headers)
+        if emit is not None and "result" in body:
+            emit("run_finished", None, {k: v for k, v in body.items() if k != "interrupt"})
+        return reply.json(200, body, headers)
+
     def failed(e: Exception) -> SvcError:
         if isinstance(e, SvcError):
             return e
@@ -285,16 +388,7 @@ def create_app(
         return SvcError(500, "execution_error", f"the run failed: {type(e).__name__}: {e}")
 
     async def invoke(request: Request) -> Any:
-        refused = denied(request)
-        if refused is not None:
-            await _discard(request)
-            return refused
-        try:
-            result = await run(await read_state(request))
-        except Exception as e:
-            await _discard(request)
-            return reply.error(failed(e))
-        return reply.json(200, {"result": result})
+        return await answer(request)
 
     async def health(request: Request) -> Any:
         return reply.json(200, {"status": "ok"})
@@ -313,30 +407,13 @@ def create_app(
 
     routes = [("/health", health, ["GET"]), ("/info", info, ["GET"])]
     if os.environ.get("SVC_DEV_EVENTS") == "1":
-        from svc.events import RunLog, sse
+        from svc.events import RunLog, last_event_id, sse
 
         runs = RunLog()
 
         async def invoke_observed(request: Request) -> Any:
-            refused = denied(request)
-            if refused is not None:
-                await _discard(request)
-                return refused
-            run_log = runs.start()
-            headers = {"X-Run-Id": run_log.id}
-            try:
-                state = await read_state(request)
-                run_log.emit("run_started", data={"state": state})
-                result = await run(state, emit=run_log.emit)
-            except Exception as e:
-                await _discard(request)
-                error = failed(e)
-                run_log.emit(
-                    "run_failed", data={"status": error.status, **error.to_body()["error"]}
-                )
-                return reply.error(error, headers)
-            run_log.emit("run_finished", data={"result": result})
-            return reply.json(200, {"result": result}, headers)
+            # A refused request is no run: it gets no X-Run-Id.
+            return await answer(request, None if denied(request) else runs.start())
 
         async def events(request: Request) -> Any:
             refused = denied(request)
@@ -346,8 +423,10 @@ def create_app(
             if run_log is None:
                 return reply.error(SvcError(404, "not_found", "no such run"))
 
+            after = last_event_id(request.headers.get("last-event-id"))
+
             async def stream() -> Any:
-                async for event in run_log.follow():
+                async for event in run_log.follow(after):
                     yield sse(event)
 
             return StreamingResponse(stream(), media_type="text/event-stream")

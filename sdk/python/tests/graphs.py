@@ -2,6 +2,7 @@
 
 import time
 
+from svc import graph_node, human_interrupt
 from svc.runtime import CompiledGraph, Field, Item, StateSchema, cond_eq, text
 
 
@@ -75,3 +76,81 @@ class Chat(CompiledGraph):
         self.check(0)
         self.step(state, "echo", lambda s: {"reply": s["messages"][-1]["content"]})
         return state
+
+
+# --- human in the loop ------------------------------------------------------------------
+# The shape the python-svc backend generates for hitl nodes (app/nodes/<id>.py) and
+# for a graph with checkpointer "memory" (a run loop that can start at any node).
+
+
+@graph_node("review")
+def review_node(state: dict) -> dict:
+    payload = {"question": "Approve the answer to " + text(state["question"]) + "?"}
+    value = human_interrupt(payload, field="answer")
+    return {"answer": value}
+
+
+@graph_node("confirm")
+def confirm_node(state: dict) -> dict:
+    payload = {"confirm": text(state["answer"]), "log": list(state["log"])}
+    try:  # node code that catches Exception cannot swallow the pause
+        value = human_interrupt(payload, field="approved")
+    except Exception as e:  # pragma: no cover - must not happen
+        raise AssertionError("human_interrupt was swallowed") from e
+    return {"approved": value}
+
+
+def draft(state):
+    return {"log": "draft"}
+
+
+def publish(state):
+    if state["question"] == "slow":
+        time.sleep(0.4)
+    return {"log": "published " + text(state["approved"])}
+
+
+class Review(CompiledGraph):
+    """draft -> review (hitl: answer) -> confirm (hitl: approved) -> publish."""
+
+    name = "review_flow"
+    schema = StateSchema(
+        [
+            Field("question", "string", required=True),
+            Field("answer", "string"),
+            Field("approved", "boolean"),
+            Field("log", "array", items=Item("string"), append=True, default=[]),
+        ]
+    )
+    max_steps = 10
+    checkpointer = "memory"
+    request_timeout_ms = 2000
+    node_names = ("draft", "review", "confirm", "publish")
+
+    def run(self, state: dict, current: str = "draft") -> dict:
+        steps = 0
+        while current != "end":
+            self.check(steps)
+            steps += 1
+            if current == "draft":
+                self.step(state, "draft", draft)
+                current = "review"
+            elif current == "review":
+                self.step(state, "review", review_node, native=False)
+                current = "confirm"
+            elif current == "confirm":
+                self.step(state, "confirm", confirm_node, native=False)
+                current = "publish"
+            elif current == "publish":
+                self.step(state, "publish", publish)
+                current = "end"
+            else:
+                raise RuntimeError(f"unknown node {current!r}")
+        return state
+
+
+class Unpaused(Review):
+    """The same graph without a checkpointer: its hitl node cannot pause."""
+
+    name = "unpaused"
+    checkpointer = None

@@ -182,22 +182,27 @@ def test_register(project, monkeypatch, capsys):
     created = []
 
     class FakeClient:
+        def __init__(self, **kwargs):
+            pass
+
         def create_project(self, name, **kwargs):
             created.append((name, kwargs))
 
     monkeypatch.setattr(langsmith, "Client", FakeClient)
     monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
     monkeypatch.delenv("LANGCHAIN_API_KEY", raising=False)
+    monkeypatch.delenv("LANGSMITH_PROJECT", raising=False)  # else it names the project
     assert main(["register", "--root", str(project)]) == 1
     assert "LANGSMITH_API_KEY is not set" in capsys.readouterr().err
+    assert main(["register", "--root", str(project), "--describe-only"]) == 0  # no key
+    described = json.loads(capsys.readouterr().out)
+    assert (described["entrypoint"], described["nodes"]) == ("main", ["greet"])
+    assert created == []
     monkeypatch.setenv("LANGSMITH_API_KEY", "ls-test")
-    assert main(["register", "--root", str(project), "--describe-only"]) == 0
     assert main(["register", "--root", str(project)]) == 0
-    (name, first), (_, second) = created
-    assert name == "demo" and first["upsert"] is True
-    assert first["metadata"]["svc_graph"]["entrypoint"] == "main"
-    assert "nodes" not in first["metadata"]["svc_graph"]
-    assert second["metadata"]["svc_graph"]["nodes"] == ["greet"]
+    ((name, kwargs),) = created
+    assert name == "demo" and kwargs["upsert"] is True
+    assert kwargs["metadata"]["svc_graph"] == described
     assert "registered graph main in project demo" in capsys.readouterr().out
 
 

@@ -13,6 +13,7 @@ mod contract_java;
 mod contract_python;
 mod fixtures;
 mod go_projects;
+mod hitl_python;
 mod hostile;
 mod java_projects;
 mod manifest_commands;

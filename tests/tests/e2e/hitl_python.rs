@@ -1,0 +1,143 @@
+//! Human in the loop on python-svc: a compiled graph with two `hitl` nodes
+//! is paused and resumed over HTTP (`docs/http-contract.md`, "Interrupt and
+//! resume"): each interrupt in turn, a wrong-typed answer, an unknown
+//! thread, a second resume of one interrupt, and two threads side by side.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use svc_tests::service::{compile, require_python_sdk, run_shell, Service};
+
+const KEY: &str = "hitl-key-0b7e";
+
+fn graph() -> Value {
+    json!({
+        "irVersion": "2.2",
+        "id": "hitl_demo",
+        "logical": {
+            "state": [
+                {"name": "question", "type": "string", "required": true},
+                {"name": "draft", "type": "string", "default": ""},
+                {"name": "approved", "type": "boolean", "default": false},
+                {"name": "note", "type": "string", "default": ""},
+                {"name": "reply", "type": "string", "default": ""}
+            ],
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "write", "kind": "response_template", "template": "Draft for {{question}}", "outputKey": "draft"},
+                {"id": "approve", "kind": "hitl", "payload": {"draft": "{{draft}}", "ask": "Approve?"}, "outputKey": "approved"},
+                {"id": "route", "kind": "router", "branches": [
+                    {"when": {"field": "approved", "op": "truthy"}, "to": "comment"},
+                    {"to": "reject"}]},
+                {"id": "comment", "kind": "hitl", "payload": {"ask": "Any note on {{question}}?"}, "outputKey": "note"},
+                {"id": "done", "kind": "response_template", "template": "{{draft}} ({{note}})", "outputKey": "reply"},
+                {"id": "reject", "kind": "response_template", "template": "rejected", "outputKey": "reply"},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": [
+                {"from": "start", "to": "write"},
+                {"from": "write", "to": "approve"},
+                {"from": "approve", "to": "route"},
+                {"from": "comment", "to": "done"},
+                {"from": "done", "to": "end"},
+                {"from": "reject", "to": "end"}
+            ],
+            "settings": {"checkpointer": {"type": "memory"}}
+        }
+    })
+}
+
+#[test]
+fn python_hitl_threads_over_http() {
+    if !require_python_sdk() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("hitl.graph.json");
+    std::fs::write(&doc, graph().to_string()).unwrap();
+    let project = compile("python-svc", &doc).expect("the hitl graph compiles");
+    for step in [
+        "python -m pip install -q -e \".[test]\"",
+        "ruff check --no-cache .",
+        "ruff format --check --no-cache .",
+        "python -m pytest -q -p no:cacheprovider",
+    ] {
+        run_shell(project.path(), step, &[], Duration::from_secs(600)).unwrap();
+    }
+    let s = Service::launch(&project, &[("SVC_API_KEY", KEY)], Duration::from_secs(120)).unwrap();
+    let post = |body: Value| {
+        let r = s
+            .send(
+                "POST",
+                "/invoke",
+                &[("Content-Type", "application/json"), ("X-API-Key", KEY)],
+                body.to_string().as_bytes(),
+            )
+            .unwrap();
+        (r.status, r.json())
+    };
+
+    // Two threads paused at the first interrupt, each with its own state.
+    let (status, a) = post(json!({"state": {"question": "A"}}));
+    assert_eq!(status, 200, "{a}");
+    assert_eq!(
+        a["interrupt"],
+        json!({"node": "approve", "value": {"draft": "Draft for A", "ask": "Approve?"}}),
+        "{a}"
+    );
+    assert!(a.get("result").is_none(), "{a}");
+    let (status, b) = post(json!({"state": {"question": "B"}, "threadId": "thread-b"}));
+    assert_eq!(
+        (status, b["threadId"].clone()),
+        (200, json!("thread-b")),
+        "{b}"
+    );
+    let thread_a = a["threadId"].as_str().unwrap().to_string();
+    assert_ne!(thread_a, "thread-b");
+
+    // A wrong-typed answer is refused and the thread stays paused.
+    let (status, e) = post(json!({"threadId": thread_a, "resume": "yes"}));
+    assert_eq!(status, 422, "{e}");
+    assert_eq!(e["error"]["code"], "invalid_state", "{e}");
+    assert_eq!(e["error"]["details"]["field"], "approved", "{e}");
+
+    // A: approve, then the second interrupt, then the note and the result.
+    let (status, a2) = post(json!({"threadId": thread_a, "resume": true}));
+    assert_eq!(status, 200, "{a2}");
+    assert_eq!(
+        a2["interrupt"],
+        json!({"node": "comment", "value": {"ask": "Any note on A?"}}),
+        "{a2}"
+    );
+    let (status, done) = post(json!({"threadId": thread_a, "resume": "looks good"}));
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["threadId"], json!(thread_a), "{done}");
+    assert_eq!(
+        done["result"],
+        json!({"question": "A", "draft": "Draft for A", "approved": true, "note": "looks good",
+               "reply": "Draft for A (looks good)"}),
+        "{done}"
+    );
+    // The finished thread cannot be resumed again.
+    let (status, e) = post(json!({"threadId": thread_a, "resume": "again"}));
+    assert_eq!(
+        (status, e["error"]["code"].clone()),
+        (409, json!("not_interrupted")),
+        "{e}"
+    );
+
+    // B was untouched by A: reject it.
+    let (status, b2) = post(json!({"threadId": "thread-b", "resume": false}));
+    assert_eq!(status, 200, "{b2}");
+    assert_eq!(b2["result"]["reply"], "rejected", "{b2}");
+    assert_eq!(b2["result"]["question"], "B", "{b2}");
+
+    // Unknown threads.
+    let (status, e) = post(json!({"threadId": "nobody", "resume": true}));
+    assert_eq!(
+        (status, e["error"]["code"].clone()),
+        (404, json!("thread_not_found")),
+        "{e}"
+    );
+    drop(s);
+}
