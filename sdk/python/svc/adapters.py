@@ -228,7 +228,10 @@ class LangGraphRunner:
             elif chunk.get("interrupts"):
                 pass  # paused: the run's `interrupted` event says so
             elif "result" in chunk or "error" in chunk:
-                emit("node_finished", chunk["name"], None)
+                # LangGraph reports a task's writes as (channel, value) pairs.
+                writes = chunk.get("result")
+                patch = dict(writes) if isinstance(writes, list) else writes
+                emit("node_finished", chunk["name"], {"patch": patch})
             else:
                 emit("node_started", chunk["name"], None)
         return values

@@ -4,7 +4,8 @@ Each observed run gets an id and a numbered list of RunEvents:
 
     {"run_id": "...", "seq": 1, "type": "run_started", "data": {"state": {...}}}
     {"run_id": "...", "seq": 2, "type": "node_started", "node": "classify"}
-    {"run_id": "...", "seq": 3, "type": "node_finished", "node": "classify"}
+    {"run_id": "...", "seq": 3, "type": "node_finished", "node": "classify",
+     "data": {"patch": {"category": "billing"}}}
     {"run_id": "...", "seq": 4, "type": "run_finished", "data": {"result": {...}}}
 
 A failed run ends with `run_failed` and `data: {"status", "code", "message",

@@ -357,7 +357,13 @@ class CompiledGraph:
 
         def step(state: dict, node: str, fn: Callable[[dict], Any], native: bool = True) -> None:
             emit("node_started", node, None)
-            plain(state, node, fn, native)
-            emit("node_finished", node, None)
+            returned: list = []
+
+            def observed(s: dict) -> Any:
+                returned.append(fn(s))
+                return returned[-1]
+
+            plain(state, node, observed, native)
+            emit("node_finished", node, {"patch": returned[-1] if returned else None})
 
         return step

@@ -552,6 +552,9 @@ def test_dev_events(serve, monkeypatch):
         "state": {"text": "Ada", "mode": "normal", "count": 0, "tags": [], "reply": None}
     }
     assert events[-1]["data"] == {"result": EXPECTED["result"]}
+    # node_finished carries what the node returned.
+    greeted = events[-2]["data"]["patch"]
+    assert greeted["reply"] == EXPECTED["result"]["reply"], greeted
 
     r = c.post("/invoke", json={"state": {"text": "panic"}}, headers=H)
     failed = events_of(c, r.headers["x-run-id"])
@@ -574,6 +577,7 @@ def test_dev_events_with_langgraph(serve, monkeypatch):
         ("node_finished", "count"),
         ("run_finished", None),
     ]
+    assert events[2]["data"]["patch"] == {"count": 1, "log": ["count"]}, events[2]
 
 
 def test_no_event_code_runs_when_off(serve, monkeypatch):
