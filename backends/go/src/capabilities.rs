@@ -31,6 +31,7 @@ pub fn info() -> BackendInfo {
                 reason("feature:agents.remote", PYTHON_ONLY),
                 reason("feature:agents.a2a", PYTHON_ONLY),
                 reason("feature:mcp.expose", "publishing the graph as an MCP tool is available on python-svc only"),
+                reason("feature:a2a.publish", "publishing the graph as an A2A agent is available on python-svc only"),
                 reason("node-kind:hitl", "Java and Go reject human-in-the-loop nodes; use python-svc"),
                 reason("tool-kind:mcp", "MCP tools are available on python-svc only"),
                 reason("transport:stdio", "MCP servers are available on python-svc only"),

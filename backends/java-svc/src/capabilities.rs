@@ -42,6 +42,10 @@ pub fn info() -> BackendInfo {
                 reason("feature:agents.remote", PYTHON_ONLY),
                 reason("feature:agents.a2a", PYTHON_ONLY),
                 reason(
+                    "feature:a2a.publish",
+                    "publishing the graph as an A2A agent is available on python-svc only",
+                ),
+                reason(
                     "feature:mcp.expose",
                     "publishing the graph as an MCP tool is available on python-svc only",
                 ),

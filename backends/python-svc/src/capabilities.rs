@@ -41,13 +41,14 @@ pub fn info() -> BackendInfo {
                     "agents.remote",
                     "mcp.expose",
                     "checkpointer.memory",
+                    "a2a.publish",
                 ])
                 .map(|s| s.to_string())
                 .collect(),
             reasons: vec![
                 reason(
                     "feature:agents.a2a",
-                    "python-svc does not generate A2A agents yet; they arrive with A2A support",
+                    "python-svc does not generate calls to A2A agents yet (the SDK's @agent(transport=\"a2a\") works; generated projects need an A2A stand-in for their own tests first)",
                 ),
                 reason(
                     "feature:streaming",

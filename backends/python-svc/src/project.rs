@@ -9,18 +9,21 @@ use crate::scope::{self, Scope};
 use crate::{agents, graph, nodes, tests};
 
 /// The SDK a generated project depends on (this repository's sdk/python),
-/// with the `mcp` extra when the graph talks MCP or is published over it.
+/// with the `mcp` extra when the graph talks MCP or is published over it,
+/// and the `a2a` extra when it is published as an A2A agent.
 pub fn sdk_requirement(doc: &Document) -> String {
     let mcp = doc.logical.settings.mcp.expose
         || scope::all_graphs(doc)
             .iter()
             .any(|(d, _)| !d.logical.mcp_servers.is_empty());
-    let extras = if mcp {
-        "server,http,mcp"
-    } else {
-        "server,http"
-    };
-    format!("svc-sdk[{extras}]>=0.3.2,<0.4")
+    let mut extras = vec!["server", "http"];
+    if mcp {
+        extras.push("mcp");
+    }
+    if doc.logical.settings.a2a.enabled {
+        extras.push("a2a");
+    }
+    format!("svc-sdk[{}]>=0.3.2,<0.4", extras.join(","))
 }
 
 const EMPTY_PACKAGES: &[(&str, &str)] = &[
@@ -255,6 +258,41 @@ fn application_yaml(doc: &Document) -> String {
             yaml_str(&name)
         ));
     }
+    if s.a2a.enabled {
+        // The agent card and /a2a, served by the SDK behind the service's
+        // credentials; each skill runs the graph.
+        let a = &s.a2a;
+        out.push_str("\na2a:\n  enabled: true\n");
+        if let Some(t) = &a.title {
+            out.push_str(&format!("  title: {}\n", yaml_str(t)));
+        }
+        if let Some(d) = &a.description {
+            out.push_str(&format!("  description: {}\n", yaml_str(d)));
+        }
+        if !a.skills.is_empty() {
+            out.push_str("  skills:\n");
+        }
+        let list = |items: &[String]| {
+            let quoted: Vec<String> = items.iter().map(|i| yaml_str(i)).collect();
+            format!("[{}]", quoted.join(", "))
+        };
+        for k in &a.skills {
+            out.push_str(&format!(
+                "    - id: {}\n      name: {}\n",
+                yaml_str(&k.id),
+                yaml_str(&k.name)
+            ));
+            if let Some(d) = &k.description {
+                out.push_str(&format!("      description: {}\n", yaml_str(d)));
+            }
+            if !k.tags.is_empty() {
+                out.push_str(&format!("      tags: {}\n", list(&k.tags)));
+            }
+            if !k.roles.is_empty() {
+                out.push_str(&format!("      roles: {}\n", list(&k.roles)));
+            }
+        }
+    }
     let t = &s.tracing;
     out.push_str(&format!(
         "\ntracing:\n  enabled: {}\n  project: {}\n  log_format: {}\n  register_on_build: {}\n  trace_nodes: {}\n",
@@ -484,6 +522,16 @@ fn readme(doc: &Document) -> String {
          `X-Run-Id` response header).\n\n",
         port = s.server.port
     ));
+    if s.mcp.expose || s.a2a.enabled {
+        out.push_str("## Published to other agents\n\n");
+        if s.mcp.expose {
+            out.push_str("- MCP: `/mcp` (streamable HTTP) offers the graph as one tool whose input is the state; `python -m svc mcp` serves it over stdio.\n");
+        }
+        if s.a2a.enabled {
+            out.push_str("- A2A: the agent card is at `/.well-known/agent-card.json` (and `/.well-known/agent.json`), JSON-RPC at `/a2a`; a message's text goes to the graph's first required `string` field and the reply is the field the run wrote last.\n");
+        }
+        out.push_str("\nBoth need the same credential as `/invoke`; the agent card does not.\n\n");
+    }
     if doc
         .logical
         .nodes

@@ -925,6 +925,49 @@ pub struct Settings {
     #[serde(skip_serializing_if = "McpSettings::is_default")]
     #[schemars(default)]
     pub mcp: McpSettings,
+    /// Publishing the graph as an A2A agent (Python only).
+    #[serde(skip_serializing_if = "A2aSettings::is_default")]
+    #[schemars(default)]
+    pub a2a: A2aSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct A2aSettings {
+    /// Serve the agent card and A2A JSON-RPC next to `/invoke`.
+    #[schemars(default)]
+    pub enabled: bool,
+    /// The card's name; defaults to the document's name or id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub skills: Vec<A2aSkill>,
+}
+
+impl A2aSettings {
+    fn is_default(&self) -> bool {
+        *self == A2aSettings::default()
+    }
+}
+
+/// A skill the card advertises; each runs the graph.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct A2aSkill {
+    pub id: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub tags: Vec<String>,
+    /// Caller roles allowed to use the skill (any one suffices).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub roles: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, JsonSchema)]
@@ -963,6 +1006,7 @@ impl Default for Settings {
             checkpointer: Checkpointer::default(),
             streaming: false,
             mcp: McpSettings::default(),
+            a2a: A2aSettings::default(),
         }
     }
 }

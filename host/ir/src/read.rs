@@ -1182,6 +1182,33 @@ impl Reader {
                 self.finish(m, "`settings.mcp`");
             }
         }
+        if let Some((n, p)) = o.field("a2a") {
+            if let Some(mut a) = self.object(n, &p) {
+                if let Some(v) = self.opt_bool(&mut a, "enabled") {
+                    s.a2a.enabled = v;
+                }
+                s.a2a.title = self.opt_str(&mut a, "title");
+                s.a2a.description = self.opt_str(&mut a, "description");
+                s.a2a.skills = self
+                    .opt_array(&mut a, "skills")
+                    .into_iter()
+                    .filter_map(|(n, p)| {
+                        let mut k = self.object(n, &p)?;
+                        let w = "an A2A skill";
+                        let skill = A2aSkill {
+                            id: self.req_str(&mut k, "id", w),
+                            name: self.req_str(&mut k, "name", w),
+                            description: self.opt_str(&mut k, "description"),
+                            tags: self.strings(&mut k, "tags"),
+                            roles: self.strings(&mut k, "roles"),
+                        };
+                        self.finish(k, w);
+                        Some(skill)
+                    })
+                    .collect();
+                self.finish(a, "`settings.a2a`");
+            }
+        }
         self.finish(o, "`settings`");
         s
     }

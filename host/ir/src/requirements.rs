@@ -138,6 +138,14 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
             None,
         );
     }
+    if s.a2a.enabled {
+        push(
+            Category::Feature,
+            "a2a.publish",
+            "/logical/settings/a2a/enabled".into(),
+            None,
+        );
+    }
     if s.mcp.expose {
         push(
             Category::Feature,

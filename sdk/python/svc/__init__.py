@@ -48,6 +48,29 @@ from svc.registry import (
 )
 from svc.tracing import configure_tracing, register_graph
 
+# A2A (the "a2a" extra): imported on first use, so `import svc` loads neither
+# svc.a2a_server nor svc.a2a_peers (which import the SDK only when called).
+_LAZY = {
+    "svc_a2a_server": "svc.a2a_server",
+    "a2a_skill": "svc.a2a_server",
+    "a2a_authenticator": "svc.a2a_server",
+    "a2a_agent": "svc.a2a_peers",
+    "a2a_client": "svc.a2a_peers",
+    "invoke_a2a_agent": "svc.a2a_peers",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'svc' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "END",
     "START",
@@ -60,6 +83,10 @@ __all__ = [
     "SvcApp",
     "SvcError",
     "__version__",
+    "a2a_agent",
+    "a2a_authenticator",
+    "a2a_client",
+    "a2a_skill",
     "agent",
     "business_policy",
     "components",
@@ -76,6 +103,7 @@ __all__ = [
     "handoff",
     "human_interrupt",
     "input_guardrail",
+    "invoke_a2a_agent",
     "load_config",
     "make_handoff_tool",
     "mcp_prompt",
@@ -89,6 +117,7 @@ __all__ = [
     "run_agent",
     "skill",
     "supervisor",
+    "svc_a2a_server",
     "svc_mcp_server",
     "tool",
     "worker_agent",

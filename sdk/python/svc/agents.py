@@ -16,11 +16,11 @@ A supervisor routes a task between member agents (workers or other
 supervisors) with the model or with a `route` function of its own, until it
 routes to finish; see `supervisor`. Delegation carries the caller's roles.
 
-`@agent` declares a local agent (a function) or a remote one (another svc
+`@agent` declares a local agent (a function), a remote one (another svc
 service reached over its `/invoke`, with a credential from
-`external_services`). `handoff` is LangGraph's `Command` for graph nodes;
-`make_handoff_tool` lets a worker pass its task to another agent. A2A agents
-are not built yet: they raise `NotImplementedError` naming what is missing.
+`external_services`) or an A2A one (any Agent2Agent agent, found by its agent
+card; see svc.a2a_peers). `handoff` is LangGraph's `Command` for graph
+nodes; `make_handoff_tool` lets a worker pass its task to another agent.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from svc.errors import RegistrationError, SvcError, upstream_error
 from svc.registry import (
@@ -144,10 +145,6 @@ def _persona_text(persona: str | dict) -> str:
     return " ".join(said)
 
 
-def _not_built(what: str) -> NotImplementedError:
-    return NotImplementedError(f"{what} is not built yet in svc-sdk (the open issue on agents)")
-
-
 TRANSPORTS = ("local", "remote", "a2a")
 DEFAULT_REMOTE_TIMEOUT_MS = 20000
 
@@ -162,6 +159,8 @@ def agent(
     input_field: str = "input",
     output_field: str = "output",
     timeout_ms: int = DEFAULT_REMOTE_TIMEOUT_MS,
+    agent_card_url: str | None = None,
+    skill_id: str | None = None,
 ) -> Any:
     """A delegatable agent. `transport="local"`: the decorated function
     `fn(task: str) -> str` is the agent. `transport="remote"`: another svc
@@ -169,15 +168,20 @@ def agent(
     `<url>/invoke` (`url` may be `env:NAME`; without it, the service's
     `serverUrl`), the answer is `output_field` of its `result`, and the
     credential comes from `external_services.<service>.auth` (never inline).
-    The `a2a` transport comes with A2A support."""
+    `transport="a2a"`: an A2A agent whose card is at `agent_card_url`
+    (`env:NAME` allowed; a base URL gets `/.well-known/agent-card.json`;
+    without it, the service's `serverUrl`); the task is a message to its
+    skill `skill_id` (in the message metadata, `skillId`), the answer its
+    reply's text, the credential `external_services.<service>.auth` (no
+    service: none). See svc.a2a_peers."""
     if transport not in TRANSPORTS:
         raise RegistrationError(f"transport {transport!r} is not one of {', '.join(TRANSPORTS)}")
-    if transport == "a2a":
-        raise _not_built('@agent(transport="a2a")')
     if transport == "remote" and not service:
         raise RegistrationError(
             "a remote agent needs service=: its credential comes from external_services.<service>"
         )
+    if transport == "a2a":
+        _check_a2a(agent_card_url, service, skill_id, timeout_ms)
 
     def register(fn: Callable) -> Callable:
         meta = {
@@ -189,10 +193,36 @@ def agent(
             "input_field": input_field,
             "output_field": output_field,
             "timeout_ms": timeout_ms,
+            "agent_card_url": agent_card_url,
+            "skill_id": skill_id,
         }
         return _register("agents", _named(fn, None if callable(name) else name), fn, meta)
 
     return _decorator(name, register)
+
+
+def _check_a2a(agent_card_url: Any, service: Any, skill_id: Any, timeout_ms: Any) -> None:
+    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float)) or timeout_ms <= 0:
+        raise RegistrationError(f"timeout_ms must be a positive number, not {timeout_ms!r}")
+    if agent_card_url is None and not service:
+        raise RegistrationError(
+            "an A2A agent needs agent_card_url= or service= (whose serverUrl serves the card)"
+        )
+    if agent_card_url is not None:
+        ok = isinstance(agent_card_url, str)
+        if ok and agent_card_url.startswith("env:"):
+            ok = bool(agent_card_url[4:])
+        elif ok:
+            parts = urlsplit(agent_card_url)
+            ok = parts.scheme in ("http", "https") and bool(parts.netloc)
+        if not ok:
+            raise RegistrationError(
+                f"agent_card_url {agent_card_url!r} is not an http(s) URL or env:NAME"
+            )
+    if service is not None and (not isinstance(service, str) or not service):
+        raise RegistrationError(f"service must be an external_services name, not {service!r}")
+    if skill_id is not None and (not isinstance(skill_id, str) or not skill_id):
+        raise RegistrationError(f"skill_id must be a skill's id, not {skill_id!r}")
 
 
 def run_remote(name: str, task: str, deadline: float | None = None) -> str:
@@ -613,6 +643,10 @@ def run_agent(
         return run_supervisor(agent, task, held, deadline)
     if kind == "remote":
         return run_remote(agent, task, deadline)
+    if kind == "a2a":
+        from svc.a2a_peers import invoke_a2a_agent
+
+        return invoke_a2a_agent(agent, task, deadline=deadline)
     if kind == "local":
         output = c.obj(task)
         if not isinstance(output, str):
@@ -640,5 +674,9 @@ def agents_info() -> dict[str, dict[str, Any]]:
             entry["members"] = list(meta["members"])
         elif kind == "remote":
             entry["service"] = meta["service"]
+        elif kind == "a2a":
+            entry["service"] = meta["service"]
+            if meta["skill_id"]:
+                entry["skillId"] = meta["skill_id"]
         out[name] = entry
     return out

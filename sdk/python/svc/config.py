@@ -233,9 +233,26 @@ def load_config(root: str | os.PathLike[str] | None = None, *, reload: bool = Fa
     if not reload and _cache.get("root") == path:
         return _cache["config"]
     export_env(path / "env.yaml")
-    config = resolve_env_refs(read_application(path))
+    raw = read_application(path)
+    config = resolve_env_refs(raw)
     _cache.update(root=path, config=config)
+    # What the files say, `${NAME}` unresolved, for the sections whose secrets
+    # must come from the environment (as_written); kept per loaded config.
+    _cache.setdefault("written", {})[id(config)] = (config, raw)
     return config
+
+
+def as_written(config: dict, path: str, default: Any = None) -> Any:
+    """The value at `path` as the application file writes it (`${NAME}` not
+    resolved) when `config` is one that load_config returned; for any other
+    dict (a config built in code), the value `config` holds.
+
+    Resolution hides whether a secret came from the environment or was
+    written inline; this tells them apart."""
+    kept = _cache.get("written", {}).get(id(config))
+    if kept is not None and kept[0] is config:
+        return lookup(kept[1], path, default)
+    return lookup(config, path, default)
 
 
 # --- lookups --------------------------------------------------------------------

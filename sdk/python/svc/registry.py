@@ -31,6 +31,8 @@ KINDS = (
     "configurations",
     "agents",
     "mcp_servers",  # @svc_mcp_server classes (svc.mcp_server)
+    "a2a_servers",  # the @svc_a2a_server class (svc.a2a_server)
+    "a2a_authenticators",  # @a2a_authenticator functions (svc.a2a_server)
 )
 GUARDRAIL_ACTIONS = ("block", "warn")
 

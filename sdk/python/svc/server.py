@@ -237,13 +237,17 @@ def create_app(
     is mounted when an `@svc_mcp_server` is registered for it or the config
     says `mcp: {expose: true}`; the MCP clients of `svc.mcp_client` run for
     the app's lifetime when the config has `mcp.servers`.
+
+    The A2A agent (`POST /a2a` and its card at `/.well-known/agent-card.json`
+    and `/.well-known/agent.json`, see svc.a2a_server) is mounted when an
+    `@svc_a2a_server` is registered or the config says `a2a: {enabled: true}`.
     """
     fastapi = require("fastapi", "server", "create_app()")
     from starlette.exceptions import HTTPException
     from starlette.requests import Request
     from starlette.responses import Response, StreamingResponse
 
-    from svc import mcp_server, rag
+    from svc import a2a_server, mcp_server, rag
     from svc.adapters import runner_for
     from svc.agents import agents_info
     from svc.graph import SvcApp
@@ -455,10 +459,15 @@ def create_app(
         # and no session to DELETE (405 is what MCP asks for then).
         routes.append(("/mcp", _Guarded(handle, mcp_refused, Request), ["POST"]))
 
+    # A2A: the SDK is imported only when there is an agent to publish.
+    if a2a_server.wanted(config):
+        routes += a2a_server.http_routes(config, runner, name=name, version=version, app_auth=auth)
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> Any:
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(mcp_server.clients_running(config))
+            await stack.enter_async_context(a2a_server.clients_closed())
             if manager is not None:
                 await stack.enter_async_context(manager.run())
             yield

@@ -461,7 +461,7 @@ def test_local_agents_and_unbuilt_transports():
     with pytest.raises(SvcError) as e:
         run_agent("hi", "broken")
     assert e.value.details == {"node": "broken", "reason": "bad_output"}
-    with pytest.raises(NotImplementedError, match="a2a"):
+    with pytest.raises(RegistrationError, match="agent_card_url= or service="):
         agent(transport="a2a")
     with pytest.raises(RegistrationError, match="service="):
         agent(transport="remote")

@@ -5,6 +5,7 @@ import sys
 from dataclasses import dataclass
 
 import pytest
+from graphs import ContractCore
 
 from svc import (
     GraphBuilder,
@@ -12,6 +13,7 @@ from svc import (
     configure_tracing,
     get_http_client,
     get_llm_provider,
+    invoke_a2a_agent,
     upstream,
 )
 from svc.cli import main
@@ -56,6 +58,18 @@ CASES = {
         ("httpx",),
         lambda: call_http_tool("n", HttpTool("http://127.0.0.1:9"), {}),
         'call_http_tool() needs the "http" extra',
+    ),
+    "a2a": Case(
+        ("a2a.server.routes",),
+        lambda: create_app(
+            ContractCore(), config={"server": {"auth": {"type": "none"}}, "a2a": {"enabled": True}}
+        ),
+        'the A2A server needs the "a2a" extra: pip install "svc-sdk[a2a]"',
+    ),
+    "a2a-client": Case(
+        ("a2a.client",),
+        lambda: invoke_a2a_agent("peer", "hi"),
+        'invoke_a2a_agent() needs the "a2a" extra: pip install "svc-sdk[a2a]"',
     ),
     "tracing": Case(
         ("langsmith",),
@@ -113,11 +127,16 @@ def test_importing_svc_needs_only_pyyaml():
         "langsmith",
         "jsonschema",
         "pydantic",
+        "a2a",
+        "google",
     ]
     script = (
         "import sys\n"
         f"for m in {blocked!r}:\n    sys.modules[m] = None\n"
         "import svc, svc.runtime, svc.config, svc.registry, svc.graph, svc.cli, svc.scaffold\n"
+        "import svc.a2a_server, svc.a2a_peers\n"
+        "from svc import svc_a2a_server, a2a_skill, a2a_authenticator, a2a_agent, a2a_client\n"
+        "from svc import invoke_a2a_agent\n"
         "print(svc.__version__)\n"
     )
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)

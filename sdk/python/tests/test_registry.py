@@ -46,6 +46,8 @@ def test_components_lists_sorted_names_by_kind():
         "configurations": [],
         "agents": [],
         "mcp_servers": [],
+        "a2a_servers": [],
+        "a2a_authenticators": [],
     }
     assert other({}) == {}  # decorators return the function unchanged
     registry.clear()

@@ -70,6 +70,21 @@ impl<'a> Validator<'a> {
     pub(super) fn settings(&mut self) {
         let s = &self.doc.logical.settings;
         let base = "/logical/settings";
+        let mut skills = std::collections::HashMap::new();
+        for (i, skill) in s.a2a.skills.iter().enumerate() {
+            if let Some(first) = skills.insert(skill.id.as_str(), i) {
+                self.err(
+                    Diagnostic::error(
+                        "duplicate-id",
+                        format!(
+                            "A2A skill id `{}` is used twice (first at {base}/a2a/skills/{first})",
+                            skill.id
+                        ),
+                    )
+                    .at(format!("{base}/a2a/skills/{i}/id")),
+                );
+            }
+        }
         if let Some(name) = &s.mcp.tool_name {
             let ok = !name.is_empty()
                 && name.len() <= 64
