@@ -266,9 +266,17 @@ class Process:
             self.proc.kill()
 
 
-def load(loadgen: str, server: Process, seconds: float, conc: int) -> dict:
-    cmd = [loadgen, "-url", server.url + "/invoke", "-body", BODY, "-c", str(conc)]
-    cmd += ["-d", f"{seconds}s", "-expect", EXPECT]
+def load(
+    loadgen: str,
+    server: Process,
+    seconds: float,
+    conc: int,
+    body: str = BODY,
+    expect: str = EXPECT,
+) -> dict:
+    """One batch of POST /invoke; every reply must be 200 and contain `expect`."""
+    cmd = [loadgen, "-url", server.url + "/invoke", "-body", body, "-c", str(conc)]
+    cmd += ["-d", f"{seconds}s", "-expect", expect]
     out = subprocess.run(cmd, capture_output=True, text=True, check=False)
     try:
         figures = json.loads(out.stdout)
@@ -276,7 +284,7 @@ def load(loadgen: str, server: Process, seconds: float, conc: int) -> dict:
         figures = None
     if out.returncode != 0 or figures is None:
         sys.exit(
-            f"load against {server.name} failed (every reply must be 200 with {EXPECT}): "
+            f"load against {server.name} failed (every reply must be 200 with {expect}): "
             f"{out.stdout} {out.stderr}"
         )
     return figures

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-from agent_graph import ROOT, Process, get_json, machine, sh
+from agent_graph import ROOT, Process, get_json, load, machine, sh
 
 QUESTION = "events"
 BODY = json.dumps({"state": {"question": QUESTION}})
@@ -89,19 +89,6 @@ DOC = {
 }
 
 
-def load(loadgen: str, server: Process, seconds: float, conc: int) -> dict:
-    cmd = [loadgen, "-url", server.url + "/invoke", "-body", BODY, "-c", str(conc)]
-    cmd += ["-d", f"{seconds}s", "-expect", EXPECT]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    try:
-        figures = json.loads(out.stdout)
-    except ValueError:
-        figures = None
-    if out.returncode != 0 or figures is None:
-        sys.exit(f"load against {server.name} failed: {out.stdout} {out.stderr}")
-    return figures
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="3 batches of 3 s, 1 s warm-up")
@@ -143,11 +130,13 @@ def main() -> None:
             if got != {"result": want}:
                 sys.exit(f"events {p.name} answers {got}")
         for p in services:
-            load(loadgen, p, args.warmup, args.concurrency)
+            load(loadgen, p, args.warmup, args.concurrency, BODY, EXPECT)
         batches = {p.name: [] for p in services}
         for _ in range(args.batches):
             for p in services:
-                batches[p.name].append(load(loadgen, p, args.seconds, args.concurrency))
+                batches[p.name].append(
+                    load(loadgen, p, args.seconds, args.concurrency, BODY, EXPECT)
+                )
     finally:
         for p in procs:
             p.stop()

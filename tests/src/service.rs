@@ -127,6 +127,17 @@ pub fn require_platform(platform: &str) -> bool {
     }
 }
 
+/// Runs a project's manifest `setup` command, then [`toolchain_checks`]:
+/// what the end-to-end tests do before they launch a service.
+pub fn check_project(project: &Project, platform: &str) -> Result<(), String> {
+    let limit = Duration::from_secs(600);
+    run_shell(project.path(), &project.command("setup"), &[], limit)?;
+    for step in toolchain_checks(platform) {
+        run_shell(project.path(), step, &[], limit)?;
+    }
+    Ok(())
+}
+
 /// Runs a shell line in `dir`, bounded in time; returns its combined output
 /// or an error that says what failed.
 pub fn run_shell(

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use svc_tests::http::{Reply, Request, Stub};
-use svc_tests::service::{compile, require_python_sdk, run_shell, Project, Service};
+use svc_tests::service::{check_project, compile, require_python_sdk, Project, Service};
 
 const KEY: &str = "agents-key-7c1d";
 const PEER_KEY: &str = "peer-key-93ab";
@@ -314,12 +314,7 @@ fn python_agents_and_nodes_over_http() {
     .unwrap();
 
     let peer_project = compile("python-svc", &peer_doc).expect("peer compiles");
-    for step in [
-        "python -m pip install -q -e \".[test]\"",
-        "python -m pytest -q -p no:cacheprovider",
-    ] {
-        run_shell(peer_project.path(), step, &[], Duration::from_secs(600)).unwrap();
-    }
+    check_project(&peer_project, "python-svc").unwrap();
     let peer = Service::launch(
         &peer_project,
         &[("SVC_API_KEY", PEER_KEY)],
@@ -352,14 +347,7 @@ fn python_agents_and_nodes_over_http() {
     ];
     // The project's own checks first, then the service with the team's
     // guardrails and policies added.
-    for step in [
-        "python -m pip install -q -e \".[test]\"",
-        "ruff check --no-cache .",
-        "ruff format --check --no-cache .",
-        "python -m pytest -q -p no:cacheprovider",
-    ] {
-        run_shell(project.path(), step, &[], Duration::from_secs(600)).unwrap();
-    }
+    check_project(&project, "python-svc").unwrap();
     add_guardrails_and_policies(&project);
     let s = Service::launch(&project, &env, Duration::from_secs(120)).unwrap();
     let invoke = |question: &str, mode: &str| {

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use svc_tests::service::{compile, require_python_sdk, run_shell, Service};
+use svc_tests::service::{check_project, compile, require_python_sdk, Service};
 
 const KEY: &str = "hitl-key-0b7e";
 
@@ -56,14 +56,7 @@ fn python_hitl_threads_over_http() {
     let doc = dir.path().join("hitl.graph.json");
     std::fs::write(&doc, graph().to_string()).unwrap();
     let project = compile("python-svc", &doc).expect("the hitl graph compiles");
-    for step in [
-        "python -m pip install -q -e \".[test]\"",
-        "ruff check --no-cache .",
-        "ruff format --check --no-cache .",
-        "python -m pytest -q -p no:cacheprovider",
-    ] {
-        run_shell(project.path(), step, &[], Duration::from_secs(600)).unwrap();
-    }
+    check_project(&project, "python-svc").unwrap();
     let s = Service::launch(&project, &[("SVC_API_KEY", KEY)], Duration::from_secs(120)).unwrap();
     let post = |body: Value| {
         let r = s

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use svc_tests::http::{Reply, Request, Stub};
-use svc_tests::service::{compile, require_python_sdk, run_shell, Service};
+use svc_tests::service::{check_project, compile, require_python_sdk, run_shell, Service};
 
 const KEY: &str = "mcp-key-51e0";
 
@@ -194,14 +194,7 @@ fn python_mcp_tools_and_published_graphs() {
     let llm_url = format!("{}/v1", llm.url());
 
     let project = compile("python-svc", &doc).expect("the MCP graph compiles");
-    for step in [
-        "python -m pip install -q -e \".[test]\"",
-        "ruff check --no-cache .",
-        "ruff format --check --no-cache .",
-        "python -m pytest -q -p no:cacheprovider",
-    ] {
-        run_shell(project.path(), step, &[], Duration::from_secs(600)).unwrap();
-    }
+    check_project(&project, "python-svc").unwrap();
     let env = [
         ("SVC_API_KEY", KEY),
         ("OPENAI_BASE_URL", llm_url.as_str()),
@@ -266,12 +259,7 @@ fn python_mcp_tools_and_published_graphs() {
     let published = dir.path().join("published.graph.json");
     std::fs::write(&published, exposed_graph().to_string()).unwrap();
     let project = compile("python-svc", &published).expect("the published graph compiles");
-    for step in [
-        "python -m pip install -q -e \".[test]\"",
-        "python -m pytest -q -p no:cacheprovider",
-    ] {
-        run_shell(project.path(), step, &[], Duration::from_secs(600)).unwrap();
-    }
+    check_project(&project, "python-svc").unwrap();
     let s = Service::launch(&project, &[("SVC_API_KEY", KEY)], Duration::from_secs(120)).unwrap();
     let client = dir.path().join("client.py");
     std::fs::write(&client, CLIENT).unwrap();
