@@ -9,7 +9,9 @@
 # - the wasm32-wasip2 Rust target (the build script would add it too);
 # - JAVA_HOME at a JDK 21+ (the default java here is 17; a Temurin JDK sits
 #   beside it in /usr/lib/jvm);
-# - .venv with the SDK (sdk/python[all]), pytest and ruff, activated.
+# - .venv with the SDK (sdk/python[all]), pytest and ruff, activated;
+# - sdk/python/tests/a2a_js/node_modules: the npm @a2a-js/sdk client of the
+#   A2A interop tests, `npm ci` from its package-lock.json (cache in ~/.npm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +37,16 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   python -m pip install --quiet --upgrade pip
   python -m pip install --quiet -e "sdk/python[all]" -r tests/requirements.txt
   echo "$want" > "$stamp"
+fi
+
+# Reinstall only when node_modules is missing or older than the lock file.
+a2a_js=sdk/python/tests/a2a_js
+if [ ! -f "$a2a_js/node_modules/.package-lock.json" ] || [ "$a2a_js/package-lock.json" -nt "$a2a_js/node_modules/.package-lock.json" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    npm ci --prefix "$a2a_js" --no-audit --no-fund --loglevel=error >/dev/null
+  else
+    echo "warning: no npm; the @a2a-js/sdk interop tests skip (and fail with CI=true)" >&2
+  fi
 fi
 
 cargo fmt --all --check

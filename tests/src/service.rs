@@ -221,16 +221,27 @@ impl Service {
         env: &[(&str, &str)],
         ready: Duration,
     ) -> Result<Service, String> {
+        Self::run_in(project.path(), &project.command("run"), env, ready)
+    }
+
+    /// Starts `run` (a shell command) in `dir` the way `launch` starts a
+    /// project: SVC_HOST/SVC_PORT at a free loopback port, ready when
+    /// `/health` answers 200. For the tests' own peers (reference servers).
+    pub fn run_in(
+        dir: &Path,
+        run: &str,
+        env: &[(&str, &str)],
+        ready: Duration,
+    ) -> Result<Service, String> {
         let port = http::free_port().map_err(|e| e.to_string())?;
         let port_text = port.to_string();
-        let log = project.path().join(format!(".svc-service-{port}.log"));
+        let log = dir.join(format!(".svc-service-{port}.log"));
         let file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
         let err = file.try_clone().map_err(|e| e.to_string())?;
-        let run = project.command("run");
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(format!("exec {run}"))
-            .current_dir(project.path())
+            .current_dir(dir)
             .env_remove("SVC_API_KEY")
             .env("SVC_HOST", "127.0.0.1")
             .env("SVC_PORT", &port_text)

@@ -134,13 +134,23 @@ fn agent_module(doc: &Document, scope: &Scope, a: &AgentDef) -> Result<String, D
             args.push(Expr::kw("timeout_ms", Expr::atom(timeout_ms.to_string())));
             (w.name("svc", "agent"), "remote agent")
         }
-        // Negotiation refuses `feature:agents.a2a` before emit; say so if
-        // a host skipped it.
-        AgentKind::A2a { .. } => {
-            return Err(Diagnostic::error(
-                "unsupported",
-                format!("python-svc does not generate the A2A agent `{}` yet", a.id),
-            ))
+        AgentKind::A2a {
+            agent_card_url,
+            service,
+            skill_id,
+        } => {
+            args.push(Expr::kw("transport", Expr::atom(quote("a2a"))));
+            args.push(Expr::kw(
+                "agent_card_url",
+                Expr::atom(quote(agent_card_url)),
+            ));
+            if let Some(service) = service {
+                args.push(Expr::kw("service", Expr::atom(quote(service))));
+            }
+            if let Some(skill) = skill_id {
+                args.push(Expr::kw("skill_id", Expr::atom(quote(skill))));
+            }
+            (w.name("svc", "agent"), "A2A agent")
         }
     };
     if !a.roles.is_empty() {
@@ -204,6 +214,15 @@ fn agent_module(doc: &Document, scope: &Scope, a: &AgentDef) -> Result<String, D
                 AgentKind::Remote { service, .. } => format!(
                     "\"\"\"Runs on the service `{service}` (external_services.{service} in application.yaml).\"\"\""
                 ),
+                AgentKind::A2a {
+                    service: Some(service),
+                    ..
+                } => format!(
+                    "\"\"\"An A2A peer; its credential is external_services.{service}.auth in application.yaml.\"\"\""
+                ),
+                AgentKind::A2a { service: None, .. } => {
+                    "\"\"\"An A2A peer called without a credential.\"\"\"".to_string()
+                }
                 _ => "\"\"\"Its instructions are given above; None keeps them.\"\"\"".to_string(),
             };
             suite(&mut w, "def agent() -> None:", |w| {

@@ -39,22 +39,17 @@ pub fn info() -> BackendInfo {
                     "agents.worker",
                     "agents.supervisor",
                     "agents.remote",
+                    "agents.a2a",
                     "mcp.expose",
                     "checkpointer.memory",
                     "a2a.publish",
                 ])
                 .map(|s| s.to_string())
                 .collect(),
-            reasons: vec![
-                reason(
-                    "feature:agents.a2a",
-                    "python-svc does not generate calls to A2A agents yet (the SDK's @agent(transport=\"a2a\") works; generated projects need an A2A stand-in for their own tests first)",
-                ),
-                reason(
-                    "feature:streaming",
-                    "python-svc answers with the final state; streaming is not generated yet",
-                ),
-            ],
+            reasons: vec![reason(
+                "feature:streaming",
+                "python-svc answers with the final state; streaming is not generated yet",
+            )],
         },
         commands: BuildCommands {
             setup: "python -m pip install -q -e \".[test]\"".into(),

@@ -20,7 +20,13 @@ pub fn sdk_requirement(doc: &Document) -> String {
     if mcp {
         extras.push("mcp");
     }
-    if doc.logical.settings.a2a.enabled {
+    let a2a_peers = scope::all_graphs(doc).iter().any(|(d, _)| {
+        d.logical
+            .agents
+            .iter()
+            .any(|a| matches!(a.kind, AgentKind::A2a { .. }))
+    });
+    if doc.logical.settings.a2a.enabled || a2a_peers {
         extras.push("a2a");
     }
     format!("svc-sdk[{}]>=0.3.2,<0.4", extras.join(","))
@@ -70,6 +76,9 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         ));
     }
     files.extend(graph_files(doc, &Scope::root(), &placed.snippets)?);
+    if let Some(stub) = tests::a2a_stub(doc) {
+        files.push(File::text("tests/a2a_stub.py", stub));
+    }
     if let Some(stub) = tests::mcp_stub(doc) {
         files.push(File::text("tests/mcp_stub.py", stub));
     }
@@ -225,27 +234,47 @@ fn application_yaml(doc: &Document) -> String {
             m.api_key_env
         ));
     }
-    let mut services = std::collections::BTreeMap::new();
+    // Remote agents' services have a URL; A2A agents' services only a
+    // credential (the agent card names the endpoint). A service both kinds
+    // name keeps the remote agent's URL.
+    let mut services: std::collections::BTreeMap<String, Option<Option<String>>> =
+        std::collections::BTreeMap::new();
     for (graph, _) in scope::all_graphs(doc) {
         for a in &graph.logical.agents {
-            if let AgentKind::Remote { url, service, .. } = &a.kind {
-                services.entry(service.clone()).or_insert(url.clone());
+            match &a.kind {
+                AgentKind::Remote { url, service, .. } => {
+                    let entry = services.entry(service.clone()).or_insert(None);
+                    if entry.is_none() {
+                        *entry = Some(url.clone());
+                    }
+                }
+                AgentKind::A2a {
+                    service: Some(service),
+                    ..
+                } => {
+                    services.entry(service.clone()).or_insert(None);
+                }
+                _ => {}
             }
         }
     }
     if !services.is_empty() {
-        // Remote agents' services: the URL and key come from the environment.
+        // The URL and key come from the environment.
         out.push_str("\nexternal_services:\n");
-        for (service, url) in services {
-            let (url_env, key_env) =
-                svc_backend_sdk::environment::remote_service_env(&service, url.as_deref());
-            let server_url = match url.as_deref() {
-                Some(u) if !u.starts_with("env:") => yaml_str(u),
-                _ => yaml_str(&format!("${{{url_env}}}")),
-            };
+        for (service, remote) in services {
+            out.push_str(&format!("  {}:\n", yaml_str(&service)));
+            if let Some(url) = &remote {
+                let (url_env, _) =
+                    svc_backend_sdk::environment::remote_service_env(&service, url.as_deref());
+                let server_url = match url.as_deref() {
+                    Some(u) if !u.starts_with("env:") => yaml_str(u),
+                    _ => yaml_str(&format!("${{{url_env}}}")),
+                };
+                out.push_str(&format!("    serverUrl: {server_url}\n"));
+            }
+            let (_, key_env) = svc_backend_sdk::environment::remote_service_env(&service, None);
             out.push_str(&format!(
-                "  {}:\n    serverUrl: {server_url}\n    auth:\n      type: api_key\n      token: {}\n",
-                yaml_str(&service),
+                "    auth:\n      type: api_key\n      token: {}\n",
                 yaml_str(&format!("${{{key_env}}}"))
             ));
         }

@@ -90,6 +90,192 @@ pub fn mcp_stub(doc: &Document) -> Option<String> {
     ))
 }
 
+/// Skill ids of the A2A agents, subgraphs' included (`None` when the
+/// graph calls no A2A agent).
+fn a2a_skills(doc: &Document) -> Option<Vec<String>> {
+    let mut any = false;
+    let mut skills = std::collections::BTreeSet::new();
+    for (d, _) in all_graphs(doc) {
+        for a in &d.logical.agents {
+            if let AgentKind::A2a { skill_id, .. } = &a.kind {
+                any = true;
+                skills.extend(skill_id.clone());
+            }
+        }
+    }
+    any.then(|| {
+        if skills.is_empty() {
+            skills.insert("answer".to_string());
+        }
+        skills.into_iter().collect()
+    })
+}
+
+/// `tests/a2a_stub.py`: a stand-in for the graph's A2A agents, built from
+/// a2a-sdk's own server parts (its card and JSON-RPC route factories, its
+/// request handler), started on loopback by the tests. It answers every
+/// message with "stub answer" and refuses a call whose key is wrong.
+pub fn a2a_stub(doc: &Document) -> Option<String> {
+    let skills = a2a_skills(doc)?;
+    let mut w = CodeWriter::python();
+    let executor = w.name("a2a.server.agent_execution", "AgentExecutor");
+    let middleware = w.name("starlette.middleware.base", "BaseHTTPMiddleware");
+    let response = w.name("starlette.responses", "JSONResponse");
+    w.line("KEY = \"stub-key\"");
+    write_expr(
+        &mut w,
+        0,
+        "SKILLS = ",
+        &Expr::List(skills.iter().map(|s| Expr::atom(quote(s))).collect()),
+        "",
+    );
+    top_level_gap(&mut w);
+    suite(&mut w, format!("class Peer({executor}):"), |w| {
+        w.line("\"\"\"Answers each message at once.\"\"\"");
+        w.blank();
+        suite(w, "async def execute(self, context, event_queue):", |w| {
+            let message = w.name("a2a.helpers.proto_helpers", "new_text_message");
+            w.line(format!(
+                "await event_queue.enqueue_event({message}(\"stub answer\"))"
+            ));
+        });
+        w.blank();
+        suite(w, "async def cancel(self, context, event_queue):", |w| {
+            w.line("raise NotImplementedError(\"the stand-in answers at once\")");
+        });
+    });
+    top_level_gap(&mut w);
+    suite(&mut w, format!("class WrongKey({middleware}):"), |w| {
+        w.line("\"\"\"Refuses a call that carries a wrong key, as a real peer would.\"\"\"");
+        w.blank();
+        suite(w, "async def dispatch(self, request, call_next):", |w| {
+            w.line("key = request.headers.get(\"x-api-key\")");
+            suite(w, "if key is not None and key != KEY:", |w| {
+                w.line(format!(
+                    "return {response}({{\"error\": \"wrong X-API-Key\"}}, status_code=401)"
+                ));
+            });
+            w.line("return await call_next(request)");
+        });
+    });
+    top_level_gap(&mut w);
+    suite(&mut w, "def skill(skill_id):", |w| {
+        let skill = w.name("a2a.types.a2a_pb2", "AgentSkill");
+        w.line(format!(
+            "return {skill}(id=skill_id, name=skill_id, description=\"stand-in\", tags=[\"test\"])"
+        ));
+    });
+    top_level_gap(&mut w);
+    suite(&mut w, "def card(endpoint):", |w| {
+        let card = w.name("a2a.types.a2a_pb2", "AgentCard");
+        let interface = w.name("a2a.types.a2a_pb2", "AgentInterface");
+        let capabilities = w.name("a2a.types.a2a_pb2", "AgentCapabilities");
+        let scheme = w.name("a2a.types.a2a_pb2", "SecurityScheme");
+        let api_key = w.name("a2a.types.a2a_pb2", "APIKeySecurityScheme");
+        let requirement = w.name("a2a.types.a2a_pb2", "SecurityRequirement");
+        w.line(format!(
+            "key = {api_key}(location=\"header\", name=\"X-API-Key\")"
+        ));
+        let interface = Expr::call(
+            interface,
+            vec![
+                Expr::kw("url", Expr::atom("endpoint")),
+                Expr::kw("protocol_binding", Expr::atom("\"JSONRPC\"")),
+                Expr::kw("protocol_version", Expr::atom("\"1.0\"")),
+            ],
+        );
+        let call = Expr::call(
+            card,
+            vec![
+                Expr::kw("name", Expr::atom("\"stand-in peer\"")),
+                Expr::kw("description", Expr::atom("\"Answers the tests.\"")),
+                Expr::kw("version", Expr::atom("\"1.0.0\"")),
+                Expr::kw("supported_interfaces", Expr::List(vec![interface])),
+                Expr::kw(
+                    "capabilities",
+                    Expr::atom(format!("{capabilities}(streaming=False)")),
+                ),
+                Expr::kw(
+                    "security_schemes",
+                    Expr::atom(format!(
+                        "{{\"key\": {scheme}(api_key_security_scheme=key)}}"
+                    )),
+                ),
+                Expr::kw(
+                    "security_requirements",
+                    Expr::atom(format!("[{requirement}(schemes={{\"key\": {{}}}})]")),
+                ),
+                Expr::kw("default_input_modes", Expr::atom("[\"text/plain\"]")),
+                Expr::kw("default_output_modes", Expr::atom("[\"text/plain\"]")),
+                Expr::kw("skills", Expr::atom("[skill(s) for s in SKILLS]")),
+            ],
+        );
+        write_expr(w, 1, "return ", &call, "");
+    });
+    top_level_gap(&mut w);
+    suite(&mut w, "def start():", |w| {
+        w.line(
+            "\"\"\"Serves the stand-in on a free loopback port; returns (base URL, stop).\"\"\"",
+        );
+        w.import("socket");
+        w.line("sock = socket.socket()");
+        w.line("sock.bind((\"127.0.0.1\", 0))");
+        w.line("base = f\"http://127.0.0.1:{sock.getsockname()[1]}\"");
+        w.line("served = card(base + \"/a2a\")");
+        let handler = w.name("a2a.server.request_handlers", "DefaultRequestHandler");
+        let store = w.name("a2a.server.tasks", "InMemoryTaskStore");
+        w.line(format!("handler = {handler}(Peer(), {store}(), served)"));
+        let card_routes = w.name("a2a.server.routes", "create_agent_card_routes");
+        let rpc_routes = w.name("a2a.server.routes", "create_jsonrpc_routes");
+        let routes = Expr::List(vec![
+            Expr::atom(format!("*{card_routes}(served)")),
+            Expr::atom(format!("*{rpc_routes}(handler, \"/a2a\")")),
+        ]);
+        write_expr(w, 1, "routes = ", &routes, "");
+        let app = w.name("starlette.applications", "Starlette");
+        let mw = w.name("starlette.middleware", "Middleware");
+        w.line(format!(
+            "app = {app}(routes=routes, middleware=[{mw}(WrongKey)])"
+        ));
+        w.import("uvicorn");
+        w.line("server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))");
+        w.import("threading");
+        let thread = Expr::call(
+            "threading.Thread",
+            vec![
+                Expr::kw("target", Expr::atom("server.run")),
+                Expr::kw("kwargs", Expr::atom("{\"sockets\": [sock]}")),
+                Expr::kw("daemon", Expr::atom("True")),
+            ],
+        );
+        write_expr(w, 1, "thread = ", &thread, "");
+        w.line("thread.start()");
+        w.import("time");
+        w.line("deadline = time.monotonic() + 10");
+        suite(w, "while not server.started:", |w| {
+            suite(
+                w,
+                "if not thread.is_alive() or time.monotonic() > deadline:",
+                |w| {
+                    w.line("raise RuntimeError(\"the stand-in A2A peer did not start\")");
+                },
+            );
+            w.line("time.sleep(0.02)");
+        });
+        w.blank();
+        suite(w, "def stop():", |w| {
+            w.line("server.should_exit = True");
+            w.line("thread.join(10)");
+        });
+        w.blank();
+        w.line("return base, stop");
+    });
+    Some(module_file(
+        "A stand-in for the graph's A2A agents in the project's tests, built from a2a-sdk's own server parts: every message gets \"stub answer\".",
+        w,
+    ))
+}
+
 pub fn service_tests(doc: &Document) -> String {
     let auth = doc.security.auth;
     let graphs = all_graphs(doc);
@@ -115,6 +301,24 @@ pub fn service_tests(doc: &Document) -> String {
                     service.as_str(),
                     url.as_deref(),
                     output_field.as_str(),
+                )),
+                _ => None,
+            })
+        })
+        .collect();
+    // (registered name, card URL, service) of every A2A agent.
+    let a2a_agents: Vec<(String, &str, Option<&str>)> = graphs
+        .iter()
+        .flat_map(|(d, scope)| {
+            d.logical.agents.iter().filter_map(move |a| match &a.kind {
+                AgentKind::A2a {
+                    agent_card_url,
+                    service,
+                    ..
+                } => Some((
+                    scope.name(&a.id),
+                    agent_card_url.as_str(),
+                    service.as_deref(),
                 )),
                 _ => None,
             })
@@ -257,6 +461,18 @@ pub fn service_tests(doc: &Document) -> String {
                 quote(&doc.security.key_env)
             ));
         }
+        // Stand-ins replace registered agents' URLs and MCP servers: the
+        // project registers them on import, so import it first.
+        let literal_url = |url: Option<&str>| url.is_some_and(|u| !u.starts_with("env:"));
+        if !mcp_servers.is_empty()
+            || remotes.iter().any(|(_, _, url, _)| literal_url(*url))
+            || a2a_agents
+                .iter()
+                .any(|(_, card, _)| literal_url(Some(card)))
+        {
+            w.import("importlib");
+            w.line("importlib.import_module(\"app\")");
+        }
         if stub {
             let server = w.name("http.server", "ThreadingHTTPServer");
             w.line(format!("server = {server}((\"127.0.0.1\", 0), Upstream)"));
@@ -342,6 +558,33 @@ pub fn service_tests(doc: &Document) -> String {
                 }
             }
         }
+        if !a2a_agents.is_empty() {
+            // Every A2A agent's card is the stand-in's (tests/a2a_stub.py).
+            let start = w.name("a2a_stub", "start");
+            w.line(format!("a2a_base, a2a_stop = {start}()"));
+            for (id, card_url, service) in &a2a_agents {
+                match card_url.strip_prefix("env:") {
+                    Some(var) => {
+                        w.line(format!("monkeypatch.setenv({}, a2a_base)", quote(var)));
+                    }
+                    None => {
+                        let get = w.name("svc.registry", "get");
+                        w.line(format!(
+                            "monkeypatch.setitem({get}(\"agents\", {}).meta, \"agent_card_url\", a2a_base)",
+                            quote(id)
+                        ));
+                    }
+                }
+                if let Some(service) = service {
+                    let (_, key_env) =
+                        svc_backend_sdk::environment::remote_service_env(service, None);
+                    w.line(format!(
+                        "monkeypatch.setenv({}, \"stub-key\")",
+                        quote(&key_env)
+                    ));
+                }
+            }
+        }
         // `env:NAME` values of connector configs point at the stub.
         for (node, var) in &connector_env {
             w.line(format!(
@@ -354,8 +597,6 @@ pub fn service_tests(doc: &Document) -> String {
             // Every MCP server becomes tests/mcp_stub.py over stdio, started by
             // the service like the real one; the project registers its
             // servers on import, so the stubs replace them afterwards.
-            w.import("importlib");
-            w.line("importlib.import_module(\"app\")");
             let server = w.name("svc.mcp_client", "McpServer");
             let register = w.name("svc.mcp_client", "register_mcp_server");
             let sys = "sys";
@@ -385,6 +626,9 @@ pub fn service_tests(doc: &Document) -> String {
         );
         if stub {
             w.line("server.shutdown()");
+        }
+        if !a2a_agents.is_empty() {
+            w.line("a2a_stop()");
         }
     });
 

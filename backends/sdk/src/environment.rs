@@ -136,6 +136,22 @@ fn graph_variables(doc: &Document, vars: &mut Vec<(String, String)>) {
             let what = format!("the API key sent to the service `{service}` in X-API-Key");
             push(vars, key_env, what);
         }
+        if let AgentKind::A2a {
+            agent_card_url,
+            service,
+            ..
+        } = &a.kind
+        {
+            if let Some(var) = agent_card_url.strip_prefix("env:") {
+                let what = format!("agent card URL of the A2A agent `{}`", a.id);
+                push(vars, var.to_string(), what);
+            }
+            if let Some(service) = service {
+                let (_, key_env) = remote_service_env(service, None);
+                let what = format!("the API key sent to the A2A service `{service}` in X-API-Key");
+                push(vars, key_env, what);
+            }
+        }
     }
     for (id, endpoint) in doc.http_tools() {
         if let Some(var) = endpoint.strip_prefix("env:") {

@@ -31,6 +31,7 @@ const PYTHON_STDLIB: &[&str] = &[
     "os",
     "pathlib",
     "re",
+    "socket",
     "subprocess",
     "sys",
     "threading",
@@ -287,7 +288,8 @@ impl CodeWriter {
         }
         let mut groups: [String; 3] = Default::default();
         for ((group, from, _, module), mut names) in lines {
-            // isort's order-by-type: CONSTANTS, then Classes, then the rest.
+            // isort's order-by-type: CONSTANTS, then Classes, then the rest;
+            // within each, case-insensitively (ruff's default).
             names.sort_by_key(|n| {
                 let kind = if n.len() > 1 && n.chars().all(|c| !c.is_ascii_lowercase()) {
                     0
@@ -296,7 +298,7 @@ impl CodeWriter {
                 } else {
                     2
                 };
-                (kind, *n)
+                (kind, n.to_ascii_lowercase(), *n)
             });
             let line = if from {
                 let one = format!("from {module} import {}", names.join(", "));

@@ -26,6 +26,9 @@ from svc.errors import (
     SvcError,
 )
 from svc.graph import END, START, GraphBuilder, SvcApp
+
+# Records only: what its protocol needs is imported when the app is built.
+from svc.graph_server import svc_graph_server
 from svc.hitl import human_interrupt
 
 # The MCP decorators only record; the "mcp" extra is imported when a server is built.
@@ -118,6 +121,7 @@ __all__ = [
     "skill",
     "supervisor",
     "svc_a2a_server",
+    "svc_graph_server",
     "svc_mcp_server",
     "tool",
     "worker_agent",

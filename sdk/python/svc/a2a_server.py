@@ -601,16 +601,15 @@ def last_written(result: dict, before: dict, written: list[str]) -> str | None:
     return changed[-1] if changed else None
 
 
-def graph_skills(config: dict, runner: Any) -> list[Skill]:
-    """The skills of `a2a.skills`, each running the graph of `runner`.
+def graph_call(config: dict, runner: Any) -> Callable[[str, dict], Any]:
+    """The `call(text, state)` of a skill running the graph of `runner`.
 
     The message's text goes into the input field (`_input_of`); the reply is
     `a2a.output_field` of the final state when configured, else the field
     the run wrote last (`last_written`), as text (`reply_text`). A run goes
     as on /invoke: validation, input guardrails, business policies (the
     context also holds `a2a: {skill, subject, roles}`), the run under the
-    graph's deadline, output guardrails. Without `a2a.skills`, one skill
-    named after the graph."""
+    graph's deadline, output guardrails."""
     section = a2a_section(config)
     schema = runner.schema
     build = _input_of(schema, section.get("input_field"))
@@ -663,6 +662,14 @@ def graph_skills(config: dict, runner: Any) -> list[Skill]:
             raise SvcError(500, "execution_error", f'the run left the reply field "{field}" empty')
         return reply_text(value)
 
+    return call
+
+
+def graph_skills(config: dict, runner: Any) -> list[Skill]:
+    """The skills of `a2a.skills`, each running the graph of `runner`
+    (`graph_call`). Without `a2a.skills`, one skill named after the graph."""
+    section = a2a_section(config)
+    call = graph_call(config, runner)
     written = section.get("skills")
     if written is None:
         written = [{"id": _graph_skill_id(runner.name), "name": runner.name}]
@@ -1064,9 +1071,12 @@ def http_routes(
     name: str,
     version: str,
     app_auth: Any,
+    more_skills: Iterable[Skill] = (),
 ) -> list[tuple[str, Any, list[str]]]:
     """(path, endpoint, methods) of the agent card and of /a2a, for
-    create_app(); `app_auth` is the app's own credential check (or None)."""
+    create_app(); `app_auth` is the app's own credential check (or None);
+    `more_skills` are published next to the decorated and configured ones
+    (the graphs of an `@svc_graph_server`)."""
     require("a2a.server.routes", "a2a", "the A2A server")
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
     from starlette.requests import Request
@@ -1080,6 +1090,7 @@ def http_routes(
         if runner is None:
             raise ConfigError("a2a.enabled is true but there is no graph to publish")
         skills += graph_skills(config, runner)
+    skills += more_skills
     by_id: dict[str, Skill] = {}
     for s in skills:
         if s.id in by_id:

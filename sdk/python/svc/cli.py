@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from svc import __version__
+from svc.config import ServerSettings
 from svc.errors import ConfigError, MissingExtraError, RegistrationError, require
 
 
@@ -39,7 +40,11 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="start the API server (server extra)")
     run.add_argument("--root", default=".")
     run.add_argument("--host", help="default: SVC_HOST, then server.host, then 0.0.0.0")
-    run.add_argument("--port", type=int, help="default: SVC_PORT, then server.port, then 8000")
+    run.add_argument(
+        "--port",
+        type=int,
+        help="default: the @svc_graph_server's port, then SVC_PORT, then server.port, then 8000",
+    )
 
     mcp = sub.add_parser(
         "mcp",
@@ -89,7 +94,7 @@ def _new(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from svc import registry
+    from svc import graph_server, registry
     from svc.agents import agents_info
     from svc.config import app_identity
     from svc.graph import SvcApp
@@ -102,8 +107,25 @@ def _info(args: argparse.Namespace) -> int:
         "components": registry.components(),
         "agents": agents_info(),
     }
+    served = graph_server.info()
+    if served is not None:
+        out["graph_server"] = served  # name, protocol, port, graphs
     print(json.dumps(out, indent=2, ensure_ascii=False))
     return 0
+
+
+def run_port(flag: int | None, settings: ServerSettings) -> int:
+    """The port `svc run` listens on: `--port`, then the port of the
+    `@svc_graph_server` (registered once the project is imported), then
+    `settings.port` (SVC_PORT, then server.port, then 8000)."""
+    from svc import graph_server
+
+    if flag is not None:
+        return flag
+    served = graph_server.registered()
+    if served is not None and served.meta["port"] is not None:
+        return served.meta["port"]
+    return settings.port
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -115,10 +137,10 @@ def _run(args: argparse.Namespace) -> int:
     config = load_config(args.root)
     configure_logging(config)
     configure_tracing(config)
-    settings = server_settings(config)  # flag > SVC_HOST/SVC_PORT > config > default
+    settings = server_settings(config)  # host: flag > SVC_HOST > config > default
     host = args.host or settings.host
-    port = args.port if args.port is not None else settings.port
     app = create_app(config=config, root=args.root)
+    port = run_port(args.port, settings)  # after create_app: it imports the project
     # Per-request access lines cost throughput; they are kept for debugging.
     access_log = logging.getLogger().isEnabledFor(logging.DEBUG)
     uvicorn.run(app, host=host, port=port, log_config=None, access_log=access_log)

@@ -22,7 +22,7 @@ import json
 import logging
 import re
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from svc import registry
@@ -279,12 +279,13 @@ async def run_graph(runner: Any, arguments: dict) -> dict:
     return result
 
 
-def expose_graph(runner: Any, tool_name: str | None = None) -> Any:
+def expose_graph(runner: Any, tool_name: str | None = None, description: str | None = None) -> Any:
     """The MCP tool (an `mcp.server.mcpserver.tools.Tool`) running the graph
-    of `runner`: named `tool_name` (default: the graph's name), its arguments
-    are the input state, its result the final state as structured content and
-    as JSON text. A failed run is an error result whose structured content is
-    the contract's envelope `{"error": {code, message, details?}}`.
+    of `runner`: named `tool_name` (default: the graph's name), described by
+    `description` (default: what it runs), its arguments are the input state,
+    its result the final state as structured content and as JSON text. A
+    failed run is an error result whose structured content is the contract's
+    envelope `{"error": {code, message, details?}}`.
 
     Pass it to `MCPServer(tools=[...])`."""
     require("mcp.server.mcpserver", "mcp", "expose_graph()")
@@ -348,7 +349,8 @@ def expose_graph(runner: Any, tool_name: str | None = None) -> Any:
     return GraphTool(
         fn=call,
         name=name,
-        description=(
+        description=description
+        or (
             f'Runs the graph "{runner.name}": the arguments are its input state, '
             "the result is its final state."
         ),
@@ -459,14 +461,17 @@ def build_app_server(
     transport: str = "streamable_http",
     name: str = "svc-app",
     version: str = "",
+    more_tools: Iterable[tuple[Any, str]] = (),
 ) -> Any:
     """One `MCPServer` named `name` holding every server registered for
-    `transport` and, when the config says `mcp.expose`, the graph of `runner`
-    as a tool; None when there is nothing to serve. Two servers offering the
-    same tool, prompt or resource are refused."""
+    `transport`, when the config says `mcp.expose` the graph of `runner` as
+    a tool, and `more_tools` (each a tool and who offers it, as the graphs of
+    an `@svc_graph_server`); None when there is nothing to serve. Two
+    offering the same tool, prompt or resource are refused."""
     tool_name = exposed_tool_name(config)
     components = registered(transport)
-    if tool_name is None and not components:
+    more_tools = list(more_tools)
+    if tool_name is None and not components and not more_tools:
         return None
     tools, taken = [], {}
     if tool_name is not None:
@@ -475,6 +480,14 @@ def build_app_server(
         tool = expose_graph(runner, tool_name or None)
         tools.append(tool)
         taken[("tool", tool.name)] = f'the exposed graph "{runner.name}"'
+    for tool, owner in more_tools:
+        if ("tool", tool.name) in taken:
+            raise RegistrationError(
+                f'the MCP tool "{tool.name}" is defined by both {taken[("tool", tool.name)]} '
+                f"and {owner}"
+            )
+        tools.append(tool)
+        taken[("tool", tool.name)] = owner
     server = _new_server(name, version, tools)
     for component in components:
         _add_members(server, component, taken)

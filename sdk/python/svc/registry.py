@@ -46,12 +46,15 @@ class Component:
 
 
 _registry: dict[str, dict[str, Component]] = {kind: {} for kind in KINDS}
+# The @svc_graph_server class (svc.graph_server): not one of KINDS, whose
+# names components() lists, since `svc info` shows it whole (protocol, port, graphs).
+_registry["graph_servers"] = {}
 
 
 def clear() -> None:
     """Forgets every registered component (for tests)."""
-    for kind in KINDS:
-        _registry[kind].clear()
+    for components_of_kind in _registry.values():
+        components_of_kind.clear()
 
 
 def _origin(obj: Any) -> str:

@@ -241,13 +241,17 @@ def create_app(
     The A2A agent (`POST /a2a` and its card at `/.well-known/agent-card.json`
     and `/.well-known/agent.json`, see svc.a2a_server) is mounted when an
     `@svc_a2a_server` is registered or the config says `a2a: {enabled: true}`.
+
+    The graphs of an `@svc_graph_server` (svc.graph_server) are served over
+    its protocol: each at `POST /graphs/<name>/invoke` ("http"), as an MCP
+    tool at `/mcp` ("mcp") or as an A2A skill at `/a2a` ("a2a").
     """
     fastapi = require("fastapi", "server", "create_app()")
     from starlette.exceptions import HTTPException
     from starlette.requests import Request
     from starlette.responses import Response, StreamingResponse
 
-    from svc import a2a_server, mcp_server, rag
+    from svc import a2a_server, graph_server, mcp_server, rag
     from svc.adapters import runner_for
     from svc.agents import agents_info
     from svc.graph import SvcApp
@@ -256,8 +260,11 @@ def create_app(
         config = load_config(root)
     settings = server_settings(config)
     key = _key(settings)
+    built: dict[str, Any] = {}  # the entrypoint's runner, by name, for the graph server
     if graph is None:
-        runner = SvcApp(root, config=config).bootstrap().runner()
+        project = SvcApp(root, config=config).bootstrap()
+        runner = project.runner()
+        built[project.graph_name] = runner
     else:
         runner = runner_for(graph, graph_settings(config), getattr(graph, "name", "graph"))
     # The project is imported by now: its rag nodes' indexes are built before
@@ -269,13 +276,13 @@ def create_app(
     auth = _Auth(settings.auth, key) if key is not None else None
     reply = _Responses(Response)
     unauthorized = SvcError(401, "unauthorized", "missing or wrong credential")
-    schema = runner.schema
-    validate, arun = runner.validate, runner.arun
     if threads is not None:
         if not getattr(runner, "checkpointed", False):
             raise ValueError(f"the graph {runner.name!r} has no checkpointer: it keeps no threads")
         runner.use_threads(threads)
-    store = runner.threads if getattr(runner, "checkpointed", False) else None
+    served = graph_server.registered()
+    protocol = served.meta["protocol"] if served is not None else None
+    graph_runners = graph_server.runners(config, built)
 
     def denied(request: Any) -> Any:
         if auth is None or auth.allows(request.headers):
@@ -311,85 +318,101 @@ def create_app(
             body = b"".join(chunks)
         return _parse(body)
 
-    async def run(state: dict, emit: Any = None) -> dict:
-        guarded = registry.has_guardrails()
-        if guarded:
-            registry.run_guardrails("input", state)
-        registry.enforce_policies({"action": "run", "state": state})
-        result = await arun(state) if emit is None else await arun(state, emit=emit)
-        if guarded:
-            registry.run_guardrails("output", result)
-        return result
+    def serving(runner: Any) -> Any:
+        """The handler of the /invoke contract for the graph of `runner`:
+        `answer(request, run_log=None)`."""
+        schema = runner.schema
+        validate, arun = runner.validate, runner.arun
+        store = runner.threads if getattr(runner, "checkpointed", False) else None
 
-    async def on_thread(obj: Any, emit: Any) -> dict:
-        """A run on a thread of a checkpointed graph: a new state, or a resume."""
-        thread_id, data, value = _thread_request(obj, schema)
-        if data is not None:
-            state = validate(data)
-            thread_id = thread_id or store.new_id()
-            if emit is not None:
-                emit("run_started", None, {"state": state, "threadId": thread_id})
-            if registry.has_guardrails():
+        async def run(state: dict, emit: Any = None) -> dict:
+            guarded = registry.has_guardrails()
+            if guarded:
                 registry.run_guardrails("input", state)
-            registry.enforce_policies({"action": "run", "state": state, "threadId": thread_id})
-            generation = store.start(thread_id)
-            running = runner.arun(state, emit=emit, thread_id=thread_id)
-        else:
-            paused = store.paused(thread_id)  # 404 unknown or expired, 409 not paused
-            runner.check_resume(paused, value)  # 422 against the interrupt's field
-            registry.enforce_policies(
-                {"action": "resume", "threadId": thread_id, "node": paused.node, "resume": value}
-            )
-            generation = store.claim(thread_id, paused.interrupt_id)  # one resume wins
-            if emit is not None:
-                emit("resumed", paused.node, {"threadId": thread_id, "resume": value})
-            running = runner.aresume(paused, value, emit=emit)
-        try:
-            result = await running
-        except Interrupted as i:
-            store.pause(thread_id, generation, i)
-            if emit is not None:
-                emit("interrupted", i.node, {"value": i.value, "threadId": thread_id})
-            return {"interrupt": {"node": i.node, "value": i.value}, "threadId": thread_id}
-        except BaseException:
-            store.fail(thread_id, generation)
-            raise
-        store.finish(thread_id, generation)
-        if registry.has_guardrails():
-            registry.run_guardrails("output", result)
-        return {"result": result, "threadId": thread_id}
+            registry.enforce_policies({"action": "run", "state": state})
+            result = await arun(state) if emit is None else await arun(state, emit=emit)
+            if guarded:
+                registry.run_guardrails("output", result)
+            return result
 
-    async def answer(request: Any, run_log: Any = None) -> Any:
-        """POST /invoke; `run_log` records the run's events (SVC_DEV_EVENTS=1)."""
-        refused = denied(request)
-        if refused is not None:
-            await _discard(request)
-            return refused
-        headers = {"X-Run-Id": run_log.id} if run_log is not None else None
-        emit = run_log.emit if run_log is not None else None
-        try:
-            if store is not None:
-                body = await on_thread(await read_body(request), emit)
-            else:
-                state = validate(_state_of(await read_body(request), schema))
+        async def on_thread(obj: Any, emit: Any) -> dict:
+            """A run on a thread of a checkpointed graph: a new state, or a resume."""
+            thread_id, data, value = _thread_request(obj, schema)
+            if data is not None:
+                state = validate(data)
+                thread_id = thread_id or store.new_id()
                 if emit is not None:
-                    emit("run_started", None, {"state": state})
-                body = {"result": await run(state, emit)}
-        except Exception as e:
-            await _discard(request)
-            error = failed(e)
-            if emit is not None:
-                emit("run_failed", None, {"status": error.status, **error.to_body()["error"]})
-            return reply.error(error, headers)
-        if emit is not None and "result" in body:
-            emit("run_finished", None, {k: v for k, v in body.items() if k != "interrupt"})
-        return reply.json(200, body, headers)
+                    emit("run_started", None, {"state": state, "threadId": thread_id})
+                if registry.has_guardrails():
+                    registry.run_guardrails("input", state)
+                registry.enforce_policies({"action": "run", "state": state, "threadId": thread_id})
+                generation = store.start(thread_id)
+                running = runner.arun(state, emit=emit, thread_id=thread_id)
+            else:
+                paused = store.paused(thread_id)  # 404 unknown or expired, 409 not paused
+                runner.check_resume(paused, value)  # 422 against the interrupt's field
+                registry.enforce_policies(
+                    {
+                        "action": "resume",
+                        "threadId": thread_id,
+                        "node": paused.node,
+                        "resume": value,
+                    }
+                )
+                generation = store.claim(thread_id, paused.interrupt_id)  # one resume wins
+                if emit is not None:
+                    emit("resumed", paused.node, {"threadId": thread_id, "resume": value})
+                running = runner.aresume(paused, value, emit=emit)
+            try:
+                result = await running
+            except Interrupted as i:
+                store.pause(thread_id, generation, i)
+                if emit is not None:
+                    emit("interrupted", i.node, {"value": i.value, "threadId": thread_id})
+                return {"interrupt": {"node": i.node, "value": i.value}, "threadId": thread_id}
+            except BaseException:
+                store.fail(thread_id, generation)
+                raise
+            store.finish(thread_id, generation)
+            if registry.has_guardrails():
+                registry.run_guardrails("output", result)
+            return {"result": result, "threadId": thread_id}
+
+        async def answer(request: Any, run_log: Any = None) -> Any:
+            """POST /invoke; `run_log` records the run's events (SVC_DEV_EVENTS=1)."""
+            refused = denied(request)
+            if refused is not None:
+                await _discard(request)
+                return refused
+            headers = {"X-Run-Id": run_log.id} if run_log is not None else None
+            emit = run_log.emit if run_log is not None else None
+            try:
+                if store is not None:
+                    body = await on_thread(await read_body(request), emit)
+                else:
+                    state = validate(_state_of(await read_body(request), schema))
+                    if emit is not None:
+                        emit("run_started", None, {"state": state})
+                    body = {"result": await run(state, emit)}
+            except Exception as e:
+                await _discard(request)
+                error = failed(e)
+                if emit is not None:
+                    emit("run_failed", None, {"status": error.status, **error.to_body()["error"]})
+                return reply.error(error, headers)
+            if emit is not None and "result" in body:
+                emit("run_finished", None, {k: v for k, v in body.items() if k != "interrupt"})
+            return reply.json(200, body, headers)
+
+        return answer
 
     def failed(e: Exception) -> SvcError:
         if isinstance(e, SvcError):
             return e
         log.error("the run failed", exc_info=e)
         return SvcError(500, "execution_error", f"the run failed: {type(e).__name__}: {e}")
+
+    answer = serving(runner)
 
     async def invoke(request: Request) -> Any:
         return await answer(request)
@@ -410,6 +433,7 @@ def create_app(
         return reply.json(200, body)
 
     routes = [("/health", health, ["GET"]), ("/info", info, ["GET"])]
+    runs = None
     if os.environ.get("SVC_DEV_EVENTS") == "1":
         from svc.events import RunLog, last_event_id, sse
 
@@ -442,10 +466,41 @@ def create_app(
     else:
         routes.append(("/invoke", invoke, ["POST"]))
 
+    if protocol == "http":
+        answers = {graph_name: serving(r) for graph_name, r in graph_runners.items()}
+
+        async def invoke_graph(request: Request) -> Any:
+            # The credential first: an unknown graph is no business of a stranger.
+            refused = denied(request)
+            if refused is None and request.path_params["graph"] not in answers:
+                refused = reply.error(
+                    SvcError(
+                        404,
+                        "not_found",
+                        f'no graph "{request.path_params["graph"]}": this service serves '
+                        f"{', '.join(answers)} at /graphs/<name>/invoke",
+                    )
+                )
+            if refused is not None:
+                await _discard(request)
+                return refused
+            run_log = runs.start() if runs is not None else None
+            return await answers[request.path_params["graph"]](request, run_log)
+
+        routes.append((graph_server.HTTP_PATH, invoke_graph, ["POST"]))
+
     # MCP: the SDK is imported only when there is something to serve.
     mcp, manager = None, None
-    if mcp_server.wanted(config):
-        mcp = mcp_server.build_app_server(config, runner, name=name, version=version)
+    graph_tools = graph_server.mcp_tools(graph_runners) if protocol == "mcp" else []
+    if graph_tools or mcp_server.wanted(config):
+        mcp = mcp_server.build_app_server(
+            config,
+            runner,
+            # The graph server names the MCP server it is.
+            name=served.name if graph_tools else name,
+            version=version,
+            more_tools=graph_tools,
+        )
         handle, manager = mcp_server.http_endpoint(mcp, MAX_REQUEST_BYTES)
 
         def mcp_refused(request: Any) -> Any:
@@ -460,8 +515,17 @@ def create_app(
         routes.append(("/mcp", _Guarded(handle, mcp_refused, Request), ["POST"]))
 
     # A2A: the SDK is imported only when there is an agent to publish.
-    if a2a_server.wanted(config):
-        routes += a2a_server.http_routes(config, runner, name=name, version=version, app_auth=auth)
+    graph_skills = graph_server.a2a_skills(config, graph_runners) if protocol == "a2a" else []
+    if graph_skills or a2a_server.wanted(config):
+        routes += a2a_server.http_routes(
+            config,
+            runner,
+            # The agent's title when neither @svc_a2a_server nor a2a.title gives one.
+            name=served.name if graph_skills else name,
+            version=version,
+            app_auth=auth,
+            more_skills=graph_skills,
+        )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> Any:

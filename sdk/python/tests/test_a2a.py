@@ -1,15 +1,22 @@
 """A2A (svc.a2a_server, svc.a2a_peers) on a real uvicorn server on a loopback
 port: the official a2a-sdk 1.x client (ClientFactory, AuthInterceptor) against
 `@svc_a2a_server` and against a compiled graph published with `a2a.enabled`,
-raw JSON-RPC for the 0.3 method names and the refusals, and the SDK's own
-client (`invoke_a2a_agent`, `run_agent` of an `@agent(transport="a2a")`)."""
+the npm @a2a-js/sdk client (tests/a2a_js/client.mjs, run by node) against
+`@svc_a2a_server`, raw JSON-RPC for the 0.3 method names and the refusals,
+and the SDK's own client (`invoke_a2a_agent`, `run_agent` of an
+`@agent(transport="a2a")`) against `@svc_a2a_server` and against a reference
+agent built from a2a-sdk's own server (route factories, DefaultRequestHandler)."""
 
 import asyncio
 import json
+import os
+import shutil
 import socket
+import subprocess
 import threading
 import time
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
@@ -111,6 +118,36 @@ def run(coroutine):
     return asyncio.run(bounded())
 
 
+class Loopback:
+    """An ASGI app served by uvicorn, in a thread, on a free loopback port
+    (bound first: `base` is known before the app is built)."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.base = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.server = self.thread = None
+
+    def start(self, app):
+        self.server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.01)
+        return self.base
+
+    def stop(self):
+        if self.server is not None:
+            self.server.should_exit = True
+            self.thread.join(10)
+            assert not self.thread.is_alive(), "uvicorn did not stop"
+        self.sock.close()
+
+
 @pytest.fixture
 def serve(monkeypatch):
     """serve(graph, config) -> the base URL of a uvicorn server on a free loopback port."""
@@ -121,26 +158,13 @@ def serve(monkeypatch):
 
     def start(graph=None, config=None):
         app = create_app(graph or ContractCore(), config=config if config is not None else {})
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        started.append((server, thread, sock))
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        return f"http://127.0.0.1:{port}"
+        started.append(Loopback())
+        return started[-1].start(app)
 
     yield start
     close_clients()
-    for server, thread, sock in started:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
-        assert not thread.is_alive(), "uvicorn did not stop"
+    for server in started:
+        server.stop()
 
 
 class Tokens(CredentialService):
@@ -468,6 +492,118 @@ def test_nothing_is_served_without_an_agent(serve):
     assert rpc(base, "message/send", v03_message("q"), {"X-API-Key": KEY}).status_code == 404
 
 
+# --- the @a2a-js/sdk client (npm) ----------------------------------------------------------------
+
+
+A2A_JS = Path(__file__).resolve().parent / "a2a_js"
+
+
+@pytest.fixture
+def a2a_js():
+    """a2a_js(base, *calls) -> the report of tests/a2a_js/client.mjs: the npm
+    @a2a-js/sdk client run by node against `base`. Skipped without node or
+    the installed package, a failure instead when CI is "true"."""
+    node = shutil.which("node")
+    missing = None
+    if node is None:
+        missing = "node is not installed"
+    elif not (A2A_JS / "node_modules" / "@a2a-js" / "sdk").is_dir():
+        missing = "sdk/python/tests/a2a_js/node_modules is missing"
+    if missing is not None:
+        todo = "run `npm ci --prefix sdk/python/tests/a2a_js` (Node.js 20+)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{missing}: {todo}")
+        pytest.skip(f"{missing}: {todo}")
+
+    def client(base, *calls):
+        done = subprocess.run(
+            [node, "client.mjs", base, *(json.dumps(c) for c in calls)],
+            cwd=A2A_JS,
+            capture_output=True,
+            text=True,
+            timeout=LIMIT,
+        )
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert len(report["calls"]) == len(calls)
+        return report
+
+    return client
+
+
+def js_call(text, skill=None, credential="none", secret=None, **options):
+    return {"text": text, "skill": skill, "credential": credential, "secret": secret, **options}
+
+
+def test_the_a2a_js_client_reads_the_card_and_calls_with_a_token_or_a_key(serve, a2a_js):
+    define_desk()
+    base = serve(config=TOKEN_TABLE)
+    report = a2a_js(
+        base,
+        js_call("hours?", "faq", "bearer", "alice-token-1"),
+        js_call("open?", "faq", "api_key", "carol-key-3"),
+        js_call("streamed", "faq", "bearer", "alice-token-1", stream=True),
+        js_call("old", "faq", "api_key", "carol-key-3", protocol="0.3"),
+        js_call("you", "hello", "bearer", "alice-token-1"),
+    )
+    # Both card paths, read by the SDK's card resolver.
+    cards = report["cards"]
+    assert cards["/.well-known/agent-card.json"] == cards["/.well-known/agent.json"]
+    assert cards["/.well-known/agent-card.json"] == {
+        "name": "Support desk",
+        "version": "2.1.0",
+        "skills": ["faq", "hello", "broken", "slow"],
+        "schemes": ["api_key", "bearer"],
+        "interfaces": [["JSONRPC", "1.0", base + "/a2a"], ["JSONRPC", "0.3", base + "/a2a"]],
+    }
+    bearer, key, streamed, old, hello = report["calls"]
+    # The subject the skill saw comes back in its reply: the one the credential names.
+    assert bearer == {
+        "ok": True,
+        "kind": "message",
+        "role": 2,  # ROLE_AGENT
+        "text": "FAQ hours? for alice ['support'] call 1",
+        "protocol": "1.0",
+        "status": 200,
+    }
+    assert key["ok"] and key["text"] == "FAQ open? for carol ['support'] call 2"
+    assert streamed["ok"] and streamed["text"] == "FAQ streamed for alice ['support'] call 3"
+    # The SDK's v0.3 transport (message/send) on the card's 0.3 interface.
+    assert (old["ok"], old["protocol"]) == (True, "0.3")
+    assert old["text"] == "FAQ old for carol ['support'] call 4"
+    assert json.loads(hello["text"]) == {"greeting": "hello you", "skill": "hello"}
+
+
+def test_the_a2a_js_client_is_refused_without_a_credential_or_the_skills_role(serve, a2a_js):
+    define_desk()
+    base = serve(config=TOKEN_TABLE)
+    report = a2a_js(
+        base,
+        js_call("q", "faq"),
+        js_call("q", "faq", "bearer", "not-a-token"),
+        js_call("q", "faq", "api_key", "alice-token-1"),  # a bearer token as a key
+        js_call("q", "faq", "bearer", "bob-token-2"),  # bob holds sales, faq is for support
+        js_call("q", "faq", "bearer", "bob-token-2", stream=True),
+        js_call("q", "nope", "bearer", "alice-token-1"),
+        js_call("bob", "hello", "bearer", "bob-token-2"),  # no roles: any caller
+    )
+    none, wrong, swapped, forbidden, forbidden_stream, unknown, hello = report["calls"]
+    for refused in (none, wrong, swapped):
+        assert (refused["ok"], refused["status"]) == (False, 401), refused
+        assert "missing or wrong credential" in refused["error"]
+    for refused in (forbidden, forbidden_stream):
+        assert (refused["ok"], refused["status"]) == (False, 403), refused
+        assert "is for the roles support" in refused["error"] and "bob" in refused["error"]
+    # The SDK reads the streaming refusal's body as an error: its code comes along.
+    assert forbidden_stream["code"] == "forbidden"
+    assert (unknown["ok"], unknown["status"], unknown["code"]) == (False, 200, -32602)
+    assert "no skill 'nope'" in unknown["error"]
+    assert (hello["ok"], hello["status"]) == (True, 200)
+    assert json.loads(hello["text"])["greeting"] == "hello bob"
+    # The cards need no credential.
+    assert report["cards"]["/.well-known/agent.json"]["name"] == "Support desk"
+
+
 # --- configuration and registration ---------------------------------------------------------
 
 
@@ -784,3 +920,220 @@ def test_declaring_a2a_agents():
 
     with pytest.raises(LookupError, match="not an A2A one"):
         a2a_client("local")
+
+
+# --- our client against a reference agent built from a2a-sdk's own server -------------------------
+
+
+@pytest.fixture
+def reference_agent():
+    """reference_agent(protocol) -> (base URL, the requests it received as
+    (path, A2A-Version, Authorization, X-API-Key), its Loopback): an A2A agent served by
+    a2a-sdk's own route factories, request handler and task store, on a
+    loopback port; its card offers JSON-RPC of `protocol` ("1.0" or "0.3")."""
+    from a2a.helpers import new_task_from_user_message, new_text_message
+    from a2a.server.agent_execution import AgentExecutor
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types.a2a_pb2 import (
+        AgentCapabilities,
+        AgentCard,
+        AgentInterface,
+        AgentSkill,
+        APIKeySecurityScheme,
+        HTTPAuthSecurityScheme,
+        SecurityRequirement,
+        SecurityScheme,
+    )
+    from google.protobuf.json_format import MessageToDict
+    from starlette.applications import Starlette
+    from starlette.datastructures import Headers
+
+    class Executor(AgentExecutor):
+        """Replies with what it received: the text, the skill id of the
+        message's metadata and the credential headers (the call context's,
+        from a2a-sdk's DefaultServerCallContextBuilder). The skill picks the
+        form: "task" a completed task with an artifact, "fail" a failed task,
+        anything else one message."""
+
+        async def execute(self, context, event_queue):
+            metadata = MessageToDict(context.message.metadata)
+            skill = metadata.get("skillId")
+            headers = context.call_context.state["headers"]
+            said = (
+                f"got {context.get_user_input()!r} skill={skill} "
+                f"authorization={headers.get('authorization')} "
+                f"x-api-key={headers.get('x-api-key')}"
+            )
+            if skill not in ("task", "fail"):
+                await event_queue.enqueue_event(
+                    new_text_message(said, context_id=context.context_id)
+                )
+                return
+            task = new_task_from_user_message(context.message)
+            await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            await updater.start_work()
+            if skill == "fail":
+                await updater.failed(updater.new_agent_message([Part(text="it gave up")]))
+                return
+            await updater.add_artifact([Part(text=said)], name="answer")
+            await updater.complete()
+
+        async def cancel(self, context, event_queue):
+            raise NotImplementedError
+
+    started = []
+
+    def start(protocol="1.0"):
+        server = Loopback()
+        started.append(server)
+        card = AgentCard(
+            name="Reference agent",
+            description="a2a-sdk's own server, replying with what it received.",
+            version="1.0.0",
+            supported_interfaces=[
+                AgentInterface(
+                    url=server.base + "/a2a", protocol_binding="JSONRPC", protocol_version=protocol
+                )
+            ],
+            capabilities=AgentCapabilities(streaming=True),
+            security_schemes={
+                "bearer": SecurityScheme(
+                    http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer")
+                ),
+                "api_key": SecurityScheme(
+                    api_key_security_scheme=APIKeySecurityScheme(
+                        location="header", name="X-API-Key"
+                    )
+                ),
+            },
+            security_requirements=[
+                SecurityRequirement(schemes={"bearer": {}}),
+                SecurityRequirement(schemes={"api_key": {}}),
+            ],
+            default_input_modes=["text/plain"],
+            default_output_modes=["text/plain"],
+            skills=[
+                AgentSkill(id=sid, name=sid, description=f"the {sid} skill", tags=[sid])
+                for sid in ("echo", "task", "fail")
+            ],
+        )
+        handler = DefaultRequestHandler(Executor(), InMemoryTaskStore(), card)
+        app = Starlette(
+            routes=[
+                *create_agent_card_routes(card),
+                *create_jsonrpc_routes(handler, "/a2a", enable_v0_3_compat=protocol == "0.3"),
+            ]
+        )
+        received = []
+
+        async def noted(scope, receive, send):
+            if scope["type"] == "http":
+                headers = Headers(scope=scope)
+                received.append(
+                    (
+                        scope["path"],
+                        headers.get("a2a-version"),
+                        headers.get("authorization"),
+                        headers.get("x-api-key"),
+                    )
+                )
+            await app(scope, receive, send)
+
+        return server.start(noted), received, server
+
+    yield start
+    close_clients()
+    for server in started:
+        server.stop()
+
+
+REFERENCE_CONFIG = """
+external_services:
+  ref:
+    serverUrl: {url}
+    auth: {{type: {kind}, token: "${{REF_TOKEN}}"}}
+"""
+
+
+def reference_project(tmp_path, monkeypatch, url, kind, token):
+    (tmp_path / "application.yaml").write_text(REFERENCE_CONFIG.format(url=url, kind=kind))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REF_TOKEN", token)
+    config._cache.clear()
+
+
+@pytest.mark.parametrize("protocol", ["1.0", "0.3"])
+def test_our_client_reaches_a_reference_agent_with_a_bearer_token(
+    protocol, reference_agent, tmp_path, monkeypatch
+):
+    base, received, _ = reference_agent(protocol)
+    reference_project(tmp_path, monkeypatch, base, "bearer", "ref-token-7")
+
+    @a2a_agent("ref", service="ref", skill_id="echo")
+    def ref():
+        """The reference agent, found from the service's serverUrl."""
+
+    @agent(transport="a2a", service="ref", skill_id="task", roles=["agent-user"])
+    def ref_task():
+        """The reference agent's task skill."""
+
+    assert invoke_a2a_agent("ref", "hello") == (
+        "got 'hello' skill=echo authorization=Bearer ref-token-7 x-api-key=None"
+    )
+    # A completed task: the reply is its artifact's text.
+    assert run_agent("do it", "ref_task", caller_roles=["agent-user"]) == (
+        "got 'do it' skill=task authorization=Bearer ref-token-7 x-api-key=None"
+    )
+    # The card is fetched without the credential (once, then kept); each message carries it.
+    # The messages go with the protocol the card offers (0.3: a2a-sdk's compat layer).
+    assert received == [
+        ("/.well-known/agent-card.json", None, None, None),
+        ("/a2a", protocol, "Bearer ref-token-7", None),
+        ("/a2a", protocol, "Bearer ref-token-7", None),
+    ]
+
+
+def test_our_client_reaches_a_reference_agent_with_an_api_key(
+    reference_agent, tmp_path, monkeypatch
+):
+    base, received, _ = reference_agent()
+    reference_project(tmp_path, monkeypatch, base, "api_key", "ref-key-8")
+
+    @agent(transport="a2a", agent_card_url=base, service="ref", roles=["agent-user"])
+    def ref():
+        """The reference agent at its base URL."""
+
+    assert run_agent("hi", "ref", caller_roles=["agent-user"]) == (
+        "got 'hi' skill=None authorization=None x-api-key=ref-key-8"
+    )
+    assert invoke_a2a_agent("ref", "as task", skill_id="task") == (
+        "got 'as task' skill=task authorization=None x-api-key=ref-key-8"
+    )
+    assert [r for r in received if r[0] == "/a2a"] == [("/a2a", "1.0", None, "ref-key-8")] * 2
+
+
+def test_a_reference_agent_failing_or_unreachable_is_an_upstream_error(
+    reference_agent, tmp_path, monkeypatch
+):
+    base, _, server = reference_agent()
+    reference_project(tmp_path, monkeypatch, base, "bearer", "ref-token-7")
+
+    @a2a_agent("ref", service="ref", skill_id="fail")
+    def ref():
+        """The reference agent's failing skill."""
+
+    with pytest.raises(SvcError) as e:
+        invoke_a2a_agent("ref", "try")
+    assert (e.value.status, e.value.code) == (502, "upstream_error")
+    assert e.value.details == {"node": "ref", "reason": "a2a_error"}
+    assert "its task ended failed: it gave up" in e.value.message
+    # The agent is gone: its card cannot be fetched.
+    server.stop()
+    close_clients()  # forgets the card fetched above
+    with pytest.raises(SvcError) as e:
+        invoke_a2a_agent("ref", "try", skill_id="echo")
+    assert (e.value.status, e.value.code) == (502, "upstream_error")
+    assert e.value.details == {"node": "ref", "reason": "connect"}

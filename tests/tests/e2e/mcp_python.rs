@@ -2,8 +2,7 @@
 //! worker agent call a real MCP server (the official SDK's `MCPServer`,
 //! started over stdio by the service), driven over HTTP; and a compiled
 //! graph published with `settings.mcp.expose`, driven by the official
-//! `mcp.Client` over streamable HTTP, and with `settings.a2a` (its agent
-//! card and an A2A JSON-RPC `message/send`).
+//! `mcp.Client` over streamable HTTP (A2A publishing: `a2a_python`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -112,9 +111,7 @@ fn exposed_graph() -> Value {
                       {"id": "end", "kind": "end"}],
             "edges": [{"from": "start", "to": "say"}, {"from": "say", "to": "end"}],
             "settings": {
-                "mcp": {"expose": true, "toolName": "answer_question"},
-                "a2a": {"enabled": true, "title": "Answer desk", "skills": [
-                    {"id": "answer", "name": "Answer", "tags": ["faq"]}]}
+                "mcp": {"expose": true, "toolName": "answer_question"}
             }
         }
     })
@@ -289,37 +286,5 @@ fn python_mcp_tools_and_published_graphs() {
         report["anonymous"].as_str().unwrap().starts_with("refused"),
         "{report}"
     );
-
-    // The same graph as an A2A agent: a public card, then a message with the
-    // service's key (the 0.3 method name, which A2A 1.0 servers accept too).
-    let card = s
-        .send("GET", "/.well-known/agent-card.json", &[], b"")
-        .unwrap();
-    assert_eq!(card.status, 200, "{}", card.text());
-    let card = card.json();
-    assert_eq!(card["name"], "Answer desk", "{card}");
-    assert_eq!(card["skills"][0]["id"], "answer", "{card}");
-    let legacy = s.send("GET", "/.well-known/agent.json", &[], b"").unwrap();
-    assert_eq!(legacy.status, 200);
-    let message =
-        json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
-        "role": "user", "messageId": "m-1", "parts": [{"kind": "text", "text": "Hi"}],
-        "metadata": {"skillId": "answer"}}}})
-        .to_string();
-    let json_type = ("Content-Type", "application/json");
-    let r = s
-        .send("POST", "/a2a", &[json_type], message.as_bytes())
-        .unwrap();
-    assert_eq!(r.status, 401, "{}", r.text());
-    let r = s
-        .send(
-            "POST",
-            "/a2a",
-            &[json_type, ("X-API-Key", KEY)],
-            message.as_bytes(),
-        )
-        .unwrap();
-    assert_eq!(r.status, 200, "{}", r.text());
-    assert!(r.text().contains("You asked: Hi"), "{}", r.text());
     drop(s);
 }
