@@ -11,7 +11,9 @@
 #   beside it in /usr/lib/jvm);
 # - .venv with the SDK (sdk/python[all]), pytest and ruff, activated;
 # - sdk/python/tests/a2a_js/node_modules: the npm @a2a-js/sdk client of the
-#   A2A interop tests, `npm ci` from its package-lock.json (cache in ~/.npm).
+#   A2A interop tests, `npm ci` from its package-lock.json (cache in ~/.npm);
+# - designer/node_modules, from designer/package-lock.json, and Debian's
+#   chromium for the designer's browser test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +51,31 @@ if [ ! -f "$a2a_js/node_modules/.package-lock.json" ] || [ "$a2a_js/package-lock
   fi
 fi
 
+# The designer's app: installed from its lock file, type-checked, unit-tested
+# and rebuilt; the build must be the committed designer/dist (which svc
+# embeds) and stay under its size budget.
+if [ ! -f designer/node_modules/.package-lock.json ] || [ designer/package-lock.json -nt designer/node_modules/.package-lock.json ]; then
+  npm ci --prefix designer --no-audit --no-fund --loglevel=error >/dev/null
+fi
+(cd designer && npm run --silent check && npm test --silent && npm run --silent build >/dev/null && npm run --silent check-size)
+if git rev-parse --git-dir >/dev/null 2>&1 && [ -n "$(git status --porcelain -- designer/dist)" ]; then
+  git status --short -- designer/dist >&2
+  echo "error: designer/dist differs from a build of designer/ with its lock file: run \`npm run build\` in designer/ and commit designer/dist" >&2
+  exit 1
+fi
+# A browser for the designer's end-to-end test (Debian's chromium, driven
+# by playwright-core, which downloads none).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q chromium >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
+  else
+    echo "warning: no chromium; install Debian's chromium package (the designer's browser test skips, and fails with CI=true)" >&2
+  fi
+fi
+
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace --quiet
+# The designer in a real browser, against the svc binary the tests built.
+SVC_BIN="$PWD/target/debug/svc" node --test designer/tests/
 (cd sdk/python && python -m pytest -q -p no:cacheprovider && ruff check --no-cache . && ruff format --check --no-cache .)

@@ -10,7 +10,7 @@ use svc_runtime::BackendInfo;
 use crate::backends::{Backends, EngineArgs};
 use crate::output::{self, Format};
 
-fn info_json(i: &BackendInfo) -> serde_json::Value {
+pub fn info_json(i: &BackendInfo) -> serde_json::Value {
     let c = &i.capabilities;
     json!({
         "platform": i.platform,

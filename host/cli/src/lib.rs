@@ -5,6 +5,7 @@
 
 mod backends;
 mod capabilities;
+pub mod design;
 mod output;
 mod packs;
 mod plugin_new;
@@ -58,6 +59,8 @@ enum SvcCommand {
     ValidatePack(packs::ValidatePackArgs),
     /// Print what each backend supports, as the backends themselves report it.
     Capabilities(CapabilitiesArgs),
+    /// Edit a graph document in the visual designer, served on 127.0.0.1
+    Design(design::DesignArgs),
     /// Run a backend component against the shared fixtures.
     TestPlugin(test_plugin::TestPluginArgs),
     /// Print the version of svc and of its built-in backends.
@@ -170,6 +173,7 @@ pub fn main_svc() -> ExitCode {
             args.format,
         ),
         SvcCommand::TestPlugin(args) => test_plugin::run(&args),
+        SvcCommand::Design(args) => design::run(&args),
         SvcCommand::Version => {
             print_version("svc");
             ExitCode::SUCCESS

@@ -23,7 +23,7 @@ pub mod write;
 use std::path::Path;
 
 use svc_ir::{Diagnostic, Document, SourceFile};
-use svc_runtime::{Backend, BackendInfo, EmitRequest, PluginError};
+use svc_runtime::{Backend, BackendInfo, BackendSession, EmitRequest, PluginError};
 
 pub use manifest::Manifest;
 pub use render::{ConnectorNode, ConnectorSource, NoConnectors, RenderedConnector};
@@ -65,13 +65,13 @@ pub fn plugin_diag(e: &PluginError) -> Diagnostic {
     Diagnostic::error(e.code(), e.to_string()).hint(hint)
 }
 
-/// Parses, negotiates and emits, all in memory.
-pub fn generate(
+/// Parses and resolves the document, picks its platform and that
+/// platform's backend.
+fn front(
     source: &mut SourceFile,
     platform_override: Option<&str>,
     backends: &dyn BackendSource,
-    connectors: &mut dyn ConnectorSource,
-) -> Result<Generated, Vec<Diagnostic>> {
+) -> Result<(Document, String, Backend), Vec<Diagnostic>> {
     let mut doc = source.parse()?;
     resolve::resolve(&mut doc, source)?;
     let platform = match platform_override.or(doc.platform()) {
@@ -85,20 +85,57 @@ pub fn generate(
         }
     };
     let backend = backends.backend(&platform).map_err(|d| vec![d])?;
-    let mut session = backend.session().map_err(|e| vec![plugin_diag(&e)])?;
-    let info = session.info().map_err(|e| vec![plugin_diag(&e)])?;
-    check_backend(&info, &platform, backend.name(), &doc).map_err(|d| vec![d])?;
+    Ok((doc, platform, backend))
+}
 
-    let gaps: Vec<Diagnostic> = negotiate::negotiate(&doc, &platform, &info)
+/// The backend reads the document's IR version, the document asks nothing
+/// the backend refuses, and its connector nodes render.
+fn negotiated(
+    source: &SourceFile,
+    doc: &Document,
+    platform: &str,
+    backend: &Backend,
+    session: &mut BackendSession<'_>,
+    connectors: &mut dyn ConnectorSource,
+) -> Result<(BackendInfo, render::RenderedConnectors), Vec<Diagnostic>> {
+    let info = session.info().map_err(|e| vec![plugin_diag(&e)])?;
+    check_backend(&info, platform, backend.name(), doc).map_err(|d| vec![d])?;
+    let gaps: Vec<Diagnostic> = negotiate::negotiate(doc, platform, &info)
         .into_iter()
         .map(|d| source.locate(d))
         .collect();
     if !gaps.is_empty() {
         return Err(gaps);
     }
-
-    let rendered = render::render(&doc, &platform, connectors)
+    let rendered = render::render(doc, platform, connectors)
         .map_err(|ds| ds.into_iter().map(|d| source.locate(d)).collect::<Vec<_>>())?;
+    Ok((info, rendered))
+}
+
+/// Every check of `generate` but the backend's emission: for an editor
+/// that validates on every change (backends only repeat host checks when
+/// they emit).
+pub fn check(
+    source: &mut SourceFile,
+    platform_override: Option<&str>,
+    backends: &dyn BackendSource,
+    connectors: &mut dyn ConnectorSource,
+) -> Result<(), Vec<Diagnostic>> {
+    let (doc, platform, backend) = front(source, platform_override, backends)?;
+    let mut session = backend.session().map_err(|e| vec![plugin_diag(&e)])?;
+    negotiated(source, &doc, &platform, &backend, &mut session, connectors).map(|_| ())
+}
+
+/// Parses, negotiates and emits, all in memory.
+pub fn generate(
+    source: &mut SourceFile,
+    platform_override: Option<&str>,
+    backends: &dyn BackendSource,
+    connectors: &mut dyn ConnectorSource,
+) -> Result<Generated, Vec<Diagnostic>> {
+    let (doc, platform, backend) = front(source, platform_override, backends)?;
+    let mut session = backend.session().map_err(|e| vec![plugin_diag(&e)])?;
+    let (info, rendered) = negotiated(source, &doc, &platform, &backend, &mut session, connectors)?;
 
     let ir = doc.to_canonical_json();
     let request = EmitRequest {

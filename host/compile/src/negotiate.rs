@@ -1,7 +1,9 @@
 //! Capability negotiation: the document's requirements against the
 //! backend's matrix, before `emit` is called. Every gap is reported at once.
 
-use svc_ir::{requirements, Category, Diagnostic, Document, NodeKind, ToolKind};
+use svc_ir::{
+    requirements, AgentKind, Category, Diagnostic, Document, NodeKind, SupervisorRouter, ToolKind,
+};
 use svc_runtime::BackendInfo;
 
 /// Whether the backend's matrix has `name` in `category`.
@@ -109,6 +111,34 @@ fn bodies_and_templates(doc: &Document, platform: &str, info: &BackendInfo) -> V
                 }
             }
             _ => {}
+        }
+    }
+    for (i, a) in doc.logical.agents.iter().enumerate() {
+        let custom = matches!(
+            a.kind,
+            AgentKind::Supervisor {
+                router: SupervisorRouter::Custom,
+                ..
+            }
+        );
+        if custom
+            && supports(info, Category::Feature, "agents.supervisor")
+            && doc.body(platform, &a.id).is_none()
+        {
+            gaps.push(
+                Diagnostic::error(
+                    "missing-body",
+                    format!(
+                        "supervisor `{}` routes with `custom` but has no {platform} body",
+                        a.id
+                    ),
+                )
+                .at(format!("/logical/agents/{i}"))
+                .hint(format!(
+                    "add bodiesByPlatform[\"{platform}\"][\"{}\"]: the body of `def route(state: dict) -> str`",
+                    a.id
+                )),
+            );
         }
     }
     for (i, t) in doc.logical.tools.iter().enumerate() {

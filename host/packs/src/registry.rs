@@ -205,6 +205,31 @@ impl Registry {
         Ok(())
     }
 
+    /// Every connector on the plugin paths, for a designer's palette: its
+    /// id, version, description, platforms and config schema (each
+    /// component is loaded to read the schema, as a compile would).
+    pub fn catalog(&mut self) -> Result<Vec<serde_json::Value>, Vec<Diagnostic>> {
+        let mut out = Vec::new();
+        for i in 0..self.entries.len() {
+            self.load(i)?;
+            let entry = &self.entries[i];
+            let m = &entry.pack.manifest;
+            let schema = entry
+                .loaded
+                .as_ref()
+                .map(|(_, _, schema)| schema.value().clone());
+            out.push(serde_json::json!({
+                "name": m.connector,
+                "version": m.version,
+                "description": m.description,
+                "platforms": m.platforms,
+                "configSchema": schema,
+                "pack": entry.pack.source,
+            }));
+        }
+        Ok(out)
+    }
+
     /// Renders one connector node; see [`ConnectorSource::render`].
     fn render_node(
         &mut self,

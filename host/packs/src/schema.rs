@@ -40,6 +40,11 @@ impl ConfigSchema {
         Ok(ConfigSchema { schema, validator })
     }
 
+    /// The schema as the component gave it.
+    pub fn value(&self) -> &Value {
+        &self.schema
+    }
+
     /// Every violation of the schema by `value`, in the order found.
     pub fn check(&self, value: &Value) -> Vec<Violation> {
         let mut out = Vec::new();

@@ -22,6 +22,7 @@ pub struct Emitted {
 }
 
 /// Shared call machinery: a store per call with the limits applied.
+#[derive(Clone)]
 struct Caller {
     name: String,
     sha256: String,
@@ -98,12 +99,15 @@ impl Caller {
 }
 
 /// A backend component, pre-linked for the interface version it exports.
+#[derive(Clone)]
 pub(crate) enum BackendPre {
     V0_1(v0_1::backend::BackendPre<Sandbox>),
     V0_2(v0_2::backend::BackendPre<Sandbox>),
 }
 
-/// A loaded backend component.
+/// A loaded backend component. A clone shares the compiled code (each
+/// session still gets a fresh instance), for a host that compiles often.
+#[derive(Clone)]
 pub struct Backend {
     caller: Caller,
     pre: BackendPre,

@@ -1,0 +1,69 @@
+// Native bodies, one tab per platform. Each platform's text is its own:
+// switching tabs never translates or copies a body.
+
+import { useMemo } from "react";
+import type { Extension } from "@codemirror/state";
+import { python } from "@codemirror/lang-python";
+import { java } from "@codemirror/lang-java";
+import { go } from "@codemirror/lang-go";
+import { CodeMirror } from "../ui/CodeMirror.tsx";
+import { PLATFORMS, type Platform } from "../model/types.ts";
+
+const LANG: Record<Platform, () => Extension> = { "python-svc": python, "java-svc": java, go };
+
+const SIGNATURE: Record<Platform, string> = {
+  "python-svc": "Body of def node(state: dict) -> dict: return a dict patch of state fields.",
+  "java-svc": "Statements that assign result (Object); state is a read-only Map<String, Object>.",
+  go: "Body of func(ctx context.Context, state State) (State, error): return a State patch.",
+};
+
+export interface BodyEditorProps {
+  /** Which platforms may hold a body (custom supervisors: python-svc only). */
+  platforms?: readonly Platform[];
+  active: Platform;
+  onTab: (p: Platform) => void;
+  get: (p: Platform) => string;
+  set: (p: Platform, text: string) => void;
+  /** Platforms whose tab a diagnostic points at. */
+  flagged: Set<string>;
+  onBlur?: () => void;
+  note?: string;
+}
+
+export function BodyEditor(props: BodyEditorProps) {
+  const platforms = props.platforms ?? PLATFORMS;
+  const active = platforms.includes(props.active) ? props.active : platforms[0];
+  const language = useMemo(() => LANG[active](), [active]);
+  return (
+    <div className="body-editor">
+      <div className="tabs" role="tablist">
+        {platforms.map((p) => (
+          <button
+            key={p}
+            type="button"
+            role="tab"
+            aria-selected={p === active}
+            className={`tab${p === active ? " active" : ""}${props.flagged.has(p) ? " flagged" : ""}`}
+            data-testid={`body-tab-${p}`}
+            onClick={() => props.onTab(p)}
+            title={props.get(p) ? `${p}: has a body` : `${p}: no body`}
+          >
+            {p}
+            {props.get(p) ? <span className="dot" aria-label="has a body" /> : null}
+          </button>
+        ))}
+      </div>
+      <div className="help">{props.note ?? SIGNATURE[active]}</div>
+      <CodeMirror
+        key={active}
+        testId="body-editor"
+        ariaLabel={`${active} body`}
+        value={props.get(active)}
+        language={language}
+        onChange={(t) => props.set(active, t)}
+        onBlur={props.onBlur}
+        className="code"
+      />
+    </div>
+  );
+}

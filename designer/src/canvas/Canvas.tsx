@@ -1,0 +1,148 @@
+// The graph canvas (React Flow). The model is the only source of truth:
+// nodes and edges are derived from it on every render; a drag lives in
+// local state until it ends, then writes positions as one undo step.
+
+import { useCallback, useMemo, useState } from "react";
+import {
+  Background,
+  Controls,
+  type Edge as FlowEdge,
+  MarkerType,
+  MiniMap,
+  type NodeChange,
+  ReactFlow,
+  type XYPosition,
+  useReactFlow,
+  type Connection,
+} from "@xyflow/react";
+import { type SvcFlowNode, SvcNode } from "./SvcNode.tsx";
+import { useEditor } from "../state/editor.ts";
+import { addNode, connect, connectError, graphEdges, moveNodes, uniqueNodeId } from "../model/ops.ts";
+import { displayPositions } from "../model/layout.ts";
+import type { Diagnostic } from "../model/types.ts";
+
+const nodeTypes = { svc: SvcNode };
+export const PALETTE_MIME = "application/x-svc-node-kind";
+
+export function Canvas(props: { diagsByNode: Map<string, Diagnostic[]>; onNotice: (msg: string) => void; isKindEnabled: (kind: string) => boolean }) {
+  const editor = useEditor();
+  const { model, state, apply, dispatch } = editor;
+  const flow = useReactFlow();
+  const [drag, setDrag] = useState<Record<string, XYPosition>>({});
+  const [measured, setMeasured] = useState<Record<string, { width: number; height: number }>>({});
+
+  const positions = useMemo(() => displayPositions(model), [model]);
+  const selection = state.selection;
+
+  const nodes: SvcFlowNode[] = useMemo(
+    () =>
+      model.nodes.map((flat) => {
+        const id = flat.node.id;
+        return {
+          id,
+          type: "svc" as const,
+          position: drag[id] ?? positions[id],
+          data: { flat, diags: props.diagsByNode.get(id) ?? [] },
+          selected: selection?.kind === "node" && selection.id === id,
+          measured: measured[id],
+          // The test hook sits on React Flow's own node wrapper.
+          domAttributes: { "data-testid": `node-${id}` } as Record<string, string>,
+        };
+      }),
+    [model, positions, drag, measured, selection, props.diagsByNode],
+  );
+
+  const edges: FlowEdge[] = useMemo(() => {
+    const ids = new Set(model.nodes.map((n) => n.node.id));
+    return graphEdges(model)
+      .filter((e) => ids.has(e.from) && ids.has(e.to))
+      .map((e) => ({
+        id: e.id,
+        source: e.from,
+        target: e.to,
+        label: e.branch ? e.label : undefined,
+        selected: selection?.kind === "edge" && selection.id === e.id,
+        className: e.branch ? "branch-edge" : "plain-edge",
+        style: e.branch ? { strokeDasharray: "6 4" } : undefined,
+        markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
+        labelBgPadding: [4, 2] as [number, number],
+      }));
+  }, [model, selection]);
+
+  const onNodesChange = useCallback((changes: NodeChange<SvcFlowNode>[]) => {
+    const dims: Record<string, { width: number; height: number }> = {};
+    const moved: Record<string, XYPosition> = {};
+    for (const c of changes) {
+      if (c.type === "dimensions" && c.dimensions) dims[c.id] = c.dimensions;
+      if (c.type === "position" && c.position && c.dragging) moved[c.id] = c.position;
+    }
+    if (Object.keys(dims).length) setMeasured((m) => ({ ...m, ...dims }));
+    if (Object.keys(moved).length) setDrag((d) => ({ ...d, ...moved }));
+  }, []);
+
+  const onNodeDragStop = useCallback(
+    (_e: unknown, _node: SvcFlowNode, dragged: SvcFlowNode[]) => {
+      const pos: Record<string, XYPosition> = {};
+      for (const n of dragged) pos[n.id] = n.position;
+      apply((m) => moveNodes(m, pos));
+      setDrag({});
+    },
+    [apply],
+  );
+
+  const onConnect = useCallback(
+    (c: Connection) => {
+      const err = connectError(model, c.source, c.target);
+      if (err) {
+        props.onNotice(err);
+        return;
+      }
+      apply((m) => {
+        const r = connect(m, c.source, c.target);
+        return "model" in r ? r.model : m;
+      });
+    },
+    [apply, model, props],
+  );
+
+  const onDrop = useCallback(
+    (e: React.DragEvent) => {
+      const kind = e.dataTransfer.getData(PALETTE_MIME);
+      if (!kind) return;
+      e.preventDefault();
+      if (!props.isKindEnabled(kind)) return;
+      const p = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
+      const id = uniqueNodeId(model, kind);
+      apply((m) => addNode(m, kind, p, id).model);
+      dispatch({ type: "select", selection: { kind: "node", id } });
+    },
+    [apply, dispatch, flow, model, props],
+  );
+
+  return (
+    <div className="canvas" data-testid="canvas" onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
+      <ReactFlow<SvcFlowNode, FlowEdge>
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        onNodesChange={onNodesChange}
+        onNodeDragStop={onNodeDragStop}
+        onConnect={onConnect}
+        isValidConnection={(c) => connectError(model, c.source, c.target) === null}
+        onNodeClick={(_e, n) => dispatch({ type: "select", selection: { kind: "node", id: n.id } })}
+        onEdgeClick={(_e, ed) => dispatch({ type: "select", selection: { kind: "edge", id: ed.id } })}
+        onPaneClick={() => dispatch({ type: "select", selection: null })}
+        deleteKeyCode={null}
+        multiSelectionKeyCode={null}
+        selectionKeyCode={null}
+        fitView
+        fitViewOptions={{ padding: 0.2, maxZoom: 1.2 }}
+        minZoom={0.2}
+      >
+        <Background gap={16} />
+        <Controls showInteractive={false} />
+        <MiniMap pannable zoomable />
+      </ReactFlow>
+    </div>
+  );
+}

@@ -1,0 +1,63 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { def, emptyValue, enumOf, fieldKind, isEnvNameField, objectShape, switchVariant, unwrapNullable, variantValues } from "./schema.ts";
+
+test("node kinds come from the schema's variants", () => {
+  const kinds = variantValues(def("Node"));
+  for (const k of ["start", "end", "function", "llm", "router", "connector", "hitl", "response_transformer"]) assert.ok(kinds.includes(k), k);
+});
+
+test("a node's form fields are its variant's", () => {
+  const shape = objectShape(def("Node"), { id: "x", kind: "llm" });
+  assert.deepEqual(Object.keys(shape.properties).slice(0, 3), ["id", "kind", "label"]);
+  assert.ok(shape.properties.prompt && shape.properties.outputShape && !shape.properties.template);
+  assert.ok(shape.required.includes("prompt"));
+  assert.equal(shape.variantKey, "kind");
+  const fn = objectShape(def("Node"), { id: "f", kind: "function" });
+  assert.deepEqual(Object.keys(fn.properties), ["id", "kind", "label", "outputKey"]);
+});
+
+test("field kinds", () => {
+  const llm = objectShape(def("Node"), { kind: "llm" }).properties;
+  assert.equal(fieldKind(llm.outputKey), "string");
+  assert.equal(fieldKind(llm.outputShape), "enum");
+  assert.equal(fieldKind(llm.replaceMessages), "boolean");
+  assert.equal(fieldKind(llm.boundToolIds), "stringList");
+  assert.equal(fieldKind(llm.prompt), "object");
+  assert.equal(fieldKind(llm.model), "object");
+  const router = objectShape(def("Node"), { kind: "router" }).properties;
+  assert.equal(fieldKind(router.branches), "json");
+  const rag = objectShape(def("Node"), { kind: "rag" }).properties;
+  assert.equal(fieldKind(rag.topK), "integer");
+  assert.equal(fieldKind(rag.documents), "json");
+  assert.equal(fieldKind(rag.retriever), "object");
+  const http = objectShape(def("Tool"), { kind: "http" }).properties;
+  assert.equal(fieldKind(http.headers), "stringMap");
+  assert.equal(fieldKind(def("Settings").properties ? (def("Settings").properties as any).server : {}), "object");
+  assert.deepEqual(enumOf(def("SupervisorRouter")), ["llm", "custom"]);
+  assert.equal(unwrapNullable((def("Settings").properties as any).model).nullable, true);
+});
+
+test("environment names are recognised by their field name", () => {
+  assert.ok(isEnvNameField("apiKeyEnv") && isEnvNameField("keyEnv") && isEnvNameField("baseUrlEnv"));
+  assert.ok(!isEnvNameField("environment") && !isEnvNameField("env"));
+});
+
+test("switching a tool's kind keeps the shared fields and fills the required ones", () => {
+  const t = switchVariant(def("Tool"), { id: "crm", kind: "native", description: "d" }, "http");
+  assert.deepEqual(t, { id: "crm", kind: "http", description: "d", endpoint: "" });
+  assert.deepEqual(emptyValue((def("Settings").properties as any).model), { provider: "", name: "" });
+  assert.deepEqual(emptyValue(def("McpServer")), { id: "", transport: "stdio", command: "" });
+});
+
+test("an optional object's form has its fields (persona, settings.model)", () => {
+  const worker = objectShape(def("AgentDef"), { kind: "worker" }).properties;
+  assert.deepEqual(Object.keys(objectShape(worker.persona, {}).properties), ["role", "tone"]);
+  const settings = def("Settings").properties as any;
+  const model = objectShape(settings.model, {});
+  assert.deepEqual(model.required, ["provider", "name"]);
+  assert.equal(fieldKind(model.properties.apiKeyEnv), "string");
+  const rag = objectShape(def("Node"), { kind: "rag" }).properties;
+  assert.deepEqual(objectShape(rag.retriever, { kind: "embedding" }).variants, ["bm25", "embedding"]);
+  assert.ok(objectShape(rag.retriever, { kind: "embedding" }).properties.apiKeyEnv);
+});
