@@ -152,6 +152,7 @@ fn core(t: &mut Suite, ready: Duration) -> Result<(), String> {
     t.check("health body", body == json!({"status": "ok"}), || {
         body.to_string()
     });
+    openapi(t, &s, project.path(), "apiKey");
     t.expect(
         "unknown path",
         s.send("GET", "/nowhere", &[("X-API-Key", KEY)], b""),
@@ -724,6 +725,7 @@ fn bearer(t: &mut Suite, ready: Duration) -> Result<(), String> {
         }
     };
     let s = Service::start(&project, &[("SVC_TOKEN", "tok-123")], ready)?;
+    openapi(t, &s, project.path(), "bearer");
     let body = r#"{"state": {"text": "hi"}}"#;
     let ct = ("Content-Type", "application/json");
     match s.send("POST", "/invoke", &[ct], body.as_bytes()) {
@@ -763,6 +765,44 @@ fn bearer(t: &mut Suite, ready: Duration) -> Result<(), String> {
         b.to_string()
     });
     Ok(())
+}
+
+/// `GET /openapi.json` without a credential: the project's own
+/// `openapi.json`, an OpenAPI 3.1 document of `/invoke` (with the graph's
+/// state) and `/health` under the service's security scheme.
+fn openapi(t: &mut Suite, s: &Service, project: &std::path::Path, scheme: &str) {
+    let r = s.send("GET", "/openapi.json", &[], b"");
+    let served = t.expect("openapi.json without a key", r, 200, None);
+    let written = std::fs::read_to_string(project.join("openapi.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok());
+    t.check(
+        "openapi.json is the project's file",
+        written.as_ref() == Some(&served),
+        || format!("served {served}, written {written:?}"),
+    );
+    t.check("OpenAPI 3.1", served["openapi"] == "3.1.0", || {
+        served["openapi"].to_string()
+    });
+    let invoke = &served["paths"]["/invoke"]["post"];
+    t.check(
+        "openapi: /invoke with the state schema",
+        invoke["responses"]["200"].is_object()
+            && invoke["responses"]["422"].is_object()
+            && served["components"]["schemas"]["State"]["properties"].is_object(),
+        || invoke.to_string(),
+    );
+    t.check(
+        "openapi: the security scheme",
+        served["components"]["securitySchemes"][scheme].is_object()
+            && invoke["security"] == json!([{ scheme: [] }]),
+        || served["components"].to_string(),
+    );
+    t.check(
+        "openapi: /health is public",
+        served["paths"]["/health"]["get"]["security"] == json!([]),
+        || served["paths"]["/health"].to_string(),
+    );
 }
 
 /// `security.auth: none` serves without any credential configured.

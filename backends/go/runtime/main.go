@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,11 @@ import (
 	"__SVC_SERVER_IMPORT__"
 )
 
+// openAPI is the service's OpenAPI document, served at GET /openapi.json.
+//
+//go:embed openapi.json
+var openAPI []byte
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
@@ -26,7 +32,7 @@ func main() {
 
 func run() error {
 	logger := newLogger()
-	cfg := server.Config{Auth: authScheme, Logger: logger}
+	cfg := server.Config{Auth: authScheme, Logger: logger, OpenAPI: openAPI}
 	if authScheme != "none" {
 		// Never fall back to "no auth": a missing key stops the service.
 		cfg.Key = os.Getenv(keyEnv)

@@ -29,6 +29,9 @@ type Config struct {
 	// Key is the expected credential (never logged).
 	Key    string
 	Logger *slog.Logger
+	// OpenAPI is the document served at GET /openapi.json, without a
+	// credential (it describes the contract and holds no data).
+	OpenAPI []byte
 }
 
 type server struct {
@@ -66,6 +69,14 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+	case "/openapi.json":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			methodNotAllowed(w, "GET, HEAD")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(s.cfg.OpenAPI)
 	case "/invoke":
 		if r.Method != http.MethodPost {
 			methodNotAllowed(w, "POST")

@@ -41,6 +41,11 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     let mut files = vec![
         File::text("go.mod", go_mod(module, &placed.dependencies)),
         File::text("main.go", main_go),
+        File::text(
+            "openapi.json",
+            svc_backend_sdk::openapi::document(doc, "go"),
+        ),
+        File::text("openapi_test.go", tests::openapi_test()),
         File::text("config.go", config_go(doc)),
         File::text("internal/server/server.go", server_go),
         File::text("internal/server/request.go", REQUEST_GO),

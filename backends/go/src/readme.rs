@@ -34,6 +34,14 @@ pub fn readme(doc: &Document) -> String {
         "\nThe run is limited to {} steps and {} ms; requests over 1 MiB and responses over 4 MiB are refused.\n\n",
         s.max_steps, s.request_timeout_ms
     ));
+    out.push_str(
+        "What the deadline can stop: the run checks it between nodes, and model and HTTP tool calls \
+         receive it in `ctx`, so a slow upstream is cut off and the client gets `504 deadline_exceeded` \
+         in time. What it cannot stop: a native body (a `function` node or a native tool) runs on the \
+         request's goroutine, and Go cannot interrupt a goroutine; a body that ignores `ctx` (a long \
+         loop, `time.Sleep`, a call without the context) keeps the request until it returns, and only \
+         then is the answer `504`. Select on `ctx.Done()`, or pass `ctx` to what waits.\n\n",
+    );
     out.push_str("## Authenticate\n\n");
     let (header, export) = match doc.security.auth {
         Auth::None => (String::new(), String::new()),
@@ -58,7 +66,8 @@ pub fn readme(doc: &Document) -> String {
     ));
     out.push_str(
         "`POST /invoke` takes `{\"state\": {...}}` and answers `{\"result\": {...}}`; the raw state as the whole \
-         body is accepted too and answered with the raw state. Errors are `{\"error\": {\"code\", \"message\", \"details\"}}`.\n\n",
+         body is accepted too and answered with the raw state. Errors are `{\"error\": {\"code\", \"message\", \"details\"}}`. \
+         `openapi.json` (served at `GET /openapi.json`, no credential) describes it all in OpenAPI 3.1.\n\n",
     );
     out.push_str(
         "## Test and build\n\n```sh\ngofmt -l .\ngo vet ./...\ngo test ./...\ngo build -o bin/service .\n```\n\n\

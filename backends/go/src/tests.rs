@@ -49,7 +49,7 @@ pub fn server_test(doc: &Document) -> String {
     w.line("const testKey = \"test-credential-0123\"").blank();
     w.block("func newTestHandler() http.Handler {", "}", |w| {
         w.line(format!(
-            "return New(Config{{Auth: {}, Key: testKey}})",
+            "return New(Config{{Auth: {}, Key: testKey, OpenAPI: []byte(`{{\"openapi\": \"3.1.0\"}}`)}})",
             quote(auth.as_str())
         ));
     });
@@ -112,6 +112,17 @@ pub fn server_test(doc: &Document) -> String {
             );
         },
     );
+    w.blank();
+    w.block("func TestOpenAPIIsPublic(t *testing.T) {", "}", |w| {
+        w.line("r := send(t, \"GET\", \"/openapi.json\", \"\", \"\", false)");
+        w.block(
+            "if r.status != http.StatusOK || r.body[\"openapi\"] != \"3.1.0\" {",
+            "}",
+            |w| {
+                w.line("t.Fatalf(\"openapi.json: %d %v\", r.status, r.body)");
+            },
+        );
+    });
     w.blank();
     w.block("func TestUnknownPathAndWrongMethod(t *testing.T) {", "}", |w| {
         w.block("if r := send(t, \"GET\", \"/nowhere\", \"\", \"\", true); r.status != http.StatusNotFound {", "}", |w| {
@@ -357,4 +368,23 @@ fn stub_upstream(
             },
         );
     }
+}
+
+/// `openapi_test.go` (package main): the embedded document is the service's
+/// OpenAPI 3.1 description of `/invoke` (the server tests serve a stand-in).
+pub fn openapi_test() -> String {
+    let mut w = CodeWriter::go();
+    w.import("encoding/json");
+    w.import("testing");
+    w.block("func TestOpenAPIDocument(t *testing.T) {", "}", |w| {
+        w.line("var doc map[string]any");
+        w.block("if err := json.Unmarshal(openAPI, &doc); err != nil {", "}", |w| {
+            w.line("t.Fatalf(\"openapi.json is not JSON: %v\", err)");
+        });
+        w.line("paths, _ := doc[\"paths\"].(map[string]any)");
+        w.block("if doc[\"openapi\"] != \"3.1.0\" || paths[\"/invoke\"] == nil || paths[\"/health\"] == nil {", "}", |w| {
+            w.line("t.Fatalf(\"openapi.json: %v\", doc)");
+        });
+    });
+    w.finish_file("package main\n\n")
 }

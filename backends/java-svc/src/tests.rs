@@ -158,6 +158,15 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
         });
         w.blank();
         w.line(format!("@{test}"));
+        w.block("void openApiIsPublicAndDescribesInvoke() throws Exception {", "}", |w| {
+            w.line("Reply r = send(\"GET\", \"/openapi.json\", null, null, null);");
+            w.line(format!("{assert_equals}(200, r.status());"));
+            w.line(format!("{assert_equals}(\"3.1.0\", r.body().get(\"openapi\"));"));
+            w.line(format!("{map}<?, ?> paths = ({map}<?, ?>) r.body().get(\"paths\");"));
+            w.line(format!("{assert_true}(paths.containsKey(\"/invoke\"), paths::toString);"));
+        });
+        w.blank();
+        w.line(format!("@{test}"));
         w.block("void unknownPathAndWrongMethod() throws Exception {", "}", |w| {
             w.line("Reply missing = send(\"GET\", \"/nowhere\", null, null, KEY);");
             w.line(format!("{assert_equals}(404, missing.status());"));

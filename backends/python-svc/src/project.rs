@@ -54,6 +54,10 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     let mut files = vec![
         File::text("pyproject.toml", pyproject(doc, &placed.dependencies)),
         File::text("application.yaml", application_yaml(doc)),
+        File::text(
+            "openapi.json",
+            svc_backend_sdk::openapi::document(doc, "python-svc"),
+        ),
         File::text("env.yaml", svc_backend_sdk::environment::env_yaml(doc)),
         File::text(
             ".gitignore",

@@ -645,6 +645,16 @@ pub fn service_tests(doc: &Document) -> String {
         w.line("assert r.status_code == 200");
         w.line("assert r.json() == {\"status\": \"ok\"}");
     });
+    test_def(
+        &mut w,
+        "test_openapi_is_public_and_describes_invoke(client)",
+        |w| {
+            w.line("r = client.get(\"/openapi.json\")");
+            w.line("assert r.status_code == 200");
+            w.line("assert r.json()[\"openapi\"] == \"3.1.0\"");
+            w.line("assert \"/invoke\" in r.json()[\"paths\"]");
+        },
+    );
     test_def(&mut w, "test_unknown_path_and_wrong_method(client)", |w| {
         w.line("r = client.get(\"/nowhere\", headers=AUTH)");
         w.line("assert r.status_code == 404");

@@ -18,6 +18,7 @@ pub mod environment;
 mod glue;
 pub mod literals;
 pub mod llm;
+pub mod openapi;
 pub mod runtime_files;
 pub mod samples;
 pub mod template;

@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from svc import registry, request_json
-from svc.config import app_identity, graph_settings, load_config, server_settings
+from svc.config import (
+    app_identity,
+    graph_settings,
+    load_config,
+    project_root,
+    server_settings,
+)
 from svc.errors import ConfigError, Interrupted, SvcError, bad_request, require
 
 log = logging.getLogger("svc.server")
@@ -433,6 +439,16 @@ def create_app(
         return reply.json(200, body)
 
     routes = [("/health", health, ["GET"]), ("/info", info, ["GET"])]
+    # The OpenAPI document the compiler wrote into the project: public, as
+    # /health is (it holds the contract, no data).
+    spec_file = project_root(root) / "openapi.json"
+    if spec_file.is_file():
+        spec = spec_file.read_bytes()
+
+        async def openapi(request: Request) -> Any:
+            return Response(spec, media_type="application/json")
+
+        routes.append(("/openapi.json", openapi, ["GET"]))
     runs = None
     if os.environ.get("SVC_DEV_EVENTS") == "1":
         from svc.events import RunLog, last_event_id, sse

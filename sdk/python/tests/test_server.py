@@ -512,6 +512,27 @@ def test_create_app_bootstraps_the_project(serve, tmp_path, monkeypatch):
     assert info["name"] == "proj" and info["components"]["graphs"] == ["core"]
 
 
+def test_the_projects_openapi_document_is_served_without_the_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("SVC_API_KEY", "k-1")
+    (tmp_path / "application.yaml").write_text("app: {name: proj}\n")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text(
+        "from svc import graph\nfrom graphs import ContractCore\n\n"
+        "@graph(entrypoint=True)\ndef core():\n    return ContractCore()\n"
+    )
+    spec = b'{"openapi": "3.1.0", "paths": {}}\n'
+    (tmp_path / "openapi.json").write_bytes(spec)
+    c = TestClient(create_app(root=tmp_path))
+    r = c.get("/openapi.json")
+    assert r.status_code == 200 and r.content == spec
+    assert r.headers["content-type"] == "application/json"
+    error(c.post("/openapi.json"), 405, "method_not_allowed")
+    # A project without one has no such path.
+    (tmp_path / "openapi.json").unlink()
+    c = TestClient(create_app(root=tmp_path))
+    error(c.get("/openapi.json", headers={"X-API-Key": "k-1"}), 404, "not_found")
+
+
 # --- dev events -----------------------------------------------------------------------
 
 

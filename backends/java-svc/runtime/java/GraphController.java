@@ -48,6 +48,20 @@ public class GraphController {
         return json(200, Map.of("status", "ok"));
     }
 
+    /** The project's OpenAPI document; public, as /health is (it holds no data). */
+    @GetMapping("/openapi.json")
+    public ResponseEntity<byte[]> openapi() throws IOException {
+        try (InputStream in = GraphController.class.getResourceAsStream("/openapi.json")) {
+            if (in == null) {
+                return json(404, Map.of("error",
+                        Map.of("code", "not_found", "message", "no OpenAPI document in this build")));
+            }
+            return ResponseEntity.ok()
+                    .contentType(MediaType.APPLICATION_JSON)
+                    .body(in.readAllBytes());
+        }
+    }
+
     @PostMapping("/invoke")
     public ResponseEntity<byte[]> invoke(HttpServletRequest request) {
         try {

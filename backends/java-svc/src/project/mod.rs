@@ -107,6 +107,10 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text(".mvn/wrapper/maven-wrapper.properties", WRAPPER_PROPERTIES),
         File::text(".gitignore", "target/\nenv.yaml\n"),
         File::text("application.yaml", application_yaml(doc)),
+        File::text(
+            "openapi.json",
+            svc_backend_sdk::openapi::document(doc, "java-svc"),
+        ),
         File::text("env.yaml", svc_backend_sdk::environment::env_yaml(doc)),
         File::text("README.md", readme(doc)),
         File::text("src/main/resources/application.yml", spring_yml(doc)),

@@ -82,6 +82,18 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
 
     <build>
         <finalName>service</finalName>
+        <!-- The project's openapi.json goes into the jar, served at GET /openapi.json. -->
+        <resources>
+            <resource>
+                <directory>src/main/resources</directory>
+            </resource>
+            <resource>
+                <directory>${{project.basedir}}</directory>
+                <includes>
+                    <include>openapi.json</include>
+                </includes>
+            </resource>
+        </resources>
         <plugins>
             <plugin>
                 <groupId>org.springframework.boot</groupId>
