@@ -9,7 +9,8 @@
 # - the wasm32-wasip2 Rust target (the build script would add it too);
 # - JAVA_HOME at a JDK 21+ (the default java here is 17; a Temurin JDK sits
 #   beside it in /usr/lib/jvm);
-# - .venv with the SDK (sdk/python[all]), pytest and ruff, activated;
+# - .venv with the SDK (sdk/python[all]), pytest, ruff and schemathesis,
+#   activated;
 # - sdk/python/tests/a2a_js/node_modules: the npm @a2a-js/sdk client of the
 #   A2A interop tests, `npm ci` from its package-lock.json (cache in ~/.npm);
 # - designer/node_modules, from designer/package-lock.json, and Debian's

@@ -376,6 +376,43 @@ fn whole_bodies(t: &mut Suite, s: &Service) {
 /// The contract's "Request JSON" (`docs/http-contract.md`): hostile JSON gets the same answer on every
 /// target, and never reaches a node.
 fn request_json(t: &mut Suite, s: &Service) {
+    // A whole number with a fraction or an exponent is the integer it equals.
+    let b = t.expect(
+        "2.0 is the integer 2",
+        post(
+            s,
+            &json_headers(Some(KEY)),
+            r#"{"state": {"text": "Ada", "count": 2.0}}"#,
+        ),
+        200,
+        None,
+    );
+    t.check("2.0 counted as 2", b["result"]["count"] == 3, || {
+        b.to_string()
+    });
+    let b = t.expect(
+        "1e1 is the integer 10",
+        post(
+            s,
+            &json_headers(Some(KEY)),
+            r#"{"state": {"text": "Ada", "count": 1e1}}"#,
+        ),
+        200,
+        None,
+    );
+    t.check("1e1 counted as 10", b["result"]["count"] == 11, || {
+        b.to_string()
+    });
+    t.expect(
+        "2.5 is not an integer",
+        post(
+            s,
+            &json_headers(Some(KEY)),
+            r#"{"state": {"text": "Ada", "count": 2.5}}"#,
+        ),
+        422,
+        Some("invalid_state"),
+    );
     let ok = json_headers(Some(KEY));
     let send = |body: &[u8]| {
         let h: Vec<(&str, &str)> = ok.iter().map(|(k, v)| (*k, v.as_str())).collect();

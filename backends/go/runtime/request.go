@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/big"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -111,7 +113,7 @@ func (d *decoder) value(depth int, inState bool) (any, error) {
 		if f, err := strconv.ParseFloat(string(t), 64); err != nil && math.IsInf(f, 0) {
 			return nil, &jsonError{msg: "the number " + abbreviate(string(t)) + " is outside the range of a 64-bit float"}
 		}
-		return t, nil
+		return wholeNumber(t), nil
 	default:
 		return t, nil
 	}
@@ -181,4 +183,23 @@ func abbreviate(s string) string {
 		return s[:37] + "..."
 	}
 	return s
+}
+
+// wholeNumber writes a whole number given with a fraction or an exponent
+// (2.0, 1e3) as the integer it equals, as JSON Schema counts it, when an
+// int64 holds it; decided exactly, not on a rounded float.
+func wholeNumber(n json.Number) json.Number {
+	text := string(n)
+	if !strings.ContainsAny(text, ".eE") {
+		return n
+	}
+	f, _, err := big.ParseFloat(text, 10, 256, big.ToNearestEven)
+	if err != nil || !f.IsInt() {
+		return n
+	}
+	i, acc := f.Int64()
+	if acc != big.Exact {
+		return n
+	}
+	return json.Number(strconv.FormatInt(i, 10))
 }

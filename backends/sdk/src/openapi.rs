@@ -22,7 +22,9 @@ pub fn document(doc: &Document, platform: &str) -> String {
 fn item_schema(ty: FieldType, items: Option<&ItemType>) -> Value {
     match ty {
         FieldType::String => json!({"type": "string"}),
-        FieldType::Integer => json!({"type": "integer"}),
+        // Every target reads integers as 64-bit.
+        FieldType::Integer => json!({"type": "integer", "format": "int64",
+            "minimum": i64::MIN, "maximum": i64::MAX}),
         FieldType::Number => json!({"type": "number"}),
         FieldType::Boolean => json!({"type": "boolean"}),
         FieldType::Object => json!({"type": "object"}),
@@ -55,10 +57,14 @@ fn state_schema(doc: &Document) -> Value {
     let mut properties = Map::new();
     let mut required = Vec::new();
     for f in &doc.logical.state {
-        properties.insert(f.name.clone(), field_schema(f));
+        let mut schema = field_schema(f);
         if f.required {
             required.push(json!(f.name));
+        } else {
+            // `null` counts as absent: the field takes its default.
+            nullable(&mut schema);
         }
+        properties.insert(f.name.clone(), schema);
     }
     let mut s = json!({
         "type": "object",
@@ -72,14 +78,19 @@ fn state_schema(doc: &Document) -> Value {
     s
 }
 
+/// `{"type": T}` becomes `{"type": [T, "null"]}`.
+fn nullable(schema: &mut Value) {
+    let ty = schema["type"].clone();
+    schema["type"] = json!([ty, "null"]);
+}
+
 /// The final state: every declared field, each possibly null (a field
 /// without a default that no node wrote).
 fn result_schema(doc: &Document) -> Value {
     let mut properties = Map::new();
     for f in &doc.logical.state {
         let mut s = item_schema(f.ty, f.items.as_ref());
-        let ty = s["type"].clone();
-        s["type"] = json!([ty, "null"]);
+        nullable(&mut s);
         properties.insert(f.name.clone(), s);
     }
     json!({"type": "object", "properties": properties})
@@ -178,10 +189,12 @@ fn value(doc: &Document, platform: &str) -> Value {
         ),
     };
 
+    // A body with `state` has nothing else (400 bad_request).
     let mut request = json!({
         "type": "object",
         "properties": {"state": {"$ref": "#/components/schemas/State"}},
         "required": ["state"],
+        "additionalProperties": false,
     });
     let mut ok = json!({
         "type": "object",
@@ -199,6 +212,7 @@ fn value(doc: &Document, platform: &str) -> Value {
                 "resume": {"description": "The reviewer's value for the paused node"},
             },
             "oneOf": [{"required": ["state"]}, {"required": ["threadId", "resume"]}],
+            "additionalProperties": false,
         });
         ok = json!({
             "type": "object",
@@ -210,6 +224,45 @@ fn value(doc: &Document, platform: &str) -> Value {
             },
             "required": ["threadId"],
         });
+    }
+    // The legacy forms each platform keeps for older clients
+    // (docs/http-contract.md, "Legacy request forms").
+    let text_field = doc
+        .logical
+        .state
+        .iter()
+        .any(|f| f.required && f.ty == FieldType::String);
+    let messages_field = doc
+        .logical
+        .state
+        .iter()
+        .any(|f| f.name == "messages" && f.ty == FieldType::Messages);
+    match platform {
+        "go" => {
+            request = json!({"anyOf": [request, {"$ref": "#/components/schemas/State",
+                "description": "legacy: the raw state as the whole body"}]});
+            ok = json!({"anyOf": [ok, {"$ref": "#/components/schemas/Result",
+                "description": "legacy: the raw final state, for a raw-state request"}]});
+        }
+        "java-svc" if text_field => {
+            let text = |key: &str| {
+                json!({"type": "object", "properties": {key: {"type": "string"}},
+                    "required": [key], "additionalProperties": false,
+                    "description": "legacy: a text for the first required string field"})
+            };
+            request = json!({"anyOf": [request, text("input"), text("query")]});
+            ok = json!({"anyOf": [ok, {"type": "object", "properties": {
+                "output": {"description": "the value of the last written outputKey"},
+                "state": {"$ref": "#/components/schemas/Result"}},
+                "required": ["output", "state"]}]});
+        }
+        "python-svc" if messages_field && !threads => {
+            request = json!({"anyOf": [request, {"type": "object",
+                "properties": {"messages": {"type": "array", "items": {"$ref": "#/components/schemas/Message"}}},
+                "required": ["messages"], "additionalProperties": false,
+                "description": "legacy: the messages alone"}]});
+        }
+        _ => {}
     }
     let mut responses = Map::new();
     responses.insert(
@@ -240,7 +293,7 @@ fn value(doc: &Document, platform: &str) -> Value {
             "State": state_schema(doc),
             "Result": result_schema(doc),
             "Message": {"type": "object", "properties": {"role": {"type": "string"}, "content": {"type": "string"}},
-                        "required": ["role", "content"]},
+                        "required": ["role", "content"], "additionalProperties": false},
             "Error": {
                 "type": "object",
                 "properties": {"error": {
@@ -301,9 +354,11 @@ mod tests {
         assert_eq!(v["openapi"], "3.1.0");
         let state = &v["components"]["schemas"]["State"];
         assert_eq!(state["required"], json!(["q"]));
+        assert_eq!(state["properties"]["q"], json!({"type": "string"}));
         assert_eq!(
             state["properties"]["n"],
-            json!({"type": "integer", "default": 3})
+            json!({"type": ["integer", "null"], "format": "int64", "minimum": i64::MIN,
+                   "maximum": i64::MAX, "default": 3})
         );
         assert_eq!(
             state["properties"]["tags"]["items"],

@@ -11,6 +11,7 @@ numbers, and fails deep bodies with RecursionError rather than ValueError).
 
 from __future__ import annotations
 
+import decimal
 import json
 import sys
 from typing import Any
@@ -19,6 +20,7 @@ MAX_DEPTH = 128
 
 _BOM = b"\xef\xbb\xbf"
 _MAX_FLOAT = sys.float_info.max
+_INT64 = (-(2**63), 2**63)
 
 
 class RequestJSONError(ValueError):
@@ -54,10 +56,16 @@ def _constant(name: str) -> Any:
     raise RequestJSONError(f"{name} is not JSON")
 
 
-def _float(text: str) -> float:
+def _float(text: str) -> float | int:
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise RequestJSONError(f"the number {_short(text)} is outside the range of a 64-bit float")
+    # A whole number written with a fraction or an exponent (2.0, 1e3) is
+    # the integer it equals, as JSON Schema counts it, when a 64-bit integer
+    # holds it; decided on the exact text, not on the rounded float.
+    exact = decimal.Decimal(text)
+    if exact == exact.to_integral_value() and _INT64[0] <= exact < _INT64[1]:
+        return int(exact)
     return value
 
 

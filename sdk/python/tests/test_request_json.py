@@ -51,3 +51,12 @@ def test_a_duplicate_state_field_is_named():
     assert field(b'{"count": 1, "count": 2}') == "count"  # the legacy raw state
     assert field(b'{"state": {}, "state": {}}') is None
     assert field(b'{"state": {"tags": [{"a": 1, "a": 2}]}}') is None
+
+
+def test_a_whole_number_with_a_fraction_or_exponent_is_the_integer():
+    value = loads(b'{"a": 2.0, "b": 1e3, "c": -0.0, "d": 2.5, "e": 9223372036854775807.0}')
+    assert value == {"a": 2, "b": 1000, "c": 0, "d": 2.5, "e": 9223372036854775807}
+    assert [type(value[k]) for k in "abcde"] == [int, int, int, float, int]
+    # Past int64 it stays a float; decided on the exact text, not the rounded float.
+    assert type(loads(b'{"a": 9223372036854775808.0}')["a"]) is float
+    assert type(loads(b'{"a": 1.00000000000000000001}')["a"]) is float

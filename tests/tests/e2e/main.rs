@@ -20,5 +20,6 @@ mod java_projects;
 mod manifest_commands;
 mod mcp_python;
 mod python_projects;
+mod schemathesis;
 mod snapshots;
 mod testkit_api;

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,7 +21,9 @@ import java.util.Map;
  */
 public final class RequestJson {
     public static final int MAX_DEPTH = 128;
-    private static final BigInteger MAX_DOUBLE = new java.math.BigDecimal(Double.MAX_VALUE).toBigInteger();
+    private static final BigInteger MAX_DOUBLE = new BigDecimal(Double.MAX_VALUE).toBigInteger();
+    private static final BigDecimal LONG_MIN = BigDecimal.valueOf(Long.MIN_VALUE);
+    private static final BigDecimal LONG_MAX = BigDecimal.valueOf(Long.MAX_VALUE);
     private static final JsonFactory FACTORY = new JsonFactory();
 
     private RequestJson() {
@@ -93,6 +96,17 @@ public final class RequestJson {
                 double d = p.getDoubleValue();
                 if (Double.isInfinite(d)) {
                     throw outOfRange(p);
+                }
+                // A whole number written with a fraction or an exponent (2.0,
+                // 1e3) is the integer it equals, as JSON Schema counts it, when
+                // a long holds it; decided on the exact text.
+                BigDecimal exact = p.getDecimalValue();
+                if (exact.signum() == 0) {
+                    return 0L;
+                }
+                if (exact.stripTrailingZeros().scale() <= 0
+                        && exact.compareTo(LONG_MIN) >= 0 && exact.compareTo(LONG_MAX) <= 0) {
+                    return exact.longValueExact();
                 }
                 return d;
             }

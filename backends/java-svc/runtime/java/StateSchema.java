@@ -113,13 +113,15 @@ public final class StateSchema {
         return Collections.unmodifiableMap(state);
     }
 
+    /** An integer a long holds: integer fields are 64-bit on every target. */
     static boolean isInteger(Object v) {
         return v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte
-                || v instanceof BigInteger;
+                || (v instanceof BigInteger b && b.bitLength() < 64);
     }
 
     static boolean isNumber(Object v) {
-        return isInteger(v) || v instanceof Double || v instanceof Float || v instanceof BigDecimal;
+        return isInteger(v) || v instanceof BigInteger || v instanceof Double || v instanceof Float
+                || v instanceof BigDecimal;
     }
 
     static boolean matches(Type type, Item items, Object v) {

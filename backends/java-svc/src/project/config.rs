@@ -49,6 +49,8 @@ pub(super) fn spring_yml(doc: &Document) -> String {
          \x20 # connection closes, so a client that sends it whole before reading gets the answer.\n\
          \x20 tomcat:\n    max-swallow-size: 8MB\n\
          spring:\n  application:\n    name: {id}\n  main:\n    banner-mode: \"off\"\n  threads:\n    virtual:\n      enabled: true\n  web:\n    resources:\n      add-mappings: false\n\
+         \x20 # The service reads JSON only: a multipart Content-Type is a 415, never parsed.\n\
+         \x20 servlet:\n    multipart:\n      enabled: false\n\
          svc:\n  security:\n    key: ${{{key}:}}\n",
         host = s.server.host,
         port = s.server.port,
