@@ -40,13 +40,13 @@ import asyncio
 import concurrent.futures
 import json
 import logging
-import threading
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from svc.background import BackgroundLoop
 from svc.errors import ConfigError, SvcError, require
 from svc.registry import get
 
@@ -61,9 +61,7 @@ POLL_INTERVAL = 0.25  # seconds between two looks at an unfinished task
 RESULT_MARGIN = 1.0  # the caller's wait beyond the call's own bound
 CLOSE_TIMEOUT = 10.0
 
-_loop: asyncio.AbstractEventLoop | None = None
-_thread: threading.Thread | None = None
-_loop_lock = threading.Lock()
+_loop = BackgroundLoop("svc-a2a")
 # Touched on the loop only: the shared HTTP client and the cards, by card URL.
 _http: Any = None
 _cards: dict[str, Any] = {}
@@ -186,17 +184,6 @@ def _target(agent: str, meta: dict[str, Any]) -> tuple[list[str], dict[str, str]
 # --- the loop -------------------------------------------------------------------------------
 
 
-def _event_loop() -> asyncio.AbstractEventLoop:
-    global _loop, _thread
-    with _loop_lock:
-        if _loop is None:
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="svc-a2a", daemon=True)
-            thread.start()
-            _loop, _thread = loop, thread
-        return _loop
-
-
 async def _close() -> None:
     global _http
     client, _http = _http, None
@@ -207,20 +194,11 @@ async def _close() -> None:
 
 def close_clients() -> None:
     """Closes the connections and stops the loop; the next call starts afresh."""
-    global _loop, _thread
-    with _loop_lock:
-        loop, thread = _loop, _thread
-        _loop = _thread = None
-    if loop is None or thread is None:
-        return
-    try:
-        asyncio.run_coroutine_threadsafe(_close(), loop).result(CLOSE_TIMEOUT)
-    except Exception as e:  # closing is best effort
-        log.warning("closing the A2A clients failed: %s", e)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(CLOSE_TIMEOUT)
-    if not thread.is_alive():
-        loop.close()
+    _loop.stop(
+        _close,
+        CLOSE_TIMEOUT,
+        lambda e: log.warning("closing the A2A clients failed: %s", e),
+    )
 
 
 class _TooLarge(Exception):
@@ -451,7 +429,7 @@ def invoke_a2a_agent(
             _send(name, cards, headers, origins, text, skill, timeout), timeout
         )
 
-    future = asyncio.run_coroutine_threadsafe(bounded(), _event_loop())
+    future = asyncio.run_coroutine_threadsafe(bounded(), _loop.get())
     try:
         return future.result(timeout + RESULT_MARGIN)
     except (concurrent.futures.TimeoutError, asyncio.TimeoutError):

@@ -39,13 +39,13 @@ import os
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from svc import registry
+from svc.background import BackgroundLoop
 from svc.errors import ConfigError, RegistrationError, SvcError, require
 from svc.upstream import loads_strict
 
@@ -310,29 +310,16 @@ async def _streamable_http(url: str, headers: dict[str, str], timeout: float) ->
 
 # --- the loop and the sessions -----------------------------------------------------------
 
-_loop: asyncio.AbstractEventLoop | None = None
-_thread: threading.Thread | None = None
-_loop_lock = threading.Lock()
+# The loop the sessions run on, started on first use (and after stop_all).
+_loop = BackgroundLoop("svc-mcp")
 # server id -> its session; touched on the loop only
 _sessions: dict[str, _Session] = {}
-
-
-def _event_loop() -> asyncio.AbstractEventLoop:
-    """The loop the sessions run on, started on first use (and after stop_all)."""
-    global _loop, _thread
-    with _loop_lock:
-        if _loop is None:
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="svc-mcp", daemon=True)
-            thread.start()
-            _loop, _thread = loop, thread
-        return _loop
 
 
 def _run(coro: Any, timeout: float) -> Any:
     """Runs `coro` on the loop and waits at most `timeout` seconds for it;
     past that it is cancelled and TimeoutError raised."""
-    future = asyncio.run_coroutine_threadsafe(coro, _event_loop())
+    future = asyncio.run_coroutine_threadsafe(coro, _loop.get())
     try:
         return future.result(timeout)
     except (concurrent.futures.TimeoutError, TimeoutError):
@@ -824,23 +811,15 @@ async def _close_all() -> None:
 def stop_all() -> None:
     """Closes every session and stops the stdio children, then the loop.
     Idempotent; also runs at exit. A later call starts afresh."""
-    global _loop, _thread
-    with _loop_lock:
-        loop, thread = _loop, _thread
-        _loop = _thread = None
-    if loop is None or thread is None:
-        return
-    try:
-        asyncio.run_coroutine_threadsafe(_close_all(), loop).result(STOP_TIMEOUT)
-    except Exception as e:
-        log.warning("stopping the MCP sessions: %s", _describe(e))
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(STOP_TIMEOUT)
-    # What is left belongs to the stopped loop; the next call starts afresh.
-    _sessions.clear()
-    _closing.clear()
-    if not thread.is_alive():
-        loop.close()
+    stopped = _loop.stop(
+        _close_all,
+        STOP_TIMEOUT,
+        lambda e: log.warning("stopping the MCP sessions: %s", _describe(e)),
+    )
+    if stopped:
+        # What is left belongs to the stopped loop; the next call starts afresh.
+        _sessions.clear()
+        _closing.clear()
 
 
 def clear() -> None:

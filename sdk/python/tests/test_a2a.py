@@ -13,14 +13,12 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from a2a.client import (
     A2ACardResolver,
     A2AClientError,
@@ -33,6 +31,7 @@ from a2a.helpers import get_message_text
 from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
 from a2a.utils.errors import InternalError, InvalidParamsError
 from graphs import Chat, ContractCore
+from loopback import Loopback
 
 from svc import (
     SvcError,
@@ -116,36 +115,6 @@ def run(coroutine):
         return await asyncio.wait_for(coroutine, LIMIT)
 
     return asyncio.run(bounded())
-
-
-class Loopback:
-    """An ASGI app served by uvicorn, in a thread, on a free loopback port
-    (bound first: `base` is known before the app is built)."""
-
-    def __init__(self):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.base = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.server = self.thread = None
-
-    def start(self, app):
-        self.server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
-        self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
-        )
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        return self.base
-
-    def stop(self):
-        if self.server is not None:
-            self.server.should_exit = True
-            self.thread.join(10)
-            assert not self.thread.is_alive(), "uvicorn did not stop"
-        self.sock.close()
 
 
 @pytest.fixture

@@ -7,9 +7,6 @@ port and `svc-py info`."""
 
 import asyncio
 import json
-import socket
-import threading
-import time
 import uuid
 
 import anyio
@@ -22,6 +19,7 @@ from a2a.helpers import get_message_text
 from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest
 from a2a.utils.errors import InvalidParamsError
 from graphs import ContractCore
+from loopback import Loopback
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -93,25 +91,12 @@ def serve(monkeypatch):
     started = []
 
     def start(root):
-        app = create_app(root=root)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        started.append((server, thread, sock))
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+        started.append(Loopback())
+        return started[-1].start(create_app(root=root))
 
     yield start
-    for server, thread, sock in started:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
-        assert not thread.is_alive(), "uvicorn did not stop"
+    for server in started:
+        server.stop()
 
 
 def post(base, path, body, headers=H, **kwargs):

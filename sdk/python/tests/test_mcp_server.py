@@ -3,12 +3,9 @@ over streamable HTTP at /mcp of a real uvicorn server on a loopback port, and
 over stdio from `svc-py mcp --root`."""
 
 import json
-import socket
 import subprocess
 import sys
 import textwrap
-import threading
-import time
 import types
 from pathlib import Path
 
@@ -16,9 +13,9 @@ import anyio
 import httpx
 import httpx2
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 from graphs import ContractCore
+from loopback import Loopback
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -108,25 +105,12 @@ def serve(monkeypatch):
 
     def start(graph=None, config=None):
         app = create_app(graph or ContractCore(), config=config if config is not None else {})
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        started.append((server, thread, sock))
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        return f"http://127.0.0.1:{port}"
+        started.append(Loopback())
+        return started[-1].start(app)
 
     yield start
-    for server, thread, sock in started:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
-        assert not thread.is_alive(), "uvicorn did not stop"
+    for server in started:
+        server.stop()
 
 
 def client(base, headers=H):

@@ -2,16 +2,14 @@
 
 import json
 import operator
-import socket
 import threading
-import time
 from typing import Annotated, TypedDict
 
 import httpx
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 from graphs import ContractCore, Review, Unpaused
+from loopback import Loopback
 
 from svc import END, GraphBuilder, SvcApp, business_policy, human_interrupt
 from svc.errors import Interrupted, RegistrationError, SvcError
@@ -295,23 +293,12 @@ def uvicorn_serve():
     started = []
 
     def start(app):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        started.append((server, thread, sock))
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+        started.append(Loopback())
+        return started[-1].start(app)
 
     yield start
-    for server, thread, sock in started:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    for server in started:
+        server.stop()
 
 
 def test_concurrent_resumes_of_one_interrupt_exactly_one_wins(uvicorn_serve):
