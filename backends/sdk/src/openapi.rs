@@ -96,10 +96,13 @@ fn result_schema(doc: &Document) -> Value {
     json!({"type": "object", "properties": properties})
 }
 
-/// `(status, description, codes)` a call to `/invoke` may answer.
-fn errors(doc: &Document, platform: &str) -> Vec<(u16, &'static str, Vec<&'static str>)> {
-    let python = platform == "python-svc";
-    let threads = python && doc.logical.settings.checkpointer.kind != CheckpointerKind::None;
+/// `(status, description, codes)` a call to `/invoke` may answer; `threads`
+/// when python-svc keeps the graph's threads.
+fn errors(
+    doc: &Document,
+    python: bool,
+    threads: bool,
+) -> Vec<(u16, &'static str, Vec<&'static str>)> {
     let mut out = vec![(
         400,
         "The body is not JSON, breaks a request JSON rule or has no usable request form",
@@ -269,7 +272,7 @@ fn value(doc: &Document, platform: &str) -> Value {
         "200".into(),
         json!({"description": "The run finished", "content": {"application/json": {"schema": ok}}}),
     );
-    for (status, description, codes) in errors(doc, platform) {
+    for (status, description, codes) in errors(doc, python, threads) {
         responses.insert(status.to_string(), error_response(description, &codes));
     }
     let mut invoke = json!({
