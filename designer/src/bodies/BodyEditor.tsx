@@ -7,6 +7,7 @@ import { python } from "@codemirror/lang-python";
 import { java } from "@codemirror/lang-java";
 import { go } from "@codemirror/lang-go";
 import { CodeMirror } from "../ui/CodeMirror.tsx";
+import { PlatformTabs } from "../ui/PlatformTabs.tsx";
 import { PLATFORMS, type Platform } from "../model/types.ts";
 
 const LANG: Record<Platform, () => Extension> = { "python-svc": python, "java-svc": java, go };
@@ -36,23 +37,15 @@ export function BodyEditor(props: BodyEditorProps) {
   const language = useMemo(() => LANG[active](), [active]);
   return (
     <div className="body-editor">
-      <div className="tabs" role="tablist">
-        {platforms.map((p) => (
-          <button
-            key={p}
-            type="button"
-            role="tab"
-            aria-selected={p === active}
-            className={`tab${p === active ? " active" : ""}${props.flagged.has(p) ? " flagged" : ""}`}
-            data-testid={`body-tab-${p}`}
-            onClick={() => props.onTab(p)}
-            title={props.get(p) ? `${p}: has a body` : `${p}: no body`}
-          >
-            {p}
-            {props.get(p) ? <span className="dot" aria-label="has a body" /> : null}
-          </button>
-        ))}
-      </div>
+      <PlatformTabs
+        platforms={platforms}
+        active={active}
+        onTab={props.onTab}
+        has={(p) => Boolean(props.get(p))}
+        flagged={(p) => props.flagged.has(p)}
+        testIdPrefix="body-tab"
+        entry="body"
+      />
       <div className="help">{props.note ?? SIGNATURE[active]}</div>
       <CodeMirror
         key={active}

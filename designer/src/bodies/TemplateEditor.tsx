@@ -3,6 +3,7 @@
 
 import { useState } from "react";
 import type { Connector } from "../api/client.ts";
+import { PlatformTabs } from "../ui/PlatformTabs.tsx";
 import { PLATFORMS, type Platform, type TemplateRef } from "../model/types.ts";
 import type { Diagnostic } from "../model/types.ts";
 
@@ -41,22 +42,15 @@ export function TemplateEditor(props: TemplateEditorProps) {
   };
   return (
     <div className="template-editor">
-      <div className="tabs" role="tablist">
-        {PLATFORMS.map((q) => (
-          <button
-            key={q}
-            type="button"
-            role="tab"
-            aria-selected={q === p}
-            className={`tab${q === p ? " active" : ""}${props.diags.has(q) ? " flagged" : ""}`}
-            data-testid={`template-tab-${q}`}
-            onClick={() => props.onTab(q)}
-          >
-            {q}
-            {props.templates[q] ? <span className="dot" /> : null}
-          </button>
-        ))}
-      </div>
+      <PlatformTabs
+        platforms={PLATFORMS}
+        active={p}
+        onTab={props.onTab}
+        has={(q) => Boolean(props.templates[q])}
+        flagged={(q) => props.diags.has(q)}
+        testIdPrefix="template-tab"
+        entry="template"
+      />
       {ref ? (
         <div className="template-form">
           <div className={`field${diags.some((d) => d.pointer?.endsWith("/connector")) ? " invalid" : ""}`}>
