@@ -13,7 +13,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -21,23 +20,11 @@ import tempfile
 import time
 import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from common import ROOT, free_port, java_home, sh, svc_binary
+
 EXAMPLE = os.path.join(ROOT, "fixtures", "valid", "support_triage.graph.json")
 KEY = "bench-key"
 BODY = json.dumps({"state": {"question": "Where is my invoice for March?"}})
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def sh(cmd, cwd=None, env=None):
-    r = subprocess.run(cmd, cwd=cwd, env=env, shell=isinstance(cmd, str), capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit(f"failed: {cmd}\n{r.stdout}\n{r.stderr}")
-    return r.stdout
 
 
 class Server:
@@ -81,11 +68,6 @@ def load(loadgen, server, seconds, conc):
     return json.loads(out.stdout)
 
 
-def svc_binary():
-    sh(["cargo", "build", "-q", "-p", "svc-cli"], cwd=ROOT)
-    return os.path.join(ROOT, "target", "debug", "svc")
-
-
 def go_servers(work):
     gen = os.path.join(work, "generated")
     sh([svc_binary(), "compile", EXAMPLE, "--out", gen, "--platform", "go"])
@@ -94,16 +76,6 @@ def go_servers(work):
     sh(["go", "build", "-o", base, "."], cwd=os.path.join(ROOT, "bench", "baseline", "go"))
     return {"generated": ([os.path.join(gen, "bin", "service")], gen, {}),
             "net/http handler": ([base], work, {})}, {"net/http handler": 0.9}
-
-
-def java_home():
-    home = os.environ.get("JAVA_HOME", "")
-    if not home:
-        found = sorted(d for d in os.listdir("/usr/lib/jvm") if d.startswith("temurin-"))
-        home = os.path.join("/usr/lib/jvm", found[-1]) if found else ""
-    if not home:
-        sys.exit("set JAVA_HOME to a JDK 21 or newer")
-    return home
 
 
 def java_servers(work):

@@ -14,7 +14,8 @@
 # - sdk/python/tests/a2a_js/node_modules: the npm @a2a-js/sdk client of the
 #   A2A interop tests, `npm ci` from its package-lock.json (cache in ~/.npm);
 # - designer/node_modules, from designer/package-lock.json, and Debian's
-#   chromium for the designer's browser test.
+#   chromium for the designer's browser test;
+# - cargo-fuzz (crates.io) for the fuzz smoke run, by fuzz/run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,3 +81,6 @@ cargo test --workspace --quiet
 # The designer in a real browser, against the svc binary the tests built.
 SVC_BIN="$PWD/target/debug/svc" node --test designer/tests/
 (cd sdk/python && python -m pytest -q -p no:cacheprovider && ruff check --no-cache . && ruff format --check --no-cache .)
+# Each fuzz target for a few seconds from its seeds (fuzz/README.md); the
+# million-execution runs are recorded in the issue notes.
+fuzz/run.sh --seconds 10

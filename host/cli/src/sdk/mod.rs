@@ -2,15 +2,13 @@
 //! `get` and `compile` without a document run here and give the same
 //! results as the SDK's; `run`, `info` and `register` hand over to it.
 
-mod config;
-mod json;
 mod scaffold;
-mod yaml;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
 use clap::Args;
+use svc_config as config;
 
 use crate::output::{self, Format};
 

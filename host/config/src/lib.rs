@@ -1,13 +1,22 @@
-//! Project configuration as the Python SDK reads it (`svc.config`): env.yaml
-//! exported first (never over an existing variable), then application.json
-//! or application.yaml, `${NAME}` resolved from the environment. The shared
-//! vectors in fixtures/config/ test both implementations.
+//! `svc-config`: project configuration as the Python SDK reads it
+//! (`svc.config`), behind `svc get` and `svc compile` without a document:
+//! env.yaml exported first (never over an existing variable), then
+//! application.json or application.yaml, `${NAME}` resolved from the
+//! environment. The shared vectors in fixtures/config/ test both
+//! implementations; `fuzz/` fuzzes [`Sources::load`] and [`compiled_text`].
+//!
+//! * [`yaml`]: the YAML subset, resolved by the SDK's scalar rules.
+//! * [`json`]: JSON text byte for byte as Python's `json.dumps` writes it;
+//!   `json_read` reads application.json as `json.loads` does.
+
+pub mod json;
+mod json_read;
+pub mod yaml;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::json;
-use super::yaml::{self, Yaml};
+use yaml::Yaml;
 
 /// A configuration problem, said plainly.
 #[derive(Debug)]
@@ -19,25 +28,101 @@ impl std::fmt::Display for ConfigError {
     }
 }
 
-fn read_yaml(path: &Path) -> Result<Yaml, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
-    yaml::parse(&text).map_err(|e| ConfigError(format!("{}: {e}", path.display())))
+/// One configuration file's text and the name its errors show.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub name: String,
+    pub text: String,
 }
 
-fn from_json(v: serde_json::Value) -> Yaml {
-    use serde_json::Value;
-    match v {
-        Value::Null => Yaml::Null,
-        Value::Bool(b) => Yaml::Bool(b),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Yaml::Int(i.to_string(), Some(i128::from(i))),
-            (None, Some(u)) => Yaml::Int(u.to_string(), Some(i128::from(u))),
-            _ => Yaml::Float(n.to_string(), n.as_f64().unwrap_or(0.0)),
-        },
-        Value::String(s) => Yaml::Str(s),
-        Value::Array(items) => Yaml::List(items.into_iter().map(from_json).collect()),
-        Value::Object(map) => Yaml::Map(map.into_iter().map(|(k, v)| (k, from_json(v))).collect()),
+impl Source {
+    fn read(path: &Path) -> Result<Option<Self>, ConfigError> {
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+        Ok(Some(Source {
+            name: path.display().to_string(),
+            text,
+        }))
+    }
+
+    fn yaml(&self) -> Result<Yaml, ConfigError> {
+        yaml::parse(&self.text).map_err(|e| ConfigError(format!("{}: {e}", self.name)))
+    }
+}
+
+/// The configuration files of a project root, read but not yet understood
+/// (the file system stays out of the rules, so they can be fuzzed).
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    pub env_yaml: Option<Source>,
+    pub application_json: Option<Source>,
+    pub application_yaml: Option<Source>,
+}
+
+impl Sources {
+    pub fn read(root: &Path) -> Result<Self, ConfigError> {
+        Ok(Sources {
+            env_yaml: Source::read(&root.join("env.yaml"))?,
+            application_json: Source::read(&root.join("application.json"))?,
+            application_yaml: Source::read(&root.join("application.yaml"))?,
+        })
+    }
+
+    /// env.yaml's exports, then application.json (else application.yaml)
+    /// with its references resolved.
+    pub fn load(&self) -> Result<Loaded, ConfigError> {
+        let mut exports = BTreeMap::new();
+        if let Some(env_file) = &self.env_yaml {
+            match env_file.yaml()? {
+                Yaml::Map(entries) => {
+                    let mut vars = Vec::new();
+                    flatten_env(&entries, "", &mut vars);
+                    for (name, value) in vars {
+                        if std::env::var_os(&name).is_none() {
+                            exports.insert(name, value);
+                        }
+                    }
+                }
+                Yaml::Null => {}
+                _ => {
+                    return Err(ConfigError(format!(
+                        "{} must be a mapping of names to values",
+                        env_file.name
+                    )))
+                }
+            }
+        }
+        let (config, source) = if let Some(json_file) = &self.application_json {
+            let value = json_read::parse(&json_file.text)
+                .map_err(|e| ConfigError(format!("{}: {e}", json_file.name)))?;
+            (value, json_file)
+        } else if let Some(yaml_file) = &self.application_yaml {
+            (yaml_file.yaml()?, yaml_file)
+        } else {
+            return Ok(Loaded {
+                config: Yaml::Map(Vec::new()),
+                exports,
+            });
+        };
+        let config = match config {
+            Yaml::Null => Yaml::Map(Vec::new()),
+            map @ Yaml::Map(_) => map,
+            _ => {
+                return Err(ConfigError(format!(
+                    "{} must hold a mapping at the top level",
+                    source.name
+                )))
+            }
+        };
+        let mut loaded = Loaded {
+            config: Yaml::Null,
+            exports,
+        };
+        loaded.config = resolve_refs(config, &loaded);
+        Ok(loaded)
     }
 }
 
@@ -83,49 +168,9 @@ impl Loaded {
     }
 }
 
+/// Reads and loads the configuration of a project root.
 pub fn load(root: &Path) -> Result<Loaded, ConfigError> {
-    let mut exports = BTreeMap::new();
-    let env_file = root.join("env.yaml");
-    if env_file.is_file() {
-        match read_yaml(&env_file)? {
-            Yaml::Map(entries) => {
-                let mut vars = Vec::new();
-                flatten_env(&entries, "", &mut vars);
-                for (name, value) in vars {
-                    if std::env::var_os(&name).is_none() {
-                        exports.insert(name, value);
-                    }
-                }
-            }
-            Yaml::Null => {}
-            _ => {
-                return Err(ConfigError(format!(
-                    "{} must be a mapping of names to values",
-                    env_file.display()
-                )))
-            }
-        }
-    }
-    let json_file = root.join("application.json");
-    let yaml_file = root.join("application.yaml");
-    let config = if json_file.is_file() {
-        let text = std::fs::read_to_string(&json_file)
-            .map_err(|e| ConfigError(format!("{}: {e}", json_file.display())))?;
-        from_json(
-            serde_json::from_str(&text)
-                .map_err(|e| ConfigError(format!("{}: {e}", json_file.display())))?,
-        )
-    } else if yaml_file.is_file() {
-        read_yaml(&yaml_file)?
-    } else {
-        Yaml::Map(Vec::new())
-    };
-    let mut loaded = Loaded {
-        config: Yaml::Null,
-        exports,
-    };
-    loaded.config = resolve_refs(config, &loaded);
-    Ok(loaded)
+    Sources::read(root)?.load()
 }
 
 /// Replaces `${NAME}` in strings; a value that is exactly `${NAME}` becomes
@@ -236,24 +281,29 @@ pub fn get(root: &Path, path: &str) -> Result<String, ConfigError> {
     Ok(lookup(&loaded.config, &steps).map_or_else(|| "null".to_string(), json::compact))
 }
 
-/// `svc compile` without a document: application.yaml → application.json
+/// The application.json that `svc compile` writes for an application.yaml
 /// (references kept as written, never resolved).
-pub fn compile(root: &Path, out_dir: Option<&Path>, force: bool) -> Result<PathBuf, ConfigError> {
-    let src = root.join("application.yaml");
-    if !src.is_file() {
-        return Err(ConfigError(format!("{} does not exist", src.display())));
-    }
-    let data = match read_yaml(&src)? {
+pub fn compiled_text(src: &Source) -> Result<String, ConfigError> {
+    let data = match src.yaml()? {
         Yaml::Null => Yaml::Map(Vec::new()),
         map @ Yaml::Map(_) => map,
         _ => {
             return Err(ConfigError(format!(
                 "{} must hold a mapping at the top level",
-                src.display()
+                src.name
             )))
         }
     };
-    let text = format!("{}\n", json::pretty(&data));
+    Ok(format!("{}\n", json::pretty(&data)))
+}
+
+/// `svc compile` without a document: application.yaml → application.json.
+pub fn compile(root: &Path, out_dir: Option<&Path>, force: bool) -> Result<PathBuf, ConfigError> {
+    let path = root.join("application.yaml");
+    let Some(src) = Source::read(&path)? else {
+        return Err(ConfigError(format!("{} does not exist", path.display())));
+    };
+    let text = compiled_text(&src)?;
     let out = out_dir.unwrap_or(root).join("application.json");
     if out.exists()
         && !force
@@ -275,6 +325,27 @@ pub fn compile(root: &Path, out_dir: Option<&Path>, force: bool) -> Result<PathB
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn yaml_only(text: &str) -> Sources {
+        Sources {
+            application_yaml: Some(Source {
+                name: "application.yaml".into(),
+                text: text.into(),
+            }),
+            ..Sources::default()
+        }
+    }
+
+    #[test]
+    fn the_top_level_is_a_mapping() {
+        let empty = yaml_only("# nothing yet\n").load().map(|l| l.config);
+        assert_eq!(empty.ok(), Some(Yaml::Map(Vec::new())));
+        let list = yaml_only("- a\n- b\n").load().map(|l| l.config);
+        assert_eq!(
+            list.err().map(|e| e.0),
+            Some("application.yaml must hold a mapping at the top level".into())
+        );
+    }
 
     #[test]
     fn paths() {

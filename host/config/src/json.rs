@@ -2,7 +2,7 @@
 //! writes it (compact, or `indent=2`), so `svc get` and `svc compile` agree
 //! byte for byte with the Python SDK.
 
-use super::yaml::Yaml;
+use crate::yaml::Yaml;
 
 /// Python's `repr(float)`: the shortest round-trip digits, in fixed notation
 /// for exponents from -4 to 15 (with `.0` when integral), else `1e+21`.
@@ -49,6 +49,49 @@ pub fn python_float(v: f64) -> String {
     }
 }
 
+/// An integer past 128 bits (`-0x1F...`, `000123...`), written in decimal
+/// as Python's arbitrary-precision `int` prints it.
+fn big_decimal(text: &str) -> String {
+    let (negative, unsigned) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (radix, digits) = if let Some(hex) = unsigned.strip_prefix("0x") {
+        (16, hex)
+    } else if let Some(oct) = unsigned.strip_prefix("0o") {
+        (8, oct)
+    } else {
+        (10, unsigned)
+    };
+    // Little-endian limbs of 10^9.
+    let mut limbs: Vec<u64> = vec![0];
+    for d in digits.chars().filter_map(|c| c.to_digit(radix)) {
+        let mut carry = u64::from(d);
+        for limb in &mut limbs {
+            let v = *limb * u64::from(radix) + carry;
+            *limb = v % 1_000_000_000;
+            carry = v / 1_000_000_000;
+        }
+        while carry > 0 {
+            limbs.push(carry % 1_000_000_000);
+            carry /= 1_000_000_000;
+        }
+    }
+    let mut out = String::new();
+    if negative && limbs.iter().any(|l| *l != 0) {
+        out.push('-');
+    }
+    let mut rev = limbs.iter().rev();
+    if let Some(top) = rev.next() {
+        out.push_str(&top.to_string());
+    }
+    for limb in rev {
+        out.push_str(&format!("{limb:09}"));
+    }
+    out
+}
+
 fn string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
@@ -59,7 +102,7 @@ fn scalar(v: &Yaml) -> Option<String> {
         Yaml::Bool(b) => b.to_string(),
         Yaml::Int(text, value) => match value {
             Some(i) => i.to_string(),
-            None => text.trim_start_matches('+').to_string(),
+            None => big_decimal(text),
         },
         Yaml::Float(_, f) => python_float(*f),
         Yaml::Str(s) => string(s),
@@ -134,6 +177,20 @@ fn write_pretty(v: &Yaml, level: usize, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_past_128_bits_like_python() {
+        let big = "1234567890123456789012345678901234567890123";
+        assert_eq!(big_decimal(big), big);
+        assert_eq!(big_decimal(&format!("+000{big}")), big);
+        assert_eq!(big_decimal(&format!("-{big}")), format!("-{big}"));
+        // 2^132, as Python's int("0x1" + "0" * 33, 16) prints it.
+        assert_eq!(
+            big_decimal(&format!("0x1{}", "0".repeat(33))),
+            "5444517870735015415413993718908291383296"
+        );
+        assert_eq!(big_decimal("-0000"), "0");
+    }
 
     #[test]
     fn floats_like_python() {

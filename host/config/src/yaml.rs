@@ -100,7 +100,12 @@ impl Builder {
             None => self.root = Some(value),
             Some(Frame::List(items)) => items.push(value),
             Some(Frame::Map(entries, key)) => match key.take() {
-                Some(k) => entries.push((k, value)),
+                // A repeated key keeps its first place and takes the last
+                // value, as a Python dict built by PyYAML does.
+                Some(k) => match entries.iter_mut().find(|(existing, _)| *existing == k) {
+                    Some(slot) => slot.1 = value,
+                    None => entries.push((k, value)),
+                },
                 None => match value {
                     Yaml::Str(s) => *key = Some(s),
                     Yaml::Null => *key = Some("null".into()),
@@ -144,8 +149,28 @@ impl MarkedEventReceiver for Builder {
     }
 }
 
+/// YAML's printable characters (PyYAML's check, which the SDK inherits);
+/// yaml-rust2 would take a NUL for the end of the text.
+fn printable(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
+        || c >= '\u{10000}'
+}
+
 /// Parses one YAML document; an empty document is `Null`.
 pub fn parse(text: &str) -> Result<Yaml, String> {
+    if let Some((line, (column, c))) = text.lines().enumerate().find_map(|(i, line)| {
+        line.chars()
+            .enumerate()
+            .find(|(_, c)| !printable(*c))
+            .map(|found| (i, found))
+    }) {
+        return Err(format!(
+            "line {}, column {}: the character U+{:04X} is not allowed in YAML",
+            line + 1,
+            column + 1,
+            u32::from(c)
+        ));
+    }
     let mut builder = Builder::default();
     Parser::new_from_str(text)
         .load(&mut builder, false)
@@ -187,5 +212,27 @@ mod tests {
             ])
         );
         assert!(parse("a: &x 1\nb: *x\n").is_err());
+    }
+
+    #[test]
+    fn refuses_characters_yaml_does_not_allow() {
+        let e = parse("a: 1\n# note\0\nb: 2\n").expect_err("NUL");
+        assert!(
+            e.contains("line 2, column 7") && e.contains("U+0000"),
+            "{e}"
+        );
+        assert!(parse("a: \"caf\u{e9} \u{1f600}\"\r\n").is_ok());
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_place_and_the_last_value() {
+        let y = parse("a: 1\nb: 2\na: 3\n").expect("yaml");
+        assert_eq!(
+            y,
+            Yaml::Map(vec![
+                ("a".into(), Yaml::Int("3".into(), Some(3))),
+                ("b".into(), Yaml::Int("2".into(), Some(2))),
+            ])
+        );
     }
 }

@@ -1,0 +1,40 @@
+"""Helpers the benchmark scripts share: ports, commands, the svc binary, the JDK."""
+import os
+import socket
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sh(cmd, cwd=None, env=None):
+    """Runs a command (a list, or a string for the shell); exits with its output on failure."""
+    r = subprocess.run(cmd, cwd=cwd, env=env, shell=isinstance(cmd, str), capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"failed: {cmd}\n{r.stdout}\n{r.stderr}")
+    return r.stdout
+
+
+def svc_binary():
+    """The svc command: $SVC_BIN, else a debug build of this checkout."""
+    if os.environ.get("SVC_BIN"):
+        return os.environ["SVC_BIN"]
+    sh(["cargo", "build", "-q", "-p", "svc-cli"], cwd=ROOT)
+    return os.path.join(ROOT, "target", "debug", "svc")
+
+
+def java_home():
+    """JAVA_HOME, else the newest Temurin JDK under /usr/lib/jvm."""
+    home = os.environ.get("JAVA_HOME", "")
+    if not home:
+        found = sorted(d for d in os.listdir("/usr/lib/jvm") if d.startswith("temurin-"))
+        home = os.path.join("/usr/lib/jvm", found[-1]) if found else ""
+    if not home:
+        sys.exit("set JAVA_HOME to a JDK 21 or newer")
+    return home
