@@ -54,8 +54,10 @@ fuzz() {
 fuzz build
 for target in "${targets[@]}"; do
     log=$(mktemp)
+    dict=()
+    [ -f "$corpus/$target.dict" ] && dict=(-dict="$corpus/$target.dict")
     if ! fuzz run "$target" "$corpus/$target" -- \
-        "${budget[@]}" -timeout=10 -print_final_stats=1 >"$log" 2>&1; then
+        "${budget[@]}" ${dict[@]+"${dict[@]}"} -timeout=10 -print_final_stats=1 >"$log" 2>&1; then
         tail -n 60 "$log" >&2
         echo "error: fuzz target $target failed; the input is under fuzz/artifacts/$target/" >&2
         rm -f "$log"

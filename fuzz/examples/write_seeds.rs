@@ -1,4 +1,5 @@
-//! Writes the seed corpus of every fuzz target: `<DIR>/<target>/<seed>`.
+//! Writes the seed corpus of every fuzz target, `<DIR>/<target>/<seed>`, and
+//! its libFuzzer dictionary when it has one, `<DIR>/<target>.dict`.
 //! `fuzz/run.sh` calls it before `cargo fuzz run`.
 
 use std::process::ExitCode;
@@ -20,6 +21,20 @@ fn main() -> ExitCode {
         if let Err(e) = std::fs::create_dir_all(&out) {
             eprintln!("error: {}: {e}", out.display());
             return ExitCode::FAILURE;
+        }
+        let words = match svc_fuzz::seeds::dictionary(target) {
+            Ok(w) => w,
+            Err(e) => {
+                eprintln!("error: dictionary of {target}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if !words.is_empty() {
+            let path = dir.join(format!("{target}.dict"));
+            if let Err(e) = std::fs::write(&path, words.join("\n") + "\n") {
+                eprintln!("error: {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
         }
         for seed in seeds {
             let path = out.join(&seed.name);

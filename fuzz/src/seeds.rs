@@ -150,3 +150,51 @@ fn config_cases(dir: &Path) -> Result<Vec<Seed>, String> {
     }
     Ok(out)
 }
+
+/// libFuzzer dictionary entries for `target`, if it has any: for
+/// `ir_document`, every property name and enum value of the IR's JSON Schema,
+/// quoted as a document spells them, so mutations reach past the JSON syntax
+/// into the document's rules.
+pub fn dictionary(target: &str) -> Result<Vec<String>, String> {
+    if target != "ir_document" {
+        return Ok(Vec::new());
+    }
+    let path = workspace().join("fixtures/schema/ir-v2.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_slice(&read(&path)?).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut words = std::collections::BTreeSet::new();
+    collect_words(&schema, &mut words);
+    Ok(words
+        .into_iter()
+        .map(|w| {
+            // A libFuzzer dictionary entry: the word in JSON quotes, written
+            // as a C-style string.
+            let quoted = serde_json::Value::String(w).to_string();
+            format!("\"{}\"", quoted.replace('\\', "\\\\").replace('"', "\\\""))
+        })
+        .collect())
+}
+
+fn collect_words(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    ("properties", serde_json::Value::Object(props)) => {
+                        out.extend(props.keys().cloned());
+                    }
+                    ("enum", serde_json::Value::Array(items)) => {
+                        out.extend(items.iter().filter_map(|i| i.as_str().map(String::from)));
+                    }
+                    ("const", serde_json::Value::String(s)) => {
+                        out.insert(s.clone());
+                    }
+                    _ => {}
+                }
+                collect_words(value, out);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|i| collect_words(i, out)),
+        _ => {}
+    }
+}
