@@ -63,11 +63,19 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// Reads what [`Sources::load`] uses: application.yaml only when there
+    /// is no application.json, as the SDK does (a stale or broken YAML file
+    /// beside the JSON one is never opened).
     pub fn read(root: &Path) -> Result<Self, ConfigError> {
+        let application_json = Source::read(&root.join("application.json"))?;
+        let application_yaml = match application_json {
+            Some(_) => None,
+            None => Source::read(&root.join("application.yaml"))?,
+        };
         Ok(Sources {
             env_yaml: Source::read(&root.join("env.yaml"))?,
-            application_json: Source::read(&root.join("application.json"))?,
-            application_yaml: Source::read(&root.join("application.yaml"))?,
+            application_json,
+            application_yaml,
         })
     }
 
@@ -345,6 +353,17 @@ mod tests {
             list.err().map(|e| e.0),
             Some("application.yaml must hold a mapping at the top level".into())
         );
+    }
+
+    #[test]
+    fn application_yaml_is_not_opened_beside_application_json() {
+        let dir = std::env::temp_dir().join(format!("svc-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("application.json"), "{\"a\": 1}").unwrap();
+        std::fs::write(dir.join("application.yaml"), b"a: \xff\n").unwrap();
+        let got = get(&dir, "a").map_err(|e| e.0);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(got, Ok("1".to_string()));
     }
 
     #[test]
