@@ -22,11 +22,7 @@ fn value(raw: &RawValue) -> Result<Yaml, serde_json::Error> {
             let Entries(entries) = serde_json::from_str(text)?;
             let mut map: Vec<(String, Yaml)> = Vec::with_capacity(entries.len());
             for (key, raw) in entries {
-                let v = value(raw)?;
-                match map.iter_mut().find(|(existing, _)| *existing == key) {
-                    Some(slot) => slot.1 = v,
-                    None => map.push((key, v)),
-                }
+                crate::yaml::insert(&mut map, key, value(raw)?);
             }
             Yaml::Map(map)
         }

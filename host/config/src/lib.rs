@@ -51,6 +51,18 @@ impl Source {
     fn yaml(&self) -> Result<Yaml, ConfigError> {
         yaml::parse(&self.text).map_err(|e| ConfigError(format!("{}: {e}", self.name)))
     }
+
+    /// An application file's top level: a mapping, `null` read as `{}`.
+    fn top_level(&self, value: Yaml) -> Result<Yaml, ConfigError> {
+        match value {
+            Yaml::Null => Ok(Yaml::Map(Vec::new())),
+            map @ Yaml::Map(_) => Ok(map),
+            _ => Err(ConfigError(format!(
+                "{} must hold a mapping at the top level",
+                self.name
+            ))),
+        }
+    }
 }
 
 /// The configuration files of a project root, read but not yet understood
@@ -115,16 +127,7 @@ impl Sources {
                 exports,
             });
         };
-        let config = match config {
-            Yaml::Null => Yaml::Map(Vec::new()),
-            map @ Yaml::Map(_) => map,
-            _ => {
-                return Err(ConfigError(format!(
-                    "{} must hold a mapping at the top level",
-                    source.name
-                )))
-            }
-        };
+        let config = source.top_level(config)?;
         let mut loaded = Loaded {
             config: Yaml::Null,
             exports,
@@ -292,16 +295,7 @@ pub fn get(root: &Path, path: &str) -> Result<String, ConfigError> {
 /// The application.json that `svc compile` writes for an application.yaml
 /// (references kept as written, never resolved).
 pub fn compiled_text(src: &Source) -> Result<String, ConfigError> {
-    let data = match src.yaml()? {
-        Yaml::Null => Yaml::Map(Vec::new()),
-        map @ Yaml::Map(_) => map,
-        _ => {
-            return Err(ConfigError(format!(
-                "{} must hold a mapping at the top level",
-                src.name
-            )))
-        }
-    };
+    let data = src.top_level(src.yaml()?)?;
     Ok(format!("{}\n", json::pretty(&data)))
 }
 

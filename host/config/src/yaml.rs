@@ -20,6 +20,15 @@ pub enum Yaml {
     Map(Vec<(String, Yaml)>),
 }
 
+/// Adds a member to a mapping as a Python dict does: a repeated key keeps
+/// its first place and takes the last value (PyYAML and `json.loads` alike).
+pub(crate) fn insert(entries: &mut Vec<(String, Yaml)>, key: String, value: Yaml) {
+    match entries.iter_mut().find(|(existing, _)| *existing == key) {
+        Some(slot) => slot.1 = value,
+        None => entries.push((key, value)),
+    }
+}
+
 fn is_digits(s: &str, radix: u32) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_digit(radix))
 }
@@ -100,12 +109,7 @@ impl Builder {
             None => self.root = Some(value),
             Some(Frame::List(items)) => items.push(value),
             Some(Frame::Map(entries, key)) => match key.take() {
-                // A repeated key keeps its first place and takes the last
-                // value, as a Python dict built by PyYAML does.
-                Some(k) => match entries.iter_mut().find(|(existing, _)| *existing == k) {
-                    Some(slot) => slot.1 = value,
-                    None => entries.push((k, value)),
-                },
+                Some(k) => insert(entries, k, value),
                 None => match value {
                     Yaml::Str(s) => *key = Some(s),
                     Yaml::Null => *key = Some("null".into()),
