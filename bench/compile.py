@@ -15,6 +15,7 @@ node) are reported next to a baseline that only copies the same tree there
 Prints a table and writes bench/results/compile.json.
 
 Usage: python3 bench/compile.py [--runs N]
+  SVC_BIN=path/to/svc python3 bench/compile.py   # measure that binary instead of a fresh release build
 """
 import argparse
 import json
@@ -68,8 +69,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
     args = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "svc-cli"], cwd=ROOT, check=True)
-    svc = os.path.join(ROOT, "target", "release", "svc")
+    svc = os.environ.get("SVC_BIN")
+    if not svc:
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "svc-cli"], cwd=ROOT, check=True)
+        svc = os.path.join(ROOT, "target", "release", "svc")
     work = tempfile.mkdtemp(prefix="svc-bench-")
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     shm_work = tempfile.mkdtemp(prefix="svc-bench-", dir=shm)

@@ -9,8 +9,8 @@
 # - the wasm32-wasip2 Rust target (the build script would add it too);
 # - JAVA_HOME at a JDK 21+ (the default java here is 17; a Temurin JDK sits
 #   beside it in /usr/lib/jvm);
-# - .venv with the SDK (sdk/python[all]), pytest, ruff and schemathesis,
-#   activated;
+# - .venv with the SDK (sdk/python[all]), pytest, ruff, schemathesis,
+#   maturin and hadolint (tests/requirements.txt), activated;
 # - sdk/python/tests/a2a_js/node_modules: the npm @a2a-js/sdk client of the
 #   A2A interop tests, `npm ci` from its package-lock.json (cache in ~/.npm);
 # - designer/node_modules, from designer/package-lock.json, and Debian's
@@ -81,6 +81,9 @@ cargo test --workspace --quiet
 # The designer in a real browser, against the svc binary the tests built.
 SVC_BIN="$PWD/target/debug/svc" node --test designer/tests/
 (cd sdk/python && python -m pytest -q -p no:cacheprovider && ruff check --no-cache . && ruff format --check --no-cache .)
+# Both ways to install svc, from a clean environment (the svc-compiler wheel
+# with the SDK's compiler extra; cargo install), on the dev build above.
+tests/install.sh
 # Each fuzz target for a few seconds from its seeds (fuzz/README.md); the
 # million-execution runs are recorded in the issue notes.
 fuzz/run.sh --seconds 10

@@ -153,6 +153,7 @@ fn core(t: &mut Suite, ready: Duration) -> Result<(), String> {
         body.to_string()
     });
     openapi(t, &s, project.path(), "apiKey");
+    container_health_check(t, &s, project.path());
     t.expect(
         "unknown path",
         s.send("GET", "/nowhere", &[("X-API-Key", KEY)], b""),
@@ -568,6 +569,65 @@ fn append_text(t: &mut Suite, ready: Duration) -> Result<(), String> {
         &want,
     );
     Ok(())
+}
+
+/// The command of the Dockerfile's HEALTHCHECK (exec form), run here
+/// against the live service: 0 while it answers, non-zero once nothing
+/// listens on the port. Paths under the image's `/app/` are the build's
+/// `target/app/` (java-svc's extracted jar).
+fn container_health_check(t: &mut Suite, s: &Service, dir: &std::path::Path) {
+    let Ok(dockerfile) = std::fs::read_to_string(dir.join("Dockerfile")) else {
+        t.check("a Dockerfile", false, || dir.display().to_string());
+        return;
+    };
+    let Some(argv) = healthcheck_argv(&dockerfile) else {
+        // Go's image (distroless) has no shell or tool to run one.
+        t.check("a HEALTHCHECK", t.platform == "go", || dockerfile.clone());
+        return;
+    };
+    let argv: Vec<String> = argv
+        .iter()
+        .map(|a| match a.strip_prefix("/app/") {
+            Some(rest) => dir.join("target/app").join(rest).display().to_string(),
+            None => a.clone(),
+        })
+        .collect();
+    let run = |port: u16| {
+        let mut cmd = std::process::Command::new(&argv[0]);
+        if argv[0] == "java" {
+            if let Some(home) = std::env::var_os("JAVA_HOME") {
+                cmd = std::process::Command::new(std::path::Path::new(&home).join("bin/java"));
+            }
+        }
+        cmd.args(&argv[1..])
+            .env("SVC_PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map(|st| st.success())
+    };
+    let live = run(s.port);
+    t.check(
+        "the HEALTHCHECK passes while the service runs",
+        matches!(live, Ok(true)),
+        || format!("{argv:?}: {live:?}"),
+    );
+    let closed = crate::http::free_port()
+        .map_err(|e| e.to_string())
+        .and_then(|p| run(p).map_err(|e| e.to_string()));
+    t.check(
+        "the HEALTHCHECK fails where nothing listens",
+        matches!(closed, Ok(false)),
+        || format!("{argv:?}: {closed:?}"),
+    );
+}
+
+/// The exec-form command of a Dockerfile's `HEALTHCHECK ... CMD [...]`.
+pub fn healthcheck_argv(dockerfile: &str) -> Option<Vec<String>> {
+    let joined = dockerfile.replace("\\\n", " ");
+    let line = joined.lines().find(|l| l.starts_with("HEALTHCHECK "))?;
+    let json = &line[line.find("CMD [")? + 4..];
+    serde_json::from_str(json).ok()
 }
 
 /// The request forms each platform keeps for older clients.

@@ -101,7 +101,8 @@ pub fn info() -> BackendInfo {
             setup: String::new(),
             test: "./mvnw -q -B test".into(),
             build: "./mvnw -q -B -DskipTests package".into(),
-            run: "\"${JAVA_HOME:+$JAVA_HOME/bin/}java\" -jar target/service.jar".into(),
+            // The extracted jar with the CDS archive of the build's training run (pom.xml).
+            run: "\"${JAVA_HOME:+$JAVA_HOME/bin/}java\" -XX:SharedArchiveFile=target/app/service.jsa -jar target/app/service.jar".into(),
         },
     }
 }

@@ -64,6 +64,11 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             "env.yaml\n.venv/\n__pycache__/\n*.egg-info/\n.pytest_cache/\n",
         ),
         File::text("README.md", readme(doc)),
+        File::text("Dockerfile", dockerfile(doc)),
+        File::text(
+            ".dockerignore",
+            ".venv/\nenv.yaml\n__pycache__/\n*.egg-info/\n.pytest_cache/\n.git/\n",
+        ),
         File::text("app/__init__.py", app_init(doc)),
         File::text("app/config.py", config_py()),
         File::text("app/main.py", main_py()),
@@ -483,6 +488,44 @@ fn state_py(doc: &Document) -> String {
     )
 }
 
+/// The project's image: a virtual environment with the project and its
+/// dependencies, copied onto a slim Python image where the service runs as
+/// a non-root user.
+fn dockerfile(doc: &Document) -> String {
+    let port = doc.logical.settings.server.port;
+    format!(
+        "# Install the service into a virtual environment, then run it as a non-root user on a\n\
+         # slim image. Secrets come only from the environment of `docker run` (env.yaml stays\n\
+         # out of the image, see .dockerignore).\n\
+         FROM {PYTHON_IMAGE} AS build\n\
+         ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1\n\
+         RUN python -m venv /opt/venv\n\
+         ENV PATH=/opt/venv/bin:$PATH\n\
+         WORKDIR /srv/service\n\
+         COPY . .\n\
+         # Until svc-sdk is on PyPI: `pip wheel -w wheels /path/to/svc/sdk/python`, then build\n\
+         # with --build-arg PIP_FIND_LINKS=/srv/service/wheels.\n\
+         ARG PIP_FIND_LINKS=\"\"\n\
+         # application.json: the configuration precompiled, read without YAML at start-up.\n\
+         RUN pip install . && python -m svc compile --force\n\
+         \n\
+         FROM {PYTHON_IMAGE}\n\
+         RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin svc\n\
+         COPY --from=build /opt/venv /opt/venv\n\
+         COPY --from=build /srv/service /srv/service\n\
+         WORKDIR /srv/service\n\
+         ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 SVC_HOST=0.0.0.0 SVC_PORT={port}\n\
+         USER 10001\n\
+         EXPOSE {port}\n\
+         HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \\\n\
+         \x20   CMD [\"python\", \"-c\", \"import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ['SVC_PORT'] + '/health', timeout=2)\"]\n\
+         CMD [\"python\", \"-m\", \"svc\", \"run\"]\n"
+    )
+}
+
+/// The base image of the Dockerfile: a Python the SDK supports.
+const PYTHON_IMAGE: &str = "python:3.12-slim";
+
 fn readme(doc: &Document) -> String {
     let title = doc.name.clone().unwrap_or_else(|| doc.id.clone());
     let s = &doc.logical.settings;
@@ -552,8 +595,20 @@ fn readme(doc: &Document) -> String {
          `POST /invoke` takes `{{\"state\": {{...}}}}` (or `{{\"messages\": [...]}}` when the state has a `messages` \
          field) and answers `{{\"result\": {{...}}}}`; errors are `{{\"error\": {{\"code\", \"message\", \"details\"}}}}`. \
          With `SVC_DEV_EVENTS=1`, `GET /runs/{{run_id}}/events` streams the events of a run (the id is in the \
-         `X-Run-Id` response header).\n\n",
-        port = s.server.port
+         `X-Run-Id` response header).\n\n\
+         `python -m svc run` serves the graph's routes on a plain Starlette app, which starts faster; \
+         `uvicorn app.main:app` serves the FastAPI app of `app/main.py`, where you can add your own routes.\n\n\
+         The `Dockerfile` installs the project into a virtual environment and runs `python -m svc run` on \
+         `{PYTHON_IMAGE}` as a non-root user, with a health check on `/health`. Secrets come from the \
+         environment of `docker run`{secret}, never from the image (`env.yaml` is in `.dockerignore`). Until \
+         `svc-sdk` is on PyPI, put its wheel in `wheels/` (`pip wheel -w wheels /path/to/svc/sdk/python`) and \
+         build with `--build-arg PIP_FIND_LINKS=/srv/service/wheels`.\n\n",
+        port = s.server.port,
+        secret = if doc.security.auth == Auth::None {
+            String::new()
+        } else {
+            format!(" (`-e {}=...`)", doc.security.key_env)
+        },
     ));
     if s.mcp.expose || s.a2a.enabled {
         out.push_str("## Published to other agents\n\n");

@@ -253,13 +253,16 @@ pub fn main_svc_java() -> ExitCode {
 }
 
 fn print_version(name: &str) {
-    println!(
-        "{name} {} (IR 2.x, plugin interface svc:codegen@0.2.0, loads 0.1.0 components)",
+    let mut text = format!(
+        "{name} {} (host {}, IR 2.x, plugin interface svc:codegen@0.2.0, loads 0.1.0 components)\n",
+        env!("CARGO_PKG_VERSION"),
         svc_compile::HOST_VERSION
     );
     for b in svc_builtin::BACKENDS {
-        println!("  built-in backend {} ({})", b.platform, b.name);
+        text.push_str(&format!("  built-in backend {} ({})\n", b.platform, b.name));
     }
+    // A reader that stops early (`svc version | head -1`) is not an error.
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
 }
 
 fn compile(
@@ -309,5 +312,29 @@ fn compile(
             ExitCode::SUCCESS
         }
         Err(diags) => output::fail(args.format, &diags),
+    }
+}
+
+#[cfg(test)]
+mod release_tests {
+    /// svc, the svc-compiler wheel and the SDK are one release: the SDK's
+    /// version and its `compiler` extra's pin are this crate's version.
+    #[test]
+    #[allow(clippy::unwrap_used)] // test code
+    fn the_sdk_pins_the_compiler_at_this_release() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../sdk/python/pyproject.toml"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let version = env!("CARGO_PKG_VERSION");
+        assert!(
+            text.contains(&format!("\nversion = \"{version}\"\n")),
+            "{path}"
+        );
+        assert!(
+            text.contains(&format!("compiler = [\"svc-compiler=={version}\"]")),
+            "{path}"
+        );
     }
 }

@@ -4,19 +4,15 @@ Importing `svc` needs PyYAML only; every feature with an optional dependency
 imports it when used and names the extra to install when it is missing.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.3.2"
 
-from svc.agents import (
-    agent,
-    get_supervisor,
-    handoff,
-    make_handoff_tool,
-    remote_agent,
-    run_agent,
-    supervisor,
-    worker_agent,
-)
-from svc.clients import get_http_client, get_llm_provider
+# What every service loads at start-up anyway. svc.registry comes after
+# svc.graph, so `svc.graph` is the decorator, not the module.
 from svc.config import get_config, load_config
 from svc.errors import (
     ConfigError,
@@ -26,13 +22,6 @@ from svc.errors import (
     SvcError,
 )
 from svc.graph import END, START, GraphBuilder, SvcApp
-
-# Records only: what its protocol needs is imported when the app is built.
-from svc.graph_server import svc_graph_server
-from svc.hitl import human_interrupt
-
-# The MCP decorators only record; the "mcp" extra is imported when a server is built.
-from svc.mcp_server import mcp_prompt, mcp_resource, mcp_tool, svc_mcp_server
 from svc.registry import (
     Decision,
     business_policy,
@@ -49,11 +38,28 @@ from svc.registry import (
     skill,
     tool,
 )
-from svc.tracing import configure_tracing, register_graph
 
-# A2A (the "a2a" extra): imported on first use, so `import svc` loads neither
-# svc.a2a_server nor svc.a2a_peers (which import the SDK only when called).
-_LAZY = {
+# The rest is imported from its module on first use (PEP 562), so a service
+# does not pay at start-up for agents, MCP, A2A or tracing it does not use.
+_EXPORTS = {
+    "agent": "svc.agents",
+    "get_supervisor": "svc.agents",
+    "handoff": "svc.agents",
+    "make_handoff_tool": "svc.agents",
+    "remote_agent": "svc.agents",
+    "run_agent": "svc.agents",
+    "supervisor": "svc.agents",
+    "worker_agent": "svc.agents",
+    "get_http_client": "svc.clients",
+    "get_llm_provider": "svc.clients",
+    "svc_graph_server": "svc.graph_server",
+    "human_interrupt": "svc.hitl",
+    "mcp_prompt": "svc.mcp_server",
+    "mcp_resource": "svc.mcp_server",
+    "mcp_tool": "svc.mcp_server",
+    "svc_mcp_server": "svc.mcp_server",
+    "configure_tracing": "svc.tracing",
+    "register_graph": "svc.tracing",
     "svc_a2a_server": "svc.a2a_server",
     "a2a_skill": "svc.a2a_server",
     "a2a_authenticator": "svc.a2a_server",
@@ -62,16 +68,60 @@ _LAZY = {
     "invoke_a2a_agent": "svc.a2a_peers",
 }
 
+if TYPE_CHECKING:  # what editors and type checkers see
+    from svc.a2a_peers import (
+        a2a_agent,
+        a2a_client,
+        invoke_a2a_agent,
+    )
+    from svc.a2a_server import (
+        a2a_authenticator,
+        a2a_skill,
+        svc_a2a_server,
+    )
+    from svc.agents import (
+        agent,
+        get_supervisor,
+        handoff,
+        make_handoff_tool,
+        remote_agent,
+        run_agent,
+        supervisor,
+        worker_agent,
+    )
+    from svc.clients import (
+        get_http_client,
+        get_llm_provider,
+    )
+    from svc.graph_server import (
+        svc_graph_server,
+    )
+    from svc.hitl import (
+        human_interrupt,
+    )
+    from svc.mcp_server import (
+        mcp_prompt,
+        mcp_resource,
+        mcp_tool,
+        svc_mcp_server,
+    )
+    from svc.tracing import (
+        configure_tracing,
+        register_graph,
+    )
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'svc' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
 
 
 __all__ = [

@@ -139,7 +139,9 @@ def _run(args: argparse.Namespace) -> int:
     configure_tracing(config)
     settings = server_settings(config)  # host: flag > SVC_HOST > config > default
     host = args.host or settings.host
-    app = create_app(config=config, root=args.root)
+    # Starlette: the contract's routes without FastAPI's import time (the
+    # app of `uvicorn app.main:app` stays a FastAPI one).
+    app = create_app(config=config, root=args.root, framework="starlette")
     port = run_port(args.port, settings)  # after create_app: it imports the project
     # Per-request access lines cost throughput; they are kept for debugging.
     access_log = logging.getLogger().isEnabledFor(logging.DEBUG)
@@ -170,6 +172,15 @@ def _get(args: argparse.Namespace) -> int:
     return 0
 
 
+def _installed_compiler() -> str | None:
+    """The `svc` of the `compiler` extra, installed beside this Python's
+    scripts (found even when that directory is not on the PATH)."""
+    import sysconfig
+
+    path = os.path.join(sysconfig.get_path("scripts"), "svc")
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
 def _compile(args: argparse.Namespace) -> int:
     if args.document is None:
         from svc.config import compile_config
@@ -179,12 +190,12 @@ def _compile(args: argparse.Namespace) -> int:
         return 0
     if not args.out:
         raise UsageError("compile <document> needs --out DIR")
-    binary = os.environ.get("SVC_BIN") or shutil.which("svc")
+    binary = os.environ.get("SVC_BIN") or _installed_compiler() or shutil.which("svc")
     if not binary:
         raise ConfigError(
-            "compiling a graph document needs the Rust `svc` binary: build it with "
-            "`cargo build` in the svc repository, then put target/debug/svc on PATH "
-            "or set SVC_BIN to its path"
+            "compiling a graph document needs the Rust `svc` binary: "
+            'pip install "svc-sdk[compiler]" (or build it from the svc repository and '
+            "put it on PATH, or set SVC_BIN to its path)"
         )
     cmd = [binary, "compile", args.document, "--out", args.out, "--platform", "python-svc"]
     if args.force:

@@ -230,8 +230,14 @@ def create_app(
     config: dict | None = None,
     root: str | Path | None = None,
     threads: Any = None,
+    framework: str = "fastapi",
 ) -> Any:
     """The FastAPI app serving `graph` (default: the project's entrypoint graph).
+
+    `framework="starlette"` builds the same routes on a plain Starlette app,
+    which `svc run` serves: importing FastAPI is most of a service's
+    start-up time, and the contract's routes need none of it. Keep the
+    default to add FastAPI routes to the app (`uvicorn app.main:app`).
 
     Raises ConfigError when authentication is on and its key variable is
     unset, or when the embedding index of a rag node cannot be built.
@@ -252,14 +258,16 @@ def create_app(
     its protocol: each at `POST /graphs/<name>/invoke` ("http"), as an MCP
     tool at `/mcp` ("mcp") or as an A2A skill at `/a2a` ("a2a").
     """
-    fastapi = require("fastapi", "server", "create_app()")
+    if framework not in ("fastapi", "starlette"):
+        raise ValueError(f'framework must be "fastapi" or "starlette", not {framework!r}')
+    fastapi = require("fastapi", "server", "create_app()") if framework == "fastapi" else None
+    require("starlette", "server", "create_app()")
     from starlette.exceptions import HTTPException
     from starlette.requests import Request
     from starlette.responses import Response, StreamingResponse
 
     from svc import a2a_server, graph_server, mcp_server, rag
     from svc.adapters import runner_for
-    from svc.agents import agents_info
     from svc.graph import SvcApp
 
     if config is None:
@@ -430,6 +438,8 @@ def create_app(
         refused = denied(request)
         if refused is not None:
             return refused
+        from svc.agents import agents_info
+
         body = {
             "name": name,
             "version": version,
@@ -552,14 +562,19 @@ def create_app(
                 await stack.enter_async_context(manager.run())
             yield
 
-    app = fastapi.FastAPI(
-        title=name,
-        version=version,
-        docs_url=None,
-        redoc_url=None,
-        openapi_url=None,
-        lifespan=lifespan,
-    )
+    if fastapi is not None:
+        app = fastapi.FastAPI(
+            title=name,
+            version=version,
+            docs_url=None,
+            redoc_url=None,
+            openapi_url=None,
+            lifespan=lifespan,
+        )
+    else:
+        from starlette.applications import Starlette
+
+        app = Starlette(lifespan=lifespan)
     app.router.redirect_slashes = False  # /health/ is unknown, as on every target
     for path, endpoint, methods in routes:
         app.router.add_route(path, endpoint, methods=methods)
@@ -581,7 +596,8 @@ def create_app(
         return reply.error(SvcError(422, "invalid_state", first.get("msg", "invalid"), details))
 
     app.add_exception_handler(HTTPException, http_error)
-    app.add_exception_handler(fastapi.exceptions.RequestValidationError, validation_error)
+    if fastapi is not None:  # raised by FastAPI routes a user adds
+        app.add_exception_handler(fastapi.exceptions.RequestValidationError, validation_error)
     app.state.svc_runner = runner
     app.state.svc_mcp = mcp
     return app

@@ -73,7 +73,7 @@ def test_compile_document_without_the_binary(tmp_path):
     env["PATH"] = str(tmp_path)  # no `svc` there
     r = svc_py("compile", "g.graph.json", "--out", "o", env=env)
     assert r.returncode == 1
-    assert "cargo build" in r.stderr and "SVC_BIN" in r.stderr
+    assert "svc-sdk[compiler]" in r.stderr and "SVC_BIN" in r.stderr
 
 
 def test_new_scaffolds_a_project_whose_tests_pass(tmp_path):

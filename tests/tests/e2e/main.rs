@@ -9,6 +9,7 @@ mod a2a_python;
 mod agents_python;
 mod cache;
 mod compat;
+mod containers;
 mod contract_go;
 mod contract_java;
 mod contract_python;

@@ -9,6 +9,7 @@ use crate::{graph, nodes, tests};
 
 mod application;
 mod config;
+mod container;
 mod pom;
 mod readme;
 mod state;
@@ -52,6 +53,10 @@ const RUNTIME: &[(&str, &str)] = &[
     (
         "runtime/EnvFile.java",
         include_str!("../../runtime/java/EnvFile.java"),
+    ),
+    (
+        "runtime/HealthCheck.java",
+        include_str!("../../runtime/java/HealthCheck.java"),
     ),
     (
         "config/AuthSettings.java",
@@ -106,6 +111,8 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text("mvnw.cmd", MVNW_CMD),
         File::text(".mvn/wrapper/maven-wrapper.properties", WRAPPER_PROPERTIES),
         File::text(".gitignore", "target/\nenv.yaml\n"),
+        File::text("Dockerfile", container::dockerfile(doc, &pkg)),
+        File::text(".dockerignore", container::DOCKERIGNORE),
         File::text("application.yaml", application_yaml(doc)),
         File::text(
             "openapi.json",

@@ -66,6 +66,8 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
 
     <properties>
         <java.version>21</java.version>
+        <!-- -Dsvc.cds.skip=true: package without the CDS training run below. -->
+        <svc.cds.skip>false</svc.cds.skip>
     </properties>
 
     <dependencies>
@@ -99,11 +101,47 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
                 <groupId>org.springframework.boot</groupId>
                 <artifactId>spring-boot-maven-plugin</artifactId>
             </plugin>
+            <!-- Spring Boot's CDS support, after the jar is built: the jar is
+                 extracted to target/app, and a training run starts the application
+                 context there and stops (spring.context.exit=onRefresh), writing the
+                 classes it loaded to target/app/service.jsa. Started with
+                 `java -XX:SharedArchiveFile=target/app/service.jsa -jar target/app/service.jar`
+                 from this directory (the archive fits the JVM that wrote it and this
+                 class path; with another JVM it is ignored with a warning). -->
+            <plugin>
+                <groupId>org.apache.maven.plugins</groupId>
+                <artifactId>maven-antrun-plugin</artifactId>
+                <executions>
+                    <execution>
+                        <id>cds-training-run</id>
+                        <phase>package</phase>
+                        <goals>
+                            <goal>run</goal>
+                        </goals>
+                        <configuration>
+                            <skip>${{svc.cds.skip}}</skip>
+                            <target>
+                                <delete dir="${{project.build.directory}}/app"/>
+                                <exec executable="${{java.home}}/bin/java" dir="${{project.basedir}}" failonerror="true">
+                                    <arg line="-Djarmode=tools -jar target/service.jar extract --destination target/app"/>
+                                </exec>
+                                <exec executable="${{java.home}}/bin/java" dir="${{project.basedir}}" failonerror="true">
+                                    <!-- Stand-ins for this run only: it serves nothing. -->
+                                    <env key="{key_env}" value="cds-training-run"/>
+                                    <env key="SVC_PORT" value="0"/>
+                                    <arg line="-XX:ArchiveClassesAtExit=target/app/service.jsa -Dspring.context.exit=onRefresh -jar target/app/service.jar"/>
+                                </exec>
+                            </target>
+                        </configuration>
+                    </execution>
+                </executions>
+            </plugin>
         </plugins>
     </build>
 </project>
 "#,
         id = doc.id,
+        key_env = doc.security.key_env,
         version = esc(&doc.version),
         description = esc(&description),
     )

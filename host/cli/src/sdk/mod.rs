@@ -86,14 +86,39 @@ pub fn compile_config(
 }
 
 /// The install line printed when the SDK is missing.
-const INSTALL: &str =
-    "python -m pip install -e \"sdk/python[server]\"   (from the svc repository; \
-                       svc-sdk 0.3.2 is the SDK these projects use)";
+const INSTALL: &str = "python -m pip install \"svc-sdk[server]\"   (or, from the svc repository, \
+                       python -m pip install -e \"sdk/python[server]\"; svc-sdk 0.3.2 is the SDK \
+                       these projects use)";
+
+/// The Python that runs the SDK: `SVC_PYTHON`, else the one beside this
+/// binary (pip puts the svc-compiler wheel's `svc` in a virtual
+/// environment's `bin/`, next to its Python, which is found even when the
+/// environment is not activated), else `python3` on the PATH.
+fn python() -> String {
+    if let Some(p) = std::env::var_os("SVC_PYTHON").filter(|p| !p.is_empty()) {
+        return p.to_string_lossy().into_owned();
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("python3")))
+        .filter(|p| p.is_file());
+    match beside {
+        Some(p) => p.to_string_lossy().into_owned(),
+        None => "python3".into(),
+    }
+}
 
 /// Hands `svc run|info|register ...` over to `python -m svc ...`.
 pub fn forward(command: &str, args: &[String]) -> ExitCode {
-    let python = std::env::var("SVC_PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = Command::new(&python).args(["-c", "import svc"]).output();
+    let python = python();
+    // Finds the package without importing it: the probe stays a bare
+    // interpreter start, which `svc run`'s start-up time includes.
+    let probe = Command::new(&python)
+        .args([
+            "-c",
+            "import importlib.util, sys; sys.exit(importlib.util.find_spec('svc') is None)",
+        ])
+        .output();
     match probe {
         Ok(out) if out.status.success() => {}
         Ok(_) => {
