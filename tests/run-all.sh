@@ -15,6 +15,7 @@
 #   A2A interop tests, `npm ci` from its package-lock.json (cache in ~/.npm);
 # - designer/node_modules, from designer/package-lock.json, and Debian's
 #   chromium for the designer's browser test;
+# - Debian's postgresql server for the durable-thread tests;
 # - cargo-fuzz (crates.io) for the fuzz smoke run, by fuzz/run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,6 +73,16 @@ if ! command -v chromium >/dev/null 2>&1; then
     apt-get install -y -q chromium >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
   else
     echo "warning: no chromium; install Debian's chromium package (the designer's browser test skips, and fails with CI=true)" >&2
+  fi
+fi
+
+# A PostgreSQL server for the durable-thread tests (Debian's postgresql;
+# each test starts its own on a loopback port in a temporary directory).
+if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q postgresql >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q postgresql >/dev/null; }
+  else
+    echo "warning: no PostgreSQL server; install Debian's postgresql package (the durable-thread tests skip, and fail with CI=true)" >&2
   fi
 fi
 

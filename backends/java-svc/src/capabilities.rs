@@ -78,6 +78,14 @@ pub fn info() -> BackendInfo {
                     "Java services keep no checkpoints; checkpointers are python-svc only",
                 ),
                 reason(
+                    "feature:checkpointer.sqlite",
+                    "Java services keep no checkpoints; the sqlite checkpointer is python-svc only",
+                ),
+                reason(
+                    "feature:checkpointer.postgres",
+                    "Java services keep no checkpoints; the postgres checkpointer is python-svc only",
+                ),
+                reason(
                     "feature:streaming",
                     "Java services answer with the final state; streaming is python-svc only",
                 ),

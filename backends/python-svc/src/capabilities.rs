@@ -42,6 +42,8 @@ pub fn info() -> BackendInfo {
                     "agents.a2a",
                     "mcp.expose",
                     "checkpointer.memory",
+                    "checkpointer.sqlite",
+                    "checkpointer.postgres",
                     "a2a.publish",
                 ])
                 .map(|s| s.to_string())

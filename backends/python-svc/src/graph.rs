@@ -101,9 +101,16 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
         let schema = w.name(&format!("{}.state", scope.package), "SCHEMA");
         w.line(format!("schema = {schema}"));
         w.line(format!("max_steps = {}", s.max_steps));
-        if s.checkpointer.kind == CheckpointerKind::Memory {
-            // Paused threads are kept in the process (svc.threads).
-            w.line("checkpointer = \"memory\"");
+        if s.checkpointer.kind != CheckpointerKind::None {
+            // Paused threads are kept in the process (svc.threads) or in the
+            // database the variable names (svc.checkpoints).
+            w.line(format!(
+                "checkpointer = {}",
+                quote(s.checkpointer.kind.as_str())
+            ));
+            if let Some(env) = s.checkpointer.env() {
+                w.line(format!("checkpointer_env = {}", quote(env)));
+            }
         }
         w.line(format!("request_timeout_ms = {}", s.request_timeout_ms));
         if !doc

@@ -1,6 +1,8 @@
 //! Assembles the Python project.
 
-use svc_backend_sdk::ir::{AgentKind, Auth, Document, FieldType, ItemType, NodeKind, Reducer};
+use svc_backend_sdk::ir::{
+    AgentKind, Auth, CheckpointerKind, Document, FieldType, ItemType, NodeKind, Reducer,
+};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
@@ -10,7 +12,8 @@ use crate::{agents, graph, nodes, tests};
 
 /// The SDK a generated project depends on (this repository's sdk/python),
 /// with the `mcp` extra when the graph talks MCP or is published over it,
-/// and the `a2a` extra when it is published as an A2A agent.
+/// the `a2a` extra when it is published as an A2A agent, and LangGraph's
+/// saver for a durable checkpointer (`checkpoint-sqlite`, `checkpoint-postgres`).
 pub fn sdk_requirement(doc: &Document) -> String {
     let mcp = doc.logical.settings.mcp.expose
         || scope::all_graphs(doc)
@@ -28,6 +31,11 @@ pub fn sdk_requirement(doc: &Document) -> String {
     });
     if doc.logical.settings.a2a.enabled || a2a_peers {
         extras.push("a2a");
+    }
+    match doc.logical.settings.checkpointer.kind {
+        CheckpointerKind::Sqlite => extras.push("checkpoint-sqlite"),
+        CheckpointerKind::Postgres => extras.push("checkpoint-postgres"),
+        CheckpointerKind::None | CheckpointerKind::Memory => {}
     }
     format!("svc-sdk[{}]>=0.3.2,<0.4", extras.join(","))
 }
@@ -626,11 +634,27 @@ fn readme(doc: &Document) -> String {
         .iter()
         .any(|n| matches!(n.kind, NodeKind::Hitl(_)))
     {
+        let kept = match (s.checkpointer.kind, s.checkpointer.env()) {
+            (CheckpointerKind::Sqlite, Some(env)) => format!(
+                "Paused threads are kept in the SQLite database file whose path `{env}` holds (made on first start; \
+                 the service does not start without it): a restart loses nothing, and the processes of one machine \
+                 that share the file share the threads. A thread is dropped 24 h after its last use."
+            ),
+            (CheckpointerKind::Postgres, Some(env)) => format!(
+                "Paused threads are kept in the PostgreSQL database whose URL `{env}` holds (tables made on first \
+                 start; the service does not start without it): a restart loses nothing, and every replica sharing \
+                 the database can resume any thread. While the database cannot be reached, `/invoke` answers \
+                 `503` with code `checkpointer_unavailable` and the threads wait there. A thread is dropped 24 h \
+                 after its last use."
+            ),
+            _ => "Paused threads are kept in this process's memory (at most 10,000, for at most 24 h): a restart \
+                  forgets every paused thread."
+                .to_string(),
+        };
         out.push_str(&format!(
             "## Human in the loop\n\nA run that reaches a `hitl` node answers `{{\"interrupt\": {{\"node\", \"value\"}}, \"threadId\"}}`; \
              a reviewer resumes it with `POST /invoke` and `{{\"threadId\": \"...\", \"resume\": <value>}}`, and the run goes on \
-             to its result or to the next interrupt. Paused threads are kept in this process's memory (at most 10,000, \
-             for at most 24 h): a restart forgets every paused thread.\n\n\
+             to its result or to the next interrupt. {kept}\n\n\
              ```sh\ncurl -s localhost:{port}/invoke -H 'Content-Type: application/json'{header} -d '{{\"threadId\": \"<id>\", \"resume\": \"approved\"}}'\n```\n\n",
             port = s.server.port
         ));

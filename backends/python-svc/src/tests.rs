@@ -4,7 +4,8 @@
 
 use serde_json::{json, Value};
 use svc_backend_sdk::ir::{
-    AgentKind, Auth, Document, FieldType, NodeKind, RagNode, Retriever, SupervisorRouter, ToolKind,
+    AgentKind, Auth, CheckpointerKind, Document, FieldType, NodeKind, RagNode, Retriever,
+    SupervisorRouter, ToolKind,
 };
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 use svc_backend_sdk::writer::CodeWriter;
@@ -454,12 +455,43 @@ pub fn service_tests(doc: &Document) -> String {
     let pytest = "pytest";
     w.import(pytest);
     w.line(format!("@{pytest}.fixture"));
-    suite(&mut w, "def client(monkeypatch):", |w| {
+    let checkpointer = &doc.logical.settings.checkpointer;
+    let signature = match checkpointer.kind {
+        CheckpointerKind::Sqlite => "def client(monkeypatch, tmp_path):",
+        _ => "def client(monkeypatch):",
+    };
+    suite(&mut w, signature, |w| {
         if auth != Auth::None {
             w.line(format!(
                 "monkeypatch.setenv({}, KEY)",
                 quote(&doc.security.key_env)
             ));
+        }
+        match (checkpointer.kind, checkpointer.env()) {
+            // Each test gets a database file of its own.
+            (CheckpointerKind::Sqlite, Some(env)) => {
+                w.line(format!(
+                    "monkeypatch.setenv({}, str(tmp_path / \"threads.db\"))",
+                    quote(env)
+                ));
+            }
+            // A PostgreSQL server is the tester's to give.
+            (CheckpointerKind::Postgres, Some(env)) => {
+                let os = "os";
+                w.import(os);
+                let why = format!(
+                    "{env} is not set: point it at a PostgreSQL database to run the service's tests"
+                );
+                let skip = Expr::call(format!("{pytest}.skip"), vec![Expr::atom(quote(&why))]);
+                suite(
+                    w,
+                    format!("if not {os}.environ.get({}):", quote(env)),
+                    |w| {
+                        write_expr(w, 2, "", &skip, "");
+                    },
+                );
+            }
+            _ => {}
         }
         // Stand-ins replace registered agents' URLs and MCP servers: the
         // project registers them on import, so import it first.

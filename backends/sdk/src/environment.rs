@@ -1,11 +1,11 @@
 //! The environment variables a generated service reads, with what each is
-//! for: the credential, the model provider, HTTP tools' endpoints, remote
+//! for: the credential, the checkpointer's database, the model provider, HTTP tools' endpoints, remote
 //! agents' services and MCP servers.
 //! READMEs and env.yaml files list them.
 
 use svc_ir::{
-    AgentKind, Auth, Document, McpTransport, NodeKind, RagNode, Retriever, SubgraphNode,
-    SubgraphRef,
+    AgentKind, Auth, CheckpointerKind, Document, McpTransport, NodeKind, RagNode, Retriever,
+    SubgraphNode, SubgraphRef,
 };
 
 /// The variables a remote agent's service reads: its base URL (the
@@ -41,6 +41,17 @@ pub fn variables(doc: &Document) -> Vec<(String, String)> {
             doc.security.key_env.clone(),
             "the token clients send as Authorization: Bearer <token> (required: the service does not start without it)".into(),
         )),
+    }
+    let checkpointer = &doc.logical.settings.checkpointer;
+    if let Some(env) = checkpointer.env() {
+        let what = match checkpointer.kind {
+            CheckpointerKind::Sqlite => "path of the SQLite database file that keeps paused threads",
+            _ => "PostgreSQL URL (postgresql://user:password@host/db) of the database that keeps paused threads",
+        };
+        vars.push((
+            env.to_string(),
+            format!("{what} (required: the service does not start without it)"),
+        ));
     }
     graph_variables(doc, &mut vars);
     for (node, var) in crate::connectors::env_refs(doc) {

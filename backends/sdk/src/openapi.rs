@@ -157,6 +157,13 @@ fn errors(
         "An upstream service (an HTTP tool, the model, an MCP server, an agent) failed",
         vec!["upstream_error"],
     ));
+    if threads && doc.logical.settings.checkpointer.env().is_some() {
+        out.push((
+            503,
+            "The durable checkpointer's database cannot be reached (the threads wait there)",
+            vec!["checkpointer_unavailable"],
+        ));
+    }
     out.push((
         504,
         "The run passed settings.requestTimeoutMs",

@@ -1141,14 +1141,56 @@ pub struct Checkpointer {
     #[serde(rename = "type")]
     #[schemars(default)]
     pub kind: CheckpointerKind,
+    /// `sqlite` only: the environment variable holding the database file's
+    /// path (default `SVC_CHECKPOINT_DB`).
+    #[serde(rename = "pathEnv", skip_serializing_if = "Option::is_none")]
+    pub path_env: Option<String>,
+    /// `postgres` only: the environment variable holding the connection URL
+    /// (default `SVC_CHECKPOINT_URL`); the URL carries a password, so it is
+    /// never written into the graph.
+    #[serde(rename = "urlEnv", skip_serializing_if = "Option::is_none")]
+    pub url_env: Option<String>,
 }
 
+impl Checkpointer {
+    /// The variable a durable checkpointer reads its database from (the
+    /// document's, else the default); None for `none` and `memory`.
+    pub fn env(&self) -> Option<&str> {
+        match self.kind {
+            CheckpointerKind::Sqlite => {
+                Some(self.path_env.as_deref().unwrap_or("SVC_CHECKPOINT_DB"))
+            }
+            CheckpointerKind::Postgres => {
+                Some(self.url_env.as_deref().unwrap_or("SVC_CHECKPOINT_URL"))
+            }
+            CheckpointerKind::None | CheckpointerKind::Memory => None,
+        }
+    }
+}
+
+/// Where a paused run is kept: nowhere (`none`), in the process (`memory`),
+/// or in a database that outlives it and is shared by replicas (`sqlite`,
+/// `postgres`). All but `none` are Python only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckpointerKind {
     #[default]
     None,
     Memory,
+    Sqlite,
+    Postgres,
+}
+
+impl CheckpointerKind {
+    /// The name in the document (`memory`, ...), also the feature's suffix.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckpointerKind::None => "none",
+            CheckpointerKind::Memory => "memory",
+            CheckpointerKind::Sqlite => "sqlite",
+            CheckpointerKind::Postgres => "postgres",
+        }
+    }
 }
 
 impl Document {

@@ -1163,10 +1163,14 @@ impl Reader {
                 let kinds = [
                     ("none", CheckpointerKind::None),
                     ("memory", CheckpointerKind::Memory),
+                    ("sqlite", CheckpointerKind::Sqlite),
+                    ("postgres", CheckpointerKind::Postgres),
                 ];
                 if let Some(k) = self.opt_enum(&mut c, "type", "checkpointer type", &kinds) {
                     s.checkpointer.kind = k;
                 }
+                s.checkpointer.path_env = self.opt_str(&mut c, "pathEnv");
+                s.checkpointer.url_env = self.opt_str(&mut c, "urlEnv");
                 self.finish(c, "`settings.checkpointer`");
             }
         }

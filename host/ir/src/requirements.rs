@@ -130,10 +130,10 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
         None,
     );
     let s = &doc.logical.settings;
-    if s.checkpointer.kind == CheckpointerKind::Memory {
+    if s.checkpointer.kind != CheckpointerKind::None {
         push(
             Category::Feature,
-            "checkpointer.memory",
+            &format!("checkpointer.{}", s.checkpointer.kind.as_str()),
             "/logical/settings/checkpointer/type".into(),
             None,
         );

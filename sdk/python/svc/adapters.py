@@ -41,6 +41,18 @@ def check_resume(schema: StateSchema | None, paused: Thread, value: Any) -> None
         )
 
 
+def _thread_store(graph: CompiledGraph) -> Any:
+    """The graph's threads: in the process, or in the database its durable
+    checkpointer names (opened now, so a service without it does not start)."""
+    if graph.checkpointer == "memory":
+        return ThreadStore()
+    from svc.checkpoints import open_store
+
+    return open_store(
+        graph.checkpointer, graph.checkpointer_env, run_seconds=graph.request_timeout_ms / 1000
+    )
+
+
 class CompiledGraphRunner:
     def __init__(self, graph: CompiledGraph):
         self.graph = graph
@@ -48,9 +60,9 @@ class CompiledGraphRunner:
         self.schema: StateSchema | None = graph.schema
         self.validate = graph.schema.new_state
         self.checkpointed = graph.checkpointed
-        self.threads: ThreadStore | None = ThreadStore() if self.checkpointed else None
+        self.threads: Any = _thread_store(graph) if self.checkpointed else None
 
-    def use_threads(self, store: ThreadStore) -> None:
+    def use_threads(self, store: Any) -> None:
         self.threads = store
 
     async def arun(

@@ -177,9 +177,13 @@ class CompiledGraph:
     max_steps: int = 25
     request_timeout_ms: int = 30000
     node_names: tuple[str, ...] = ()
-    # "memory": runs may pause at human_interrupt and be resumed (svc.threads);
-    # run() then takes the node to start from: run(state, current=...).
+    # "memory" (svc.threads), "sqlite" or "postgres" (svc.checkpoints): runs
+    # may pause at human_interrupt and be resumed; run() then takes the node
+    # to start from: run(state, current=...). A durable checkpointer reads
+    # its database's path or URL from the variable `checkpointer_env` names
+    # (None: SVC_CHECKPOINT_DB or SVC_CHECKPOINT_URL).
     checkpointer: str | None = None
+    checkpointer_env: str | None = None
     # Whether a node waits on the network (model or HTTP tool calls). A graph
     # that does not runs on the event loop, its deadline kept by SIGALRM; one
     # that does runs in a worker thread, so waiting requests do not queue.
@@ -193,14 +197,14 @@ class CompiledGraph:
 
     @property
     def checkpointed(self) -> bool:
-        """Whether runs may pause and be resumed (checkpointer "memory")."""
+        """Whether runs may pause and be resumed (any checkpointer but none)."""
         if self.checkpointer in (None, "none"):
             return False
-        if self.checkpointer == "memory":
+        if self.checkpointer in ("memory", "sqlite", "postgres"):
             return True
         raise ValueError(
             f"graph {self.name!r}: checkpointer {self.checkpointer!r} is not served by the "
-            'Python runtime: use "memory" or none'
+            'Python runtime: use "memory", "sqlite", "postgres" or none'
         )
 
     # --- called by run() ---

@@ -7,6 +7,7 @@ FastAPI's own 404/405/422, the one envelope `{"error": {code, message, details?}
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -338,6 +339,11 @@ def create_app(
         schema = runner.schema
         validate, arun = runner.validate, runner.arun
         store = runner.threads if getattr(runner, "checkpointed", False) else None
+        # A durable store waits on its database: off the event loop.
+        blocking = getattr(store, "blocking", False)
+
+        async def kept(method: Any, *args: Any) -> Any:
+            return await asyncio.to_thread(method, *args) if blocking else method(*args)
 
         async def run(state: dict, emit: Any = None) -> dict:
             guarded = registry.has_guardrails()
@@ -360,10 +366,12 @@ def create_app(
                 if registry.has_guardrails():
                     registry.run_guardrails("input", state)
                 registry.enforce_policies({"action": "run", "state": state, "threadId": thread_id})
-                generation = store.start(thread_id)
+                generation = await kept(store.start, thread_id)
                 running = runner.arun(state, emit=emit, thread_id=thread_id)
             else:
-                paused = store.paused(thread_id)  # 404 unknown or expired, 409 not paused
+                paused = await kept(
+                    store.paused, thread_id
+                )  # 404 unknown or expired, 409 not paused
                 runner.check_resume(paused, value)  # 422 against the interrupt's field
                 registry.enforce_policies(
                     {
@@ -373,21 +381,25 @@ def create_app(
                         "resume": value,
                     }
                 )
-                generation = store.claim(thread_id, paused.interrupt_id)  # one resume wins
+                generation = await kept(
+                    store.claim, thread_id, paused.interrupt_id
+                )  # one resume wins
                 if emit is not None:
                     emit("resumed", paused.node, {"threadId": thread_id, "resume": value})
                 running = runner.aresume(paused, value, emit=emit)
             try:
                 result = await running
             except Interrupted as i:
-                store.pause(thread_id, generation, i)
+                await kept(store.pause, thread_id, generation, i)
                 if emit is not None:
                     emit("interrupted", i.node, {"value": i.value, "threadId": thread_id})
                 return {"interrupt": {"node": i.node, "value": i.value}, "threadId": thread_id}
             except BaseException:
-                store.fail(thread_id, generation)
+                # The run's error says more than a database that is gone.
+                with contextlib.suppress(SvcError):
+                    await kept(store.fail, thread_id, generation)
                 raise
-            store.finish(thread_id, generation)
+            await kept(store.finish, thread_id, generation)
             if registry.has_guardrails():
                 registry.run_guardrails("output", result)
             return {"result": result, "threadId": thread_id}
@@ -553,9 +565,18 @@ def create_app(
             more_skills=graph_skills,
         )
 
+    # Durable thread stores hold a database connection (svc.checkpoints).
+    closing = [
+        r.threads
+        for r in (runner, *graph_runners.values())
+        if callable(getattr(getattr(r, "threads", None), "close", None))
+    ]
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> Any:
         async with contextlib.AsyncExitStack() as stack:
+            for store in closing:
+                stack.callback(store.close)
             await stack.enter_async_context(mcp_server.clients_running(config))
             await stack.enter_async_context(a2a_server.clients_closed())
             if manager is not None:

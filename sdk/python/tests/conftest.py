@@ -114,3 +114,35 @@ def stub():
     yield start
     for s in started:
         s.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One real PostgreSQL server for the session (tests/postgres.py); a
+    failure instead of a skip when CI is "true"."""
+    import os
+
+    from postgres import Postgres, binaries
+
+    if binaries() is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("no PostgreSQL server: apt-get install postgresql")
+        pytest.skip("no PostgreSQL server (apt-get install postgresql)")
+    server = Postgres()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """The URL of a new, empty database on the session's server."""
+    import uuid
+
+    import psycopg
+
+    if postgres_server.process is None:  # a test stopped it
+        postgres_server.start()
+    name = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(postgres_server.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return postgres_server.url.rsplit("/", 1)[0] + "/" + name

@@ -57,8 +57,19 @@ def paused(r, node, value):
 # --- compiled graphs ------------------------------------------------------------------
 
 
-def test_two_interrupts_in_one_run(serve):
-    c = serve(Review())
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def review(request, tmp_path, monkeypatch):
+    """The Review graph's class on each checkpointer: the contract is the same on every type."""
+    kind = request.param
+    if kind == "sqlite":
+        monkeypatch.setenv("SVC_CHECKPOINT_DB", str(tmp_path / "threads.db"))
+    elif kind == "postgres":
+        monkeypatch.setenv("SVC_CHECKPOINT_URL", request.getfixturevalue("postgres_url"))
+    return type(f"Review_{kind}", (Review,), {"checkpointer": kind})
+
+
+def test_two_interrupts_in_one_run(serve, review):
+    c = serve(review())
     r = c.post("/invoke", json={"state": {"question": "Ada"}})
     thread = paused(r, "review", QUESTION)
     assert len(thread) >= 16
@@ -79,8 +90,8 @@ def test_two_interrupts_in_one_run(serve):
     error(c.post("/invoke", json={"threadId": thread, "resume": True}), 409, "not_interrupted")
 
 
-def test_the_client_may_name_the_thread(serve):
-    c = serve(Review())
+def test_the_client_may_name_the_thread(serve, review):
+    c = serve(review())
     r = c.post("/invoke", json={"state": {"question": "Ada"}, "threadId": "mine-1"})
     assert paused(r, "review", QUESTION) == "mine-1"
     r = c.post("/invoke", json={"threadId": "mine-1", "resume": "ok"})
@@ -92,8 +103,8 @@ def test_the_client_may_name_the_thread(serve):
     assert paused(r, "confirm", {"confirm": "fine", "log": ["draft"]}) == "mine-1"
 
 
-def test_a_wrong_resume_value_is_422_and_the_thread_stays_paused(serve):
-    c = serve(Review())
+def test_a_wrong_resume_value_is_422_and_the_thread_stays_paused(serve, review):
+    c = serve(review())
     thread = paused(c.post("/invoke", json={"state": {"question": "Ada"}}), "review", QUESTION)
     for value in (42, None, ["yes"], {"a": 1}, True):
         e = error(
@@ -107,8 +118,8 @@ def test_a_wrong_resume_value_is_422_and_the_thread_stays_paused(serve):
     assert e["details"] == {"field": "approved"}
 
 
-def test_unknown_thread_and_request_forms(serve):
-    c = serve(Review())
+def test_unknown_thread_and_request_forms(serve, review):
+    c = serve(review())
     e = error(c.post("/invoke", json={"threadId": "nope", "resume": "x"}), 404, "thread_not_found")
     assert "nope" in e["message"]
     for body in (
@@ -244,12 +255,12 @@ def test_pauses_outside_the_server():
     assert i.state["log"] == ["draft"] and i.resumes == []
     with pytest.raises(RuntimeError, match="inside a node"):
         human_interrupt({"a": 1})
-    with pytest.raises(ValueError, match="checkpointer 'sqlite'"):
+    with pytest.raises(ValueError, match="checkpointer 'redis'"):
 
-        class Durable(Review):
-            checkpointer = "sqlite"
+        class Unknown(Review):
+            checkpointer = "redis"
 
-        create_app(Durable(), config=NO_AUTH)
+        create_app(Unknown(), config=NO_AUTH)
 
 
 def test_several_interrupts_in_one_node():

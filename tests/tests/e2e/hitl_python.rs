@@ -10,7 +10,9 @@ use svc_tests::service::{check_project, compile, require_python_sdk, Service};
 
 const KEY: &str = "hitl-key-0b7e";
 
-fn graph() -> Value {
+/// The graph of these tests with `settings.checkpointer` (the durable
+/// checkpointers' tests use it too).
+pub(crate) fn graph(checkpointer: Value) -> Value {
     json!({
         "irVersion": "2.2",
         "id": "hitl_demo",
@@ -42,7 +44,7 @@ fn graph() -> Value {
                 {"from": "done", "to": "end"},
                 {"from": "reject", "to": "end"}
             ],
-            "settings": {"checkpointer": {"type": "memory"}}
+            "settings": {"checkpointer": checkpointer}
         }
     })
 }
@@ -54,7 +56,7 @@ fn python_hitl_threads_over_http() {
     }
     let dir = tempfile::tempdir().unwrap();
     let doc = dir.path().join("hitl.graph.json");
-    std::fs::write(&doc, graph().to_string()).unwrap();
+    std::fs::write(&doc, graph(json!({"type": "memory"})).to_string()).unwrap();
     let project = compile("python-svc", &doc).expect("the hitl graph compiles");
     check_project(&project, "python-svc").unwrap();
     let s = Service::launch(&project, &[("SVC_API_KEY", KEY)], Duration::from_secs(120)).unwrap();

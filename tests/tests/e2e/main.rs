@@ -13,6 +13,7 @@ mod containers;
 mod contract_go;
 mod contract_java;
 mod contract_python;
+mod durable_python;
 mod fixtures;
 mod go_projects;
 mod hitl_python;

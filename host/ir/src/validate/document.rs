@@ -104,6 +104,40 @@ impl<'a> Validator<'a> {
                 );
             }
         }
+        let c = &s.checkpointer;
+        for (key, name, owner) in [
+            ("pathEnv", &c.path_env, CheckpointerKind::Sqlite),
+            ("urlEnv", &c.url_env, CheckpointerKind::Postgres),
+        ] {
+            let Some(name) = name else { continue };
+            let at = format!("{base}/checkpointer/{key}");
+            if c.kind != owner {
+                self.err(
+                    Diagnostic::error(
+                        "invalid-value",
+                        format!(
+                            "`{key}` belongs to a `{}` checkpointer, not to `{}`",
+                            owner.as_str(),
+                            c.kind.as_str()
+                        ),
+                    )
+                    .at(at)
+                    .hint(format!(
+                        "remove `{key}`, or set \"type\": \"{}\"",
+                        owner.as_str()
+                    )),
+                );
+            } else if !is_identifier(name) {
+                self.err(
+                    Diagnostic::error(
+                        "invalid-env-name",
+                        format!("{key} `{name}` is not an environment variable name"),
+                    )
+                    .at(at)
+                    .hint("name the variable that holds it, e.g. \"SVC_CHECKPOINT_URL\"; a database URL carries a password and never goes into the graph"),
+                );
+            }
+        }
         if s.max_steps == 0 {
             self.err(
                 Diagnostic::error("out-of-range", "maxSteps must be at least 1")

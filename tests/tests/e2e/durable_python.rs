@@ -1,0 +1,199 @@
+//! Durable threads on python-svc (`docs/http-contract.md`, "Where threads
+//! live"): the graph of hitl_python compiled with a `postgres` checkpointer
+//! runs as two replicas sharing one real PostgreSQL database (an interrupt
+//! on one resumed on the other, two resumes of one interrupt at once, a
+//! replica restarted, the database stopped and started again), and with a
+//! `sqlite` checkpointer, restarted between interrupt and resume.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use svc_tests::http;
+use svc_tests::postgres::{require_postgres, Postgres};
+use svc_tests::service::{
+    check_project_with, compile, expect_refusal_with, require_python_sdk, Project, Service,
+};
+
+use crate::hitl_python::graph;
+
+const KEY: &str = "durable-key-5c1d";
+const READY: Duration = Duration::from_secs(120);
+
+fn project(checkpointer: Value, dir: &std::path::Path) -> Project {
+    let doc = dir.join("durable.graph.json");
+    std::fs::write(&doc, graph(checkpointer).to_string()).unwrap();
+    compile("python-svc", &doc).expect("the graph compiles")
+}
+
+fn post(port: u16, body: &Value) -> (u16, Value) {
+    let r = http::send(
+        port,
+        "POST",
+        "/invoke",
+        &[("Content-Type", "application/json"), ("X-API-Key", KEY)],
+        body.to_string().as_bytes(),
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    (r.status, r.json())
+}
+
+/// A new thread paused at its first interrupt; returns its id.
+fn paused(port: u16, question: &str) -> String {
+    let (status, body) = post(port, &json!({"state": {"question": question}}));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["interrupt"]["node"], "approve", "{body}");
+    body["threadId"].as_str().unwrap().to_string()
+}
+
+fn assert_error(got: (u16, Value), status: u16, code: &str) {
+    assert_eq!(
+        (got.0, got.1["error"]["code"].clone()),
+        (status, json!(code)),
+        "{}",
+        got.1
+    );
+}
+
+#[test]
+fn python_postgres_threads_across_replicas_restarts_and_outages() {
+    if !require_python_sdk() || !require_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut pg = Postgres::start().unwrap();
+    let url = pg.create_database("threads").unwrap();
+    let project = project(
+        json!({"type": "postgres", "urlEnv": "DEMO_DB_URL"}),
+        dir.path(),
+    );
+    // The project's own tests run against the database too.
+    let test_url = pg.create_database("project_tests").unwrap();
+    check_project_with(&project, "python-svc", &[("DEMO_DB_URL", &test_url)]).unwrap();
+
+    // Without its variable, or with a database that is not there, it does not start.
+    let refused = expect_refusal_with(&project, &[("SVC_API_KEY", KEY)], READY).unwrap();
+    assert!(refused.contains("DEMO_DB_URL is not set"), "{refused}");
+    let nowhere = format!(
+        "postgresql://svc@127.0.0.1:{}/threads",
+        http::free_port().unwrap()
+    );
+    let refused = expect_refusal_with(
+        &project,
+        &[("SVC_API_KEY", KEY), ("DEMO_DB_URL", &nowhere)],
+        READY,
+    )
+    .unwrap();
+    assert!(
+        refused.contains("DEMO_DB_URL: the PostgreSQL database cannot be reached"),
+        "{refused}"
+    );
+
+    let env = [("SVC_API_KEY", KEY), ("DEMO_DB_URL", url.as_str())];
+    let a = Service::launch(&project, &env, READY).unwrap();
+    let mut b = Service::launch(&project, &env, READY).unwrap();
+
+    // Interrupt on A, resume on B, finish on A.
+    let thread = paused(a.port, "A");
+    let (status, next) = post(b.port, &json!({"threadId": thread, "resume": true}));
+    assert_eq!(status, 200, "{next}");
+    assert_eq!(
+        next["interrupt"]["value"],
+        json!({"ask": "Any note on A?"}),
+        "{next}"
+    );
+    let (status, done) = post(a.port, &json!({"threadId": thread, "resume": "fine"}));
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["result"]["reply"], "Draft for A (fine)", "{done}");
+    assert_error(
+        post(b.port, &json!({"threadId": thread, "resume": "again"})),
+        409,
+        "not_interrupted",
+    );
+
+    // Two resumes of one interrupt, one on each replica, at the same time: one runs.
+    for round in 0..3 {
+        let thread = paused(a.port, &format!("race {round}"));
+        let body = json!({"threadId": thread, "resume": false});
+        let (ra, rb) = std::thread::scope(|s| {
+            let ta = s.spawn(|| post(a.port, &body));
+            let tb = s.spawn(|| post(b.port, &body));
+            (ta.join().unwrap(), tb.join().unwrap())
+        });
+        let mut statuses = [ra.0, rb.0];
+        statuses.sort();
+        assert_eq!(statuses, [200, 409], "{} / {}", ra.1, rb.1);
+        let (won, lost) = if ra.0 == 200 { (ra, rb) } else { (rb, ra) };
+        assert_eq!(won.1["result"]["reply"], "rejected", "{}", won.1);
+        assert_eq!(lost.1["error"]["code"], "not_interrupted", "{}", lost.1);
+    }
+
+    // A replica restarted between interrupt and resume loses nothing.
+    let thread = paused(b.port, "restart");
+    b.terminate(Duration::from_secs(20)).unwrap();
+    b = Service::launch(&project, &env, READY).unwrap();
+    let (status, next) = post(b.port, &json!({"threadId": thread, "resume": true}));
+    assert_eq!(status, 200, "{next}");
+    assert_eq!(next["interrupt"]["node"], "comment", "{next}");
+
+    // The database goes away: 503, and the thread waits for it.
+    pg.stop().unwrap();
+    assert_error(
+        post(a.port, &json!({"threadId": thread, "resume": "kept"})),
+        503,
+        "checkpointer_unavailable",
+    );
+    assert_error(
+        post(b.port, &json!({"state": {"question": "lost"}})),
+        503,
+        "checkpointer_unavailable",
+    );
+    let health = a.send("GET", "/health", &[], b"").unwrap();
+    assert_eq!(health.status, 200, "/health does not need the database");
+    pg.resume().unwrap();
+    let (status, done) = post(a.port, &json!({"threadId": thread, "resume": "kept"}));
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(
+        done["result"]["reply"], "Draft for restart (kept)",
+        "{done}"
+    );
+}
+
+#[test]
+fn python_sqlite_threads_survive_a_restart() {
+    if !require_python_sdk() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = project(json!({"type": "sqlite"}), dir.path());
+    check_project_with(&project, "python-svc", &[]).unwrap();
+    let db = dir.path().join("threads.db");
+    let env = [
+        ("SVC_API_KEY", KEY),
+        ("SVC_CHECKPOINT_DB", db.to_str().unwrap()),
+    ];
+
+    let first = Service::launch(&project, &env, READY).unwrap();
+    let thread = paused(first.port, "S");
+    first.terminate(Duration::from_secs(20)).unwrap();
+
+    // Two processes on the file now: either resumes, and only once.
+    let one = Service::launch(&project, &env, READY).unwrap();
+    let two = Service::launch(&project, &env, READY).unwrap();
+    let (status, next) = post(two.port, &json!({"threadId": thread, "resume": true}));
+    assert_eq!(status, 200, "{next}");
+    assert_eq!(next["interrupt"]["node"], "comment", "{next}");
+    assert_error(
+        post(one.port, &json!({"threadId": thread, "resume": true})),
+        422,
+        "invalid_state",
+    );
+    let (status, done) = post(one.port, &json!({"threadId": thread, "resume": "ok"}));
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["result"]["reply"], "Draft for S (ok)", "{done}");
+    assert_error(
+        post(two.port, &json!({"threadId": thread, "resume": "ok"})),
+        409,
+        "not_interrupted",
+    );
+}
