@@ -10,8 +10,9 @@ the same script:
   go          bin/service (no baseline: a static binary, nothing to trim)
   python-svc  `python -m svc run` (the Starlette app, lazy imports), against
               `uvicorn app.main:app` (the FastAPI app of app/main.py)
-  java-svc    the extracted jar with the CDS archive of the build's training
-              run, against `java -jar target/service.jar`
+  java-svc    the extracted jar with Spring AOT and what the build's training
+              run wrote (`java @target/app/java.args`: an AOT cache on JDK 25+,
+              a CDS archive before), against `java -jar target/service.jar`
 --python-sdk DIR measures `python -m svc run` with the SDK in DIR instead
 (e.g. a `git worktree` of an older commit's sdk/python), for before/after.
 Results go to bench/results/startup.json (--results NAME: NAME.json).
@@ -123,7 +124,9 @@ def main():
         if r.returncode != 0:
             sys.exit(f"mvnw package failed:\n{r.stdout}\n{r.stderr}")
         java = os.path.join(home, "bin", "java")
-        cds = ["-XX:SharedArchiveFile=target/app/service.jsa", "-jar", "target/app/service.jar"]
+        with open(os.path.join(jv, "target", "app", "java.args")) as f:
+            trained = f.read().split()
+        cds = [*trained, "-jar", "target/app/service.jar"]
         record("java-svc", "java " + " ".join(cds), [java, *cds], jv)
         record("java-svc", "baseline: java -jar target/service.jar",
                [java, "-jar", "target/service.jar"], jv)

@@ -110,7 +110,7 @@ pub fn info() -> BackendInfo {
             test: "./mvnw -q -B test".into(),
             build: "./mvnw -q -B -DskipTests package".into(),
             // The extracted jar with the CDS archive of the build's training run (pom.xml).
-            run: "\"${JAVA_HOME:+$JAVA_HOME/bin/}java\" -XX:SharedArchiveFile=target/app/service.jsa -jar target/app/service.jar".into(),
+            run: "\"${JAVA_HOME:+$JAVA_HOME/bin/}java\" @target/app/java.args -jar target/app/service.jar".into(),
         },
     }
 }

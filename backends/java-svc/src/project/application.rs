@@ -20,7 +20,9 @@ pub(super) fn application_java(pkg: &str) -> String {
 public class Application {{
     public static void main(String[] args) throws Exception {{
         {env_file}.load({path}.of("env.yaml"));
-        if (!"none".equals(GraphState.AUTH) && {env_file}.get(GraphState.KEY_ENV).isEmpty()) {{
+        // Spring AOT runs main at build time to analyse the context; nothing is served then.
+        boolean aotProcessing = Boolean.getBoolean("spring.aot.processing");
+        if (!aotProcessing && !"none".equals(GraphState.AUTH) && {env_file}.get(GraphState.KEY_ENV).isEmpty()) {{
             // Never fall back to "no auth": a missing key stops the service.
             System.err.println("error: " + {auth_settings}.missingKeyMessage());
             System.exit(1);

@@ -97,17 +97,31 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
             </resource>
         </resources>
         <plugins>
+            <!-- Spring AOT: at package time the application context is analysed once
+                 and its bean definitions written as code, which a start with
+                 -Dspring.aot.enabled=true uses instead of scanning and reflection. -->
             <plugin>
                 <groupId>org.springframework.boot</groupId>
                 <artifactId>spring-boot-maven-plugin</artifactId>
+                <executions>
+                    <execution>
+                        <id>process-aot</id>
+                        <goals>
+                            <goal>process-aot</goal>
+                        </goals>
+                    </execution>
+                </executions>
             </plugin>
-            <!-- Spring Boot's CDS support, after the jar is built: the jar is
-                 extracted to target/app, and a training run starts the application
-                 context there and stops (spring.context.exit=onRefresh), writing the
-                 classes it loaded to target/app/service.jsa. Started with
-                 `java -XX:SharedArchiveFile=target/app/service.jsa -jar target/app/service.jar`
-                 from this directory (the archive fits the JVM that wrote it and this
-                 class path; with another JVM it is ignored with a warning). -->
+            <!-- Spring Boot's CDS support, after the jar is built: the jar is extracted
+                 to target/app, and a training run starts the application context there
+                 and stops (spring.context.exit=onRefresh). On a JDK 25 or newer it writes
+                 an AOT cache (the classes loaded and linked, and method profiles) to
+                 target/app/service.aot; on JDK 21 to 24 a CDS archive of the classes
+                 loaded, target/app/service.jsa. target/app/java.args names the one
+                 written: start with `java @target/app/java.args -jar target/app/service.jar`
+                 from this directory (either fits the JVM that wrote it and this class
+                 path; another JVM ignores it with a warning). -Dsvc.cds.skip=true skips
+                 it all. -->
             <plugin>
                 <groupId>org.apache.maven.plugins</groupId>
                 <artifactId>maven-antrun-plugin</artifactId>
@@ -120,7 +134,10 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
                         </goals>
                         <configuration>
                             <skip>${{svc.cds.skip}}</skip>
-                            <target>
+                            <target xmlns:if="ant:if" xmlns:unless="ant:unless">
+                                <condition property="svc.aot.cache">
+                                    <javaversion atleast="25"/>
+                                </condition>
                                 <delete dir="${{project.build.directory}}/app"/>
                                 <exec executable="${{java.home}}/bin/java" dir="${{project.basedir}}" failonerror="true">
                                     <arg line="-Djarmode=tools -jar target/service.jar extract --destination target/app"/>
@@ -129,8 +146,12 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
                                     <!-- Stand-ins for this run only: it serves nothing. -->
                                     <env key="{key_env}" value="cds-training-run"/>
                                     <env key="SVC_PORT" value="0"/>
-                                    <arg line="-XX:ArchiveClassesAtExit=target/app/service.jsa -Dspring.context.exit=onRefresh -jar target/app/service.jar"/>
+                                    <arg line="-XX:AOTCacheOutput=target/app/service.aot" if:set="svc.aot.cache"/>
+                                    <arg line="-XX:ArchiveClassesAtExit=target/app/service.jsa" unless:set="svc.aot.cache"/>
+                                    <arg line="-Dspring.aot.enabled=true -Dspring.context.exit=onRefresh -jar target/app/service.jar"/>
                                 </exec>
+                                <echo file="target/app/java.args" message="-XX:AOTCache=target/app/service.aot -Dspring.aot.enabled=true" if:set="svc.aot.cache"/>
+                                <echo file="target/app/java.args" message="-XX:SharedArchiveFile=target/app/service.jsa -Dspring.aot.enabled=true" unless:set="svc.aot.cache"/>
                             </target>
                         </configuration>
                     </execution>

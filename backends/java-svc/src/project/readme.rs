@@ -48,12 +48,15 @@ pub(super) fn readme(doc: &Document) -> String {
     });
     out.push_str(&format!(
         "## Build, test, run\n\nWith `JAVA_HOME` pointing at a JDK 21 or newer (the Maven Wrapper fetches Maven 3.9):\n\n\
-         ```sh\n./mvnw -q test\n./mvnw -q -DskipTests package\n{export}java -XX:SharedArchiveFile=target/app/service.jsa -jar target/app/service.jar\n```\n\n\
-         `package` also extracts the jar to `target/app` and makes a training run there (Spring Boot's \
-         CDS support): the application context starts and stops, and the classes it loaded are written to \
-         `target/app/service.jsa`, which the command above reads, starting the service in about a third \
-         of the time `java -jar target/service.jar` takes. The archive fits only the JVM that wrote it \
-         (another one ignores it, with a warning); `-Dsvc.cds.skip=true` packages without it.\n\n\
+         ```sh\n./mvnw -q test\n./mvnw -q -DskipTests package\n{export}java @target/app/java.args -jar target/app/service.jar\n```\n\n\
+         `package` runs Spring AOT (the application context analysed once, its bean definitions \
+         written as code), extracts the jar to `target/app` and makes a training run there (Spring Boot's \
+         CDS support): the application context starts and stops, and what the JVM loaded is written to \
+         `target/app/service.aot` (an AOT cache, on a JDK 25 or newer) or `target/app/service.jsa` (a CDS \
+         archive, on JDK 21 to 24). `target/app/java.args` names the one written, and the command above \
+         starts the service with it in less than half the time `java -jar target/service.jar` takes. \
+         Either fits only the JVM that wrote it (another one ignores it, with a warning); \
+         `-Dsvc.cds.skip=true` packages without it.\n\n\
          The `Dockerfile` builds the same in two stages and runs it on a JRE as a non-root user, with \
          the training run made in the final image and a health check on `/health`; secrets come from \
          the environment of `docker run` (`-e {key_env}=...`), never from the image.\n\n\
