@@ -64,6 +64,12 @@ impl EngineArgs {
             .or_else(|| env("HOME").map(|d| d.join(".cache").join("svc")))
     }
 
+    /// Where `svc pack` keeps Python and TypeScript components by input
+    /// digest (`--no-cache` builds every time).
+    pub fn build_cache(&self) -> Option<PathBuf> {
+        self.cache_dir().map(|d| d.join("connector-builds"))
+    }
+
     pub fn runtime(&self) -> Result<Runtime, Diagnostic> {
         Runtime::new(RuntimeOptions {
             cache_dir: self.cache_dir(),

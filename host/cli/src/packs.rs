@@ -106,6 +106,7 @@ pub fn run_pack(args: &PackArgs) -> ExitCode {
         document: args.document.clone(),
         platforms: args.platforms.clone(),
         allow_partial: args.allow_partial,
+        build_cache: args.engine.build_cache(),
     };
     let packed = match checked(&args.engine, &options) {
         Ok(p) => p,
@@ -164,6 +165,7 @@ pub fn run_validate(args: &ValidatePackArgs) -> ExitCode {
         document: args.document.clone(),
         platforms: None,
         allow_partial: false,
+        build_cache: args.engine.build_cache(),
     };
     match checked(&args.engine, &options) {
         Ok(p) => {

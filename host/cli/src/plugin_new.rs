@@ -1,6 +1,7 @@
-//! `svc plugin new NAME`: a pack project whose connector builds, tests and
-//! packs as generated. The files are `host/cli/plugin-template/`, with
-//! `@{...}` placeholders filled here.
+//! `svc plugin new NAME [--lang rust|python|typescript]`: a pack project
+//! whose connector builds, tests and packs as generated. The files are
+//! `host/cli/plugin-template/` (`shared/` for every language, then the
+//! language's folder), with `@{...}` placeholders filled here.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,50 +22,106 @@ pub struct PluginNewArgs {
     /// Replace a non-empty `<dir>/<name>` (only that directory).
     #[arg(long)]
     force: bool,
-    /// The svc backend SDK crate the connector builds against (default:
+    /// The language of the connector: rust (a cargo crate), python
+    /// (componentize-py) or typescript (ComponentizeJS).
+    #[arg(long, value_enum, default_value_t = Lang::Rust)]
+    lang: Lang,
+    /// The svc backend SDK crate a Rust connector builds against (default:
     /// $SVC_SDK_DIR, else the `backends/sdk` of the svc source this binary
     /// was built from).
     #[arg(long, value_name = "DIR")]
     sdk: Option<PathBuf>,
 }
 
-/// (path, contents) of the template; paths hold placeholders too.
-const TEMPLATE: &[(&str, &str)] = &[
-    (
-        "svc.project.json",
-        include_str!("../plugin-template/svc.project.json"),
-    ),
-    ("README.md", include_str!("../plugin-template/README.md")),
-    (".gitignore", include_str!("../plugin-template/gitignore")),
-    (
-        "rust-toolchain.toml",
-        include_str!("../plugin-template/rust-toolchain.toml"),
-    ),
-    (
-        "connector/Cargo.toml",
-        include_str!("../plugin-template/connector/Cargo.toml"),
-    ),
-    (
-        "connector/src/lib.rs",
-        include_str!("../plugin-template/connector/src/lib.rs"),
-    ),
-    (
-        "templates/go/connector_@{snake}.go",
-        include_str!("../plugin-template/templates/go/connector_@{snake}.go"),
-    ),
-    (
-        "templates/python-svc/@{snake}.py",
-        include_str!("../plugin-template/templates/python-svc/@{snake}.py"),
-    ),
-    (
-        "templates/java-svc/@{camel}.java",
-        include_str!("../plugin-template/templates/java-svc/@{camel}.java"),
-    ),
-    (
-        "example/@{snake}.graph.json",
-        include_str!("../plugin-template/example/@{snake}.graph.json"),
-    ),
+/// (path, contents) of a template file; paths hold placeholders too.
+type TemplateFile = (&'static str, &'static str);
+
+macro_rules! template {
+    ($($path:literal => $file:literal),* $(,)?) => {
+        &[$(($path, include_str!(concat!("../plugin-template/", $file)))),*]
+    };
+}
+
+/// What every project gets, whatever its language: the platform templates
+/// and the example graph.
+const SHARED: &[TemplateFile] = template![
+    "templates/go/connector_@{snake}.go" => "shared/templates/go/connector_@{snake}.go",
+    "templates/python-svc/@{snake}.py" => "shared/templates/python-svc/@{snake}.py",
+    "templates/java-svc/@{camel}.java" => "shared/templates/java-svc/@{camel}.java",
+    "example/@{snake}.graph.json" => "shared/example/@{snake}.graph.json",
 ];
+
+const RUST: &[TemplateFile] = template![
+    "svc.project.json" => "rust/svc.project.json",
+    "README.md" => "rust/README.md",
+    ".gitignore" => "rust/gitignore",
+    "rust-toolchain.toml" => "rust/rust-toolchain.toml",
+    "connector/Cargo.toml" => "rust/connector/Cargo.toml",
+    "connector/src/lib.rs" => "rust/connector/src/lib.rs",
+];
+
+const PYTHON: &[TemplateFile] = template![
+    "svc.project.json" => "python/svc.project.json",
+    "README.md" => "python/README.md",
+    ".gitignore" => "python/gitignore",
+    "connector/app.py" => "python/connector/app.py",
+    "connector/tests/conftest.py" => "python/connector/tests/conftest.py",
+    "connector/tests/test_connector.py" => "python/connector/tests/test_connector.py",
+];
+
+const TYPESCRIPT: &[TemplateFile] = template![
+    "svc.project.json" => "typescript/svc.project.json",
+    "README.md" => "typescript/README.md",
+    ".gitignore" => "typescript/gitignore",
+    "connector/package.json" => "typescript/connector/package.json",
+    "connector/package-lock.json" => "typescript/connector/package-lock.json",
+    "connector/tsconfig.json" => "typescript/connector/tsconfig.json",
+    "connector/src/connector.ts" => "typescript/connector/src/connector.ts",
+    "connector/src/wit.ts" => "typescript/connector/src/wit.ts",
+    "connector/src/templates.d.ts" => "typescript/connector/src/templates.d.ts",
+    "connector/test/connector.test.ts" => "typescript/connector/test/connector.test.ts",
+];
+
+/// The interface Python and TypeScript components are built against (a
+/// Rust connector gets it through the backend SDK crate).
+const WIT: TemplateFile = (
+    "connector/wit/codegen.wit",
+    include_str!("../../../wit/since_v0.2.0/codegen.wit"),
+);
+
+/// `--lang`: the language of the connector's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Lang {
+    #[default]
+    Rust,
+    Python,
+    Typescript,
+}
+
+impl Lang {
+    fn files(self) -> Vec<TemplateFile> {
+        let own: &[TemplateFile] = match self {
+            Lang::Rust => RUST,
+            Lang::Python => PYTHON,
+            Lang::Typescript => TYPESCRIPT,
+        };
+        let mut files: Vec<TemplateFile> = SHARED.iter().chain(own).copied().collect();
+        if self != Lang::Rust {
+            files.push(WIT);
+        }
+        files
+    }
+
+    /// How to run the scaffold's own tests, for the message after `new`.
+    fn test_command(self, root: &Path) -> String {
+        let r = root.display();
+        match self {
+            Lang::Rust => format!("cargo test --manifest-path {r}/connector/Cargo.toml"),
+            Lang::Python => format!("pip install componentize-py pytest && pytest {r}/connector"),
+            Lang::Typescript => format!("cd {r}/connector && npm ci && npm test"),
+        }
+    }
+}
 
 fn camel(name: &str) -> String {
     name.split('-')
@@ -107,6 +164,24 @@ fn sdk_dir(flag: Option<&Path>) -> Result<PathBuf, Diagnostic> {
         })
 }
 
+/// The SDK crate's path as it is written into the connector's Cargo.toml.
+fn sdk_path(flag: Option<&Path>) -> Result<String, Diagnostic> {
+    let sdk = sdk_dir(flag)?;
+    sdk.to_str()
+        .filter(|p| !p.contains(['\'', '\n', '\r']))
+        .map(str::to_string)
+        .ok_or_else(|| {
+            Diagnostic::error(
+                "sdk-not-found",
+                format!(
+                    "the SDK path `{}` cannot be written into Cargo.toml",
+                    sdk.display()
+                ),
+            )
+            .hint("move the svc checkout to a path without quotes or non-UTF-8 names")
+        })
+}
+
 pub fn scaffold(args: &PluginNewArgs) -> Result<PathBuf, Diagnostic> {
     let (owner, name) = match args.name.split_once('/') {
         Some((o, n)) => (o.to_string(), n.to_string()),
@@ -120,28 +195,22 @@ pub fn scaffold(args: &PluginNewArgs) -> Result<PathBuf, Diagnostic> {
         )
         .hint("use lowercase letters, digits and single dashes, starting with a letter (optionally `owner/name`)"));
     }
-    let sdk = sdk_dir(args.sdk.as_deref())?;
-    let sdk = sdk
-        .to_str()
-        .filter(|p| !p.contains(['\'', '\n', '\r']))
-        .ok_or_else(|| {
-            Diagnostic::error(
-                "sdk-not-found",
-                format!(
-                    "the SDK path `{}` cannot be written into Cargo.toml",
-                    sdk.display()
-                ),
-            )
-            .hint("move the svc checkout to a path without quotes or non-UTF-8 names")
-        })?;
+    // Only a Rust connector links the SDK crate by path.
+    let sdk = if args.lang == Lang::Rust {
+        sdk_path(args.sdk.as_deref())?
+    } else {
+        String::new()
+    };
     let vars = [
         ("name", name.clone()),
         ("id", id),
         ("snake", name.replace('-', "_")),
         ("camel", camel(&name)),
-        ("sdk", sdk.to_string()),
+        ("sdk", sdk),
     ];
-    let files: Vec<ProjectFile> = TEMPLATE
+    let files: Vec<ProjectFile> = args
+        .lang
+        .files()
         .iter()
         .map(|(path, text)| ProjectFile {
             path: fill(path, &vars),
@@ -158,9 +227,9 @@ pub fn run(args: &PluginNewArgs) -> ExitCode {
     match scaffold(args) {
         Ok(target) => {
             println!(
-                "created pack project {}\n  test:  cargo test --manifest-path {}/connector/Cargo.toml\n  pack:  svc pack --root {}",
+                "created pack project {}\n  test:  {}\n  pack:  svc pack --root {}",
                 target.display(),
-                target.display(),
+                args.lang.test_command(&target),
                 target.display()
             );
             ExitCode::SUCCESS
@@ -187,8 +256,11 @@ mod tests {
     #[test]
     fn every_placeholder_is_known() {
         let known = ["name", "id", "snake", "camel", "sdk"];
-        for (path, text) in TEMPLATE {
-            for piece in [*path, *text] {
+        for (path, text) in [Lang::Rust, Lang::Python, Lang::Typescript]
+            .iter()
+            .flat_map(|l| l.files())
+        {
+            for piece in [path, text] {
                 for (i, _) in piece.match_indices("@{") {
                     let rest = &piece[i + 2..];
                     let key = &rest[..rest.find('}').unwrap()];

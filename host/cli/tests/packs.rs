@@ -9,7 +9,9 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use svc_tests::service::{require_platform, run_shell, toolchain_checks, Project, Service};
+use svc_tests::service::{
+    require_platform, require_tool, run_shell, toolchain_checks, Project, Service,
+};
 
 const PLATFORMS: [&str; 3] = ["go", "java-svc", "python-svc"];
 
@@ -216,6 +218,191 @@ fn plugin_new_then_pack_works_packs_identically_and_runs_on_every_platform() {
         assert_eq!(r.json()["result"]["greeting"], "Hello, Ada!", "{platform}");
     }
 }
+
+/// Python and TypeScript connectors as `svc plugin new --lang` makes them:
+/// their own tests pass, they pack twice to the same bytes and validate,
+/// and every platform compiles the example and passes its own checks; on Go
+/// and Python the service answers with what the connector computed. The
+/// Python component sees nothing of the machine when it runs.
+#[test]
+fn python_and_typescript_connectors_pack_and_run_on_every_platform() {
+    let _guard = heavy();
+    for (lang, tool, own_tests) in [
+        (
+            "python",
+            "componentize-py",
+            "python -m pytest -q -p no:cacheprovider connector",
+        ),
+        (
+            "typescript",
+            "npm",
+            "cd connector && npm ci --no-audit --no-fund --loglevel=error && npm test",
+        ),
+    ] {
+        if !require_tool(tool) {
+            continue;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let name = format!("greet-{lang}");
+        let parent = dir.path().to_str().unwrap();
+        ok(&svc(&[
+            "plugin", "new", &name, "--lang", lang, "--dir", parent,
+        ]));
+        let root = dir.path().join(&name);
+        run_shell(&root, own_tests, &[], Duration::from_secs(900))
+            .unwrap_or_else(|e| panic!("{lang}: {e}"));
+
+        let dist = dir.path().join("dist");
+        let pack = |out: &Path| {
+            ok(&svc(&[
+                "pack",
+                "--root",
+                root.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ]))
+        };
+        pack(&dist);
+        pack(&dist.join("again"));
+        let file = format!("{name}-0.1.0.svc-pack.zip");
+        assert_eq!(
+            std::fs::read(dist.join(&file)).unwrap(),
+            std::fs::read(dist.join("again").join(&file)).unwrap(),
+            "{lang}: packing twice must give identical zips"
+        );
+        let valid = ok(&svc(&["validate-pack", "--root", root.to_str().unwrap()]));
+        assert!(valid.contains("go, java-svc, python-svc"), "{valid}");
+
+        let doc = root.join(format!("example/{}.graph.json", name.replace('-', "_")));
+        let out = tempfile::tempdir().unwrap();
+        for platform in PLATFORMS {
+            if !require_platform(platform) {
+                continue;
+            }
+            let project = compile_and_check(&doc, platform, &dist, &out.path().join(platform));
+            assert_eq!(
+                project.manifest["connectors"][0]["id"],
+                format!("local/{name}"),
+                "{lang} {platform}"
+            );
+            if platform == "java-svc" {
+                continue; // its own Spring tests ran above
+            }
+            run_shell(
+                project.path(),
+                &project.command("build"),
+                &[],
+                Duration::from_secs(300),
+            )
+            .unwrap();
+            let service =
+                Service::launch(&project, &[("SVC_API_KEY", "k")], Duration::from_secs(60))
+                    .unwrap();
+            let r = service
+                .send(
+                    "POST",
+                    "/invoke",
+                    &[("Content-Type", "application/json"), ("X-API-Key", "k")],
+                    br#"{"state": {"name": "Ada"}}"#,
+                )
+                .unwrap();
+            assert_eq!(r.status, 200, "{lang} {platform}: {}", r.text());
+            assert_eq!(
+                r.json()["result"]["greeting"],
+                "Hello, Ada!",
+                "{lang} {platform}"
+            );
+        }
+
+        if lang == "python" {
+            // What the component sees of the machine while it renders: a
+            // render that reports it instead of rendering.
+            let app = root.join("connector/app.py");
+            let mut code = std::fs::read_to_string(&app).unwrap();
+            code.push_str(PROBE);
+            std::fs::write(&app, code).unwrap();
+            let d = fails(&svc(&[
+                "validate-pack",
+                "--root",
+                root.to_str().unwrap(),
+                "--format",
+                "json",
+            ]));
+            let seen = d[0]["message"].as_str().unwrap();
+            assert!(
+                seen.contains("env=0 files=denied net=denied clock=0"),
+                "{seen}"
+            );
+
+            // A render that needs 300 MiB hits the default memory cap; the
+            // pack's own `limits` lets it through.
+            let mut code = std::fs::read_to_string(&app).unwrap();
+            code.push_str(HOG);
+            std::fs::write(&app, code).unwrap();
+            let validate = || {
+                svc(&[
+                    "validate-pack",
+                    "--root",
+                    root.to_str().unwrap(),
+                    "--format",
+                    "json",
+                ])
+            };
+            let refused = codes(&fails(&validate()));
+            assert_eq!(refused, ["plugin-memory"; 3], "one per platform");
+            let manifest = root.join("svc.project.json");
+            let text = std::fs::read_to_string(&manifest).unwrap().replacen(
+                "\"templates\"",
+                "\"limits\": { \"memoryMiB\": 512 },\n  \"templates\"",
+                1,
+            );
+            std::fs::write(&manifest, text).unwrap();
+            let d = fails(&validate());
+            assert_eq!(codes(&d)[0], "connector-config", "{d:?}");
+        }
+    }
+}
+
+/// Appended to a Python connector: `render` reports what the sandbox lets
+/// it see (variables, a file, a socket, the clock) as its diagnostic.
+const PROBE: &str = r#"
+
+def probe() -> str:
+    import os
+    import time
+
+    try:
+        open("/etc/hostname").read()
+        files = "read"
+    except OSError:
+        files = "denied"
+    try:
+        import socket
+
+        socket.create_connection(("127.0.0.1", 9), timeout=1)
+        net = "open"
+    except Exception:
+        net = "denied"
+    return f"env={len(os.environ)} files={files} net={net} clock={int(time.time())}"
+
+
+def report(self, node_id, platform, node_config):
+    raise Err([error("connector-config", probe(), "")])
+
+
+Connector.render = report
+"#;
+
+/// Appended after [`PROBE`]: `render` holds 300 MiB, then reports.
+const HOG: &str = r#"
+
+def hog(self, node_id, platform, node_config):
+    held = bytearray(300 << 20)
+    report(self, node_id, platform, node_config + str(len(held))[:0])
+
+
+Connector.render = hog
+"#;
 
 #[test]
 fn compiling_with_packs_explains_each_failure() {

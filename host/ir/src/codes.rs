@@ -800,6 +800,36 @@ Fix:
 ```"#,
     },
     Code {
+        name: "manifest-language",
+        group: "project",
+        summary: "`language` in svc.project.json is not a language svc builds connectors in.",
+        explanation: r#"`language` says how `svc pack` builds the connector: `rust` (the default: a cargo crate), `python` (componentize-py) or `typescript` (esbuild and ComponentizeJS, through npm).
+
+Write one of them, or leave the field out for Rust."#,
+        example: r#"```json
+"language": "javascript"
+```
+Fix:
+```json
+"language": "typescript"
+```"#,
+    },
+    Code {
+        name: "manifest-limits",
+        group: "project",
+        summary: "`limits` in svc.project.json asks for something that is not a positive integer or is over the host maximum.",
+        explanation: r#"A connector whose component starts an interpreter (Python, JavaScript) may need more memory or time per call than svc's defaults (256 MiB, 10 s). It asks for them in `limits`: `memoryMiB` and `timeoutMs`, each a positive integer up to the host maximum (1024 MiB, 60000 ms). Only that pack's calls get them; nothing is raised for other plugins.
+
+Ask for no more than the maximum, or make the connector's work lighter."#,
+        example: r#"```json
+"limits": { "memoryMiB": 4096 }
+```
+Fix:
+```json
+"limits": { "memoryMiB": 512 }
+```"#,
+    },
+    Code {
         name: "manifest-name",
         group: "project",
         summary: "`name` in svc.project.json is not a valid pack name.",
@@ -817,7 +847,7 @@ Fix:
     Code {
         name: "manifest-path",
         group: "project",
-        summary: "`crate`, `templates` or `document` in svc.project.json is not a safe relative path.",
+        summary: "`source` (or `crate`), `templates` or `document` in svc.project.json is not a safe relative path.",
         explanation: r#"These paths name folders and files inside the project, and the same rules as for pack entries apply: relative, `/`-separated, no `..` or `.` components, no empty components, backslashes, control characters or drive prefixes. The message names the rule that is broken.
 
 Write a relative path inside the project."#,
@@ -842,6 +872,23 @@ Fix the list."#,
 Fix:
 ```json
 "platforms": ["go", "python-svc"]
+```"#,
+    },
+    Code {
+        name: "manifest-source",
+        group: "project",
+        summary: "svc.project.json names the connector's folder twice, or with `crate` for a connector that is not Rust.",
+        explanation: r#"`source` names the folder of the connector's code, relative to the project root. `crate` is its older name, still read for Rust connectors; a project gives one of the two, and a Python or TypeScript project gives `source`.
+
+Keep `source`."#,
+        example: r#"```json
+"language": "python",
+"crate": "connector"
+```
+Fix:
+```json
+"language": "python",
+"source": "connector"
 ```"#,
     },
     Code {
@@ -1081,10 +1128,10 @@ Fix:
     Code {
         name: "pack-build",
         group: "pack",
-        summary: "The connector crate could not be built into a .wasm component.",
-        explanation: r#"`svc pack` and `svc validate-pack` build the project's connector crate with `cargo build --release --target wasm32-wasip2`. This code covers cargo not being runnable, the build failing (cargo's errors are printed above), the build producing no `.wasm` (the crate lacks `crate-type = ["cdylib"]`), and the artifact not being readable.
+        summary: "The connector could not be built into a .wasm component.",
+        explanation: r#"`svc pack` and `svc validate-pack` build the project's connector with its language's toolchain: a Rust crate with `cargo build --release --target wasm32-wasip2`, a Python module with `componentize-py`, a TypeScript package with `npm ci` (when `node_modules` is missing) and `npm run componentize`. This code covers the tool not being runnable, the build failing (the tool's errors are printed above), a Rust build producing no `.wasm` (the crate lacks `crate-type = ["cdylib"]`), and the artifact not being readable.
 
-Install Rust with the target (`rustup target add wasm32-wasip2`), fix the crate's errors, or set `CARGO`."#,
+Install the toolchain (`rustup target add wasm32-wasip2`; `pip install componentize-py` or `SVC_COMPONENTIZE_PY`; Node.js 20+ with npm), fix the connector's errors, or set `CARGO`."#,
         example: r#"```sh
 svc pack
 # error[pack-build]: the connector crate `connector/Cargo.toml` did not build (exit status: 101); cargo's errors are above
@@ -1254,6 +1301,23 @@ cd ~ && svc pack
 Fix:
 ```sh
 svc pack --root ~/src/acme-slack
+```"#,
+    },
+    Code {
+        name: "pack-source",
+        group: "pack",
+        summary: "A Python or TypeScript connector's folder lacks what its build needs.",
+        explanation: r#"A Python connector's `source` folder holds `app.py` (its class `Connector` implements the connector interface) and `wit/`, the svc:codegen interface it is built against. A TypeScript connector's folder holds `package.json` with a `componentize` script that writes `dist/connector.wasm`, and `package-lock.json`: packs are built from locked versions. `svc plugin new NAME --lang python|typescript` makes both.
+
+Add the missing file, or point `source` at the right folder."#,
+        example: r#"```sh
+svc pack
+# error[pack-source]: no package-lock.json at `connector/package-lock.json`
+```
+Fix:
+```sh
+(cd connector && npm install)
+svc pack
 ```"#,
     },
     Code {

@@ -154,6 +154,15 @@ pub fn open_pack(source: &str, bytes: &[u8]) -> Result<Pack, Diagnostic> {
             .hint("use a release of the pack built for this svc"));
         }
     }
+    if let Some((field, asked, max)) = manifest.limits.over_maximum().first() {
+        return Err(refuse(
+            source,
+            "pack-manifest",
+            format!(
+                "refused pack: `limits.{field}` is {asked}, outside 1 to the host maximum of {max}"
+            ),
+        ));
+    }
     // Every listed entry present with its hash, and nothing unlisted.
     let mut listed = std::collections::BTreeSet::new();
     for f in &manifest.files {

@@ -19,8 +19,9 @@ use svc_runtime::sha256_hex;
 
 use crate::archive::{open_pack, write_pack};
 use crate::manifest::{Missing, PackManifest, COMPONENT_ENTRY, FORMAT_VERSION};
-use crate::project::{ProjectManifest, PROJECT_FILE};
+use crate::project::{Language, ProjectManifest, PROJECT_FILE};
 use crate::registry::{info_mismatch, Registry};
+use crate::toolchains;
 
 #[derive(Debug, Clone, Default)]
 pub struct PackOptions {
@@ -31,6 +32,9 @@ pub struct PackOptions {
     /// Platforms to pack (default: the manifest's).
     pub platforms: Option<Vec<String>>,
     pub allow_partial: bool,
+    /// Where Python and TypeScript components are kept by input digest
+    /// (their tools do not build reproducibly); `None` builds every time.
+    pub build_cache: Option<PathBuf>,
 }
 
 /// A checked pack, ready to write.
@@ -77,7 +81,7 @@ pub fn pack(
     let doc = SourceFile::new(doc_name.clone(), doc_text.clone()).parse()?;
 
     // Nothing that links out of the project is built or packed.
-    inside(root, &root.join(&project.crate_dir), "connector crate")?;
+    inside(root, &root.join(&project.source_dir), "connector source")?;
     for platform in &platforms {
         inside(
             root,
@@ -85,13 +89,22 @@ pub fn pack(
             "template folder",
         )?;
     }
-    let component = build_component(&root.join(&project.crate_dir))?;
-    let connector = runtime
+    let component = match project.language {
+        Language::Rust => build_component(&root.join(&project.source_dir))?,
+        Language::Python => {
+            toolchains::build_python(root, &project.source_dir, options.build_cache.as_deref())?
+        }
+        Language::TypeScript => {
+            toolchains::build_typescript(root, &project.source_dir, options.build_cache.as_deref())?
+        }
+    };
+    let mut connector = runtime
         .load_connector(
-            &format!("{} (built from {})", project.connector, project.crate_dir),
+            &format!("{} (built from {})", project.connector, project.source_dir),
             &component,
         )
         .map_err(|e| vec![svc_compile::plugin_diag(&e)])?;
+    connector.set_limits(project.limits.apply(runtime.limits()));
     let info = connector
         .info()
         .map_err(|e| vec![svc_compile::plugin_diag(&e)])?;
@@ -173,6 +186,7 @@ pub fn pack(
         component: COMPONENT_ENTRY.into(),
         document: doc_entry,
         files: Vec::new(),
+        limits: project.limits,
     };
     let bytes = write_pack(manifest.clone(), files.clone()).map_err(|d| vec![d])?;
     let opened = open_pack("(new pack)", &bytes).map_err(|d| vec![d])?;

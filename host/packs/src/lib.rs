@@ -5,7 +5,8 @@
 //!   (zip-level refusals live in `svc-pack-zip`).
 //! * [`registry`]: the packs a compile can use: the connector source of the
 //!   compile's render stage.
-//! * [`build`]: `svc pack` and `svc validate-pack`.
+//! * [`build`]: `svc pack` and `svc validate-pack`; `toolchains` builds
+//!   Python and TypeScript connectors.
 
 pub mod archive;
 pub mod build;
@@ -15,6 +16,7 @@ pub mod project;
 pub mod registry;
 pub mod schema;
 pub mod testkit;
+mod toolchains;
 
 /// The version of the WIT package (`svc:codegen`) packs are built against
 /// now (the SDK's): a pack project's `hostApi` must match it.

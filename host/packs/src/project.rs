@@ -5,6 +5,7 @@ use std::path::Path;
 use svc_ir::Diagnostic;
 
 use crate::fields::Fields;
+use crate::manifest::PackLimits;
 use crate::{HOST_API, PLATFORMS};
 
 pub const PROJECT_FILE: &str = "svc.project.json";
@@ -17,10 +18,43 @@ const KNOWN: &[&str] = &[
     "connector",
     "platforms",
     "hostApi",
+    "language",
+    "source",
     "crate",
     "templates",
     "document",
+    "limits",
 ];
+
+/// The language a connector is written in, which decides how `svc pack`
+/// builds its component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Language {
+    /// A cargo crate built for `wasm32-wasip2`.
+    #[default]
+    Rust,
+    /// A module built with `componentize-py`.
+    Python,
+    /// A package bundled with esbuild and built with `jco componentize`.
+    TypeScript,
+}
+
+impl Language {
+    pub const ALL: [Language; 3] = [Language::Rust, Language::Python, Language::TypeScript];
+
+    /// The name written in `svc.project.json` and given to `--lang`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Python => "python",
+            Language::TypeScript => "typescript",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
 
 /// A validated pack project manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,12 +66,16 @@ pub struct ProjectManifest {
     pub connector: String,
     pub platforms: Vec<String>,
     pub host_api: semver::VersionReq,
-    /// Folder of the connector crate, relative to the project root.
-    pub crate_dir: String,
+    pub language: Language,
+    /// Folder of the connector's source (a Rust crate, a Python module, a
+    /// TypeScript package), relative to the project root.
+    pub source_dir: String,
     /// Folder of the per-platform templates (`<templates>/<platform>/...`).
     pub templates: String,
     /// The example IR document, relative to the project root.
     pub document: String,
+    /// Per-call limits the connector needs above the host's defaults.
+    pub limits: PackLimits,
 }
 
 /// `lower-kebab` names: what a pack file name and a crate name can hold.
@@ -75,10 +113,80 @@ impl ProjectManifest {
         let description = get(&mut f, "description", false);
         let connector = get(&mut f, "connector", true);
         let host_api = get(&mut f, "hostApi", true);
-        let crate_dir = get(&mut f, "crate", true);
+        let language = get(&mut f, "language", false);
+        let source_key = get(&mut f, "source", false);
+        let crate_key = get(&mut f, "crate", false);
         let templates = get(&mut f, "templates", true);
         let document = get(&mut f, "document", true);
         let platforms = f.strings(members, &root, "", "platforms");
+        let limits = read_limits(&mut f, members);
+
+        let language = match language {
+            None => Some(Language::Rust),
+            Some((l, at)) => {
+                let parsed = Language::parse(&l);
+                if parsed.is_none() {
+                    let names: Vec<&str> = Language::ALL.iter().map(|l| l.name()).collect();
+                    f.push(
+                        Diagnostic::error(
+                            "manifest-language",
+                            format!("unknown connector language `{l}`"),
+                        )
+                        .at("/language")
+                        .hint(format!("write one of {}", names.join(", "))),
+                        at,
+                    );
+                }
+                parsed
+            }
+        };
+        // The source folder: `source`, or `crate` (its older name, Rust only).
+        let source_name = if crate_key.is_some() && source_key.is_none() {
+            "crate"
+        } else {
+            "source"
+        };
+        let crate_dir = match (source_key, crate_key, language) {
+            (Some(_), Some((_, at)), _) => {
+                f.push(
+                    Diagnostic::error(
+                        "manifest-source",
+                        "both `source` and `crate` name the connector's folder",
+                    )
+                    .at("/crate")
+                    .hint("keep `source` (`crate` is its older name)"),
+                    at,
+                );
+                None
+            }
+            (Some(s), None, _) => Some(s),
+            (None, Some(c), Some(Language::Rust)) => Some(c),
+            (None, Some((_, at)), Some(l)) => {
+                f.push(
+                    Diagnostic::error(
+                        "manifest-source",
+                        format!(
+                            "`crate` names a Rust crate, but the connector's language is `{}`",
+                            l.name()
+                        ),
+                    )
+                    .at("/crate")
+                    .hint("name the connector's folder with \"source\""),
+                    at,
+                );
+                None
+            }
+            (None, None, _) => {
+                f.push(
+                    Diagnostic::error("missing-field", "missing field `source`")
+                        .at("/source")
+                        .hint("name the folder of the connector's code, for example \"source\": \"connector\""),
+                    root.offset,
+                );
+                None
+            }
+            (None, Some(_), None) => None,
+        };
 
         if let Some((k, at)) = &kind {
             if k != "plugin-creator" {
@@ -161,7 +269,7 @@ impl ProjectManifest {
             }
         });
         for (key, value) in [
-            ("crate", &crate_dir),
+            (source_name, &crate_dir),
             ("templates", &templates),
             ("document", &document),
         ] {
@@ -212,9 +320,9 @@ impl ProjectManifest {
             return Err(f.diags);
         }
         match (
-            name, version, connector, host_api, crate_dir, templates, document,
+            name, version, connector, host_api, crate_dir, templates, document, language,
         ) {
-            (Some(n), Some(v), Some(c), Some(h), Some(cr), Some(t), Some(d)) => {
+            (Some(n), Some(v), Some(c), Some(h), Some(cr), Some(t), Some(d), Some(l)) => {
                 Ok(ProjectManifest {
                     name: n.0,
                     version: v,
@@ -222,9 +330,11 @@ impl ProjectManifest {
                     connector: c.0,
                     platforms: seen,
                     host_api: h,
-                    crate_dir: cr.0,
+                    language: l,
+                    source_dir: cr.0,
                     templates: t.0,
                     document: d.0,
+                    limits: limits.unwrap_or_default(),
                 })
             }
             _ => Err(f.diags),
@@ -248,6 +358,54 @@ impl ProjectManifest {
     pub fn pack_file_name(&self) -> String {
         format!("{}-{}.svc-pack.zip", self.name, self.version)
     }
+}
+
+/// `limits`: `{ "memoryMiB": N, "timeoutMs": N }`, each optional, each a
+/// positive integer within the host maximum ([`PackLimits::MAX`]).
+fn read_limits(f: &mut Fields, members: &[svc_ir::json::Member]) -> Option<PackLimits> {
+    use svc_ir::json::Json;
+    let m = members.iter().find(|m| m.key == "limits")?;
+    let fields = f.object(&m.value, "/limits", &["memoryMiB", "timeoutMs"])?;
+    let mut limits = PackLimits::default();
+    let mut ok = true;
+    for field in fields {
+        let (max, slot) = match field.key.as_str() {
+            "memoryMiB" => (PackLimits::MAX.memory_mib, &mut limits.memory_mib),
+            "timeoutMs" => (PackLimits::MAX.timeout_ms, &mut limits.timeout_ms),
+            _ => continue, // reported by `object`
+        };
+        let value = match &field.value.value {
+            Json::Number(n) => n.as_u64().filter(|v| *v > 0),
+            _ => None,
+        };
+        match value {
+            Some(v) if max.is_some_and(|max| v <= max) => *slot = Some(v),
+            Some(v) => {
+                ok = false;
+                f.push(
+                    Diagnostic::error(
+                        "manifest-limits",
+                        format!("`{}` is {v}, over the host maximum of {}", field.key, max.unwrap_or_default()),
+                    )
+                    .at(format!("/limits/{}", field.key))
+                    .hint("a pack may raise its own limits up to the host maximum; make the connector lighter or split its work"),
+                    field.value.offset,
+                );
+            }
+            None => {
+                ok = false;
+                f.push(
+                    Diagnostic::error(
+                        "manifest-limits",
+                        format!("`{}` must be a positive integer", field.key),
+                    )
+                    .at(format!("/limits/{}", field.key)),
+                    field.value.offset,
+                );
+            }
+        }
+    }
+    ok.then_some(limits)
 }
 
 #[cfg(test)]
@@ -354,6 +512,106 @@ mod tests {
         let bad = GOOD.replacen("\"crate\": \"connector\"", "\"crate\": \"../connector\"", 1);
         let d = ProjectManifest::parse("p.json", &bad).unwrap_err();
         assert!(d[0].message.contains("`..` component"), "{d:?}");
+    }
+
+    #[test]
+    fn languages_sources_and_limits() {
+        // `crate` stays the Rust name of `source`.
+        let rust = ProjectManifest::parse("p.json", GOOD).unwrap();
+        assert_eq!(
+            (rust.language, rust.source_dir.as_str()),
+            (Language::Rust, "connector")
+        );
+        assert!(rust.limits.is_empty());
+        let python = GOOD.replace(
+            "\"crate\": \"connector\"",
+            "\"language\": \"python\", \"source\": \"src\", \"limits\": {\"memoryMiB\": 512, \"timeoutMs\": 20000}",
+        );
+        let m = ProjectManifest::parse("p.json", &python).unwrap();
+        assert_eq!(
+            (m.language, m.source_dir.as_str()),
+            (Language::Python, "src")
+        );
+        assert_eq!(
+            (m.limits.memory_mib, m.limits.timeout_ms),
+            (Some(512), Some(20000))
+        );
+
+        for (from, to, code, pointer) in [
+            (
+                "\"crate\"",
+                "\"language\": \"js\", \"source\"",
+                "manifest-language",
+                "/language",
+            ),
+            (
+                "\"crate\"",
+                "\"language\": \"typescript\", \"crate\"",
+                "manifest-source",
+                "/crate",
+            ),
+            (
+                "\"crate\"",
+                "\"source\": \"a\", \"crate\"",
+                "manifest-source",
+                "/crate",
+            ),
+            ("\"crate\": \"connector\",", "", "missing-field", "/source"),
+            (
+                "\"crate\"",
+                "\"limits\": {\"memoryMiB\": 4096}, \"crate\"",
+                "manifest-limits",
+                "/limits/memoryMiB",
+            ),
+            (
+                "\"crate\"",
+                "\"limits\": {\"timeoutMs\": 0}, \"crate\"",
+                "manifest-limits",
+                "/limits/timeoutMs",
+            ),
+            (
+                "\"crate\"",
+                "\"limits\": {\"cpu\": 1}, \"crate\"",
+                "unknown-field",
+                "/limits/cpu",
+            ),
+        ] {
+            let bad = GOOD.replacen(from, to, 1);
+            let d = ProjectManifest::parse("p.json", &bad).unwrap_err();
+            assert_eq!(d.len(), 1, "{to}: {d:?}");
+            assert_eq!(
+                (d[0].code.as_str(), d[0].pointer.as_deref()),
+                (code, Some(pointer)),
+                "{to}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pack_raises_its_own_limits_up_to_the_maximum() {
+        use svc_runtime::{Limits, MIB};
+        let base = Limits::DEFAULT;
+        assert_eq!(PackLimits::default().apply(base), base);
+        let asked = PackLimits {
+            memory_mib: Some(512),
+            timeout_ms: Some(20_000),
+        };
+        let raised = asked.apply(base);
+        assert_eq!(raised.memory_bytes, 512 * MIB as usize);
+        assert_eq!(raised.timeout, std::time::Duration::from_secs(20));
+        assert_eq!(raised.max_files, base.max_files);
+        // Never lower than the host's own, never above the maximum.
+        let small = PackLimits {
+            memory_mib: Some(1),
+            timeout_ms: Some(1),
+        };
+        assert_eq!(small.apply(base), base);
+        let huge = PackLimits {
+            memory_mib: Some(1 << 20),
+            timeout_ms: None,
+        };
+        assert_eq!(huge.apply(base).memory_bytes, 1024 * MIB as usize);
+        assert_eq!(huge.over_maximum(), [("memoryMiB", 1 << 20, 1024)]);
     }
 
     #[test]

@@ -161,9 +161,10 @@ impl Registry {
         }
         let m = &entry.pack.manifest;
         let name = format!("{} {} ({})", m.connector, m.version, entry.pack.source);
-        let connector = runtime
+        let mut connector = runtime
             .load_connector(&name, entry.pack.component())
             .map_err(|e| vec![svc_compile::plugin_diag(&e)])?;
+        connector.set_limits(m.limits.apply(runtime.limits()));
         let info = connector
             .info()
             .map_err(|e| vec![svc_compile::plugin_diag(&e)])?;

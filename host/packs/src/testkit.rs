@@ -72,6 +72,7 @@ pub fn pack_of_component(source: &str, component: Vec<u8>, info: &ConnectorInfo)
             component: COMPONENT_ENTRY.into(),
             document: String::new(),
             files: Vec::new(),
+            limits: Default::default(),
         },
         version: semver::Version::parse(&info.version).unwrap_or(semver::Version::new(0, 0, 0)),
         files,

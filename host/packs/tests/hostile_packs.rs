@@ -111,6 +111,7 @@ fn manifest(files: &[(&str, &[u8])]) -> PackManifest {
                 size: data.len() as u64,
             })
             .collect(),
+        limits: Default::default(),
     }
 }
 
@@ -255,6 +256,25 @@ fn a_pack_without_manifest_or_for_another_host_is_refused() {
     m.format_version = 9;
     e[2].data = serde_json::to_vec(&m).unwrap();
     assert_eq!(refusal(&craft(&e)).0, "pack-format");
+}
+
+#[test]
+fn a_pack_asking_for_limits_over_the_host_maximum_is_refused() {
+    let mut m = manifest(&[
+        (COMPONENT_ENTRY, COMPONENT),
+        ("example/demo.graph.json", DOC),
+    ]);
+    let mut e = good_entries();
+    m.limits.memory_mib = Some(512);
+    e[2].data = serde_json::to_vec(&m).unwrap();
+    let pack = open_pack("within", &craft(&e)).unwrap();
+    assert_eq!(pack.manifest.limits.memory_mib, Some(512));
+
+    m.limits.timeout_ms = Some(3_600_000);
+    e[2].data = serde_json::to_vec(&m).unwrap();
+    let (code, message) = refusal(&craft(&e));
+    assert_eq!(code, "pack-manifest");
+    assert!(message.contains("limits.timeoutMs"), "{message}");
 }
 
 #[test]

@@ -320,6 +320,11 @@ impl Connector {
         }
     }
 
+    /// Overrides the limits for later calls (a pack may raise its own).
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.caller.limits = limits;
+    }
+
     /// A fresh instance in a fresh store: every call starts clean.
     fn instance(&self) -> Result<(Store<Sandbox>, ConnectorInstance), PluginError> {
         let mut store = self.caller.store();

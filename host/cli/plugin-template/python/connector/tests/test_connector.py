@@ -1,0 +1,46 @@
+import json
+from pathlib import Path
+
+import pytest
+from componentize_py_types import Err
+
+import app
+
+PROJECT = Path(__file__).resolve().parent.parent.parent
+
+
+def manifest() -> dict:
+    return json.loads((PROJECT / "svc.project.json").read_text())
+
+
+def example_config() -> str:
+    doc = json.loads((PROJECT / manifest()["document"]).read_text())
+    node = next(n for n in doc["logical"]["nodes"] if n["kind"] == "connector")
+    return json.dumps(node["config"])
+
+
+def test_info_matches_the_project_manifest():
+    project, info = manifest(), app.Connector().info()
+    assert info.id == project["connector"]
+    assert info.version == project["version"]
+    assert info.platforms == project["platforms"]
+    assert json.loads(info.config_schema)["type"] == "object"
+
+
+@pytest.mark.parametrize("platform", app.PLATFORMS)
+def test_every_platform_renders_the_example(platform):
+    rendered = app.Connector().render("node", platform, example_config())
+    assert '"greeting"' in rendered.snippet
+    [file] = rendered.files
+    assert file.contents
+
+
+def test_bad_configs_point_at_the_field():
+    bad = json.dumps({"outputKey": "not a field", "text": 3})
+    with pytest.raises(Err) as raised:
+        app.Connector().render("node", "go", bad)
+    assert [d.pointer for d in raised.value.value] == ["/text", "/outputKey"]
+    good = json.dumps({"outputKey": "a", "text": ""})
+    with pytest.raises(Err) as raised:
+        app.Connector().render("node", "rust", good)
+    assert raised.value.value[0].code == "platform-unsupported"
