@@ -60,6 +60,11 @@ done
 echo "$answer" | python -c 'import json, sys; r = json.load(sys.stdin)["result"]; assert r["category"] == "billing", r' \
   || fail "svc run answered: $answer"
 kill "$server"; wait "$server" 2>/dev/null || true; server=
+# Stopping svc stops the service: the SDK replaced it, nothing is left behind.
+sleep 0.5
+if curl -s -m 2 "http://127.0.0.1:$port/health" >/dev/null; then
+  fail "the service still answers after svc run was stopped"
+fi
 
 echo "install.sh: cargo install --path host/cli"
 cd "$root"

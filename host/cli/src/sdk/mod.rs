@@ -135,11 +135,20 @@ pub fn forward(command: &str, args: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    match Command::new(&python)
-        .args(["-m", "svc", command])
-        .args(args)
-        .status()
+    let mut sdk = Command::new(&python);
+    sdk.args(["-m", "svc", command]).args(args);
+    // On Unix the SDK replaces this process, so a signal sent to `svc run`
+    // (a supervisor stopping the service) reaches the server itself instead
+    // of leaving it running without its parent.
+    #[cfg(unix)]
     {
+        use std::os::unix::process::CommandExt;
+        let e = sdk.exec();
+        eprintln!("error: cannot run `{python} -m svc {command}`: {e}");
+        ExitCode::from(1)
+    }
+    #[cfg(not(unix))]
+    match sdk.status() {
         Ok(status) => ExitCode::from(u8::try_from(status.code().unwrap_or(1)).unwrap_or(1)),
         Err(e) => {
             eprintln!("error: cannot run `{python} -m svc {command}`: {e}");
