@@ -180,6 +180,8 @@ pub fn send_with(
 /// What a stub answers.
 pub enum Reply {
     Json(u16, String),
+    /// A `text/plain` body (Slack's incoming webhooks answer `ok`).
+    Text(u16, String),
     /// Waits, then answers.
     Slow(Duration, String),
     /// Closes the connection without answering.
@@ -259,16 +261,17 @@ fn serve(stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Request>>) {
     if let Ok(mut l) = log.lock() {
         l.push(req.clone());
     }
-    let (status, body) = match handler(&req) {
-        Reply::Json(s, b) => (s, b),
+    let (status, kind, body) = match handler(&req) {
+        Reply::Json(s, b) => (s, "application/json", b),
+        Reply::Text(s, b) => (s, "text/plain", b),
         Reply::Slow(d, b) => {
             std::thread::sleep(d);
-            (200, b)
+            (200, "application/json", b)
         }
         Reply::Hangup => return,
     };
     let head = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     let _ = writer.write_all(head.as_bytes());

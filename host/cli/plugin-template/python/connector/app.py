@@ -1,5 +1,5 @@
-"""The @{id} connector: writes a text, with {{field}} references filled
-from the state at run time, into a state field.
+"""A connector written in Python: writes a text, with {{field}} references
+filled from the state at run time, into a state field.
 
 svc runs this module as a WebAssembly component (built by componentize-py
 against wit/, world connector-plugin): `render` returns, per platform, the
@@ -26,6 +26,11 @@ from wit_world.imports.types import (
 ID = "@{id}"
 VERSION = "0.1.0"
 PLATFORMS = ["go", "java-svc", "python-svc"]
+
+# What each platform's snippet calls (the helpers in templates/).
+GO_RENDER = "connector@{camel}Render"
+PYTHON_MODULE = "app.connectors.@{snake}"
+JAVA_CLASS = "com.svc.connectors.@{snake}.@{camel}"
 
 # The JSON Schema of the node's `config`; the host checks it before render.
 SCHEMA = {
@@ -82,7 +87,9 @@ def read_config(config: dict) -> tuple[str, str]:
     errors = []
     for key in ("outputKey", "text"):
         if not isinstance(config.get(key), str):
-            errors.append(error("connector-config", f"`{key}` must be a string", f"/{key}"))
+            errors.append(
+                error("connector-config", f"`{key}` must be a string", f"/{key}")
+            )
     output_key = config.get("outputKey")
     if isinstance(output_key, str) and not FIELD_NAME.fullmatch(output_key):
         errors.append(
@@ -112,17 +119,14 @@ class Connector(exports.Connector):
         output_key, text = read_config(json.loads(node_config))
         key, text = literal(output_key), literal(text)
         if platform == "go":
-            snippet = f"return State{{{key}: connector@{camel}Render({text}, state)}}, nil"
+            snippet = f"return State{{{key}: {GO_RENDER}({text}, state)}}, nil"
         elif platform == "python-svc":
             snippet = (
-                "from app.connectors.@{snake} import render\n\n"
+                f"from {PYTHON_MODULE} import render\n\n"
                 f"text = {text}\nreturn {{{key}: render(text, state)}}"
             )
         elif platform == "java-svc":
-            snippet = (
-                f"return Map.of({key}, "
-                f"com.svc.connectors.@{snake}.@{camel}.render({text}, state));"
-            )
+            snippet = f"return Map.of({key}, {JAVA_CLASS}.render({text}, state));"
         else:
             raise Err(
                 [

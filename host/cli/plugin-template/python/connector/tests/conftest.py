@@ -18,7 +18,9 @@ BINDINGS = Path(tempfile.mkdtemp(prefix="wit-bindings-"))
 def pytest_configure(config: pytest.Config) -> None:
     tool = shutil.which("componentize-py")
     if tool is None:
-        raise pytest.UsageError("componentize-py is not installed: pip install componentize-py")
+        raise pytest.UsageError(
+            "componentize-py is not installed: pip install componentize-py"
+        )
     world = [tool, "-d", str(CONNECTOR / "wit"), "-w", "connector-plugin"]
     subprocess.run([*world, "bindings", str(BINDINGS)], check=True)
     sys.path[:0] = [str(BINDINGS), str(CONNECTOR), str(PROJECT)]

@@ -1,10 +1,9 @@
 import json
 from pathlib import Path
 
+import app
 import pytest
 from componentize_py_types import Err
-
-import app
 
 PROJECT = Path(__file__).resolve().parent.parent.parent
 

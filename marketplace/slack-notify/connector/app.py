@@ -1,0 +1,218 @@
+"""The svc/slack-notify connector, written in Python.
+
+A node posts a message, its {{field}} references filled from the state at run
+time, to a Slack-style incoming webhook as {"text": ...}. svc builds this
+module into a WebAssembly component with componentize-py; `render` checks the
+node's config and returns, per platform, the node's body and the runtime
+helper from templates/ (read once, while the component is built).
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from componentize_py_types import Err
+from wit_world import exports
+from wit_world.imports.types import (
+    ConnectorInfo,
+    Dependency,
+    Diagnostic,
+    File,
+    Rendered,
+    Severity,
+)
+
+ID = "svc/slack-notify"
+VERSION = "0.1.0"
+PLATFORMS = ["go", "java-svc", "python-svc"]
+HTTPX = "httpx>=0.27,<1"
+
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["url", "text"],
+    "properties": {
+        "url": {
+            "type": "string",
+            "description": "env:NAME (read at run time; the usual choice, "
+            "since the URL is a secret) or an http(s) URL",
+        },
+        "text": {"type": "string", "minLength": 1},
+        "timeoutMs": {"type": "integer", "minimum": 1, "maximum": 60000},
+        "outputKey": {"type": "string", "minLength": 1},
+    },
+}
+
+FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+URL = re.compile(r"https?://[^\s/?#]+[^\s]*")
+
+
+def template(relative: str) -> str:
+    """A file of the project's templates/ folder, read while the component
+    is built (svc pack puts the project root on the module path)."""
+    for entry in sys.path:
+        path = Path(entry) / "templates" / relative
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    raise FileNotFoundError(f"templates/{relative} is not beside any module path")
+
+
+def files(*paths: str) -> list[tuple[str, str]]:
+    return [(p.split("/", 1)[1], template(p)) for p in paths]
+
+
+FILES = {
+    "go": files(
+        "go/internal/graph/connector_slack_notify.go",
+        "go/internal/graph/connector_slack_notify_test.go",
+    ),
+    "python-svc": files(
+        "python-svc/app/connectors/slack_notify.py",
+        "python-svc/tests/test_connector_slack_notify.py",
+    ),
+    "java-svc": files(
+        "java-svc/src/main/java/com/svc/connectors/slack_notify/SlackNotify.java",
+        "java-svc/src/test/java/com/svc/connectors/slack_notify/SlackNotifyTest.java",
+    ),
+}
+
+
+def error(pointer: str, message: str, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(Severity.ERROR, "connector-config", message, pointer, hint)
+
+
+def placeholders(text: str) -> list[str]:
+    """The names inside each {{...}} of a message."""
+    names = []
+    rest = text
+    while (start := rest.find("{{")) >= 0 and (end := rest.find("}}", start)) >= 0:
+        names.append(rest[start + 2 : end].strip())
+        rest = rest[end + 2 :]
+    return names
+
+
+def check(config: dict) -> list[Diagnostic]:
+    """What the schema cannot say about a config, with pointers into it."""
+    problems = []
+    url = config["url"]
+    if url.startswith("env:"):
+        if not ENV_NAME.fullmatch(url[4:]):
+            problems.append(
+                error(
+                    "/url",
+                    f"`{url[4:]}` is not an environment variable name",
+                    "write env:NAME with letters, digits and _, e.g. "
+                    "env:SLACK_WEBHOOK_URL",
+                )
+            )
+    elif not URL.fullmatch(url):
+        problems.append(
+            error(
+                "/url",
+                "`url` is neither env:NAME nor an http(s) URL",
+                "an incoming webhook's URL is a secret: keep it in the "
+                "environment, env:SLACK_WEBHOOK_URL",
+            )
+        )
+    for name in placeholders(config["text"]):
+        if not FIELD.fullmatch(name):
+            problems.append(
+                error(
+                    "/text",
+                    f"`{{{{{name}}}}}` does not name a state field",
+                    "write {{field}} with a field of logical.state",
+                )
+            )
+    key = config.get("outputKey")
+    if key is not None and not FIELD.fullmatch(key):
+        problems.append(
+            error(
+                "/outputKey",
+                f"`{key}` is not a state field name",
+                "name a field of logical.state",
+            )
+        )
+    return problems
+
+
+def go(node: str, url: str, text: str, timeout_ms: int, key: str | None) -> str:
+    args = ", ".join(
+        [json.dumps(node), json.dumps(url), json.dumps(text), str(timeout_ms)]
+    )
+    return f"return slackNotifyPost(ctx, {args}, {json.dumps(key or '')}, state)"
+
+
+def python(node: str, url: str, text: str, timeout_ms: int, key: str | None) -> str:
+    return "\n".join(
+        [
+            "from app.connectors.slack_notify import post",
+            "",
+            "return post(",
+            f"    {json.dumps(node)},",
+            "    state,",
+            f"    url={json.dumps(url)},",
+            f"    text={json.dumps(text)},",
+            f"    timeout_ms={timeout_ms},",
+            f"    output_key={json.dumps(key) if key else 'None'},",
+            ")",
+        ]
+    )
+
+
+def java(node: str, url: str, text: str, timeout_ms: int, key: str | None) -> str:
+    del node  # the Java runtime names the node in its execution_error
+    args = ", ".join(
+        [json.dumps(url), json.dumps(text), str(timeout_ms)]
+        + [json.dumps(key) if key else "null"]
+    )
+    return f"return com.svc.connectors.slack_notify.SlackNotify.post(state, {args});"
+
+
+SNIPPETS = {"go": go, "python-svc": python, "java-svc": java}
+
+
+def dependencies(platform: str) -> list[Dependency]:
+    return [Dependency(platform, HTTPX)] if platform == "python-svc" else []
+
+
+class Connector(exports.Connector):
+    def info(self) -> ConnectorInfo:
+        return ConnectorInfo(
+            id=ID,
+            version=VERSION,
+            platforms=PLATFORMS,
+            config_schema=json.dumps(SCHEMA),
+            dependencies=[d for p in PLATFORMS for d in dependencies(p)],
+        )
+
+    def render(self, node_id: str, platform: str, node_config: str) -> Rendered:
+        if platform not in SNIPPETS:
+            raise Err(
+                [
+                    Diagnostic(
+                        Severity.ERROR,
+                        "platform-unsupported",
+                        f"{ID} has no code for the platform `{platform}`",
+                        None,
+                        f"{ID} supports {', '.join(PLATFORMS)}",
+                    )
+                ]
+            )
+        config = json.loads(node_config)
+        problems = check(config)
+        if problems:
+            raise Err(problems)
+        snippet = SNIPPETS[platform](
+            node_id,
+            config["url"],
+            config["text"],
+            config.get("timeoutMs", 10000),
+            config.get("outputKey"),
+        )
+        return Rendered(
+            files=[File(path, text.encode(), False) for path, text in FILES[platform]],
+            snippet=snippet,
+            dependencies=dependencies(platform),
+        )

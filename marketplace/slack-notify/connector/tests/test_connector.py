@@ -1,0 +1,73 @@
+import json
+from pathlib import Path
+
+import app
+import pytest
+from componentize_py_types import Err
+
+PROJECT = Path(__file__).resolve().parent.parent.parent
+
+
+def manifest() -> dict:
+    return json.loads((PROJECT / "svc.project.json").read_text())
+
+
+def example_config() -> dict:
+    doc = json.loads((PROJECT / manifest()["document"]).read_text())
+    node = next(n for n in doc["logical"]["nodes"] if n["kind"] == "connector")
+    return node["config"]
+
+
+def render(platform: str, **changes):
+    config = {**example_config(), **changes}
+    return app.Connector().render("post", platform, json.dumps(config))
+
+
+def refused(**changes) -> list[tuple[str, str]]:
+    with pytest.raises(Err) as raised:
+        render("go", **changes)
+    return [(d.pointer, d.message) for d in raised.value.value]
+
+
+def test_info_matches_the_project_manifest():
+    project, info = manifest(), app.Connector().info()
+    assert (info.id, info.version) == (project["connector"], project["version"])
+    assert info.platforms == project["platforms"]
+    schema = json.loads(info.config_schema)
+    assert schema["required"] == ["url", "text"]
+    assert [(d.platform, d.spec) for d in info.dependencies] == [
+        ("python-svc", app.HTTPX)
+    ]
+
+
+def test_each_platform_gets_its_call_helper_and_tests():
+    go = render("go")
+    assert go.snippet == (
+        'return slackNotifyPost(ctx, "post", "env:SLACK_WEBHOOK_URL", '
+        '"New ticket: {{ticket}}", 5000, "posted", state)'
+    )
+    assert [f.path for f in go.files] == [
+        "internal/graph/connector_slack_notify.go",
+        "internal/graph/connector_slack_notify_test.go",
+    ]
+    python = render("python-svc", outputKey=None)
+    assert "output_key=None," in python.snippet
+    assert [(d.platform, d.spec) for d in python.dependencies] == [
+        ("python-svc", app.HTTPX)
+    ]
+    java = render("java-svc")
+    assert java.snippet.endswith('"New ticket: {{ticket}}", 5000, "posted");')
+    assert all(f.contents for p in app.PLATFORMS for f in render(p).files)
+
+
+def test_bad_configs_point_at_the_field():
+    assert refused(url="hooks.slack.com/x")[0][0] == "/url"
+    assert refused(url="env:1BAD")[0][0] == "/url"
+    assert refused(text="Hi {{ticket id}}") == [
+        ("/text", "`{{ticket id}}` does not name a state field")
+    ]
+    assert refused(outputKey="not a field")[0][0] == "/outputKey"
+    assert render("go", url="https://hooks.example.com/T0/B0/x").snippet
+    with pytest.raises(Err) as raised:
+        render("rust")
+    assert raised.value.value[0].code == "platform-unsupported"
