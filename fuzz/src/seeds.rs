@@ -37,7 +37,11 @@ pub fn seeds(target: &str) -> Result<Vec<Seed>, String> {
             for dir in [
                 "marketplace/webhook",
                 "marketplace/kv-cache",
-                "host/cli/plugin-template",
+                "marketplace/slack-notify",
+                "marketplace/json-path",
+                "host/cli/plugin-template/rust",
+                "host/cli/plugin-template/python",
+                "host/cli/plugin-template/typescript",
             ] {
                 let path = root.join(dir).join("svc.project.json");
                 out.push(Seed {

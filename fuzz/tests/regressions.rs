@@ -52,13 +52,14 @@ fn seeds_include_accepted_inputs() {
     for s in seeds("open_pack").unwrap() {
         svc_packs::archive::open_pack(&s.name, &s.bytes).unwrap();
     }
-    // The marketplace manifests are valid; the scaffold's has placeholders.
+    // The four marketplace manifests are valid; the scaffolds' have
+    // placeholders.
     let manifests = seeds("project_manifest").unwrap();
     let accepted = manifests.iter().filter(|s| {
         let text = String::from_utf8(s.bytes.clone()).unwrap();
         svc_packs::project::ProjectManifest::parse(&s.name, &text).is_ok()
     });
-    assert_eq!(accepted.count(), 2);
+    assert_eq!(accepted.count(), 4);
     let config = seeds("config").unwrap();
     assert!(config.iter().all(|s| {
         let (path, sources) = svc_fuzz::split_config(std::str::from_utf8(&s.bytes).unwrap());

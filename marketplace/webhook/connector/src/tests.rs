@@ -51,7 +51,7 @@ fn info_matches_the_project_manifest() {
         .map(|p| p.as_str().unwrap())
         .collect();
     assert_eq!(info.platforms, platforms);
-    for key in ["crate", "templates", "document"] {
+    for key in ["source", "templates", "document"] {
         assert!(
             project_dir().join(m[key].as_str().unwrap()).exists(),
             "{key}"
