@@ -421,6 +421,12 @@ class _Postgres:
             max_size=POOL_SIZE,
             open=False,
             timeout=CONNECT_SECONDS,
+            # psycopg_pool retries a lost connection with a doubling delay for
+            # reconnect_timeout (5 min by default), so after a long outage the
+            # next try could be a minute away although the database is back.
+            # Giving up after CONNECT_SECONDS lets the next request start a
+            # fresh try at once.
+            reconnect_timeout=CONNECT_SECONDS,
             # LangGraph's saver needs autocommit and dict rows; a connection
             # broken by a database restart is replaced before it is handed out.
             kwargs={

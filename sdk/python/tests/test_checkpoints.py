@@ -263,6 +263,9 @@ def test_a_database_that_goes_away_is_503_and_the_thread_waits_for_it(
             assert r.status_code == 503, r.text
             error = r.json()["error"]
             assert error["code"] == "checkpointer_unavailable" and "postgres" in error["message"]
+        # An outage long enough that psycopg_pool's default retry delays (1, 2,
+        # 4, 8, 16 s) would put its next try past the next request's wait.
+        time.sleep(7)
         postgres_server.start()
         r = service.post({"threadId": thread, "resume": "yes"})
         assert r.status_code == 200, r.text
