@@ -16,6 +16,7 @@
 # - designer/node_modules, from designer/package-lock.json, and Debian's
 #   chromium for the designer's browser test;
 # - Debian's postgresql server for the durable-thread tests;
+# - Debian's podman, runc and debootstrap for the container test;
 # - cargo-fuzz (crates.io) for the fuzz smoke run, by fuzz/run.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,6 +84,18 @@ if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
     apt-get install -y -q postgresql >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q postgresql >/dev/null; }
   else
     echo "warning: no PostgreSQL server; install Debian's postgresql package (the durable-thread tests skip, and fail with CI=true)" >&2
+  fi
+fi
+
+# Podman for the container test, which builds and runs the three targets'
+# images on local stand-in base images (tests/containers/stand-ins.sh, made
+# with debootstrap); runc, because this VM mounts cgroups in hybrid mode,
+# which podman's default runtime (crun) refuses.
+if ! command -v podman >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q podman runc debootstrap >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q podman runc debootstrap >/dev/null; }
+  else
+    echo "warning: no podman, runc or debootstrap; install Debian's packages (the container test skips, and fails with CI=true)" >&2
   fi
 fi
 
