@@ -8,12 +8,17 @@
 # not the official images (the Python one is Debian's 3.11, not 3.12);
 # they stand in for them in tests only.
 #
-# Idempotent: an image already there is kept (`podman rmi` it to rebuild).
+# Idempotent: an image already there is kept (remove $SVC_CONTAINER_STORE,
+# where the container test keeps them, to rebuild).
 # Needs root, podman and runc (tests/run-all.sh installs them), and
 # JAVA_HOME at a JDK 25+, whose JVM writes the AOT cache of java-svc's image.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export CONTAINERS_CONF="$here/containers.conf"
+# A podman storage of the tests' own: the stand-ins carry the official
+# images' names and must never shadow real ones in the machine's storage.
+store=${SVC_CONTAINER_STORE:?set SVC_CONTAINER_STORE to a podman storage directory for the tests}
+podman() { command podman --root "$store/root" --runroot "$store/run" "$@"; }
 base=localhost/svc-stand-in/debian:bookworm
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -3,7 +3,8 @@
 //! No container registry is reachable from this machine, so the base images
 //! the Dockerfiles name are local stand-ins made by
 //! `tests/containers/stand-ins.sh` from Debian's packages and this machine's
-//! Go and JDK, tagged with the official names; the Dockerfiles themselves are
+//! Go and JDK, tagged with the official names in a podman storage of the
+//! tests' own (`~/.cache/svc/containers`); the Dockerfiles themselves are
 //! the generated ones, unchanged. Each image is built, inspected (non-root
 //! user, no credential in its configuration, a `/health` check on python-svc
 //! and java-svc), refused without its key, run until `/health` answers,
@@ -99,12 +100,32 @@ fn containers_conf() -> PathBuf {
     svc_tests::workspace().join("tests/containers/containers.conf")
 }
 
-/// A podman command line, bounded in time, with the tests' settings.
+/// The tests' own podman storage: the stand-ins carry the official images'
+/// names and must never shadow real ones in the machine's storage.
+fn store() -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("svc/containers")
+}
+
+/// A podman command line on the tests' storage.
+fn podman_line(args: &str) -> String {
+    let store = store();
+    format!(
+        "podman --root '{}' --runroot '{}' {args}",
+        store.join("root").display(),
+        store.join("run").display()
+    )
+}
+
+/// A podman command, bounded in time, with the tests' settings.
 fn podman(dir: &Path, args: &str, limit: Duration) -> Result<String, String> {
     let conf = containers_conf();
     run_shell(
         dir,
-        &format!("podman {args}"),
+        &podman_line(args),
         &[("CONTAINERS_CONF", conf.to_str().unwrap_or_default())],
         limit,
     )
@@ -174,7 +195,10 @@ fn images_build_and_serve_on_every_target() {
     run_shell(
         &root,
         "tests/containers/stand-ins.sh",
-        &[("CONTAINERS_CONF", conf)],
+        &[
+            ("CONTAINERS_CONF", conf),
+            ("SVC_CONTAINER_STORE", store().to_str().unwrap()),
+        ],
         Duration::from_secs(1200),
     )
     .expect("the stand-in base images");
@@ -235,10 +259,10 @@ fn images_build_and_serve_on_every_target() {
         // With it, the service answers on the host's loopback.
         let service = Service::run_in(
             dir,
-            &format!(
-                "podman run --rm --name {tag} --network host --health-interval disable \
+            &podman_line(&format!(
+                "run --rm --name {tag} --network host --health-interval disable \
                  -e SVC_PORT -e SVC_API_KEY {image}"
-            ),
+            )),
             &[("CONTAINERS_CONF", conf), ("SVC_API_KEY", key)],
             Duration::from_secs(120),
         )
