@@ -44,11 +44,16 @@ cargo run --quiet -p svc-fuzz --example write_seeds -- "$corpus"
 # The instrumented build (wasmtime included, through svc-packs) takes many
 # minutes cold on a small machine, so it lives outside the checkout and
 # later runs, from any clone, only rebuild the host crates.
+# cargo fuzz builds with the release profile, whose fat LTO in one code unit
+# (for the shipped binary) made each target's link take minutes; fuzzing
+# gains nothing from it, and crash reports want the symbols kept.
 target_dir=${SVC_FUZZ_TARGET_DIR:-$HOME/.cache/svc/fuzz-target}
 fuzz() {
     command=$1
     shift
-    RUSTC_WRAPPER= cargo +nightly fuzz "$command" --features libfuzzer --sanitizer none \
+    RUSTC_WRAPPER= CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+        CARGO_PROFILE_RELEASE_STRIP=none \
+        cargo +nightly fuzz "$command" --features libfuzzer --sanitizer none \
         --target-dir "$target_dir" "$@"
 }
 fuzz build
