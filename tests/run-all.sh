@@ -67,24 +67,29 @@ if git rev-parse --git-dir >/dev/null 2>&1 && [ -n "$(git status --porcelain -- 
   echo "error: designer/dist differs from a build of designer/ with its lock file: run \`npm run build\` in designer/ and commit designer/dist" >&2
   exit 1
 fi
+# debian_packages WHAT PACKAGE...: installs Debian's packages when this is
+# root with apt-get (refreshing the lists once if the first try fails); else
+# says that WHAT skips without them.
+debian_packages() {
+  local what=$1
+  shift
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q "$@" >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q "$@" >/dev/null; }
+  else
+    echo "warning: install Debian's $* (without them $what skips, and fails with CI=true)" >&2
+  fi
+}
+
 # A browser for the designer's end-to-end test (Debian's chromium, driven
 # by playwright-core, which downloads none).
 if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get install -y -q chromium >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
-  else
-    echo "warning: no chromium; install Debian's chromium package (the designer's browser test skips, and fails with CI=true)" >&2
-  fi
+  debian_packages "the designer's browser test" chromium
 fi
 
 # A PostgreSQL server for the durable-thread tests (Debian's postgresql;
 # each test starts its own on a loopback port in a temporary directory).
 if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get install -y -q postgresql >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q postgresql >/dev/null; }
-  else
-    echo "warning: no PostgreSQL server; install Debian's postgresql package (the durable-thread tests skip, and fail with CI=true)" >&2
-  fi
+  debian_packages "the durable-thread tests" postgresql
 fi
 
 # Podman for the container test, which builds and runs the three targets'
@@ -92,11 +97,7 @@ fi
 # with debootstrap); runc, because this VM mounts cgroups in hybrid mode,
 # which podman's default runtime (crun) refuses.
 if ! command -v podman >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get install -y -q podman runc debootstrap >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q podman runc debootstrap >/dev/null; }
-  else
-    echo "warning: no podman, runc or debootstrap; install Debian's packages (the container test skips, and fails with CI=true)" >&2
-  fi
+  debian_packages "the container test" podman runc debootstrap
 fi
 
 cargo fmt --all --check

@@ -67,8 +67,10 @@ if ! podman image exists docker.io/library/eclipse-temurin:25-jre; then
   podman tag docker.io/library/eclipse-temurin:25-jdk docker.io/library/eclipse-temurin:25-jre
 fi
 
-mkdir -p "$work/distroless/etc/ssl/certs" "$work/distroless/tmp"
-cp "$here/distroless/etc/passwd" "$here/distroless/etc/group" "$work/distroless/etc/"
-cp "$ca" "$work/distroless/etc/ssl/certs/ca-certificates.crt"
-cp "$here/Containerfile.distroless" "$work/distroless/"
-stand_in gcr.io/distroless/static-debian12:nonroot Containerfile.distroless "$work/distroless"
+# The users and this machine's CA bundle, gathered into one context.
+if ! podman image exists gcr.io/distroless/static-debian12:nonroot; then
+  mkdir -p "$work/distroless/etc/ssl/certs" "$work/distroless/tmp"
+  cp "$here/distroless/etc/passwd" "$here/distroless/etc/group" "$work/distroless/etc/"
+  cp "$ca" "$work/distroless/etc/ssl/certs/ca-certificates.crt"
+  stand_in gcr.io/distroless/static-debian12:nonroot Containerfile.distroless "$work/distroless"
+fi

@@ -95,11 +95,6 @@ fn dockerfiles_pass_hadolint_and_run_as_non_root() {
     }
 }
 
-/// The podman settings of these tests (runc, limits the VM allows).
-fn containers_conf() -> PathBuf {
-    svc_tests::workspace().join("tests/containers/containers.conf")
-}
-
 /// The tests' own podman storage: the stand-ins carry the official images'
 /// names and must never shadow real ones in the machine's storage.
 fn store() -> PathBuf {
@@ -110,25 +105,22 @@ fn store() -> PathBuf {
     cache.join("svc/containers")
 }
 
-/// A podman command line on the tests' storage.
+/// A podman command line with the tests' settings (runc, limits the VM
+/// allows: tests/containers/containers.conf) on the tests' storage.
 fn podman_line(args: &str) -> String {
+    let conf = svc_tests::workspace().join("tests/containers/containers.conf");
     let store = store();
     format!(
-        "podman --root '{}' --runroot '{}' {args}",
+        "env CONTAINERS_CONF='{}' podman --root '{}' --runroot '{}' {args}",
+        conf.display(),
         store.join("root").display(),
         store.join("run").display()
     )
 }
 
-/// A podman command, bounded in time, with the tests' settings.
+/// A podman command, bounded in time.
 fn podman(dir: &Path, args: &str, limit: Duration) -> Result<String, String> {
-    let conf = containers_conf();
-    run_shell(
-        dir,
-        &podman_line(args),
-        &[("CONTAINERS_CONF", conf.to_str().unwrap_or_default())],
-        limit,
-    )
+    run_shell(dir, &podman_line(args), &[], limit)
 }
 
 /// Removes the test's container and image however the test ends.
@@ -190,15 +182,10 @@ fn images_build_and_serve_on_every_target() {
         return;
     }
     let root = svc_tests::workspace();
-    let conf = containers_conf();
-    let conf = conf.to_str().unwrap();
     run_shell(
         &root,
         "tests/containers/stand-ins.sh",
-        &[
-            ("CONTAINERS_CONF", conf),
-            ("SVC_CONTAINER_STORE", store().to_str().unwrap()),
-        ],
+        &[("SVC_CONTAINER_STORE", store().to_str().unwrap())],
         Duration::from_secs(1200),
     )
     .expect("the stand-in base images");
@@ -263,7 +250,7 @@ fn images_build_and_serve_on_every_target() {
                 "run --rm --name {tag} --network host --health-interval disable \
                  -e SVC_PORT -e SVC_API_KEY {image}"
             )),
-            &[("CONTAINERS_CONF", conf), ("SVC_API_KEY", key)],
+            &[("SVC_API_KEY", key)],
             Duration::from_secs(120),
         )
         .unwrap_or_else(|e| panic!("{platform}: {e}"));
