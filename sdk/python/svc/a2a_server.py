@@ -54,7 +54,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from svc import registry
-from svc.config import as_written
+from svc.config import as_written, secret_variable
 from svc.errors import ConfigError, RegistrationError, SvcError, require
 
 log = logging.getLogger("svc.a2a")
@@ -84,7 +84,6 @@ SECTION_KEYS = (
 _MARK = "__svc_a2a_skill__"
 _SKILL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Where the guard leaves the caller for the handler, in the request's ASGI scope.
 _SCOPE_KEY = "svc.a2a.identity"
 _STATE_KEY = "svc_a2a_identity"  # the same, in the SDK's ServerCallContext.state
@@ -362,17 +361,7 @@ def _token_variable(entry: dict, where: str) -> str:
         raise ConfigError(
             f"{where} needs its token from the environment: token: ${{NAME}} or env: NAME"
         )
-    written = entry["token"]
-    if isinstance(written, str):
-        whole = _ENV_REF.fullmatch(written.strip())
-        if whole:
-            return whole.group(1)
-        if written.startswith("env:") and _ENV_NAME.fullmatch(written[4:]):
-            return written[4:]
-    raise ConfigError(
-        f"{where}.token is written in the configuration: a token comes from the environment "
-        "only, write token: ${NAME} or env: NAME"
-    )
+    return secret_variable(entry["token"], f"{where}.token")
 
 
 def config_tokens(config: dict) -> list[_Token]:

@@ -10,7 +10,9 @@ Each run happens in an isolated child scope: the conversation, the tool
 calls and their results stay inside `run_agent`, which returns only the
 final answer; the caller decides where it goes in its own state. An agent
 with `roles` runs only for a caller holding one of them (`details.reason`
-`forbidden` otherwise).
+`forbidden` otherwise), and so does a tool with `roles`: a worker offers the
+model only the tools its caller may use, and a call to another one by name
+ends the run the same way.
 
 A supervisor routes a task between member agents (workers or other
 supervisors) with the model or with a `route` function of its own, until it
@@ -446,9 +448,19 @@ def tool_schema(fn: Callable, input_schema: dict | None) -> dict:
     return {"type": "object", "properties": properties, "required": required}
 
 
-def _tool_specs(agent: Worker) -> list[dict]:
+def _tool_allowed(name: str, caller_roles: tuple[str, ...]) -> bool:
+    """Whether a caller holding `caller_roles` may use the tool (one of its
+    `roles` suffices; a tool without roles is anyone's)."""
+    allowed = get("tools", name).meta["roles"]
+    return not allowed or bool(set(caller_roles).intersection(allowed))
+
+
+def _tool_specs(agent: Worker, caller_roles: tuple[str, ...]) -> list[dict]:
+    """The tools offered to the model: those of the agent its caller may use."""
     specs = []
     for name in agent.tools:
+        if not _tool_allowed(name, caller_roles):
+            continue
         c = get("tools", name)
         specs.append(
             {
@@ -463,7 +475,9 @@ def _tool_specs(agent: Worker) -> list[dict]:
     return specs
 
 
-def _call_tool(agent: Worker, call: Any) -> tuple[str, str | _Transfer]:
+def _call_tool(
+    agent: Worker, call: Any, caller_roles: tuple[str, ...]
+) -> tuple[str, str | _Transfer]:
     """Runs one tool call of the model; returns (call id, result text), or
     the transfer a handoff tool asked for."""
     try:
@@ -480,6 +494,15 @@ def _call_tool(agent: Worker, call: Any) -> tuple[str, str | _Transfer]:
             "bad_tool_call",
             f'agent "{agent.name}" called "{name}", which is not one of its tools '
             f"({', '.join(agent.tools) or 'none'})",
+        )
+    if not _tool_allowed(name, caller_roles):
+        # Not offered to the model, but named anyway: refused as an agent is.
+        allowed = get("tools", name).meta["roles"]
+        raise agent_error(
+            agent.name,
+            "forbidden",
+            f'agent "{agent.name}" called the tool "{name}", which runs only for the roles '
+            f"{', '.join(allowed)}; the caller holds {', '.join(sorted(caller_roles)) or 'none'}",
         )
     try:
         arguments = json.loads(raw) if isinstance(raw, str) else raw
@@ -526,7 +549,7 @@ def run_worker(
     if agent.instructions.strip():
         messages.append({"role": "system", "content": agent.instructions})
     messages.append({"role": "user", "content": task})
-    tools = _tool_specs(agent)
+    tools = _tool_specs(agent, caller_roles)
     for _ in range(agent.max_turns):
         message = chat_message(
             agent.name, agent.model, messages, tools=tools, deadline=deadline, feature="run_agent()"
@@ -539,7 +562,7 @@ def run_worker(
             {"role": "assistant", "content": message.get("content"), "tool_calls": calls}
         )
         for call in calls:
-            call_id, result = _call_tool(agent, call)
+            call_id, result = _call_tool(agent, call, caller_roles)
             if isinstance(result, _Transfer):
                 return run_agent(task, result.agent, caller_roles, deadline=deadline)
             messages.append({"role": "tool", "tool_call_id": call_id, "content": result})

@@ -1,4 +1,10 @@
-"""The SDK's command line: `svc-py ...` or `python -m svc ...`.
+"""The SDK's command line: `svc ...` (or its alias `svc-py ...`, or
+`python -m svc ...`).
+
+The commands of the Rust compiler (`compile` with a document,
+`capabilities`, `test-plugin`, `plugin`, `pack`, `validate-pack`, `design`)
+are handed to its binary, `svc-compiler` (the `compiler` extra), with the
+same arguments.
 
 Exit codes: 0 success, 1 an error (explained on stderr), 2 a usage error.
 """
@@ -23,8 +29,31 @@ class UsageError(Exception):
     """Arguments argparse accepted but the command cannot use."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="svc-py", description="The svc Python SDK command line.")
+# The compiler's own commands, handed to it whole: what each does, for --help.
+COMPILER_COMMANDS = {
+    "capabilities": "print what each backend supports",
+    "test-plugin": "run a backend or connector component against the shared fixtures",
+    "plugin": "connector pack projects (plugin new NAME)",
+    "pack": "build, check and write a connector pack",
+    "validate-pack": "run every check of pack without writing a pack",
+    "design": "edit a graph document in the visual designer",
+}
+
+
+def _prog() -> str:
+    """The name the command was invoked as: svc, svc-py, or python -m svc."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if name in ("", "__main__.py", "-c"):
+        return "python -m svc"
+    return name[:-4] if name.lower().endswith(".exe") else name
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="The svc command line of the Python SDK; the compiler's commands are "
+        "handed to svc-compiler (the compiler extra).",
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     new = sub.add_parser("new", help="scaffold a project")
@@ -58,8 +87,8 @@ def _parser() -> argparse.ArgumentParser:
 
     comp = sub.add_parser(
         "compile",
-        help="without a document: application.yaml -> application.json; "
-        "with one: the Rust svc compiler (python-svc)",
+        help="without a document: application.yaml -> application.json; with one (and any "
+        "other compiler flag): the compiler, for --platform python-svc unless given",
     )
     comp.add_argument("document", nargs="?")
     comp.add_argument("--out")
@@ -78,7 +107,10 @@ def _parser() -> argparse.ArgumentParser:
         help="print the description as JSON instead: no key, no request, no tracing extra",
     )
 
-    sub.add_parser("version", help="print the SDK version")
+    sub.add_parser("version", help="print the SDK version (and the compiler's, when installed)")
+    for name, what in COMPILER_COMMANDS.items():
+        # Listed for --help only: main() hands these over before parsing.
+        sub.add_parser(name, help=f"{what} (the compiler extra)", add_help=False)
     return p
 
 
@@ -172,36 +204,60 @@ def _get(args: argparse.Namespace) -> int:
     return 0
 
 
-def _installed_compiler() -> str | None:
-    """The `svc` of the `compiler` extra, installed beside this Python's
-    scripts (found even when that directory is not on the PATH)."""
+COMPILER = "svc-compiler"
+
+
+def compiler() -> str | None:
+    """The Rust compiler's binary: SVC_BIN, else the `svc-compiler` of the
+    `compiler` extra beside this Python's scripts (found even when that
+    directory is not on the PATH), else `svc-compiler` on the PATH."""
     import sysconfig
 
-    path = os.path.join(sysconfig.get_path("scripts"), "svc")
-    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    named = os.environ.get("SVC_BIN")
+    if named:
+        return named
+    name = COMPILER + ".exe" if os.name == "nt" else COMPILER
+    beside = os.path.join(sysconfig.get_path("scripts"), name)
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return beside
+    return shutil.which(COMPILER)
+
+
+def hand_over(prog: str, argv: list[str], name: str | None = None) -> int:
+    """Runs the compiler with `argv` in place of this process (POSIX: signals
+    and the exit status are its own); on Windows, as a child. `name` is the
+    argv[0] it gets: under `svc-java` it is the compiler fixed to java-svc."""
+    binary = compiler()
+    if binary is None:
+        what = f"{prog} {argv[0]}" if argv else prog
+        raise MissingExtraError(what, "compiler", f"or set SVC_BIN to a {COMPILER} binary")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    args = [name or binary, *argv]
+    try:
+        if os.name == "nt":
+            return subprocess.run(args, executable=binary, check=False).returncode
+        os.execv(binary, args)
+    except OSError as e:
+        raise ConfigError(f"cannot run {binary}: {e}") from None
 
 
 def _compile(args: argparse.Namespace) -> int:
-    if args.document is None:
-        from svc.config import compile_config
+    """application.yaml -> application.json (main() hands a document over)."""
+    from svc.config import compile_config
 
-        out = compile_config(args.root, args.out, force=args.force)
-        print(f"wrote {out}")
+    out = compile_config(args.root, args.out, force=args.force)
+    print(f"wrote {out}")
+    return 0
+
+
+def _version(args: argparse.Namespace) -> int:
+    print(f"svc-sdk {__version__}", flush=True)
+    binary = compiler()
+    if binary is None:
         return 0
-    if not args.out:
-        raise UsageError("compile <document> needs --out DIR")
-    binary = os.environ.get("SVC_BIN") or _installed_compiler() or shutil.which("svc")
-    if not binary:
-        raise ConfigError(
-            "compiling a graph document needs the Rust `svc` binary: "
-            'pip install "svc-sdk[compiler]" (or build it from the svc repository and '
-            "put it on PATH, or set SVC_BIN to its path)"
-        )
-    cmd = [binary, "compile", args.document, "--out", args.out, "--platform", "python-svc"]
-    if args.force:
-        cmd.append("--force")
-    try:
-        return subprocess.run(cmd, check=False).returncode
+    try:  # its own line(s) after ours
+        return subprocess.run([binary, "version"], check=False).returncode
     except OSError as e:
         raise ConfigError(f"cannot run {binary}: {e}") from None
 
@@ -210,19 +266,17 @@ def _register(args: argparse.Namespace) -> int:
     if not args.describe_only:
         require("langsmith", "tracing", "svc register")
     from svc import registry
-    from svc.config import app_identity, load_config
+    from svc.config import load_config
     from svc.graph import GraphBuilder, SvcApp
-    from svc.tracing import describe_graph, register_graph, require_api_key, tracing_project
+    from svc.tracing import describe_project, register_graph, require_api_key, tracing_project
 
     config = load_config(args.root)  # env.yaml first: it may hold LANGSMITH_API_KEY
     if not args.describe_only:
         require_api_key()
     SvcApp(args.root, config=config).bootstrap()  # imports the app: its graphs register
-    name, version = app_identity(config)
     entry = registry.entrypoint_graph((config.get("graph") or {}).get("entrypoint"))
     graph = entry.obj()
-    description = describe_graph(graph, name=name, version=version, entrypoint=entry.name)
-    description["components"] = registry.components()
+    description = describe_project(config, entry.name, graph)
     if args.describe_only:
         print(json.dumps(description, indent=2, ensure_ascii=False))
         return 0
@@ -241,18 +295,38 @@ COMMANDS = {
     "get": _get,
     "compile": _compile,
     "register": _register,
-    "version": lambda args: print(f"svc-sdk {__version__}") or 0,
+    "version": _version,
 }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+def java_main(argv: Sequence[str] | None = None) -> int:
+    """`svc-java ...`: the compiler fixed to java-svc, whole."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        return hand_over("svc-java", argv, name="svc-java")
+    except (ConfigError, MissingExtraError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    prog = _prog()
+    parser = _parser(prog)
+    try:
+        if argv and argv[0] in COMPILER_COMMANDS:
+            return hand_over(prog, argv)
+        args, unknown = parser.parse_known_args(argv)
+        # A document, or a flag only the compiler knows: the compiler's command line.
+        if args.command == "compile" and (args.document is not None or unknown):
+            # The compiler picks the platform from the document's target.platform.
+            return hand_over(prog, argv)
+        if unknown:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
         return COMMANDS[args.command](args)
     except UsageError as e:
         parser.print_usage(sys.stderr)
-        print(f"svc-py {args.command}: error: {e}", file=sys.stderr)
+        print(f"{prog} {args.command}: error: {e}", file=sys.stderr)
         return 2
     except (
         ConfigError,

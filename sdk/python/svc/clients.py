@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from svc.config import get_config
+from svc.config import as_written, get_config, load_config, secret_variable
 from svc.errors import ConfigError, require
 
 DEFAULT_SERVICE_TIMEOUT = 30.0  # seconds
@@ -27,17 +27,29 @@ def service_config(service: str, *, root: str | Path | None = None) -> tuple[dic
     return cfg, base_url
 
 
-def service_auth(service: str, cfg: Mapping[str, Any]) -> dict[str, str]:
-    """The credential headers of a service's `auth` (token from the environment)."""
+def service_auth(
+    service: str, cfg: Mapping[str, Any], *, root: str | Path | None = None
+) -> dict[str, str]:
+    """The credential headers of a service's `auth`: its token is read from
+    the environment variable that `${NAME}` or `env:NAME` names (a token
+    written inline is a ConfigError)."""
     where = f"external_services.{service}"
     auth = cfg.get("auth") or {}
     kind = auth.get("type", "none")
     if kind == "none":
         return {}
-    token = auth.get("token")
+    written = as_written(load_config(root), f"{where}.auth.token")
+    if written is None:
+        raise ConfigError(
+            f"{where}.auth.token is not set: write token: ${{NAME}} and set NAME in the "
+            "environment or env.yaml"
+        )
+    variable = secret_variable(written, f"{where}.auth.token")
+    token = os.environ.get(variable)
     if not token:
         raise ConfigError(
-            f"{where}.auth.token is not set (the environment variable it names is unset)"
+            f"{where}.auth.token is not set: it reads the environment variable {variable}; "
+            "set it in the environment or env.yaml"
         )
     if kind == "bearer":
         return {"Authorization": f"Bearer {token}"}
@@ -63,7 +75,7 @@ def get_http_client(
     for name in cfg.get("propagate_headers") or ():
         if name.lower() in inbound:
             sent[name] = inbound[name.lower()]
-    sent.update(service_auth(service, cfg))
+    sent.update(service_auth(service, cfg, root=root))
     timeout = cfg.get("timeout", DEFAULT_SERVICE_TIMEOUT)
     return httpx.Client(base_url=base_url, timeout=timeout, headers=sent)
 

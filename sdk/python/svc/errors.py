@@ -13,12 +13,14 @@ from typing import Any
 
 
 class MissingExtraError(ImportError):
-    """An optional dependency of the SDK is not installed."""
+    """An optional dependency of the SDK is not installed; `hint` is another
+    way to get it, said after the install command."""
 
-    def __init__(self, feature: str, extra: str):
+    def __init__(self, feature: str, extra: str, hint: str = ""):
         self.feature = feature
         self.extra = extra
-        super().__init__(f'{feature} needs the "{extra}" extra: pip install "svc-sdk[{extra}]"')
+        message = f'{feature} needs the "{extra}" extra: pip install "svc-sdk[{extra}]"'
+        super().__init__(f"{message} ({hint})" if hint else message)
 
 
 def require(module: str, extra: str, feature: str) -> ModuleType:

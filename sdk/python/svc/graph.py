@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from svc import registry
-from svc.config import graph_settings, load_config, project_root
+from svc.config import check_secrets, graph_settings, load_config, project_root
 from svc.errors import RegistrationError, SvcError, execution_error, require
 
 # LangGraph's names for the graph's ends, usable without LangGraph installed.
@@ -176,10 +176,12 @@ class SvcApp:
         self._runner: Any = None
 
     def bootstrap(self) -> SvcApp:
-        """Loads the config (unless given) and imports the project's `app`
-        package, so that its decorators register its components."""
+        """Loads the config (unless given), refuses a secret written in it
+        (check_secrets), and imports the project's `app` package, so that its
+        decorators register its components."""
         if self.config is None:
             self.config = load_config(self.root)
+        check_secrets(self.config)
         if str(self.root) not in sys.path:
             sys.path.insert(0, str(self.root))
         importlib.import_module("app")
@@ -187,15 +189,20 @@ class SvcApp:
         return self
 
     def build_graph(self) -> Any:
-        """The entrypoint graph (config `graph.entrypoint`, else the registered one)."""
+        """The entrypoint graph (config `graph.entrypoint`, else the registered
+        one). With `tracing.register_on_build`, it is also registered with the
+        tracing service, as `svc register` does, once built."""
+        from svc.tracing import register_on_build
+
         if not self._bootstrapped:
             self.bootstrap()
         entry = registry.entrypoint_graph(graph_settings(self.config).entrypoint)
         self.graph_name = entry.name
         graph = entry.obj()
-        if isinstance(graph, GraphBuilder):
-            graph = graph.compile()
-        return graph
+        built = graph.compile() if isinstance(graph, GraphBuilder) else graph
+        # The graph as written is described (a builder's edges), as by `svc register`.
+        register_on_build(self.config, entry.name, graph)
+        return built
 
     def runner(self) -> Any:
         """The entrypoint graph behind the interface the server uses (built once)."""

@@ -46,6 +46,7 @@ from urllib.parse import urlsplit
 
 from svc import registry
 from svc.background import BackgroundLoop
+from svc.config import as_written, secret_variable
 from svc.errors import ConfigError, RegistrationError, SvcError, require
 from svc.upstream import loads_strict
 
@@ -110,9 +111,11 @@ class McpServer:
 
     stdio runs `command` with `args` (a child of the service); sse and
     streamable_http connect to `url`, which may be `env:NAME`. `env` values
-    may be `env:NAME` or hold `${NAME}`, header values may hold `${NAME}`:
-    they are read when a session opens, and an unset variable is a
-    ConfigError naming it. `timeout_ms` bounds opening a session and every call.
+    are `${NAME}` or `env:NAME` (a child's environment is where its secrets
+    go, and secrets come from the service's environment only: any other
+    value is refused), header values may hold `${NAME}`: they are read when a
+    session opens, and an unset variable is a ConfigError naming it.
+    `timeout_ms` bounds opening a session and every call.
     """
 
     id: str
@@ -139,6 +142,8 @@ class McpServer:
             raise RegistrationError(f"{where}: args must be a list of strings, not {args!r}")
         object.__setattr__(self, "args", tuple(args or ()))
         object.__setattr__(self, "env", _str_map(self.env, "env", where))
+        for key, value in self.env.items():
+            secret_variable(value, f"{where}: env.{key}", RegistrationError)
         object.__setattr__(self, "headers", _str_map(self.headers, "headers", where))
         if self.transport == "stdio":
             if not isinstance(self.command, str) or not self.command.strip():
@@ -177,13 +182,15 @@ def servers_from_config(config: dict) -> list[McpServer]:
 
     The application config resolves `${NAME}` itself, to null when NAME is
     unset; write `env:NAME` to have the variable read (and checked) when the
-    session opens instead."""
+    session opens instead. `env` is taken as written, so that a value written
+    inline is refused and `${NAME}` is read when the session opens."""
     section = (config or {}).get("mcp") or {}
     if not isinstance(section, dict):
         raise ConfigError("mcp must be a mapping (with a servers list)")
     entries = section.get("servers") or []
     if not isinstance(entries, list):
         raise ConfigError("mcp.servers must be a list of servers")
+    written = as_written(config or {}, "mcp.servers")
     out: list[McpServer] = []
     seen: set[str] = set()
     for i, entry in enumerate(entries):
@@ -192,6 +199,7 @@ def servers_from_config(config: dict) -> list[McpServer]:
             raise ConfigError(f"{where} must be a mapping, not {entry!r}")
         if isinstance(entry.get("id"), str):
             where += f' (id "{entry["id"]}")'
+        entry = {**entry, "env": written[i].get("env")}
         values = {k: entry[k] for k in _CONFIG_KEYS if entry.get(k) is not None}
         if "timeout_ms" not in values and entry.get("timeoutMs") is not None:
             values["timeout_ms"] = entry["timeoutMs"]
@@ -229,7 +237,8 @@ def _server(server_id: str) -> McpServer:
 
 
 def _env_value(server: McpServer, key: str, value: str) -> str:
-    """`env:NAME` is NAME; `${NAME}` inside a value is replaced. Unset is an error."""
+    """`env:NAME` is NAME; `${NAME}` inside a value is replaced (the url and
+    the headers). Unset is an error."""
     where = f'MCP server "{server.id}"'
     if value.startswith("env:"):
         name = value[4:]
@@ -253,7 +262,13 @@ def _child_env(server: McpServer) -> dict[str, str]:
     """What a stdio child gets on top of the SDK's minimal environment."""
     env = {k: os.environ[k] for k in _EXTRA_CHILD_ENV if k in os.environ}
     for key, value in server.env.items():
-        env[key] = _env_value(server, f"env.{key}", value)
+        name = secret_variable(value, f"env.{key}")  # checked when declared
+        if name not in os.environ:
+            raise ConfigError(
+                f'MCP server "{server.id}": env.{key} reads the environment variable {name}, '
+                "which is not set"
+            )
+        env[key] = os.environ[name]
     return env
 
 
@@ -342,7 +357,6 @@ class _Session:
     """One open connection to a server, owned by one task on the loop."""
 
     def __init__(self, server: McpServer):
-        _mcp("MCP tools")
         self.server = server
         self.transport = _transport(server)  # ConfigError before anything starts
         self.client: Any = None
@@ -640,6 +654,7 @@ def call_mcp_tool(
     most the server's timeout_ms, or the `deadline` (seconds left in the
     run) when it is sooner. A tool that answers with an error is a
     `tool_error` carrying its text."""
+    _mcp("call_mcp_tool()")
     declared = _server(server)
     timeout = _seconds(declared, deadline)
     name = f'node {json.dumps(node)}: MCP tool "{tool}" on server "{server}"'

@@ -178,7 +178,11 @@ def tool(
     arguments: str = "keywords",
     description: str = "",
 ) -> Any:
-    """A callable an LLM can invoke; `roles` limit who may, `input_schema` is JSON Schema.
+    """A callable an LLM can invoke; `input_schema` is JSON Schema.
+
+    `roles` are the caller roles allowed to use it (any one suffices; none
+    means anyone): a worker offers it to the model only for such a caller,
+    and a call to it by name for another caller is `forbidden` (svc.agents).
 
     The model's JSON arguments are passed as `fn(**arguments)` with
     `arguments="keywords"`, or as one dict, `fn(arguments)`, with

@@ -20,6 +20,7 @@ from typing import Any
 from svc import registry, request_json
 from svc.config import (
     app_identity,
+    check_secrets,
     graph_settings,
     load_config,
     project_root,
@@ -240,8 +241,9 @@ def create_app(
     start-up time, and the contract's routes need none of it. Keep the
     default to add FastAPI routes to the app (`uvicorn app.main:app`).
 
-    Raises ConfigError when authentication is on and its key variable is
-    unset, or when the embedding index of a rag node cannot be built.
+    Raises ConfigError when the config holds a secret (check_secrets), when
+    authentication is on and its key variable is unset, or when the
+    embedding index of a rag node cannot be built.
 
     A graph with a checkpointer keeps its threads in a svc.threads.ThreadStore
     (10,000 threads, 24 h); `threads` replaces it (tests use small limits).
@@ -273,6 +275,7 @@ def create_app(
 
     if config is None:
         config = load_config(root)
+    check_secrets(config)
     settings = server_settings(config)
     key = _key(settings)
     built: dict[str, Any] = {}  # the entrypoint's runner, by name, for the graph server

@@ -35,6 +35,8 @@ from typing import Any
 
 from svc.errors import ConfigError, require
 
+log = logging.getLogger("svc.tracing")
+
 LOG_FORMATS = ("text", "json")
 
 # What compiled graphs trace, set by configure_tracing. svc.runtime reads them
@@ -98,13 +100,14 @@ def configure_tracing(config: dict) -> bool:
     return True
 
 
-def require_api_key() -> None:
-    """A ConfigError unless LANGSMITH_API_KEY (or LANGCHAIN_API_KEY) is set."""
+def require_api_key(
+    fix: str = "set it to register the graph "
+    "(or pass --describe-only to print the description without registering)",
+) -> None:
+    """A ConfigError unless LANGSMITH_API_KEY (or LANGCHAIN_API_KEY) is set;
+    `fix` says what to do about it."""
     if not _env(_KEY_VARIABLES):
-        raise ConfigError(
-            "LANGSMITH_API_KEY is not set: set it to register the graph "
-            "(or pass --describe-only to print the description without registering)"
-        )
+        raise ConfigError(f"LANGSMITH_API_KEY is not set: {fix}")
 
 
 def register_graph(description: dict, project: str) -> str:
@@ -129,6 +132,32 @@ def register_graph(description: dict, project: str) -> str:
         where = getattr(client, "api_url", None) or "LangSmith"
         raise ConfigError(f"cannot register the graph at {where}: {e}") from None
     return project
+
+
+def register_on_build(config: dict, entrypoint: str, graph: Any) -> None:
+    """Registers the entrypoint graph `graph` (as the project builds it) the
+    way `svc register` does, when the config says `tracing.register_on_build`.
+    SvcApp.build_graph calls it, so a service registers its graph each time
+    it starts. A configuration that cannot register (no tracing extra, no
+    LANGSMITH_API_KEY) stops the start; LangSmith being unreachable or
+    refusing the request is logged as a warning, so an outage there does
+    not stop a deployment."""
+    if not (config.get("tracing") or {}).get("register_on_build"):
+        return
+    setting = "tracing.register_on_build"
+    require("langsmith", "tracing", setting)
+    require_api_key(
+        f"set it (in the environment or env.yaml) to register the graph as {setting} asks, "
+        f"or set {setting} to false"
+    )
+    try:
+        project = register_graph(
+            describe_project(config, entrypoint, graph), tracing_project(config)
+        )
+    except ConfigError as e:
+        log.warning("%s: the graph %s was not registered: %s", setting, entrypoint, e)
+        return
+    log.info("registered graph %s in project %s (%s)", entrypoint, project, setting)
 
 
 # --- describing a graph ------------------------------------------------------------
@@ -214,6 +243,18 @@ def describe_graph(graph: Any, *, name: str, version: str, entrypoint: str) -> d
     return out
 
 
+def describe_project(config: dict, entrypoint: str, graph: Any) -> dict:
+    """What `svc register` records: describe_graph of the project's
+    entrypoint graph, with the app's identity and the registered components."""
+    from svc import registry
+    from svc.config import app_identity
+
+    name, version = app_identity(config)
+    description = describe_graph(graph, name=name, version=version, entrypoint=entrypoint)
+    description["components"] = registry.components()
+    return description
+
+
 # --- spans of compiled graphs ------------------------------------------------------
 
 
@@ -283,6 +324,7 @@ def traced_node(node: str, fn: Callable[[dict], Any]) -> Callable[[dict], Any]:
 def flush_traces(timeout: float | None = None) -> None:
     """Waits (at most `timeout` seconds) until the langsmith client has sent
     the runs it queued; nothing to do when no run was traced."""
+    require("langsmith", "tracing", "flush_traces()")
     from langsmith import run_trees
 
     client = getattr(run_trees, "_CLIENT", None)
@@ -306,11 +348,31 @@ class _JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
-def configure_logging(config: dict, level: int = logging.INFO) -> None:
-    """Logs to stderr as `tracing.log_format` says: text (default) or json."""
-    fmt = (config.get("tracing") or {}).get("log_format", "text")
+LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
+
+
+def configure_logging(config: dict, level: int | None = None) -> None:
+    """Logs to stderr at `logging.level` (debug, info (default), warning,
+    error) in `logging.format`: text (default) or json. Without
+    `logging.format`, `tracing.log_format` (the older key) says the format.
+    `level`, when given, replaces the configured level (`svc mcp` keeps
+    stderr to warnings: stdout carries its protocol)."""
+    section = config.get("logging") or {}
+    key, fmt = "logging.format", section.get("format")
+    if fmt is None:
+        key, fmt = "tracing.log_format", (config.get("tracing") or {}).get("log_format", "text")
     if fmt not in LOG_FORMATS:
-        raise ConfigError(f"tracing.log_format {fmt!r} is not one of text, json")
+        raise ConfigError(f"{key} {fmt!r} is not one of text, json")
+    if level is None:
+        name = section.get("level", "info")
+        if name not in LOG_LEVELS:
+            raise ConfigError(f"logging.level {name!r} is not one of {', '.join(LOG_LEVELS)}")
+        level = LOG_LEVELS[name]
     handler = logging.StreamHandler()
     handler.setFormatter(
         _JsonFormatter()

@@ -1,8 +1,9 @@
 """How state values are rendered into text and tested by router conditions.
 
-Both follow the Go runtime (backends/go/runtime/text.go and conditions.go)
-so that one graph routes and renders alike on every target. Python's bool is
-a subclass of int; here, as in JSON, a boolean is never a number.
+Both behave as the Go and Java runtimes do (backends/go/runtime/text.go and
+conditions.go) so that one graph routes and renders alike on every target;
+the shared vectors in fixtures/json-text/ pin the text form. Python's bool
+is a subclass of int; here, as in JSON, a boolean is never a number.
 """
 
 from __future__ import annotations
@@ -10,11 +11,6 @@ from __future__ import annotations
 import json
 import math
 from typing import Any
-
-# encoding/json escapes these even in otherwise plain strings.
-_GO_ESCAPES = str.maketrans(
-    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-)
 
 
 def number(v: Any) -> float | None:
@@ -33,25 +29,87 @@ def number(v: Any) -> float | None:
 
 def text(value: Any) -> str:
     """A state value inside a template: strings as they are, None as nothing,
-    everything else as compact JSON with sorted keys (as Go's encoding/json
-    writes it; a value JSON cannot hold renders as "")."""
+    everything else as JSON in the text form of every target ("Templates" in
+    docs/ir-reference.md): no spaces, keys sorted by code point, only what
+    JSON requires escaped (not <, > or &; non-ASCII as it is), integers with
+    all their digits and other numbers as JavaScript writes them (2.0 as 2,
+    1e-07 as 1e-7). A value JSON cannot hold (NaN, a set, a non-string key)
+    renders as ""."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return json.dumps(value) if math.isfinite(value) else ""
+    out: list[str] = []
     try:
-        encoded = json.dumps(
-            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
-    except (TypeError, ValueError):
+        _append(out, value)
+    except (TypeError, ValueError, RecursionError):
         return ""
-    return encoded.translate(_GO_ESCAPES)
+    return "".join(out)
+
+
+def _append(out: list[str], v: Any) -> None:
+    if v is None:
+        out.append("null")
+    elif isinstance(v, str):
+        out.append(_encode_string(v))
+    elif isinstance(v, bool):
+        out.append("true" if v else "false")
+    elif isinstance(v, int):
+        out.append(int.__repr__(v))
+    elif isinstance(v, float):
+        out.append(_float_text(v))
+    elif isinstance(v, (list, tuple)):
+        out.append("[")
+        for i, item in enumerate(v):
+            if i:
+                out.append(",")
+            _append(out, item)
+        out.append("]")
+    elif isinstance(v, dict):
+        if not all(isinstance(k, str) for k in v):
+            raise TypeError("an object key that is not a string")
+        out.append("{")
+        for i, k in enumerate(sorted(v)):  # str order is code point order
+            if i:
+                out.append(",")
+            out.append(_encode_string(k))
+            out.append(":")
+            _append(out, v[k])
+        out.append("}")
+    else:
+        raise TypeError(f"{type(v).__name__} is not JSON")
+
+
+# Quotes, backslashes and U+0000 to U+001F (\b, \f, \n, \r, \t, else
+# \u00XX in lower case) are escaped; everything else is kept.
+_encode_string = json.encoder.encode_basestring
+
+
+def _float_text(x: float) -> str:
+    """JavaScript's Number::toString: the shortest digits that read back as
+    x (Python's repr finds them), without an exponent from 1e-6 up to 1e21,
+    else with one (1e-7, 1e+21); -0.0 is 0."""
+    if not math.isfinite(x):
+        raise ValueError("NaN and infinity are not JSON")
+    if x == 0:
+        return "0"
+    mantissa, _, exp = float.__repr__(abs(x)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    # x is 0.<digits> times 10 ** n
+    n = len(whole) + int(exp or 0) - (len(whole + frac) - len(digits))
+    digits = digits.rstrip("0")
+    k = len(digits)
+    sign = "-" if x < 0 else ""
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + digits
+    e = n - 1
+    head = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{head}e{'+' if e > 0 else '-'}{abs(e)}"
 
 
 # Router operators. A missing field (None) never satisfies eq, the ordering

@@ -579,8 +579,8 @@ def test_the_a2a_js_client_is_refused_without_a_credential_or_the_skills_role(se
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ({"subject": "x", "token": "literal-secret"}, "token is written in the configuration"),
-        ({"subject": "x", "token": "prefix-${A2A_ALICE}"}, "token is written in the configuration"),
+        ({"subject": "x", "token": "literal-secret"}, "token is written inline"),
+        ({"subject": "x", "token": "prefix-${A2A_ALICE}"}, "token is written inline"),
         ({"subject": "x"}, "needs its token from the environment"),
         ({"subject": "x", "token": "${A2A_ALICE}", "env": "A2A_BOB"}, "both token and env"),
         ({"subject": "x", "env": "A2A_UNSET"}, "A2A_UNSET, which is not set"),
@@ -609,7 +609,7 @@ def test_an_inline_token_in_application_yaml_is_refused(tmp_path, monkeypatch):
     assert loaded["a2a"]["server"]["tokens"][0]["token"] == "alice-token-1"  # resolved
     create_app(ContractCore(), config=loaded)  # written as ${NAME}: accepted
     (tmp_path / "application.yaml").write_text(written % "alice-token-1")
-    with pytest.raises(ConfigError, match="token is written in the configuration"):
+    with pytest.raises(ConfigError, match="token is written inline"):
         create_app(ContractCore(), config=config.load_config(tmp_path, reload=True))
 
 

@@ -4,10 +4,13 @@ scripts its replies in the standard `tool_calls` format."""
 from __future__ import annotations
 
 import json
+from typing import Any, TypedDict
 
 import pytest
 
 from svc import (
+    END,
+    GraphBuilder,
     SvcError,
     components,
     get_supervisor,
@@ -20,6 +23,7 @@ from svc import (
 )
 from svc.agents import tool_schema
 from svc.errors import RegistrationError
+from svc.runtime import CompiledGraph, Field, StateSchema
 from svc.upstream import Model
 
 MODEL = Model("stub-model", base_url_env="STUB_BASE", api_key_env="STUB_KEY")
@@ -134,6 +138,144 @@ def test_roles_gate_the_caller(model_stub):
     assert e.value.details == {"node": "researcher", "reason": "forbidden"}
     assert "support" in e.value.message
     assert run_agent("hi", "researcher", caller_roles=["sales", "support"]) == "ok"
+
+
+def register_refunds(ran: list) -> None:
+    """A worker with an open tool and one only admins may use."""
+
+    @tool
+    def lookup(q: str) -> str:
+        """Looks a fact up."""
+        return f"{q}: found"
+
+    @tool(roles=["admin"])
+    def refund(order: str) -> str:
+        """Refunds an order."""
+        ran.append(order)
+        return f"{order} refunded"
+
+    @worker_agent(name="clerk", tools=["lookup", "refund"], model=MODEL)
+    def clerk():
+        return "You help."
+
+
+def offered(request) -> list[str]:
+    return [t["function"]["name"] for t in request.json().get("tools", [])]
+
+
+def test_a_tool_with_roles_is_offered_only_to_callers_holding_one(model_stub):
+    ran = []
+    register_refunds(ran)
+    refund = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [call("c", "refund", {"order": "A1"})],
+    }
+    done = {"role": "assistant", "content": "done"}
+    s = model_stub(done, done, refund, done)
+    assert run_agent("help", "clerk", caller_roles=["guest"]) == "done"
+    assert run_agent("help", "clerk") == "done"  # no roles at all
+    assert run_agent("help", "clerk", caller_roles=["guest", "admin"]) == "done"
+    assert [offered(r) for r in s.received] == [
+        ["lookup"],
+        ["lookup"],
+        ["lookup", "refund"],
+        ["lookup", "refund"],
+    ]
+    assert ran == ["A1"]
+
+
+def test_a_call_to_a_tool_the_caller_may_not_use_is_forbidden(model_stub):
+    ran = []
+    register_refunds(ran)
+    model_stub(
+        {"role": "assistant", "content": None, "tool_calls": [call("c", "refund", {"order": "A1"})]}
+    )
+    with pytest.raises(SvcError) as e:
+        run_agent("refund A1", "clerk", caller_roles=["guest"])
+    assert (e.value.status, e.value.code) == (500, "execution_error")
+    assert e.value.details == {"node": "clerk", "reason": "forbidden"}
+    assert e.value.message == (
+        'agent "clerk" called the tool "refund", which runs only for the roles admin; '
+        "the caller holds guest"
+    )
+    assert ran == []
+
+
+class Desk(CompiledGraph):
+    """A python-svc project's agent node (tests/snapshots/python-svc__agent_node.snap):
+    the node runs the agent with the callerRoles the graph document gives it."""
+
+    name = "desk"
+    schema = StateSchema([Field("question", "string", required=True), Field("answer", "string")])
+    node_names = ("helper",)
+    caller_roles: tuple[str, ...] = ()
+
+    def helper(self, state: dict, deadline: float | None = None) -> dict:
+        reply = run_agent(
+            state["question"], "clerk", caller_roles=self.caller_roles, deadline=deadline
+        )
+        return {"answer": reply}
+
+    def run(self, state: dict) -> dict:
+        self.check(0)
+        self.step(state, "helper", lambda s: self.helper(s, self.remaining()), native=False)
+        return state
+
+
+class DeskState(TypedDict, total=False):
+    question: str
+    answer: str
+
+
+def desk_builder(caller_roles: tuple[str, ...]) -> Any:
+    """The same node in a GraphBuilder graph (LangGraph)."""
+
+    def helper(state: DeskState) -> dict:
+        return {"answer": run_agent(state["question"], "clerk", caller_roles=caller_roles)}
+
+    builder = GraphBuilder(DeskState)
+    builder.add_node("helper", helper).set_entry_point("helper").add_edge("helper", END)
+    return builder.compile()
+
+
+def desk(kind: str, caller_roles: tuple[str, ...]) -> Any:
+    if kind == "builder":
+        return desk_builder(caller_roles)
+    return type("Desk", (Desk,), {"caller_roles": caller_roles})()
+
+
+@pytest.mark.parametrize("kind", ["compiled", "builder"])
+def test_tool_roles_hold_in_a_served_graph(kind, model_stub):
+    from fastapi.testclient import TestClient
+
+    from svc.server import create_app
+
+    ran = []
+    register_refunds(ran)
+    refund = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [call("c", "refund", {"order": "A1"})],
+    }
+    s = model_stub(refund, refund, {"role": "assistant", "content": "refunded"})
+    config = {"server": {"auth": {"type": "none"}}}
+    body = {"state": {"question": "refund A1"}}
+    with TestClient(create_app(desk(kind, ("guest",)), config=config)) as client:
+        r = client.post("/invoke", json=body)
+    assert r.status_code == 500, r.text
+    assert r.json()["error"]["code"] == "execution_error"
+    assert r.json()["error"]["details"] == {"node": "clerk", "reason": "forbidden"}
+    with TestClient(create_app(desk(kind, ("admin",)), config=config)) as client:
+        r = client.post("/invoke", json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["result"]["answer"] == "refunded"
+    assert [offered(r) for r in s.received] == [
+        ["lookup"],
+        ["lookup", "refund"],
+        ["lookup", "refund"],
+    ]
+    assert ran == ["A1"]
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,8 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 
@@ -55,25 +57,77 @@ def test_compile_without_document(tmp_path):
     assert r.returncode == 1 and "does not exist" in r.stderr
 
 
-def test_compile_document_forwards_to_the_rust_binary(tmp_path):
-    fake = tmp_path / "fake-svc"
-    fake.write_text('#!/bin/sh\necho "$@" > "$(dirname "$0")/args"\nexit 3\n')
+SCRIPTS = Path(sysconfig.get_path("scripts"))
+
+
+def fake_compiler(tmp_path) -> dict:
+    """An environment whose SVC_BIN prints its arguments, one a line, and exits 3."""
+    fake = tmp_path / "fake-compiler"
+    fake.write_text("#!/bin/sh\nprintf '%s\\n' \"$@\"\nexit 3\n")
     fake.chmod(0o755)
-    env = {**os.environ, "SVC_BIN": str(fake)}
-    r = svc_py("compile", "g.graph.json", "--out", "o", "--force", env=env)
-    assert r.returncode == 3
-    assert (
-        tmp_path / "args"
-    ).read_text() == "compile g.graph.json --out o --platform python-svc --force\n"
-    assert svc_py("compile", "g.graph.json", env=env).returncode == 2  # --out is required
+    return {**os.environ, "SVC_BIN": str(fake)}
 
 
-def test_compile_document_without_the_binary(tmp_path):
+@pytest.mark.parametrize(
+    ("args", "handed"),
+    [
+        # The compiler takes the platform from the document's target.platform.
+        (["compile", "g.graph.json", "--out", "o", "--force"], None),
+        (
+            ["compile", "g.graph.json", "--out", "my out", "--platform", "go", "--format", "json"],
+            None,
+        ),
+        (["compile", "--platform=java-svc", "g.graph.json", "--out", "o"], None),
+        (["compile", "--format", "json"], None),  # no document, a flag of the compiler
+        (["capabilities", "--platform", "go", "--format", "json"], None),
+        (["test-plugin", "backend.wasm", "--fixtures", "f"], None),
+        (["plugin", "new", "demo", "--lang", "python", "--dir", "/tmp"], None),
+        (["pack", "--root", ".", "--allow-partial"], None),
+        (["validate-pack", "--help"], None),
+        (["design", "g.graph.json", "--no-open", "--port", "0"], None),
+    ],
+)
+def test_the_compilers_commands_are_handed_to_it(args, handed, tmp_path):
+    r = svc_py(*args, env=fake_compiler(tmp_path))
+    assert (r.returncode, r.stderr) == (3, "")  # its exit status: it replaced this process
+    assert r.stdout.splitlines() == (handed or args)
+
+
+def test_svc_java_is_the_compiler_started_as_svc_java(monkeypatch):
+    from svc import cli
+
+    calls = []
+    monkeypatch.setenv("SVC_BIN", "/opt/svc/svc-compiler")
+    monkeypatch.setattr(os, "execv", lambda path, args: calls.append((path, args)) or 0)
+    cli.java_main(["compile", "g.graph.json", "--out", "o"])
+    # argv[0] is svc-java: the name under which the compiler is fixed to java-svc.
+    assert calls == [
+        ("/opt/svc/svc-compiler", ["svc-java", "compile", "g.graph.json", "--out", "o"])
+    ]
+
+
+def test_version_adds_the_compilers(tmp_path):
+    r = svc_py("version", env=fake_compiler(tmp_path))
+    assert (r.returncode, r.stdout) == (3, "svc-sdk 0.3.2\nversion\n")
+
+
+def test_the_compilers_commands_without_it_name_the_extra(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "SVC_BIN"}
-    env["PATH"] = str(tmp_path)  # no `svc` there
-    r = svc_py("compile", "g.graph.json", "--out", "o", env=env)
-    assert r.returncode == 1
-    assert "svc-sdk[compiler]" in r.stderr and "SVC_BIN" in r.stderr
+    env["PATH"] = str(tmp_path)  # no svc-compiler there, nor beside this Python
+    for args in (["compile", "g.graph.json", "--out", "o"], ["design"]):
+        r = subprocess.run([SCRIPTS / "svc", *args], capture_output=True, text=True, env=env)
+        assert (r.returncode, r.stdout) == (1, "")
+        assert r.stderr == (
+            f'error: svc {args[0]} needs the "compiler" extra: pip install "svc-sdk[compiler]" '
+            "(or set SVC_BIN to a svc-compiler binary)\n"
+        )
+
+
+def test_svc_and_its_alias_svc_py_are_installed_and_named_as_invoked():
+    for name in ("svc", "svc-py"):
+        r = subprocess.run([SCRIPTS / name, "get"], capture_output=True, text=True)
+        assert r.returncode == 2
+        assert r.stderr.startswith(f"usage: {name} get ")
 
 
 def test_new_scaffolds_a_project_whose_tests_pass(tmp_path):

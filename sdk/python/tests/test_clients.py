@@ -99,6 +99,19 @@ def test_configure_logging(capsys):
         assert capsys.readouterr().err.strip().endswith("WARNING svc.test: plain")
         with pytest.raises(ConfigError, match="log_format"):
             configure_logging({"tracing": {"log_format": "xml"}})
+        # logging.level and logging.format, which python-svc writes from the graph.
+        configure_logging({"logging": {"level": "warning", "format": "json"}})
+        logging.getLogger("svc.test").info("dropped")
+        logging.getLogger("svc.test").warning("kept")
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert [json.loads(line)["message"] for line in lines] == ["kept"]
+        configure_logging({"logging": {"level": "debug"}})
+        logging.getLogger("svc.test").debug("shown")
+        assert capsys.readouterr().err.strip().endswith("DEBUG svc.test: shown")
+        with pytest.raises(ConfigError, match=r"logging\.level 'loud'"):
+            configure_logging({"logging": {"level": "loud"}})
+        with pytest.raises(ConfigError, match=r"logging\.format 'xml'"):
+            configure_logging({"logging": {"format": "xml"}})
     finally:
         root.handlers[:], root.level = saved[0], saved[1]
         root.setLevel(saved[1])

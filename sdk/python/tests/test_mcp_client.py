@@ -20,6 +20,7 @@ import pytest
 pytest.importorskip("mcp.client.streamable_http", reason="needs the mcp extra (mcp 2.x)")
 
 from svc import mcp_client, registry, run_agent, worker_agent
+from svc.config import load_config
 from svc.errors import ConfigError, RegistrationError, SvcError
 from svc.mcp_client import (
     McpResult,
@@ -318,7 +319,7 @@ def test_the_run_deadline_bounds_a_call():
 
 def test_a_missing_variable_is_a_config_error_naming_it(monkeypatch):
     monkeypatch.delenv("SVC_MCP_UNSET", raising=False)
-    stdio(env={"KEY": "prefix-${SVC_MCP_UNSET}"})
+    stdio(env={"KEY": "${SVC_MCP_UNSET}"})
     with pytest.raises(ConfigError) as e:
         call_mcp_tool("n", "local", "echo", {"text": "x"})
     assert str(e.value) == (
@@ -334,14 +335,44 @@ def test_a_missing_variable_is_a_config_error_naming_it(monkeypatch):
 def test_the_child_sees_only_a_minimal_environment(monkeypatch):
     monkeypatch.setenv("SVC_SECRET_PROBE", "do-not-leak")
     monkeypatch.setenv("SVC_MCP_GIVEN", "given")
-    stdio(env={"FROM_BRACES": "${SVC_MCP_GIVEN}", "FROM_ENV": "env:SVC_MCP_GIVEN", "PLAIN": "p"})
+    stdio(env={"FROM_BRACES": "${SVC_MCP_GIVEN}", "FROM_ENV": "env:SVC_MCP_GIVEN"})
 
     def child(name: str) -> str:
         return call_mcp_tool("n", "local", "env_value", {"name": name}).text
 
     assert child("SVC_SECRET_PROBE") == ""  # unset in the child: no content
-    assert (child("FROM_BRACES"), child("FROM_ENV"), child("PLAIN")) == ("given",) * 2 + ("p",)
+    assert (child("FROM_BRACES"), child("FROM_ENV")) == ("given", "given")
     assert child("PATH") == os.environ["PATH"]
+
+
+@pytest.mark.parametrize("value", ["s3cr3t", "prefix-${SVC_MCP_GIVEN}", "env:"])
+def test_an_env_value_written_inline_is_refused(value, tmp_path):
+    with pytest.raises(RegistrationError) as e:
+        McpServer("files", "stdio", command="x", env={"TOKEN": value})
+    assert str(e.value) == (
+        'MCP server "files": env.TOKEN is written inline, but secrets come from the '
+        "environment only: write ${NAME} or env:NAME there and set NAME in the environment "
+        "or env.yaml"
+    )
+    (tmp_path / "application.yaml").write_text(
+        "mcp:\n  servers:\n    - id: files\n      transport: stdio\n      command: x\n"
+        f"      env: {{TOKEN: {json.dumps(value)}}}\n"
+    )
+    with pytest.raises(ConfigError) as e:
+        servers_from_config(load_config(tmp_path))
+    assert str(e.value).startswith(
+        'mcp.servers[0] (id "files"): MCP server "files": env.TOKEN is written inline'
+    )
+
+
+def test_an_env_value_from_application_yaml_is_read_when_the_session_opens(tmp_path, monkeypatch):
+    monkeypatch.setenv("SVC_MCP_GIVEN", "given")
+    (tmp_path / "application.yaml").write_text(
+        "mcp:\n  servers:\n    - id: files\n      transport: stdio\n      command: x\n"
+        '      env: {A: "${SVC_MCP_GIVEN}", B: "env:SVC_MCP_GIVEN"}\n'
+    )
+    (files,) = servers_from_config(load_config(tmp_path))
+    assert files.env == {"A": "${SVC_MCP_GIVEN}", "B": "env:SVC_MCP_GIVEN"}
 
 
 # --- failures of the server --------------------------------------------------------------

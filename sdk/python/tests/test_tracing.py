@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -19,9 +20,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from graphs import ContractCore
 
-from svc import END, GraphBuilder, tracing
+from svc import END, GraphBuilder, SvcApp, config, tracing
 from svc.cli import main
-from svc.errors import SvcError
+from svc.errors import ConfigError, SvcError
 from svc.runtime import CompiledGraph
 
 KEY = "ls-test-key"
@@ -322,6 +323,60 @@ def test_register_reports_a_refusal(langsmith, tiny):
     assert r.returncode == 1
     assert r.stderr.startswith(f"error: cannot register the graph at {langsmith.url}: "), r.stderr
     assert "Traceback" not in r.stderr
+
+
+def on_build(tiny, register: bool):
+    (tiny / "application.yaml").write_text(
+        "app: {name: tiny, version: 1.2.3}\n"
+        "server: {auth: {type: none}}\n"
+        "graph: {entrypoint: main}\n"
+        f"tracing: {{project: tiny-traces, register_on_build: {str(register).lower()}}}\n"
+    )
+
+
+def test_register_on_build_registers_the_graph_when_the_service_starts(langsmith, tiny):
+    from svc.server import create_app
+
+    on_build(tiny, False)
+    create_app(root=tiny)
+    assert langsmith.requests == []
+    config._cache.clear()
+    on_build(tiny, True)
+    create_app(root=tiny)
+    assert langsmith.paths() == [("POST", "/sessions")]
+    project = json.loads(langsmith.requests[0][4])
+    assert project["name"] == "tiny-traces"
+    described = project["extra"]["metadata"]["svc_graph"]
+    assert described.pop("components")["graphs"] == ["main"]
+    assert described == DESCRIPTION  # what `svc register` records
+
+
+def test_register_on_build_without_a_key_stops_the_start_up(langsmith, tiny, monkeypatch):
+    monkeypatch.delenv("LANGSMITH_API_KEY")
+    on_build(tiny, True)
+    with pytest.raises(ConfigError) as e:
+        SvcApp(tiny).build_graph()
+    assert str(e.value) == (
+        "LANGSMITH_API_KEY is not set: set it (in the environment or env.yaml) to register the "
+        "graph as tracing.register_on_build asks, or set tracing.register_on_build to false"
+    )
+    assert langsmith.requests == []
+
+
+def test_register_on_build_warns_when_langsmith_refuses_and_the_service_starts(
+    langsmith, tiny, caplog
+):
+    from svc.server import create_app
+
+    langsmith.refuse[("POST", "/sessions")] = 403
+    on_build(tiny, True)
+    with caplog.at_level(logging.WARNING, logger="svc.tracing"):
+        create_app(root=tiny)  # an outage there does not stop a deployment
+    assert langsmith.paths() == [("POST", "/sessions")]
+    assert any(
+        "tracing.register_on_build: the graph main was not registered: cannot register" in r.message
+        for r in caplog.records
+    ), caplog.text
 
 
 def test_describe_graph_of_a_compiled_graph_and_of_a_langgraph_graph():
