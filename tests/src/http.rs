@@ -190,6 +190,18 @@ pub enum Reply {
 
 type Handler = dyn Fn(&Request) -> Reply + Send + Sync;
 
+/// How a stub ends the connection of each reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closing {
+    /// An `HTTP/1.1` reply that says `Connection: close`, then the close.
+    Announced,
+    /// An `HTTP/1.0` reply without a `Connection` header, as Python's
+    /// `http.server` answers: the version alone tells the client that the
+    /// connection ends with the reply. The close follows the reply after
+    /// the given delay (zero: at once, as Python's does).
+    Http10(Duration),
+}
+
 /// A stub HTTP server on a free loopback port; records what it received and
 /// stops when dropped.
 pub struct Stub {
@@ -201,6 +213,14 @@ pub struct Stub {
 
 impl Stub {
     pub fn start(
+        handler: impl Fn(&Request) -> Reply + Send + Sync + 'static,
+    ) -> std::io::Result<Stub> {
+        Self::start_closing(Closing::Announced, handler)
+    }
+
+    /// [`Stub::start`], choosing how each reply ends its connection.
+    pub fn start_closing(
+        closing: Closing,
         handler: impl Fn(&Request) -> Reply + Send + Sync + 'static,
     ) -> std::io::Result<Stub> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
@@ -215,7 +235,7 @@ impl Stub {
                 match listener.accept() {
                     Ok((stream, _)) => {
                         let (h, r) = (handler.clone(), reqs.clone());
-                        std::thread::spawn(move || serve(stream, &*h, &r));
+                        std::thread::spawn(move || serve(stream, closing, &*h, &r));
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(5)),
                 }
@@ -238,7 +258,7 @@ impl Stub {
     }
 }
 
-fn serve(stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Request>>) {
+fn serve(stream: TcpStream, closing: Closing, handler: &Handler, log: &Mutex<Vec<Request>>) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let Ok(mut writer) = stream.try_clone() else {
@@ -270,12 +290,23 @@ fn serve(stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Request>>) {
         }
         Reply::Hangup => return,
     };
-    let head = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
+    let head = match closing {
+        Closing::Announced => format!(
+            "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        ),
+        Closing::Http10(_) => format!(
+            "HTTP/1.0 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        ),
+    };
     let _ = writer.write_all(head.as_bytes());
     let _ = writer.write_all(body.as_bytes());
+    if let Closing::Http10(delay) = closing {
+        // Nothing more is read: a request a client sends on this connection
+        // reaches no one.
+        std::thread::sleep(delay);
+    }
 }
 
 impl Drop for Stub {

@@ -19,6 +19,7 @@ mod go_projects;
 mod hitl_python;
 mod hostile;
 mod java_projects;
+mod json_text;
 mod manifest_commands;
 mod mcp_python;
 mod python_projects;

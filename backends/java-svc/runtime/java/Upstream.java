@@ -27,11 +27,44 @@ public final class Upstream {
     private static final Pattern ENV_REF = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}");
     private static final ObjectMapper JSON = new ObjectMapper()
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-    private static final HttpClient CLIENT = HttpClient.newBuilder()
-            .connectTimeout(Duration.ofSeconds(10))
-            .build();
+    /** The JDK's switch that lets its HTTP client resend a POST (see {@link #client()}). */
+    private static final String RETRY_ALL_METHODS = "jdk.httpclient.enableAllMethodRetry";
+    private static final HttpClient CLIENT = client();
 
     private Upstream() {
+    }
+
+    /**
+     * The one client of every upstream call.
+     *
+     * <p>HTTP/1.1 only: with its default, HTTP/2, the JDK asks a plain-http server to
+     * upgrade ({@code Upgrade: h2c}, {@code HTTP2-Settings}) on every request. Providers
+     * and tools do not speak h2c, and the other targets never ask.
+     *
+     * <p>A request whose connection fails before the first byte of the reply is sent once
+     * more, on a new connection. The JDK keeps a connection for reuse unless the reply
+     * says {@code Connection: close}, even after an HTTP/1.0 reply, whose connection ends
+     * with it (Python's {@code http.server} answers so). The next call can take that
+     * connection before the JDK has seen it closed: the request reaches no one and the
+     * call fails before any byte of the reply, a few calls in a hundred against such a
+     * server. The JDK resends a request that failed so, once, but only a GET or a HEAD
+     * unless {@code jdk.httpclient.enableAllMethodRetry} is set, and every upstream call
+     * is a POST. It is set here unless the command line sets it
+     * ({@code -Djdk.httpclient.enableAllMethodRetry=false} turns the resending off). The
+     * JDK reads it once, at the first request of the process; every client of the
+     * service (this one, the webhook and slack-notify connectors') sets it before its
+     * first request. The price: a server that read a request and then dropped the
+     * connection without answering a byte gets the request a second time, so a tool
+     * with side effects may apply it twice; a model call has none to repeat.
+     */
+    private static HttpClient client() {
+        if (System.getProperty(RETRY_ALL_METHODS) == null) {
+            System.setProperty(RETRY_ALL_METHODS, "true");
+        }
+        return HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(10))
+                .build();
     }
 
     /** Replaces ${NAME} with the environment variable NAME (secrets live there). */

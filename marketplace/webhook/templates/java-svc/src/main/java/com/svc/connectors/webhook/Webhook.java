@@ -40,11 +40,32 @@ public final class Webhook {
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private static final ObjectMapper TEXT = new ObjectMapper()
             .configure(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS, true);
-    private static final HttpClient CLIENT = HttpClient.newBuilder()
-            .connectTimeout(Duration.ofSeconds(10))
-            .build();
+    /** The JDK's switch that lets its HTTP client resend a POST (see {@link #client()}). */
+    private static final String RETRY_ALL_METHODS = "jdk.httpclient.enableAllMethodRetry";
+    private static final HttpClient CLIENT = client();
 
     private Webhook() {
+    }
+
+    /**
+     * The client of every call, configured as the Java runtime's upstream client
+     * (runtime/Upstream.java): HTTP/1.1 only, so a plain-http URL gets no
+     * {@code Upgrade: h2c}; and a POST whose connection fails before the first byte of
+     * the reply is sent once more on a new connection, as the JDK does for a GET. The
+     * JDK keeps a connection after an HTTP/1.0 reply that has in fact closed it, and a
+     * later call that takes it would otherwise fail. The switch is read once, at the
+     * first request of the process; the command line may set it first
+     * ({@code -Djdk.httpclient.enableAllMethodRetry=false}). A server that read the
+     * request and then dropped the connection without answering gets it twice.
+     */
+    private static HttpClient client() {
+        if (System.getProperty(RETRY_ALL_METHODS) == null) {
+            System.setProperty(RETRY_ALL_METHODS, "true");
+        }
+        return HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(10))
+                .build();
     }
 
     /**

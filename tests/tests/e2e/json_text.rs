@@ -1,0 +1,97 @@
+//! "Inserted as JSON" (Templates in docs/ir-reference.md) is one text form on
+//! every target, pinned by the shared vectors `fixtures/json-text/vectors.json`.
+//! The Go and Java runtimes' own tests of it
+//! (`backends/go/runtime/text_vectors_test.go`,
+//! `backends/java-svc/runtime/test/TextVectorsTest.java`) are not part of
+//! generated projects: each is added here, with the vectors, to a project of
+//! the minimal fixture and run with its toolchain. The Python SDK's tests
+//! read the same file (`sdk/python/tests/test_values.py`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use svc_backend_sdk::runtime_files::fill;
+use svc_tests::service::{compile, require_jdk21, require_tool, run_shell};
+use svc_tests::{fixtures, workspace};
+
+/// Writes `text` at `path` below the project root.
+fn add(project: &Path, path: &str, text: &str) {
+    let dest = project.join(path);
+    std::fs::create_dir_all(dest.parent().expect("parent")).expect("create the folder");
+    std::fs::write(&dest, text).expect("write the file");
+}
+
+fn read(path: &str) -> String {
+    let path = workspace().join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn minimal(platform: &str) -> svc_tests::service::Project {
+    compile(platform, &fixtures().join("valid/minimal.graph.json"))
+        .unwrap_or_else(|d| panic!("minimal [{platform}]: {d:?}"))
+}
+
+#[test]
+fn the_go_runtime_writes_the_shared_json_text_vectors() {
+    if !require_tool("go") {
+        return;
+    }
+    let project = minimal("go");
+    add(
+        project.path(),
+        "internal/graph/text_vectors_test.go",
+        &read("backends/go/runtime/text_vectors_test.go"),
+    );
+    add(
+        project.path(),
+        "internal/graph/testdata/json-text-vectors.json",
+        &read("fixtures/json-text/vectors.json"),
+    );
+    if let Err(e) = run_shell(
+        project.path(),
+        "go test -count=1 -run '^TestText' ./internal/graph",
+        &[],
+        Duration::from_secs(300),
+    ) {
+        panic!("{e}");
+    }
+}
+
+#[test]
+fn the_java_runtime_writes_the_shared_json_text_vectors() {
+    if !require_jdk21() {
+        return;
+    }
+    let project = minimal("java-svc");
+    // The package of the generated classes: src/main/java/com/svc/<package>.
+    let package = std::fs::read_dir(project.path().join("src/main/java/com/svc"))
+        .expect("the generated sources")
+        .filter_map(Result::ok)
+        .find(|e| e.path().join("Application.java").is_file())
+        .and_then(|e| e.file_name().to_str().map(str::to_string))
+        .expect("a package with Application.java");
+    let test = fill(
+        "TextVectorsTest.java",
+        &read("backends/java-svc/runtime/test/TextVectorsTest.java"),
+        &[("PACKAGE", &package)],
+    )
+    .unwrap_or_else(|d| panic!("{}", d.render()));
+    add(
+        project.path(),
+        &format!("src/test/java/com/svc/{package}/runtime/TextVectorsTest.java"),
+        &test,
+    );
+    add(
+        project.path(),
+        "src/test/resources/json-text-vectors.json",
+        &read("fixtures/json-text/vectors.json"),
+    );
+    if let Err(e) = run_shell(
+        project.path(),
+        "./mvnw -q -B test -Dtest=TextVectorsTest -Dsurefire.failIfNoSpecifiedTests=false",
+        &[],
+        Duration::from_secs(600),
+    ) {
+        panic!("{e}");
+    }
+}
