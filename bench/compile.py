@@ -5,7 +5,12 @@ Measures, in one run and against the same release binary:
   * baseline: `svc version` (process start, no component, no graph),
   * cold: compile the ir-v2.md example with an empty component cache,
   * warm: the same with the cache filled,
-  * large: a generated 10,000-node graph, warm, with its peak memory.
+  * large: a generated 10,000-node graph, warm, with its peak memory;
+  * large python-svc: the same graph compiled for python-svc, whose backend
+    parses every module it emits (Ruff's parser, in the component); with
+    --baseline-ref REF, also with the python-svc backend built from git ref
+    REF (its component loaded with --backend), so the cost of what changed
+    since REF is a ratio measured in the same run.
 Output goes to a fresh directory per run, on tmpfs (/dev/shm), so the figures
 show the compiler and not the disk. Creating files on this machine's ext4 disk
 costs from 0.05 to 0.6 ms each depending on its recent history, so the disk
@@ -14,7 +19,7 @@ node) are reported next to a baseline that only copies the same tree there
 (`cp -r`).
 Prints a table and writes bench/results/compile.json.
 
-Usage: python3 bench/compile.py [--runs N]
+Usage: python3 bench/compile.py [--runs N] [--baseline-ref REF]
   SVC_BIN=path/to/svc python3 bench/compile.py   # measure that binary instead of a fresh release build
 """
 import argparse
@@ -65,9 +70,26 @@ def large_graph(n):
                         "nodes": nodes, "edges": edges, "settings": {"maxSteps": n + 10}}}
 
 
+def baseline_backend(ref, work):
+    """The python-svc backend component built from git ref `ref`, in a
+    worktree and target directory of its own (removed with `work`)."""
+    tree = os.path.join(work, "baseline-tree")
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", tree, ref], cwd=ROOT, check=True)
+    try:
+        target = os.path.join(work, "baseline-target")
+        subprocess.run(["cargo", "build", "-q", "--target", "wasm32-wasip2", "--profile", "component",
+                        "-p", "svc-backend-python", "--target-dir", target], cwd=tree, check=True)
+        path = os.path.join(work, "baseline-python-svc.wasm")
+        shutil.copy(os.path.join(target, "wasm32-wasip2", "component", "svc_backend_python.wasm"), path)
+        return path
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", tree], cwd=ROOT, check=False)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--baseline-ref", help="git ref whose python-svc backend is the large python-svc baseline")
     args = ap.parse_args()
     svc = os.environ.get("SVC_BIN")
     if not svc:
@@ -82,12 +104,12 @@ def main():
         env["SVC_CACHE_DIR"] = cache
         runs = iter(range(1_000_000))
 
-        def compile_into(doc, base):
+        def compile_into(doc, base, platform="go", extra=()):
             """Times one compile into a fresh directory under base (all are
             removed at the end: deleting between runs slows the next file
             creations on ext4 and would measure the file system)."""
             out = os.path.join(base, f"out-{next(runs)}")
-            return timed([svc, "compile", doc, "--out", out, "--platform", "go"], env)
+            return timed([svc, "compile", doc, "--out", out, "--platform", platform, *extra], env)
 
         baseline = [timed([svc, "version"], env)[0] for _ in range(args.runs)]
 
@@ -109,6 +131,16 @@ def main():
         subprocess.run([svc, "compile", big, "--out", tree, "--platform", "go"], env=env, check=True,
                        stdout=subprocess.DEVNULL)
         files = sum(len(fs) for _, _, fs in os.walk(tree))
+        # python-svc: the current backend against the baseline's, alternated.
+        python_now, python_base = [], []
+        base_wasm = baseline_backend(args.baseline_ref, work) if args.baseline_ref else None
+        compile_into(big, shm_work, "python-svc")  # compiled components cached
+        if base_wasm:
+            compile_into(big, shm_work, "python-svc", ("--backend", base_wasm))
+        for _ in range(5):
+            python_now.append(compile_into(big, shm_work, "python-svc")[0])
+            if base_wasm:
+                python_base.append(compile_into(big, shm_work, "python-svc", ("--backend", base_wasm))[0])
         copy = []
         for i in range(3):
             dest = os.path.join(work, f"copy-{i}")
@@ -129,6 +161,10 @@ def main():
             "large_disk_ms": round(med(t for t, _ in large_disk) * 1000, 1),
             "copy_tree_disk_ms": round(med(copy) * 1000, 1),
             "large_disk_over_copy": round(med(t for t, _ in large_disk) / med(copy), 2),
+            "large_python_tmpfs_ms": round(med(python_now) * 1000, 1),
+            "large_python_baseline_ref": args.baseline_ref,
+            "large_python_baseline_tmpfs_ms": round(med(python_base) * 1000, 1) if python_base else None,
+            "large_python_over_baseline": round(med(python_now) / med(python_base), 3) if python_base else None,
             "targets": {"warm_ms": 10, "cold_ms": 500, "large_ms": 1000, "large_peak_mib": 200},
         }
         os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
@@ -145,6 +181,10 @@ def main():
         print(f"10,000 nodes, disk              {r['large_disk_ms']:8.1f} ms")
         print(f"  baseline: cp -r of that tree  {r['copy_tree_disk_ms']:8.1f} ms   "
               f"(compile / copy = {r['large_disk_over_copy']})")
+        print(f"10,000 nodes, python-svc, tmpfs {r['large_python_tmpfs_ms']:8.1f} ms")
+        if python_base:
+            print(f"  baseline: backend of {args.baseline_ref} {r['large_python_baseline_tmpfs_ms']:8.1f} ms   "
+                  f"(ratio {r['large_python_over_baseline']})")
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(shm_work, ignore_errors=True)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The two ways to install svc (README, "Install"), checked from outside the
 # repository with nothing of it on the PATH:
-# 1. the svc-compiler wheel (maturin, from host/cli) with the SDK's
-#    `compiler` extra, in a fresh virtual environment: `svc version`,
-#    `svc new`, `svc compile` of a fixture for python-svc, that project's
-#    tests, and `svc run` answering /invoke (started without activating the
-#    environment: svc finds the Python beside it);
+# 1. the svc-compiler wheel (maturin, from host/compiler-wheel) with the
+#    SDK's `compiler` extra, in a fresh virtual environment: `svc version`
+#    and `svc-java version` (the SDK's commands, handing over to the
+#    wheel's svc-compiler), `svc new`, `svc compile` of a fixture for
+#    python-svc, that project's tests, and `svc run` answering /invoke
+#    (started without activating the environment);
 # 2. `cargo install --path host/cli`: `svc` and `svc-java` compile from any
 #    directory.
 # Both build in the dev profile into the workspace's target dir, which the
@@ -27,7 +28,7 @@ base_path=/usr/local/bin:/usr/bin:/bin
 orig_path=$PATH
 
 echo "install.sh: the svc-compiler wheel"
-maturin build --quiet --profile dev -m host/cli/Cargo.toml --out "$work/wheels" >"$work/maturin.log" 2>&1 \
+maturin build --quiet --profile dev -m host/compiler-wheel/Cargo.toml --out "$work/wheels" >"$work/maturin.log" 2>&1 \
   || fail "maturin build: $(cat "$work/maturin.log")"
 ls "$work"/wheels/svc_compiler-0.3.2-*.whl >/dev/null || fail "no svc_compiler 0.3.2 wheel in $work/wheels"
 python -m venv "$work/venv"
@@ -37,8 +38,11 @@ python -m venv "$work/venv"
 mkdir "$work/use"
 cd "$work/use"
 export PATH="$work/venv/bin:$base_path"
-[ "$(command -v svc)" = "$work/venv/bin/svc" ] || fail "svc is not the wheel's: $(command -v svc)"
-svc version | grep "^svc 0\.3\.2 " >/dev/null || fail "svc version: $(svc version)"
+[ "$(command -v svc)" = "$work/venv/bin/svc" ] || fail "svc is not the environment's: $(command -v svc)"
+# The SDK's version, then the compiler's (svc-compiler, handed over to).
+svc version | grep -x "svc-sdk 0\.3\.2" >/dev/null || fail "svc version: $(svc version)"
+svc version | grep "^svc 0\.3\.2 (specification 2\.2\.0, " >/dev/null || fail "svc version: $(svc version)"
+svc-java version | grep "^svc-java 0\.2\.2 (specification 2\.2\.0, " >/dev/null || fail "svc-java version: $(svc-java version)"
 svc new demo >/dev/null
 [ -f demo/app/__init__.py ] || fail "svc new demo wrote no app/"
 svc compile "$fixture" --out triage --platform python-svc >/dev/null
@@ -73,7 +77,7 @@ cd "$work/use"
 export PATH="$work/cargo/bin:$base_path"
 [ "$(command -v svc-java)" = "$work/cargo/bin/svc-java" ] || fail "svc-java is not installed"
 svc version | grep "^svc 0\.3\.2 " >/dev/null || fail "svc version: $(svc version)"
-svc-java version | grep "^svc-java 0\.3\.2 " >/dev/null || fail "svc-java version: $(svc-java version)"
+svc-java version | grep "^svc-java 0\.2\.2 (specification 2\.2\.0, " >/dev/null || fail "svc-java version: $(svc-java version)"
 svc compile "$fixture" --out triage-go --platform go >/dev/null
 [ -f triage-go/go.mod ] || fail "svc compile --platform go wrote no go.mod"
 svc-java compile "$fixture" --out triage-java >/dev/null

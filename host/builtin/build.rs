@@ -22,7 +22,19 @@ fn build() -> Result<(), Box<dyn Error>> {
         .parent()
         .and_then(|p| p.parent())
         .ok_or("host/builtin must sit two levels below the workspace root")?;
-    svc_wasm_build::rerun_if_changed(workspace, &["backends", "host/ir", "wit", "Cargo.lock"]);
+    // sdk/python: python-svc embeds a wheel of the SDK.
+    svc_wasm_build::rerun_if_changed(
+        workspace,
+        &[
+            "backends",
+            "host/ir",
+            "wit",
+            "Cargo.lock",
+            "sdk/python/svc",
+            "sdk/python/pyproject.toml",
+            "sdk/python/README.md",
+        ],
+    );
     let crates: Vec<&str> = BACKENDS.iter().map(|(_, c)| *c).collect();
     let paths = svc_wasm_build::build(workspace, &crates)?;
     let mut code = String::from("pub static BACKENDS: &[Builtin] = &[\n");

@@ -234,6 +234,25 @@ impl Service {
         Self::run_in(project.path(), &project.command("run"), env, ready)
     }
 
+    /// Starts the `run` command without SVC_HOST and SVC_PORT, so that the
+    /// service listens where its document's `settings.server` says, which
+    /// must be loopback `port`.
+    pub fn launch_at(
+        project: &Project,
+        port: u16,
+        env: &[(&str, &str)],
+        ready: Duration,
+    ) -> Result<Service, String> {
+        Self::start_in(
+            project.path(),
+            &project.command("run"),
+            env,
+            port,
+            false,
+            ready,
+        )
+    }
+
     /// Starts `run` (a shell command) in `dir` the way `launch` starts a
     /// project: SVC_HOST/SVC_PORT at a free loopback port, ready when
     /// `/health` answers 200. For the tests' own peers (reference servers).
@@ -244,7 +263,17 @@ impl Service {
         ready: Duration,
     ) -> Result<Service, String> {
         let port = http::free_port().map_err(|e| e.to_string())?;
-        let port_text = port.to_string();
+        Self::start_in(dir, run, env, port, true, ready)
+    }
+
+    fn start_in(
+        dir: &Path,
+        run: &str,
+        env: &[(&str, &str)],
+        port: u16,
+        set_address: bool,
+        ready: Duration,
+    ) -> Result<Service, String> {
         let log = dir.join(format!(".svc-service-{port}.log"));
         let file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
         let err = file.try_clone().map_err(|e| e.to_string())?;
@@ -253,9 +282,13 @@ impl Service {
             .arg(format!("exec {run}"))
             .current_dir(dir)
             .env_remove("SVC_API_KEY")
-            .env("SVC_HOST", "127.0.0.1")
-            .env("SVC_PORT", &port_text)
-            .envs(env.iter().copied())
+            .env_remove("SVC_HOST")
+            .env_remove("SVC_PORT");
+        if set_address {
+            cmd.env("SVC_HOST", "127.0.0.1")
+                .env("SVC_PORT", port.to_string());
+        }
+        cmd.envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(file)
             .stderr(err);

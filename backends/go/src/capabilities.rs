@@ -1,6 +1,8 @@
 //! What the Go backend compiles, and why it refuses the rest.
 
-use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities, ALL_ROUTER_FEATURES};
+use svc_backend_sdk::{
+    BackendInfo, BuildCommands, Capabilities, ALL_ROUTER_FEATURES, OPENAI_PROVIDER, PROVIDER_REASON,
+};
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
@@ -20,7 +22,10 @@ pub fn info() -> BackendInfo {
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
             auth: strings(&["none", "api_key", "bearer"]),
-            features: strings(&ALL_ROUTER_FEATURES),
+            features: strings(&ALL_ROUTER_FEATURES)
+                .into_iter()
+                .chain([OPENAI_PROVIDER.to_string()])
+                .collect(),
             reasons: vec![
                 reason("node-kind:subgraph", PYTHON_ONLY),
                 reason("node-kind:agent", PYTHON_ONLY),
@@ -42,6 +47,8 @@ pub fn info() -> BackendInfo {
                 reason("feature:checkpointer.postgres", "Go services keep no checkpoints; the postgres checkpointer is python-svc only"),
                 reason("feature:streaming", "Go services answer with the final state; streaming is python-svc only"),
                 reason("feature:llm.bound-tools", "Go does not generate tool calling from LLM nodes; call the tool from a tool node"),
+                reason("feature:tracing", "Go services do not export traces yet (OpenTelemetry comes to go and java-svc later); set `tracing.enabled` to false or compile for python-svc"),
+                reason("feature:model.provider.*", PROVIDER_REASON),
             ],
         },
         commands: BuildCommands {

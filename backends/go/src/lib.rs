@@ -9,6 +9,7 @@
 mod capabilities;
 mod golang;
 mod graph;
+mod names;
 mod nodes;
 mod project;
 mod readme;
@@ -31,6 +32,7 @@ impl Backend for GoBackend {
         _options: &EmitOptions,
         connectors: &Connectors,
     ) -> Result<Emitted, Vec<Diagnostic>> {
+        names::check(doc)?;
         project::emit(doc, connectors).map(Emitted::from)
     }
 }

@@ -57,6 +57,19 @@ fn input_map(input: &std::collections::BTreeMap<String, Value>) -> String {
 }
 
 /// `package graph`, the imports the body referred to, then the body.
+/// Whether a node of this kind has a file of its own (the others live in
+/// the run loop).
+pub fn has_file(kind: &NodeKind) -> bool {
+    matches!(
+        kind,
+        NodeKind::Function { .. }
+            | NodeKind::Connector { .. }
+            | NodeKind::ResponseTemplate { .. }
+            | NodeKind::Llm(_)
+            | NodeKind::Tool { .. }
+    )
+}
+
 fn go_file(path: String, body: CodeWriter) -> File {
     File::text(path, body.finish_file("package graph\n\n"))
 }
@@ -83,7 +96,13 @@ pub fn files(
 ) -> Result<Vec<File>, Vec<Diagnostic>> {
     let mut out = Vec::new();
     let mut missing = Vec::new();
-    for (i, n) in doc.logical.nodes.iter().enumerate() {
+    for (i, n) in doc
+        .logical
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| has_file(&n.kind))
+    {
         let path = format!("internal/graph/{}.go", file_stem("node", &n.id));
         let mut body = CodeWriter::go();
         match &n.kind {

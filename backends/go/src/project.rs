@@ -107,30 +107,19 @@ fn config_go(doc: &Document) -> String {
         ("keyEnv", quote(&doc.security.key_env)),
         ("defaultHost", quote(&s.server.host)),
         ("defaultPort", s.server.port.to_string()),
-        ("logLevel", quote(log_level(doc))),
-        ("logFormat", quote(log_format(doc))),
+        (
+            "logLevel",
+            quote(doc.logical.settings.logging.level.as_str()),
+        ),
+        (
+            "logFormat",
+            quote(doc.logical.settings.logging.format.as_str()),
+        ),
     ];
     for (name, value) in consts {
         w.line(format!("const {name} = {value}"));
     }
     w.finish()
-}
-
-fn log_level(doc: &Document) -> &'static str {
-    use svc_backend_sdk::ir::LogLevel;
-    match doc.logical.settings.logging.level {
-        LogLevel::Debug => "debug",
-        LogLevel::Info => "info",
-        LogLevel::Warning => "warning",
-        LogLevel::Error => "error",
-    }
-}
-
-fn log_format(doc: &Document) -> &'static str {
-    match doc.logical.settings.logging.format {
-        svc_backend_sdk::ir::LogFormat::Json => "json",
-        svc_backend_sdk::ir::LogFormat::Text => "text",
-    }
 }
 
 fn dockerfile() -> String {

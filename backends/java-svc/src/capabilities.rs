@@ -1,6 +1,6 @@
 //! What the Java backend compiles, and why it refuses the rest.
 
-use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities};
+use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities, OPENAI_PROVIDER, PROVIDER_REASON};
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
@@ -31,8 +31,18 @@ pub fn info() -> BackendInfo {
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
             auth: strings(&["none", "api_key"]),
-            features: strings(&["router.op.eq", "router.op.ne", "router.field.string"]),
+            features: strings(&[
+                "router.op.eq",
+                "router.op.ne",
+                "router.field.string",
+                OPENAI_PROVIDER,
+            ]),
             reasons: vec![
+                reason(
+                    "feature:tracing",
+                    "Java services do not export traces yet (OpenTelemetry comes to go and java-svc later); set `tracing.enabled` to false or compile for python-svc",
+                ),
+                reason("feature:model.provider.*", PROVIDER_REASON),
                 reason("node-kind:subgraph", PYTHON_ONLY),
                 reason("node-kind:agent", PYTHON_ONLY),
                 reason("node-kind:rag", PYTHON_ONLY),

@@ -5,7 +5,7 @@ use svc_backend_sdk::ir::{Branch, Document, NodeKind, Op, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::java::{camel, literal, quote, runtime};
-use crate::nodes::Names;
+use crate::nodes::{node_class_name, runnable};
 
 fn condition(w: &mut CodeWriter, pkg: &str, b: &Branch) -> Option<String> {
     let c = b.when.as_ref()?;
@@ -22,7 +22,6 @@ fn condition(w: &mut CodeWriter, pkg: &str, b: &Branch) -> Option<String> {
 }
 
 pub fn main_graph(doc: &Document, pkg: &str) -> String {
-    let names = Names::of(doc);
     let s = &doc.logical.settings;
     let http: Vec<(&str, u64, &std::collections::BTreeMap<String, String>)> = doc
         .logical
@@ -42,21 +41,12 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
         .logical
         .nodes
         .iter()
-        .filter(|n| {
-            matches!(
-                n.kind,
-                NodeKind::Function { .. }
-                    | NodeKind::Llm(_)
-                    | NodeKind::Tool { .. }
-                    | NodeKind::ResponseTemplate { .. }
-                    | NodeKind::Connector { .. }
-            )
-        })
+        .filter(|n| runnable(&n.kind))
         .collect();
 
     let mut w = CodeWriter::java();
     let nodes = format!("com.svc.{pkg}.nodes");
-    let node_class = |w: &mut CodeWriter, id: &str| w.name(&nodes, &names.node(id));
+    let node_class = |w: &mut CodeWriter, id: &str| w.name(&nodes, &node_class_name(id));
     let component = w.name("org.springframework.stereotype", "Component");
     w.line(format!(
         "/** The graph {}: a run loop that follows its topology, one step per node. */",

@@ -63,7 +63,7 @@ pub fn literal(w: &mut CodeWriter, pkg: &str, v: &Value) -> String {
     }
 }
 
-const KEYWORDS: &[&str] = &[
+pub const KEYWORDS: &[&str] = &[
     "abstract",
     "assert",
     "boolean",

@@ -10,6 +10,7 @@
 mod capabilities;
 mod graph;
 mod java;
+mod names;
 mod nodes;
 mod project;
 mod tests;
@@ -31,6 +32,7 @@ impl Backend for JavaBackend {
         _options: &EmitOptions,
         connectors: &Connectors,
     ) -> Result<Emitted, Vec<Diagnostic>> {
+        names::check(doc)?;
         project::emit(doc, connectors).map(Emitted::from)
     }
 }

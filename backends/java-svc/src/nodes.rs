@@ -1,6 +1,6 @@
 //! One class per node (and per native tool) in `nodes/`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 use svc_backend_sdk::ir::{Document, LlmNode, NodeKind, TextWrite, ToolKind};
@@ -11,50 +11,27 @@ use svc_backend_sdk::{Diagnostic, File};
 
 use crate::java::{indent_body, literal, pascal, quote, runtime};
 
-/// Class names of nodes and native tools, unique even when ids differ only
-/// in `_` or case.
-pub struct Names {
-    classes: HashMap<String, String>,
+/// Whether a node of this kind has a class of its own (the others live in
+/// the run loop of `MainGraph`).
+pub fn runnable(kind: &NodeKind) -> bool {
+    matches!(
+        kind,
+        NodeKind::Function { .. }
+            | NodeKind::Llm(_)
+            | NodeKind::Tool { .. }
+            | NodeKind::ResponseTemplate { .. }
+            | NodeKind::Connector { .. }
+    )
 }
 
-impl Names {
-    pub fn of(doc: &Document) -> Self {
-        let mut classes = HashMap::new();
-        let mut used: HashMap<String, usize> = HashMap::new();
-        let mut assign = |key: String, base: String| {
-            let n = used.entry(base.to_ascii_lowercase()).or_insert(0);
-            *n += 1;
-            let name = if *n == 1 { base } else { format!("{base}{n}") };
-            classes.insert(key, name);
-        };
-        for node in &doc.logical.nodes {
-            assign(
-                format!("node:{}", node.id),
-                format!("{}Node", pascal(&node.id)),
-            );
-        }
-        for tool in &doc.logical.tools {
-            assign(
-                format!("tool:{}", tool.id),
-                format!("{}Tool", pascal(&tool.id)),
-            );
-        }
-        Names { classes }
-    }
+/// The class of a node, in `nodes/`.
+pub fn node_class_name(id: &str) -> String {
+    format!("{}Node", pascal(id))
+}
 
-    pub fn node(&self, id: &str) -> String {
-        self.classes
-            .get(&format!("node:{id}"))
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    pub fn tool(&self, id: &str) -> String {
-        self.classes
-            .get(&format!("tool:{id}"))
-            .cloned()
-            .unwrap_or_default()
-    }
+/// The class of a native tool, in `nodes/`.
+pub fn tool_class_name(id: &str) -> String {
+    format!("{}Tool", pascal(id))
 }
 
 /// A template as a Java String expression over `state`.
@@ -156,11 +133,10 @@ pub fn files(
     base: &str,
     snippets: &std::collections::BTreeMap<String, String>,
 ) -> Result<Vec<File>, Vec<Diagnostic>> {
-    let names = Names::of(doc);
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for (i, n) in doc.logical.nodes.iter().enumerate() {
-        let class = names.node(&n.id);
+        let class = node_class_name(&n.id);
         let path = format!("{base}/nodes/{class}.java");
         let text = match &n.kind {
             NodeKind::Function { output_key } => {
@@ -272,7 +248,7 @@ pub fn files(
                         vec![format!(
                             "private final {} tool = new {}();",
                             runtime(&mut w, pkg, "GraphNode"),
-                            names.tool(tool_id)
+                            tool_class_name(tool_id)
                         )],
                         format!("return tool.run({input});"),
                     )
@@ -324,7 +300,7 @@ pub fn files(
             );
             continue;
         };
-        let class = names.tool(&t.id);
+        let class = tool_class_name(&t.id);
         out.push(File::text(
             format!("{base}/nodes/{class}.java"),
             native_class(

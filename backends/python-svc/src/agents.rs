@@ -29,12 +29,8 @@ pub fn files(doc: &Document, scope: &Scope) -> Result<Vec<File>, Vec<Diagnostic>
     let mut out = Vec::new();
     let mut modules = Vec::new();
     let mut missing = Vec::new();
-    let mut used = std::collections::HashMap::new();
     for (i, a) in doc.logical.agents.iter().enumerate() {
-        let base = module(&a.id);
-        let n: &mut usize = used.entry(base.clone()).or_default();
-        *n += 1;
-        let m = if *n == 1 { base } else { format!("{base}_{n}") };
+        let m = module(&a.id);
         let text = match agent_module(doc, scope, a) {
             Ok(text) => text,
             Err(d) => {

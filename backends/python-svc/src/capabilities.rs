@@ -1,6 +1,8 @@
 //! What the Python backend compiles, and why it refuses the rest (for now).
 
-use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities, ALL_ROUTER_FEATURES};
+use svc_backend_sdk::{
+    BackendInfo, BuildCommands, Capabilities, ALL_ROUTER_FEATURES, OPENAI_PROVIDER, PROVIDER_REASON,
+};
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
@@ -45,16 +47,22 @@ pub fn info() -> BackendInfo {
                     "checkpointer.sqlite",
                     "checkpointer.postgres",
                     "a2a.publish",
+                    "tracing",
+                    OPENAI_PROVIDER,
                 ])
                 .map(|s| s.to_string())
                 .collect(),
-            reasons: vec![reason(
-                "feature:streaming",
-                "python-svc answers with the final state; streaming is not generated yet",
-            )],
+            reasons: vec![
+                reason(
+                    "feature:streaming",
+                    "python-svc answers with the final state; streaming is not generated yet",
+                ),
+                reason("feature:model.provider.*", PROVIDER_REASON),
+            ],
         },
         commands: BuildCommands {
-            setup: "python -m pip install -q -e \".[test]\"".into(),
+            // vendor/ holds the SDK's wheel (or, with `--sdk index`, nothing).
+            setup: "python -m pip install -q --find-links vendor -e \".[test]\"".into(),
             test: "python -m pytest -q".into(),
             build: "python -m compileall -q app".into(),
             run: "python -m svc run".into(),

@@ -6,8 +6,7 @@ use svc_backend_sdk::ir::{
 };
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::nodes::Modules;
-use crate::py::{literal, module_file, quote, suite, top_level_gap, write_expr, Expr};
+use crate::py::{literal, module, module_file, quote, suite, top_level_gap, write_expr, Expr};
 use crate::scope::Scope;
 
 /// The test of a branch, `cond_eq(state["f"], 1)`; `None` for the default.
@@ -62,7 +61,6 @@ fn calls_upstream(doc: &Document, kind: &NodeKind) -> bool {
 }
 
 pub fn graph_py(doc: &Document, scope: &Scope) -> String {
-    let modules = Modules::of(doc);
     let s = &doc.logical.settings;
     let next = doc.successors();
     let mut w = CodeWriter::python();
@@ -154,7 +152,7 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
                 for (i, n) in steps.iter().enumerate() {
                     let kw = if i == 0 { "if" } else { "elif" };
                     suite(w, format!("{kw} current == {}:", quote(&n.id)), |w| {
-                        step(doc, scope, &modules, &next, w, n);
+                        step(doc, scope, &next, w, n);
                     });
                 }
                 let unknown = "raise RuntimeError(f\"unknown node {current!r}\")";
@@ -199,7 +197,6 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
 fn step(
     doc: &Document,
     scope: &Scope,
-    modules: &Modules,
     next: &std::collections::HashMap<&str, &str>,
     w: &mut CodeWriter,
     n: &svc_backend_sdk::ir::Node,
@@ -226,11 +223,7 @@ fn step(
             }
         }
         kind => {
-            let func = format!(
-                "{}.{}.node",
-                w.name(&scope.package, "nodes"),
-                modules.node(&n.id)
-            );
+            let func = format!("{}.{}.node", w.name(&scope.package, "nodes"), module(&n.id));
             let call = if takes_deadline(doc, kind) {
                 format!("lambda s: {func}(s, self.remaining())")
             } else {

@@ -10,10 +10,12 @@
 mod agents;
 mod capabilities;
 mod graph;
+mod names;
 mod nodes;
 mod project;
 mod py;
 mod scope;
+mod syntax;
 mod tests;
 
 use svc_backend_sdk::ir::Document;
@@ -30,10 +32,15 @@ impl Backend for PythonBackend {
 
     fn emit(
         doc: &Document,
-        _options: &EmitOptions,
+        options: &EmitOptions,
         connectors: &Connectors,
     ) -> Result<Emitted, Vec<Diagnostic>> {
-        project::emit(doc, connectors).map(Emitted::from)
+        let sdk = project::SdkSource::from_option(options.get("sdk")).map_err(|d| vec![d])?;
+        names::check(doc)?;
+        syntax::check_bodies(doc)?;
+        let files = project::emit(doc, connectors, sdk)?;
+        syntax::check_modules(doc, &files)?;
+        Ok(Emitted::from(files))
     }
 }
 

@@ -3,7 +3,7 @@
 //! module defines `node(state)`; native tools define `tool(state)`, HTTP
 //! tools a `TOOL` definition.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 use svc_backend_sdk::ir::{
@@ -20,59 +20,6 @@ use crate::py::{
     indent_body, literal, module, module_file, quote, suite, top_level_gap, write_expr, Expr, LINE,
 };
 use crate::scope::Scope;
-
-/// Module names for nodes and tools, unique within their package.
-pub struct Modules {
-    names: HashMap<String, String>,
-}
-
-impl Modules {
-    pub fn of(doc: &Document) -> Self {
-        let mut names = HashMap::new();
-        for (prefix, ids) in [
-            (
-                "node",
-                doc.logical
-                    .nodes
-                    .iter()
-                    .map(|n| n.id.as_str())
-                    .collect::<Vec<_>>(),
-            ),
-            (
-                "tool",
-                doc.logical
-                    .tools
-                    .iter()
-                    .map(|t| t.id.as_str())
-                    .collect::<Vec<_>>(),
-            ),
-        ] {
-            let mut used: HashMap<String, usize> = HashMap::new();
-            for id in ids {
-                let base = module(id);
-                let n = used.entry(base.clone()).or_insert(0);
-                *n += 1;
-                let name = if *n == 1 { base } else { format!("{base}_{n}") };
-                names.insert(format!("{prefix}:{id}"), name);
-            }
-        }
-        Modules { names }
-    }
-
-    pub fn node(&self, id: &str) -> String {
-        self.names
-            .get(&format!("node:{id}"))
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    pub fn tool(&self, id: &str) -> String {
-        self.names
-            .get(&format!("tool:{id}"))
-            .cloned()
-            .unwrap_or_default()
-    }
-}
 
 /// The parts of a template: literal text and `text(state[...])` calls.
 fn parts(w: &mut CodeWriter, template: &str) -> Vec<String> {
@@ -170,13 +117,12 @@ pub fn files(
     scope: &Scope,
     snippets: &std::collections::BTreeMap<String, String>,
 ) -> Result<Vec<File>, Vec<Diagnostic>> {
-    let modules = Modules::of(doc);
     let mut out = Vec::new();
     let mut missing = Vec::new();
     let mut node_modules = Vec::new();
     let dir = &scope.dir;
     for (i, original) in doc.logical.nodes.iter().enumerate() {
-        let m = modules.node(&original.id);
+        let m = module(&original.id);
         let named = scoped(scope, original);
         let n = &named;
         let text = match &n.kind {
@@ -221,7 +167,7 @@ pub fn files(
                 tool_id,
                 input,
                 output_key,
-            } => tool_node_module(doc, scope, &modules, n, tool_id, input, output_key),
+            } => tool_node_module(doc, scope, n, tool_id, input, output_key),
             NodeKind::Hitl(h) => {
                 if !scope.is_root() {
                     missing.push(
@@ -290,7 +236,7 @@ pub fn files(
 
     let mut tool_modules = Vec::new();
     for (i, t) in doc.logical.tools.iter().enumerate() {
-        let m = modules.tool(&t.id);
+        let m = module(&t.id);
         let text = match &t.kind {
             ToolKind::Native => {
                 let Some(body) = doc.body("python-svc", &t.id) else {
@@ -382,7 +328,6 @@ fn template_module(doc: &Document, n: &Node, template: &str, output_key: &str) -
 fn tool_node_module(
     doc: &Document,
     scope: &Scope,
-    modules: &Modules,
     n: &Node,
     tool_id: &str,
     input: &BTreeMap<String, Value>,
@@ -392,13 +337,8 @@ fn tool_node_module(
     let input = input_dict(&mut w, input);
     let kind = doc.tool(tool_id).map(|t| &t.kind);
     // The tool's module, imported only by the kinds that call into it.
-    let module_of = |w: &mut CodeWriter| {
-        format!(
-            "{}.{}",
-            w.name(&scope.package, "tools"),
-            modules.tool(tool_id)
-        )
-    };
+    let module_of =
+        |w: &mut CodeWriter| format!("{}.{}", w.name(&scope.package, "tools"), module(tool_id));
     let decorator = graph_node(&mut w, n);
     w.line(decorator);
     let signature = if takes_deadline(doc, &n.kind) {

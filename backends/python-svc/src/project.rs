@@ -32,6 +32,9 @@ pub fn sdk_requirement(doc: &Document) -> String {
     if doc.logical.settings.a2a.enabled || a2a_peers {
         extras.push("a2a");
     }
+    if doc.logical.settings.tracing.enabled {
+        extras.push("tracing");
+    }
     match doc.logical.settings.checkpointer.kind {
         CheckpointerKind::Sqlite => extras.push("checkpoint-sqlite"),
         CheckpointerKind::Postgres => extras.push("checkpoint-postgres"),
@@ -57,9 +60,61 @@ const EMPTY_PACKAGES: &[(&str, &str)] = &[
     ("mcp", "MCP servers and clients."),
 ];
 
-pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
+/// Where a project installs `svc-sdk` from (`svc compile --sdk`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SdkSource {
+    /// The wheel of the SDK this backend was built with, in `vendor/`.
+    Vendor,
+    /// The package index only, for when the SDK release is published there.
+    Index,
+}
+
+impl SdkSource {
+    /// The emit option `sdk`: `vendor` (the default) or `index`.
+    pub fn from_option(value: Option<&str>) -> Result<Self, Diagnostic> {
+        match value {
+            None | Some("vendor") => Ok(SdkSource::Vendor),
+            Some("index") => Ok(SdkSource::Index),
+            Some(other) => Err(Diagnostic::error(
+                "invalid-value",
+                format!("the option `sdk` is `{other}`; python-svc takes `vendor` or `index`"),
+            )
+            .hint("`svc compile --sdk vendor` (the default) writes the SDK's wheel into vendor/; `--sdk index` installs it from the package index")),
+        }
+    }
+}
+
+/// The `svc-sdk` wheel built from this repository's sdk/python with the
+/// backend (build.rs), and its file name.
+const SDK_WHEEL: &[u8] = include_bytes!(env!("SVC_SDK_WHEEL_PATH"));
+const SDK_WHEEL_NAME: &str = env!("SVC_SDK_WHEEL_NAME");
+
+/// `vendor/`: the SDK's wheel, or with `--sdk index` a note on why it is
+/// empty (the setup command's `--find-links vendor` then finds nothing and
+/// everything comes from the index).
+fn vendor(sdk: SdkSource) -> File {
+    match sdk {
+        SdkSource::Vendor => File {
+            path: format!("vendor/{SDK_WHEEL_NAME}"),
+            contents: SDK_WHEEL.to_vec(),
+            executable: false,
+        },
+        SdkSource::Index => File::text(
+            "vendor/README.md",
+            "# vendor\n\nThis project was compiled with `svc compile --sdk index`: `svc-sdk` comes from the \
+             package index. `pip install --find-links vendor ...` prefers a wheel put here.\n",
+        ),
+    }
+}
+
+pub fn emit(
+    doc: &Document,
+    connectors: &Connectors,
+    sdk: SdkSource,
+) -> Result<Vec<File>, Vec<Diagnostic>> {
     let placed = svc_backend_sdk::connectors::place(doc, "python-svc", connectors)?;
     let mut files = vec![
+        vendor(sdk),
         File::text("pyproject.toml", pyproject(doc, &placed.dependencies)),
         File::text("application.yaml", application_yaml(doc)),
         File::text(
@@ -71,7 +126,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             ".gitignore",
             "env.yaml\n.venv/\n__pycache__/\n*.egg-info/\n.pytest_cache/\n",
         ),
-        File::text("README.md", readme(doc)),
+        File::text("README.md", readme(doc, sdk)),
         File::text("Dockerfile", dockerfile(doc)),
         File::text(
             ".dockerignore",
@@ -340,14 +395,16 @@ fn application_yaml(doc: &Document) -> String {
         }
     }
     let t = &s.tracing;
+    // The IR checked that tracing.log_format is logging.format.
+    let format = s.logging.format.as_str();
     out.push_str(&format!(
-        "\ntracing:\n  enabled: {}\n  project: {}\n  log_format: {}\n  register_on_build: {}\n  trace_nodes: {}\n",
+        "\nlogging:\n  level: {}\n  format: {format}\n",
+        s.logging.level.as_str()
+    ));
+    out.push_str(&format!(
+        "\ntracing:\n  enabled: {}\n  project: {}\n  log_format: {format}\n  register_on_build: {}\n  trace_nodes: {}\n",
         t.enabled,
         yaml_str(&t.project),
-        match t.log_format {
-            svc_backend_sdk::ir::LogFormat::Json => "json",
-            svc_backend_sdk::ir::LogFormat::Text => "text",
-        },
         t.register_on_build,
         t.trace_nodes
     ));
@@ -395,8 +452,15 @@ fn config_py() -> String {
 
 fn main_py() -> String {
     let mut w = CodeWriter::python();
+    let load_config = w.name("svc.config", "load_config");
+    let configure_logging = w.name("svc.tracing", "configure_logging");
+    let configure_tracing = w.name("svc.tracing", "configure_tracing");
     let create_app = w.name("svc.server", "create_app");
-    w.line(format!("app = {create_app}()"));
+    w.line("# The graph's logging and tracing settings, as `python -m svc run` applies them.");
+    w.line(format!("config = {load_config}()"));
+    w.line(format!("{configure_logging}(config)"));
+    w.line(format!("{configure_tracing}(config)"));
+    w.line(format!("app = {create_app}(config=config)"));
     module_file(
         "The ASGI application: `uvicorn app.main:app`, or `python -m svc run`.",
         w,
@@ -511,11 +575,9 @@ fn dockerfile(doc: &Document) -> String {
          ENV PATH=/opt/venv/bin:$PATH\n\
          WORKDIR /srv/service\n\
          COPY . .\n\
-         # Until svc-sdk is on PyPI: `pip wheel -w wheels /path/to/svc/sdk/python`, then build\n\
-         # with --build-arg PIP_FIND_LINKS=/srv/service/wheels.\n\
-         ARG PIP_FIND_LINKS=\"\"\n\
+         # vendor/: the svc-sdk wheel the project was compiled with (see the README).\n\
          # application.json: the configuration precompiled, read without YAML at start-up.\n\
-         RUN pip install . && python -m svc compile --force\n\
+         RUN pip install --find-links vendor . && python -m svc compile --force\n\
          \n\
          FROM {PYTHON_IMAGE}\n\
          RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin svc\n\
@@ -534,7 +596,7 @@ fn dockerfile(doc: &Document) -> String {
 /// The base image of the Dockerfile: a Python the SDK supports.
 const PYTHON_IMAGE: &str = "python:3.12-slim";
 
-fn readme(doc: &Document) -> String {
+fn readme(doc: &Document, sdk: SdkSource) -> String {
     let title = doc.name.clone().unwrap_or_else(|| doc.id.clone());
     let s = &doc.logical.settings;
     let mut out = format!("# {title}\n\n");
@@ -548,16 +610,17 @@ fn readme(doc: &Document) -> String {
         doc.version,
         module(&doc.id)
     ));
+    let from = match sdk {
+        SdkSource::Vendor => format!(
+            "`vendor/{SDK_WHEEL_NAME}` is the SDK this project was compiled with, so it installs \
+             where no package index has that release; everything else comes from the index"
+        ),
+        SdkSource::Index => "the SDK comes from the package index".to_string(),
+    };
     out.push_str(&format!(
-        "## Install\n\nPython 3.10 to 3.13. The project depends on `{requirement}`; until `svc-sdk` is \
-         published, install it from the svc repository first:\n\n\
-         ```sh\npython -m venv .venv && . .venv/bin/activate\npip install -e \"/path/to/svc/sdk/python[{extras}]\"\npip install -e \".[test]\"\n```\n\n",
+        "## Install\n\nPython 3.10 to 3.13. The project depends on `{requirement}`; {from}:\n\n\
+         ```sh\npython -m venv .venv && . .venv/bin/activate\npip install --find-links vendor -e \".[test]\"\n```\n\n",
         requirement = sdk_requirement(doc),
-        extras = sdk_requirement(doc)
-            .split_once('[')
-            .and_then(|(_, rest)| rest.split_once(']'))
-            .map(|(extras, _)| extras.to_string())
-            .unwrap_or_default(),
     ));
     out.push_str("## Configure\n\n| variable | meaning |\n|---|---|\n");
     out.push_str(&format!(
@@ -608,9 +671,8 @@ fn readme(doc: &Document) -> String {
          `uvicorn app.main:app` serves the FastAPI app of `app/main.py`, where you can add your own routes.\n\n\
          The `Dockerfile` installs the project into a virtual environment and runs `python -m svc run` on \
          `{PYTHON_IMAGE}` as a non-root user, with a health check on `/health`. Secrets come from the \
-         environment of `docker run`{secret}, never from the image (`env.yaml` is in `.dockerignore`). Until \
-         `svc-sdk` is on PyPI, put its wheel in `wheels/` (`pip wheel -w wheels /path/to/svc/sdk/python`) and \
-         build with `--build-arg PIP_FIND_LINKS=/srv/service/wheels`.\n\n",
+         environment of `docker run`{secret}, never from the image (`env.yaml` is in `.dockerignore`); \
+         it installs `svc-sdk` with `--find-links vendor`, as the setup command does.\n\n",
         port = s.server.port,
         secret = if doc.security.auth == Auth::None {
             String::new()

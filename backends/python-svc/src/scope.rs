@@ -8,7 +8,7 @@
 
 use svc_backend_sdk::ir::{Document, NodeKind, SubgraphRef};
 
-use crate::nodes::Modules;
+use crate::py::module;
 
 #[derive(Debug, Clone)]
 pub struct Scope {
@@ -60,7 +60,6 @@ impl Scope {
 
 /// The embedded children of `doc`'s subgraph nodes, with their scopes.
 pub fn children<'a>(doc: &'a Document, scope: &Scope) -> Vec<(&'a Document, Scope)> {
-    let modules = Modules::of(doc);
     doc.logical
         .nodes
         .iter()
@@ -68,7 +67,7 @@ pub fn children<'a>(doc: &'a Document, scope: &Scope) -> Vec<(&'a Document, Scop
         .filter_map(|(i, n)| match &n.kind {
             NodeKind::Subgraph(s) => match &s.graph {
                 SubgraphRef::Embedded(child) => {
-                    Some((&**child, scope.child(&n.id, i, &modules.node(&n.id))))
+                    Some((&**child, scope.child(&n.id, i, &module(&n.id))))
                 }
                 SubgraphRef::Path(_) => None,
             },

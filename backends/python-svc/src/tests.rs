@@ -10,8 +10,7 @@ use svc_backend_sdk::ir::{
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::nodes::Modules;
-use crate::py::{ident, module_file, quote, suite, top_level_gap, write_expr, Expr};
+use crate::py::{ident, module, module_file, quote, suite, top_level_gap, write_expr, Expr};
 use crate::scope::{all_graphs, Scope};
 
 /// A JSON text as a Python string literal.
@@ -566,7 +565,7 @@ pub fn service_tests(doc: &Document) -> String {
                     ));
                 }
             }
-            for (d, scope, id, endpoint) in &http {
+            for (_, scope, id, endpoint) in &http {
                 let path = quote(&format!("/tools/{}", scope.name(id)));
                 match endpoint.strip_prefix("env:") {
                     Some(var) => {
@@ -574,11 +573,7 @@ pub fn service_tests(doc: &Document) -> String {
                     }
                     None => {
                         let replace = w.name("dataclasses", "replace");
-                        let tool = format!(
-                            "{}.{}",
-                            w.name(&scope.package, "tools"),
-                            Modules::of(d).tool(id)
-                        );
+                        let tool = format!("{}.{}", w.name(&scope.package, "tools"), module(id));
                         w.line(format!(
                             "stub_tool = {replace}({tool}.TOOL, endpoint=base + {path})"
                         ));

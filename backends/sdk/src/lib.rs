@@ -18,6 +18,7 @@ pub mod environment;
 mod glue;
 pub mod literals;
 pub mod llm;
+pub mod names;
 pub mod openapi;
 pub mod runtime_files;
 pub mod samples;
@@ -72,6 +73,14 @@ pub const ALL_ROUTER_FEATURES: [&str; 13] = [
     "router.field.number",
     "router.field.boolean",
 ];
+
+/// The model API every built-in backend calls (`model.provider: openai`):
+/// OpenAI's chat completions, at any compatible server (`baseUrlEnv`).
+pub const OPENAI_PROVIDER: &str = "model.provider.openai";
+
+/// Why a backend that calls only [`OPENAI_PROVIDER`] refuses other
+/// providers: the reason for the key `feature:model.provider.*`.
+pub const PROVIDER_REASON: &str = "the service calls OpenAI-compatible chat-completions APIs only: write `provider: openai` and name the server's URL variable in `baseUrlEnv`";
 
 /// What a backend can compile; see `wit/since_v0.2.0/codegen.wit`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -94,6 +94,22 @@ impl Platform {
     }
 }
 
+/// `svc compile --sdk`: the emit option `sdk` of python-svc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SdkSource {
+    Vendor,
+    Index,
+}
+
+impl SdkSource {
+    fn as_str(self) -> &'static str {
+        match self {
+            SdkSource::Vendor => "vendor",
+            SdkSource::Index => "index",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 struct ForwardArgs {
     /// Arguments for `python -m svc <command>` (e.g. --root, --host, --port).
@@ -118,6 +134,11 @@ struct CompileArgs {
     /// Compile for this platform instead of the document's target.platform.
     #[arg(long, value_enum)]
     platform: Option<Platform>,
+    /// python-svc: where the project installs svc-sdk from: `vendor` writes
+    /// the wheel of the SDK svc was built with into vendor/; `index` leaves
+    /// it to the package index (for a published release).
+    #[arg(long, value_enum, default_value_t = SdkSource::Vendor)]
+    sdk: SdkSource,
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
     /// Show what the backend component printed.
@@ -175,7 +196,7 @@ pub fn main_svc() -> ExitCode {
         SvcCommand::TestPlugin(args) => test_plugin::run(&args),
         SvcCommand::Design(args) => design::run(&args),
         SvcCommand::Version => {
-            print_version("svc");
+            print_version("svc", svc_ir::release::SVC);
             ExitCode::SUCCESS
         }
     }
@@ -235,6 +256,7 @@ pub fn main_svc_java() -> ExitCode {
                 root: PathBuf::from("."),
                 force: a.force,
                 platform: Some(Platform::JavaSvc),
+                sdk: SdkSource::Vendor,
                 format: a.format,
                 verbose: a.verbose,
                 plugins: a.plugins,
@@ -246,16 +268,18 @@ pub fn main_svc_java() -> ExitCode {
             capabilities::run(&engine, Some("java-svc"), format)
         }
         JavaCommand::Version => {
-            print_version("svc-java");
+            print_version("svc-java", svc_ir::release::SVC_JAVA);
             ExitCode::SUCCESS
         }
     }
 }
 
-fn print_version(name: &str) {
+/// `svc version` and `svc-java version`: the release's version of the
+/// command (`svc_ir::release`), then what it is built of.
+fn print_version(name: &str, version: &str) {
     let mut text = format!(
-        "{name} {} (host {}, IR 2.x, plugin interface svc:codegen@0.2.0, loads 0.1.0 components)\n",
-        env!("CARGO_PKG_VERSION"),
+        "{name} {version} (specification {}, host {}, IR 2.x, plugin interface svc:codegen@0.2.0, loads 0.1.0 components)\n",
+        svc_ir::release::SPECIFICATION,
         svc_compile::HOST_VERSION
     );
     for b in svc_builtin::BACKENDS {
@@ -293,13 +317,15 @@ fn compile(
         runtime: &runtime,
         override_path: args.engine.backend.clone(),
     };
-    match svc_compile::compile(
+    let options = [("sdk".to_string(), args.sdk.as_str().to_string())];
+    match svc_compile::compile_with(
         &mut source,
         platform,
         &backends,
         &mut registry,
         out,
         args.force,
+        &options,
     ) {
         Ok(generated) => {
             if args.verbose && !generated.plugin_output.is_empty() {
@@ -317,24 +343,43 @@ fn compile(
 
 #[cfg(test)]
 mod release_tests {
-    /// svc, the svc-compiler wheel and the SDK are one release: the SDK's
-    /// version and its `compiler` extra's pin are this crate's version.
+    #![allow(clippy::unwrap_used)] // test code
+    use svc_ir::release;
+
+    fn read(path: &str) -> String {
+        std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    /// Every place that carries a version of the release carries the one
+    /// `svc_ir::release` states: svc, the svc-compiler wheel (this crate's
+    /// version) and the SDK with its `compiler` pin; the designer's
+    /// package; the committed JSON Schema's specification version.
     #[test]
-    #[allow(clippy::unwrap_used)] // test code
-    fn the_sdk_pins_the_compiler_at_this_release() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../sdk/python/pyproject.toml"
-        );
-        let text = std::fs::read_to_string(path).unwrap();
-        let version = env!("CARGO_PKG_VERSION");
+    fn every_version_is_the_release_s() {
+        assert_eq!(env!("CARGO_PKG_VERSION"), release::SVC);
         assert!(
-            text.contains(&format!("\nversion = \"{version}\"\n")),
-            "{path}"
+            read("host/compiler-wheel/Cargo.toml")
+                .contains(&format!("\nversion = \"{}\"\n", release::SVC)),
+            "host/compiler-wheel/Cargo.toml: the svc-compiler wheel's version"
+        );
+        let pyproject = read("sdk/python/pyproject.toml");
+        assert!(
+            pyproject.contains(&format!("\nversion = \"{}\"\n", release::SVC)),
+            "sdk/python/pyproject.toml"
         );
         assert!(
-            text.contains(&format!("compiler = [\"svc-compiler=={version}\"]")),
-            "{path}"
+            pyproject.contains(&format!("\"svc-compiler=={}\"", release::SVC)),
+            "sdk/python/pyproject.toml: the compiler extra's pin"
         );
+        let package: serde_json::Value =
+            serde_json::from_str(&read("designer/package.json")).unwrap();
+        assert_eq!(package["version"], release::DESIGNER);
+        let lock: serde_json::Value =
+            serde_json::from_str(&read("designer/package-lock.json")).unwrap();
+        assert_eq!(lock["version"], release::DESIGNER);
+        assert_eq!(lock["packages"][""]["version"], release::DESIGNER);
+        let schema: serde_json::Value =
+            serde_json::from_str(&read("fixtures/schema/ir-v2.schema.json")).unwrap();
+        assert_eq!(schema["x-svc-specification"], release::SPECIFICATION);
     }
 }

@@ -332,6 +332,18 @@ fn capabilities_come_from_the_components() {
     let o = run(svc().args(["version"]));
     assert_eq!(o.status.code(), Some(0));
     assert!(text(&o.stdout).contains("built-in backend go"));
+    // The release's versions (svc_ir::release), as the specification's table gives them.
+    assert!(
+        text(&o.stdout).starts_with("svc 0.3.2 (specification 2.2.0, "),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = run(Command::new(env!("CARGO_BIN_EXE_svc-java")).arg("version"));
+    assert!(
+        text(&o.stdout).starts_with("svc-java 0.2.2 (specification 2.2.0, "),
+        "{}",
+        text(&o.stdout)
+    );
 }
 
 #[test]

@@ -141,6 +141,11 @@ fn the_server_answers_only_its_own_page_with_the_token() {
         &Value::Null,
     );
     assert_eq!(r.status, 200, "{}", r.text());
+    // The designer's release, and the compiler that serves it.
+    let session = r.json();
+    assert_eq!(session["version"], "0.4.0");
+    assert_eq!(session["svc"], "0.3.2");
+    assert_eq!(session["specification"], "2.2.0");
     let r = send(d.port, "GET", "/api/session", &[], b"", LIMIT).unwrap();
     assert_eq!(r.status, 401);
     let r = send(

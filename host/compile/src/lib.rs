@@ -133,6 +133,18 @@ pub fn generate(
     backends: &dyn BackendSource,
     connectors: &mut dyn ConnectorSource,
 ) -> Result<Generated, Vec<Diagnostic>> {
+    generate_with(source, platform_override, backends, connectors, &[])
+}
+
+/// [`generate`], passing `options` (`key`, `value`) to the backend's emit
+/// beside the host's own (`svc compile --sdk index` is `("sdk", "index")`).
+pub fn generate_with(
+    source: &mut SourceFile,
+    platform_override: Option<&str>,
+    backends: &dyn BackendSource,
+    connectors: &mut dyn ConnectorSource,
+    options: &[(String, String)],
+) -> Result<Generated, Vec<Diagnostic>> {
     let (doc, platform, backend) = front(source, platform_override, backends)?;
     let mut session = backend.session().map_err(|e| vec![plugin_diag(&e)])?;
     let (info, rendered) = negotiated(source, &doc, &platform, &backend, &mut session, connectors)?;
@@ -140,10 +152,13 @@ pub fn generate(
     let ir = doc.to_canonical_json();
     let request = EmitRequest {
         ir: ir.clone(),
-        options: vec![
-            ("host-version".into(), HOST_VERSION.into()),
-            ("platform".into(), platform.clone()),
-        ],
+        options: [
+            ("host-version".to_string(), HOST_VERSION.to_string()),
+            ("platform".to_string(), platform.clone()),
+        ]
+        .into_iter()
+        .chain(options.iter().cloned())
+        .collect(),
         connectors: rendered.nodes,
     };
     let emitted = session.emit(&request).map_err(|e| vec![plugin_diag(&e)])?;
@@ -271,9 +286,30 @@ pub fn compile(
     out: &Path,
     force: bool,
 ) -> Result<Generated, Vec<Diagnostic>> {
+    compile_with(
+        source,
+        platform_override,
+        backends,
+        connectors,
+        out,
+        force,
+        &[],
+    )
+}
+
+/// [`compile`] with emit options for the backend (see [`generate_with`]).
+pub fn compile_with(
+    source: &mut SourceFile,
+    platform_override: Option<&str>,
+    backends: &dyn BackendSource,
+    connectors: &mut dyn ConnectorSource,
+    out: &Path,
+    force: bool,
+    options: &[(String, String)],
+) -> Result<Generated, Vec<Diagnostic>> {
     // Refuse a non-empty --out before doing any work.
     write::check_out_dir(out, force).map_err(|d| vec![d])?;
-    let generated = generate(source, platform_override, backends, connectors)?;
+    let generated = generate_with(source, platform_override, backends, connectors, options)?;
     write::write_project(out, &generated.files, force).map_err(|d| vec![d])?;
     Ok(generated)
 }

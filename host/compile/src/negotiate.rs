@@ -17,13 +17,26 @@ fn supports(info: &BackendInfo, category: Category, name: &str) -> bool {
         Category::Feature => &c.features,
     };
     list.iter().any(|s| s == name)
+        // Backends written before providers were declared call every model
+        // as an OpenAI-compatible API: an `llm` backend supports that one.
+        || (category == Category::Feature
+            && name == "model.provider.openai"
+            && c.node_kinds.iter().any(|k| k == "llm"))
 }
 
+/// The backend's reason for refusing `key`: the one given for the key, else
+/// for a prefix of it written with a trailing `*` (`feature:model.provider.*`).
 fn reason<'a>(info: &'a BackendInfo, key: &str) -> Option<&'a str> {
-    info.capabilities
-        .reasons
+    let reasons = &info.capabilities.reasons;
+    reasons
         .iter()
         .find(|(k, _)| k == key)
+        .or_else(|| {
+            reasons.iter().find(|(k, _)| {
+                k.strip_suffix('*')
+                    .is_some_and(|prefix| key.starts_with(prefix))
+            })
+        })
         .map(|(_, r)| r.as_str())
 }
 

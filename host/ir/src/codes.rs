@@ -979,6 +979,25 @@ Fix:
 ```"#,
     },
     Code {
+        name: "name-collision",
+        group: "negotiation",
+        summary: "Two ids become one file, module, class, field or registered name on the target.",
+        explanation: r#"Each backend derives names from ids: a Go file `internal/graph/node_<id>.go` (lowercased), a Python module `app/nodes/<id>.py` (lowercased, a keyword gets a trailing `_`) and the name a node, tool, agent or MCP server is registered under (a subgraph's child names carry the subgraph node's id and `__` as a prefix), a Java class `<Id>Node` (PascalCase) and a field `<id>Node` (camelCase). Ids that differ only in letter case, in `_`, or by a keyword's trailing `_` can map to one name. Before it writes anything, the backend claims every name it derives; the second id to reach a name is refused, with both ids, both JSON pointers and the name. No target renames one of them behind your back. Ids that are keywords of the target language are fine on their own.
+
+Rename one of the two ids."#,
+        example: r#"`fixtures/valid/name_collision.graph.json`, on every platform:
+
+```json
+{ "id": "foo", "kind": "response_template", "template": "a", "outputKey": "answer" },
+{ "id": "Foo", "kind": "response_template", "template": "b", "outputKey": "answer" }
+```
+Fix:
+```json
+{ "id": "foo", "kind": "response_template", "template": "a", "outputKey": "answer" },
+{ "id": "foo_again", "kind": "response_template", "template": "b", "outputKey": "answer" }
+```"#,
+    },
+    Code {
         name: "no-end",
         group: "topology",
         summary: "The graph has no end node.",
@@ -1540,6 +1559,25 @@ svc compile app.graph.json --out build/app --backend ./connector.wasm
 Fix:
 ```sh
 svc compile app.graph.json --out build/app --backend ./svc-backend-go.wasm
+```"#,
+    },
+    Code {
+        name: "python-syntax",
+        group: "templates",
+        summary: "A python-svc body, or a module python-svc would emit, is not valid Python.",
+        explanation: r#"python-svc parses every body in `bodiesByPlatform["python-svc"]` and every module it emits with Ruff's parser, inside the backend component, before anything is written. A body is parsed as it is emitted: the body of a function that receives `state` (a `function` node's body may also be a whole `def`). The diagnostic points inside the body's JSON string, at the line and column of the body's text where the parser stopped, with the parser's message; the hint repeats that line and column of the body.
+
+A module that does not parse although every body did is a fault of the backend or of the connector that rendered the node's code; the diagnostic names the module and points at its node.
+
+Fix the body (the message says what the parser expected)."#,
+        example: r#"`fixtures/valid/python_syntax_error.graph.json` compiled for `python-svc`:
+
+```json
+"python-svc": { "bump": "n = state[\"a\"]\nreturn {\"a\": (n +}" }
+```
+Fix:
+```json
+"python-svc": { "bump": "n = state[\"a\"]\nreturn {\"a\": (n + 1)}" }
 ```"#,
     },
     Code {

@@ -128,6 +128,60 @@ impl Node {
     }
 }
 
+impl Node {
+    /// The value a JSON pointer names, if it exists.
+    pub fn find(&self, pointer: &str) -> Option<&Node> {
+        let mut node = self;
+        for raw in pointer.split('/').skip(1) {
+            let token = raw.replace("~1", "/").replace("~0", "~");
+            node = match &node.value {
+                Json::Object(members) => &members.iter().find(|m| m.key == token)?.value,
+                Json::Array(items) => items.get(token.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+}
+
+/// The byte offset in `text` of (1-based) `line` and `column` of the
+/// decoded value of the string literal that starts at `start` (its opening
+/// quote): escapes such as `\n` and `\u00e9` are one character of the
+/// value. Past the end of the value: its closing quote.
+pub fn offset_in_string(text: &str, start: usize, line: usize, column: usize) -> Option<usize> {
+    let body = text.get(start..)?.strip_prefix('"')?;
+    let (mut at_line, mut at_column) = (1, 1);
+    let mut chars = body.char_indices();
+    while let Some((i, c)) = chars.next() {
+        if (at_line, at_column) >= (line, column) || c == '"' {
+            return Some(start + 1 + i);
+        }
+        let decoded = if c == '\\' {
+            match chars.next() {
+                Some((_, 'n')) => '\n',
+                Some((_, 'u')) => {
+                    // Four hex digits; a surrogate pair is one character.
+                    let hex: String = chars.by_ref().take(4).map(|(_, h)| h).collect();
+                    if u32::from_str_radix(&hex, 16).is_ok_and(|u| (0xD800..0xDC00).contains(&u)) {
+                        chars.by_ref().take(6).count();
+                    }
+                    ' '
+                }
+                _ => ' ',
+            }
+        } else {
+            c
+        };
+        if decoded == '\n' {
+            at_line += 1;
+            at_column = 1;
+        } else {
+            at_column += 1;
+        }
+    }
+    None
+}
+
 /// A syntax error with the byte offset where it was found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyntaxError {
@@ -474,6 +528,23 @@ mod tests {
         assert_eq!(idx.line_col(doc.offset_of("/b")), (3, 3));
         // Past the end of the document: the deepest existing ancestor.
         assert_eq!(idx.line_col(doc.offset_of("/a/9/x")), (2, 3));
+    }
+
+    #[test]
+    fn positions_inside_a_string_count_decoded_characters() {
+        let text = r#"{"b": "x = 1\n\ty\u00e9 = (\ud83d\ude00 +"}"#;
+        let start = parse(text).unwrap().find("/b").unwrap().offset;
+        assert_eq!(&text[start..start + 4], "\"x =");
+        let at = |line, column| offset_in_string(text, start, line, column).unwrap();
+        assert_eq!(&text[at(1, 1)..at(1, 1) + 1], "x");
+        // Line 2 starts after `\n`; `\t` is one character, so is `\u00e9`.
+        assert_eq!(&text[at(2, 1)..at(2, 1) + 2], "\\t");
+        assert_eq!(&text[at(2, 3)..at(2, 3) + 6], "\\u00e9");
+        // A surrogate pair is one character too.
+        assert_eq!(&text[at(2, 8)..at(2, 8) + 6], "\\ud83d");
+        assert_eq!(&text[at(2, 10)..at(2, 10) + 1], "+");
+        // Past the end: the closing quote.
+        assert_eq!(&text[at(9, 1)..], "\"}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod json;
 pub mod model;
 mod normalize;
 mod read;
+pub mod release;
 pub mod requirements;
 pub mod schema;
 pub mod subject;
@@ -91,7 +92,17 @@ impl SourceFile {
     /// Fills in the file name and, from the diagnostic's JSON pointer, the
     /// line and column, and the node, tool, MCP server, agent or connector
     /// it is about (with the nodes that use it).
+    ///
+    /// A pointer to a string value may end in `:line:column` (1-based, in
+    /// the string's decoded text, as backends report a place in a body):
+    /// the position is then that character inside the string literal, and
+    /// the suffix is dropped from the pointer.
     pub fn locate(&self, mut d: Diagnostic) -> Diagnostic {
+        if let Some((pointer, offset)) = self.inside_string(d.pointer.as_deref()) {
+            d.pointer = Some(pointer);
+            let d = self.locate(d);
+            return self.place(d, Some(offset));
+        }
         let offset = match (&self.tree, &d.pointer) {
             (Some(tree), Some(p)) => {
                 if d.node.is_none() {
@@ -115,6 +126,20 @@ impl SourceFile {
         self.place(d, offset)
     }
 
+    /// The pointer without its `:line:column` suffix and the byte offset of
+    /// that place, when the pointer names a string value and has one.
+    fn inside_string(&self, pointer: Option<&str>) -> Option<(String, usize)> {
+        let (rest, column) = pointer?.rsplit_once(':')?;
+        let (base, line) = rest.rsplit_once(':')?;
+        let (line, column) = (line.parse().ok()?, column.parse().ok()?);
+        let node = self.tree.as_ref()?.find(base)?;
+        if !matches!(node.value, json::Json::String(_)) {
+            return None;
+        }
+        let offset = json::offset_in_string(&self.text, node.offset, line, column)?;
+        Some((base.to_string(), offset))
+    }
+
     fn place(&self, mut d: Diagnostic, offset: Option<usize>) -> Diagnostic {
         d.file = Some(self.name.clone());
         if let Some(offset) = offset {
@@ -136,9 +161,21 @@ impl SourceFile {
     }
 }
 
-/// The id of the node a pointer lies in (`/logical/nodes/N/...`), read from
-/// the source tree so it works even when the document did not validate.
+/// The id of the node a pointer lies in (`/logical/nodes/N/...`, or the
+/// node's body `/bodiesByPlatform/P/ID`), read from the source tree so it
+/// works even when the document did not validate.
 fn node_id_at(tree: &json::Node, pointer: &str) -> Option<String> {
+    if let Some(rest) = pointer.strip_prefix("/bodiesByPlatform/") {
+        let id = rest.split('/').nth(1)?;
+        let json::Json::Array(nodes) = &tree.member("logical")?.value.member("nodes")?.value.value
+        else {
+            return None;
+        };
+        let is_node = nodes.iter().any(|n| {
+            matches!(&n.member("id").map(|m| &m.value.value), Some(json::Json::String(s)) if s == id)
+        });
+        return is_node.then(|| id.to_string());
+    }
     let rest = pointer.strip_prefix("/logical/nodes/")?;
     let index: usize = rest.split('/').next()?.parse().ok()?;
     let json::Json::Array(nodes) = &tree.member("logical")?.value.member("nodes")?.value.value

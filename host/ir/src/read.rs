@@ -1137,6 +1137,9 @@ impl Reader {
                 self.finish(lo, "`settings.logging`");
             }
         }
+        // Unless the tracing section says otherwise, its log format (the SDK
+        // configuration's name for it) is the logs' format.
+        s.tracing.log_format = s.logging.format;
         if let Some((n, p)) = o.field("tracing") {
             if let Some(mut t) = self.object(n, &p) {
                 let tr = &mut s.tracing;

@@ -77,6 +77,19 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
         let ptr = format!("/logical/nodes/{i}");
         let id = Some(n.id.as_str());
         push(Category::NodeKind, n.kind.name(), ptr.clone(), id);
+        let model = match &n.kind {
+            NodeKind::Llm(llm) => llm.model.as_ref(),
+            NodeKind::IntentClassifier(c) => c.model.as_ref(),
+            _ => None,
+        };
+        if let Some(m) = model {
+            push(
+                Category::Feature,
+                &provider_feature(&m.provider),
+                format!("{ptr}/model/provider"),
+                id,
+            );
+        }
         match &n.kind {
             NodeKind::Llm(llm) if !llm.bound_tool_ids.is_empty() => {
                 push(
@@ -130,6 +143,22 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
         None,
     );
     let s = &doc.logical.settings;
+    if let Some(m) = &s.model {
+        push(
+            Category::Feature,
+            &provider_feature(&m.provider),
+            "/logical/settings/model/provider".into(),
+            None,
+        );
+    }
+    if s.tracing.enabled {
+        push(
+            Category::Feature,
+            "tracing",
+            "/logical/settings/tracing/enabled".into(),
+            None,
+        );
+    }
     if s.checkpointer.kind != CheckpointerKind::None {
         push(
             Category::Feature,
@@ -182,6 +211,17 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
             node: None,
             subject: Some(Subject::new(SubjectKind::Agent, &a.id)),
         });
+        if let AgentKind::Worker { model: Some(m), .. }
+        | AgentKind::Supervisor { model: Some(m), .. } = &a.kind
+        {
+            out.push(Requirement {
+                category: Category::Feature,
+                name: provider_feature(&m.provider),
+                pointer: format!("/logical/agents/{i}/model/provider"),
+                node: None,
+                subject: Some(Subject::new(SubjectKind::Agent, &a.id)),
+            });
+        }
     }
     for (i, s) in doc.logical.mcp_servers.iter().enumerate() {
         out.push(Requirement {
@@ -194,6 +234,13 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
     }
     out.extend(nested);
     out
+}
+
+/// `model.provider.<provider>`: the model API a graph calls, which a
+/// backend supports by name (every built-in one: `openai`, meaning any
+/// OpenAI-compatible chat-completions API).
+fn provider_feature(provider: &str) -> String {
+    format!("model.provider.{provider}")
 }
 
 /// The distinct `category:name` keys of a document, sorted.

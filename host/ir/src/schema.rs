@@ -10,6 +10,14 @@ pub fn json_schema() -> String {
     let schema = schemars::schema_for!(Document);
     let mut value = schema.to_value();
     add_kind_alias(&mut value, "response_template", "response_transformer");
+    // Published with the shared specification's version, as an annotation
+    // (validators ignore keywords they do not know).
+    if let Value::Object(map) = &mut value {
+        map.insert(
+            "x-svc-specification".into(),
+            json!(crate::release::SPECIFICATION),
+        );
+    }
     let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
     text.push('\n');
     text

@@ -144,29 +144,13 @@ impl Drop for Cleanup {
 fn build_image(project: &Project, platform: &str, image: &str) -> Result<(), String> {
     let dir = project.path();
     let mut extra = String::new();
-    match platform {
-        // svc-sdk is not on PyPI yet: the Dockerfile's documented way in.
-        "python-svc" => {
-            let sdk = svc_tests::workspace().join("sdk/python");
-            run_shell(
-                dir,
-                &format!(
-                    "python -m pip wheel -q --no-deps -w wheels '{}'",
-                    sdk.display()
-                ),
-                &[],
-                Duration::from_secs(300),
-            )?;
-            extra.push_str(" --build-arg PIP_FIND_LINKS=/srv/service/wheels");
-        }
-        // Maven's downloads from the machine's cache, as a CI runner would mount it.
-        "java-svc" => {
-            let home = std::env::var("HOME").map_err(|_| "HOME is not set".to_string())?;
-            let m2 = Path::new(&home).join(".m2");
-            std::fs::create_dir_all(&m2).map_err(|e| e.to_string())?;
-            extra.push_str(&format!(" -v '{}':/root/.m2", m2.display()));
-        }
-        _ => {}
+    // Maven's downloads from the machine's cache, as a CI runner would mount
+    // it (python-svc needs nothing: svc-sdk comes from the project's vendor/).
+    if platform == "java-svc" {
+        let home = std::env::var("HOME").map_err(|_| "HOME is not set".to_string())?;
+        let m2 = Path::new(&home).join(".m2");
+        std::fs::create_dir_all(&m2).map_err(|e| e.to_string())?;
+        extra.push_str(&format!(" -v '{}':/root/.m2", m2.display()));
     }
     podman(
         dir,

@@ -164,7 +164,10 @@ impl Api {
             &json!({
                 "path": self.path.as_ref().map(|p| p.display().to_string()),
                 "platforms": svc_builtin::BACKENDS.iter().map(|b| b.platform).collect::<Vec<_>>(),
-                "version": svc_compile::HOST_VERSION,
+                // The designer's release; `svc` is the compiler serving it.
+                "version": svc_ir::release::DESIGNER,
+                "svc": svc_ir::release::SVC,
+                "specification": svc_ir::release::SPECIFICATION,
             }),
         )
     }

@@ -104,6 +104,25 @@ impl<'a> Validator<'a> {
                 );
             }
         }
+        // One format for the service's logs: `tracing.log_format` is the
+        // SDK configuration's name for what the IR calls `logging.format`.
+        if s.tracing.log_format != s.logging.format {
+            self.err(
+                Diagnostic::error(
+                    "invalid-value",
+                    format!(
+                        "`tracing.log_format` is `{}` but `logging.format` is `{}`; both are the format of the service's logs",
+                        s.tracing.log_format.as_str(),
+                        s.logging.format.as_str()
+                    ),
+                )
+                .at(format!("{base}/tracing/log_format"))
+                .hint(format!(
+                    "set \"logging\": {{ \"format\": \"{}\" }} (which every target reads) and remove `tracing.log_format`, or make the two equal",
+                    s.tracing.log_format.as_str()
+                )),
+            );
+        }
         let c = &s.checkpointer;
         for (key, name, owner) in [
             ("pathEnv", &c.path_env, CheckpointerKind::Sqlite),

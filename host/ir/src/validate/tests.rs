@@ -60,3 +60,35 @@ fn text_into_other_fields_is_refused_naming_the_type() {
         }
     }
 }
+
+/// The errors of a minimal document with these `settings`.
+fn settings_errors(settings: &str) -> Vec<String> {
+    let text = format!(
+        r#"{{"irVersion": "2", "id": "t", "logical": {{
+            "state": [], "nodes": [{{"id": "start", "kind": "start"}}, {{"id": "end", "kind": "end"}}],
+            "edges": [{{"from": "start", "to": "end"}}], "settings": {settings}}}}}"#
+    );
+    SourceFile::new("t.graph.json", text)
+        .parse()
+        .err()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| d.message)
+        .collect()
+}
+
+#[test]
+fn tracing_log_format_is_the_logging_format_unless_written_otherwise() {
+    for ok in [
+        r#"{"logging": {"format": "json"}}"#,
+        r#"{"logging": {"format": "json"}, "tracing": {"enabled": false}}"#,
+        r#"{"logging": {"format": "json"}, "tracing": {"log_format": "json"}}"#,
+        r#"{"tracing": {"log_format": "text"}}"#,
+    ] {
+        assert_eq!(settings_errors(ok), Vec::<String>::new(), "{ok}");
+    }
+    assert_eq!(
+        settings_errors(r#"{"tracing": {"log_format": "json"}}"#),
+        ["`tracing.log_format` is `json` but `logging.format` is `text`; both are the format of the service's logs"]
+    );
+}

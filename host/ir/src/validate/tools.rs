@@ -86,13 +86,34 @@ impl<'a> Validator<'a> {
                 );
             }
             match &s.transport {
-                McpTransport::Stdio { command, .. } if command.trim().is_empty() => self.err(
-                    Diagnostic::error(
-                        "invalid-value",
-                        format!("MCP server `{}` has an empty command", s.id),
-                    )
-                    .at(format!("{ptr}/command")),
-                ),
+                McpTransport::Stdio { command, env, .. } => {
+                    if command.trim().is_empty() {
+                        self.err(
+                            Diagnostic::error(
+                                "invalid-value",
+                                format!("MCP server `{}` has an empty command", s.id),
+                            )
+                            .at(format!("{ptr}/command")),
+                        );
+                    }
+                    // The child's environment is where its secrets go: only
+                    // references to the service's own, never a value.
+                    for (key, value) in env {
+                        if env_reference(value).is_none() {
+                            self.err(
+                                Diagnostic::error(
+                                    "invalid-value",
+                                    format!(
+                                        "MCP server `{}`: env `{key}` is a value; it must be `${{NAME}}` or `env:NAME`, read from the service's environment",
+                                        s.id
+                                    ),
+                                )
+                                .at(format!("{ptr}/env/{}", crate::diag::pointer_token(key)))
+                                .hint(format!("write \"{key}\": \"${{{key}}}\" and set {key} where the service runs")),
+                            );
+                        }
+                    }
+                }
                 McpTransport::Sse { url, .. } | McpTransport::StreamableHttp { url, .. } => {
                     if let Err(why) = check_endpoint(url) {
                         self.err(
@@ -104,10 +125,17 @@ impl<'a> Validator<'a> {
                         );
                     }
                 }
-                _ => {}
             }
         }
     }
+}
+
+/// The variable a whole-value reference names: `${NAME}` or `env:NAME`.
+fn env_reference(value: &str) -> Option<&str> {
+    value
+        .strip_prefix("env:")
+        .or_else(|| value.strip_prefix("${").and_then(|v| v.strip_suffix('}')))
+        .filter(|name| is_identifier(name))
 }
 
 /// `env:NAME` or an absolute http(s) URL.
