@@ -9,8 +9,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.3.2"
-
 # What every service loads at start-up anyway. svc.registry comes after
 # svc.graph, so `svc.graph` is the decorator, not the module.
 from svc.config import get_config, load_config
@@ -21,7 +19,8 @@ from svc.errors import (
     RegistrationError,
     SvcError,
 )
-from svc.graph import END, START, GraphBuilder, SvcApp
+from svc.graph import END, START, GraphBuilder
+from svc.project import SvcApp
 from svc.registry import (
     Decision,
     business_policy,
@@ -38,10 +37,12 @@ from svc.registry import (
     skill,
     tool,
 )
+from svc.version import __version__
 
 # The rest is imported from its module on first use (PEP 562), so a service
 # does not pay at start-up for agents, MCP, A2A or tracing it does not use.
 _EXPORTS = {
+    "a2a_agent": "svc.agents",
     "agent": "svc.agents",
     "get_supervisor": "svc.agents",
     "handoff": "svc.agents",
@@ -50,36 +51,35 @@ _EXPORTS = {
     "run_agent": "svc.agents",
     "supervisor": "svc.agents",
     "worker_agent": "svc.agents",
-    "get_http_client": "svc.clients",
-    "get_llm_provider": "svc.clients",
-    "svc_graph_server": "svc.graph_server",
-    "human_interrupt": "svc.hitl",
-    "mcp_prompt": "svc.mcp_server",
-    "mcp_resource": "svc.mcp_server",
-    "mcp_tool": "svc.mcp_server",
-    "svc_mcp_server": "svc.mcp_server",
+    "get_http_client": "svc.config.services",
+    "get_llm_provider": "svc.config.services",
+    "svc_graph_server": "svc.server.graph_server",
+    "human_interrupt": "svc.threads.hitl",
+    "mcp_prompt": "svc.mcp.server",
+    "mcp_resource": "svc.mcp.server",
+    "mcp_tool": "svc.mcp.server",
+    "svc_mcp_server": "svc.mcp.server",
     "configure_tracing": "svc.tracing",
     "register_graph": "svc.tracing",
-    "svc_a2a_server": "svc.a2a_server",
-    "a2a_skill": "svc.a2a_server",
-    "a2a_authenticator": "svc.a2a_server",
-    "a2a_agent": "svc.a2a_peers",
-    "a2a_client": "svc.a2a_peers",
-    "invoke_a2a_agent": "svc.a2a_peers",
+    "svc_a2a_server": "svc.a2a.agent",
+    "a2a_skill": "svc.a2a.agent",
+    "a2a_authenticator": "svc.a2a.agent",
+    "a2a_client": "svc.a2a.peers",
+    "invoke_a2a_agent": "svc.a2a.peers",
 }
 
 if TYPE_CHECKING:  # what editors and type checkers see
-    from svc.a2a_peers import (
-        a2a_agent,
-        a2a_client,
-        invoke_a2a_agent,
-    )
-    from svc.a2a_server import (
+    from svc.a2a.agent import (
         a2a_authenticator,
         a2a_skill,
         svc_a2a_server,
     )
+    from svc.a2a.peers import (
+        a2a_client,
+        invoke_a2a_agent,
+    )
     from svc.agents import (
+        a2a_agent,
         agent,
         get_supervisor,
         handoff,
@@ -89,21 +89,21 @@ if TYPE_CHECKING:  # what editors and type checkers see
         supervisor,
         worker_agent,
     )
-    from svc.clients import (
+    from svc.config.services import (
         get_http_client,
         get_llm_provider,
     )
-    from svc.graph_server import (
-        svc_graph_server,
-    )
-    from svc.hitl import (
-        human_interrupt,
-    )
-    from svc.mcp_server import (
+    from svc.mcp.server import (
         mcp_prompt,
         mcp_resource,
         mcp_tool,
         svc_mcp_server,
+    )
+    from svc.server.graph_server import (
+        svc_graph_server,
+    )
+    from svc.threads.hitl import (
+        human_interrupt,
     )
     from svc.tracing import (
         configure_tracing,

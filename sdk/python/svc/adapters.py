@@ -22,10 +22,10 @@ from typing import Any
 
 from svc.config import GraphSettings
 from svc.errors import Interrupted, SvcError, deadline_error, invalid_state, step_limit_error
-from svc.hitl import FIELD_KEY, Resume
 from svc.runtime import CompiledGraph, Emit
 from svc.state import Field, Item, StateSchema
-from svc.threads import Thread, ThreadStore
+from svc.threads.hitl import FIELD_KEY, Resume
+from svc.threads.store import Thread, ThreadStore
 
 
 def _run_failed(e: Exception) -> SvcError:
@@ -46,7 +46,7 @@ def _thread_store(graph: CompiledGraph) -> Any:
     checkpointer names (opened now, so a service without it does not start)."""
     if graph.checkpointer == "memory":
         return ThreadStore()
-    from svc.checkpoints import open_store
+    from svc.threads.checkpoints import open_store
 
     return open_store(
         graph.checkpointer, graph.checkpointer_env, run_seconds=graph.request_timeout_ms / 1000

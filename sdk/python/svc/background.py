@@ -1,5 +1,5 @@
 """An asyncio loop in a daemon thread, for the SDK's async clients (the MCP
-sessions of svc.mcp_client, the A2A clients of svc.a2a_peers): started on
+sessions of svc.mcp.sessions, the A2A clients of svc.a2a.peers): started on
 first use, shared by every caller thread, stopped by `stop`, after which the
 next use starts afresh."""
 

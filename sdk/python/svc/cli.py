@@ -20,9 +20,9 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-from svc import __version__
 from svc.config import ServerSettings
 from svc.errors import ConfigError, MissingExtraError, RegistrationError, require
+from svc.version import __version__
 
 
 class UsageError(Exception):
@@ -126,10 +126,11 @@ def _new(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from svc import graph_server, registry
+    from svc import registry
     from svc.agents import agents_info
     from svc.config import app_identity
-    from svc.graph import SvcApp
+    from svc.project import SvcApp
+    from svc.server import graph_server
 
     app = SvcApp(args.root).bootstrap()
     name, version = app_identity(app.config)
@@ -150,7 +151,7 @@ def run_port(flag: int | None, settings: ServerSettings) -> int:
     """The port `svc run` listens on: `--port`, then the port of the
     `@svc_graph_server` (registered once the project is imported), then
     `settings.port` (SVC_PORT, then server.port, then 8000)."""
-    from svc import graph_server
+    from svc.server import graph_server
 
     if flag is not None:
         return flag
@@ -184,7 +185,7 @@ def _run(args: argparse.Namespace) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     require("mcp", "mcp", "svc mcp")
     from svc.config import load_config
-    from svc.mcp_server import serve_stdio
+    from svc.mcp.server import serve_stdio
     from svc.tracing import configure_logging, configure_tracing
 
     config = load_config(args.root)
@@ -267,8 +268,9 @@ def _register(args: argparse.Namespace) -> int:
         require("langsmith", "tracing", "svc register")
     from svc import registry
     from svc.config import load_config
-    from svc.graph import GraphBuilder, SvcApp
-    from svc.tracing import describe_project, register_graph, require_api_key, tracing_project
+    from svc.graph import GraphBuilder
+    from svc.project import SvcApp, describe_project
+    from svc.tracing import register_graph, require_api_key, tracing_project
 
     config = load_config(args.root)  # env.yaml first: it may hold LANGSMITH_API_KEY
     if not args.describe_only:

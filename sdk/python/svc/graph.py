@@ -1,24 +1,20 @@
-"""Building graphs with LangGraph, and running a project's entrypoint graph.
+"""Building graphs with LangGraph.
 
 `GraphBuilder` records nodes and edges without LangGraph and compiles them
 into a LangGraph graph (the "graph" extra). Each node is wrapped so that an
 exception it raises becomes an `execution_error` naming the node. With
 `checkpointer="memory"` the graph is compiled with LangGraph's in-memory
-saver, so that its nodes may pause with `svc.human_interrupt`.
+saver, so that its nodes may pause with `svc.human_interrupt`. Running a
+project's entrypoint graph is svc.project's `SvcApp`.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
-import sys
 from collections.abc import Callable, Hashable
-from pathlib import Path
 from typing import Any
 
-from svc import registry
-from svc.config import check_secrets, graph_settings, load_config, project_root
 from svc.errors import RegistrationError, SvcError, execution_error, require
 
 # LangGraph's names for the graph's ends, usable without LangGraph installed.
@@ -98,6 +94,26 @@ class GraphBuilder:
         self._conditional: list[tuple[str, Callable, Any]] = []
         self._entry: str | None = None
 
+    @property
+    def nodes(self) -> dict[str, Callable]:
+        """The nodes added so far, by name (a copy)."""
+        return dict(self._nodes)
+
+    @property
+    def entry(self) -> str | None:
+        """The entry point's node, once set."""
+        return self._entry
+
+    @property
+    def edges(self) -> list[tuple[str, str]]:
+        """The fixed edges added so far, (source, target) (a copy)."""
+        return list(self._edges)
+
+    @property
+    def conditional_edges(self) -> list[tuple[str, Callable, Any]]:
+        """The conditional edges added so far, (source, router, mapping) (a copy)."""
+        return list(self._conditional)
+
     def add_node(self, name: str, fn: Callable) -> GraphBuilder:
         if name in self._nodes or name in (START, END):
             raise ValueError(f'the node name "{name}" is already taken')
@@ -163,64 +179,3 @@ def _memory_saver() -> Any:
     except ImportError:  # LangGraph before InMemorySaver had its name
         from langgraph.checkpoint.memory import MemorySaver as InMemorySaver
     return InMemorySaver()
-
-
-class SvcApp:
-    """A project: its config, its registered components, its entrypoint graph."""
-
-    def __init__(self, root: str | Path | None = None, *, config: dict | None = None):
-        self.root = project_root(root)
-        self.config = config
-        self.graph_name: str | None = None
-        self._bootstrapped = False
-        self._runner: Any = None
-
-    def bootstrap(self) -> SvcApp:
-        """Loads the config (unless given), refuses a secret written in it
-        (check_secrets), and imports the project's `app` package, so that its
-        decorators register its components."""
-        if self.config is None:
-            self.config = load_config(self.root)
-        check_secrets(self.config)
-        if str(self.root) not in sys.path:
-            sys.path.insert(0, str(self.root))
-        importlib.import_module("app")
-        self._bootstrapped = True
-        return self
-
-    def build_graph(self) -> Any:
-        """The entrypoint graph (config `graph.entrypoint`, else the registered
-        one). With `tracing.register_on_build`, it is also registered with the
-        tracing service, as `svc register` does, once built."""
-        from svc.tracing import register_on_build
-
-        if not self._bootstrapped:
-            self.bootstrap()
-        entry = registry.entrypoint_graph(graph_settings(self.config).entrypoint)
-        self.graph_name = entry.name
-        graph = entry.obj()
-        built = graph.compile() if isinstance(graph, GraphBuilder) else graph
-        # The graph as written is described (a builder's edges), as by `svc register`.
-        register_on_build(self.config, entry.name, graph)
-        return built
-
-    def runner(self) -> Any:
-        """The entrypoint graph behind the interface the server uses (built once)."""
-        if self._runner is None:
-            from svc.adapters import runner_for
-
-            graph = self.build_graph()
-            self._runner = runner_for(graph, graph_settings(self.config), self.graph_name)
-        return self._runner
-
-    def invoke(self, state: dict) -> dict:
-        """Runs the entrypoint graph on `state` in this thread; returns the final state."""
-        runner = self.runner()
-        guarded = registry.has_guardrails()
-        if guarded:
-            registry.run_guardrails("input", state)
-        registry.enforce_policies({"action": "run", "state": state})
-        result = runner.invoke(state)
-        if guarded:
-            registry.run_guardrails("output", result)
-        return result

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from svc.errors import ConfigError, RegistrationError, SvcError, upstream_error
-from svc.upstream import DEFAULT_BASE_URL, _timeout, post_json, resolve_endpoint
+from svc.upstream import DEFAULT_BASE_URL, call_timeout, post_json, resolve_endpoint
 
 K1 = 1.5
 B = 0.75
@@ -151,7 +151,7 @@ class EmbeddingRetriever:
             endpoint,
             headers,
             {"model": self.model, "input": texts},
-            timeout=_timeout(timeout, deadline),
+            timeout=call_timeout(timeout, deadline),
             feature="EmbeddingRetriever",
         )
         data = reply.get("data") if isinstance(reply, dict) else None

@@ -30,9 +30,9 @@ KINDS = (
     "policies",
     "configurations",
     "agents",
-    "mcp_servers",  # @svc_mcp_server classes (svc.mcp_server)
-    "a2a_servers",  # the @svc_a2a_server class (svc.a2a_server)
-    "a2a_authenticators",  # @a2a_authenticator functions (svc.a2a_server)
+    "mcp_servers",  # @svc_mcp_server classes (svc.mcp.server)
+    "a2a_servers",  # the @svc_a2a_server class (svc.a2a.agent)
+    "a2a_authenticators",  # @a2a_authenticator functions (svc.a2a.agent)
 )
 GUARDRAIL_ACTIONS = ("block", "warn")
 
@@ -46,7 +46,7 @@ class Component:
 
 
 _registry: dict[str, dict[str, Component]] = {kind: {} for kind in KINDS}
-# The @svc_graph_server class (svc.graph_server): not one of KINDS, whose
+# The @svc_graph_server class (svc.server.graph_server): not one of KINDS, whose
 # names components() lists, since `svc info` shows it whole (protocol, port, graphs).
 _registry["graph_servers"] = {}
 
@@ -57,30 +57,55 @@ def clear() -> None:
         components_of_kind.clear()
 
 
-def _origin(obj: Any) -> str:
+def origin(obj: Any) -> str:
+    """Where `obj` was defined (`module.qualname`): a reload of the same
+    module registers the same origin again, which replaces the entry."""
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
 
 
-def _register(kind: str, name: str, obj: Any, meta: dict[str, Any]) -> Any:
+def register(kind: str, name: str, obj: Any, meta: dict[str, Any]) -> Any:
+    """Registers `obj` as the component `name` of `kind`; returns `obj`. The
+    same name registered from another origin is a RegistrationError."""
     existing = _registry[kind].get(name)
     # Importing the same module again (a reload) replaces its own entry.
-    if existing is not None and _origin(existing.obj) != _origin(obj):
+    if existing is not None and origin(existing.obj) != origin(obj):
         raise RegistrationError(
-            f'{kind[:-1]} "{name}" is registered twice: by {_origin(existing.obj)} '
-            f"and by {_origin(obj)}"
+            f'{kind[:-1]} "{name}" is registered twice: by {origin(existing.obj)} '
+            f"and by {origin(obj)}"
         )
     _registry[kind][name] = Component(kind, name, obj, meta)
     return obj
 
 
-def _decorator(target: Any, register: Callable[[Any], Any]) -> Any:
+def register_only(
+    kind: str, name: str, obj: Any, meta: dict[str, Any], clash: Callable[[Component], str]
+) -> Any:
+    """Registers the one component of `kind` a service may have (its A2A
+    server, its graph server): a reload of the same class replaces it, any
+    other is a RegistrationError saying `clash(the registered one)`."""
+    registered_now = _registry[kind]
+    for key, other in list(registered_now.items()):
+        if origin(other.obj) != origin(obj):
+            raise RegistrationError(clash(other))
+        del registered_now[key]  # a reload of the same class
+    return register(kind, name, obj, meta)
+
+
+def registered(kind: str) -> list[Component]:
+    """The components of `kind`, in registration order."""
+    return list(_registry[kind].values())
+
+
+def decorator(target: Any, record: Callable[[Any], Any]) -> Any:
     """Supports both `@deco` and `@deco(...)`: `target` is the object when bare."""
     if callable(target):
-        return register(target)
-    return register
+        return record(target)
+    return record
 
 
-def _names(values: Iterable[Any], what: str) -> tuple[str, ...]:
+def names(values: Iterable[Any], what: str) -> tuple[str, ...]:
+    """Component names given as names or as decorated objects (their
+    `__svc_name__`); one string is one name."""
     if isinstance(values, str):
         values = (values,)
     out = []
@@ -92,7 +117,8 @@ def _names(values: Iterable[Any], what: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _named(obj: Any, name: str | None) -> str:
+def named(obj: Any, name: str | None) -> str:
+    """`name`, else the object's own name, recorded on it as `__svc_name__`."""
     name = name or obj.__name__
     obj.__svc_name__ = name
     return name
@@ -116,10 +142,10 @@ def components() -> dict[str, list[str]]:
 def graph_node(name: str | Callable | None = None) -> Any:
     """A node handler: state in, partial-state dict out."""
 
-    def register(fn: Callable) -> Callable:
-        return _register("nodes", _named(fn, None if callable(name) else name), fn, {})
+    def record(fn: Callable) -> Callable:
+        return register("nodes", named(fn, None if callable(name) else name), fn, {})
 
-    return _decorator(name, register)
+    return decorator(name, record)
 
 
 def graph(
@@ -132,22 +158,22 @@ def graph(
     if entrypoint and parent:
         raise RegistrationError("a subgraph (parent=...) cannot be the entrypoint")
 
-    def register(fn: Callable) -> Callable:
-        graph_name = _named(fn, None if callable(name) else name)
+    def record(fn: Callable) -> Callable:
+        graph_name = named(fn, None if callable(name) else name)
         if entrypoint:
             for other in _registry["graphs"].values():
                 if (
                     other.meta["entrypoint"]
                     and other.name != graph_name
-                    and _origin(other.obj) != _origin(fn)
+                    and origin(other.obj) != origin(fn)
                 ):
                     raise RegistrationError(
-                        f'two entrypoint graphs: "{other.name}" ({_origin(other.obj)}) and '
-                        f'"{graph_name}" ({_origin(fn)}); mark exactly one with entrypoint=True'
+                        f'two entrypoint graphs: "{other.name}" ({origin(other.obj)}) and '
+                        f'"{graph_name}" ({origin(fn)}); mark exactly one with entrypoint=True'
                     )
-        return _register("graphs", graph_name, fn, {"entrypoint": entrypoint, "parent": parent})
+        return register("graphs", graph_name, fn, {"entrypoint": entrypoint, "parent": parent})
 
-    return _decorator(name, register)
+    return decorator(name, record)
 
 
 def entrypoint_graph(name: str | None = None) -> Component:
@@ -201,17 +227,17 @@ def tool(
     if input_schema is None and arguments == "object":
         input_schema = {"type": "object"}
 
-    def register(fn: Callable) -> Callable:
+    def record(fn: Callable) -> Callable:
         meta = {
-            "roles": _names(roles, "roles"),
-            "tags": _names(tags, "tags"),
+            "roles": names(roles, "roles"),
+            "tags": names(tags, "tags"),
             "input_schema": input_schema,
             "arguments": arguments,
             "description": description or (inspect.getdoc(fn) or "").split("\n")[0],
         }
-        return _register("tools", _named(fn, None if callable(name) else name), fn, meta)
+        return register("tools", named(fn, None if callable(name) else name), fn, meta)
 
-    return _decorator(name, register)
+    return decorator(name, record)
 
 
 def skill(
@@ -219,21 +245,21 @@ def skill(
 ) -> Any:
     """A reusable capability built from tools (given by name or as decorated tools)."""
 
-    def register(obj: Any) -> Any:
-        meta = {"tools": _names(tools, "tools"), "tags": _names(tags, "tags")}
-        return _register("skills", _named(obj, None if callable(name) else name), obj, meta)
+    def record(obj: Any) -> Any:
+        meta = {"tools": names(tools, "tools"), "tags": names(tags, "tags")}
+        return register("skills", named(obj, None if callable(name) else name), obj, meta)
 
-    return _decorator(name, register)
+    return decorator(name, record)
 
 
 def persona(name: str | Callable | None = None, role: str = "", tone: str = "") -> Any:
     """An agent identity: a function returning its system prompt."""
 
-    def register(fn: Callable) -> Callable:
+    def record(fn: Callable) -> Callable:
         meta = {"role": role, "tone": tone}
-        return _register("personas", _named(fn, None if callable(name) else name), fn, meta)
+        return register("personas", named(fn, None if callable(name) else name), fn, meta)
 
-    return _decorator(name, register)
+    return decorator(name, record)
 
 
 def persona_prompt(name: str) -> str:
@@ -252,11 +278,11 @@ def _guardrail(kind: str, name: Any, action: str, description: str) -> Any:
             f"guardrail action {action!r} is not one of {', '.join(GUARDRAIL_ACTIONS)}"
         )
 
-    def register(fn: Callable) -> Callable:
+    def record(fn: Callable) -> Callable:
         meta = {"kind": kind, "action": action, "description": description}
-        return _register("guardrails", _named(fn, None if callable(name) else name), fn, meta)
+        return register("guardrails", named(fn, None if callable(name) else name), fn, meta)
 
-    return _decorator(name, register)
+    return decorator(name, record)
 
 
 def input_guardrail(
@@ -327,12 +353,12 @@ def business_policy(name: str | Callable | None = None, priority: int = 0) -> An
     `{"action": "delegate", "agent": ..., "caller_roles": [...], "task": ...}`;
     a deny answers 403 `policy_denied` naming the policy."""
 
-    def register(fn: Callable) -> Callable:
+    def record(fn: Callable) -> Callable:
         order = len(_registry["policies"])
         meta = {"priority": priority, "order": order}
-        return _register("policies", _named(fn, None if callable(name) else name), fn, meta)
+        return register("policies", named(fn, None if callable(name) else name), fn, meta)
 
-    return _decorator(name, register)
+    return decorator(name, record)
 
 
 def evaluate_policies(context: Any) -> Decision:
@@ -402,7 +428,7 @@ def configuration(section: str) -> Callable[[type], type]:
     if not isinstance(section, str) or not section:
         raise RegistrationError("@configuration needs the section name, like @configuration('db')")
 
-    def register(cls: type) -> type:
+    def record(cls: type) -> type:
         if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
             raise RegistrationError(f"@configuration({section!r}) must decorate a dataclass")
 
@@ -412,9 +438,9 @@ def configuration(section: str) -> Callable[[type], type]:
             return _build(klass, get_config(section, {}, root=root) or {}, f'"{section}"')
 
         cls.load = classmethod(load)
-        return _register("configurations", section, cls, {"class": cls.__qualname__})
+        return register("configurations", section, cls, {"class": cls.__qualname__})
 
-    return register
+    return record
 
 
 def get_configuration(section: str, root: Any = None) -> Any:

@@ -47,7 +47,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from svc import hitl
 from svc import tracing as _tracing
 from svc.errors import (
     Interrupted,
@@ -59,8 +58,9 @@ from svc.errors import (
     step_limit_error,
     upstream_error,
 )
-from svc.hitl import Resume, human_interrupt
 from svc.state import MISSING, Field, Item, Replace, StateSchema
+from svc.threads import hitl
+from svc.threads.hitl import Resume, human_interrupt
 from svc.upstream import (
     HttpTool,
     Model,
@@ -123,7 +123,7 @@ __all__ = [
     "upstream_error",
 ]
 
-# emit(type, node, data): how an observed run reports its events (svc.events).
+# emit(type, node, data): how an observed run reports its events (svc.server.events).
 Emit = Callable[[str, "str | None", "dict | None"], None]
 
 
@@ -177,7 +177,7 @@ class CompiledGraph:
     max_steps: int = 25
     request_timeout_ms: int = 30000
     node_names: tuple[str, ...] = ()
-    # "memory" (svc.threads), "sqlite" or "postgres" (svc.checkpoints): runs
+    # "memory" (svc.threads), "sqlite" or "postgres" (svc.threads.checkpoints): runs
     # may pause at human_interrupt and be resumed; run() then takes the node
     # to start from: run(state, current=...). A durable checkpointer reads
     # its database's path or URL from the variable `checkpointer_env` names

@@ -1,5 +1,6 @@
 """Tracing (the "tracing" extra), graph registration, and the log format of
-the `tracing` section.
+the `tracing` section. (What is registered, a project's description, is
+svc.project's `describe_project`.)
 
 Tracing goes to LangSmith through its client, configured by the client's own
 environment variables: `LANGSMITH_TRACING`, `LANGSMITH_PROJECT`,
@@ -34,8 +35,6 @@ from collections.abc import Callable
 from typing import Any
 
 from svc.errors import ConfigError, require
-
-log = logging.getLogger("svc.tracing")
 
 LOG_FORMATS = ("text", "json")
 
@@ -132,127 +131,6 @@ def register_graph(description: dict, project: str) -> str:
         where = getattr(client, "api_url", None) or "LangSmith"
         raise ConfigError(f"cannot register the graph at {where}: {e}") from None
     return project
-
-
-def register_on_build(config: dict, entrypoint: str, graph: Any) -> None:
-    """Registers the entrypoint graph `graph` (as the project builds it) the
-    way `svc register` does, when the config says `tracing.register_on_build`.
-    SvcApp.build_graph calls it, so a service registers its graph each time
-    it starts. A configuration that cannot register (no tracing extra, no
-    LANGSMITH_API_KEY) stops the start; LangSmith being unreachable or
-    refusing the request is logged as a warning, so an outage there does
-    not stop a deployment."""
-    if not (config.get("tracing") or {}).get("register_on_build"):
-        return
-    setting = "tracing.register_on_build"
-    require("langsmith", "tracing", setting)
-    require_api_key(
-        f"set it (in the environment or env.yaml) to register the graph as {setting} asks, "
-        f"or set {setting} to false"
-    )
-    try:
-        project = register_graph(
-            describe_project(config, entrypoint, graph), tracing_project(config)
-        )
-    except ConfigError as e:
-        log.warning("%s: the graph %s was not registered: %s", setting, entrypoint, e)
-        return
-    log.info("registered graph %s in project %s (%s)", entrypoint, project, setting)
-
-
-# --- describing a graph ------------------------------------------------------------
-
-
-def _item(item: Any) -> dict:
-    out = {"type": item.type}
-    if item.items is not None:
-        out["items"] = _item(item.items)
-    return out
-
-
-def _fields(schema: Any) -> list[dict]:
-    fields = []
-    for f in schema.fields:
-        field: dict[str, Any] = {"name": f.name, "type": f.type}
-        if f.items is not None:
-            field["items"] = _item(f.items)
-        field.update(required=f.required, append=f.append)
-        fields.append(field)
-    return fields
-
-
-def _edge(source: str, target: str | None, conditional: bool = False) -> dict:
-    return {"source": source, "target": target, "conditional": conditional}
-
-
-def _builder_topology(builder: Any) -> dict:
-    """A GraphBuilder's nodes and edges, read without compiling it."""
-    from svc.adapters import schema_from_annotations
-    from svc.graph import START
-
-    nodes = list(builder._nodes)
-    edges = [_edge(START, builder._entry)] if builder._entry is not None else []
-    edges += [_edge(source, target) for source, target in builder._edges]
-    for source, _router, mapping in builder._conditional:
-        if isinstance(mapping, dict):
-            targets: list[Any] = list(dict.fromkeys(mapping.values()))
-        elif mapping is not None:
-            targets = list(mapping)
-        else:
-            targets = [None]  # the router returns node names: unknown here
-        edges += [_edge(source, target, True) for target in targets]
-    return {
-        "kind": "graph_builder",
-        "nodes": nodes,
-        "edges": edges,
-        "state": _fields(schema_from_annotations(builder.state_type)),
-    }
-
-
-def _langgraph_topology(graph: Any) -> dict:
-    from svc.adapters import schema_from_annotations
-
-    drawn = graph.get_graph()
-    return {
-        "kind": "langgraph",
-        "nodes": [n for n in drawn.nodes if not n.startswith("__")],
-        "edges": [_edge(e.source, e.target, bool(e.conditional)) for e in drawn.edges],
-        "state": _fields(schema_from_annotations(graph.builder.state_schema)),
-    }
-
-
-def describe_graph(graph: Any, *, name: str, version: str, entrypoint: str) -> dict:
-    """The JSON description of a project's entrypoint graph: the app's `name`
-    and `version`, the graph's name (`entrypoint`), its kind, its nodes, its
-    edges when they are known (a compiled graph's topology is its generated
-    run loop: node names only) and its state fields. Needs no network."""
-    from svc.graph import GraphBuilder
-    from svc.runtime import CompiledGraph
-
-    out: dict[str, Any] = {"name": name, "version": version, "entrypoint": entrypoint}
-    if isinstance(graph, CompiledGraph) or (
-        isinstance(graph, type) and issubclass(graph, CompiledGraph)
-    ):
-        out.update(kind="compiled", nodes=list(graph.node_names), state=_fields(graph.schema))
-    elif isinstance(graph, GraphBuilder):
-        out.update(_builder_topology(graph))
-    elif callable(getattr(graph, "get_graph", None)) and hasattr(graph, "builder"):
-        out.update(_langgraph_topology(graph))
-    else:
-        out.update(kind="other", nodes=list(getattr(graph, "node_names", None) or ()))
-    return out
-
-
-def describe_project(config: dict, entrypoint: str, graph: Any) -> dict:
-    """What `svc register` records: describe_graph of the project's
-    entrypoint graph, with the app's identity and the registered components."""
-    from svc import registry
-    from svc.config import app_identity
-
-    name, version = app_identity(config)
-    description = describe_graph(graph, name=name, version=version, entrypoint=entrypoint)
-    description["components"] = registry.components()
-    return description
 
 
 # --- spans of compiled graphs ------------------------------------------------------

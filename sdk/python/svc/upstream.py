@@ -73,7 +73,9 @@ def loads_strict(data: bytes | str) -> Any:
     return json.loads(data, parse_constant=_reject_constant)
 
 
-def _timeout(timeout: float | None, deadline: float | None) -> float | None:
+def call_timeout(timeout: float | None, deadline: float | None) -> float | None:
+    """The timeout of one call (seconds): its own `timeout` bounded by the
+    `deadline` (the seconds left in the run); None for neither."""
     if deadline is None:
         return timeout
     return deadline if timeout is None else min(timeout, deadline)
@@ -187,7 +189,7 @@ def _completion(
     if key:
         headers["Authorization"] = "Bearer " + key
     return post_json(
-        node, endpoint, headers, body, timeout=_timeout(None, deadline), feature=feature
+        node, endpoint, headers, body, timeout=call_timeout(None, deadline), feature=feature
     )
 
 
@@ -336,7 +338,7 @@ def call_http_tool(node: str, tool: HttpTool, input: dict, *, deadline: float | 
         endpoint,
         tool.headers,
         input,
-        timeout=_timeout(timeout, deadline),
+        timeout=call_timeout(timeout, deadline),
         feature="call_http_tool()",
     )
 

@@ -23,7 +23,7 @@ def clean_state(monkeypatch):
     """No test sees another's components, cached config or project package."""
     registry.clear()
     rag.clear()
-    config._cache.clear()
+    config.clear()
     monkeypatch.delenv("SVC_DEV_EVENTS", raising=False)
     monkeypatch.delenv("SVC_HOST", raising=False)
     monkeypatch.delenv("SVC_PORT", raising=False)
@@ -33,7 +33,7 @@ def clean_state(monkeypatch):
     yield
     registry.clear()
     rag.clear()
-    config._cache.clear()
+    config.clear()
     for name in [m for m in sys.modules if m == "app" or m.startswith("app.")]:
         del sys.modules[name]
 

@@ -1,4 +1,4 @@
-"""A2A (svc.a2a_server, svc.a2a_peers) on a real uvicorn server on a loopback
+"""A2A (svc.a2a.server, svc.a2a.peers) on a real uvicorn server on a loopback
 port: the official a2a-sdk 1.x client (ClientFactory, AuthInterceptor) against
 `@svc_a2a_server` and against a compiled graph published with `a2a.enabled`,
 the npm @a2a-js/sdk client (tests/a2a_js/client.mjs, run by node) against
@@ -46,8 +46,8 @@ from svc import (
     run_agent,
     svc_a2a_server,
 )
-from svc.a2a_peers import close_clients
-from svc.a2a_server import last_written, reply_text
+from svc.a2a.peers import close_clients
+from svc.a2a.skills import last_written, reply_text
 from svc.agents import agents_info
 from svc.errors import ConfigError, RegistrationError
 from svc.server import create_app
@@ -764,7 +764,7 @@ def client_project(tmp_path, monkeypatch, url, token="alice-token-1"):
     (tmp_path / "application.yaml").write_text(CLIENT_CONFIG.format(url=url))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DESK_TOKEN", token)
-    config._cache.clear()
+    config.clear()
 
 
 def test_invoke_a2a_agent_and_run_agent(serve, tmp_path, monkeypatch):
@@ -803,12 +803,12 @@ def test_invoke_a2a_agent_and_run_agent(serve, tmp_path, monkeypatch):
     assert e.value.status == 502 and e.value.details == {"node": "desk", "reason": "a2a_error"}
     assert "no skill 'nope'" in e.value.message
     monkeypatch.setenv("DESK_TOKEN", "bob-token-2")
-    config._cache.clear()
+    config.clear()
     with pytest.raises(SvcError) as e:
         invoke_a2a_agent("desk", "x", skill_id="faq")
     assert e.value.details == {"node": "desk", "reason": "status", "status": 403}
     monkeypatch.setenv("DESK_TOKEN", "wrong")
-    config._cache.clear()
+    config.clear()
     with pytest.raises(SvcError) as e:
         run_agent("x", "desk_faq", caller_roles=["agent-user"])
     assert e.value.details == {"node": "desk_faq", "reason": "status", "status": 401}
@@ -1031,7 +1031,7 @@ def reference_project(tmp_path, monkeypatch, url, kind, token):
     (tmp_path / "application.yaml").write_text(REFERENCE_CONFIG.format(url=url, kind=kind))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REF_TOKEN", token)
-    config._cache.clear()
+    config.clear()
 
 
 @pytest.mark.parametrize("protocol", ["1.0", "0.3"])

@@ -557,7 +557,7 @@ def test_a_remote_agent_posts_to_the_other_services_invoke(stub, tmp_path, monke
     monkeypatch.setenv("BILLING_KEY", "wrong")
     from svc import config
 
-    config._cache.clear()
+    config.clear()
     with pytest.raises(SvcError) as e:
         run_agent("how much?", "billing_peer", caller_roles=["support"])
     assert e.value.code == "upstream_error"

@@ -1,4 +1,4 @@
-"""Durable threads (svc.checkpoints) on SQLite and on a real PostgreSQL server:
+"""Durable threads (svc.threads.checkpoints) on SQLite and on a real PostgreSQL server:
 restarts, replicas sharing a database, concurrent resumes, expiry, runs that
 never report back, and a database that goes away."""
 
@@ -9,9 +9,9 @@ import pytest
 from fastapi.testclient import TestClient
 from graphs import Review
 
-from svc.checkpoints import DurableThreadStore, open_store
 from svc.errors import ConfigError, Interrupted, SvcError
 from svc.server import create_app
+from svc.threads.checkpoints import DurableThreadStore, open_store
 
 NO_AUTH = {"server": {"auth": {"type": "none"}}}
 QUESTION = {"question": "Approve the answer to Ada?"}

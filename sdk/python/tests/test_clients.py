@@ -44,7 +44,7 @@ def test_get_http_client(stub, tmp_path, monkeypatch):
     monkeypatch.setenv("KEYED_TOKEN", "k")
     from svc import config
 
-    config._cache.clear()
+    config.clear()
     with get_http_client("keyed", root=tmp_path) as c:
         c.post("/", json={})
     assert s.received[2].headers["x-api-key"] == "k"
@@ -68,7 +68,7 @@ def test_get_llm_provider(tmp_path, monkeypatch):
     (tmp_path / "application.yaml").write_text("model: {provider: acme, name: x}\n")
     from svc import config
 
-    config._cache.clear()
+    config.clear()
     with pytest.raises(ConfigError, match="acme"):
         get_llm_provider(root=tmp_path)
 

@@ -96,7 +96,9 @@ def test_flatten_numbers_as_written_and_lists_as_json(tmp_path):
 def read_yaml_env(path):
     import yaml
 
-    return yaml.load(path.read_text(), Loader=config._EnvLoader)
+    from svc.config import files
+
+    return yaml.load(path.read_text(), Loader=files._EnvLoader)
 
 
 def test_yaml_core_schema(tmp_path):

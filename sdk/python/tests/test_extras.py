@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from graphs import ContractCore
+from test_structure import module_files
 
 from svc import (
     GraphBuilder,
@@ -140,7 +141,7 @@ def test_importing_svc_needs_only_pyyaml():
         "import sys\n"
         f"for m in {blocked!r}:\n    sys.modules[m] = None\n"
         "import svc, svc.runtime, svc.config, svc.registry, svc.graph, svc.cli, svc.scaffold\n"
-        "import svc.a2a_server, svc.a2a_peers\n"
+        "import svc.a2a.server, svc.a2a.peers\n"
         "from svc import svc_a2a_server, a2a_skill, a2a_authenticator, a2a_agent, a2a_client\n"
         "from svc import invoke_a2a_agent\n"
         "print(svc.__version__)\n"
@@ -179,26 +180,8 @@ HELPERS = {
     "register_on_build": ("tracing", "tracing.register_on_build"),
 }
 
-MODULES = [
-    "svc",
-    "svc.a2a_peers",
-    "svc.a2a_server",
-    "svc.adapters",
-    "svc.agents",
-    "svc.checkpoints",
-    "svc.cli",
-    "svc.clients",
-    "svc.events",
-    "svc.graph_server",
-    "svc.hitl",
-    "svc.mcp_client",
-    "svc.mcp_server",
-    "svc.rag",
-    "svc.runtime",
-    "svc.server",
-    "svc.threads",
-    "svc.tracing",
-]
+# Every module of the SDK (but `python -m svc`'s, which runs the command line).
+MODULES = sorted(m for m in module_files() if m != "svc.__main__")
 
 # Runs in the core-only environment: imports every module, calls every
 # helper, prints {name: outcome} as JSON.
@@ -216,13 +199,14 @@ for name in MODULES:
 
 from svc import GraphBuilder, handoff, get_http_client, get_llm_provider, human_interrupt
 from svc import invoke_a2a_agent, run_agent, worker_agent
-from svc.checkpoints import open_store
+from svc.threads.checkpoints import open_store
 from svc.mcp_client import McpServer, call_mcp_tool, register_mcp_server, start_all
-from svc.mcp_server import build_server, expose_graph, mcp_tool, serve_stdio, svc_mcp_server
+from svc.mcp.server import build_server, expose_graph, mcp_tool, serve_stdio, svc_mcp_server
+from svc.project import register_on_build
 from svc.rag import EmbeddingRetriever
 from svc.runtime import HttpTool, Model, call_http_tool, chat
 from svc.server import create_app
-from svc.tracing import configure_tracing, flush_traces, register_graph, register_on_build
+from svc.tracing import configure_tracing, flush_traces, register_graph
 
 register_mcp_server(McpServer("files", "stdio", command="files"))
 

@@ -1,4 +1,4 @@
-"""@svc_graph_server (svc.graph_server): a project whose class holds three
+"""@svc_graph_server (svc.server.graph_server): a project whose class holds three
 graphs (two compiled, one LangGraph) served by a real uvicorn server on a
 loopback port over each protocol: the /invoke contract at
 /graphs/<name>/invoke, the official MCP client (`mcp.Client`, MCP SDK 2.x)
@@ -23,10 +23,10 @@ from loopback import Loopback
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from svc import cli, graph, graph_server, registry, svc_graph_server
+from svc import cli, graph, registry, svc_graph_server
 from svc.config import server_settings
 from svc.errors import ConfigError, RegistrationError
-from svc.server import create_app
+from svc.server import create_app, graph_server
 
 KEY = "graph-server-key-3e9a"
 H = {"X-API-Key": KEY}

@@ -22,6 +22,7 @@ pytest.importorskip("mcp.client.streamable_http", reason="needs the mcp extra (m
 from svc import mcp_client, registry, run_agent, worker_agent
 from svc.config import load_config
 from svc.errors import ConfigError, RegistrationError, SvcError
+from svc.mcp import client, sessions
 from svc.mcp_client import (
     McpResult,
     McpServer,
@@ -276,7 +277,7 @@ def test_arguments_are_checked_before_the_call(monkeypatch):
     assert sent == ["add"]
 
     # Without jsonschema the minimal check refuses the same call.
-    monkeypatch.setattr(mcp_client, "_jsonschema", lambda: None)
+    monkeypatch.setattr(client, "_jsonschema", lambda: None)
     stdio("plain")
     e = failure(call_mcp_tool, "calc", "plain", "add", {"a": "one", "b": 1})
     assert e.details["reason"] == "invalid_arguments" and "must be of type integer" in e.message
@@ -398,7 +399,7 @@ def test_a_stdio_child_that_died_while_idle_is_respawned_by_the_next_call():
     pid = int(call_mcp_tool("n", "local", "pid", {}).text)
     os.kill(pid, signal.SIGKILL)
     ends = time.monotonic() + 10
-    while alive(pid) or mcp_client._sessions["local"].usable():
+    while alive(pid) or sessions._sessions["local"].usable():
         assert time.monotonic() < ends, "the dead child was not noticed"
         time.sleep(0.02)
     # The session is known to be gone before anything is sent: no failed call.

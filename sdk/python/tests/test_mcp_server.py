@@ -1,4 +1,4 @@
-"""MCP servers (svc.mcp_server) through the official client, `mcp.Client` (2.x):
+"""MCP servers (svc.mcp.server) through the official client, `mcp.Client` (2.x):
 over streamable HTTP at /mcp of a real uvicorn server on a loopback port, and
 over stdio from `svc-py mcp --root`."""
 
@@ -31,7 +31,7 @@ from svc import (
 from svc.adapters import runner_for
 from svc.config import GraphSettings
 from svc.errors import ConfigError, MissingExtraError, RegistrationError
-from svc.mcp_server import build_app_server, build_server, expose_graph, state_json_schema
+from svc.mcp.server import build_app_server, build_server, expose_graph, state_json_schema
 from svc.server import create_app
 
 KEY = "mcp-key-7c1d"
@@ -345,7 +345,7 @@ def test_an_app_without_mcp_never_imports_it(tmp_path):
         with TestClient(app) as c:
             assert c.post("/invoke", json={"state": {"text": "Ada"}}).status_code == 200
             assert c.post("/mcp", json={}).status_code == 404
-        assert sys.modules["mcp"] is None and "svc.mcp_client" not in sys.modules
+        assert sys.modules["mcp"] is None and "svc.mcp.client" not in sys.modules
         print("ok")
         """
     )
@@ -355,10 +355,10 @@ def test_an_app_without_mcp_never_imports_it(tmp_path):
 
 
 class FakeClients(types.ModuleType):
-    """Stands for svc.mcp_client: records start_all (async) and stop_all (sync)."""
+    """Stands for svc.mcp.client: records start_all (async) and stop_all (sync)."""
 
     def __init__(self):
-        super().__init__("svc.mcp_client")
+        super().__init__("svc.mcp.client")
         self.calls = []
 
     async def start_all(self, config):
@@ -371,9 +371,9 @@ class FakeClients(types.ModuleType):
 def lifespan_calls(monkeypatch, config, fake):
     monkeypatch.setenv("SVC_API_KEY", KEY)
     if fake is None:
-        monkeypatch.delitem(sys.modules, "svc.mcp_client", raising=False)
+        monkeypatch.delitem(sys.modules, "svc.mcp.client", raising=False)
     else:
-        monkeypatch.setitem(sys.modules, "svc.mcp_client", fake)
+        monkeypatch.setitem(sys.modules, "svc.mcp.client", fake)
     with TestClient(create_app(ContractCore(), config=config)) as c:
         assert c.get("/health").status_code == 200
         during = list(fake.calls) if fake is not None else None
@@ -393,7 +393,7 @@ def test_mcp_clients_run_for_the_apps_lifetime(monkeypatch):
 
 def test_no_mcp_clients_no_import(monkeypatch):
     lifespan_calls(monkeypatch, {}, None)
-    assert "svc.mcp_client" not in sys.modules
+    assert "svc.mcp.client" not in sys.modules
 
 
 def test_stdio_servers_are_not_mounted(monkeypatch):

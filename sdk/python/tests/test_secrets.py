@@ -120,7 +120,7 @@ PYTHON_SNAPSHOTS = sorted(
 
 @pytest.mark.parametrize("snapshot", PYTHON_SNAPSHOTS, ids=lambda p: p.stem)
 def test_generated_projects_write_no_secret(snapshot, tmp_path):
-    from svc.a2a_server import config_tokens
+    from svc.a2a.credentials import config_tokens
     from svc.mcp_client import servers_from_config
 
     files = emitted_files(snapshot.read_text())

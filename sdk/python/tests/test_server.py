@@ -22,8 +22,8 @@ from svc import (
     output_guardrail,
 )
 from svc.errors import ConfigError
-from svc.events import Run, RunLog
 from svc.server import create_app
+from svc.server.events import Run, RunLog
 
 KEY = "contract-key-5f2a"
 H = {"X-API-Key": KEY}
@@ -608,13 +608,13 @@ def test_dev_events_with_langgraph(serve, monkeypatch):
 
 
 def test_no_event_code_runs_when_off(serve, monkeypatch):
-    monkeypatch.delitem(sys.modules, "svc.events", raising=False)
+    monkeypatch.delitem(sys.modules, "svc.server.events", raising=False)
     monkeypatch.setenv("SVC_DEV_EVENTS", "0")
     c = serve(ContractCore())
     r = c.post("/invoke", json=GOOD, headers=H)
     assert r.json() == EXPECTED and "x-run-id" not in r.headers
     error(c.get("/runs/anything/events", headers=H), 404, "not_found")
-    assert "svc.events" not in sys.modules  # the module was never even imported
+    assert "svc.server.events" not in sys.modules  # the module was never even imported
     assert "step" not in c.app.state.svc_runner.graph.__dict__
 
 

@@ -13,10 +13,10 @@ from loopback import Loopback
 
 from svc import END, GraphBuilder, SvcApp, business_policy, human_interrupt
 from svc.errors import Interrupted, RegistrationError, SvcError
-from svc.events import Run, last_event_id
-from svc.hitl import Resume
 from svc.server import create_app
+from svc.server.events import Run, last_event_id
 from svc.threads import ThreadStore
+from svc.threads.hitl import Resume
 
 NO_AUTH = {"server": {"auth": {"type": "none"}}}
 QUESTION = {"question": "Approve the answer to Ada?"}

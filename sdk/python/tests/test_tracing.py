@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from graphs import ContractCore
 
-from svc import END, GraphBuilder, SvcApp, config, tracing
+from svc import END, GraphBuilder, SvcApp, config, project, tracing
 from svc.cli import main
 from svc.errors import ConfigError, SvcError
 from svc.runtime import CompiledGraph
@@ -340,7 +340,7 @@ def test_register_on_build_registers_the_graph_when_the_service_starts(langsmith
     on_build(tiny, False)
     create_app(root=tiny)
     assert langsmith.requests == []
-    config._cache.clear()
+    config.clear()
     on_build(tiny, True)
     create_app(root=tiny)
     assert langsmith.paths() == [("POST", "/sessions")]
@@ -380,7 +380,7 @@ def test_register_on_build_warns_when_langsmith_refuses_and_the_service_starts(
 
 
 def test_describe_graph_of_a_compiled_graph_and_of_a_langgraph_graph():
-    described = tracing.describe_graph(ContractCore, name="a", version="1", entrypoint="core")
+    described = project.describe_graph(ContractCore, name="a", version="1", entrypoint="core")
     assert described["kind"] == "compiled"
     assert described["nodes"] == ["prepare", "tag", "route", "greet"]
     assert described["state"][0] == {
@@ -401,7 +401,7 @@ def test_describe_graph_of_a_compiled_graph_and_of_a_langgraph_graph():
     builder = GraphBuilder(State)
     builder.add_node("first", first).add_node("second", second).set_entry_point("first")
     builder.add_edge("first", "second").add_edge("second", END)
-    described = tracing.describe_graph(builder.compile(), name="a", version="1", entrypoint="g")
+    described = project.describe_graph(builder.compile(), name="a", version="1", entrypoint="g")
     assert described["kind"] == "langgraph"
     assert described["nodes"] == ["first", "second"]
     assert {"source": "first", "target": "second", "conditional": False} in described["edges"]

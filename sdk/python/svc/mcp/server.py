@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from svc import registry
+from svc.contract import MAX_RESPONSE_BYTES
 from svc.errors import ConfigError, RegistrationError, SvcError, require
 
 log = logging.getLogger("svc.mcp")
@@ -143,7 +144,7 @@ def svc_mcp_server(name: str, protocol: str = "streamable_http") -> Callable[[ty
                 f"{cls.__qualname__} has no @mcp_tool, @mcp_resource or @mcp_prompt method"
             )
         cls.__svc_name__ = name
-        return registry._register(KIND, name, cls, {"protocol": protocol, "members": members})
+        return registry.register(KIND, name, cls, {"protocol": protocol, "members": members})
 
     return register
 
@@ -151,7 +152,7 @@ def svc_mcp_server(name: str, protocol: str = "streamable_http") -> Callable[[ty
 def registered(transport: str = "stdio") -> list[registry.Component]:
     """The registered servers served over `transport` ("streamable_http" or
     "stdio", which serves them all), in name order."""
-    servers = sorted(registry._registry[KIND].values(), key=lambda c: c.name)
+    servers = sorted(registry.registered(KIND), key=lambda c: c.name)
     if transport == "stdio":
         return servers
     return [c for c in servers if c.meta["protocol"] == transport]
@@ -200,14 +201,14 @@ async def _settled(value: Any) -> Any:
 
 @contextlib.asynccontextmanager
 async def clients_running(config: dict) -> AsyncIterator[None]:
-    """Starts the MCP clients (`svc.mcp_client`) for as long as the context
+    """Starts the MCP clients (`svc.mcp.client`) for as long as the context
     lasts, when the config has `mcp.servers` or the project imported that
     module; otherwise does nothing and imports nothing."""
-    if "servers" not in mcp_section(config) and "svc.mcp_client" not in sys.modules:
+    if "servers" not in mcp_section(config) and "svc.mcp.client" not in sys.modules:
         yield
         return
     # import_module, not `from svc import ...`: what sys.modules holds wins.
-    mcp_client = importlib.import_module("svc.mcp_client")
+    mcp_client = importlib.import_module("svc.mcp.client")
     try:
         await _settled(mcp_client.start_all(config))
         yield
@@ -294,7 +295,6 @@ def expose_graph(runner: Any, tool_name: str | None = None, description: str | N
     from mcp_types import CallToolResult, TextContent
 
     from svc.adapters import CompiledGraphRunner
-    from svc.server import MAX_RESPONSE_BYTES
 
     def answer(body: dict, is_error: bool = False) -> Any:
         return CallToolResult(
@@ -524,7 +524,7 @@ def serve_stdio(root: Any = None, config: dict | None = None) -> int:
 
     from svc import rag
     from svc.config import app_identity, load_config
-    from svc.graph import SvcApp
+    from svc.project import SvcApp
 
     if config is None:
         config = load_config(root)

@@ -48,7 +48,7 @@ from svc.errors import (
     require,
     thread_not_found,
 )
-from svc.threads import DONE, FAILED, INTERRUPTED, RUNNING, TTL_SECONDS, Thread
+from svc.threads.store import DONE, FAILED, INTERRUPTED, RUNNING, TTL_SECONDS, Thread
 
 log = logging.getLogger("svc.checkpoints")
 

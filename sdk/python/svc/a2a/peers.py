@@ -1,7 +1,8 @@
 """Calls from a run to other agents over A2A (the "a2a" extra: the official a2a-sdk client).
 
 An A2A agent is declared with `@a2a_agent(name, agent_card_url=..., service=...,
-roles=...)` or `@agent(transport="a2a", ...)` (the same registration); the
+roles=...)` or `@agent(transport="a2a", ...)` (the same registration, in
+svc.agents); the
 decorated function's docstring is its description. It is called with
 `invoke_a2a_agent(name, text, skill_id=None)`, `a2a_client(name).send_message(
 text, skill_id=None)` (both direct calls: no caller roles, no policies) or
@@ -41,7 +42,6 @@ import concurrent.futures
 import json
 import logging
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -53,7 +53,6 @@ from svc.registry import get
 log = logging.getLogger("svc.a2a")
 
 A2A_REASONS = ("timeout", "status", "invalid_json", "too_large", "connect", "a2a_error")
-DEFAULT_TIMEOUT_MS = 20000
 CARD_PATH = "/.well-known/agent-card.json"
 LEGACY_CARD_PATH = "/.well-known/agent.json"
 MAX_REPLY_BYTES = 4 << 20
@@ -79,35 +78,7 @@ def a2a_upstream_error(
     return SvcError(502, "upstream_error", message, details)
 
 
-# --- declaring agents ------------------------------------------------------------------
-
-
-def a2a_agent(
-    name: Any = None,
-    agent_card_url: str | None = None,
-    service: str | None = None,
-    roles: Iterable[str] = (),
-    skill_id: str | None = None,
-    description: str = "",
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
-) -> Any:
-    """Declares the A2A agent `name` (default: the function's name), as
-    `@agent(transport="a2a", ...)` does: its card at `agent_card_url`
-    (`env:NAME` allowed), its credential `external_services.<service>.auth`,
-    `roles` the caller roles `run_agent` requires (any one), `skill_id` the
-    skill messages go to unless the call names another."""
-    from svc.agents import agent
-
-    return agent(
-        name,
-        transport="a2a",
-        roles=roles,
-        description=description,
-        service=service,
-        timeout_ms=timeout_ms,
-        agent_card_url=agent_card_url,
-        skill_id=skill_id,
-    )
+# --- declared agents ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -145,8 +116,8 @@ def _origin(url: str) -> tuple[str, str]:
 def _target(agent: str, meta: dict[str, Any]) -> tuple[list[str], dict[str, str], set]:
     """The card URLs to try, the credential headers and the origins the
     credential may go to."""
-    from svc.clients import service_auth, service_config
     from svc.config import get_config
+    from svc.config.services import service_auth, service_config
     from svc.upstream import resolve_endpoint
 
     service = meta["service"]
@@ -411,7 +382,7 @@ def invoke_a2a_agent(
     its declared skill) and returns the reply's text. `deadline` is the
     seconds left in the run, as for `run_agent`. See the module docstring."""
     require("a2a.client", "a2a", "invoke_a2a_agent()")
-    from svc.upstream import _timeout
+    from svc.upstream import call_timeout
 
     if not isinstance(text, str):
         raise TypeError(f"an A2A message is text, not {type(text).__name__}")
@@ -420,7 +391,7 @@ def invoke_a2a_agent(
     if skill is not None and (not isinstance(skill, str) or not skill):
         raise ValueError(f"skill_id must be a skill's id, not {skill!r}")
     cards, headers, origins = _target(name, meta)
-    timeout = _timeout(meta["timeout_ms"] / 1000, deadline)
+    timeout = call_timeout(meta["timeout_ms"] / 1000, deadline)
     if timeout is None or timeout <= 0:
         raise a2a_upstream_error(name, "timeout", f"A2A agent {json.dumps(name)}: no time left")
 

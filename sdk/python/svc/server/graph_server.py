@@ -48,7 +48,7 @@ _GRAPH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 def _builder(value: Any) -> tuple[str, Callable] | None:
     """(graph name, builder) when a class attribute is a registered `@graph`
     builder, written above or below @staticmethod (or @classmethod)."""
-    graphs = registry._registry["graphs"]
+    graphs = {c.name: c for c in registry.registered("graphs")}
     for fn in (value, getattr(value, "__func__", None)):
         name = getattr(fn, "__svc_name__", None)
         component = graphs.get(name) if isinstance(name, str) else None
@@ -120,16 +120,22 @@ def svc_graph_server(
                     "1 to 128 letters, digits, '_', '-' or '.', starting with a letter, "
                     "digit or '_'"
                 )
-        servers = registry._registry[KIND]
-        origin = registry._origin(cls)
-        for key, other in list(servers.items()):
-            if registry._origin(other.obj) == origin:
-                del servers[key]  # a reload of the same class
-            else:
-                raise RegistrationError(
-                    f'two graph servers: "{other.name}" ({registry._origin(other.obj)}) and '
-                    f'"{name}" ({origin}); a service has one: put every graph in one class'
-                )
+        graphs = {
+            graph_name: (inspect.getdoc(fn) or "").split("\n")[0]
+            for graph_name, fn in members.values()
+        }
+        meta = {"protocol": protocol, "port": port, "graphs": graphs}
+        registry.register_only(
+            KIND,
+            name,
+            cls,
+            meta,
+            lambda other: (
+                f'two graph servers: "{other.name}" ({registry.origin(other.obj)}) and '
+                f'"{name}" ({registry.origin(cls)}); a service has one: put every graph '
+                "in one class"
+            ),
+        )
 
         @functools.cache  # one instance builds every graph of the class
         def instance() -> Any:
@@ -141,20 +147,17 @@ def svc_graph_server(
                     f"{type(e).__name__}: {e}"
                 ) from e
 
-        graphs = {}
         for attr, (graph_name, fn) in members.items():
-            registry._registry["graphs"][graph_name].obj = _bound(attr, fn, instance)
-            graphs[graph_name] = (inspect.getdoc(fn) or "").split("\n")[0]
+            registry.get("graphs", graph_name).obj = _bound(attr, fn, instance)
         cls.__svc_name__ = name
-        meta = {"protocol": protocol, "port": port, "graphs": graphs}
-        return registry._register(KIND, name, cls, meta)
+        return cls
 
     return register
 
 
 def registered() -> registry.Component | None:
     """The registered graph server, if any."""
-    return next(iter(registry._registry[KIND].values()), None)
+    return next(iter(registry.registered(KIND)), None)
 
 
 def info() -> dict[str, Any] | None:
@@ -196,7 +199,7 @@ def runners(config: dict, built: dict[str, Any] | None = None) -> dict[str, Any]
 def mcp_tools(runners: dict[str, Any]) -> list[tuple[Any, str]]:
     """One MCP tool per graph, named after it, with who offers it (for
     `build_app_server`'s clash message)."""
-    from svc.mcp_server import expose_graph
+    from svc.mcp.server import expose_graph
 
     server = registered()
     owner = f'the graph server "{server.name}"'
@@ -210,9 +213,9 @@ def mcp_tools(runners: dict[str, Any]) -> list[tuple[Any, str]]:
 def a2a_skills(config: dict, runners: dict[str, Any]) -> list[Any]:
     """One A2A skill per graph, its id and name the graph's (open to every
     caller the agent accepts). A message's text goes into each graph as
-    `svc.a2a_server.graph_call` says; `a2a.input_field` and `a2a.output_field`
+    `svc.a2a.skills.graph_call` says; `a2a.input_field` and `a2a.output_field`
     apply to every graph."""
-    from svc.a2a_server import Skill, graph_call
+    from svc.a2a.skills import Skill, graph_call
 
     server = registered()
     skills = []

@@ -61,7 +61,7 @@ class Thread:
     state: dict | None = None
     resumes: list[Any] = dataclasses.field(default_factory=list)
     touched: float = 0.0
-    generation: int | str = 0  # a random id in svc.checkpoints
+    generation: int | str = 0  # a random id in svc.threads.checkpoints
 
 
 class ThreadStore:

@@ -11,13 +11,12 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
-import json
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
-from svc import registry, request_json
+from svc import registry
 from svc.config import (
     app_identity,
     check_secrets,
@@ -26,17 +25,16 @@ from svc.config import (
     project_root,
     server_settings,
 )
+from svc.contract import (
+    MAX_REQUEST_BYTES,
+    JsonResponses,
+    discard,
+    read_json,
+    too_large,
+)
 from svc.errors import ConfigError, Interrupted, SvcError, bad_request, require
 
 log = logging.getLogger("svc.server")
-
-# Limits of the contract.
-MAX_REQUEST_BYTES = 1 << 20
-MAX_RESPONSE_BYTES = 4 << 20
-# How much of a refused body is read and discarded before the answer: a
-# client that sends its whole body before reading would otherwise see the
-# connection reset instead of the error. Longer bodies are cut off.
-DRAIN_BYTES = 8 << 20
 
 _STATUS_CODES = {
     400: "bad_request",
@@ -47,46 +45,6 @@ _STATUS_CODES = {
     415: "unsupported_media_type",
     422: "invalid_state",
 }
-
-
-def _encode(body: Any) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-
-
-class _Responses:
-    """JSON responses with the contract's 4 MiB cap."""
-
-    def __init__(self, starlette_response: type):
-        self.Response = starlette_response
-
-    def json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> Any:
-        try:
-            data = _encode(body)
-        except (TypeError, ValueError):
-            status, headers = 500, None
-            data = _encode(
-                {
-                    "error": {
-                        "code": "execution_error",
-                        "message": "the result cannot be encoded as JSON",
-                    }
-                }
-            )
-        if len(data) > MAX_RESPONSE_BYTES:
-            status, headers = 500, None
-            data = _encode(
-                {
-                    "error": {
-                        "code": "execution_error",
-                        "message": "the response is larger than 4 MiB",
-                        "details": {"reason": "response_too_large"},
-                    }
-                }
-            )
-        return self.Response(data, status, headers, media_type="application/json")
-
-    def error(self, e: SvcError, headers: dict[str, str] | None = None) -> Any:
-        return self.json(e.status, e.to_body(), headers)
 
 
 class _Auth:
@@ -111,13 +69,6 @@ class _Auth:
         # Starlette decodes headers as latin-1: that gives back the bytes sent.
         digest = hashlib.sha256(got.encode("latin-1", "replace")).digest()
         return hmac.compare_digest(digest, self._digest)
-
-
-def _is_json(content_type: str | None) -> bool:
-    """application/json, with or without parameters."""
-    if not content_type:
-        return False
-    return content_type.split(";", 1)[0].strip().lower() == "application/json"
 
 
 def _state_of(obj: Any, schema: Any) -> dict:
@@ -166,34 +117,6 @@ def _thread_request(obj: Any, schema: Any) -> tuple[str | None, dict | None, Any
     return thread_id, _state_of(rest, schema), None
 
 
-def _too_large() -> SvcError:
-    return SvcError(413, "payload_too_large", "the request body is larger than 1 MiB")
-
-
-def _parse(body: bytes) -> Any:
-    try:
-        return request_json.loads(body)
-    except request_json.RequestJSONError as e:
-        details = {"field": e.field} if e.field else None
-        raise SvcError(400, "bad_request", str(e), details) from None
-
-
-async def _discard(request: Any) -> None:
-    """Reads what is left of the request body, up to DRAIN_BYTES, before an
-    error is answered."""
-    length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > DRAIN_BYTES:
-        return
-    size = 0
-    try:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > DRAIN_BYTES:
-                return
-    except Exception:  # already consumed, or the client went away
-        return
-
-
 class _Guarded:
     """An ASGI app (the MCP endpoint) behind a check of the request's headers:
     `refuse(request)` returns the answer to a refused request, else None."""
@@ -207,7 +130,7 @@ class _Guarded:
         request = self.Request(scope, receive)
         refused = self.refuse(request)
         if refused is not None:
-            await _discard(request)
+            await discard(request)
             await refused(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -254,10 +177,10 @@ def create_app(
     the app's lifetime when the config has `mcp.servers`.
 
     The A2A agent (`POST /a2a` and its card at `/.well-known/agent-card.json`
-    and `/.well-known/agent.json`, see svc.a2a_server) is mounted when an
+    and `/.well-known/agent.json`, see svc.a2a.server) is mounted when an
     `@svc_a2a_server` is registered or the config says `a2a: {enabled: true}`.
 
-    The graphs of an `@svc_graph_server` (svc.graph_server) are served over
+    The graphs of an `@svc_graph_server` (svc.server.graph_server) are served over
     its protocol: each at `POST /graphs/<name>/invoke` ("http"), as an MCP
     tool at `/mcp` ("mcp") or as an A2A skill at `/a2a` ("a2a").
     """
@@ -269,9 +192,13 @@ def create_app(
     from starlette.requests import Request
     from starlette.responses import Response, StreamingResponse
 
-    from svc import a2a_server, graph_server, mcp_server, rag
+    from svc import rag
+    from svc.a2a import agent as a2a_agent
+    from svc.a2a import server as a2a_server
     from svc.adapters import runner_for
-    from svc.graph import SvcApp
+    from svc.mcp import server as mcp_server
+    from svc.project import SvcApp
+    from svc.server import graph_server
 
     if config is None:
         config = load_config(root)
@@ -292,7 +219,7 @@ def create_app(
     if "name" not in (config.get("app") or {}):
         name = runner.name
     auth = _Auth(settings.auth, key) if key is not None else None
-    reply = _Responses(Response)
+    reply = JsonResponses(Response)
     unauthorized = SvcError(401, "unauthorized", "missing or wrong credential")
     if threads is not None:
         if not getattr(runner, "checkpointed", False):
@@ -306,35 +233,6 @@ def create_app(
         if auth is None or auth.allows(request.headers):
             return None
         return reply.error(unauthorized, auth.challenge)
-
-    async def read_body(request: Any) -> Any:
-        """The request's JSON, after the media type and size checks."""
-        if not _is_json(request.headers.get("content-type")):
-            raise SvcError(
-                415,
-                "unsupported_media_type",
-                "send the request with Content-Type: application/json",
-            )
-        length = request.headers.get("content-length")
-        if length is not None:
-            try:
-                if int(length) > MAX_REQUEST_BYTES:
-                    raise _too_large()
-            except ValueError:
-                raise bad_request("the Content-Length header is not a number") from None
-            body = await request.body()
-        else:  # chunked: count while reading, then discard past the limit
-            chunks, size = [], 0
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > DRAIN_BYTES:
-                    break
-                if size <= MAX_REQUEST_BYTES:
-                    chunks.append(chunk)
-            if size > MAX_REQUEST_BYTES:
-                raise _too_large()
-            body = b"".join(chunks)
-        return _parse(body)
 
     def serving(runner: Any) -> Any:
         """The handler of the /invoke contract for the graph of `runner`:
@@ -411,20 +309,20 @@ def create_app(
             """POST /invoke; `run_log` records the run's events (SVC_DEV_EVENTS=1)."""
             refused = denied(request)
             if refused is not None:
-                await _discard(request)
+                await discard(request)
                 return refused
             headers = {"X-Run-Id": run_log.id} if run_log is not None else None
             emit = run_log.emit if run_log is not None else None
             try:
                 if store is not None:
-                    body = await on_thread(await read_body(request), emit)
+                    body = await on_thread(await read_json(request), emit)
                 else:
-                    state = validate(_state_of(await read_body(request), schema))
+                    state = validate(_state_of(await read_json(request), schema))
                     if emit is not None:
                         emit("run_started", None, {"state": state})
                     body = {"result": await run(state, emit)}
             except Exception as e:
-                await _discard(request)
+                await discard(request)
                 error = failed(e)
                 if emit is not None:
                     emit("run_failed", None, {"status": error.status, **error.to_body()["error"]})
@@ -476,7 +374,7 @@ def create_app(
         routes.append(("/openapi.json", openapi, ["GET"]))
     runs = None
     if os.environ.get("SVC_DEV_EVENTS") == "1":
-        from svc.events import RunLog, last_event_id, sse
+        from svc.server.events import RunLog, last_event_id, sse
 
         runs = RunLog()
 
@@ -523,7 +421,7 @@ def create_app(
                     )
                 )
             if refused is not None:
-                await _discard(request)
+                await discard(request)
                 return refused
             run_log = runs.start() if runs is not None else None
             return await answers[request.path_params["graph"]](request, run_log)
@@ -548,7 +446,7 @@ def create_app(
             refused = denied(request)
             length = request.headers.get("content-length") or ""
             if refused is None and length.isdigit() and int(length) > MAX_REQUEST_BYTES:
-                return reply.error(_too_large())
+                return reply.error(too_large())
             return refused
 
         # POST only: stateless, with JSON answers, there is no stream to GET
@@ -557,7 +455,7 @@ def create_app(
 
     # A2A: the SDK is imported only when there is an agent to publish.
     graph_skills = graph_server.a2a_skills(config, graph_runners) if protocol == "a2a" else []
-    if graph_skills or a2a_server.wanted(config):
+    if graph_skills or a2a_agent.wanted(config):
         routes += a2a_server.http_routes(
             config,
             runner,
@@ -568,7 +466,7 @@ def create_app(
             more_skills=graph_skills,
         )
 
-    # Durable thread stores hold a database connection (svc.checkpoints).
+    # Durable thread stores hold a database connection (svc.threads.checkpoints).
     closing = [
         r.threads
         for r in (runner, *graph_runners.values())

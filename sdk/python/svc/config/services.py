@@ -1,4 +1,5 @@
-"""Clients built from the config: external services and the LLM provider."""
+"""Clients built from the config: the `external_services` (their base URL and
+credential, `get_http_client`) and the LLM provider of the `model` section."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from svc.config import as_written, get_config, load_config, secret_variable
+from svc.config.loading import as_written, get_config, load_config
+from svc.config.secrets import secret_variable
 from svc.errors import ConfigError, require
 
 DEFAULT_SERVICE_TIMEOUT = 30.0  # seconds
