@@ -101,7 +101,7 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
         w.line(format!("max_steps = {}", s.max_steps));
         if s.checkpointer.kind != CheckpointerKind::None {
             // Paused threads are kept in the process (svc.threads) or in the
-            // database the variable names (svc.checkpoints).
+            // database the variable names (svc.threads.checkpoints).
             w.line(format!(
                 "checkpointer = {}",
                 quote(s.checkpointer.kind.as_str())
