@@ -33,6 +33,11 @@ fn listing(files: &[ProjectFile]) -> String {
     files
         .iter()
         .map(|f| {
+            // python-svc's wheel of sdk/python changes with the SDK, not
+            // with what the host renders (see snapshots.rs).
+            if f.path.starts_with("vendor/") && f.path.ends_with(".whl") {
+                return format!("[the svc-sdk wheel of sdk/python] {}\n", f.path);
+            }
             format!(
                 "{} {} {}{}\n",
                 sha256_hex(&f.contents),
