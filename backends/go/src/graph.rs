@@ -8,7 +8,7 @@ use svc_backend_sdk::ir::{
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::golang::{literal, quote};
-use crate::nodes::func_name;
+use crate::nodes::{func_name, place, Place};
 
 fn type_const(t: FieldType) -> &'static str {
     match t {
@@ -145,42 +145,38 @@ pub fn graph_go(doc: &Document) -> String {
                 });
                 w.line("switch current {");
                 for n in &doc.logical.nodes {
-                    match &n.kind {
-                        NodeKind::Start | NodeKind::End => continue,
-                        NodeKind::Router { branches } => {
-                            w.line(format!("case {}:", quote(&n.id)));
-                            w.indent();
-                            router(w, branches);
-                            w.dedent();
+                    let native = match place(&n.kind) {
+                        Place::Start | Place::End | Place::Refused => continue,
+                        Place::Router => {
+                            if let NodeKind::Router { branches } = &n.kind {
+                                w.line(format!("case {}:", quote(&n.id)));
+                                w.indent();
+                                router(w, branches);
+                                w.dedent();
+                            }
+                            continue;
                         }
-                        _ => {
-                            w.line(format!("case {}:", quote(&n.id)));
-                            w.indent();
-                            w.block(
-                                format!(
-                                    "if err := step(ctx, st, {}, {}, {}); err != nil {{",
-                                    quote(&n.id),
-                                    func_name(&n.id),
-                                    // Only native bodies may write to the map they get.
-                                    matches!(
-                                        n.kind,
-                                        NodeKind::Function { .. }
-                                            | NodeKind::Tool { .. }
-                                            | NodeKind::Connector { .. }
-                                    )
-                                ),
-                                "}",
-                                |w| {
-                                    w.line("return nil, err");
-                                },
-                            );
-                            w.line(format!(
-                                "current = {}",
-                                quote(next.get(n.id.as_str()).copied().unwrap_or_default())
-                            ));
-                            w.dedent();
-                        }
-                    }
+                        Place::File { native } => native,
+                    };
+                    w.line(format!("case {}:", quote(&n.id)));
+                    w.indent();
+                    // Only native bodies may write to the map they get.
+                    w.block(
+                        format!(
+                            "if err := step(ctx, st, {}, {}, {native}); err != nil {{",
+                            quote(&n.id),
+                            func_name(&n.id),
+                        ),
+                        "}",
+                        |w| {
+                            w.line("return nil, err");
+                        },
+                    );
+                    w.line(format!(
+                        "current = {}",
+                        quote(next.get(n.id.as_str()).copied().unwrap_or_default())
+                    ));
+                    w.dedent();
                 }
                 w.line("default:");
                 w.indent()

@@ -5,7 +5,7 @@ use svc_backend_sdk::ir::{Branch, Document, NodeKind, Op, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::java::{camel, literal, quote, runtime};
-use crate::nodes::{node_class_name, runnable};
+use crate::nodes::{node_class_name, place, Place};
 
 fn condition(w: &mut CodeWriter, pkg: &str, b: &Branch) -> Option<String> {
     let c = b.when.as_ref()?;
@@ -41,7 +41,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
         .logical
         .nodes
         .iter()
-        .filter(|n| runnable(&n.kind))
+        .filter(|n| place(&n.kind) == Place::Class)
         .collect();
 
     let mut w = CodeWriter::java();
@@ -98,6 +98,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                 ));
             }
             for n in &runnable {
+                // What the node's class constructor takes.
                 let arg = match &n.kind {
                     NodeKind::Llm(_) => "llm".to_string(),
                     NodeKind::Tool { tool_id, .. }
@@ -105,7 +106,19 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                     {
                         format!("{}Tool", camel(tool_id))
                     }
-                    _ => String::new(),
+                    NodeKind::Tool { .. }
+                    | NodeKind::Function { .. }
+                    | NodeKind::ResponseTemplate { .. }
+                    | NodeKind::Connector { .. } => String::new(),
+                    // No class (nodes::place), so not in `runnable`.
+                    NodeKind::Start
+                    | NodeKind::End
+                    | NodeKind::Router { .. }
+                    | NodeKind::Subgraph(_)
+                    | NodeKind::Agent(_)
+                    | NodeKind::Rag(_)
+                    | NodeKind::IntentClassifier(_)
+                    | NodeKind::Hitl(_) => continue,
                 };
                 let class = node_class(w, &n.id);
                 w.line(format!("this.{}Node = new {class}({arg});", camel(&n.id)));
@@ -160,8 +173,17 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                         ));
                                     });
                                 }
-                                kind => {
-                                    let Some(key) = kind.output_key() else { continue };
+                                // Refused by nodes::files: emit fails and this file is not written.
+                                NodeKind::Subgraph(_)
+                                | NodeKind::Agent(_)
+                                | NodeKind::Rag(_)
+                                | NodeKind::IntentClassifier(_)
+                                | NodeKind::Hitl(_) => {}
+                                NodeKind::Function { .. }
+                                | NodeKind::Llm(_)
+                                | NodeKind::Tool { .. }
+                                | NodeKind::ResponseTemplate { .. } => {
+                                    let Some(key) = n.kind.output_key() else { continue };
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");
                                         w.line(format!(

@@ -3,9 +3,9 @@
 //! The project has a small runtime copied from `runtime/java` (state schema,
 //! reducers, upstream calls, the HTTP contract's controller and error
 //! handling) and generated code: the state declaration, a run loop
-//! specialised to the graph (`graph.rs`), one class per node (`nodes.rs`),
+//! specialised to the graph (`graph.rs`), one class per node (`nodes/`),
 //! tests that drive the service over HTTP (`tests.rs`), build files and a
-//! README (`project.rs`).
+//! README (`project/`).
 
 mod capabilities;
 mod graph;

@@ -9,14 +9,14 @@ use svc_backend_sdk::names::{Compare, Names, Owner};
 use svc_backend_sdk::Diagnostic;
 
 use crate::java::camel;
-use crate::nodes::{node_class_name, runnable, tool_class_name};
+use crate::nodes::{node_class_name, place, tool_class_name, Place};
 
 const CLASS: &str = "the Java class `nodes/{}.java`";
 
 pub fn check(doc: &Document) -> Result<(), Vec<Diagnostic>> {
     let mut names = Names::new("java-svc");
     for (i, n) in doc.logical.nodes.iter().enumerate() {
-        if runnable(&n.kind) {
+        if place(&n.kind) == Place::Class {
             let owner = Owner::new("node", &n.id, format!("/logical/nodes/{i}"));
             names.claim(
                 CLASS,

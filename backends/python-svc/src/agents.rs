@@ -7,8 +7,10 @@ use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, SupervisorRouter};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
-use crate::nodes::{model_expr, package_init};
-use crate::py::{indent_body, module, module_file, quote, suite, top_level_gap, write_expr, Expr};
+use crate::model::model_expr;
+use crate::py::{
+    indent_body, module, module_file, package_init, quote, suite, top_level_gap, write_expr, Expr,
+};
 use crate::scope::Scope;
 
 /// A list of registered names (tools, members) of this scope.

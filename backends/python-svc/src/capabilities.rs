@@ -69,3 +69,19 @@ pub fn info() -> BackendInfo {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use svc_backend_sdk::ir::NodeKind;
+
+    #[test]
+    fn every_node_kind_of_the_ir_is_offered() {
+        // `nodes::place` and the dispatcher of `nodes::files` build every
+        // kind (a new one does not compile until they do): offer it too.
+        let mut offered = super::info().capabilities.node_kinds;
+        offered.sort();
+        let mut known: Vec<String> = NodeKind::NAMES.iter().map(|k| k.to_string()).collect();
+        known.sort();
+        assert_eq!(offered, known);
+    }
+}

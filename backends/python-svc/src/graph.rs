@@ -1,11 +1,12 @@
 //! `app/graphs/<id>.py` (a subgraph's child: `<scope>/graph.py`): the graph
 //! compiled to a run loop over its topology.
 
-use svc_backend_sdk::ir::{
-    Branch, CheckpointerKind, Document, NodeKind, Op, RagNode, Retriever, ToolKind,
-};
+use std::collections::HashMap;
+
+use svc_backend_sdk::ir::{Branch, CheckpointerKind, Document, Node, NodeKind, Op};
 use svc_backend_sdk::writer::CodeWriter;
 
+use crate::nodes::{place, Call, Place};
 use crate::py::{literal, module, module_file, quote, suite, top_level_gap, write_expr, Expr};
 use crate::scope::Scope;
 
@@ -30,34 +31,6 @@ fn condition(w: &mut CodeWriter, b: &Branch) -> Option<String> {
         Op::Truthy => ("cond_truthy", v),
     };
     Some(format!("{}({args})", w.name("svc.runtime", f)))
-}
-
-/// Whether a node's function takes the run's remaining time (upstream calls).
-pub fn takes_deadline(doc: &Document, kind: &NodeKind) -> bool {
-    match kind {
-        NodeKind::Llm(_)
-        | NodeKind::Agent(_)
-        | NodeKind::IntentClassifier(_)
-        | NodeKind::Subgraph(_) => true,
-        NodeKind::Tool { tool_id, .. } => matches!(
-            doc.tool(tool_id).map(|t| &t.kind),
-            Some(ToolKind::Http { .. } | ToolKind::Mcp { .. })
-        ),
-        _ => false,
-    }
-}
-
-/// Whether a node waits on the network: the ones that take a deadline, and
-/// retrieval over an embeddings API (which keeps its own timeout).
-fn calls_upstream(doc: &Document, kind: &NodeKind) -> bool {
-    takes_deadline(doc, kind)
-        || matches!(
-            kind,
-            NodeKind::Rag(RagNode {
-                retriever: Retriever::Embedding { .. },
-                ..
-            })
-        )
 }
 
 pub fn graph_py(doc: &Document, scope: &Scope) -> String {
@@ -111,12 +84,13 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
             }
         }
         w.line(format!("request_timeout_ms = {}", s.request_timeout_ms));
-        if !doc
-            .logical
-            .nodes
-            .iter()
-            .any(|n| calls_upstream(doc, &n.kind))
-        {
+        let upstream = doc.logical.nodes.iter().any(|n| {
+            matches!(
+                place(doc, &n.kind),
+                Place::Module(Call { upstream: true, .. })
+            )
+        });
+        if !upstream {
             // No node waits on the network: runs stay on the event loop.
             w.line("calls_upstream = False");
         }
@@ -194,15 +168,9 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
 
 /// The body of the run loop's branch for node `n` (at level 4): a router
 /// picks the next node; any other node runs one step, then moves on.
-fn step(
-    doc: &Document,
-    scope: &Scope,
-    next: &std::collections::HashMap<&str, &str>,
-    w: &mut CodeWriter,
-    n: &svc_backend_sdk::ir::Node,
-) {
-    match &n.kind {
-        NodeKind::Router { branches } => {
+fn step(doc: &Document, scope: &Scope, next: &HashMap<&str, &str>, w: &mut CodeWriter, n: &Node) {
+    match place(doc, &n.kind) {
+        Place::Router(branches) => {
             for (i, b) in branches.iter().enumerate() {
                 let target = format!("current = {}", quote(&b.to));
                 match condition(w, b) {
@@ -222,9 +190,9 @@ fn step(
                 }
             }
         }
-        kind => {
+        Place::Module(call) => {
             let func = format!("{}.{}.node", w.name(&scope.package, "nodes"), module(&n.id));
-            let call = if takes_deadline(doc, kind) {
+            let func = if call.deadline {
                 format!("lambda s: {func}(s, self.remaining())")
             } else {
                 func
@@ -232,9 +200,9 @@ fn step(
             let mut args = vec![
                 Expr::atom("state"),
                 Expr::atom(quote(&scope.name(&n.id))),
-                Expr::atom(call),
+                Expr::atom(func),
             ];
-            if !matches!(kind, NodeKind::Function { .. } | NodeKind::Connector { .. }) {
+            if !call.native {
                 args.push(Expr::kw("native", Expr::atom("False")));
             }
             write_expr(w, 4, "", &Expr::call("self.step", args), "");
@@ -243,5 +211,7 @@ fn step(
                 quote(next.get(n.id.as_str()).copied().unwrap_or_default())
             ));
         }
+        // Not steps: the loop starts after the one and stops at the other.
+        Place::Start | Place::End => {}
     }
 }

@@ -4,19 +4,24 @@
 //! The project follows the layout of `svc new`; the graph itself is a
 //! `CompiledGraph` whose run loop follows the topology (`graph.rs`), so a
 //! request pays for a few comparisons rather than a general executor. One
-//! module per node (`nodes.rs`), pytest tests that drive the service through
-//! the HTTP contract (`tests.rs`), configuration and README (`project.rs`).
+//! module per node (`nodes/`, a file per kind), per tool (`tools.rs`) and
+//! per agent (`agents.rs`), pytest tests that drive the service through the
+//! HTTP contract (`project_tests/`), configuration and README
+//! (`project.rs`).
 
 mod agents;
 mod capabilities;
 mod graph;
+mod mcp;
+mod model;
 mod names;
 mod nodes;
 mod project;
+mod project_tests;
 mod py;
 mod scope;
 mod syntax;
-mod tests;
+mod tools;
 
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::{

@@ -4,10 +4,11 @@
 //! subgraph's child, and the names nodes, tools, agents and MCP servers are
 //! registered under with the SDK (the scope's prefix, then the id).
 
-use svc_backend_sdk::ir::{Document, NodeKind};
+use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::names::{Compare, Names, Owner};
 use svc_backend_sdk::Diagnostic;
 
+use crate::nodes::{place, Place};
 use crate::py::module;
 use crate::scope::all_graphs;
 
@@ -24,10 +25,7 @@ pub fn check(doc: &Document) -> Result<(), Vec<Diagnostic>> {
                 owner.clone(),
             );
             // Start, end and router nodes live in the run loop, not in a module.
-            if !matches!(
-                n.kind,
-                NodeKind::Start | NodeKind::End | NodeKind::Router { .. }
-            ) {
+            if let Place::Module(_) = place(d, &n.kind) {
                 let space = format!("the Python module `{dir}/nodes/{{}}.py`");
                 names.claim(&space, &module(&n.id), Compare::IgnoreCase, owner);
             }

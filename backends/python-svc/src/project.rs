@@ -6,9 +6,9 @@ use svc_backend_sdk::ir::{
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
-use crate::py::{literal, module, module_file, quote, suite, write_expr, Expr};
+use crate::py::{literal, module, module_file, package_init, quote, suite, write_expr, Expr};
 use crate::scope::{self, Scope};
-use crate::{agents, graph, nodes, tests};
+use crate::{agents, graph, mcp, nodes, project_tests, tools};
 
 /// The SDK a generated project depends on (this repository's sdk/python),
 /// with the `mcp` extra when the graph talks MCP or is published over it,
@@ -136,8 +136,8 @@ pub fn emit(
         File::text("app/config.py", config_py()),
         File::text("app/main.py", main_py()),
         File::text("app/graphs/__init__.py", graphs_init(doc)),
-        File::text("tests/test_service.py", tests::service_tests(doc)),
     ];
+    files.extend(project_tests::files(doc));
     for (name, doc_line) in EMPTY_PACKAGES {
         if *name == "mcp" && !doc.logical.mcp_servers.is_empty() {
             continue; // graph_files writes it with the servers
@@ -148,12 +148,6 @@ pub fn emit(
         ));
     }
     files.extend(graph_files(doc, &Scope::root(), &placed.snippets)?);
-    if let Some(stub) = tests::a2a_stub(doc) {
-        files.push(File::text("tests/a2a_stub.py", stub));
-    }
-    if let Some(stub) = tests::mcp_stub(doc) {
-        files.push(File::text("tests/mcp_stub.py", stub));
-    }
     if placed.has_files_under("app/connectors/") {
         files.push(File::text(
             "app/connectors/__init__.py",
@@ -165,8 +159,8 @@ pub fn emit(
     Ok(files)
 }
 
-/// The code of one graph in its scope: state, run loop, nodes, tools and
-/// agents, then the same for each subgraph's child, below it.
+/// The code of one graph in its scope: state, run loop, nodes, tools,
+/// agents and MCP servers, then the same for each subgraph's child, below it.
 fn graph_files(
     doc: &Document,
     scope: &Scope,
@@ -184,25 +178,18 @@ fn graph_files(
         files.push(File::text(format!("{dir}/graph.py"), graph));
     }
     let mut errors = Vec::new();
-    match nodes::files(doc, scope, snippets) {
-        Ok(f) => files.extend(f),
-        Err(d) => errors.extend(d),
+    for part in [
+        nodes::files(doc, scope, snippets),
+        tools::files(doc, scope),
+        agents::files(doc, scope),
+    ] {
+        match part {
+            Ok(f) => files.extend(f),
+            Err(d) => errors.extend(d),
+        }
     }
-    match agents::files(doc, scope) {
-        Ok(f) => files.extend(f),
-        Err(d) => errors.extend(d),
-    }
+    files.extend(mcp::files(doc, scope));
     let has_servers = !doc.logical.mcp_servers.is_empty();
-    if has_servers {
-        files.push(File::text(
-            format!("{dir}/mcp/servers.py"),
-            nodes::mcp_servers_module(doc, scope),
-        ));
-        files.push(File::text(
-            format!("{dir}/mcp/__init__.py"),
-            nodes::package_init("MCP servers and clients.", &["servers".to_string()]),
-        ));
-    }
     let children = scope::children(doc, scope);
     let mut child_modules = Vec::new();
     for (child, child_scope) in &children {
@@ -222,7 +209,7 @@ fn graph_files(
     if !children.is_empty() {
         files.push(File::text(
             format!("{dir}/subgraphs/__init__.py"),
-            nodes::package_init(
+            package_init(
                 "The child graphs of the subgraph nodes, one package each.",
                 &child_modules,
             ),
@@ -239,7 +226,7 @@ fn graph_files(
         parts.sort();
         files.push(File::text(
             format!("{dir}/__init__.py"),
-            nodes::package_init(
+            package_init(
                 &format!("The child graph `{}`.", doc.id),
                 &parts.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
             ),
@@ -430,7 +417,7 @@ fn app_init(doc: &Document) -> String {
     }
     let mut packages: Vec<String> = packages.into_iter().map(String::from).collect();
     packages.sort();
-    nodes::package_init(
+    package_init(
         "The application package: importing it registers every component.",
         &packages,
     )

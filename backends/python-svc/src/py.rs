@@ -8,6 +8,9 @@ use svc_backend_sdk::writer::CodeWriter;
 
 pub const LINE: usize = 88;
 
+/// The `svc` SDK's runtime helpers.
+pub const RUNTIME: &str = "svc.runtime";
+
 pub const KEYWORDS: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
     "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
@@ -191,6 +194,30 @@ pub fn top_level_gap(w: &mut CodeWriter) {
 /// to, then its code.
 pub fn module_file(docstring: &str, w: CodeWriter) -> String {
     w.finish_file(&format!("\"\"\"{docstring}\"\"\"\n\n"))
+}
+
+/// A package's `__init__.py`: `from . import a, b`, so importing the
+/// package registers its modules.
+pub fn package_init(docstring: &str, modules: &[String]) -> String {
+    let mut sorted = modules.to_vec();
+    sorted.sort();
+    let mut w = CodeWriter::python();
+    w.line(format!("\"\"\"{docstring}\"\"\""));
+    if sorted.is_empty() {
+        return w.finish();
+    }
+    w.blank();
+    let one = format!("from . import {}  # noqa: F401", sorted.join(", "));
+    if one.chars().count() <= LINE {
+        w.line(one);
+    } else {
+        w.block("from . import (  # noqa: F401", ")", |w| {
+            for m in &sorted {
+                w.line(format!("{m},"));
+            }
+        });
+    }
+    w.finish()
 }
 
 #[cfg(test)]

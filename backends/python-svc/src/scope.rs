@@ -64,14 +64,17 @@ pub fn children<'a>(doc: &'a Document, scope: &Scope) -> Vec<(&'a Document, Scop
         .nodes
         .iter()
         .enumerate()
-        .filter_map(|(i, n)| match &n.kind {
-            NodeKind::Subgraph(s) => match &s.graph {
+        .filter_map(|(i, n)| {
+            // Only a subgraph node holds a graph.
+            let NodeKind::Subgraph(s) = &n.kind else {
+                return None;
+            };
+            match &s.graph {
                 SubgraphRef::Embedded(child) => {
                     Some((&**child, scope.child(&n.id, i, &module(&n.id))))
                 }
                 SubgraphRef::Path(_) => None,
-            },
-            _ => None,
+            }
         })
         .collect()
 }

@@ -1,0 +1,33 @@
+//! `function` nodes: the user's Go body, from `bodiesByPlatform["go"]`.
+
+use svc_backend_sdk::ir::{Document, Node};
+use svc_backend_sdk::writer::CodeWriter;
+use svc_backend_sdk::Diagnostic;
+
+use super::{func_name, place_body, signature};
+use crate::golang::quote;
+
+/// Writes the node's function; `missing-body` when the document has no Go
+/// body for it.
+pub fn write(
+    doc: &Document,
+    n: &Node,
+    at: &str,
+    body: &mut CodeWriter,
+) -> Result<bool, Diagnostic> {
+    let Some(src) = doc.body("go", &n.id) else {
+        return Err(Diagnostic::error(
+            "missing-body",
+            format!("function node `{}` has no go body", n.id),
+        )
+        .at(at));
+    };
+    body.line(format!(
+        "// {} is the function node {} (its body comes from bodiesByPlatform[\"go\"]).",
+        func_name(&n.id),
+        quote(&n.id)
+    ));
+    let open = signature(body, &func_name(&n.id));
+    body.block(open, "}", |w| place_body(w, src));
+    Ok(true)
+}

@@ -1,0 +1,184 @@
+//! One Go file per node (and per tool) in `internal/graph/`: `node_<id>.go`
+//! holds `node_<id>(ctx, state)`, which the run loop (`graph.rs`) calls.
+//! [`place`] says, for every node kind, what Go makes of it: a kind added to
+//! the IR does not compile here until this backend builds or refuses it.
+
+mod connector;
+mod function;
+mod llm;
+mod response_template;
+mod tool;
+mod tools;
+
+use svc_backend_sdk::ir::{Document, NodeKind};
+use svc_backend_sdk::template::{parts, Part};
+use svc_backend_sdk::writer::CodeWriter;
+use svc_backend_sdk::{Diagnostic, File};
+
+use crate::golang::{body_imports, file_stem, normalize_body, quote};
+
+/// What Go makes of a node kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// The run loop starts here.
+    Start,
+    /// The run loop returns here.
+    End,
+    /// The run loop picks the next node itself.
+    Router,
+    /// A file with the node's function; `native` when user or connector
+    /// code runs in it, which may write to the map it gets.
+    File { native: bool },
+    /// Not built by Go (negotiation refuses it by name first).
+    Refused,
+}
+
+pub fn place(kind: &NodeKind) -> Place {
+    match kind {
+        NodeKind::Start => Place::Start,
+        NodeKind::End => Place::End,
+        NodeKind::Router { .. } => Place::Router,
+        NodeKind::Function { .. } | NodeKind::Tool { .. } | NodeKind::Connector { .. } => {
+            Place::File { native: true }
+        }
+        NodeKind::Llm(_) | NodeKind::ResponseTemplate { .. } => Place::File { native: false },
+        NodeKind::Subgraph(_)
+        | NodeKind::Agent(_)
+        | NodeKind::Rag(_)
+        | NodeKind::IntentClassifier(_)
+        | NodeKind::Hitl(_) => Place::Refused,
+    }
+}
+
+/// Whether a node of this kind has a file of its own.
+pub fn has_file(kind: &NodeKind) -> bool {
+    matches!(place(kind), Place::File { .. })
+}
+
+pub fn func_name(id: &str) -> String {
+    format!("node_{id}")
+}
+
+fn tool_name(id: &str) -> String {
+    format!("tool_{id}")
+}
+
+/// A template as a Go string expression over `state`.
+pub fn render(template: &str) -> String {
+    let mut parts: Vec<String> = parts(template)
+        .into_iter()
+        .map(|p| match p {
+            Part::Text(t) => quote(t),
+            Part::Field(f) => format!("text(state[{}])", quote(f)),
+        })
+        .collect();
+    match parts.len() {
+        0 => "\"\"".to_string(),
+        1 => parts.remove(0),
+        _ => format!("concat({})", parts.join(", ")),
+    }
+}
+
+fn go_file(path: String, body: CodeWriter) -> File {
+    File::text(path, body.finish_file("package graph\n\n"))
+}
+
+/// A user's or a connector's Go text, with the standard-library packages it
+/// uses imported for it (goimports' rule).
+fn place_body(w: &mut CodeWriter, src: &str) {
+    for package in body_imports(src) {
+        w.import(package);
+    }
+    w.lines(&normalize_body(src));
+}
+
+fn signature(w: &mut CodeWriter, name: &str) -> String {
+    let context = w.name("context", "Context");
+    format!("func {name}(ctx {context}, state State) (State, error) {{")
+}
+
+/// One file per node that has one, then one per tool; connector nodes take
+/// their body from `snippets` (rendered by their connector).
+pub fn files(
+    doc: &Document,
+    snippets: &std::collections::BTreeMap<String, String>,
+) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for (i, n) in doc.logical.nodes.iter().enumerate() {
+        let at = format!("/logical/nodes/{i}");
+        let mut body = CodeWriter::go();
+        let built = match &n.kind {
+            // The run loop is all these are (graph.rs).
+            NodeKind::Start | NodeKind::End | NodeKind::Router { .. } => continue,
+            NodeKind::Function { .. } => function::write(doc, n, &at, &mut body),
+            NodeKind::Connector { .. } => connector::write(doc, n, snippets, &mut body),
+            NodeKind::ResponseTemplate {
+                template,
+                output_key,
+            } => {
+                response_template::write(doc, n, template, output_key, &mut body);
+                Ok(true)
+            }
+            NodeKind::Llm(llm) => {
+                llm::write(doc, n, llm, &mut body);
+                Ok(true)
+            }
+            NodeKind::Tool {
+                tool_id,
+                input,
+                output_key,
+            } => {
+                tool::write(doc, n, tool_id, input, output_key, &mut body);
+                Ok(true)
+            }
+            NodeKind::Subgraph(_)
+            | NodeKind::Agent(_)
+            | NodeKind::Rag(_)
+            | NodeKind::IntentClassifier(_)
+            | NodeKind::Hitl(_) => Err(Diagnostic::error(
+                "unsupported",
+                format!(
+                    "go does not build `{}` nodes (node `{}`)",
+                    n.kind.name(),
+                    n.id
+                ),
+            )
+            .at(at)
+            .hint("compile for python-svc, or change the graph (see `svc capabilities`)")),
+        };
+        match built {
+            Ok(true) => out.push(go_file(
+                format!("internal/graph/{}.go", file_stem("node", &n.id)),
+                body,
+            )),
+            Ok(false) => {}
+            Err(d) => missing.push(d),
+        }
+    }
+    match tools::files(doc) {
+        Ok(files) => out.extend(files),
+        Err(d) => missing.extend(d),
+    }
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(missing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_become_go_expressions() {
+        assert_eq!(render("plain"), "\"plain\"");
+        assert_eq!(render("{{q}}"), "text(state[\"q\"])");
+        assert_eq!(
+            render("A: {{ q }}!"),
+            "concat(\"A: \", text(state[\"q\"]), \"!\")"
+        );
+        assert_eq!(render(""), "\"\"");
+    }
+}

@@ -1,0 +1,27 @@
+//! `response_template` nodes: the template, rendered over the state.
+
+use svc_backend_sdk::ir::{Document, Node, TextWrite};
+use svc_backend_sdk::writer::CodeWriter;
+
+use super::{func_name, render, signature};
+use crate::golang::quote;
+
+pub fn write(doc: &Document, n: &Node, template: &str, output_key: &str, body: &mut CodeWriter) {
+    body.line(format!(
+        "// {} renders the response template {}.",
+        func_name(&n.id),
+        quote(&n.id)
+    ));
+    let text = render(template);
+    let value = match doc.state_field(output_key).and_then(|f| f.text_write()) {
+        Some(TextWrite::Message) => format!("assistantMessage({text})"),
+        _ => text,
+    };
+    let open = signature(body, &func_name(&n.id));
+    body.block(open, "}", |w| {
+        w.line(format!(
+            "return State{{{}: {value}}}, nil",
+            quote(output_key)
+        ));
+    });
+}

@@ -1,0 +1,74 @@
+//! One file per native or HTTP tool: `internal/graph/tool_<id>.go`.
+
+use svc_backend_sdk::ir::{Document, ToolKind};
+use svc_backend_sdk::writer::CodeWriter;
+use svc_backend_sdk::{Diagnostic, File};
+
+use super::{go_file, place_body, signature, tool_name};
+use crate::golang::{file_stem, quote};
+
+pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for (i, t) in doc.logical.tools.iter().enumerate() {
+        let path = format!("internal/graph/{}.go", file_stem("tool", &t.id));
+        let mut body = CodeWriter::go();
+        match &t.kind {
+            ToolKind::Native => {
+                let Some(src) = doc.body("go", &t.id) else {
+                    missing.push(
+                        Diagnostic::error(
+                            "missing-body",
+                            format!("native tool `{}` has no go body", t.id),
+                        )
+                        .at(format!("/logical/tools/{i}")),
+                    );
+                    continue;
+                };
+                body.line(format!(
+                    "// {} is the native tool {}: state is the tool input, the returned State is its result.",
+                    tool_name(&t.id),
+                    quote(&t.id)
+                ));
+                let open = signature(&mut body, &tool_name(&t.id));
+                body.block(open, "}", |w| place_body(w, src));
+                out.push(go_file(path, body));
+            }
+            ToolKind::Http {
+                endpoint,
+                timeout_ms,
+                headers,
+            } => {
+                let headers = if headers.is_empty() {
+                    "nil".to_string()
+                } else {
+                    format!(
+                        "map[string]string{{{}}}",
+                        headers
+                            .iter()
+                            .map(|(k, v)| format!("{}: {}", quote(k), quote(v)))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                body.line(format!(
+                    "// {} is the HTTP registry tool {}.",
+                    tool_name(&t.id),
+                    quote(&t.id)
+                ));
+                body.line(format!(
+                    "var {} = HTTPTool{{Endpoint: {}, Timeout: millis({timeout_ms}), Headers: {headers}}}",
+                    tool_name(&t.id),
+                    quote(endpoint)
+                ));
+                out.push(go_file(path, body));
+            }
+            ToolKind::Mcp { .. } => {}
+        }
+    }
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(missing)
+    }
+}

@@ -1,0 +1,39 @@
+//! A connector node: the code its connector rendered, returning a state
+//! patch.
+
+use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::writer::CodeWriter;
+
+use super::{map, node_class};
+use crate::java::{indent_body, quote};
+
+pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, body: &str) -> String {
+    let connector = doc
+        .codegen
+        .templates
+        .get("java-svc")
+        .and_then(|t| t.get(id))
+        .map(|t| format!("{} {}", t.connector, t.version))
+        .unwrap_or_default();
+    node_class(
+        CodeWriter::java(),
+        pkg,
+        class,
+        &format!(
+            "The connector node {}: its body is rendered by {connector} and returns a state patch.",
+            quote(id)
+        ),
+        &[],
+        |w| {
+            let map = map(w);
+            w.line("@Override");
+            w.block(
+                format!("public Object run({map}<String, Object> state) throws Exception {{"),
+                "}",
+                |w| {
+                    w.lines(&indent_body(body, 0));
+                },
+            );
+        },
+    )
+}

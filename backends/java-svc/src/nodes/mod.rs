@@ -1,0 +1,232 @@
+//! One class per node (and per native tool) in `nodes/`, each implementing
+//! the runtime's `GraphNode`; `MainGraph` (`graph.rs`) holds and runs them.
+//! [`place`] says, for every node kind, what Java makes of it: a kind added
+//! to the IR does not compile here until this backend builds or refuses it.
+
+mod connector;
+mod function;
+mod llm;
+mod response_template;
+mod tool;
+mod tools;
+
+use std::collections::BTreeMap;
+
+use svc_backend_sdk::ir::{Document, NodeKind};
+use svc_backend_sdk::template::{parts, Part};
+use svc_backend_sdk::writer::CodeWriter;
+use svc_backend_sdk::{Diagnostic, File};
+
+use crate::java::{indent_body, pascal, quote, runtime};
+
+/// What Java makes of a node kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A class of its own in `nodes/`, which the run loop calls.
+    Class,
+    /// A step of the run loop in `MainGraph` and nothing else.
+    RunLoop,
+    /// Not built by Java (negotiation refuses it by name first).
+    Refused,
+}
+
+pub fn place(kind: &NodeKind) -> Place {
+    match kind {
+        NodeKind::Function { .. }
+        | NodeKind::Llm(_)
+        | NodeKind::Tool { .. }
+        | NodeKind::ResponseTemplate { .. }
+        | NodeKind::Connector { .. } => Place::Class,
+        NodeKind::Start | NodeKind::End | NodeKind::Router { .. } => Place::RunLoop,
+        NodeKind::Subgraph(_)
+        | NodeKind::Agent(_)
+        | NodeKind::Rag(_)
+        | NodeKind::IntentClassifier(_)
+        | NodeKind::Hitl(_) => Place::Refused,
+    }
+}
+
+/// The class of a node, in `nodes/`.
+pub fn node_class_name(id: &str) -> String {
+    format!("{}Node", pascal(id))
+}
+
+/// The class of a native tool, in `nodes/`.
+pub fn tool_class_name(id: &str) -> String {
+    format!("{}Tool", pascal(id))
+}
+
+/// A template as a Java String expression over `state`.
+pub fn render(w: &mut CodeWriter, pkg: &str, template: &str) -> String {
+    let parts: Vec<String> = parts(template)
+        .into_iter()
+        .map(|p| match p {
+            Part::Text(t) => quote(t),
+            Part::Field(f) => format!("{}.of(state.get({}))", runtime(w, pkg, "Text"), quote(f)),
+        })
+        .collect();
+    // A lone placeholder is already a String.
+    if parts.is_empty() {
+        "\"\"".to_string()
+    } else {
+        parts.join(" + ")
+    }
+}
+
+/// `Map`, imported.
+fn map(w: &mut CodeWriter) -> String {
+    w.name("java.util", "Map")
+}
+
+/// A class implementing GraphNode, with the given fields and body, written
+/// with `w` (which may already refer to names the fields and body use).
+fn node_class(
+    mut w: CodeWriter,
+    pkg: &str,
+    class: &str,
+    doc_comment: &str,
+    fields: &[String],
+    body: impl FnOnce(&mut CodeWriter),
+) -> String {
+    let graph_node = runtime(&mut w, pkg, "GraphNode");
+    w.line(format!("/** {doc_comment} */"));
+    w.block(
+        format!("public final class {class} implements {graph_node} {{"),
+        "}",
+        |w| {
+            for f in fields {
+                w.line(f);
+            }
+            if !fields.is_empty() {
+                w.blank();
+            }
+            body(w);
+        },
+    );
+    w.finish_file(&format!("package com.svc.{pkg}.nodes;\n\n"))
+}
+
+/// A class whose `run` holds a native body assigning `result` (function
+/// nodes and native tools).
+fn native_class(pkg: &str, class: &str, doc_comment: &str, body: &str) -> String {
+    let mut w = CodeWriter::java();
+    // The user's body names what it uses itself (`Map` here too).
+    w.import("java.util").import("java.util.stream");
+    node_class(w, pkg, class, doc_comment, &[], |w| {
+        w.line("@Override");
+        w.line("@SuppressWarnings({\"unchecked\", \"rawtypes\"})");
+        w.block(
+            "public Object run(Map<String, Object> state) throws Exception {",
+            "}",
+            |w| {
+                w.line("Object result = null;");
+                w.lines(&indent_body(body, 0));
+                w.line("return result;");
+            },
+        );
+    })
+}
+
+/// One class per node that has one, then one per native tool; connector
+/// nodes take their body from `snippets` (rendered by their connector).
+pub fn files(
+    doc: &Document,
+    pkg: &str,
+    base: &str,
+    snippets: &BTreeMap<String, String>,
+) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for (i, n) in doc.logical.nodes.iter().enumerate() {
+        let class = node_class_name(&n.id);
+        let built = match &n.kind {
+            // The run loop is all these are (graph.rs).
+            NodeKind::Start | NodeKind::End | NodeKind::Router { .. } => continue,
+            NodeKind::Function { output_key } => {
+                function::class(doc, pkg, &class, &n.id, output_key)
+            }
+            NodeKind::Llm(llm) => Ok(llm::class(doc, pkg, &class, &n.id, llm)),
+            NodeKind::Tool { tool_id, input, .. } => {
+                Ok(tool::class(doc, pkg, &class, &n.id, tool_id, input))
+            }
+            NodeKind::ResponseTemplate {
+                template,
+                output_key,
+            } => Ok(response_template::class(
+                doc, pkg, &class, &n.id, template, output_key,
+            )),
+            NodeKind::Connector { .. } => {
+                let Some(body) = snippets.get(&n.id) else {
+                    continue;
+                };
+                Ok(connector::class(doc, pkg, &class, &n.id, body))
+            }
+            NodeKind::Subgraph(_)
+            | NodeKind::Agent(_)
+            | NodeKind::Rag(_)
+            | NodeKind::IntentClassifier(_)
+            | NodeKind::Hitl(_) => Err(Diagnostic::error(
+                "unsupported",
+                format!(
+                    "java-svc does not build `{}` nodes (node `{}`)",
+                    n.kind.name(),
+                    n.id
+                ),
+            )
+            .node(&n.id)
+            .hint("compile for python-svc, or change the graph (see `svc capabilities`)")),
+        };
+        match built {
+            Ok(text) => out.push(File::text(format!("{base}/nodes/{class}.java"), text)),
+            Err(d) => errors.push(d.at(format!("/logical/nodes/{i}"))),
+        }
+    }
+    match tools::files(doc, pkg, base) {
+        Ok(files) => out.extend(files),
+        Err(d) => errors.extend(d),
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_become_java_expressions() {
+        let mut w = CodeWriter::java();
+        assert_eq!(render(&mut w, "p", "plain"), "\"plain\"");
+        // Plain text needs no import.
+        assert_eq!(w.clone().finish_file(""), "\n");
+        assert_eq!(render(&mut w, "p", "{{q}}"), "Text.of(state.get(\"q\"))");
+        assert_eq!(
+            render(&mut w, "p", "A: {{ q }}!"),
+            "\"A: \" + Text.of(state.get(\"q\")) + \"!\""
+        );
+        assert_eq!(w.finish_file(""), "import com.svc.p.runtime.Text;\n\n\n");
+    }
+
+    #[test]
+    fn kinds_java_does_not_build_are_refused_by_name() {
+        // Negotiation refuses it first; emit refuses it too when asked.
+        let text = include_str!("../../../../fixtures/valid/hitl_node.graph.json");
+        let doc = svc_backend_sdk::ir::SourceFile::new("hitl_node.graph.json", text)
+            .parse()
+            .unwrap();
+        let errors = files(&doc, "p", "b", &BTreeMap::new()).unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let e = &errors[0];
+        assert_eq!(
+            (e.code.as_str(), e.pointer.as_deref(), e.node.as_deref()),
+            ("unsupported", Some("/logical/nodes/1"), Some("review"))
+        );
+        assert_eq!(
+            e.message,
+            "java-svc does not build `hitl` nodes (node `review`)"
+        );
+    }
+}

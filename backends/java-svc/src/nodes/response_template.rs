@@ -1,0 +1,44 @@
+//! A response template: its text rendered over the state, as a chat
+//! message when the output field holds messages.
+
+use svc_backend_sdk::ir::{Document, TextWrite};
+use svc_backend_sdk::writer::CodeWriter;
+
+use super::{map, node_class, render};
+use crate::java::{quote, runtime};
+
+pub fn class(
+    doc: &Document,
+    pkg: &str,
+    class: &str,
+    id: &str,
+    template: &str,
+    output_key: &str,
+) -> String {
+    let mut w = CodeWriter::java();
+    let text = render(&mut w, pkg, template);
+    let expr = match doc.state_field(output_key).and_then(|f| f.text_write()) {
+        Some(TextWrite::Message) => {
+            format!("{}.assistantMessage({text})", runtime(&mut w, pkg, "Text"))
+        }
+        _ => text,
+    };
+    node_class(
+        w,
+        pkg,
+        class,
+        &format!("The response template {}.", quote(id)),
+        &[],
+        |w| {
+            let map = map(w);
+            w.line("@Override");
+            w.block(
+                format!("public Object run({map}<String, Object> state) {{"),
+                "}",
+                |w| {
+                    w.line(format!("return {expr};"));
+                },
+            );
+        },
+    )
+}

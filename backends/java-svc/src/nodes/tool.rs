@@ -1,0 +1,97 @@
+//! A tool node: its input map built from the state, then one call of the
+//! tool (the runtime's `HttpTool`, or the native tool's class).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use svc_backend_sdk::ir::{Document, ToolKind};
+use svc_backend_sdk::template::lone_field;
+use svc_backend_sdk::writer::CodeWriter;
+
+use super::{map, node_class, render, tool_class_name};
+use crate::java::{literal, quote, runtime};
+
+/// A tool input value: a lone `{{field}}` passes the field's value as it is
+/// (keeping its type), other strings are rendered, other JSON is literal.
+fn input_value(w: &mut CodeWriter, pkg: &str, v: &Value) -> String {
+    match v {
+        Value::String(s) => match lone_field(s) {
+            Some(f) => format!("state.get({})", quote(f)),
+            None => render(w, pkg, s),
+        },
+        other => literal(w, pkg, other),
+    }
+}
+
+fn input_map(w: &mut CodeWriter, pkg: &str, input: &BTreeMap<String, Value>) -> String {
+    let values = runtime(w, pkg, "Values");
+    let entries: Vec<String> = input
+        .iter()
+        .map(|(k, v)| format!("{}, {}", quote(k), input_value(w, pkg, v)))
+        .collect();
+    format!("{values}.map({})", entries.join(", "))
+}
+
+pub fn class(
+    doc: &Document,
+    pkg: &str,
+    class: &str,
+    id: &str,
+    tool_id: &str,
+    input: &BTreeMap<String, Value>,
+) -> String {
+    let http = matches!(
+        doc.tool(tool_id).map(|t| &t.kind),
+        Some(ToolKind::Http { .. })
+    );
+    let mut w = CodeWriter::java();
+    let input = input_map(&mut w, pkg, input);
+    let http_tool = if http {
+        runtime(&mut w, pkg, "HttpTool")
+    } else {
+        String::new()
+    };
+    let (fields, call) = if http {
+        (
+            vec![format!("private final {http_tool} tool;")],
+            format!("return tool.call({}, {input});", quote(id)),
+        )
+    } else {
+        (
+            vec![format!(
+                "private final {} tool = new {}();",
+                runtime(&mut w, pkg, "GraphNode"),
+                tool_class_name(tool_id)
+            )],
+            format!("return tool.run({input});"),
+        )
+    };
+    node_class(
+        w,
+        pkg,
+        class,
+        &format!(
+            "The tool node {}: calls the tool {}.",
+            quote(id),
+            quote(tool_id)
+        ),
+        &fields,
+        |w| {
+            if http {
+                w.block(format!("public {class}({http_tool} tool) {{"), "}", |w| {
+                    w.line("this.tool = tool;");
+                });
+                w.blank();
+            }
+            let map = map(w);
+            w.line("@Override");
+            w.block(
+                format!("public Object run({map}<String, Object> state) throws Exception {{"),
+                "}",
+                |w| {
+                    w.line(&call);
+                },
+            );
+        },
+    )
+}
