@@ -9,6 +9,7 @@ use svc_backend_sdk::writer::CodeWriter;
 
 use crate::golang::{literal, quote};
 use crate::nodes::{func_name, place, Place};
+use svc_backend_sdk::ir::RouterNode;
 
 fn type_const(t: FieldType) -> &'static str {
     match t {
@@ -148,7 +149,7 @@ pub fn graph_go(doc: &Document) -> String {
                     let native = match place(&n.kind) {
                         Place::Start | Place::End | Place::Refused => continue,
                         Place::Router => {
-                            if let NodeKind::Router { branches } = &n.kind {
+                            if let NodeKind::Router(RouterNode { branches }) = &n.kind {
                                 w.line(format!("case {}:", quote(&n.id)));
                                 w.indent();
                                 router(w, branches);

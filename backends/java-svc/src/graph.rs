@@ -6,6 +6,7 @@ use svc_backend_sdk::writer::CodeWriter;
 
 use crate::java::{camel, literal, quote, runtime};
 use crate::nodes::{node_class_name, place, Place};
+use svc_backend_sdk::ir::{RouterNode, ToolNode};
 
 fn condition(w: &mut CodeWriter, pkg: &str, b: &Branch) -> Option<String> {
     let c = b.when.as_ref()?;
@@ -101,19 +102,19 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                 // What the node's class constructor takes.
                 let arg = match &n.kind {
                     NodeKind::Llm(_) => "llm".to_string(),
-                    NodeKind::Tool { tool_id, .. }
+                    NodeKind::Tool(ToolNode { tool_id, .. })
                         if matches!(doc.tool(tool_id).map(|t| &t.kind), Some(ToolKind::Http { .. })) =>
                     {
                         format!("{}Tool", camel(tool_id))
                     }
-                    NodeKind::Tool { .. }
-                    | NodeKind::Function { .. }
-                    | NodeKind::ResponseTemplate { .. }
-                    | NodeKind::Connector { .. } => String::new(),
+                    NodeKind::Tool(_)
+                    | NodeKind::Function(_)
+                    | NodeKind::ResponseTemplate(_)
+                    | NodeKind::Connector(_) => String::new(),
                     // No class (nodes::place), so not in `runnable`.
                     NodeKind::Start
                     | NodeKind::End
-                    | NodeKind::Router { .. }
+                    | NodeKind::Router(_)
                     | NodeKind::Subgraph(_)
                     | NodeKind::Agent(_)
                     | NodeKind::Rag(_)
@@ -148,7 +149,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                         w.line("return run;");
                                     });
                                 }
-                                NodeKind::Router { branches } => {
+                                NodeKind::Router(RouterNode { branches }) => {
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");
                                         for (i, b) in branches.iter().enumerate() {
@@ -163,7 +164,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                         w.line("}");
                                     });
                                 }
-                                NodeKind::Connector { .. } => {
+                                NodeKind::Connector(_) => {
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");
                                         w.line(format!("run.patch({}, {}Node);", quote(&n.id), camel(&n.id)));
@@ -179,10 +180,10 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                 | NodeKind::Rag(_)
                                 | NodeKind::IntentClassifier(_)
                                 | NodeKind::Hitl(_) => {}
-                                NodeKind::Function { .. }
+                                NodeKind::Function(_)
                                 | NodeKind::Llm(_)
-                                | NodeKind::Tool { .. }
-                                | NodeKind::ResponseTemplate { .. } => {
+                                | NodeKind::Tool(_)
+                                | NodeKind::ResponseTemplate(_) => {
                                     let Some(key) = n.kind.output_key() else { continue };
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");

@@ -33,7 +33,7 @@ pub fn check_bodies(doc: &Document) -> Result<(), Vec<Diagnostic>> {
             // A function node's body may be a whole `def`, placed as it is.
             let whole_def = body.trim_start().starts_with("def ")
                 && d.node(id)
-                    .is_some_and(|n| matches!(n.kind, NodeKind::Function { .. }));
+                    .is_some_and(|n| matches!(n.kind, NodeKind::Function(_)));
             if let Some((line, column, message)) = body_error(body, whole_def) {
                 let pointer = scope.at(&format!("/bodiesByPlatform/python-svc/{id}"));
                 found.push(Diagnostic::error(

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use svc_ir::{Document, NodeKind};
 
 use crate::{Connectors, Diagnostic, File};
+use svc_ir::ConnectorNode;
 
 /// The `env:NAME` values in connector configs, as (node id, NAME): the
 /// variables a connector reads at run time. Generated tests point them at
@@ -27,7 +28,7 @@ pub fn env_refs(doc: &Document) -> Vec<(String, String)> {
     }
     let mut out = Vec::new();
     for n in &doc.logical.nodes {
-        if let NodeKind::Connector { config } = &n.kind {
+        if let NodeKind::Connector(ConnectorNode { config }) = &n.kind {
             for v in config.values() {
                 walk(v, &n.id, &mut out);
             }
@@ -92,7 +93,7 @@ pub fn place(
     let mut placed = Placed::default();
     let mut diags = Vec::new();
     for (i, n) in doc.logical.nodes.iter().enumerate() {
-        let NodeKind::Connector { .. } = &n.kind else {
+        let NodeKind::Connector(_) = &n.kind else {
             continue;
         };
         let node = n.id.clone();

@@ -4,6 +4,7 @@
 //! so the generated suites agree across platforms.
 
 use serde_json::{json, Map, Value};
+use svc_ir::ToolNode;
 use svc_ir::{Document, FieldType, ItemType, NodeKind, StateField};
 
 /// A value of the declared type.
@@ -47,11 +48,11 @@ pub fn tool_reply(doc: &Document, tool: &str) -> Value {
         .nodes
         .iter()
         .find_map(|n| match &n.kind {
-            NodeKind::Tool {
+            NodeKind::Tool(ToolNode {
                 tool_id,
                 output_key,
                 ..
-            } if tool_id == tool => doc.state_field(output_key),
+            }) if tool_id == tool => doc.state_field(output_key),
             _ => None,
         })
         .map(|f| sample(f.ty, f.items.as_ref()))

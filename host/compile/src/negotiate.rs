@@ -87,7 +87,7 @@ fn bodies_and_templates(doc: &Document, platform: &str, info: &BackendInfo) -> V
         }
         let ptr = format!("/logical/nodes/{i}");
         match &n.kind {
-            NodeKind::Function { .. } if doc.body(platform, &n.id).is_none() => gaps.push(
+            NodeKind::Function(_) if doc.body(platform, &n.id).is_none() => gaps.push(
                 Diagnostic::error(
                     "missing-body",
                     format!("function node `{}` has no {platform} body", n.id),
@@ -99,7 +99,7 @@ fn bodies_and_templates(doc: &Document, platform: &str, info: &BackendInfo) -> V
                     n.id
                 )),
             ),
-            NodeKind::Connector { .. } => {
+            NodeKind::Connector(_) => {
                 let has = doc
                     .codegen
                     .templates

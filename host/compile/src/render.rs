@@ -77,7 +77,7 @@ pub(crate) fn render(
     let mut out = RenderedConnectors::default();
     let mut problems = Vec::new();
     for (i, n) in doc.logical.nodes.iter().enumerate() {
-        let NodeKind::Connector { config } = &n.kind else {
+        let NodeKind::Connector(svc_ir::ConnectorNode { config }) = &n.kind else {
             continue;
         };
         // negotiate has reported a connector node without a template.

@@ -12,6 +12,7 @@ pub mod codes;
 pub mod diag;
 pub mod json;
 pub mod model;
+mod nodes;
 mod normalize;
 mod read;
 pub mod release;
@@ -24,9 +25,10 @@ use std::cell::OnceCell;
 
 pub use diag::{Diagnostic, Position, Severity};
 pub use model::*;
+pub use nodes::subgraph_mapping;
 pub use requirements::{requirement_keys, requirements, Category, Requirement};
 pub use subject::{Subject, SubjectKind};
-pub use validate::{check_endpoint, is_identifier, is_message, subgraph_mapping, value_matches};
+pub use validate::{check_endpoint, is_identifier, is_message, value_matches};
 
 /// A document's text and name, kept so that diagnostics found later (by
 /// negotiation or by a backend) can still be pointed at file:line:col.

@@ -19,20 +19,20 @@ pub(crate) struct Reader {
 }
 
 /// A view of one JSON object being read.
-struct Obj<'a> {
+pub(crate) struct Obj<'a> {
     ptr: String,
-    members: &'a [Member],
+    pub(crate) members: &'a [Member],
     known: Vec<&'static str>,
     /// Objects such as `presentation` accept anything.
     open: bool,
 }
 
 impl<'a> Obj<'a> {
-    fn child_ptr(&self, key: &str) -> String {
+    pub(crate) fn child_ptr(&self, key: &str) -> String {
         format!("{}/{}", self.ptr, pointer_token(key))
     }
 
-    fn field(&mut self, key: &'static str) -> Option<(&'a JNode, String)> {
+    pub(crate) fn field(&mut self, key: &'static str) -> Option<(&'a JNode, String)> {
         self.known.push(key);
         self.members
             .iter()
@@ -40,7 +40,7 @@ impl<'a> Obj<'a> {
             .map(|m| (&m.value, self.child_ptr(key)))
     }
 
-    fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.members.iter().any(|m| m.key == key)
     }
 }
@@ -50,11 +50,11 @@ impl Reader {
         Reader { diags: Vec::new() }
     }
 
-    fn push(&mut self, d: Diagnostic) {
+    pub(crate) fn push(&mut self, d: Diagnostic) {
         self.diags.push(d);
     }
 
-    fn type_error(&mut self, ptr: &str, expected: &str, node: &JNode) {
+    pub(crate) fn type_error(&mut self, ptr: &str, expected: &str, node: &JNode) {
         self.push(
             Diagnostic::error(
                 "wrong-type",
@@ -64,7 +64,7 @@ impl Reader {
         );
     }
 
-    fn object<'a>(&mut self, node: &'a JNode, ptr: &str) -> Option<Obj<'a>> {
+    pub(crate) fn object<'a>(&mut self, node: &'a JNode, ptr: &str) -> Option<Obj<'a>> {
         match &node.value {
             Json::Object(members) => Some(Obj {
                 ptr: ptr.to_string(),
@@ -80,7 +80,7 @@ impl Reader {
     }
 
     /// Reports members of `obj` that the model did not ask for.
-    fn finish(&mut self, obj: Obj<'_>, what: &str) {
+    pub(crate) fn finish(&mut self, obj: Obj<'_>, what: &str) {
         if obj.open {
             return;
         }
@@ -104,7 +104,7 @@ impl Reader {
         }
     }
 
-    fn missing(&mut self, obj: &Obj<'_>, key: &str, what: &str) {
+    pub(crate) fn missing(&mut self, obj: &Obj<'_>, key: &str, what: &str) {
         self.push(
             Diagnostic::error(
                 "missing-field",
@@ -114,7 +114,7 @@ impl Reader {
         );
     }
 
-    fn req_str(&mut self, obj: &mut Obj<'_>, key: &'static str, what: &str) -> String {
+    pub(crate) fn req_str(&mut self, obj: &mut Obj<'_>, key: &'static str, what: &str) -> String {
         match obj.field(key) {
             Some((n, p)) => self.string(n, &p).unwrap_or_default(),
             None => {
@@ -125,17 +125,17 @@ impl Reader {
     }
 
     /// An optional member; `null` counts as absent, as the schema says.
-    fn opt<'a>(obj: &mut Obj<'a>, key: &'static str) -> Option<(&'a JNode, String)> {
+    pub(crate) fn opt<'a>(obj: &mut Obj<'a>, key: &'static str) -> Option<(&'a JNode, String)> {
         obj.field(key)
             .filter(|(n, _)| !matches!(n.value, Json::Null))
     }
 
-    fn opt_str(&mut self, obj: &mut Obj<'_>, key: &'static str) -> Option<String> {
+    pub(crate) fn opt_str(&mut self, obj: &mut Obj<'_>, key: &'static str) -> Option<String> {
         let (n, p) = Self::opt(obj, key)?;
         self.string(n, &p)
     }
 
-    fn string(&mut self, n: &JNode, p: &str) -> Option<String> {
+    pub(crate) fn string(&mut self, n: &JNode, p: &str) -> Option<String> {
         match &n.value {
             Json::String(s) => Some(s.clone()),
             _ => {
@@ -145,7 +145,7 @@ impl Reader {
         }
     }
 
-    fn opt_bool(&mut self, obj: &mut Obj<'_>, key: &'static str) -> Option<bool> {
+    pub(crate) fn opt_bool(&mut self, obj: &mut Obj<'_>, key: &'static str) -> Option<bool> {
         let (n, p) = Self::opt(obj, key)?;
         match &n.value {
             Json::Bool(b) => Some(*b),
@@ -156,7 +156,12 @@ impl Reader {
         }
     }
 
-    fn opt_uint(&mut self, obj: &mut Obj<'_>, key: &'static str, max: u64) -> Option<u64> {
+    pub(crate) fn opt_uint(
+        &mut self,
+        obj: &mut Obj<'_>,
+        key: &'static str,
+        max: u64,
+    ) -> Option<u64> {
         let (n, p) = Self::opt(obj, key)?;
         match &n.value {
             Json::Number(num) => match num.as_u64() {
@@ -179,7 +184,7 @@ impl Reader {
         }
     }
 
-    fn opt_f64(&mut self, obj: &mut Obj<'_>, key: &'static str) -> Option<f64> {
+    pub(crate) fn opt_f64(&mut self, obj: &mut Obj<'_>, key: &'static str) -> Option<f64> {
         let (n, p) = Self::opt(obj, key)?;
         match &n.value {
             Json::Number(num) => num.as_f64(),
@@ -191,7 +196,7 @@ impl Reader {
     }
 
     /// Reads a string naming one of `names`; an unknown name gets a hint.
-    fn enumerated<T: Copy>(
+    pub(crate) fn enumerated<T: Copy>(
         &mut self,
         n: &JNode,
         p: &str,
@@ -216,7 +221,7 @@ impl Reader {
         None
     }
 
-    fn opt_enum<T: Copy>(
+    pub(crate) fn opt_enum<T: Copy>(
         &mut self,
         obj: &mut Obj<'_>,
         key: &'static str,
@@ -227,7 +232,7 @@ impl Reader {
         self.enumerated(n, &p, what, names)
     }
 
-    fn array<'a>(&mut self, n: &'a JNode, p: &str) -> &'a [JNode] {
+    pub(crate) fn array<'a>(&mut self, n: &'a JNode, p: &str) -> &'a [JNode] {
         match &n.value {
             Json::Array(items) => items,
             _ => {
@@ -237,7 +242,11 @@ impl Reader {
         }
     }
 
-    fn opt_array<'a>(&mut self, obj: &mut Obj<'a>, key: &'static str) -> Vec<(&'a JNode, String)> {
+    pub(crate) fn opt_array<'a>(
+        &mut self,
+        obj: &mut Obj<'a>,
+        key: &'static str,
+    ) -> Vec<(&'a JNode, String)> {
         match obj.field(key) {
             Some((n, p)) => self
                 .array(n, &p)
@@ -249,7 +258,11 @@ impl Reader {
         }
     }
 
-    fn string_map(&mut self, obj: &mut Obj<'_>, key: &'static str) -> BTreeMap<String, String> {
+    pub(crate) fn string_map(
+        &mut self,
+        obj: &mut Obj<'_>,
+        key: &'static str,
+    ) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         if let Some((n, p)) = obj.field(key) {
             if let Some(o) = self.object(n, &p) {
@@ -263,18 +276,6 @@ impl Reader {
         out
     }
 
-    fn value_map(&mut self, obj: &mut Obj<'_>, key: &'static str) -> BTreeMap<String, Value> {
-        let mut out = BTreeMap::new();
-        if let Some((n, p)) = obj.field(key) {
-            if let Some(o) = self.object(n, &p) {
-                for m in o.members {
-                    out.insert(m.key.clone(), m.value.to_value());
-                }
-            }
-        }
-        out
-    }
-
     // ---- the document --------------------------------------------------
 
     pub fn document(&mut self, root: &JNode) -> Option<Document> {
@@ -282,7 +283,7 @@ impl Reader {
     }
 
     /// A document at `ptr`: the root, or a subgraph's embedded child.
-    fn document_at(&mut self, root: &JNode, ptr: &str) -> Option<Document> {
+    pub(crate) fn document_at(&mut self, root: &JNode, ptr: &str) -> Option<Document> {
         let mut o = self.object(root, ptr)?;
         let ir_version = match o.field("irVersion") {
             Some((n, p)) => self.ir_version(n, &p),
@@ -617,115 +618,12 @@ impl Reader {
             return None;
         };
         let what = format!("a `{kind_name}` node");
-        let kind = match kind_name {
-            "start" => NodeKind::Start,
-            "end" => NodeKind::End,
-            "function" => NodeKind::Function {
-                output_key: self.req_str(&mut o, "outputKey", &what),
-            },
-            "llm" => NodeKind::Llm(self.llm(&mut o, &what)),
-            "tool" => NodeKind::Tool {
-                tool_id: self.req_str(&mut o, "toolId", &what),
-                input: self.value_map(&mut o, "input"),
-                output_key: self.req_str(&mut o, "outputKey", &what),
-            },
-            "router" => {
-                if !o.has("branches") {
-                    self.missing(&o, "branches", &what);
-                }
-                let branches = self
-                    .opt_array(&mut o, "branches")
-                    .into_iter()
-                    .filter_map(|(n, p)| self.branch(n, &p))
-                    .collect();
-                NodeKind::Router { branches }
-            }
-            "response_template" => NodeKind::ResponseTemplate {
-                template: self.req_str(&mut o, "template", &what),
-                output_key: self.req_str(&mut o, "outputKey", &what),
-            },
-            "subgraph" => NodeKind::Subgraph(self.subgraph(&mut o, &what)),
-            "agent" => NodeKind::Agent(AgentNode {
-                agent: self.req_str(&mut o, "agent", &what),
-                input: self.req_str(&mut o, "input", &what),
-                output_key: self.req_str(&mut o, "outputKey", &what),
-                caller_roles: self.strings(&mut o, "callerRoles"),
-            }),
-            "rag" => NodeKind::Rag(self.rag(&mut o, &what)),
-            "intent_classifier" => NodeKind::IntentClassifier(self.intent(&mut o, &what)),
-            "hitl" => NodeKind::Hitl(HitlNode {
-                payload: self.value_map(&mut o, "payload"),
-                output_key: self.req_str(&mut o, "outputKey", &what),
-            }),
-            "connector" => NodeKind::Connector {
-                config: self.value_map(&mut o, "config"),
-            },
-            _ => return None,
-        };
+        let kind = NodeKind::read(self, kind_name, &mut o, &what)?;
         self.finish(o, &what);
         Some(Node { id, label, kind })
     }
 
-    fn llm(&mut self, o: &mut Obj<'_>, what: &str) -> LlmNode {
-        let output_key = self.req_str(o, "outputKey", what);
-        let model = self.model_ref(o);
-        let prompt = match o.field("prompt") {
-            Some((n, p)) => self.object(n, &p).map(|mut po| {
-                let pr = Prompt {
-                    system: self.opt_str(&mut po, "system"),
-                    user: self.req_str(&mut po, "user", "`prompt`"),
-                };
-                self.finish(po, "`prompt`");
-                pr
-            }),
-            None => {
-                self.missing(o, "prompt", what);
-                None
-            }
-        }
-        .unwrap_or(Prompt {
-            system: None,
-            user: String::new(),
-        });
-        let output_shape = self
-            .opt_enum(
-                o,
-                "outputShape",
-                "output shape",
-                &[("scalar", OutputShape::Scalar), ("list", OutputShape::List)],
-            )
-            .unwrap_or(OutputShape::Scalar);
-        let replace_messages = self.opt_bool(o, "replaceMessages").unwrap_or(false);
-        let bound_tool_ids = self.strings(o, "boundToolIds");
-        LlmNode {
-            output_key,
-            model,
-            prompt,
-            output_shape,
-            replace_messages,
-            bound_tool_ids,
-        }
-    }
-
-    /// An optional `model` member: `{ provider, name, temperature?, maxTokens? }`.
-    fn model_ref(&mut self, o: &mut Obj<'_>) -> Option<ModelRef> {
-        let (n, p) = Self::opt(o, "model")?;
-        let mut m = self.object(n, &p)?;
-        let w = "`model`";
-        let r = ModelRef {
-            provider: self.req_str(&mut m, "provider", w),
-            name: self.req_str(&mut m, "name", w),
-            temperature: self.opt_f64(&mut m, "temperature"),
-            max_tokens: self
-                .opt_uint(&mut m, "maxTokens", u64::from(u32::MAX))
-                .and_then(|v| u32::try_from(v).ok()),
-        };
-        self.finish(m, w);
-        Some(r)
-    }
-
-    /// An optional list of strings.
-    fn strings(&mut self, o: &mut Obj<'_>, key: &'static str) -> Vec<String> {
+    pub(crate) fn strings(&mut self, o: &mut Obj<'_>, key: &'static str) -> Vec<String> {
         self.opt_array(o, key)
             .into_iter()
             .filter_map(|(n, p)| self.string(n, &p))
@@ -733,7 +631,13 @@ impl Reader {
     }
 
     /// A positive integer member with a default.
-    fn positive(&mut self, o: &mut Obj<'_>, key: &'static str, default: u64, max: u64) -> u64 {
+    pub(crate) fn positive(
+        &mut self,
+        o: &mut Obj<'_>,
+        key: &'static str,
+        default: u64,
+        max: u64,
+    ) -> u64 {
         let ptr = o.child_ptr(key);
         match self.opt_uint(o, key, max) {
             Some(0) => {
@@ -745,137 +649,6 @@ impl Reader {
             }
             Some(v) => v,
             None => default,
-        }
-    }
-
-    fn subgraph(&mut self, o: &mut Obj<'_>, what: &str) -> SubgraphNode {
-        let graph = match o.field("graph") {
-            Some((gn, gp)) => match &gn.value {
-                Json::String(path) => SubgraphRef::Path(path.clone()),
-                Json::Object(_) => match self.document_at(gn, &gp) {
-                    Some(child) => SubgraphRef::Embedded(Box::new(child)),
-                    None => SubgraphRef::Path(String::new()),
-                },
-                _ => {
-                    self.type_error(&gp, "an embedded document or a path", gn);
-                    SubgraphRef::Path(String::new())
-                }
-            },
-            None => {
-                self.missing(o, "graph", what);
-                SubgraphRef::Path(String::new())
-            }
-        };
-        SubgraphNode {
-            graph,
-            input: self.string_map(o, "input"),
-            output: self.string_map(o, "output"),
-        }
-    }
-
-    fn rag(&mut self, o: &mut Obj<'_>, what: &str) -> RagNode {
-        let query = self.req_str(o, "query", what);
-        let documents = match o.field("documents") {
-            Some((dn, dp)) => match &dn.value {
-                Json::String(path) => RagDocuments::Path(path.clone()),
-                Json::Array(items) => RagDocuments::List(
-                    items
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(i, item)| {
-                            let mut d = self.object(item, &format!("{dp}/{i}"))?;
-                            let w = "a document";
-                            let doc = RagDocument {
-                                id: self.req_str(&mut d, "id", w),
-                                text: self.req_str(&mut d, "text", w),
-                            };
-                            self.finish(d, w);
-                            Some(doc)
-                        })
-                        .collect(),
-                ),
-                _ => {
-                    self.type_error(&dp, "a folder path or a list of { id, text }", dn);
-                    RagDocuments::List(Vec::new())
-                }
-            },
-            None => {
-                self.missing(o, "documents", what);
-                RagDocuments::List(Vec::new())
-            }
-        };
-        let top_k = self.positive(o, "topK", u64::from(default_top_k()), 10_000);
-        let retriever = match Self::opt(o, "retriever") {
-            Some((rn, rp)) => self.retriever(rn, &rp),
-            None => Retriever::Bm25,
-        };
-        RagNode {
-            query,
-            documents,
-            top_k: u32::try_from(top_k).unwrap_or(u32::MAX),
-            retriever,
-            output_key: self.req_str(o, "outputKey", what),
-        }
-    }
-
-    fn retriever(&mut self, n: &JNode, p: &str) -> Retriever {
-        let Some(mut r) = self.object(n, p) else {
-            return Retriever::Bm25;
-        };
-        let kind = match r.field("kind") {
-            Some((kn, kp)) => self.enumerated(
-                kn,
-                &kp,
-                "retriever kind",
-                &[("bm25", "bm25"), ("embedding", "embedding")],
-            ),
-            None => {
-                self.missing(&r, "kind", "`retriever`");
-                None
-            }
-        };
-        let out = match kind {
-            Some("embedding") => Retriever::Embedding {
-                model: self.opt_str(&mut r, "model"),
-                base_url_env: self.opt_str(&mut r, "baseUrlEnv"),
-                api_key_env: self.opt_str(&mut r, "apiKeyEnv"),
-            },
-            _ => Retriever::Bm25,
-        };
-        let what = match out {
-            Retriever::Bm25 => "a `bm25` retriever",
-            Retriever::Embedding { .. } => "an `embedding` retriever",
-        };
-        self.finish(r, what);
-        out
-    }
-
-    fn intent(&mut self, o: &mut Obj<'_>, what: &str) -> IntentNode {
-        let input = self.req_str(o, "input", what);
-        if !o.has("intents") {
-            self.missing(o, "intents", what);
-        }
-        let intents = self
-            .opt_array(o, "intents")
-            .into_iter()
-            .filter_map(|(n, p)| {
-                let mut i = self.object(n, &p)?;
-                let w = "an intent";
-                let intent = Intent {
-                    name: self.req_str(&mut i, "name", w),
-                    description: self.opt_str(&mut i, "description"),
-                    examples: self.strings(&mut i, "examples"),
-                };
-                self.finish(i, w);
-                Some(intent)
-            })
-            .collect();
-        IntentNode {
-            input,
-            intents,
-            fallback: self.opt_str(o, "fallback").unwrap_or_else(default_fallback),
-            model: self.model_ref(o),
-            output_key: self.req_str(o, "outputKey", what),
         }
     }
 
@@ -916,7 +689,7 @@ impl Reader {
                     10_000,
                 ))
                 .unwrap_or(u32::MAX),
-                model: self.model_ref(&mut o),
+                model: self.optional::<ModelRef>(&mut o, "model", ""),
             },
             "supervisor" => AgentKind::Supervisor {
                 members: {
@@ -944,7 +717,7 @@ impl Reader {
                 ))
                 .unwrap_or(u32::MAX),
                 instructions: self.opt_str(&mut o, "instructions"),
-                model: self.model_ref(&mut o),
+                model: self.optional::<ModelRef>(&mut o, "model", ""),
             },
             "remote" => AgentKind::Remote {
                 url: self.opt_str(&mut o, "url"),
@@ -970,36 +743,6 @@ impl Reader {
             roles,
             kind,
         })
-    }
-
-    fn branch(&mut self, n: &JNode, p: &str) -> Option<Branch> {
-        let mut o = self.object(n, p)?;
-        let when = o.field("when").and_then(|(n, p)| {
-            let mut c = self.object(n, &p)?;
-            let w = "a condition";
-            let field = self.req_str(&mut c, "field", w);
-            let op = match c.field("op") {
-                Some((on, op)) => {
-                    let names: Vec<(&'static str, Op)> =
-                        Op::ALL.iter().map(|o| (o.as_str(), *o)).collect();
-                    self.enumerated(on, &op, "condition operator", &names)
-                }
-                None => {
-                    self.missing(&c, "op", w);
-                    None
-                }
-            };
-            let value = c.field("value").map(|(n, _)| n.to_value());
-            self.finish(c, w);
-            Some(Condition {
-                field,
-                op: op?,
-                value,
-            })
-        });
-        let to = self.req_str(&mut o, "to", "a branch");
-        self.finish(o, "a branch");
-        Some(Branch { when, to })
     }
 
     fn tool(&mut self, n: &JNode, p: &str) -> Option<Tool> {

@@ -42,6 +42,17 @@ impl Category {
 }
 
 impl Requirement {
+    /// A `feature` requirement at `pointer`, of no node or subject yet.
+    pub(crate) fn feature(name: &str, pointer: String) -> Self {
+        Requirement {
+            category: Category::Feature,
+            name: name.to_string(),
+            pointer,
+            node: None,
+            subject: None,
+        }
+    }
+
     /// `category:name`, the key backends use in `capabilities.reasons`.
     pub fn key(&self) -> String {
         format!("{}:{}", self.category.as_str(), self.name)
@@ -75,65 +86,18 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
     };
     for (i, n) in doc.logical.nodes.iter().enumerate() {
         let ptr = format!("/logical/nodes/{i}");
-        let id = Some(n.id.as_str());
-        push(Category::NodeKind, n.kind.name(), ptr.clone(), id);
-        let model = match &n.kind {
-            NodeKind::Llm(llm) => llm.model.as_ref(),
-            NodeKind::IntentClassifier(c) => c.model.as_ref(),
-            _ => None,
-        };
-        if let Some(m) = model {
-            push(
-                Category::Feature,
-                &provider_feature(&m.provider),
-                format!("{ptr}/model/provider"),
-                id,
-            );
-        }
-        match &n.kind {
-            NodeKind::Llm(llm) if !llm.bound_tool_ids.is_empty() => {
-                push(
-                    Category::Feature,
-                    "llm.bound-tools",
-                    format!("{ptr}/boundToolIds"),
-                    id,
-                );
-            }
-            // A child graph needs what it uses, found at its place in the parent.
-            NodeKind::Subgraph(SubgraphNode {
-                graph: SubgraphRef::Embedded(child),
-                ..
-            }) => {
-                for mut r in requirements(child) {
-                    if r.category == Category::Auth {
-                        continue;
-                    }
-                    r.pointer = format!("{ptr}/graph{}", r.pointer);
-                    r.node.get_or_insert_with(|| n.id.clone());
-                    nested.push(r);
-                }
-            }
-            NodeKind::Router { branches } => {
-                for (j, b) in branches.iter().enumerate() {
-                    let Some(c) = &b.when else { continue };
-                    let cptr = format!("{ptr}/branches/{j}/when");
-                    push(
-                        Category::Feature,
-                        &format!("router.op.{}", c.op.as_str()),
-                        format!("{cptr}/op"),
-                        id,
-                    );
-                    if let Some(f) = doc.state_field(&c.field) {
-                        push(
-                            Category::Feature,
-                            &format!("router.field.{}", f.ty.as_str()),
-                            format!("{cptr}/field"),
-                            id,
-                        );
-                    }
-                }
-            }
-            _ => {}
+        push(
+            Category::NodeKind,
+            n.kind.name(),
+            ptr.clone(),
+            Some(n.id.as_str()),
+        );
+        // What the kind needs beyond itself, each about this node.
+        let mut needs = Vec::new();
+        n.kind.rules().requirements(doc, &ptr, &mut needs);
+        for mut r in needs {
+            r.node.get_or_insert_with(|| n.id.clone());
+            nested.push(r);
         }
     }
     push(
@@ -146,7 +110,7 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
     if let Some(m) = &s.model {
         push(
             Category::Feature,
-            &provider_feature(&m.provider),
+            &crate::nodes::provider_feature(&m.provider),
             "/logical/settings/model/provider".into(),
             None,
         );
@@ -216,7 +180,7 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
         {
             out.push(Requirement {
                 category: Category::Feature,
-                name: provider_feature(&m.provider),
+                name: crate::nodes::provider_feature(&m.provider),
                 pointer: format!("/logical/agents/{i}/model/provider"),
                 node: None,
                 subject: Some(Subject::new(SubjectKind::Agent, &a.id)),
@@ -234,13 +198,6 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
     }
     out.extend(nested);
     out
-}
-
-/// `model.provider.<provider>`: the model API a graph calls, which a
-/// backend supports by name (every built-in one: `openai`, meaning any
-/// OpenAI-compatible chat-completions API).
-fn provider_feature(provider: &str) -> String {
-    format!("model.provider.{provider}")
 }
 
 /// The distinct `category:name` keys of a document, sorted.

@@ -16,6 +16,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
 use crate::golang::{body_imports, file_stem, normalize_body, quote};
+use svc_backend_sdk::ir::{ResponseTemplateNode, ToolNode};
 
 /// What Go makes of a node kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,11 +38,11 @@ pub fn place(kind: &NodeKind) -> Place {
     match kind {
         NodeKind::Start => Place::Start,
         NodeKind::End => Place::End,
-        NodeKind::Router { .. } => Place::Router,
-        NodeKind::Function { .. } | NodeKind::Tool { .. } | NodeKind::Connector { .. } => {
+        NodeKind::Router(_) => Place::Router,
+        NodeKind::Function(_) | NodeKind::Tool(_) | NodeKind::Connector(_) => {
             Place::File { native: true }
         }
-        NodeKind::Llm(_) | NodeKind::ResponseTemplate { .. } => Place::File { native: false },
+        NodeKind::Llm(_) | NodeKind::ResponseTemplate(_) => Place::File { native: false },
         NodeKind::Subgraph(_)
         | NodeKind::Agent(_)
         | NodeKind::Rag(_)
@@ -110,13 +111,13 @@ pub fn files(
         let mut body = CodeWriter::go();
         let built = match &n.kind {
             // The run loop is all these are (graph.rs).
-            NodeKind::Start | NodeKind::End | NodeKind::Router { .. } => continue,
-            NodeKind::Function { .. } => function::write(doc, n, &at, &mut body),
-            NodeKind::Connector { .. } => connector::write(doc, n, snippets, &mut body),
-            NodeKind::ResponseTemplate {
+            NodeKind::Start | NodeKind::End | NodeKind::Router(_) => continue,
+            NodeKind::Function(_) => function::write(doc, n, &at, &mut body),
+            NodeKind::Connector(_) => connector::write(doc, n, snippets, &mut body),
+            NodeKind::ResponseTemplate(ResponseTemplateNode {
                 template,
                 output_key,
-            } => {
+            }) => {
                 response_template::write(doc, n, template, output_key, &mut body);
                 Ok(true)
             }
@@ -124,11 +125,11 @@ pub fn files(
                 llm::write(doc, n, llm, &mut body);
                 Ok(true)
             }
-            NodeKind::Tool {
+            NodeKind::Tool(ToolNode {
                 tool_id,
                 input,
                 output_key,
-            } => {
+            }) => {
                 tool::write(doc, n, tool_id, input, output_key, &mut body);
                 Ok(true)
             }

@@ -18,6 +18,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
 use crate::java::{indent_body, pascal, quote, runtime};
+use svc_backend_sdk::ir::{FunctionNode, ResponseTemplateNode, ToolNode};
 
 /// What Java makes of a node kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,12 +33,12 @@ pub enum Place {
 
 pub fn place(kind: &NodeKind) -> Place {
     match kind {
-        NodeKind::Function { .. }
+        NodeKind::Function(_)
         | NodeKind::Llm(_)
-        | NodeKind::Tool { .. }
-        | NodeKind::ResponseTemplate { .. }
-        | NodeKind::Connector { .. } => Place::Class,
-        NodeKind::Start | NodeKind::End | NodeKind::Router { .. } => Place::RunLoop,
+        | NodeKind::Tool(_)
+        | NodeKind::ResponseTemplate(_)
+        | NodeKind::Connector(_) => Place::Class,
+        NodeKind::Start | NodeKind::End | NodeKind::Router(_) => Place::RunLoop,
         NodeKind::Subgraph(_)
         | NodeKind::Agent(_)
         | NodeKind::Rag(_)
@@ -141,21 +142,21 @@ pub fn files(
         let class = node_class_name(&n.id);
         let built = match &n.kind {
             // The run loop is all these are (graph.rs).
-            NodeKind::Start | NodeKind::End | NodeKind::Router { .. } => continue,
-            NodeKind::Function { output_key } => {
+            NodeKind::Start | NodeKind::End | NodeKind::Router(_) => continue,
+            NodeKind::Function(FunctionNode { output_key }) => {
                 function::class(doc, pkg, &class, &n.id, output_key)
             }
             NodeKind::Llm(llm) => Ok(llm::class(doc, pkg, &class, &n.id, llm)),
-            NodeKind::Tool { tool_id, input, .. } => {
+            NodeKind::Tool(ToolNode { tool_id, input, .. }) => {
                 Ok(tool::class(doc, pkg, &class, &n.id, tool_id, input))
             }
-            NodeKind::ResponseTemplate {
+            NodeKind::ResponseTemplate(ResponseTemplateNode {
                 template,
                 output_key,
-            } => Ok(response_template::class(
+            }) => Ok(response_template::class(
                 doc, pkg, &class, &n.id, template, output_key,
             )),
-            NodeKind::Connector { .. } => {
+            NodeKind::Connector(_) => {
                 let Some(body) = snippets.get(&n.id) else {
                     continue;
                 };

@@ -28,6 +28,7 @@ use crate::py::{
     literal, module, package_init, quote, top_level_gap, write_expr, Expr, LINE, RUNTIME,
 };
 use crate::scope::Scope;
+use svc_backend_sdk::ir::{ResponseTemplateNode, RouterNode, ToolNode};
 
 /// What the run loop makes of a node of each kind.
 #[derive(Debug, Clone, Copy)]
@@ -74,14 +75,14 @@ pub fn place<'a>(doc: &Document, kind: &'a NodeKind) -> Place<'a> {
     match kind {
         NodeKind::Start => Place::Start,
         NodeKind::End => Place::End,
-        NodeKind::Router { branches } => Place::Router(branches),
-        NodeKind::Function { .. } | NodeKind::Connector { .. } => Place::Module(native),
-        NodeKind::ResponseTemplate { .. } | NodeKind::Hitl(_) => Place::Module(local),
+        NodeKind::Router(RouterNode { branches }) => Place::Router(branches),
+        NodeKind::Function(_) | NodeKind::Connector(_) => Place::Module(native),
+        NodeKind::ResponseTemplate(_) | NodeKind::Hitl(_) => Place::Module(local),
         NodeKind::Llm(_)
         | NodeKind::Agent(_)
         | NodeKind::IntentClassifier(_)
         | NodeKind::Subgraph(_) => Place::Module(remote),
-        NodeKind::Tool { tool_id, .. } => match doc.tool(tool_id).map(|t| &t.kind) {
+        NodeKind::Tool(ToolNode { tool_id, .. }) => match doc.tool(tool_id).map(|t| &t.kind) {
             Some(ToolKind::Http { .. } | ToolKind::Mcp { .. }) => Place::Module(remote),
             Some(ToolKind::Native) | None => Place::Module(local),
         },
@@ -142,19 +143,19 @@ pub fn files(
         };
         let text = match &node.kind {
             // Start, end and router nodes live in the run loop (graph.rs).
-            NodeKind::Start | NodeKind::End | NodeKind::Router { .. } => continue,
-            NodeKind::Function { .. } => function::module(&site),
-            NodeKind::Connector { .. } => connector::module(&site, snippets),
-            NodeKind::ResponseTemplate {
+            NodeKind::Start | NodeKind::End | NodeKind::Router(_) => continue,
+            NodeKind::Function(_) => function::module(&site),
+            NodeKind::Connector(_) => connector::module(&site, snippets),
+            NodeKind::ResponseTemplate(ResponseTemplateNode {
                 template,
                 output_key,
-            } => Ok(response_template::module(&site, template, output_key)),
+            }) => Ok(response_template::module(&site, template, output_key)),
             NodeKind::Llm(llm) => Ok(llm::module(&site, llm)),
-            NodeKind::Tool {
+            NodeKind::Tool(ToolNode {
                 tool_id,
                 input,
                 output_key,
-            } => Ok(tool::module(&site, tool_id, input, output_key)),
+            }) => Ok(tool::module(&site, tool_id, input, output_key)),
             NodeKind::Hitl(h) => hitl::module(&site, h),
             NodeKind::Subgraph(sub) => subgraph::module(&site, sub),
             NodeKind::Agent(a) => Ok(agent::module(&site, a)),

@@ -7,6 +7,7 @@ use svc_backend_sdk::writer::CodeWriter;
 
 use crate::py::{ident, module_file, quote, suite, top_level_gap, write_expr, Expr};
 use crate::scope::all_graphs;
+use svc_backend_sdk::ir::ToolNode;
 
 /// One MCP server (the SDK's `MCPServer`, over stdio) offering every MCP
 /// tool the graph names, each answering with what it was called with, so
@@ -19,7 +20,7 @@ pub(super) fn module(doc: &Document) -> Option<String> {
             if let ToolKind::Mcp { tool, .. } = &t.kind {
                 let params = tools.entry(tool.as_str()).or_default();
                 for n in &d.logical.nodes {
-                    if let NodeKind::Tool { tool_id, input, .. } = &n.kind {
+                    if let NodeKind::Tool(ToolNode { tool_id, input, .. }) = &n.kind {
                         if *tool_id == t.id {
                             // Other keys are ignored by the stub's argument model.
                             params.extend(

@@ -9,15 +9,14 @@ use crate::model::*;
 
 /// The fields a node that produces one text can write to (see
 /// `StateField::text_write`).
-const TEXT_TARGETS: &str =
+pub(crate) const TEXT_TARGETS: &str =
     "a `string` field, a `messages` field (one assistant message) or an `append` array of strings (one more item)";
 
+mod agents;
 mod document;
 mod ids;
 mod nodes;
-mod python_only;
 mod state;
-mod subgraph;
 mod templates;
 #[cfg(test)]
 mod tests;
@@ -26,8 +25,8 @@ mod topology;
 mod values;
 
 pub use ids::is_identifier;
-pub use subgraph::subgraph_mapping;
 pub use tools::check_endpoint;
+pub(crate) use values::describe_type;
 pub use values::{is_message, value_matches};
 
 pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
@@ -52,15 +51,25 @@ pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
     v.diags
 }
 
-struct Validator<'a> {
+pub(crate) struct Validator<'a> {
     doc: &'a Document,
     diags: Vec<Diagnostic>,
     fields: HashMap<&'a str, &'a StateField>,
 }
 
 impl<'a> Validator<'a> {
-    pub(super) fn err(&mut self, d: Diagnostic) {
+    pub(crate) fn err(&mut self, d: Diagnostic) {
         self.diags.push(d);
+    }
+
+    /// The document being checked.
+    pub(crate) fn doc(&self) -> &'a Document {
+        self.doc
+    }
+
+    /// The declared state field `name`.
+    pub(crate) fn field(&self, name: &str) -> Option<&'a StateField> {
+        self.fields.get(name).copied()
     }
 
     pub(super) fn node_ptr(i: usize) -> String {
@@ -77,7 +86,7 @@ impl<'a> Validator<'a> {
     }
 
     /// Reports `name` when it is not a declared state field.
-    pub(super) fn check_field_ref(
+    pub(crate) fn check_field_ref(
         &mut self,
         name: &str,
         ptr: String,

@@ -14,7 +14,7 @@ impl<'a> Validator<'a> {
         let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for n in &self.doc.logical.nodes {
             out.entry(n.id.as_str()).or_default();
-            if let NodeKind::Router { branches } = &n.kind {
+            if let NodeKind::Router(RouterNode { branches }) = &n.kind {
                 for b in branches {
                     out.entry(n.id.as_str()).or_default().push(b.to.as_str());
                 }
@@ -95,7 +95,7 @@ impl<'a> Validator<'a> {
             }
         }
         for (i, n) in doc.logical.nodes.iter().enumerate() {
-            if let NodeKind::Router { branches } = &n.kind {
+            if let NodeKind::Router(RouterNode { branches }) = &n.kind {
                 for (j, b) in branches.iter().enumerate() {
                     if !ids.contains(b.to.as_str()) {
                         broken = true;

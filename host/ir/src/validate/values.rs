@@ -32,7 +32,7 @@ pub fn is_message(v: &Value) -> bool {
     })
 }
 
-pub(super) fn describe_type(ty: FieldType, items: Option<&ItemType>) -> String {
+pub(crate) fn describe_type(ty: FieldType, items: Option<&ItemType>) -> String {
     match (ty, items) {
         (FieldType::Array, Some(it)) => {
             format!("array of {}", describe_type(it.ty, it.items.as_deref()))

@@ -1,0 +1,187 @@
+//! `llm`: one call of an OpenAI-compatible chat model, the reply written to
+//! `outputKey` as one text or as a list; with `boundToolIds`, the
+//! tool-calling loop of a worker over those tools.
+
+use super::fields::ReadValue;
+use super::{Here, KindRules};
+use crate::diag::Diagnostic;
+use crate::json::Node as JNode;
+use crate::model::{Document, FieldType};
+use crate::read::Reader;
+use crate::requirements::Requirement;
+use crate::validate::{Validator, TEXT_TARGETS};
+
+crate::kind_fields! {
+    /// A model call.
+    pub struct LlmNode {
+        output_key: String = required("outputKey"),
+        /// Falls back to `settings.model`; normalization fills it in.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<ModelRef> = optional("model"),
+        prompt: Prompt = required("prompt"),
+        #[schemars(default = "default_output_shape")]
+        output_shape: OutputShape = or("outputShape", OutputShape::Scalar),
+        #[schemars(default)]
+        replace_messages: bool = or("replaceMessages", false),
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[schemars(default)]
+        bound_tool_ids: Vec<String> = or_empty("boundToolIds"),
+    }
+}
+
+fn default_output_shape() -> OutputShape {
+    OutputShape::Scalar
+}
+
+crate::kind_fields! {
+    /// `{ system?, user }`, where `{{field}}` inserts a state field; empty
+    /// components are not sent.
+    #[derive(Default)]
+    pub struct Prompt as "`prompt`" {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        system: Option<String> = optional("system"),
+        user: String = required("user"),
+    }
+}
+
+/// A model: `{ provider, name, temperature?, maxTokens? }`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelRef {
+    pub provider: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+}
+
+impl ReadValue for ModelRef {
+    fn read(r: &mut Reader, n: &JNode, p: &str) -> Option<Self> {
+        let w = "`model`";
+        r.object_with(n, p, w, |r, m| ModelRef {
+            provider: r.req_str(m, "provider", w),
+            name: r.req_str(m, "name", w),
+            temperature: r.opt_f64(m, "temperature"),
+            max_tokens: r
+                .opt_uint(m, "maxTokens", u64::from(u32::MAX))
+                .and_then(|v| u32::try_from(v).ok()),
+        })
+    }
+}
+
+/// How the reply is written: one text, or a list of the reply's lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputShape {
+    Scalar,
+    List,
+}
+
+impl ReadValue for OutputShape {
+    fn read(r: &mut Reader, n: &JNode, p: &str) -> Option<Self> {
+        r.enumerated(
+            n,
+            p,
+            "output shape",
+            &[("scalar", OutputShape::Scalar), ("list", OutputShape::List)],
+        )
+    }
+}
+
+impl KindRules for LlmNode {
+    fn output_key(&self) -> Option<&str> {
+        Some(&self.output_key)
+    }
+
+    fn asks_model(&self) -> bool {
+        true
+    }
+
+    fn validate<'a>(&'a self, v: &mut Validator<'a>, here: &Here<'a>) {
+        let (at, id) = (here.at.as_str(), here.id);
+        if self.model.is_none() && v.doc().logical.settings.model.is_none() {
+            v.err(
+                Diagnostic::error(
+                    "missing-model",
+                    format!("llm node `{id}` names no model and `settings.model` is absent"),
+                )
+                .at(at)
+                .node(id)
+                .hint("add \"model\": { \"provider\": \"openai\", \"name\": \"gpt-4o-mini\" } to the node or to `logical.settings`"),
+            );
+        }
+        if self.prompt.user.trim().is_empty() {
+            v.err(
+                Diagnostic::error(
+                    "empty-prompt",
+                    format!("llm node `{id}` has an empty user prompt"),
+                )
+                .at(format!("{at}/prompt/user"))
+                .node(id),
+            );
+        }
+        if let Some(system) = &self.prompt.system {
+            v.check_template(system, format!("{at}/prompt/system"), id);
+        }
+        v.check_template(&self.prompt.user, format!("{at}/prompt/user"), id);
+        if let Some(f) = v.field(&self.output_key) {
+            let ok = match self.output_shape {
+                OutputShape::Scalar => f.text_write().is_some(),
+                OutputShape::List => {
+                    f.ty == FieldType::Array
+                        && f.items.as_ref().is_none_or(|it| it.ty == FieldType::String)
+                }
+            };
+            if !ok {
+                let (shape, want) = match self.output_shape {
+                    OutputShape::Scalar => ("scalar", TEXT_TARGETS),
+                    OutputShape::List => ("list", "an `array` field of strings"),
+                };
+                v.err(
+                    Diagnostic::error(
+                        "output-type",
+                        format!(
+                            "llm node `{id}` writes {shape} output to `{}`, {}; it needs {want}",
+                            f.name,
+                            f.describe()
+                        ),
+                    )
+                    .at(format!("{at}/outputKey"))
+                    .node(id),
+                );
+            }
+        }
+        for (j, tool) in self.bound_tool_ids.iter().enumerate() {
+            v.check_tool_ref(tool, format!("{at}/boundToolIds/{j}"), id);
+        }
+    }
+
+    fn requirements(&self, _doc: &Document, at: &str, out: &mut Vec<Requirement>) {
+        if let Some(m) = &self.model {
+            out.push(Requirement::feature(
+                &m.provider_feature(),
+                format!("{at}/model/provider"),
+            ));
+        }
+        if !self.bound_tool_ids.is_empty() {
+            out.push(Requirement::feature(
+                "llm.bound-tools",
+                format!("{at}/boundToolIds"),
+            ));
+        }
+    }
+}
+
+impl ModelRef {
+    /// `model.provider.<provider>`: the model API a graph calls, which a
+    /// backend supports by name (every built-in one: `openai`, any
+    /// OpenAI-compatible chat-completions API).
+    pub fn provider_feature(&self) -> String {
+        provider_feature(&self.provider)
+    }
+}
+
+pub(crate) fn provider_feature(provider: &str) -> String {
+    format!("model.provider.{provider}")
+}

@@ -1,0 +1,202 @@
+//! `subgraph`: a child graph run in its own state. An embedded child is
+//! validated like a top-level document (its diagnostics point into the
+//! parent at `/logical/nodes/<i>/graph/...`), and the `input` and `output`
+//! mappings are checked against both states. A child given by path is read
+//! by the host, which then runs [`subgraph_mapping`] itself.
+
+use std::collections::BTreeMap;
+
+use super::fields::ReadValue;
+use super::{Here, KindRules};
+use crate::diag::{did_you_mean, Diagnostic};
+use crate::json::{Json, Node as JNode};
+use crate::model::{Document, NodeKind};
+use crate::read::Reader;
+use crate::requirements::{requirements, Category, Requirement};
+use crate::validate::{validate, Validator};
+
+crate::kind_fields! {
+    /// A child graph run in its own state.
+    pub struct SubgraphNode {
+        /// An embedded IR document, or a path (relative to this document) of one.
+        /// The host reads a path and embeds the child before any backend sees it.
+        graph: SubgraphRef = required("graph"),
+        /// `{ child field: parent field }`: the child's initial state.
+        #[schemars(default)]
+        input: BTreeMap<String, String> = or_empty("input"),
+        /// `{ parent field: child field }`: what is copied back.
+        #[schemars(default)]
+        output: BTreeMap<String, String> = or_empty("output"),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum SubgraphRef {
+    Path(String),
+    /// The child document (validated like a top-level one).
+    Embedded(Box<Document>),
+}
+
+/// What an unreadable `graph` becomes (its problem already reported).
+impl Default for SubgraphRef {
+    fn default() -> Self {
+        SubgraphRef::Path(String::new())
+    }
+}
+
+impl ReadValue for SubgraphRef {
+    fn read(r: &mut Reader, n: &JNode, p: &str) -> Option<Self> {
+        match &n.value {
+            Json::String(path) => Some(SubgraphRef::Path(path.clone())),
+            Json::Object(_) => r
+                .document_at(n, p)
+                .map(|child| SubgraphRef::Embedded(Box::new(child))),
+            _ => {
+                r.type_error(p, "an embedded document or a path", n);
+                None
+            }
+        }
+    }
+}
+
+impl KindRules for SubgraphNode {
+    fn validate<'a>(&'a self, v: &mut Validator<'a>, here: &Here<'a>) {
+        let (at, id) = (here.at.as_str(), here.id);
+        let parents = self
+            .input
+            .iter()
+            .map(|(child, parent)| (format!("{at}/input/{child}"), parent))
+            .chain(
+                self.output
+                    .keys()
+                    .map(|parent| (format!("{at}/output/{parent}"), parent)),
+            );
+        for (ptr, parent) in parents {
+            v.check_field_ref(parent, ptr, Some(id), "parent field");
+        }
+        let SubgraphRef::Embedded(child) = &self.graph else {
+            return;
+        };
+        let prefix = format!("{at}/graph");
+        for mut d in validate(child) {
+            d.pointer = Some(format!("{prefix}{}", d.pointer.as_deref().unwrap_or("")));
+            d.node.get_or_insert_with(|| id.to_string());
+            v.err(d);
+        }
+        for d in subgraph_mapping(v.doc(), here.index) {
+            v.err(d);
+        }
+    }
+
+    /// A child graph needs what it uses, found at its place in the parent.
+    fn requirements(&self, _doc: &Document, at: &str, out: &mut Vec<Requirement>) {
+        let SubgraphRef::Embedded(child) = &self.graph else {
+            return;
+        };
+        for mut r in requirements(child) {
+            if r.category == Category::Auth {
+                continue;
+            }
+            r.pointer = format!("{at}/graph{}", r.pointer);
+            out.push(r);
+        }
+    }
+}
+
+/// The `input` and `output` of the subgraph node at `index` against the
+/// parent's and the (embedded) child's states: every field exists, the
+/// types match, and every required child field is given.
+pub fn subgraph_mapping(parent: &Document, index: usize) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(n) = parent.logical.nodes.get(index) else {
+        return out;
+    };
+    let NodeKind::Subgraph(s) = &n.kind else {
+        return out;
+    };
+    let SubgraphRef::Embedded(child) = &s.graph else {
+        return out;
+    };
+    let ptr = format!("/logical/nodes/{index}");
+    let child_names: Vec<&str> = child
+        .logical
+        .state
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    let mut pair = |child_field: &str, parent_field: &str, at: String, into_child: bool| {
+        let Some(c) = child.state_field(child_field) else {
+            let mut d = Diagnostic::error(
+                "unknown-state-field",
+                format!(
+                    "`{child_field}` is not a state field of the subgraph `{}`",
+                    child.id
+                ),
+            )
+            .at(at)
+            .node(&n.id);
+            if let Some(s) = did_you_mean(child_field, child_names.iter().copied()) {
+                d = d.hint(format!("did you mean `{s}`?"));
+            }
+            out.push(d);
+            return;
+        };
+        // The parent field's existence is checked with the node's fields.
+        let Some(p) = parent.state_field(parent_field) else {
+            return;
+        };
+        if c.ty != p.ty || c.items != p.items {
+            let (from, to) = if into_child { (p, c) } else { (c, p) };
+            out.push(
+                Diagnostic::error(
+                    "subgraph-type",
+                    format!(
+                        "subgraph `{}` copies `{}` ({}) into `{}` ({}); the types must match",
+                        n.id,
+                        from.name,
+                        from.describe(),
+                        to.name,
+                        to.describe()
+                    ),
+                )
+                .at(at)
+                .node(&n.id)
+                .hint("map fields of the same type, or change one of the declarations"),
+            );
+        }
+    };
+    for (child_field, parent_field) in &s.input {
+        pair(
+            child_field,
+            parent_field,
+            format!("{ptr}/input/{child_field}"),
+            true,
+        );
+    }
+    for (parent_field, child_field) in &s.output {
+        pair(
+            child_field,
+            parent_field,
+            format!("{ptr}/output/{parent_field}"),
+            false,
+        );
+    }
+    for f in &child.logical.state {
+        if f.required && !s.input.contains_key(&f.name) {
+            out.push(
+                Diagnostic::error(
+                    "subgraph-type",
+                    format!(
+                        "the subgraph `{}` requires `{}`, which `input` does not give it",
+                        child.id, f.name
+                    ),
+                )
+                .at(format!("{ptr}/input"))
+                .node(&n.id)
+                .hint(format!("add \"{}\": \"<parent field>\" to `input`", f.name)),
+            );
+        }
+    }
+    out
+}
