@@ -64,7 +64,7 @@ pub struct Builtins<'a> {
 impl BackendSource for Builtins<'_> {
     fn backend(&self, platform: &str) -> Result<Backend, Diagnostic> {
         let b = svc_builtin::backend(platform).ok_or_else(|| {
-            Diagnostic::error("backend-not-built", format!("no {platform} backend"))
+            Diagnostic::reported("backend-not-built", format!("no {platform} backend"))
         })?;
         self.runtime
             .load_backend_with_digest(b.name, b.wasm, Some(b.sha256))

@@ -47,15 +47,15 @@ pub fn test_runtime() -> Result<Runtime, String> {
 
 /// Compiles `fixture` for `platform` with the built-in backends.
 pub fn compile(platform: &str, fixture: &Path) -> Result<Project, Vec<svc_ir::Diagnostic>> {
-    let runtime = test_runtime().map_err(|e| vec![svc_ir::Diagnostic::error("runtime", e)])?;
+    let runtime = test_runtime().map_err(|e| vec![svc_ir::Diagnostic::reported("runtime", e)])?;
     let text = std::fs::read_to_string(fixture).map_err(|e| {
         vec![svc_ir::Diagnostic::error(
-            "io",
+            &svc_ir::codes::IO,
             format!("{}: {e}", fixture.display()),
         )]
     })?;
     let mut source = SourceFile::new(fixture.display().to_string(), text);
-    let io = |e: std::io::Error| vec![svc_ir::Diagnostic::error("io", e.to_string())];
+    let io = |e: std::io::Error| vec![svc_ir::Diagnostic::error(&svc_ir::codes::IO, e.to_string())];
     let dir = tempfile::Builder::new()
         .prefix("svc-project-")
         .tempdir()

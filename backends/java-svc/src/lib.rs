@@ -8,11 +8,12 @@
 //! README (`project/`).
 
 mod capabilities;
+pub mod codes;
 mod graph;
 mod java;
 mod names;
 mod nodes;
-mod project;
+pub(crate) mod project;
 mod tests;
 
 use svc_backend_sdk::ir::Document;

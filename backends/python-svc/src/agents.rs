@@ -163,7 +163,7 @@ fn agent_module(doc: &Document, scope: &Scope, a: &AgentDef) -> Result<String, D
             ..
         } => Some(doc.body("python-svc", &a.id).ok_or_else(|| {
             Diagnostic::error(
-                "missing-body",
+                &svc_backend_sdk::ir::codes::MISSING_BODY,
                 format!(
                     "supervisor `{}` routes with `custom` but has no python-svc body",
                     a.id

@@ -11,6 +11,7 @@
 
 mod agents;
 mod capabilities;
+pub mod codes;
 mod graph;
 mod mcp;
 mod model;
@@ -20,7 +21,7 @@ mod project;
 mod project_tests;
 mod py;
 mod scope;
-mod syntax;
+pub(crate) mod syntax;
 mod tools;
 
 use svc_backend_sdk::ir::Document;

@@ -76,7 +76,7 @@ impl SdkSource {
             None | Some("vendor") => Ok(SdkSource::Vendor),
             Some("index") => Ok(SdkSource::Index),
             Some(other) => Err(Diagnostic::error(
-                "invalid-value",
+                &svc_backend_sdk::ir::codes::INVALID_VALUE,
                 format!("the option `sdk` is `{other}`; python-svc takes `vendor` or `index`"),
             )
             .hint("`svc compile --sdk vendor` (the default) writes the SDK's wheel into vendor/; `--sdk index` installs it from the package index")),

@@ -19,8 +19,6 @@ use svc_backend_sdk::{Diagnostic, File};
 use crate::py::module;
 use crate::scope::all_graphs;
 
-const CODE: &str = "python-syntax";
-
 /// Every python-svc body of the document and its subgraphs' that does not
 /// parse, each at its place in the document.
 pub fn check_bodies(doc: &Document) -> Result<(), Vec<Diagnostic>> {
@@ -37,7 +35,7 @@ pub fn check_bodies(doc: &Document) -> Result<(), Vec<Diagnostic>> {
             if let Some((line, column, message)) = body_error(body, whole_def) {
                 let pointer = scope.at(&format!("/bodiesByPlatform/python-svc/{id}"));
                 found.push(Diagnostic::error(
-                    CODE,
+                    &PYTHON_SYNTAX,
                     format!("the python-svc body of `{id}` is not valid Python: {message}"),
                 )
                 .at(format!("{pointer}:{line}:{column}"))
@@ -64,7 +62,7 @@ pub fn check_modules(doc: &Document, files: &[File]) -> Result<(), Vec<Diagnosti
         if let Err(e) = parse_module(&text) {
             let (line, column) = line_col(&text, usize::from(e.location.start()));
             let mut diag = Diagnostic::error(
-                CODE,
+                &PYTHON_SYNTAX,
                 format!(
                     "the emitted module `{}` is not valid Python at line {line}, column {column}: {}",
                     f.path, e.error
@@ -177,6 +175,31 @@ fn node_of_module(doc: &Document, path: &str) -> Option<String> {
             .map(|i| scope.at(&format!("/logical/nodes/{i}")));
     }
     None
+}
+
+svc_backend_sdk::ir::diagnostic_codes! {
+    /// A python-svc body, or a module python-svc would emit, is not valid Python.
+    ///
+    /// python-svc parses every body in `bodiesByPlatform["python-svc"]` and every module it emits with Ruff's parser, inside the backend component, before anything is written. A body is parsed as it is emitted: the body of a function that receives `state` (a `function` node's body may also be a whole `def`). The diagnostic points inside the body's JSON string, at the line and column of the body's text where the parser stopped, with the parser's message; the hint repeats that line and column of the body.
+    ///
+    /// A module that does not parse although every body did is a fault of the backend or of the connector that rendered the node's code; the diagnostic names the module and points at its node.
+    ///
+    /// Fix the body (the message says what the parser expected).
+    ///
+    /// # Example
+    ///
+    /// `fixtures/valid/python_syntax_error.graph.json` compiled for `python-svc`:
+    ///
+    /// ```json
+    /// "python-svc": { "bump": "n = state[\"a\"]\nreturn {\"a\": (n +}" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "python-svc": { "bump": "n = state[\"a\"]\nreturn {\"a\": (n + 1)}" }
+    /// ```
+    pub PYTHON_SYNTAX = "python-syntax", group "templates";
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ pub fn files(doc: &Document, scope: &Scope) -> Result<Vec<File>, Vec<Diagnostic>
                 let Some(body) = doc.body("python-svc", &t.id) else {
                     missing.push(
                         Diagnostic::error(
-                            "missing-body",
+                            &svc_backend_sdk::ir::codes::MISSING_BODY,
                             format!("native tool `{}` has no python-svc body", t.id),
                         )
                         .at(scope.at(&format!("/logical/tools/{i}"))),

@@ -68,7 +68,7 @@ impl Placed {
             .filter(|p| files.iter().any(|f| &f.path == *p))
             .map(|p| {
                 Diagnostic::error(
-                    "connector-file-conflict",
+                    &CONNECTOR_FILE_CONFLICT,
                     format!("a connector writes `{p}`, which the backend generates itself"),
                 )
                 .hint("connector files belong in the folders the connector contract names (marketplace/README.md)")
@@ -100,7 +100,7 @@ pub fn place(
         let Some(rendered) = connectors.get(&node).cloned() else {
             diags.push(
                 Diagnostic::error(
-                    "connector-missing",
+                    &svc_ir::codes::CONNECTOR_MISSING,
                     format!("the host rendered no code for connector node `{node}` on {platform}"),
                 )
                 .at(format!("/logical/nodes/{i}"))
@@ -114,7 +114,7 @@ pub fn place(
             match placed.files.get(&f.path) {
                 Some(existing) if existing.contents != f.contents => diags.push(
                     Diagnostic::error(
-                        "connector-file-conflict",
+                        &CONNECTOR_FILE_CONFLICT,
                         format!(
                             "connector node `{node}` writes `{}` with contents different from another connector node's",
                             f.path
@@ -144,6 +144,29 @@ pub fn place(
     } else {
         Err(diags)
     }
+}
+
+svc_ir::diagnostic_codes! {
+    /// A connector writes a file the backend generates, or two connector nodes write one path with different contents.
+    ///
+    /// Connector components return files besides the snippet of each node. Every path must be written once: a connector file at a path the backend generates itself (say `go.mod`), or two connector nodes writing the same path with different contents, would silently overwrite code, so the compile stops. Identical files from several nodes are written once.
+    ///
+    /// Connector files belong in the folders the connector contract names (`marketplace/README.md`); report the clash to the connector's author.
+    ///
+    /// # Example
+    ///
+    /// A connector that renders for `go`
+    ///
+    /// ```rust,ignore
+    /// files: vec![File::text("go.mod", "module x\n")],
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```rust,ignore
+    /// files: vec![File::text("internal/connectors/webhook/webhook.go", WEBHOOK_GO)],
+    /// ```
+    pub CONNECTOR_FILE_CONFLICT = "connector-file-conflict", group "connector";
 }
 
 #[cfg(test)]

@@ -136,11 +136,34 @@ pub fn __connector_render<C: Connector>(
 ) -> Result<wit::Rendered, Vec<wit::Diagnostic>> {
     let config: serde_json::Value = serde_json::from_str(&node_config).map_err(|e| {
         vec![to_wit_diag(Diagnostic::error(
-            "invalid-config",
+            &INVALID_CONFIG,
             format!("the node config is not JSON: {e}"),
         ))]
     })?;
     C::render(&node_id, &platform, &config)
         .map(to_wit_rendered)
         .map_err(to_wit_diags)
+}
+
+svc_ir::diagnostic_codes! {
+    /// The node config the host passed to a connector component is not JSON (reported by the SDK inside the connector).
+    ///
+    /// Connectors built with the svc SDK parse the node config they receive before calling their own `render`. The host always passes the node's `config` from the document, serialized as JSON, so this code only appears when a connector is driven by another host or a test harness that passes bad text.
+    ///
+    /// Pass the node's `config` as a JSON object.
+    ///
+    /// # Example
+    ///
+    /// A test that calls a connector's export directly:
+    ///
+    /// ```rust,ignore
+    /// __connector_render::<Webhook>("go".into(), "url=env:HOOK".into())
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```rust,ignore
+    /// __connector_render::<Webhook>("go".into(), "{\"url\":\"env:HOOK\"}".into())
+    /// ```
+    pub INVALID_CONFIG = "invalid-config", group "connector";
 }

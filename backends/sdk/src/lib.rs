@@ -12,10 +12,11 @@
 //! feature (native builds only), or `svc test-plugin COMPONENT.wasm`.
 
 pub mod bindings;
+pub mod codes;
 pub mod connector_kit;
 pub mod connectors;
 pub mod environment;
-mod glue;
+pub(crate) mod glue;
 pub mod literals;
 pub mod llm;
 pub mod names;

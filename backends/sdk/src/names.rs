@@ -76,7 +76,7 @@ impl Names {
                     )
                 };
                 self.found.push(Diagnostic::error(
-                    "name-collision",
+                    &NAME_COLLISION,
                     format!(
                         "{} `{}` ({}) and {} `{}` ({}) both become {place} on {}{case}",
                         first.what,
@@ -154,6 +154,31 @@ pub fn collisions(checked: Result<(), Vec<Diagnostic>>) -> Vec<(String, String)>
         .filter(|d| d.code == "name-collision")
         .map(|d| (d.pointer.unwrap_or_default(), d.message))
         .collect()
+}
+
+svc_ir::diagnostic_codes! {
+    /// Two ids become one file, module, class, field or registered name on the target.
+    ///
+    /// Each backend derives names from ids: a Go file `internal/graph/node_<id>.go` (lowercased), a Python module `app/nodes/<id>.py` (lowercased, a keyword gets a trailing `_`) and the name a node, tool, agent or MCP server is registered under (a subgraph's child names carry the subgraph node's id and `__` as a prefix), a Java class `<Id>Node` (PascalCase) and a field `<id>Node` (camelCase). Ids that differ only in letter case, in `_`, or by a keyword's trailing `_` can map to one name. Before it writes anything, the backend claims every name it derives; the second id to reach a name is refused, with both ids, both JSON pointers and the name. No target renames one of them behind your back. Ids that are keywords of the target language are fine on their own.
+    ///
+    /// Rename one of the two ids.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/valid/name_collision.graph.json`, on every platform:
+    ///
+    /// ```json
+    /// { "id": "foo", "kind": "response_template", "template": "a", "outputKey": "answer" },
+    /// { "id": "Foo", "kind": "response_template", "template": "b", "outputKey": "answer" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "id": "foo", "kind": "response_template", "template": "a", "outputKey": "answer" },
+    /// { "id": "foo_again", "kind": "response_template", "template": "b", "outputKey": "answer" }
+    /// ```
+    pub NAME_COLLISION = "name-collision", group "negotiation";
 }
 
 #[cfg(test)]

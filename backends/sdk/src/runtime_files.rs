@@ -52,10 +52,37 @@ pub fn fill(path: &str, text: &str, values: &[(&str, &str)]) -> Result<String, D
 
 fn bad(path: &str, what: String) -> Diagnostic {
     Diagnostic::error(
-        "backend-runtime",
+        &BACKEND_RUNTIME,
         format!("runtime file `{path}` has {what}"),
     )
     .hint("the backend is faulty: report it to its author")
+}
+
+svc_ir::diagnostic_codes! {
+    /// A backend's own runtime file has a placeholder the backend does not fill, or lacks one it fills.
+    ///
+    /// Backends copy runtime files into every project and fill `__SVC_NAME__` placeholders in them (`svc_backend_sdk::runtime_files::fill`). A placeholder without a value, or a value without a placeholder, means the backend was built inconsistently; the generated project would not compile, so emission stops.
+    ///
+    /// No graph change fixes this: report it to the backend's author.
+    ///
+    /// # Example
+    ///
+    /// A backend runtime file `A.java` containing
+    ///
+    /// ```java
+    /// import com.svc.__SVC_GRAPH_IMPORT__.X;
+    /// ```
+    ///
+    /// filled with only `PACKAGE` reports `runtime file `A.java` has the placeholder `__SVC_GRAPH_IMPORT__`, which the backend does not fill`.
+    ///
+    /// # Fix
+    ///
+    /// Fill every placeholder the file uses, and use every value given:
+    ///
+    /// ```rust,ignore
+    /// fill("A.java", text, &[("PACKAGE", pkg), ("GRAPH_IMPORT", import)])
+    /// ```
+    pub BACKEND_RUNTIME = "backend-runtime", group "plugin";
 }
 
 #[cfg(test)]

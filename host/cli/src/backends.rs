@@ -108,7 +108,7 @@ impl Backends<'_> {
         if let Some(path) = path {
             let bytes = std::fs::read(&path).map_err(|e| {
                 Diagnostic::error(
-                    "backend-not-found",
+                    &BACKEND_NOT_FOUND,
                     format!("cannot read backend component `{}`: {e}", path.display()),
                 )
                 .hint(format!("check --backend or {var}"))
@@ -118,7 +118,7 @@ impl Backends<'_> {
         match svc_builtin::backend(platform) {
             Some(b) => Ok((b.name.to_string(), Cow::Borrowed(b.wasm), Some(b.sha256))),
             None => Err(Diagnostic::error(
-                "backend-not-built",
+                &BACKEND_NOT_BUILT,
                 format!("no `{platform}` backend is built into this svc yet"),
             )
             .hint(format!(
@@ -140,6 +140,49 @@ impl BackendSource for Backends<'_> {
             .load_backend_with_digest(&name, &bytes, sha256)
             .map_err(|e| svc_compile::plugin_diag(&e))
     }
+}
+
+svc_ir::diagnostic_codes! {
+    /// No backend for the platform is built into this svc, and none was given.
+    ///
+    /// `svc compile` uses the backend named by `--backend PATH.wasm`, else by the variable `SVC_BACKEND_<PLATFORM>` (for example `SVC_BACKEND_JAVA_SVC`), else the one built into the binary. A binary built without the platform's backend reports this code.
+    ///
+    /// Pass `--backend` or set the variable to a backend component, or use an svc build that embeds the backend.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out build/app --platform java-svc
+    /// # error[backend-not-built]: no `java-svc` backend is built into this svc yet
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out build/app --platform java-svc --backend ./svc-backend-java.wasm
+    /// ```
+    pub BACKEND_NOT_BUILT = "backend-not-built", group "plugin";
+
+    /// The backend component named by --backend or SVC_BACKEND_<PLATFORM> cannot be read.
+    ///
+    /// When `--backend PATH` or the variable `SVC_BACKEND_<PLATFORM>` names a backend component, the file must exist and be readable. A wrong path, or a variable left over from another setup, produces this code with the operating system's reason.
+    ///
+    /// Correct the path, or unset the variable to use the built-in backend.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// SVC_BACKEND_GO=/tmp/old/backend.wasm svc compile app.graph.json --out build/app
+    /// # error[backend-not-found]: cannot read backend component `/tmp/old/backend.wasm`: No such file or directory
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// unset SVC_BACKEND_GO
+    /// svc compile app.graph.json --out build/app
+    /// ```
+    pub BACKEND_NOT_FOUND = "backend-not-found", group "plugin";
 }
 
 #[cfg(test)]

@@ -3,12 +3,13 @@
 //! Exit codes: 0 success, 1 diagnostics (the input or a plugin is at
 //! fault, and the output says where), 2 usage (clap reports it).
 
-mod backends;
+pub(crate) mod backends;
 mod capabilities;
+pub mod codes;
 pub mod design;
 mod output;
 mod packs;
-mod plugin_new;
+pub(crate) mod plugin_new;
 mod sdk;
 mod test_plugin;
 
@@ -299,8 +300,11 @@ fn compile(
     let text = match std::fs::read_to_string(document) {
         Ok(t) => t,
         Err(e) => {
-            let d = svc_ir::Diagnostic::error("io", format!("cannot read `{doc_name}`: {e}"))
-                .hint("check the path of the graph document");
+            let d = svc_ir::Diagnostic::error(
+                &svc_ir::codes::IO,
+                format!("cannot read `{doc_name}`: {e}"),
+            )
+            .hint("check the path of the graph document");
             return output::fail(args.format, &[d]);
         }
     };

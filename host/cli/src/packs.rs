@@ -120,7 +120,7 @@ pub fn run_pack(args: &PackArgs) -> ExitCode {
         && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink())
     {
         let d = Diagnostic::error(
-            "io",
+            &svc_ir::codes::IO,
             format!("`{}` is a link; not writing through it", dir.display()),
         )
         .hint("remove the link or pass --out DIR");
@@ -134,7 +134,10 @@ pub fn run_pack(args: &PackArgs) -> ExitCode {
         tmp.persist(&path).map(|_| ()).map_err(|e| e.error)
     });
     if let Err(e) = written {
-        let d = Diagnostic::error("io", format!("cannot write `{}`: {e}", path.display()));
+        let d = Diagnostic::error(
+            &svc_ir::codes::IO,
+            format!("cannot write `{}`: {e}", path.display()),
+        );
         return output::fail(args.format, &[d]);
     }
     let sha = svc_runtime::sha256_hex(&packed.bytes);

@@ -157,7 +157,7 @@ fn sdk_dir(flag: Option<&Path>) -> Result<PathBuf, Diagnostic> {
         .then(|| candidate.canonicalize().unwrap_or(candidate.clone()))
         .ok_or_else(|| {
             Diagnostic::error(
-                "sdk-not-found",
+                &SDK_NOT_FOUND,
                 format!("the svc backend SDK is not at `{}`", candidate.display()),
             )
             .hint("pass --sdk DIR (or set SVC_SDK_DIR) to the `backends/sdk` folder of an svc checkout")
@@ -172,7 +172,7 @@ fn sdk_path(flag: Option<&Path>) -> Result<String, Diagnostic> {
         .map(str::to_string)
         .ok_or_else(|| {
             Diagnostic::error(
-                "sdk-not-found",
+                &SDK_NOT_FOUND,
                 format!(
                     "the SDK path `{}` cannot be written into Cargo.toml",
                     sdk.display()
@@ -190,7 +190,7 @@ pub fn scaffold(args: &PluginNewArgs) -> Result<PathBuf, Diagnostic> {
     let id = format!("{owner}/{name}");
     if !is_pack_name(&name) || !is_connector_id(&id) {
         return Err(Diagnostic::error(
-            "invalid-name",
+            &svc_ir::codes::INVALID_NAME,
             format!("invalid pack name {:?}", args.name),
         )
         .hint("use lowercase letters, digits and single dashes, starting with a letter (optionally `owner/name`)"));
@@ -239,6 +239,27 @@ pub fn run(args: &PluginNewArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+svc_ir::diagnostic_codes! {
+    /// `svc plugin new` cannot find the svc backend SDK the new crate depends on.
+    ///
+    /// A scaffolded connector crate depends on `backends/sdk` of an svc checkout by path. It is looked for at `--sdk DIR`, then `$SVC_SDK_DIR`, then the checkout svc was built from; the folder must contain `Cargo.toml`, and its path must be writable into `Cargo.toml` (no quotes, line breaks or non-UTF-8 names).
+    ///
+    /// Pass `--sdk DIR` (or set `SVC_SDK_DIR`) to the `backends/sdk` folder of an svc checkout.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc plugin new acme/slack   # svc installed from a release, no checkout
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// svc plugin new acme/slack --sdk ~/src/svc/backends/sdk
+    /// ```
+    pub SDK_NOT_FOUND = "sdk-not-found", group "cli";
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub fn paths(component: &str, paths: &[&str]) -> Vec<Diagnostic> {
     let mut dirs = HashSet::new();
     for path in paths {
         let shown: String = path.escape_debug().collect();
-        let fail = |msg: String| Diagnostic::error("unsafe-path", msg).source(component);
+        let fail = |msg: String| Diagnostic::error(&UNSAFE_PATH, msg).source(component);
         if let Some(why) = unsafe_reason(path) {
             diags.push(fail(format!("refused emitted path \"{shown}\": {why}")));
             continue;
@@ -65,7 +65,7 @@ pub fn paths(component: &str, paths: &[&str]) -> Vec<Diagnostic> {
         if dirs.contains(*path) {
             diags.push(
                 Diagnostic::error(
-                    "unsafe-path",
+                    &UNSAFE_PATH,
                     format!("refused emitted path \"{path}\": it is both a file and a directory"),
                 )
                 .source(component),
@@ -73,6 +73,29 @@ pub fn paths(component: &str, paths: &[&str]) -> Vec<Diagnostic> {
         }
     }
     diags
+}
+
+svc_ir::diagnostic_codes! {
+    /// A backend emitted a path that is unsafe, repeated, clashes by case, or is both file and folder.
+    ///
+    /// Before anything is written, every emitted path is checked: it must be relative and safe (no `..`, absolute paths, backslashes, drive prefixes or control characters), emitted once, distinct from every other path ignoring case (they would collide on macOS and Windows), not also a folder of another path, and not the host's own `.svc-build-manifest.json`. A violation means the backend is faulty; nothing is written.
+    ///
+    /// Report it to the backend's author.
+    ///
+    /// # Example
+    ///
+    /// A backend that emits
+    ///
+    /// ```rust,ignore
+    /// vec![File::text("../outside.txt", "x")]
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```rust,ignore
+    /// vec![File::text("outside.txt", "x")]
+    /// ```
+    pub UNSAFE_PATH = "unsafe-path", group "plugin";
 }
 
 #[cfg(test)]

@@ -12,6 +12,9 @@
 //! Any step can stop the run with diagnostics; nothing is written unless
 //! every step succeeded.
 
+pub mod codes;
+
+use codes::{BACKEND_INFO, BACKEND_PLATFORM, IR_VERSION_UNSUPPORTED, NO_PLATFORM, PLUGIN_FAILED};
 pub mod check;
 pub mod manifest;
 pub mod negotiate;
@@ -78,7 +81,7 @@ fn front(
         Some(p) => p.to_string(),
         None => {
             return Err(vec![source.locate(
-                Diagnostic::error("no-platform", "the document names no target platform")
+                Diagnostic::error(&NO_PLATFORM, "the document names no target platform")
                     .at("")
                     .hint("add \"target\": { \"platform\": \"go\" } or pass --platform go|python-svc|java-svc"),
             )])
@@ -168,7 +171,7 @@ pub fn generate_with(
             let mut out: Vec<Diagnostic> = diags.into_iter().map(|d| source.locate(d)).collect();
             if out.is_empty() {
                 out.push(Diagnostic::error(
-                    "plugin-failed",
+                    &PLUGIN_FAILED,
                     format!(
                         "component `{}` refused to emit but gave no reason",
                         backend.name()
@@ -244,7 +247,7 @@ fn check_backend(
 ) -> Result<(), Diagnostic> {
     if info.platform != platform {
         return Err(Diagnostic::error(
-            "backend-platform",
+            &BACKEND_PLATFORM,
             format!(
                 "component `{component}` is a backend for `{}`, not `{platform}`",
                 info.platform
@@ -254,7 +257,7 @@ fn check_backend(
     }
     let range = semver::VersionReq::parse(&info.ir_versions).map_err(|e| {
         Diagnostic::error(
-            "backend-info",
+            &BACKEND_INFO,
             format!(
                 "component `{component}` declares an invalid IR range `{}`: {e}",
                 info.ir_versions
@@ -262,11 +265,14 @@ fn check_backend(
         )
     })?;
     let version = semver::Version::parse(&doc.ir_version).map_err(|e| {
-        Diagnostic::error("ir-version", format!("irVersion `{}`: {e}", doc.ir_version))
+        Diagnostic::error(
+            &svc_ir::codes::IR_VERSION,
+            format!("irVersion `{}`: {e}", doc.ir_version),
+        )
     })?;
     if !range.matches(&version) {
         return Err(Diagnostic::error(
-            "ir-version-unsupported",
+            &IR_VERSION_UNSUPPORTED,
             format!(
                 "backend `{}` {} reads IR {}, and the document is IR {}",
                 info.name, info.version, info.ir_versions, doc.ir_version

@@ -61,7 +61,7 @@ pub fn negotiate(doc: &Document, platform: &str, info: &BackendInfo) -> Vec<Diag
             .map(|s| format!(" ({s})"))
             .unwrap_or_default();
         let mut d = Diagnostic::error(
-            "unsupported",
+            &svc_ir::codes::UNSUPPORTED,
             format!("{platform} does not support {}{of}{why}", req.describe()),
         )
         .at(req.pointer.clone())
@@ -89,7 +89,7 @@ fn bodies_and_templates(doc: &Document, platform: &str, info: &BackendInfo) -> V
         match &n.kind {
             NodeKind::Function(_) if doc.body(platform, &n.id).is_none() => gaps.push(
                 Diagnostic::error(
-                    "missing-body",
+                    &svc_ir::codes::MISSING_BODY,
                     format!("function node `{}` has no {platform} body", n.id),
                 )
                 .at(ptr)
@@ -108,7 +108,7 @@ fn bodies_and_templates(doc: &Document, platform: &str, info: &BackendInfo) -> V
                 if !has {
                     gaps.push(
                         Diagnostic::error(
-                            "template-required",
+                            &svc_ir::codes::TEMPLATE_REQUIRED,
                             format!(
                                 "connector node `{}`: template required (codegen.templates[\"{platform}\"])",
                                 n.id
@@ -140,7 +140,7 @@ fn bodies_and_templates(doc: &Document, platform: &str, info: &BackendInfo) -> V
         {
             gaps.push(
                 Diagnostic::error(
-                    "missing-body",
+                    &svc_ir::codes::MISSING_BODY,
                     format!(
                         "supervisor `{}` routes with `custom` but has no {platform} body",
                         a.id
@@ -161,7 +161,7 @@ fn bodies_and_templates(doc: &Document, platform: &str, info: &BackendInfo) -> V
         {
             gaps.push(
                 Diagnostic::error(
-                    "missing-body",
+                    &svc_ir::codes::MISSING_BODY,
                     format!("native tool `{}` has no {platform} body", t.id),
                 )
                 .at(format!("/logical/tools/{i}"))

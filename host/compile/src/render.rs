@@ -47,7 +47,7 @@ pub struct NoConnectors;
 impl ConnectorSource for NoConnectors {
     fn render(&mut self, node: &ConnectorNode<'_>) -> Result<RenderedConnector, Vec<Diagnostic>> {
         Err(vec![Diagnostic::error(
-            "connector-missing",
+            &svc_ir::codes::CONNECTOR_MISSING,
             format!(
                 "connector `{}` ({}) for node `{}` is not available to the {} backend",
                 node.connector, node.version, node.node_id, node.platform

@@ -49,7 +49,7 @@ fn resolve_in(
         let id = n.id.clone();
         let fail = |message: String, at: &str, hint: &str| {
             source.locate(
-                Diagnostic::error("io", message)
+                Diagnostic::error(&svc_ir::codes::IO, message)
                     .at(format!("{pointer}/{at}"))
                     .node(&id)
                     .hint(hint),
@@ -111,7 +111,7 @@ fn read_child(
 ) -> Result<Option<Document>, Diagnostic> {
     let unreadable = |e: std::io::Error| {
         Diagnostic::error(
-            "io",
+            &svc_ir::codes::IO,
             format!("cannot read subgraph `{shown}` ({}): {e}", file.display()),
         )
     };
@@ -123,13 +123,13 @@ fn read_child(
             .map(|p| p.display().to_string())
             .collect();
         return Err(Diagnostic::error(
-            "subgraph-cycle",
+            &SUBGRAPH_CYCLE,
             format!("subgraph files form a cycle: {}", chain.join(" -> ")),
         ));
     }
     if stack.len() >= MAX_DEPTH {
         return Err(Diagnostic::error(
-            "subgraph-cycle",
+            &SUBGRAPH_CYCLE,
             format!("subgraph `{shown}` nests deeper than {MAX_DEPTH} files"),
         ));
     }
@@ -206,6 +206,31 @@ fn read_folder(dir: &Path, shown: &str) -> Result<Vec<RagDocument>, String> {
             Err(e) => Err(format!("cannot read rag document `{shown}/{id}`: {e}")),
         })
         .collect()
+}
+
+svc_ir::diagnostic_codes! {
+    /// Subgraph documents include each other in a cycle.
+    ///
+    /// A `subgraph` node's `graph` may be a path to another document, read by `svc compile` relative to the document naming it, and that document may have subgraphs of its own. A file that includes itself, directly or through others, could never be expanded, so it is refused; the message lists the files of the cycle.
+    ///
+    /// Break the cycle: one of the documents must not name the other.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// // a.graph.json
+    /// { "id": "inner", "kind": "subgraph", "graph": "b.graph.json", "input": { "q": "q" } }
+    /// // b.graph.json
+    /// { "id": "inner", "kind": "subgraph", "graph": "a.graph.json", "input": { "q": "q" } }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// // b.graph.json: a graph of its own nodes, no subgraph back to a.graph.json
+    /// { "id": "say", "kind": "response_template", "template": "{{q}}", "outputKey": "a" }
+    /// ```
+    pub SUBGRAPH_CYCLE = "subgraph-cycle", group "nodes";
 }
 
 #[cfg(test)]

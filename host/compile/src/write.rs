@@ -21,7 +21,10 @@ pub struct ProjectFile {
 }
 
 fn io_diag(what: &str, path: &Path, e: &io::Error) -> Diagnostic {
-    Diagnostic::error("io", format!("{what} `{}`: {e}", path.display()))
+    Diagnostic::error(
+        &svc_ir::codes::IO,
+        format!("{what} `{}`: {e}", path.display()),
+    )
 }
 
 /// Whether `out` may be written: it must not exist, be an empty directory,
@@ -34,7 +37,7 @@ pub fn check_out_dir(out: &Path, force: bool) -> Result<(), Diagnostic> {
     };
     if !meta.is_dir() {
         return Err(Diagnostic::error(
-            "out-not-directory",
+            &OUT_NOT_DIRECTORY,
             format!("--out `{}` exists and is not a directory", out.display()),
         )
         .hint("choose another --out path"));
@@ -48,7 +51,7 @@ pub fn check_out_dir(out: &Path, force: bool) -> Result<(), Diagnostic> {
     }
     if !force {
         return Err(Diagnostic::error(
-            "out-not-empty",
+            &OUT_NOT_EMPTY,
             format!("--out `{}` is not empty", out.display()),
         )
         .hint("pass --force to replace that directory, or choose an empty or new one"));
@@ -62,7 +65,7 @@ pub fn check_out_dir(out: &Path, force: bool) -> Result<(), Diagnostic> {
         .unwrap_or_default();
     if abs.parent().is_none() || cwd.starts_with(&abs) {
         return Err(Diagnostic::error(
-            "out-unsafe",
+            &OUT_UNSAFE,
             format!(
                 "refusing to replace `{}`: it is the current directory, one of its parents, or the root",
                 out.display()
@@ -90,7 +93,7 @@ fn sibling(out: &Path, tag: &str) -> Result<PathBuf, Diagnostic> {
         }
     }
     Err(Diagnostic::error(
-        "io",
+        &svc_ir::codes::IO,
         format!("no free temporary name beside `{}`", out.display()),
     ))
 }
@@ -151,6 +154,65 @@ pub fn write_project(out: &Path, files: &[ProjectFile], force: bool) -> Result<(
         let _ = fs::remove_dir_all(old);
     }
     Ok(())
+}
+
+svc_ir::diagnostic_codes! {
+    /// --out names an existing file, not a directory.
+    ///
+    /// The project is written to the folder `--out`; an existing file there is never replaced, with or without `--force`.
+    ///
+    /// Choose another `--out` path.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out README.md
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out build/app
+    /// ```
+    pub OUT_NOT_DIRECTORY = "out-not-directory", group "cli";
+
+    /// --out is a directory that is not empty.
+    ///
+    /// A compile writes a complete project and does not merge it into existing files. An empty or new folder is written directly; a non-empty one is replaced only with `--force` (atomically, and only that folder).
+    ///
+    /// Pass `--force`, or choose an empty or new folder.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out build/app   # build/app holds an earlier project
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out build/app --force
+    /// ```
+    pub OUT_NOT_EMPTY = "out-not-empty", group "cli";
+
+    /// --force would replace the current directory, one of its parents, or the root.
+    ///
+    /// `--force` replaces exactly the `--out` folder. When that folder holds the current directory (`--out .`, `--out ..`) or is the file system root, a typo would wipe far more than a generated project, so it is refused.
+    ///
+    /// Point `--out` at the project folder itself, for example `--out build/my-service`.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out . --force
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out build/app --force
+    /// ```
+    pub OUT_UNSAFE = "out-unsafe", group "cli";
 }
 
 #[cfg(test)]

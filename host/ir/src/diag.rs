@@ -48,10 +48,10 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(code: &str, message: impl Into<String>) -> Self {
+    pub fn error(code: &crate::codes::Code, message: impl Into<String>) -> Self {
         Diagnostic {
             severity: Severity::Error,
-            code: code.to_string(),
+            code: code.name.to_string(),
             message: message.into(),
             pointer: None,
             node: None,
@@ -64,8 +64,17 @@ impl Diagnostic {
         }
     }
 
+    /// A diagnostic a plugin reported, under the code it gave (plugins speak
+    /// the WIT interface, whose codes are strings).
+    pub fn reported(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code: code.into(),
+            ..Diagnostic::error(&crate::codes::UNSUPPORTED, message)
+        }
+    }
+
     /// A problem that does not stop the compile; shown with its result.
-    pub fn warning(code: &str, message: impl Into<String>) -> Self {
+    pub fn warning(code: &crate::codes::Code, message: impl Into<String>) -> Self {
         Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error(code, message)
@@ -172,7 +181,7 @@ mod tests {
 
     #[test]
     fn renders_like_a_compiler() {
-        let mut d = Diagnostic::error("unknown-field", "unknown field `x`")
+        let mut d = Diagnostic::error(&crate::codes::UNKNOWN_FIELD, "unknown field `x`")
             .at("/logical/nodes/1/x")
             .node("classify")
             .hint("remove it");

@@ -509,6 +509,33 @@ impl<'a> LineIndex<'a> {
     }
 }
 
+crate::diagnostic_codes! {
+    /// The file is not valid JSON, or an object repeats a key.
+    ///
+    /// Graph documents, `svc.project.json` and the normalized IR a backend receives are strict JSON: no comments, no trailing commas, and no key twice in one object (a repeated key would make the document mean different things to different readers). The position is that of the first error.
+    ///
+    /// Fix the syntax at the reported line and column.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/json_syntax.graph.json` (and `duplicate_json_key.graph.json`):
+    ///
+    /// ```json
+    /// "logical": {
+    ///   "nodes": [],
+    /// }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "logical": {
+    ///   "nodes": []
+    /// }
+    /// ```
+    pub JSON_SYNTAX = "json-syntax", group "document";
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

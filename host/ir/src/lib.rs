@@ -12,14 +12,14 @@ pub mod codes;
 pub mod diag;
 pub mod json;
 pub mod model;
-mod nodes;
+pub(crate) mod nodes;
 mod normalize;
-mod read;
+pub(crate) mod read;
 pub mod release;
 pub mod requirements;
 pub mod schema;
 pub mod subject;
-mod validate;
+pub(crate) mod validate;
 
 use std::cell::OnceCell;
 
@@ -72,7 +72,7 @@ impl SourceFile {
         let tree = match json::parse(&self.text) {
             Ok(t) => t,
             Err(e) => {
-                let d = Diagnostic::error("json-syntax", e.message)
+                let d = Diagnostic::error(&crate::json::JSON_SYNTAX, e.message)
                     .hint("the document must be one JSON object (no comments or trailing commas)");
                 return Err(vec![self.place(d, Some(e.offset))]);
             }
@@ -217,7 +217,7 @@ fn check_tree(tree: &json::Node) -> Result<Document, Vec<Diagnostic>> {
 pub fn from_normalized_json(text: &str) -> Result<Document, Vec<Diagnostic>> {
     let tree = json::parse(text).map_err(|e| {
         vec![Diagnostic::error(
-            "json-syntax",
+            &crate::json::JSON_SYNTAX,
             format!("normalized IR: {}", e.message),
         )]
     })?;

@@ -47,6 +47,12 @@
 //! extra fields (0x7075), which give an entry a second name. This reader ignores
 //! extra fields and uses the header name.
 
+pub mod codes;
+
+use codes::{
+    ZIP_COMPRESS, ZIP_CRC, ZIP_DUPLICATE, ZIP_MALFORMED, ZIP_RATIO, ZIP_SYMLINK, ZIP_TOO_LARGE,
+    ZIP_TOO_MANY_ENTRIES, ZIP_UNSAFE_PATH, ZIP_UNSUPPORTED,
+};
 mod path;
 pub use path::{check_path, MAX_PATH_BYTES};
 mod read;
@@ -214,18 +220,18 @@ pub enum ZipError {
 
 impl ZipError {
     /// Stable kebab-case code for this error, e.g. `zip-unsafe-path`.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> &'static svc_ir::codes::Code {
         match self {
-            ZipError::Malformed { .. } => "zip-malformed",
-            ZipError::Unsupported { .. } => "zip-unsupported",
-            ZipError::UnsafePath { .. } => "zip-unsafe-path",
-            ZipError::Duplicate { .. } => "zip-duplicate",
-            ZipError::Symlink { .. } => "zip-symlink",
-            ZipError::TooManyEntries { .. } => "zip-too-many-entries",
-            ZipError::TooLarge { .. } => "zip-too-large",
-            ZipError::Ratio { .. } => "zip-ratio",
-            ZipError::Crc { .. } => "zip-crc",
-            ZipError::Compress { .. } => "zip-compress",
+            ZipError::Malformed { .. } => &ZIP_MALFORMED,
+            ZipError::Unsupported { .. } => &ZIP_UNSUPPORTED,
+            ZipError::UnsafePath { .. } => &ZIP_UNSAFE_PATH,
+            ZipError::Duplicate { .. } => &ZIP_DUPLICATE,
+            ZipError::Symlink { .. } => &ZIP_SYMLINK,
+            ZipError::TooManyEntries { .. } => &ZIP_TOO_MANY_ENTRIES,
+            ZipError::TooLarge { .. } => &ZIP_TOO_LARGE,
+            ZipError::Ratio { .. } => &ZIP_RATIO,
+            ZipError::Crc { .. } => &ZIP_CRC,
+            ZipError::Compress { .. } => &ZIP_COMPRESS,
         }
     }
 }

@@ -67,7 +67,7 @@ pub fn pack(
     };
     let doc_text = std::fs::read_to_string(&doc_path).map_err(|e| {
         vec![Diagnostic::error(
-            "pack-document",
+            &PACK_DOCUMENT,
             format!(
                 "cannot read the example document `{}`: {e}",
                 doc_path.display()
@@ -115,14 +115,14 @@ pub fn pack(
         &platforms,
     ) {
         return Err(vec![Diagnostic::error(
-            "connector-info",
+            &crate::codes::CONNECTOR_INFO,
             format!("the built component does not match {PROJECT_FILE}: {problem}"),
         )
         .hint("make the crate's info() and svc.project.json agree")]);
     }
     if let Err(e) = serde_json::from_str::<serde_json::Value>(&info.config_schema) {
         return Err(vec![Diagnostic::error(
-            "connector-info",
+            &crate::codes::CONNECTOR_INFO,
             format!("the component's config schema is not JSON: {e}"),
         )]);
     }
@@ -148,7 +148,7 @@ pub fn pack(
         if templates.is_empty() {
             failures.entry(platform.clone()).or_default().push(
                 Diagnostic::error(
-                    "template-required",
+                    &svc_ir::codes::TEMPLATE_REQUIRED,
                     format!("no templates for `{platform}`: `{}` is missing or empty", dir.display()),
                 )
                 .hint("add the platform's templates, or leave it out with --platforms or --allow-partial"),
@@ -163,7 +163,7 @@ pub fn pack(
         if !uses {
             failures.entry(platform.clone()).or_default().push(
                 Diagnostic::error(
-                    "pack-document",
+                    &PACK_DOCUMENT,
                     format!(
                         "the example document does not use `{}` for `{platform}` (codegen.templates[\"{platform}\"])",
                         project.connector
@@ -219,7 +219,7 @@ pub fn pack(
         manifest.platforms.retain(|p| !failures.contains_key(p));
         if manifest.platforms.is_empty() {
             return Err(vec![Diagnostic::error(
-                "pack-empty",
+                &PACK_EMPTY,
                 format!(
                     "no platform renders the example, so there is nothing to pack (tried {})",
                     platforms.join(", ")
@@ -268,7 +268,7 @@ fn inside(root: &Path, path: &Path, what: &str) -> Result<(), Vec<Diagnostic>> {
         Ok(())
     } else {
         Err(vec![Diagnostic::error(
-            "pack-outside",
+            &PACK_OUTSIDE,
             format!(
                 "the {what} `{}` leads outside the project (to `{}`)",
                 path.display(),
@@ -293,7 +293,7 @@ fn requested_platforms(
         .filter(|p| !project.platforms.contains(p))
         .map(|p| {
             Diagnostic::error(
-                "pack-platform",
+                &PACK_PLATFORM,
                 format!("platform `{p}` is not one of the project's platforms"),
             )
             .hint(format!(
@@ -315,7 +315,7 @@ fn requested_platforms(
 /// and other non-regular files are refused, and so is any entry that
 /// cannot be read).
 fn collect_files(dir: &Path, prefix: &str) -> Result<BTreeMap<String, Vec<u8>>, Vec<Diagnostic>> {
-    let fail = |msg: String| vec![Diagnostic::error("pack-templates", msg)];
+    let fail = |msg: String| vec![Diagnostic::error(&PACK_TEMPLATES, msg)];
     let mut out = BTreeMap::new();
     if !dir.is_dir() {
         return Ok(out);
@@ -358,7 +358,7 @@ fn build_component(crate_dir: &Path) -> Result<Vec<u8>, Vec<Diagnostic>> {
     let manifest = crate_dir.join("Cargo.toml");
     if !manifest.is_file() {
         return Err(vec![Diagnostic::error(
-            "pack-crate",
+            &PACK_CRATE,
             format!("no connector crate at `{}`", manifest.display()),
         )
         .hint(format!(
@@ -383,13 +383,13 @@ fn build_component(crate_dir: &Path) -> Result<Vec<u8>, Vec<Diagnostic>> {
         .output()
         .map_err(|e| {
             vec![
-                Diagnostic::error("pack-build", format!("cannot run cargo: {e}"))
+                Diagnostic::error(&PACK_BUILD, format!("cannot run cargo: {e}"))
                     .hint("install Rust (rustup) with the wasm32-wasip2 target, or set CARGO"),
             ]
         })?;
     if !output.status.success() {
         return Err(vec![Diagnostic::error(
-            "pack-build",
+            &PACK_BUILD,
             format!(
                 "the connector crate `{}` did not build ({}); cargo's errors are above",
                 manifest.display(),
@@ -426,7 +426,7 @@ fn build_component(crate_dir: &Path) -> Result<Vec<u8>, Vec<Diagnostic>> {
     }
     let Some(wasm) = wasm else {
         return Err(vec![Diagnostic::error(
-            "pack-build",
+            &PACK_BUILD,
             format!(
                 "cargo built `{}` but produced no .wasm component",
                 manifest.display()
@@ -436,8 +436,152 @@ fn build_component(crate_dir: &Path) -> Result<Vec<u8>, Vec<Diagnostic>> {
     };
     std::fs::read(&wasm).map_err(|e| {
         vec![Diagnostic::error(
-            "pack-build",
+            &PACK_BUILD,
             format!("cannot read `{}`: {e}", wasm.display()),
         )]
     })
+}
+
+svc_ir::diagnostic_codes! {
+    /// The connector could not be built into a .wasm component.
+    ///
+    /// `svc pack` and `svc validate-pack` build the project's connector with its language's toolchain: a Rust crate with `cargo build --release --target wasm32-wasip2`, a Python module with `componentize-py`, a TypeScript package with `npm ci` (when `node_modules` is missing) and `npm run componentize`. This code covers the tool not being runnable, the build failing (the tool's errors are printed above), a Rust build producing no `.wasm` (the crate lacks `crate-type = ["cdylib"]`), and the artifact not being readable.
+    ///
+    /// Install the toolchain (`rustup target add wasm32-wasip2`; `pip install componentize-py` or `SVC_COMPONENTIZE_PY`; Node.js 20+ with npm), fix the connector's errors, or set `CARGO`.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc pack
+    /// # error[pack-build]: the connector crate `connector/Cargo.toml` did not build (exit status: 101); cargo's errors are above
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// rustup target add wasm32-wasip2
+    /// svc pack
+    /// ```
+    pub PACK_BUILD = "pack-build", group "pack";
+
+    /// There is no connector crate (Cargo.toml) where svc.project.json's `crate` points.
+    ///
+    /// `crate` in `svc.project.json` names the folder of the connector's `Cargo.toml`, relative to the project root.
+    ///
+    /// Set `crate` to that folder.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "crate": "connecter"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "crate": "connector"
+    /// ```
+    pub PACK_CRATE = "pack-crate", group "pack";
+
+    /// The pack's example document cannot be read, or does not use the connector for a platform.
+    ///
+    /// Every pack carries an example graph that `svc pack` compiles for each platform to prove the templates render. It must be readable (`document` in `svc.project.json`, or `--document PATH`) and, for every platform of the pack, contain a connector node whose `codegen.templates[platform]` entry names this connector.
+    ///
+    /// Fix the path, or add the connector node and its `codegen.templates` entry for every platform.
+    ///
+    /// # Example
+    ///
+    /// A `webhook` project whose example has only a `go` template entry, packed for `go` and `python-svc`:
+    ///
+    /// ```json
+    /// "codegen": { "templates": { "go": { "notify": { "connector": "svc/webhook", "version": "^0.1" } } } }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "codegen": { "templates": {
+    ///   "go": { "notify": { "connector": "svc/webhook", "version": "^0.1" } },
+    ///   "python-svc": { "notify": { "connector": "svc/webhook", "version": "^0.1" } }
+    /// } }
+    /// ```
+    pub PACK_DOCUMENT = "pack-document", group "pack";
+
+    /// With --allow-partial, no platform rendered the example, so there is nothing to pack.
+    ///
+    /// `--allow-partial` lets `svc pack` leave out platforms whose templates do not render, recording them as missing. When every platform fails, the pack would be useless and is not written; the failures of each platform explain why.
+    ///
+    /// Fix the errors of at least one platform.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc pack --allow-partial
+    /// # error[pack-empty]: no platform renders the example, so there is nothing to pack (tried go, python-svc)
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Fix the template or example errors reported for one platform, then run `svc pack --allow-partial` again.
+    pub PACK_EMPTY = "pack-empty", group "pack";
+
+    /// The connector crate, a template folder or the example document leads outside the pack project.
+    ///
+    /// Packs hold only files of their project. A path in `svc.project.json` that resolves (through a symbolic link, for example) outside the project root is refused, so that a `templates/go` linking to `~/.ssh` is never packed.
+    ///
+    /// Replace the link with the files themselves.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// ln -s ~/shared/templates templates
+    /// svc pack
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// rm templates && cp -r ~/shared/templates templates
+    /// svc pack
+    /// ```
+    pub PACK_OUTSIDE = "pack-outside", group "pack";
+
+    /// --platforms names a platform the pack project does not list.
+    ///
+    /// `svc pack --platforms LIST` packs a subset of the project's `platforms`; it cannot add platforms the project does not declare.
+    ///
+    /// Use platforms from `platforms` in `svc.project.json`, or add the platform there (with its templates).
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc pack --platforms go,java-svc   # the project lists go and python-svc
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// svc pack --platforms go
+    /// ```
+    pub PACK_PLATFORM = "pack-platform", group "pack";
+
+    /// A template folder holds a link or special file, a non-UTF-8 name, or an unreadable file.
+    ///
+    /// `svc pack` copies `<templates>/<platform>/` into the pack. Every entry must be a regular file with a UTF-8 name that can be read; links are not packed, since they could point anywhere.
+    ///
+    /// Replace links with files, rename non-UTF-8 files, and fix permissions.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// ln -s ../common/util.go templates/go/util.go
+    /// svc pack
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// rm templates/go/util.go && cp ../common/util.go templates/go/util.go
+    /// ```
+    pub PACK_TEMPLATES = "pack-templates", group "pack";
 }

@@ -24,7 +24,7 @@ impl<'a> Fields<'a> {
         match json::parse(text) {
             Ok(node) => Ok((fields, node)),
             Err(e) => {
-                let d = Diagnostic::error("json-syntax", e.message);
+                let d = Diagnostic::error(&svc_ir::codes::JSON_SYNTAX, e.message);
                 fields.push(d, e.offset);
                 Err(fields.diags)
             }
@@ -49,7 +49,7 @@ impl<'a> Fields<'a> {
         let Json::Object(members) = &node.value else {
             self.push(
                 Diagnostic::error(
-                    "manifest-type",
+                    &MANIFEST_TYPE,
                     format!("expected an object, found {}", node.value.type_name()),
                 )
                 .at(pointer),
@@ -59,9 +59,11 @@ impl<'a> Fields<'a> {
         };
         for m in members {
             if !known.contains(&m.key.as_str()) {
-                let mut d =
-                    Diagnostic::error("unknown-field", format!("unknown field `{}`", m.key))
-                        .at(format!("{pointer}/{}", pointer_token(&m.key)));
+                let mut d = Diagnostic::error(
+                    &svc_ir::codes::UNKNOWN_FIELD,
+                    format!("unknown field `{}`", m.key),
+                )
+                .at(format!("{pointer}/{}", pointer_token(&m.key)));
                 d.hint = Some(match did_you_mean(&m.key, known.iter().copied()) {
                     Some(s) => format!("did you mean `{s}`?"),
                     None => format!("known fields: {}", known.join(", ")),
@@ -89,7 +91,7 @@ impl<'a> Fields<'a> {
                 other => {
                     self.push(
                         Diagnostic::error(
-                            "manifest-type",
+                            &MANIFEST_TYPE,
                             format!("`{key}` must be a string, found {}", other.type_name()),
                         )
                         .at(ptr),
@@ -101,8 +103,11 @@ impl<'a> Fields<'a> {
             None => {
                 if required {
                     self.push(
-                        Diagnostic::error("missing-field", format!("missing field `{key}`"))
-                            .at(ptr),
+                        Diagnostic::error(
+                            &svc_ir::codes::MISSING_FIELD,
+                            format!("missing field `{key}`"),
+                        )
+                        .at(ptr),
                         parent.offset,
                     );
                 }
@@ -122,7 +127,11 @@ impl<'a> Fields<'a> {
         let ptr = format!("{pointer}/{}", pointer_token(key));
         let Some(m) = members.iter().find(|m| m.key == key) else {
             self.push(
-                Diagnostic::error("missing-field", format!("missing field `{key}`")).at(ptr),
+                Diagnostic::error(
+                    &svc_ir::codes::MISSING_FIELD,
+                    format!("missing field `{key}`"),
+                )
+                .at(ptr),
                 parent.offset,
             );
             return None;
@@ -130,7 +139,7 @@ impl<'a> Fields<'a> {
         let Json::Array(items) = &m.value.value else {
             self.push(
                 Diagnostic::error(
-                    "manifest-type",
+                    &MANIFEST_TYPE,
                     format!(
                         "`{key}` must be a list of strings, found {}",
                         m.value.value.type_name()
@@ -147,7 +156,7 @@ impl<'a> Fields<'a> {
                 Json::String(s) => out.push((s.clone(), item.offset)),
                 other => self.push(
                     Diagnostic::error(
-                        "manifest-type",
+                        &MANIFEST_TYPE,
                         format!("`{key}` must hold strings, found {}", other.type_name()),
                     )
                     .at(format!("{ptr}/{i}")),
@@ -157,4 +166,25 @@ impl<'a> Fields<'a> {
         }
         Some(out)
     }
+}
+
+svc_ir::diagnostic_codes! {
+    /// A value in svc.project.json has the wrong JSON type.
+    ///
+    /// The manifest is an object whose fields are strings, except `platforms`, a list of strings.
+    ///
+    /// Write each field with its type.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "platforms": "go"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "platforms": ["go"]
+    /// ```
+    pub MANIFEST_TYPE = "manifest-type", group "project";
 }

@@ -10,13 +10,14 @@
 
 pub mod archive;
 pub mod build;
-mod fields;
+pub mod codes;
+pub(crate) mod fields;
 pub mod manifest;
 pub mod project;
 pub mod registry;
 pub mod schema;
 pub mod testkit;
-mod toolchains;
+pub(crate) mod toolchains;
 
 /// The version of the WIT package (`svc:codegen`) packs are built against
 /// now (the SDK's): a pack project's `hostApi` must match it.

@@ -129,7 +129,7 @@ impl ProjectManifest {
                     let names: Vec<&str> = Language::ALL.iter().map(|l| l.name()).collect();
                     f.push(
                         Diagnostic::error(
-                            "manifest-language",
+                            &MANIFEST_LANGUAGE,
                             format!("unknown connector language `{l}`"),
                         )
                         .at("/language")
@@ -150,7 +150,7 @@ impl ProjectManifest {
             (Some(_), Some((_, at)), _) => {
                 f.push(
                     Diagnostic::error(
-                        "manifest-source",
+                        &MANIFEST_SOURCE,
                         "both `source` and `crate` name the connector's folder",
                     )
                     .at("/crate")
@@ -164,7 +164,7 @@ impl ProjectManifest {
             (None, Some((_, at)), Some(l)) => {
                 f.push(
                     Diagnostic::error(
-                        "manifest-source",
+                        &MANIFEST_SOURCE,
                         format!(
                             "`crate` names a Rust crate, but the connector's language is `{}`",
                             l.name()
@@ -178,7 +178,7 @@ impl ProjectManifest {
             }
             (None, None, _) => {
                 f.push(
-                    Diagnostic::error("missing-field", "missing field `source`")
+                    Diagnostic::error(&svc_ir::codes::MISSING_FIELD, "missing field `source`")
                         .at("/source")
                         .hint("name the folder of the connector's code, for example \"source\": \"connector\""),
                     root.offset,
@@ -191,7 +191,7 @@ impl ProjectManifest {
         if let Some((k, at)) = &kind {
             if k != "plugin-creator" {
                 f.push(
-                    Diagnostic::error("manifest-kind", format!("`kind` is `{k}`"))
+                    Diagnostic::error(&MANIFEST_KIND, format!("`kind` is `{k}`"))
                         .at("/kind")
                         .hint("a pack project has \"kind\": \"plugin-creator\""),
                     *at,
@@ -201,7 +201,7 @@ impl ProjectManifest {
         if let Some((n, at)) = &name {
             if !is_pack_name(n) {
                 f.push(
-                    Diagnostic::error("manifest-name", format!("`{n}` is not a valid pack name"))
+                    Diagnostic::error(&MANIFEST_NAME, format!("`{n}` is not a valid pack name"))
                         .at("/name")
                         .hint("use lowercase letters, digits and single dashes, starting with a letter (at most 64)"),
                     *at,
@@ -213,7 +213,7 @@ impl ProjectManifest {
             Ok(_) => {
                 f.push(
                     Diagnostic::error(
-                        "manifest-version",
+                        &MANIFEST_VERSION,
                         format!("version `{v}` carries build metadata"),
                     )
                     .at("/version")
@@ -225,7 +225,7 @@ impl ProjectManifest {
             Err(e) => {
                 f.push(
                     Diagnostic::error(
-                        "manifest-version",
+                        &MANIFEST_VERSION,
                         format!("version `{v}` is not semver: {e}"),
                     )
                     .at("/version")
@@ -238,7 +238,7 @@ impl ProjectManifest {
         if let Some((c, at)) = &connector {
             if !is_connector_id(c) {
                 f.push(
-                    Diagnostic::error("manifest-connector", format!("`{c}` is not a connector id"))
+                    Diagnostic::error(&MANIFEST_CONNECTOR, format!("`{c}` is not a connector id"))
                         .at("/connector")
                         .hint("write `owner/name`, for example \"acme/slack\""),
                     *at,
@@ -250,7 +250,7 @@ impl ProjectManifest {
             Ok(_) => {
                 f.push(
                     Diagnostic::error(
-                        "host-api",
+                        &crate::codes::HOST_API,
                         format!("the pack asks for host API `{r}`; this svc provides {HOST_API} (svc:codegen@{HOST_API})"),
                     )
                     .at("/hostApi")
@@ -261,7 +261,7 @@ impl ProjectManifest {
             }
             Err(e) => {
                 f.push(
-                    Diagnostic::error("manifest-host-api", format!("hostApi `{r}` is not a semver range: {e}"))
+                    Diagnostic::error(&MANIFEST_HOST_API, format!("hostApi `{r}` is not a semver range: {e}"))
                         .at("/hostApi"),
                     at,
                 );
@@ -278,7 +278,7 @@ impl ProjectManifest {
                 if let Err(why) = svc_pack_zip::check_path(p) {
                     f.push(
                         Diagnostic::error(
-                            "manifest-path",
+                            &MANIFEST_PATH,
                             format!(
                                 "`{key}` must be a relative path inside the project, found `{p}`: {why}"
                             ),
@@ -293,7 +293,7 @@ impl ProjectManifest {
         for (i, (p, at)) in platforms.iter().flatten().enumerate() {
             if !PLATFORMS.contains(&p.as_str()) {
                 f.push(
-                    Diagnostic::error("manifest-platform", format!("unknown platform `{p}`"))
+                    Diagnostic::error(&MANIFEST_PLATFORM, format!("unknown platform `{p}`"))
                         .at(format!("/platforms/{i}"))
                         .hint(format!("platforms are {}", PLATFORMS.join(", "))),
                     *at,
@@ -301,7 +301,7 @@ impl ProjectManifest {
             } else if seen.contains(p) {
                 f.push(
                     Diagnostic::error(
-                        "manifest-platform",
+                        &MANIFEST_PLATFORM,
                         format!("platform `{p}` is listed twice"),
                     )
                     .at(format!("/platforms/{i}")),
@@ -312,7 +312,7 @@ impl ProjectManifest {
         }
         if platforms.as_ref().is_some_and(Vec::is_empty) {
             f.push(
-                Diagnostic::error("manifest-platform", "`platforms` is empty").at("/platforms"),
+                Diagnostic::error(&MANIFEST_PLATFORM, "`platforms` is empty").at("/platforms"),
                 root.offset,
             );
         }
@@ -346,7 +346,7 @@ impl ProjectManifest {
         let path = root.join(PROJECT_FILE);
         let text = std::fs::read_to_string(&path).map_err(|e| {
             vec![Diagnostic::error(
-                "pack-project",
+                &PACK_PROJECT,
                 format!("cannot read `{}`: {e}", path.display()),
             )
             .hint("run in a pack project (made by `svc plugin new NAME`) or pass --root PATH")]
@@ -384,7 +384,7 @@ fn read_limits(f: &mut Fields, members: &[svc_ir::json::Member]) -> Option<PackL
                 ok = false;
                 f.push(
                     Diagnostic::error(
-                        "manifest-limits",
+                        &MANIFEST_LIMITS,
                         format!("`{}` is {v}, over the host maximum of {}", field.key, max.unwrap_or_default()),
                     )
                     .at(format!("/limits/{}", field.key))
@@ -396,7 +396,7 @@ fn read_limits(f: &mut Fields, members: &[svc_ir::json::Member]) -> Option<PackL
                 ok = false;
                 f.push(
                     Diagnostic::error(
-                        "manifest-limits",
+                        &MANIFEST_LIMITS,
                         format!("`{}` must be a positive integer", field.key),
                     )
                     .at(format!("/limits/{}", field.key)),
@@ -406,6 +406,219 @@ fn read_limits(f: &mut Fields, members: &[svc_ir::json::Member]) -> Option<PackL
         }
     }
     ok.then_some(limits)
+}
+
+svc_ir::diagnostic_codes! {
+    /// `connector` in svc.project.json is not an owner/name connector id.
+    ///
+    /// A pack project's `connector` is the id graphs use in `codegen.templates`: `owner/name`, each part lowercase letters, digits and single dashes, starting with a letter.
+    ///
+    /// Write the id as `owner/name`.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "connector": "slack"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "connector": "acme/slack"
+    /// ```
+    pub MANIFEST_CONNECTOR = "manifest-connector", group "project";
+
+    /// `hostApi` in svc.project.json is not a semver range.
+    ///
+    /// `hostApi` states which `svc:codegen` host API versions the connector was built for, as a semver range. A value that does not parse cannot be checked against any host. (A valid range that excludes this svc's host API is `host-api`.)
+    ///
+    /// Write a range such as `"^0.2"`.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "hostApi": "0.2 or later"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "hostApi": "^0.2"
+    /// ```
+    pub MANIFEST_HOST_API = "manifest-host-api", group "project";
+
+    /// `kind` in svc.project.json is not plugin-creator.
+    ///
+    /// `svc pack` and `svc validate-pack` read only pack projects, whose manifest says `"kind": "plugin-creator"`. Another kind means the folder holds some other project.
+    ///
+    /// Run the command in a pack project (made by `svc plugin new NAME`), or pass `--root PATH` to one.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "kind": "backend"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "kind": "plugin-creator"
+    /// ```
+    pub MANIFEST_KIND = "manifest-kind", group "project";
+
+    /// `language` in svc.project.json is not a language svc builds connectors in.
+    ///
+    /// `language` says how `svc pack` builds the connector: `rust` (the default: a cargo crate), `python` (componentize-py) or `typescript` (esbuild and ComponentizeJS, through npm).
+    ///
+    /// Write one of them, or leave the field out for Rust.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "language": "javascript"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "language": "typescript"
+    /// ```
+    pub MANIFEST_LANGUAGE = "manifest-language", group "project";
+
+    /// `limits` in svc.project.json asks for something that is not a positive integer or is over the host maximum.
+    ///
+    /// A connector whose component starts an interpreter (Python, JavaScript) may need more memory or time per call than svc's defaults (256 MiB, 10 s). It asks for them in `limits`: `memoryMiB` and `timeoutMs`, each a positive integer up to the host maximum (1024 MiB, 60000 ms). Only that pack's calls get them; nothing is raised for other plugins.
+    ///
+    /// Ask for no more than the maximum, or make the connector's work lighter.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "limits": { "memoryMiB": 4096 }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "limits": { "memoryMiB": 512 }
+    /// ```
+    pub MANIFEST_LIMITS = "manifest-limits", group "project";
+
+    /// `name` in svc.project.json is not a valid pack name.
+    ///
+    /// The pack name becomes the file name `NAME-VERSION.svc-pack.zip` and a crate name: lowercase letters, digits and single dashes, starting with a letter, not ending with a dash, at most 64 characters.
+    ///
+    /// Rename the pack.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "name": "Slack_Notify"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "name": "slack-notify"
+    /// ```
+    pub MANIFEST_NAME = "manifest-name", group "project";
+
+    /// `source` (or `crate`), `templates` or `document` in svc.project.json is not a safe relative path.
+    ///
+    /// These paths name folders and files inside the project, and the same rules as for pack entries apply: relative, `/`-separated, no `..` or `.` components, no empty components, backslashes, control characters or drive prefixes. The message names the rule that is broken.
+    ///
+    /// Write a relative path inside the project.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "templates": "../shared/templates"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "templates": "templates"
+    /// ```
+    pub MANIFEST_PATH = "manifest-path", group "project";
+
+    /// `platforms` in svc.project.json is empty, names an unknown platform, or lists one twice.
+    ///
+    /// A pack project lists the platforms its connector renders for: a non-empty list of distinct names among `go`, `java-svc` and `python-svc`.
+    ///
+    /// Fix the list.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "platforms": ["go", "python"]
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "platforms": ["go", "python-svc"]
+    /// ```
+    pub MANIFEST_PLATFORM = "manifest-platform", group "project";
+
+    /// svc.project.json names the connector's folder twice, or with `crate` for a connector that is not Rust.
+    ///
+    /// `source` names the folder of the connector's code, relative to the project root. `crate` is its older name, still read for Rust connectors; a project gives one of the two, and a Python or TypeScript project gives `source`.
+    ///
+    /// Keep `source`.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "language": "python",
+    /// "crate": "connector"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "language": "python",
+    /// "source": "connector"
+    /// ```
+    pub MANIFEST_SOURCE = "manifest-source", group "project";
+
+    /// `version` in svc.project.json is not semver, or carries build metadata.
+    ///
+    /// The pack version must be a semver version. Build metadata (`+build.5`) is refused because semver ranges cannot tell builds apart, so two builds would claim one version.
+    ///
+    /// Write a plain version and bump it for each release.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "version": "0.1.0+build.5"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "version": "0.1.1"
+    /// ```
+    pub MANIFEST_VERSION = "manifest-version", group "project";
+
+    /// svc.project.json cannot be read from the project root.
+    ///
+    /// `svc pack` and `svc validate-pack` work on a pack project: a folder with `svc.project.json`, by default the current directory.
+    ///
+    /// Run them in a pack project (made by `svc plugin new NAME`), or pass `--root PATH`.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// cd ~ && svc pack
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// svc pack --root ~/src/acme-slack
+    /// ```
+    pub PACK_PROJECT = "pack-project", group "project";
 }
 
 #[cfg(test)]

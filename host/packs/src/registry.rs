@@ -38,7 +38,7 @@ pub fn default_plugin_dir() -> Option<PathBuf> {
 pub fn pack_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     let meta = std::fs::metadata(path).map_err(|e| {
         Diagnostic::error(
-            "plugin-path",
+            &PLUGIN_PATH,
             format!("cannot read plugin path `{}`: {e}", path.display()),
         )
         .hint("pass a .svc-pack.zip file or a directory of them (made by `svc pack`)")
@@ -48,7 +48,7 @@ pub fn pack_files(path: &Path) -> Result<Vec<PathBuf>, Diagnostic> {
     }
     let entries = std::fs::read_dir(path).map_err(|e| {
         Diagnostic::error(
-            "plugin-path",
+            &PLUGIN_PATH,
             format!("cannot list plugin directory `{}`: {e}", path.display()),
         )
     })?;
@@ -105,7 +105,7 @@ impl Registry {
             let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
             if size > MAX_PACK_BYTES {
                 return Err(Diagnostic::error(
-                    "zip-too-large",
+                    &svc_pack_zip::codes::ZIP_TOO_LARGE,
                     format!(
                         "pack `{}` is {size} bytes, over the limit of {MAX_PACK_BYTES}",
                         file.display()
@@ -115,7 +115,7 @@ impl Registry {
             }
             let bytes = std::fs::read(&file).map_err(|e| {
                 Diagnostic::error(
-                    "plugin-path",
+                    &PLUGIN_PATH,
                     format!("cannot read pack `{}`: {e}", file.display()),
                 )
             })?;
@@ -131,7 +131,7 @@ impl Registry {
         }) {
             if other.pack.sha256 != pack.sha256 {
                 return Err(Diagnostic::error(
-                    "connector-duplicate",
+                    &CONNECTOR_DUPLICATE,
                     format!(
                         "connector `{}` {} is provided by two different packs: `{}` and `{}`",
                         pack.manifest.connector, pack.version, other.pack.source, pack.source
@@ -170,7 +170,7 @@ impl Registry {
             .map_err(|e| vec![svc_compile::plugin_diag(&e)])?;
         if let Some(problem) = info_mismatch(&info, &m.connector, &m.version, &m.platforms) {
             return Err(vec![Diagnostic::error(
-                "connector-info",
+                &CONNECTOR_INFO,
                 format!("{name}: {problem}"),
             )]);
         }
@@ -183,7 +183,7 @@ impl Registry {
             .is_some_and(|(range, version)| range.matches(&version));
         if !matches {
             return Err(vec![Diagnostic::error(
-                "connector-info",
+                &CONNECTOR_INFO,
                 format!(
                     "{name}: its component is built against {built_for}, but the manifest's hostApi is `{}`",
                     m.host_api.escape_debug()
@@ -196,12 +196,7 @@ impl Registry {
                 ConfigSchema::compile(s)
                     .map_err(|e| format!("its config schema is not a usable JSON Schema: {e}"))
             })
-            .map_err(|why| {
-                vec![Diagnostic::error(
-                    "connector-info",
-                    format!("{name}: {why}"),
-                )]
-            })?;
+            .map_err(|why| vec![Diagnostic::error(&CONNECTOR_INFO, format!("{name}: {why}"))])?;
         entry.loaded = Some((connector, info, schema));
         Ok(())
     }
@@ -248,7 +243,7 @@ impl Registry {
                 format!("searched {}", self.searched.join(", "))
             };
             return Err(vec![Diagnostic::error(
-                "connector-missing",
+                &svc_ir::codes::CONNECTOR_MISSING,
                 format!(
                     "connector `{}` for node `{}` is not available ({looked})",
                     reference.connector, reference.node_id
@@ -258,7 +253,7 @@ impl Registry {
         }
         let range = semver::VersionReq::parse(reference.version).map_err(|e| {
             vec![Diagnostic::error(
-                "connector-version",
+                &CONNECTOR_VERSION,
                 format!(
                     "node `{}`: `{}` is not a semver range for connector `{}`: {e}",
                     reference.node_id, reference.version, reference.connector
@@ -282,7 +277,7 @@ impl Registry {
                 .map(|i| self.entries[*i].pack.version.to_string())
                 .collect();
             return Err(vec![Diagnostic::error(
-                "connector-version",
+                &CONNECTOR_VERSION,
                 format!(
                     "node `{}` needs connector `{}` {}, but only version(s) {} are available",
                     reference.node_id,
@@ -305,7 +300,7 @@ impl Registry {
                 .map(|m| format!(" (packed without it: {})", m.reason.escape_debug()))
                 .unwrap_or_default();
             return Err(vec![Diagnostic::error(
-                "template-required",
+                &svc_ir::codes::TEMPLATE_REQUIRED,
                 format!(
                     "connector `{}` {} has no template for `{platform}`{why}: template required (codegen.templates[\"{platform}\"])",
                     reference.connector, pack.version
@@ -319,7 +314,7 @@ impl Registry {
         self.load(index)?;
         let Some((connector, _info, schema)) = &self.entries[index].loaded else {
             return Err(vec![Diagnostic::error(
-                "connector-info",
+                &CONNECTOR_INFO,
                 "connector failed to load",
             )]);
         };
@@ -329,7 +324,7 @@ impl Registry {
                 .into_iter()
                 .map(|v| {
                     Diagnostic::error(
-                        "connector-config",
+                        &svc_ir::codes::CONNECTOR_CONFIG,
                         format!(
                             "node `{}`: config of connector `{}`: {}",
                             reference.node_id, reference.connector, v.message
@@ -394,4 +389,86 @@ impl ConnectorSource for Registry {
     fn render(&mut self, node: &ConnectorNode<'_>) -> Result<RenderedConnector, Vec<Diagnostic>> {
         self.render_node(node)
     }
+}
+
+svc_ir::diagnostic_codes! {
+    /// Two different packs provide the same connector at the same version.
+    ///
+    /// Packs are found on `--plugins PATH` and in the plugin directory (`$SVC_PLUGIN_DIR`, else `$XDG_DATA_HOME/svc/plugins`, else `~/.local/share/svc/plugins`). A connector id and version must identify one pack: when two packs with different bytes claim the same `connector` and `version`, the compile cannot tell which one the graph means. The same pack found twice is fine.
+    ///
+    /// Remove one of the packs from the plugin paths, or bump the version of the rebuilt one.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out build/app --plugins ./dist ~/old-packs
+    /// # error[connector-duplicate]: connector `svc/webhook` 0.1.0 is provided by two different packs: …
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out build/app --plugins ./dist
+    /// ```
+    pub CONNECTOR_DUPLICATE = "connector-duplicate", group "pack";
+
+    /// A connector component's info() disagrees with its pack, or its config schema is unusable.
+    ///
+    /// When a connector is loaded (by `svc compile`, `svc pack` or `svc validate-pack`) the host compares its `info()` with the pack's manifest (or `svc.project.json`): the id, the version and the platforms must agree, the `svc:codegen` version the component was built against must be inside the pack's `hostApi` range, and the `configSchema` must be JSON and a usable JSON Schema (draft 2020-12, no remote `$ref`). A mismatch means the component is not the connector the pack describes.
+    ///
+    /// Make the crate's `info()` and `svc.project.json` agree and rebuild the pack.
+    ///
+    /// # Example
+    ///
+    /// `svc.project.json` says `"version": "0.2.0"` but the crate's `Cargo.toml` still says `version = "0.1.0"`:
+    ///
+    /// ```sh
+    /// svc pack
+    /// # error[connector-info]: the built component does not match svc.project.json: its component says version 0.1.0, the manifest says 0.2.0
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Set the same version in `Cargo.toml` and `svc.project.json`, then run `svc pack` again.
+    pub CONNECTOR_INFO = "connector-info", group "connector";
+
+    /// A codegen.templates version is not a semver range, or no available version of the connector matches it.
+    ///
+    /// Each `codegen.templates` entry names a connector and a semver range (`"^1.2"`, `">=1.0, <2.0"`). The host picks the highest available version of that connector inside the range. When the range does not parse, or packs of the connector exist but none has a version in the range, the node cannot be rendered; the message lists the versions available.
+    ///
+    /// Add a pack of a matching version, or widen the range.
+    ///
+    /// # Example
+    ///
+    /// With only `svc/webhook` 0.1.0 available:
+    ///
+    /// ```json
+    /// "notify": { "connector": "svc/webhook", "version": "^2" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "notify": { "connector": "svc/webhook", "version": "^0.1" }
+    /// ```
+    pub CONNECTOR_VERSION = "connector-version", group "connector";
+
+    /// A --plugins path, or a pack file in it, cannot be read.
+    ///
+    /// `--plugins PATH` takes `.svc-pack.zip` files or directories of them (every `*.svc-pack.zip` directly inside). A path that does not exist, a directory that cannot be listed, or a pack that cannot be read is reported with the system's reason.
+    ///
+    /// Pass an existing pack file or a directory of packs (made by `svc pack`).
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out build/app --plugins ./dits
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// svc compile app.graph.json --out build/app --plugins ./dist
+    /// ```
+    pub PLUGIN_PATH = "plugin-path", group "pack";
 }

@@ -36,7 +36,7 @@ const NOT_INPUT: &[&str] = &[
     ".pytest_cache",
 ];
 
-fn error(code: &str, message: String) -> Vec<Diagnostic> {
+fn error(code: &svc_ir::codes::Code, message: String) -> Vec<Diagnostic> {
     vec![Diagnostic::error(code, message)]
 }
 
@@ -47,14 +47,17 @@ fn run(cmd: &mut Command, what: &str, install: &str) -> Result<Output, Vec<Diagn
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| {
-            vec![Diagnostic::error("pack-build", format!("cannot run {what}: {e}")).hint(install)]
+            vec![
+                Diagnostic::error(&crate::codes::PACK_BUILD, format!("cannot run {what}: {e}"))
+                    .hint(install),
+            ]
         })?;
     if output.status.success() {
         Ok(output)
     } else {
         // stdout too: componentize-py prints its Python traceback there.
         Err(vec![Diagnostic::error(
-            "pack-build",
+            &crate::codes::PACK_BUILD,
             format!(
                 "{what} failed ({}); its errors are above{}",
                 output.status,
@@ -92,7 +95,7 @@ fn require(path: &Path, what: &str, hint: &str) -> Result<(), Vec<Diagnostic>> {
         Ok(())
     } else {
         Err(vec![Diagnostic::error(
-            "pack-source",
+            &PACK_SOURCE,
             format!("no {what} at `{}`", path.display()),
         )
         .hint(hint)])
@@ -122,8 +125,12 @@ pub fn build_python(
     let program = tool("SVC_COMPONENTIZE_PY", "componentize-py");
     let identity = version_of(&program, "componentize-py", PY_INSTALL)?;
     cached(cache, root, &identity, || {
-        let out = tempfile::tempdir()
-            .map_err(|e| error("pack-build", format!("cannot make a temporary folder: {e}")))?;
+        let out = tempfile::tempdir().map_err(|e| {
+            error(
+                &crate::codes::PACK_BUILD,
+                format!("cannot make a temporary folder: {e}"),
+            )
+        })?;
         let wasm = out.path().join("connector.wasm");
         run(
             Command::new(&program)
@@ -205,7 +212,7 @@ fn absolute(path: &Path) -> PathBuf {
 fn read(path: &Path) -> Result<Vec<u8>, Vec<Diagnostic>> {
     std::fs::read(path).map_err(|e| {
         error(
-            "pack-build",
+            &crate::codes::PACK_BUILD,
             format!("cannot read `{}`: {e}", path.display()),
         )
     })
@@ -252,7 +259,7 @@ fn input_digest(root: &Path, identity: &str) -> Result<String, Vec<Diagnostic>> 
     for entry in walk {
         let entry = entry.map_err(|e| {
             error(
-                "pack-source",
+                &PACK_SOURCE,
                 format!("cannot list `{}`: {e}", root.display()),
             )
         })?;
@@ -279,6 +286,29 @@ fn input_digest(root: &Path, identity: &str) -> Result<String, Vec<Diagnostic>> 
         input.extend_from_slice(&data);
     }
     Ok(svc_runtime::sha256_hex(&input))
+}
+
+svc_ir::diagnostic_codes! {
+    /// A Python or TypeScript connector's folder lacks what its build needs.
+    ///
+    /// A Python connector's `source` folder holds `app.py` (its class `Connector` implements the connector interface) and `wit/`, the svc:codegen interface it is built against. A TypeScript connector's folder holds `package.json` with a `componentize` script that writes `dist/connector.wasm`, and `package-lock.json`: packs are built from locked versions. `svc plugin new NAME --lang python|typescript` makes both.
+    ///
+    /// Add the missing file, or point `source` at the right folder.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc pack
+    /// # error[pack-source]: no package-lock.json at `connector/package-lock.json`
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// (cd connector && npm install)
+    /// svc pack
+    /// ```
+    pub PACK_SOURCE = "pack-source", group "pack";
 }
 
 #[cfg(test)]
@@ -313,7 +343,7 @@ mod tests {
         let cache = cache_dir.path().to_path_buf();
         std::fs::write(dir.path().join("app.py"), "a").unwrap();
         let failed: Result<Vec<u8>, _> = cached(Some(&cache), dir.path(), "t", || {
-            Err(error("pack-build", "no".into()))
+            Err(error(&crate::codes::PACK_BUILD, "no".into()))
         });
         assert!(failed.is_err());
         let built = cached(Some(&cache), dir.path(), "t", || Ok(vec![1])).unwrap();

@@ -12,6 +12,12 @@
 //! * Compiled components are cached on disk keyed by the component's sha256
 //!   and the engine's compatibility hash, so a warm run skips Cranelift.
 
+pub mod codes;
+
+use codes::{
+    PLUGIN_CACHE, PLUGIN_LOAD, PLUGIN_MEMORY, PLUGIN_OUTPUT_TOO_LARGE, PLUGIN_TIMEOUT,
+    PLUGIN_TOO_MANY_FILES, PLUGIN_TRAP, PLUGIN_WORLD,
+};
 mod bindings;
 mod cache;
 mod digest;
@@ -94,16 +100,16 @@ pub enum PluginError {
 
 impl PluginError {
     /// A stable kebab-case code for diagnostics.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> &'static svc_ir::codes::Code {
         match self {
-            PluginError::Load { .. } => "plugin-load",
-            PluginError::WrongWorld { .. } => "plugin-world",
-            PluginError::Timeout { .. } => "plugin-timeout",
-            PluginError::Memory { .. } => "plugin-memory",
-            PluginError::Trap { .. } => "plugin-trap",
-            PluginError::TooManyFiles { .. } => "plugin-too-many-files",
-            PluginError::TooMuchOutput { .. } => "plugin-output-too-large",
-            PluginError::Cache { .. } => "plugin-cache",
+            PluginError::Load { .. } => &PLUGIN_LOAD,
+            PluginError::WrongWorld { .. } => &PLUGIN_WORLD,
+            PluginError::Timeout { .. } => &PLUGIN_TIMEOUT,
+            PluginError::Memory { .. } => &PLUGIN_MEMORY,
+            PluginError::Trap { .. } => &PLUGIN_TRAP,
+            PluginError::TooManyFiles { .. } => &PLUGIN_TOO_MANY_FILES,
+            PluginError::TooMuchOutput { .. } => &PLUGIN_OUTPUT_TOO_LARGE,
+            PluginError::Cache { .. } => &PLUGIN_CACHE,
         }
     }
 }

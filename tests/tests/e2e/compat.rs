@@ -138,7 +138,7 @@ fn the_host_tells_the_versions_apart_and_names_what_it_looked_for() {
     // A backend is no connector: the refusal names both the versions looked
     // for and what the component does export.
     let err = runtime.load_connector("go 0.1", &old).unwrap_err();
-    assert_eq!(err.code(), "plugin-world");
+    assert_eq!(err.code().name, "plugin-world");
     let message = err.to_string();
     for part in [
         "svc:codegen/connector@0.2.0",

@@ -17,7 +17,7 @@ pub fn write(
 ) -> Result<bool, Diagnostic> {
     let Some(src) = doc.body("go", &n.id) else {
         return Err(Diagnostic::error(
-            "missing-body",
+            &svc_backend_sdk::ir::codes::MISSING_BODY,
             format!("function node `{}` has no go body", n.id),
         )
         .at(at));

@@ -138,7 +138,7 @@ pub fn files(
             | NodeKind::Rag(_)
             | NodeKind::IntentClassifier(_)
             | NodeKind::Hitl(_) => Err(Diagnostic::error(
-                "unsupported",
+                &svc_backend_sdk::ir::codes::UNSUPPORTED,
                 format!(
                     "go does not build `{}` nodes (node `{}`)",
                     n.kind.name(),

@@ -18,7 +18,7 @@ pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
                 let Some(src) = doc.body("go", &t.id) else {
                     missing.push(
                         Diagnostic::error(
-                            "missing-body",
+                            &svc_backend_sdk::ir::codes::MISSING_BODY,
                             format!("native tool `{}` has no go body", t.id),
                         )
                         .at(format!("/logical/tools/{i}")),

@@ -17,7 +17,7 @@ pub fn class(
 ) -> Result<String, Diagnostic> {
     let Some(body) = doc.body("java-svc", id) else {
         return Err(Diagnostic::error(
-            "missing-body",
+            &svc_backend_sdk::ir::codes::MISSING_BODY,
             format!("function node `{id}` has no java-svc body"),
         ));
     };

@@ -18,7 +18,7 @@ pub fn files(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Dia
         let Some(body) = doc.body("java-svc", &t.id) else {
             missing.push(
                 Diagnostic::error(
-                    "missing-body",
+                    &svc_backend_sdk::ir::codes::MISSING_BODY,
                     format!("native tool `{}` has no java-svc body", t.id),
                 )
                 .at(format!("/logical/tools/{i}")),

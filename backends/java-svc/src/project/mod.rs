@@ -10,7 +10,7 @@ use crate::{graph, nodes, tests};
 mod application;
 mod config;
 mod container;
-mod pom;
+pub(crate) mod pom;
 mod readme;
 mod state;
 

@@ -23,7 +23,7 @@ pub(super) fn dependency_xml(spec: &str) -> Result<String, Diagnostic> {
             "        <dependency>\n            <groupId>{g}</groupId>\n            <artifactId>{a}</artifactId>\n            <version>{v}</version>\n        </dependency>\n"
         )),
         _ => Err(Diagnostic::error(
-            "connector-dependency",
+            &CONNECTOR_DEPENDENCY,
             format!("a connector asks for the Maven dependency `{spec}`, which is not `group:artifact[:version]`"),
         )
         .hint("report it to the connector's author")),
@@ -166,4 +166,27 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
         version = esc(&doc.version),
         description = esc(&description),
     )
+}
+
+svc_backend_sdk::ir::diagnostic_codes! {
+    /// A connector asks the Java backend for a Maven dependency that is not group:artifact[:version].
+    ///
+    /// A connector's rendered code can list runtime dependencies per platform. The `java-svc` backend writes them into `pom.xml` and accepts only `group:artifact` or `group:artifact:version`, each part made of letters, digits, `.`, `_` and `-`. Anything else could not be written as a `<dependency>`.
+    ///
+    /// The spec comes from the connector component, so report it to the connector's author (or use another version of the connector).
+    ///
+    /// # Example
+    ///
+    /// A connector rendering for `java-svc` with
+    ///
+    /// ```rust,ignore
+    /// Dependency { platform: "java-svc".into(), spec: "caffeine".into() }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```rust,ignore
+    /// Dependency { platform: "java-svc".into(), spec: "com.github.ben-manes.caffeine:caffeine:3.1.8".into() }
+    /// ```
+    pub CONNECTOR_DEPENDENCY = "connector-dependency", group "connector";
 }

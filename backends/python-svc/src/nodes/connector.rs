@@ -17,7 +17,7 @@ pub(super) fn module(
     let body = snippets.get(id).filter(|_| site.scope.is_root());
     let Some(body) = body else {
         return Err(Diagnostic::error(
-            "unsupported",
+            &svc_backend_sdk::ir::codes::UNSUPPORTED,
             format!(
                 "connector node `{id}` is inside a subgraph; python-svc renders connectors of the document's own graph only"
             ),

@@ -10,7 +10,7 @@ pub(super) fn module(site: &Site) -> Result<String, Diagnostic> {
     let id = &site.node.id;
     let Some(body) = site.doc.body("python-svc", id) else {
         return Err(Diagnostic::error(
-            "missing-body",
+            &svc_backend_sdk::ir::codes::MISSING_BODY,
             format!("function node `{id}` has no python-svc body"),
         )
         .at(site.at("")));

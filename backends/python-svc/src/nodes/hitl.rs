@@ -12,7 +12,7 @@ use crate::py::{module_file, quote, suite, write_expr, Expr};
 pub(super) fn module(site: &Site, h: &HitlNode) -> Result<String, Diagnostic> {
     if !site.scope.is_root() {
         return Err(Diagnostic::error(
-            "unsupported",
+            &svc_backend_sdk::ir::codes::UNSUPPORTED,
             format!(
                 "hitl node `{}` is inside a subgraph; python-svc pauses and resumes the document's own graph only",
                 site.node.id

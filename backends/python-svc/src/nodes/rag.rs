@@ -14,7 +14,7 @@ pub(super) fn documents(site: &Site, r: &RagNode) -> Result<File, Diagnostic> {
     let RagDocuments::List(documents) = &r.documents else {
         // The host reads a folder into a list before any backend runs.
         return Err(Diagnostic::error(
-            "invalid-value",
+            &svc_backend_sdk::ir::codes::INVALID_VALUE,
             format!(
                 "rag node `{}`: the host did not read its documents folder",
                 site.name

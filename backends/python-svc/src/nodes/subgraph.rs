@@ -13,7 +13,7 @@ pub(super) fn module(site: &Site, s: &SubgraphNode) -> Result<String, Diagnostic
     if let SubgraphRef::Path(_) = s.graph {
         // The host reads a child file into the document first.
         return Err(Diagnostic::error(
-            "invalid-value",
+            &svc_backend_sdk::ir::codes::INVALID_VALUE,
             format!(
                 "subgraph node `{}`: the host did not read its graph file",
                 site.node.id

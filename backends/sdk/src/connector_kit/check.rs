@@ -20,14 +20,14 @@ pub fn child(base: &str, key: &str) -> String {
 }
 
 impl Check {
-    pub fn push(&mut self, code: &str, message: String, pointer: &str, hint: &str) {
+    pub fn push(&mut self, code: &svc_ir::codes::Code, message: String, pointer: &str, hint: &str) {
         self.diags
             .push(Diagnostic::error(code, message).at(pointer).hint(hint));
     }
 
     fn wrong_type(&mut self, what: &str, want: &str, v: &Value, pointer: &str, hint: &str) {
         self.push(
-            "wrong-type",
+            &svc_ir::codes::WRONG_TYPE,
             format!("{what} must be {want}, found {}", value_kind(v)),
             pointer,
             hint,
@@ -54,7 +54,7 @@ impl Check {
                 None => format!("the fields are {}", known.join(", ")),
             };
             self.push(
-                "unknown-field",
+                &svc_ir::codes::UNKNOWN_FIELD,
                 format!("unknown config field `{key}`"),
                 &child("", key),
                 &hint,
@@ -73,7 +73,7 @@ impl Check {
         let v = obj.get(key);
         if v.is_none() {
             self.push(
-                "missing-field",
+                &svc_ir::codes::MISSING_FIELD,
                 format!("the config is missing the required field `{key}`"),
                 "",
                 hint,
@@ -117,7 +117,7 @@ impl Check {
             Ok(n) if (min..=max).contains(&n) => Some(n),
             _ => {
                 self.push(
-                    "out-of-range",
+                    &svc_ir::codes::OUT_OF_RANGE,
                     format!("{what} is {v}; it must be between {min} and {max}"),
                     pointer,
                     hint,
@@ -133,7 +133,7 @@ impl Check {
         let s = self.string(v, what, pointer, hint)?;
         if !is_identifier(s) {
             self.push(
-                "invalid-field-name",
+                &INVALID_FIELD_NAME,
                 format!("{what} `{s}` is not a state field name"),
                 pointer,
                 hint,
@@ -150,7 +150,7 @@ impl Check {
             if let Part::Field(f) = part {
                 if !is_identifier(f) {
                     self.push(
-                        "invalid-field-name",
+                        &INVALID_FIELD_NAME,
                         format!("{what}: the placeholder `{{{{{f}}}}}` does not name a state field"),
                         pointer,
                         "write `{{field}}` with the name of a state field, which is filled in when the node runs",
@@ -167,7 +167,7 @@ impl Check {
         match s.strip_prefix("env:") {
             Some(name) if !is_identifier(name) => {
                 self.push(
-                    "invalid-env-name",
+                    &svc_ir::codes::INVALID_ENV_NAME,
                     format!("{what} `{s}` does not name an environment variable"),
                     pointer,
                     "write env:NAME with a variable name (letters, digits and `_`, not starting with a digit); secrets are never written into the graph",
@@ -189,7 +189,12 @@ impl Check {
         let hint = format!("{what} is one of {}", allowed.join(", "));
         let s = self.string(v, what, pointer, &hint)?;
         if !allowed.contains(&s) {
-            self.push("invalid-value", format!("{what} is `{s}`"), pointer, &hint);
+            self.push(
+                &svc_ir::codes::INVALID_VALUE,
+                format!("{what} is `{s}`"),
+                pointer,
+                &hint,
+            );
             return None;
         }
         Some(s)
@@ -201,4 +206,47 @@ impl Check {
             _ => Err(self.diags),
         }
     }
+}
+
+svc_ir::diagnostic_codes! {
+    /// A connector config names a state field, or uses a {{placeholder}}, that is not a valid field name.
+    ///
+    /// Connector configs refer to state fields (`outputKey`, `fields`, `field`, `hitField`) and insert them into text with `{{field}}`. These must be identifiers (`^[A-Za-z_][A-Za-z0-9_]*$`), because they become names in the generated code.
+    ///
+    /// Use the name of a state field.
+    ///
+    /// # Example
+    ///
+    /// `svc/webhook`:
+    ///
+    /// ```json
+    /// "config": { "url": "env:HOOK", "fields": ["ok", "no-dash"] }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "config": { "url": "env:HOOK", "fields": ["ok", "no_dash"] }
+    /// ```
+    pub INVALID_FIELD_NAME = "invalid-field-name", group "connector";
+
+    /// A connector component was asked to render for a platform it has no code for.
+    ///
+    /// Connectors render per platform and refuse platforms outside their own list. The host normally catches this earlier (a pack that lacks the platform reports `template-required`), so this code appears when a connector's `info()` and `render` disagree, or when it is called directly.
+    ///
+    /// Use a connector version that supports the platform, or compile for one it supports.
+    ///
+    /// # Example
+    ///
+    /// ```rust,ignore
+    /// svc_webhook::Webhook::render("rust", &config)
+    /// // error[platform-unsupported]: svc/webhook has no code for the platform `rust`
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```rust,ignore
+    /// svc_webhook::Webhook::render("go", &config)
+    /// ```
+    pub PLATFORM_UNSUPPORTED = "platform-unsupported", group "connector";
 }

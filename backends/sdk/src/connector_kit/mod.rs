@@ -3,7 +3,7 @@
 //! node's config, [`fill`] fills `@{name}` placeholders of a template, and
 //! [`c_str`] / [`py_str`] / [`py_collection`] write values as code.
 
-mod check;
+pub(crate) mod check;
 mod lang;
 
 pub use crate::literals::{c_str, py_str};

@@ -204,10 +204,12 @@ impl Api {
         // says where a syntax error is.
         if let Err(e) = svc_ir::json::parse(&text) {
             let mut source = self.source(text);
-            let diags = source
-                .parse()
-                .err()
-                .unwrap_or_else(|| vec![Diagnostic::error("json-syntax", e.message.clone())]);
+            let diags = source.parse().err().unwrap_or_else(|| {
+                vec![Diagnostic::error(
+                    &svc_ir::codes::JSON_SYNTAX,
+                    e.message.clone(),
+                )]
+            });
             return Reply::json(422, &json!({"diagnostics": diagnostics_json(&diags)}));
         }
         let value: Value = match serde_json::from_str(&text) {
@@ -418,7 +420,7 @@ impl Api {
                 })
                 .collect();
             let bytes = svc_pack_zip::write(&entries)
-                .map_err(|e| Reply::error(500, e.code(), e.to_string()))?;
+                .map_err(|e| Reply::error(500, e.code().name, e.to_string()))?;
             return Ok(Reply {
                 status: 200,
                 content_type: "application/zip",

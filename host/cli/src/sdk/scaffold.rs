@@ -116,7 +116,7 @@ fn render(text: &str, name: &str) -> String {
 pub fn new_project(name: &str, dir: &Path, force: bool) -> Result<PathBuf, Diagnostic> {
     if !valid_name(name) {
         return Err(Diagnostic::error(
-            "invalid-name",
+            &svc_ir::codes::INVALID_NAME,
             format!("invalid project name {name:?}: use a lowercase letter, then lowercase letters, digits, '_' or '-'"),
         ));
     }

@@ -40,7 +40,7 @@ impl KindRules for AgentNode {
                 .map(|a| a.id.as_str())
                 .collect();
             let mut d = Diagnostic::error(
-                "unresolved-ref",
+                &crate::codes::UNRESOLVED_REF,
                 format!("agent `{}` is not declared in `logical.agents`", self.agent),
             )
             .at(format!("{at}/agent"))

@@ -35,7 +35,7 @@ impl KindRules for HitlNode {
         if v.doc().logical.settings.checkpointer.kind == CheckpointerKind::None {
             v.err(
                 Diagnostic::error(
-                    "hitl-checkpointer",
+                    &HITL_CHECKPOINTER,
                     format!(
                         "hitl node `{id}` pauses the run, which needs a checkpointer to resume it"
                     ),
@@ -46,4 +46,27 @@ impl KindRules for HitlNode {
             );
         }
     }
+}
+
+crate::diagnostic_codes! {
+    /// A `hitl` node is used without a checkpointer to resume the run.
+    ///
+    /// A `hitl` node pauses the run until a reviewer answers; the paused run is kept by the checkpointer so that a resume can continue it. With `settings.checkpointer.type` `none` (the default) there is nothing to resume from, so the document is refused, naming the node.
+    ///
+    /// Set a checkpointer, or remove the node.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/hitl_without_checkpointer.graph.json`:
+    ///
+    /// ```json
+    /// { "id": "review", "kind": "hitl", "payload": { "q": "{{question}}" }, "outputKey": "answer" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "settings": { "checkpointer": { "type": "memory" } }
+    /// ```
+    pub HITL_CHECKPOINTER = "hitl-checkpointer", group "nodes";
 }

@@ -61,7 +61,7 @@ impl KindRules for IntentNode {
         if self.intents.is_empty() {
             v.err(
                 Diagnostic::error(
-                    "invalid-value",
+                    &crate::codes::INVALID_VALUE,
                     format!("intent_classifier `{}` lists no intents", id),
                 )
                 .at(format!("{at}/intents"))
@@ -74,14 +74,14 @@ impl KindRules for IntentNode {
             let at = format!("{at}/intents/{j}/name");
             if intent.name.trim().is_empty() {
                 v.err(
-                    Diagnostic::error("invalid-value", "an intent has an empty name")
+                    Diagnostic::error(&crate::codes::INVALID_VALUE, "an intent has an empty name")
                         .at(at)
                         .node(id),
                 );
             } else if let Some(first) = seen.insert(intent.name.trim().to_lowercase(), j) {
                 v.err(
                         Diagnostic::error(
-                            "duplicate-intent",
+                            &DUPLICATE_INTENT,
                             format!(
                                 "intent `{}` is listed twice (first at {at}/intents/{first}); replies are matched case-insensitively",
                                 intent.name
@@ -94,7 +94,7 @@ impl KindRules for IntentNode {
         }
         if self.fallback.trim().is_empty() {
             v.err(
-                Diagnostic::error("invalid-value", "`fallback` is empty")
+                Diagnostic::error(&crate::codes::INVALID_VALUE, "`fallback` is empty")
                     .at(format!("{at}/fallback"))
                     .node(id)
                     .hint("name the intent written when nothing matches, e.g. \"other\""),
@@ -110,4 +110,27 @@ impl KindRules for IntentNode {
             ));
         }
     }
+}
+
+crate::diagnostic_codes! {
+    /// An intent_classifier lists the same intent name twice.
+    ///
+    /// The model's reply is matched to an intent name trimmed and case-insensitively, so two intents whose names differ only in case or surrounding spaces could never be told apart. Each name must be unique.
+    ///
+    /// Rename or merge the duplicate intent.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/intent_duplicate.graph.json`:
+    ///
+    /// ```json
+    /// "intents": [ { "name": "billing" }, { "name": "Billing" } ]
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "intents": [ { "name": "billing" }, { "name": "shipping" } ]
+    /// ```
+    pub DUPLICATE_INTENT = "duplicate-intent", group "nodes";
 }

@@ -103,7 +103,7 @@ impl KindRules for LlmNode {
         if self.model.is_none() && v.doc().logical.settings.model.is_none() {
             v.err(
                 Diagnostic::error(
-                    "missing-model",
+                    &MISSING_MODEL,
                     format!("llm node `{id}` names no model and `settings.model` is absent"),
                 )
                 .at(at)
@@ -114,7 +114,7 @@ impl KindRules for LlmNode {
         if self.prompt.user.trim().is_empty() {
             v.err(
                 Diagnostic::error(
-                    "empty-prompt",
+                    &EMPTY_PROMPT,
                     format!("llm node `{id}` has an empty user prompt"),
                 )
                 .at(format!("{at}/prompt/user"))
@@ -140,7 +140,7 @@ impl KindRules for LlmNode {
                 };
                 v.err(
                     Diagnostic::error(
-                        "output-type",
+                        &crate::codes::OUTPUT_TYPE,
                         format!(
                             "llm node `{id}` writes {shape} output to `{}`, {}; it needs {want}",
                             f.name,
@@ -184,4 +184,47 @@ impl ModelRef {
 
 pub(crate) fn provider_feature(provider: &str) -> String {
     format!("model.provider.{provider}")
+}
+
+crate::diagnostic_codes! {
+    /// An llm node's user prompt is empty.
+    ///
+    /// An `llm` node sends `prompt.user` (after filling its `{{placeholders}}`) as the user message; an empty or whitespace-only prompt would make every call ask nothing.
+    ///
+    /// Write the prompt, usually with placeholders for the state fields it needs.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// { "id": "reply", "kind": "llm", "outputKey": "answer", "prompt": { "user": "  " } }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "id": "reply", "kind": "llm", "outputKey": "answer", "prompt": { "user": "Answer briefly: {{question}}" } }
+    /// ```
+    pub EMPTY_PROMPT = "empty-prompt", group "nodes";
+
+    /// An llm node names no model and settings.model is absent.
+    ///
+    /// An `llm` node calls a model: either its own `model` or the default in `logical.settings.model`. With neither, the generated service would not know what to call.
+    ///
+    /// Add `model` to the node or a default to `logical.settings`.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/missing_model.graph.json`:
+    ///
+    /// ```json
+    /// { "id": "reply", "kind": "llm", "outputKey": "answer", "prompt": { "user": "{{question}}" } }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "id": "reply", "kind": "llm", "outputKey": "answer", "prompt": { "user": "{{question}}" },
+    ///   "model": { "provider": "openai", "name": "gpt-4o-mini" } }
+    /// ```
+    pub MISSING_MODEL = "missing-model", group "nodes";
 }

@@ -145,7 +145,7 @@ impl KindRules for RagNode {
         v.check_template(&self.query, format!("{at}/query"), id);
         match &self.documents {
             RagDocuments::Path(p) if p.trim().is_empty() => v.err(
-                Diagnostic::error("invalid-value", "`documents` is an empty path")
+                Diagnostic::error(&crate::codes::INVALID_VALUE, "`documents` is an empty path")
                     .at(format!("{at}/documents"))
                     .node(id)
                     .hint("name a folder of .md/.txt files, relative to this document"),
@@ -157,7 +157,7 @@ impl KindRules for RagNode {
                     if !seen.insert(d.id.as_str()) {
                         v.err(
                             Diagnostic::error(
-                                "duplicate-id",
+                                &crate::codes::DUPLICATE_ID,
                                 format!("document id `{}` is used twice", d.id),
                             )
                             .at(format!("{at}/documents/{j}/id"))
@@ -177,7 +177,7 @@ impl KindRules for RagNode {
                 if let Some(name) = value.as_deref().filter(|name| !is_identifier(name)) {
                     v.err(
                         Diagnostic::error(
-                            "invalid-env-name",
+                            &crate::codes::INVALID_ENV_NAME,
                             format!("`{name}` is not an environment variable name"),
                         )
                         .at(format!("{at}/retriever/{key}"))
@@ -191,7 +191,7 @@ impl KindRules for RagNode {
             if !matches!(f.ty, FieldType::String | FieldType::Array) {
                 v.err(
                         Diagnostic::error(
-                            "output-type",
+                            &crate::codes::OUTPUT_TYPE,
                             format!(
                                 "rag node `{}` writes passages to `{}`, {}; it needs an `array` field (passages) or a `string` field (their texts)",
                                 id,

@@ -26,7 +26,7 @@ impl KindRules for ResponseTemplateNode {
             if f.text_write().is_none() {
                 v.err(
                     Diagnostic::error(
-                        "output-type",
+                        &crate::codes::OUTPUT_TYPE,
                         format!(
                             "response_template `{id}` writes text to `{}`, {}; it needs {TEXT_TARGETS}",
                             f.name,

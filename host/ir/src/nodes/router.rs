@@ -124,7 +124,7 @@ impl KindRules for RouterNode {
         let (at, id) = (here.at.as_str(), here.id);
         if self.branches.is_empty() {
             v.err(
-                Diagnostic::error("router-default", format!("router `{}` has no branches", id))
+                Diagnostic::error(&ROUTER_DEFAULT, format!("router `{}` has no branches", id))
                     .at(format!("{at}/branches"))
                     .node(id)
                     .hint("end the list with a default branch: { \"to\": \"<node id>\" }"),
@@ -137,7 +137,7 @@ impl KindRules for RouterNode {
             match (&b.when, j == last) {
                 (Some(_), true) => v.err(
                     Diagnostic::error(
-                        "router-default",
+                        &ROUTER_DEFAULT,
                         format!("the last branch of router `{}` has a condition; it must be the unconditional default", id),
                     )
                     .at(format!("{bptr}/when"))
@@ -146,7 +146,7 @@ impl KindRules for RouterNode {
                 ),
                 (None, false) => v.err(
                     Diagnostic::error(
-                        "router-default",
+                        &ROUTER_DEFAULT,
                         format!("branch {j} of router `{}` has no condition but is not last; branches after it could never run", id),
                     )
                     .at(bptr.clone())
@@ -197,11 +197,8 @@ fn condition(v: &mut Validator<'_>, c: &Condition, ptr: String, node: &str) {
         f.ty,
         FieldType::String | FieldType::Integer | FieldType::Number | FieldType::Boolean
     );
-    let fail = |msg: String, at: String| {
-        Diagnostic::error("invalid-condition", msg)
-            .at(at)
-            .node(node)
-    };
+    let fail =
+        |msg: String, at: String| Diagnostic::error(&INVALID_CONDITION, msg).at(at).node(node);
     if !c.op.takes_value() {
         if c.value.is_some() {
             v.err(fail(
@@ -257,4 +254,53 @@ fn condition(v: &mut Validator<'_>, c: &Condition, ptr: String, node: &str) {
             format!("{ptr}/value"),
         ));
     }
+}
+
+crate::diagnostic_codes! {
+    /// A router branch's condition does not fit its operator or its field's type.
+    ///
+    /// A condition `{ "field", "op", "value" }` compares a state field. `exists` and `truthy` take no `value`; the others need one. Comparisons work on scalar fields (`string`, `integer`, `number`, `boolean`); ordering (`gt`, `ge`, `lt`, `le`) does not apply to booleans; `in` takes a list; and the value (or each list item) must have the field's type.
+    ///
+    /// Change the operator, the value, or compare another field.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/condition_value_type.graph.json` (`count` is an `integer`):
+    ///
+    /// ```json
+    /// "when": { "field": "count", "op": "gt", "value": "ten" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "when": { "field": "count", "op": "gt", "value": 10 }
+    /// ```
+    pub INVALID_CONDITION = "invalid-condition", group "nodes";
+
+    /// A router has no branches, lacks a final unconditional branch, or has one before the end.
+    ///
+    /// A router evaluates its `branches` in order and takes the first whose `when` holds. The last branch must be the unconditional default (no `when`), so that a run always has somewhere to go; a branch without `when` anywhere else would shadow every branch after it.
+    ///
+    /// End the list with `{ "to": "<node id>" }` and give every other branch a condition.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/router_without_default.graph.json` (and `router_default_not_last.graph.json`):
+    ///
+    /// ```json
+    /// "branches": [
+    ///   { "when": { "field": "question", "op": "exists" }, "to": "end" }
+    /// ]
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "branches": [
+    ///   { "when": { "field": "question", "op": "exists" }, "to": "end" },
+    ///   { "to": "end" }
+    /// ]
+    /// ```
+    pub ROUTER_DEFAULT = "router-default", group "nodes";
 }

@@ -128,7 +128,7 @@ pub fn subgraph_mapping(parent: &Document, index: usize) -> Vec<Diagnostic> {
     let mut pair = |child_field: &str, parent_field: &str, at: String, into_child: bool| {
         let Some(c) = child.state_field(child_field) else {
             let mut d = Diagnostic::error(
-                "unknown-state-field",
+                &crate::codes::UNKNOWN_STATE_FIELD,
                 format!(
                     "`{child_field}` is not a state field of the subgraph `{}`",
                     child.id
@@ -150,7 +150,7 @@ pub fn subgraph_mapping(parent: &Document, index: usize) -> Vec<Diagnostic> {
             let (from, to) = if into_child { (p, c) } else { (c, p) };
             out.push(
                 Diagnostic::error(
-                    "subgraph-type",
+                    &SUBGRAPH_TYPE,
                     format!(
                         "subgraph `{}` copies `{}` ({}) into `{}` ({}); the types must match",
                         n.id,
@@ -186,7 +186,7 @@ pub fn subgraph_mapping(parent: &Document, index: usize) -> Vec<Diagnostic> {
         if f.required && !s.input.contains_key(&f.name) {
             out.push(
                 Diagnostic::error(
-                    "subgraph-type",
+                    &SUBGRAPH_TYPE,
                     format!(
                         "the subgraph `{}` requires `{}`, which `input` does not give it",
                         child.id, f.name
@@ -199,4 +199,29 @@ pub fn subgraph_mapping(parent: &Document, index: usize) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+crate::diagnostic_codes! {
+    /// A subgraph's `input` or `output` copies between fields of different types, or leaves a required child field out.
+    ///
+    /// A `subgraph` node runs its child graph on a fresh state built from `input` (`{ child field: parent field }`) and copies fields back with `output` (`{ parent field: child field }`). Values are copied as they are, so both sides of each pair must have the same type (and the same item type for arrays), and every field the child declares `required` must be given by `input`. The check runs at compile time, for embedded children and for children read from a path.
+    ///
+    /// Map fields of the same type, or change a declaration.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/subgraph_type_mismatch.graph.json`:
+    ///
+    /// ```json
+    /// { "id": "inner", "kind": "subgraph", "graph": { ... "state": [ { "name": "count", "type": "integer", "required": true } ] ... },
+    ///   "input": { "count": "question" } }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "id": "inner", "kind": "subgraph", "graph": { ... "state": [ { "name": "count", "type": "integer", "required": true } ] ... },
+    ///   "input": { "count": "attempts" } }
+    /// ```
+    pub SUBGRAPH_TYPE = "subgraph-type", group "nodes";
 }

@@ -60,7 +60,7 @@ impl Reader {
     pub(crate) fn type_error(&mut self, ptr: &str, expected: &str, node: &JNode) {
         self.push(
             Diagnostic::error(
-                "wrong-type",
+                &WRONG_TYPE,
                 format!("expected {expected}, found {}", node.value.type_name()),
             )
             .at(ptr),
@@ -92,7 +92,7 @@ impl Reader {
                 continue;
             }
             let mut d = Diagnostic::error(
-                "unknown-field",
+                &UNKNOWN_FIELD,
                 format!("unknown field `{}` in {what}", m.key),
             )
             .at(obj.child_ptr(&m.key));
@@ -110,7 +110,7 @@ impl Reader {
     pub(crate) fn missing(&mut self, obj: &Obj<'_>, key: &str, what: &str) {
         self.push(
             Diagnostic::error(
-                "missing-field",
+                &MISSING_FIELD,
                 format!("{what} is missing the required field `{key}`"),
             )
             .at(obj.ptr.clone()),
@@ -172,7 +172,7 @@ impl Reader {
                 _ => {
                     self.push(
                         Diagnostic::error(
-                            "out-of-range",
+                            &crate::codes::OUT_OF_RANGE,
                             format!("`{key}` must be an integer from 0 to {max}, found {num}"),
                         )
                         .at(p),
@@ -211,8 +211,7 @@ impl Reader {
             return Some(*v);
         }
         let listed: Vec<&str> = names.iter().map(|(name, _)| *name).collect();
-        let mut d =
-            Diagnostic::error("invalid-value", format!("`{s}` is not a valid {what}")).at(p);
+        let mut d = Diagnostic::error(&INVALID_VALUE, format!("`{s}` is not a valid {what}")).at(p);
         d = match did_you_mean(&s, listed.iter().copied()) {
             Some(close) => d.hint(format!(
                 "did you mean `{close}`? valid: {}",
@@ -292,7 +291,7 @@ impl Reader {
             Some((n, p)) => self.ir_version(n, &p),
             None => {
                 self.push(
-                    Diagnostic::error("missing-field", "the document has no `irVersion`")
+                    Diagnostic::error(&MISSING_FIELD, "the document has no `irVersion`")
                         .at(ptr)
                         .hint("add \"irVersion\": \"2.2\" at the top level"),
                 );
@@ -382,7 +381,7 @@ impl Reader {
         if !ok {
             self.push(
                 Diagnostic::error(
-                    "ir-version",
+                    &IR_VERSION,
                     format!("irVersion `{text}` is not supported; this compiler reads IR 2.x (>=2.0.0, <3.0.0)"),
                 )
                 .at(p)
@@ -645,8 +644,11 @@ impl Reader {
         match self.opt_uint(o, key, max) {
             Some(0) => {
                 self.push(
-                    Diagnostic::error("out-of-range", format!("`{key}` must be at least 1"))
-                        .at(ptr),
+                    Diagnostic::error(
+                        &crate::codes::OUT_OF_RANGE,
+                        format!("`{key}` must be at least 1"),
+                    )
+                    .at(ptr),
                 );
                 default
             }
@@ -654,4 +656,116 @@ impl Reader {
             None => default,
         }
     }
+}
+
+crate::diagnostic_codes! {
+    /// A value is not one of the values its field accepts.
+    ///
+    /// Enumerated fields accept a fixed list: node `kind`, tool `kind`, MCP `transport`, state field `type` and `reducer`, condition `op`, `security.auth`, `outputShape`, log levels and formats, checkpointer `type`. The diagnostic lists the valid values and suggests the nearest one. It is also reported for an MCP `stdio` server with an empty `command`, and by connectors for config values outside their list (for example `svc/kv-cache` `op`, an empty `key` or `namespace`).
+    ///
+    /// Use one of the listed values.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/invalid_auth.graph.json` (and `invalid_node_kind.graph.json`):
+    ///
+    /// ```json
+    /// "security": { "auth": "apikey" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "security": { "auth": "api_key" }
+    /// ```
+    pub INVALID_VALUE = "invalid-value", group "document";
+
+    /// The document's irVersion is not 2.x.
+    ///
+    /// This compiler reads IR 2.x (>= 2.0.0, < 3.0.0). `irVersion` may be written `2`, `"2"`, `"2.N"` or `"2.N.M"`; it is normalized to `"2.N.M"`. Any other version, or a form such as `2.1` as a JSON number, is refused. (Whether the chosen backend reads the version is checked later: `ir-version-unsupported`.)
+    ///
+    /// Write an IR 2 version, for example `"irVersion": "2.2"`, after converting the document if it was written for another major version.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/ir_version_unsupported.graph.json`:
+    ///
+    /// ```json
+    /// "irVersion": "3.0"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "irVersion": "2.2"
+    /// ```
+    pub IR_VERSION = "ir-version", group "document";
+
+    /// A required field is absent.
+    ///
+    /// Every object of the document has required fields: `irVersion`, `id` and `logical` at the top; `nodes` in `logical`; `id` and `kind` for nodes, plus the fields of the kind (`outputKey`, `prompt`, `template`, `toolId`, `branches`, `graph`...); `name` and `type` for state fields; and so on. `svc.project.json` and connector configs report their required fields with this code too. The diagnostic points at the object that lacks the field.
+    ///
+    /// Add the field. When a field was misspelt, `unknown-field` is reported at the misspelling too.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/ir_version_missing.graph.json`:
+    ///
+    /// ```json
+    /// {
+    ///   "id": "broken",
+    ///   "target": { "platform": "go" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// {
+    ///   "irVersion": "2.2",
+    ///   "id": "broken",
+    ///   "target": { "platform": "go" }
+    /// ```
+    pub MISSING_FIELD = "missing-field", group "document";
+
+    /// An object has a field its schema does not define.
+    ///
+    /// Every object of the document has a fixed set of fields (only `presentation`, `extensions` and the fields of `agent`, `rag`, `intent_classifier` and `hitl` nodes are free-form). An unknown field is usually a misspelling, so it is refused with a did-you-mean hint; free-form data belongs under `extensions`. `svc.project.json` and connector configs report unknown fields with this code too.
+    ///
+    /// Fix the spelling, or move the data under `extensions`.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/unknown_field_typo.graph.json` (and `unknown_top_level_field.graph.json`):
+    ///
+    /// ```json
+    /// { "id": "reply", "kind": "response_template", "template": "Re: {{question}}", "outputkey": "answer" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "id": "reply", "kind": "response_template", "template": "Re: {{question}}", "outputKey": "answer" }
+    /// ```
+    pub UNKNOWN_FIELD = "unknown-field", group "document";
+
+    /// A value has the wrong JSON type.
+    ///
+    /// Each field of the document has a JSON type: objects, arrays, strings, booleans, integers or numbers (`irVersion` takes a string or an integer). A value of another type, such as a number written as a string, is refused with the expected and the found type. Connector configs report their own type errors with this code.
+    ///
+    /// Write the value with the expected type.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/wrong_type.graph.json`:
+    ///
+    /// ```json
+    /// "settings": { "maxSteps": "25" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "settings": { "maxSteps": 25 }
+    /// ```
+    pub WRONG_TYPE = "wrong-type", group "document";
 }

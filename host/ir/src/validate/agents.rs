@@ -33,7 +33,7 @@ impl<'a> Validator<'a> {
             };
             self.err(
                 Diagnostic::error(
-                    "output-type",
+                    &crate::codes::OUTPUT_TYPE,
                     format!(
                         "node `{node}` writes {what} to `{}`, {}; it needs {want}",
                         f.name,
@@ -52,7 +52,7 @@ impl<'a> Validator<'a> {
         }
         self.err(
             Diagnostic::error(
-                "missing-model",
+                &crate::codes::MISSING_MODEL,
                 format!("{what} `{id}` names no model and `settings.model` is absent"),
             )
             .at(ptr)
@@ -70,7 +70,7 @@ impl<'a> Validator<'a> {
             if !is_node_id(&a.id) {
                 self.err(
                     Diagnostic::error(
-                        "invalid-id",
+                        &crate::codes::INVALID_ID,
                         format!("agent id `{}` must match {NODE_ID_PATTERN}", a.id),
                     )
                     .at(format!("{ptr}/id")),
@@ -78,7 +78,7 @@ impl<'a> Validator<'a> {
             } else if let Some(first) = seen.insert(a.id.as_str(), i) {
                 self.err(
                     Diagnostic::error(
-                        "duplicate-id",
+                        &crate::codes::DUPLICATE_ID,
                         format!(
                             "agent id `{}` is used twice (first at /logical/agents/{first})",
                             a.id
@@ -89,7 +89,7 @@ impl<'a> Validator<'a> {
             } else if node_ids.contains(a.id.as_str()) {
                 self.err(
                     Diagnostic::error(
-                        "duplicate-id",
+                        &crate::codes::DUPLICATE_ID,
                         format!(
                             "agent id `{}` is also a node id; agent ids must differ from node ids",
                             a.id
@@ -117,7 +117,7 @@ impl<'a> Validator<'a> {
                     if members.is_empty() {
                         self.err(
                             Diagnostic::error(
-                                "invalid-value",
+                                &crate::codes::INVALID_VALUE,
                                 format!("supervisor `{}` has no members", a.id),
                             )
                             .at(format!("{ptr}/members"))
@@ -129,7 +129,7 @@ impl<'a> Validator<'a> {
                         if m == "finish" {
                             self.err(
                                 Diagnostic::error(
-                                    "invalid-value",
+                                    &crate::codes::INVALID_VALUE,
                                     "`finish` is the routing decision to stop, not a member",
                                 )
                                 .at(at),
@@ -138,7 +138,7 @@ impl<'a> Validator<'a> {
                             let ids: Vec<&str> =
                                 doc.logical.agents.iter().map(|a| a.id.as_str()).collect();
                             let mut d = Diagnostic::error(
-                                "unresolved-ref",
+                                &crate::codes::UNRESOLVED_REF,
                                 format!("member `{m}` of supervisor `{}` is not an agent", a.id),
                             )
                             .at(at);
@@ -156,7 +156,7 @@ impl<'a> Validator<'a> {
                     if let Some(url) = url {
                         if let Err(e) = check_endpoint(url) {
                             self.err(
-                                Diagnostic::error("invalid-endpoint", e)
+                                Diagnostic::error(&crate::codes::INVALID_ENDPOINT, e)
                                     .at(format!("{ptr}/url"))
                                     .hint("use an http(s) URL or env:NAME"),
                             );
@@ -166,7 +166,7 @@ impl<'a> Validator<'a> {
                 AgentKind::A2a { agent_card_url, .. } => {
                     if let Err(e) = check_endpoint(agent_card_url) {
                         self.err(
-                            Diagnostic::error("invalid-endpoint", e)
+                            Diagnostic::error(&crate::codes::INVALID_ENDPOINT, e)
                                 .at(format!("{ptr}/agentCardUrl"))
                                 .hint("use an http(s) URL or env:NAME"),
                         );
@@ -202,7 +202,7 @@ impl<'a> Validator<'a> {
                             let cycle = path.iter().chain([&m]).copied().collect::<Vec<_>>();
                             self.err(
                                 Diagnostic::error(
-                                    "agent-cycle",
+                                    &AGENT_CYCLE,
                                     format!(
                                         "supervisors form a membership cycle: {}",
                                         cycle.join(" -> ")
@@ -221,4 +221,34 @@ impl<'a> Validator<'a> {
             }
         }
     }
+}
+
+crate::diagnostic_codes! {
+    /// Supervisors in `logical.agents` are members of each other in a cycle.
+    ///
+    /// A supervisor routes a task between its `members`, and a member may itself be a supervisor. If following members leads back to a supervisor, a run could delegate forever, so the document is refused, naming the cycle.
+    ///
+    /// Remove one of the memberships so the supervisors form a tree.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/agent_cycle.graph.json`:
+    ///
+    /// ```json
+    /// "agents": [
+    ///   { "id": "a", "kind": "supervisor", "members": ["b"], "router": "custom" },
+    ///   { "id": "b", "kind": "supervisor", "members": ["a"], "router": "custom" }
+    /// ]
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "agents": [
+    ///   { "id": "a", "kind": "supervisor", "members": ["b"], "router": "custom" },
+    ///   { "id": "b", "kind": "supervisor", "members": ["writer"], "router": "custom" },
+    ///   { "id": "writer", "kind": "worker", "instructions": "You write." }
+    /// ]
+    /// ```
+    pub AGENT_CYCLE = "agent-cycle", group "nodes";
 }

@@ -12,7 +12,7 @@ impl<'a> Validator<'a> {
         if !doc.id.is_empty() && !is_doc_id(&doc.id) {
             self.err(
                 Diagnostic::error(
-                    "invalid-id",
+                    &crate::codes::INVALID_ID,
                     format!("document id `{}` must match {ID_PATTERN}", doc.id),
                 )
                 .at("/id")
@@ -22,7 +22,7 @@ impl<'a> Validator<'a> {
         if semver::Version::parse(&doc.version).is_err() {
             self.err(
                 Diagnostic::error(
-                    "invalid-version",
+                    &INVALID_VERSION,
                     format!("version `{}` is not semver", doc.version),
                 )
                 .at("/version")
@@ -35,7 +35,7 @@ impl<'a> Validator<'a> {
         if !is_identifier(&doc.security.key_env) {
             self.err(
                 Diagnostic::error(
-                    "invalid-env-name",
+                    &INVALID_ENV_NAME,
                     format!(
                         "keyEnv `{}` is not an environment variable name",
                         doc.security.key_env
@@ -51,11 +51,8 @@ impl<'a> Validator<'a> {
         if PLATFORMS.contains(&platform) {
             return true;
         }
-        let mut d = Diagnostic::error(
-            "invalid-platform",
-            format!("`{platform}` is not a platform"),
-        )
-        .at(ptr);
+        let mut d =
+            Diagnostic::error(&INVALID_PLATFORM, format!("`{platform}` is not a platform")).at(ptr);
         d = match did_you_mean(platform, PLATFORMS) {
             Some(s) => d.hint(format!(
                 "did you mean `{s}`? platforms: {}",
@@ -75,7 +72,7 @@ impl<'a> Validator<'a> {
             if let Some(first) = skills.insert(skill.id.as_str(), i) {
                 self.err(
                     Diagnostic::error(
-                        "duplicate-id",
+                        &crate::codes::DUPLICATE_ID,
                         format!(
                             "A2A skill id `{}` is used twice (first at {base}/a2a/skills/{first})",
                             skill.id
@@ -94,7 +91,7 @@ impl<'a> Validator<'a> {
             if !ok {
                 self.err(
                     Diagnostic::error(
-                        "invalid-name",
+                        &INVALID_NAME,
                         format!(
                             "MCP tool name `{name}` must be 1 to 64 letters, digits, `_` or `-`"
                         ),
@@ -109,7 +106,7 @@ impl<'a> Validator<'a> {
         if s.tracing.log_format != s.logging.format {
             self.err(
                 Diagnostic::error(
-                    "invalid-value",
+                    &crate::codes::INVALID_VALUE,
                     format!(
                         "`tracing.log_format` is `{}` but `logging.format` is `{}`; both are the format of the service's logs",
                         s.tracing.log_format.as_str(),
@@ -133,7 +130,7 @@ impl<'a> Validator<'a> {
             if c.kind != owner {
                 self.err(
                     Diagnostic::error(
-                        "invalid-value",
+                        &crate::codes::INVALID_VALUE,
                         format!(
                             "`{key}` belongs to a `{}` checkpointer, not to `{}`",
                             owner.as_str(),
@@ -149,7 +146,7 @@ impl<'a> Validator<'a> {
             } else if !is_identifier(name) {
                 self.err(
                     Diagnostic::error(
-                        "invalid-env-name",
+                        &INVALID_ENV_NAME,
                         format!("{key} `{name}` is not an environment variable name"),
                     )
                     .at(at)
@@ -159,19 +156,19 @@ impl<'a> Validator<'a> {
         }
         if s.max_steps == 0 {
             self.err(
-                Diagnostic::error("out-of-range", "maxSteps must be at least 1")
+                Diagnostic::error(&OUT_OF_RANGE, "maxSteps must be at least 1")
                     .at(format!("{base}/maxSteps")),
             );
         }
         if s.request_timeout_ms == 0 {
             self.err(
-                Diagnostic::error("out-of-range", "requestTimeoutMs must be at least 1")
+                Diagnostic::error(&OUT_OF_RANGE, "requestTimeoutMs must be at least 1")
                     .at(format!("{base}/requestTimeoutMs")),
             );
         }
         if s.server.port == 0 {
             self.err(
-                Diagnostic::error("out-of-range", "server.port must be from 1 to 65535")
+                Diagnostic::error(&OUT_OF_RANGE, "server.port must be from 1 to 65535")
                     .at(format!("{base}/server/port")),
             );
         }
@@ -183,7 +180,7 @@ impl<'a> Validator<'a> {
                 if !is_identifier(name) {
                     self.err(
                         Diagnostic::error(
-                            "invalid-env-name",
+                            &INVALID_ENV_NAME,
                             format!("{key} `{name}` is not an environment variable name"),
                         )
                         .at(format!("{base}/model/{key}"))
@@ -193,4 +190,107 @@ impl<'a> Validator<'a> {
             }
         }
     }
+}
+
+crate::diagnostic_codes! {
+    /// A value that must name an environment variable is not a variable name.
+    ///
+    /// Secrets and addresses are never written into the graph: `security.keyEnv`, `settings.model.baseUrlEnv`, `settings.model.apiKeyEnv` and `env:NAME` values in connector configs name environment variables, which must match `^[A-Za-z_][A-Za-z0-9_]*$`. A value such as a pasted key is refused so that it does not end up in generated code.
+    ///
+    /// Write the name of the variable that holds the value, and set the variable where the service runs.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/invalid_key_env.graph.json`:
+    ///
+    /// ```json
+    /// "security": { "auth": "api_key", "keyEnv": "sk-12345 secret" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "security": { "auth": "api_key", "keyEnv": "SVC_API_KEY" }
+    /// ```
+    pub INVALID_ENV_NAME = "invalid-env-name", group "document";
+
+    /// The name given to `svc new` or `svc plugin new` is not a valid project or pack name.
+    ///
+    /// `svc new NAME` scaffolds a Python project: the name must start with a lowercase letter followed by lowercase letters, digits, `_` or `-`. `svc plugin new [OWNER/]NAME` scaffolds a pack project: owner and name are lowercase letters, digits and single dashes, starting with a letter, at most 64 characters. The names become folder, package and crate names.
+    ///
+    /// Choose a name that matches.
+    ///
+    /// # Example
+    ///
+    /// ```sh
+    /// svc plugin new Acme/Slack
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```sh
+    /// svc plugin new acme/slack
+    /// ```
+    pub INVALID_NAME = "invalid-name", group "cli";
+
+    /// A platform name is not one of python-svc, java-svc or go.
+    ///
+    /// `target.platform` and the platform keys of `bodiesByPlatform` and `codegen.templates` name the backends svc has: `python-svc`, `java-svc` and `go`. Anything else, including near misses like `golang` or `python`, is refused with a did-you-mean hint.
+    ///
+    /// Use one of the three names.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/invalid_platform.graph.json`:
+    ///
+    /// ```json
+    /// "target": { "platform": "golang" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "target": { "platform": "go" }
+    /// ```
+    pub INVALID_PLATFORM = "invalid-platform", group "document";
+
+    /// The document `version` is not semver, or a codegen.templates `version` is not a semver range.
+    ///
+    /// The document's `version` (default `0.1.0`) is written into generated packages and the build manifest, so it must be a semver version `MAJOR.MINOR.PATCH`. The `version` of a `codegen.templates` entry selects a connector and must be a semver range such as `"^1.2"`.
+    ///
+    /// Write a full semver version, or a valid range.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/invalid_version.graph.json`:
+    ///
+    /// ```json
+    /// "version": "1.0"
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "version": "1.0.0"
+    /// ```
+    pub INVALID_VERSION = "invalid-version", group "document";
+
+    /// A number is outside the range its field allows.
+    ///
+    /// Integer settings have bounds: `maxSteps` 1 to 1,000,000, `requestTimeoutMs` 1 to 86,400,000, `server.port` 1 to 65535, tool and MCP `timeoutMs` up to 3,600,000, `maxTokens` up to 4,294,967,295, and negative or fractional values are refused where an integer is expected. Connectors report their own bounds (for example `timeoutMs`, `ttlSeconds`, `maxEntries`) with this code.
+    ///
+    /// Use a value inside the range given in the message.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "settings": { "maxSteps": 0 }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "settings": { "maxSteps": 25 }
+    /// ```
+    pub OUT_OF_RANGE = "out-of-range", group "document";
 }

@@ -12,16 +12,17 @@ use crate::model::*;
 pub(crate) const TEXT_TARGETS: &str =
     "a `string` field, a `messages` field (one assistant message) or an `append` array of strings (one more item)";
 
-mod agents;
-mod document;
-mod ids;
+pub(crate) mod agents;
+pub(crate) mod document;
+pub(crate) mod ids;
 mod nodes;
-mod state;
-mod templates;
+pub(crate) mod state;
+pub(crate) mod templates;
+
 #[cfg(test)]
 mod tests;
-mod tools;
-mod topology;
+pub(crate) mod tools;
+pub(crate) mod topology;
 mod values;
 
 pub use ids::is_identifier;
@@ -98,7 +99,7 @@ impl<'a> Validator<'a> {
         }
         let names = self.field_names();
         let mut d = Diagnostic::error(
-            "unknown-state-field",
+            &UNKNOWN_STATE_FIELD,
             format!("{role} `{name}` is not a state field"),
         )
         .at(ptr);
@@ -116,4 +117,52 @@ impl<'a> Validator<'a> {
         self.err(d);
         false
     }
+}
+
+crate::diagnostic_codes! {
+    /// A node writes its output to a state field that cannot hold it.
+    ///
+    /// Nodes that produce one text (`response_template`, `llm` with the default `outputShape` `scalar`) write it to a `string` field, a `messages` field (as one assistant message) or an `append` array of strings (as one more item). An `llm` node with `outputShape` `list` writes an `array` of strings. Any other target, such as an `integer` field or an `append` array of integers, is refused, naming the field's type.
+    ///
+    /// Point `outputKey` at a field of a fitting type, or change the field.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/text_into_integer_append.graph.json`:
+    ///
+    /// ```json
+    /// { "name": "scores", "type": "array", "items": { "type": "integer" }, "reducer": "append" }
+    /// ...
+    /// { "id": "note", "kind": "response_template", "template": "seen {{question}}", "outputKey": "scores" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "name": "notes", "type": "array", "items": { "type": "string" }, "reducer": "append" }
+    /// ...
+    /// { "id": "note", "kind": "response_template", "template": "seen {{question}}", "outputKey": "notes" }
+    /// ```
+    pub OUTPUT_TYPE = "output-type", group "state";
+
+    /// An outputKey, {{placeholder}} or condition field names no declared state field.
+    ///
+    /// Nodes read and write the state declared in `logical.state`: `outputKey`, every `{{name}}` in templates, prompts and tool inputs, and a condition's `field` must name one of its fields. The hint suggests the nearest name.
+    ///
+    /// Fix the name, or declare the field in `logical.state`.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/template_field_unknown.graph.json` (and `output_key_unknown.graph.json`):
+    ///
+    /// ```json
+    /// { "id": "reply", "kind": "response_template", "template": "Re: {{questoin}}", "outputKey": "answer" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "id": "reply", "kind": "response_template", "template": "Re: {{question}}", "outputKey": "answer" }
+    /// ```
+    pub UNKNOWN_STATE_FIELD = "unknown-state-field", group "state";
 }

@@ -21,7 +21,7 @@ impl<'a> Validator<'a> {
             if !is_node_id(&n.id) {
                 self.err(
                     Diagnostic::error(
-                        "invalid-id",
+                        &crate::codes::INVALID_ID,
                         format!("node id `{}` must match {NODE_ID_PATTERN}", n.id),
                     )
                     .at(format!("{ptr}/id"))
@@ -30,7 +30,7 @@ impl<'a> Validator<'a> {
             } else if let Some(first) = seen.insert(n.id.as_str(), i) {
                 self.err(
                     Diagnostic::error(
-                        "duplicate-id",
+                        &crate::codes::DUPLICATE_ID,
                         format!(
                             "node id `{}` is used twice (first at /logical/nodes/{first})",
                             n.id
@@ -83,7 +83,7 @@ impl<'a> Validator<'a> {
             .map(|t| t.id.as_str())
             .collect();
         let mut d = Diagnostic::error(
-            "unresolved-ref",
+            &crate::codes::UNRESOLVED_REF,
             format!("tool `{tool}` is not declared in `logical.tools`"),
         )
         .at(ptr)

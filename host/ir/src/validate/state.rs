@@ -17,7 +17,7 @@ impl<'a> Validator<'a> {
             if !is_identifier(&f.name) {
                 self.err(
                     Diagnostic::error(
-                        "invalid-id",
+                        &crate::codes::INVALID_ID,
                         format!(
                             "state field name `{}` must match {FIELD_NAME_PATTERN}",
                             f.name
@@ -30,7 +30,7 @@ impl<'a> Validator<'a> {
             if !seen.insert(f.name.as_str()) {
                 self.err(
                     Diagnostic::error(
-                        "duplicate-id",
+                        &crate::codes::DUPLICATE_ID,
                         format!("state field `{}` is declared twice", f.name),
                     )
                     .at(format!("{ptr}/name")),
@@ -39,7 +39,7 @@ impl<'a> Validator<'a> {
             if f.reducer == Reducer::Append && !f.ty.is_list() {
                 self.err(
                     Diagnostic::error(
-                        "reducer-type",
+                        &REDUCER_TYPE,
                         format!(
                             "state field `{}` of type `{}` cannot use the `append` reducer",
                             f.name,
@@ -53,7 +53,7 @@ impl<'a> Validator<'a> {
             if f.items.is_some() && f.ty != FieldType::Array {
                 self.err(
                     Diagnostic::error(
-                        "items-type",
+                        &ITEMS_TYPE,
                         format!(
                             "`items` only applies to `array` fields; `{}` is `{}`",
                             f.name,
@@ -67,7 +67,7 @@ impl<'a> Validator<'a> {
                 if !value_matches(f.ty, f.items.as_ref(), def) {
                     self.err(
                         Diagnostic::error(
-                            "default-type",
+                            &DEFAULT_TYPE,
                             format!(
                                 "the default of `{}` does not match its type `{}`",
                                 f.name,
@@ -80,4 +80,67 @@ impl<'a> Validator<'a> {
             }
         }
     }
+}
+
+crate::diagnostic_codes! {
+    /// A state field's `default` does not match the field's type.
+    ///
+    /// A default is the value a field has before any node writes it, so it must be a value of the field's type (and of its `items` type for arrays). Generated services would otherwise start from a state their own validation refuses.
+    ///
+    /// Change the default, or the field's type.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/default_type_mismatch.graph.json`:
+    ///
+    /// ```json
+    /// { "name": "count", "type": "integer", "default": "zero" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "name": "count", "type": "integer", "default": 0 }
+    /// ```
+    pub DEFAULT_TYPE = "default-type", group "state";
+
+    /// `items` is given for a state field that is not an array.
+    ///
+    /// `items` declares the type of an `array` field's elements. On any other type it means nothing and usually shows that the field was meant to be an array.
+    ///
+    /// Remove `items`, or make the field an `array`.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// { "name": "tags", "type": "string", "items": { "type": "string" } }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "name": "tags", "type": "array", "items": { "type": "string" } }
+    /// ```
+    pub ITEMS_TYPE = "items-type", group "state";
+
+    /// The append reducer is used on a field that is not an array or messages.
+    ///
+    /// `append` adds each written value to a list, so it only applies to `array` and `messages` fields. On a scalar there is nothing to append to.
+    ///
+    /// Use `replace` (the default), or make the field an `array`.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/reducer_on_scalar.graph.json`:
+    ///
+    /// ```json
+    /// { "name": "answer", "type": "string", "reducer": "append" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "name": "answer", "type": "array", "items": { "type": "string" }, "reducer": "append" }
+    /// ```
+    pub REDUCER_TYPE = "reducer-type", group "state";
 }

@@ -25,7 +25,7 @@ impl<'a> Validator<'a> {
                     && !agent_ids.contains(id.as_str())
                 {
                     self.err(
-                        Diagnostic::error("unresolved-ref", format!("a {platform} body is given for `{id}`, which is neither a node, a tool nor an agent"))
+                        Diagnostic::error(&UNRESOLVED_REF, format!("a {platform} body is given for `{id}`, which is neither a node, a tool nor an agent"))
                             .at(format!("{pptr}/{id}"))
                             .hint("remove the body or fix the id"),
                     );
@@ -43,20 +43,20 @@ impl<'a> Validator<'a> {
                     Some(NodeKind::Connector { .. }) => {}
                     Some(other) => self.err(
                         Diagnostic::error(
-                            "unresolved-ref",
+                            &UNRESOLVED_REF,
                             format!("codegen template for `{id}`, which is a `{}` node, not a `connector`", other.name()),
                         )
                         .at(ptr.clone()),
                     ),
                     None => self.err(
-                        Diagnostic::error("unresolved-ref", format!("codegen template for `{id}`, which is not a node"))
+                        Diagnostic::error(&UNRESOLVED_REF, format!("codegen template for `{id}`, which is not a node"))
                             .at(ptr.clone()),
                     ),
                 }
                 if !is_connector_id(&r.connector) {
                     self.err(
                         Diagnostic::error(
-                            "invalid-id",
+                            &crate::codes::INVALID_ID,
                             format!(
                                 "connector id `{}` must look like `vendor/name`",
                                 r.connector
@@ -68,7 +68,7 @@ impl<'a> Validator<'a> {
                 if semver::VersionReq::parse(&r.version).is_err() {
                     self.err(
                         Diagnostic::error(
-                            "invalid-version",
+                            &crate::codes::INVALID_VERSION,
                             format!("`{}` is not a semver range", r.version),
                         )
                         .at(format!("{ptr}/version"))
@@ -78,4 +78,27 @@ impl<'a> Validator<'a> {
             }
         }
     }
+}
+
+crate::diagnostic_codes! {
+    /// A reference names a node, tool or MCP server that does not exist (or is of the wrong kind).
+    ///
+    /// References must resolve: an edge's `from` and `to` and a branch's `to` name nodes; a tool node's `toolId` and an llm's `boundToolIds` name tools in `logical.tools`; an `mcp` tool's `server` names an MCP server; a `bodiesByPlatform` entry names a node or tool; and a `codegen.templates` entry names a node of kind `connector`. The hint suggests the nearest name.
+    ///
+    /// Fix the name, declare what it refers to, or remove the reference.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/unresolved_edge.graph.json` (and `unresolved_tool.graph.json`, `body_for_unknown_id.graph.json`):
+    ///
+    /// ```json
+    /// { "from": "reply", "to": "ned" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "from": "reply", "to": "end" }
+    /// ```
+    pub UNRESOLVED_REF = "unresolved-ref", group "document";
 }

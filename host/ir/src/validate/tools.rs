@@ -23,15 +23,18 @@ impl<'a> Validator<'a> {
             if !is_node_id(&t.id) {
                 self.err(
                     Diagnostic::error(
-                        "invalid-id",
+                        &crate::codes::INVALID_ID,
                         format!("tool id `{}` must match {NODE_ID_PATTERN}", t.id),
                     )
                     .at(format!("{ptr}/id")),
                 );
             } else if !seen.insert(t.id.as_str()) {
                 self.err(
-                    Diagnostic::error("duplicate-id", format!("tool id `{}` is used twice", t.id))
-                        .at(format!("{ptr}/id")),
+                    Diagnostic::error(
+                        &crate::codes::DUPLICATE_ID,
+                        format!("tool id `{}` is used twice", t.id),
+                    )
+                    .at(format!("{ptr}/id")),
                 );
             }
             match &t.kind {
@@ -39,7 +42,7 @@ impl<'a> Validator<'a> {
                     if let Err(why) = check_endpoint(endpoint) {
                         self.err(
                             Diagnostic::error(
-                                "invalid-endpoint",
+                                &INVALID_ENDPOINT,
                                 format!("tool `{}`: {why}", t.id),
                             )
                             .at(format!("{ptr}/endpoint"))
@@ -52,7 +55,7 @@ impl<'a> Validator<'a> {
                 ToolKind::Mcp { server, .. } => {
                     if !servers.contains(&server.as_str()) {
                         let mut d = Diagnostic::error(
-                            "unresolved-ref",
+                            &crate::codes::UNRESOLVED_REF,
                             format!("tool `{}` names MCP server `{server}`, which is not in `logical.mcpServers`", t.id),
                         )
                         .at(format!("{ptr}/server"));
@@ -71,7 +74,7 @@ impl<'a> Validator<'a> {
             if !is_node_id(&s.id) {
                 self.err(
                     Diagnostic::error(
-                        "invalid-id",
+                        &crate::codes::INVALID_ID,
                         format!("MCP server id `{}` must match {NODE_ID_PATTERN}", s.id),
                     )
                     .at(format!("{ptr}/id")),
@@ -79,7 +82,7 @@ impl<'a> Validator<'a> {
             } else if !seen.insert(s.id.as_str()) {
                 self.err(
                     Diagnostic::error(
-                        "duplicate-id",
+                        &crate::codes::DUPLICATE_ID,
                         format!("MCP server id `{}` is used twice", s.id),
                     )
                     .at(format!("{ptr}/id")),
@@ -90,7 +93,7 @@ impl<'a> Validator<'a> {
                     if command.trim().is_empty() {
                         self.err(
                             Diagnostic::error(
-                                "invalid-value",
+                                &crate::codes::INVALID_VALUE,
                                 format!("MCP server `{}` has an empty command", s.id),
                             )
                             .at(format!("{ptr}/command")),
@@ -102,7 +105,7 @@ impl<'a> Validator<'a> {
                         if env_reference(value).is_none() {
                             self.err(
                                 Diagnostic::error(
-                                    "invalid-value",
+                                    &crate::codes::INVALID_VALUE,
                                     format!(
                                         "MCP server `{}`: env `{key}` is a value; it must be `${{NAME}}` or `env:NAME`, read from the service's environment",
                                         s.id
@@ -118,7 +121,7 @@ impl<'a> Validator<'a> {
                     if let Err(why) = check_endpoint(url) {
                         self.err(
                             Diagnostic::error(
-                                "invalid-endpoint",
+                                &INVALID_ENDPOINT,
                                 format!("MCP server `{}`: {why}", s.id),
                             )
                             .at(format!("{ptr}/url")),
@@ -158,4 +161,27 @@ pub fn check_endpoint(endpoint: &str) -> Result<(), String> {
         }
         _ => Err(format!("endpoint `{endpoint}` is not an http(s) URL")),
     }
+}
+
+crate::diagnostic_codes! {
+    /// An HTTP tool endpoint, MCP server URL or connector URL is neither an http(s) URL nor env:NAME.
+    ///
+    /// Services call HTTP tools, remote MCP servers (`sse`, `streamable_http`) and webhook connectors at run time, so the address must be an absolute `http://` or `https://` URL with a host, or `env:NAME` to read it from the environment variable `NAME` when the service starts. A bare host name or a path is refused.
+    ///
+    /// Write the full URL, or `env:NAME` (preferable when the address differs between environments or holds a secret).
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/invalid_endpoint.graph.json`:
+    ///
+    /// ```json
+    /// { "id": "crm", "kind": "http", "endpoint": "crm.internal/lookup" }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "id": "crm", "kind": "http", "endpoint": "env:CRM_URL" }
+    /// ```
+    pub INVALID_ENDPOINT = "invalid-endpoint", group "tools";
 }

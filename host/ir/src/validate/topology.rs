@@ -51,7 +51,7 @@ impl<'a> Validator<'a> {
             if !seen_edges.insert((e.from.as_str(), e.to.as_str())) {
                 self.err(
                     Diagnostic::error(
-                        "duplicate-edge",
+                        &DUPLICATE_EDGE,
                         format!("the edge {} → {} is declared twice", e.from, e.to),
                     )
                     .at(ptr.clone()),
@@ -61,7 +61,7 @@ impl<'a> Validator<'a> {
             if let Some(NodeKind::Start) = kinds.get(e.to.as_str()) {
                 self.err(
                     Diagnostic::error(
-                        "edge-count",
+                        &EDGE_COUNT,
                         format!("edge {} → {} enters `start`; nothing may", e.from, e.to),
                     )
                     .at(format!("{ptr}/to")),
@@ -70,7 +70,7 @@ impl<'a> Validator<'a> {
             match kinds.get(e.from.as_str()) {
                 Some(NodeKind::Router { .. }) => self.err(
                     Diagnostic::error(
-                        "edge-count",
+                        &EDGE_COUNT,
                         format!(
                             "router `{}` has an edge; a router's targets come from its branches",
                             e.from
@@ -85,7 +85,7 @@ impl<'a> Validator<'a> {
                 ),
                 Some(NodeKind::End) => self.err(
                     Diagnostic::error(
-                        "edge-count",
+                        &EDGE_COUNT,
                         format!("end node `{}` has an outgoing edge", e.from),
                     )
                     .at(ptr.clone())
@@ -116,7 +116,7 @@ impl<'a> Validator<'a> {
                 broken = true;
                 self.err(
                     Diagnostic::error(
-                        "edge-count",
+                        &EDGE_COUNT,
                         format!(
                             "`{}` has {count} outgoing edges; a `{}` node has exactly one",
                             n.id,
@@ -148,8 +148,11 @@ impl<'a> Validator<'a> {
     }
 
     pub(super) fn unknown_node(&mut self, name: &str, ptr: String, ids: &BTreeSet<&str>) {
-        let mut d =
-            Diagnostic::error("unresolved-ref", format!("node `{name}` does not exist")).at(ptr);
+        let mut d = Diagnostic::error(
+            &crate::codes::UNRESOLVED_REF,
+            format!("node `{name}` does not exist"),
+        )
+        .at(ptr);
         if let Some(s) = did_you_mean(name, ids.iter().copied()) {
             d = d.hint(format!("did you mean `{s}`?"));
         }
@@ -178,7 +181,7 @@ impl<'a> Validator<'a> {
             if !reached.contains(n.id.as_str()) {
                 self.err(
                     Diagnostic::error(
-                        "unreachable",
+                        &UNREACHABLE,
                         format!("node `{}` cannot be reached from `start`", n.id),
                     )
                     .at(Self::node_ptr(index[n.id.as_str()]))
@@ -220,7 +223,7 @@ impl<'a> Validator<'a> {
             path.push_str(&format!(" → {first}"));
             self.err(
                 Diagnostic::error(
-                    "no-path-to-end",
+                    &NO_PATH_TO_END,
                     format!("the cycle {path} never reaches an `end` node"),
                 )
                 .at(Self::node_ptr(index[first]))
@@ -311,4 +314,110 @@ fn can_reach(
         }
     }
     false
+}
+
+crate::diagnostic_codes! {
+    /// The same edge (from → to) is declared twice.
+    ///
+    /// `logical.edges` is a set: a second edge with the same `from` and `to` adds nothing and usually hides a typo (an edge that was meant to go elsewhere). It also counts as a second outgoing edge of `from`, so `edge-count` is reported too.
+    ///
+    /// Remove the repeated edge, or point it where it was meant to go.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// "edges": [
+    ///   { "from": "start", "to": "reply" },
+    ///   { "from": "start", "to": "reply" },
+    ///   { "from": "reply", "to": "end" }
+    /// ]
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "edges": [
+    ///   { "from": "start", "to": "reply" },
+    ///   { "from": "reply", "to": "end" }
+    /// ]
+    /// ```
+    pub DUPLICATE_EDGE = "duplicate-edge", group "topology";
+
+    /// A node has other than one outgoing edge, a router has an edge, an end has one, or an edge enters start.
+    ///
+    /// The graph runs one node at a time, so every node except routers and `end` nodes has exactly one outgoing edge; routers choose their successor with `branches` and have no edges; `end` nodes have none; and nothing may lead back into `start`. Reported at the node for a wrong count, and at the edge for a router's edge, an end's edge or an edge into `start`.
+    ///
+    /// Give the node exactly one edge; to choose between targets, use a `router` with branches.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/two_outgoing_edges.graph.json`:
+    ///
+    /// ```json
+    /// "edges": [
+    ///   { "from": "start", "to": "reply" },
+    ///   { "from": "reply", "to": "end" },
+    ///   { "from": "reply", "to": "start" }
+    /// ]
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// "edges": [
+    ///   { "from": "start", "to": "reply" },
+    ///   { "from": "reply", "to": "end" }
+    /// ]
+    /// ```
+    pub EDGE_COUNT = "edge-count", group "topology";
+
+    /// A cycle of reachable nodes never reaches an end node.
+    ///
+    /// Once a run enters such a cycle it can only loop until `maxSteps` stops it with an error. The diagnostic names the cycle (`ping → pong → ping`) at its first node.
+    ///
+    /// Give one node of the cycle a way out: a router branch to a node that reaches `end`.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/cycle_without_end.graph.json`:
+    ///
+    /// ```json
+    /// "edges": [
+    ///   { "from": "start", "to": "ping" },
+    ///   { "from": "ping", "to": "pong" },
+    ///   { "from": "pong", "to": "ping" }
+    /// ]
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Replace `pong`'s edge with a router that can leave the loop:
+    ///
+    /// ```json
+    /// { "id": "again", "kind": "router", "branches": [
+    ///   { "when": { "field": "done", "op": "truthy" }, "to": "end" },
+    ///   { "to": "ping" }
+    /// ] }
+    /// ```
+    pub NO_PATH_TO_END = "no-path-to-end", group "topology";
+
+    /// A node cannot be reached from start.
+    ///
+    /// No edge or router branch leads to the node from `start`, so it would never run; usually an edge is missing or points elsewhere. (Checked only when every edge resolves and there is one start.)
+    ///
+    /// Add an edge or branch leading to it, or remove it.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/unreachable_node.graph.json`:
+    ///
+    /// ```json
+    /// { "id": "orphan", "kind": "response_template", "template": "x", "outputKey": "answer" }
+    /// ```
+    /// with no edge into `orphan`.
+    ///
+    /// # Fix
+    ///
+    /// Remove `orphan`, or lead to it: `{ "from": "reply", "to": "orphan" }` and `{ "from": "orphan", "to": "end" }` in place of `reply`'s edge to `end`.
+    pub UNREACHABLE = "unreachable", group "topology";
 }

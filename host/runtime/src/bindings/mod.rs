@@ -54,7 +54,7 @@ impl std::fmt::Display for WitVersion {
 
 /// A plugin's diagnostic as the host's own, attributed to the component.
 pub(crate) fn diagnostic(component: &str, d: types::Diagnostic) -> svc_ir::Diagnostic {
-    let mut out = svc_ir::Diagnostic::error(&d.code, d.message).source(component);
+    let mut out = svc_ir::Diagnostic::reported(d.code, d.message).source(component);
     if matches!(d.severity, types::Severity::Warning) {
         out.severity = svc_ir::Severity::Warning;
     }

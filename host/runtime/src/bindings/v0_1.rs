@@ -145,7 +145,7 @@ impl backend::svc::codegen::templates::Host for Sandbox {
             Some(node) => Ok(rendered_for_backend(&node.rendered)),
             None => Err(vec![old::Diagnostic {
                 severity: old::Severity::Error,
-                code: "connector-missing".into(),
+                code: svc_ir::codes::CONNECTOR_MISSING.name.into(),
                 message: format!(
                     "the backend asked for connector `{}` at node `{}`, which is not a connector node the host rendered for {platform}",
                     connector.id, connector.node_id

@@ -171,7 +171,7 @@ pub fn parse_config(config: &Value) -> Result<Config, Vec<Diagnostic>> {
     let key = match key {
         Some("") => {
             c.push(
-                "invalid-value",
+                &svc_backend_sdk::ir::codes::INVALID_VALUE,
                 "`key` is empty".to_string(),
                 "/key",
                 key_hint,
@@ -207,7 +207,7 @@ pub fn parse_config(config: &Value) -> Result<Config, Vec<Diagnostic>> {
         Some(v) => match c.string(v, "`namespace`", "/namespace", ns_hint) {
             Some("") => {
                 c.push(
-                    "invalid-value",
+                    &svc_backend_sdk::ir::codes::INVALID_VALUE,
                     "`namespace` is empty".to_string(),
                     "/namespace",
                     ns_hint,
@@ -216,7 +216,7 @@ pub fn parse_config(config: &Value) -> Result<Config, Vec<Diagnostic>> {
             }
             Some(n) if n.contains("{{") => {
                 c.push(
-                    "invalid-value",
+                    &svc_backend_sdk::ir::codes::INVALID_VALUE,
                     format!("`namespace` `{n}` holds a placeholder; a namespace is fixed"),
                     "/namespace",
                     "put `{{field}}` references in `key` instead",
@@ -252,7 +252,7 @@ pub fn parse_config(config: &Value) -> Result<Config, Vec<Diagnostic>> {
                 "the value stored"
             };
             c.push(
-                "missing-field",
+                &svc_backend_sdk::ir::codes::MISSING_FIELD,
                 format!("`{name}` needs `field`: the state field {what}"),
                 "",
                 "add \"field\": \"<state field>\"",
@@ -267,7 +267,7 @@ pub fn parse_config(config: &Value) -> Result<Config, Vec<Diagnostic>> {
         if let (Some(Some(f)), Some(Some(h))) = (&field, &hit_field) {
             if f == h {
                 c.push(
-                    "invalid-value",
+                    &svc_backend_sdk::ir::codes::INVALID_VALUE,
                     format!("`hitField` is `{h}`, the same state field as `field`"),
                     "/hitField",
                     "name a boolean state field of its own",
@@ -312,7 +312,7 @@ fn unused(c: &mut Check, key: &str, op: &str) {
         _ => "set",
     };
     c.push(
-        "unused-field",
+        &svc_backend_sdk::ir::codes::UNUSED_FIELD,
         format!("`{key}` is not used by `{op}`"),
         &format!("/{key}"),
         &format!("remove it: `{key}` applies to {uses}"),
@@ -395,7 +395,7 @@ impl Connector for KvCache {
     ) -> Result<Rendered, Vec<Diagnostic>> {
         if !PLATFORMS.contains(&platform) {
             return Err(vec![Diagnostic::error(
-                "platform-unsupported",
+                &svc_backend_sdk::codes::PLATFORM_UNSUPPORTED,
                 format!("{ID} has no code for the platform `{platform}`"),
             )
             .hint(format!("{ID} supports {}", PLATFORMS.join(", ")))]);

@@ -130,7 +130,7 @@ pub fn parse_config(config: &Value) -> Result<Config, Vec<Diagnostic>> {
         let hint = "list the state fields to send, e.g. [\"question\"]; leave `fields` out to send the whole state";
         match v.as_array() {
             None => c.push(
-                "wrong-type",
+                &svc_backend_sdk::ir::codes::WRONG_TYPE,
                 "`fields` must be an array of state field names".to_string(),
                 "/fields",
                 hint,
@@ -144,7 +144,7 @@ pub fn parse_config(config: &Value) -> Result<Config, Vec<Diagnostic>> {
                     };
                     if names.iter().any(|n| n == name) {
                         c.push(
-                            "duplicate-field",
+                            &svc_backend_sdk::ir::codes::DUPLICATE_FIELD,
                             format!("`fields` lists `{name}` twice"),
                             &ptr,
                             "list each state field once",
@@ -161,7 +161,7 @@ pub fn parse_config(config: &Value) -> Result<Config, Vec<Diagnostic>> {
     if let Some(v) = obj.get("headers") {
         match v.as_object() {
             None => c.push(
-                "wrong-type",
+                &svc_backend_sdk::ir::codes::WRONG_TYPE,
                 "`headers` must be an object of header names to string values".to_string(),
                 "/headers",
                 "for example { \"Authorization\": \"env:WEBHOOK_TOKEN\", \"X-Source\": \"svc\" }",
@@ -230,7 +230,12 @@ fn check_url(c: &mut Check, url: &str, hint: &str) -> bool {
         } else {
             hint.to_string()
         };
-        c.push("invalid-endpoint", format!("`url`: {why}"), "/url", &hint);
+        c.push(
+            &svc_backend_sdk::ir::codes::INVALID_ENDPOINT,
+            format!("`url`: {why}"),
+            "/url",
+            &hint,
+        );
         return false;
     }
     true
@@ -253,7 +258,7 @@ fn check_header<'a>(c: &mut Check, name: &str, value: &'a Value, ptr: &str) -> O
     let mut ok = true;
     if !is_token(name) {
         c.push(
-            "invalid-header",
+            &svc_backend_sdk::ir::codes::INVALID_HEADER,
             format!("`{name}` is not a valid header name"),
             ptr,
             "header names are letters, digits and !#$%&'*+-.^_`|~",
@@ -261,7 +266,7 @@ fn check_header<'a>(c: &mut Check, name: &str, value: &'a Value, ptr: &str) -> O
         ok = false;
     } else if RESTRICTED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
         c.push(
-            "invalid-header",
+            &svc_backend_sdk::ir::codes::INVALID_HEADER,
             format!("header `{name}` is set by the HTTP client and cannot be configured"),
             ptr,
             "remove it",
@@ -270,7 +275,7 @@ fn check_header<'a>(c: &mut Check, name: &str, value: &'a Value, ptr: &str) -> O
     }
     if value.contains(['\r', '\n', '\0']) {
         c.push(
-            "invalid-header",
+            &svc_backend_sdk::ir::codes::INVALID_HEADER,
             format!("the value of header `{name}` holds a line break or NUL"),
             ptr,
             "write the value on one line",
@@ -421,7 +426,7 @@ impl Connector for Webhook {
     ) -> Result<Rendered, Vec<Diagnostic>> {
         if !PLATFORMS.contains(&platform) {
             return Err(vec![Diagnostic::error(
-                "platform-unsupported",
+                &svc_backend_sdk::codes::PLATFORM_UNSUPPORTED,
                 format!("{ID} has no code for the platform `{platform}`"),
             )
             .hint(format!("{ID} supports {}", PLATFORMS.join(", ")))]);

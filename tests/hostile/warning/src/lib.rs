@@ -36,12 +36,14 @@ impl Backend for Warns {
         _connectors: &Connectors,
     ) -> Result<Emitted, Vec<Diagnostic>> {
         let first = doc.logical.nodes.first().map_or("", |n| n.id.as_str());
-        let warning = Diagnostic::warning(
+        // A code of this plugin's own: a string, as plugins may report.
+        let mut warning = Diagnostic::reported(
             "example-warning",
             format!("node `{first}` is only here to be warned about"),
         )
         .at("/logical/nodes/0")
         .hint("nothing to fix: this backend always warns");
+        warning.severity = svc_backend_sdk::ir::Severity::Warning;
         Ok(Emitted {
             files: vec![File::text("README.md", "a project with a warning\n")],
             warnings: vec![warning],

@@ -45,11 +45,11 @@ fn read_config(config: &Value) -> Result<(String, String), Vec<Diagnostic>> {
     let mut string = |key: &str| match config.get(key) {
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => {
-            errors.push(Diagnostic::error("connector-config", format!("`{key}` must be a string")).at(format!("/{key}")));
+            errors.push(Diagnostic::error(&svc_backend_sdk::ir::codes::CONNECTOR_CONFIG, format!("`{key}` must be a string")).at(format!("/{key}")));
             None
         }
         None => {
-            errors.push(Diagnostic::error("connector-config", format!("missing `{key}`")).at(""));
+            errors.push(Diagnostic::error(&svc_backend_sdk::ir::codes::CONNECTOR_CONFIG, format!("missing `{key}`")).at(""));
             None
         }
     };
@@ -58,7 +58,7 @@ fn read_config(config: &Value) -> Result<(String, String), Vec<Diagnostic>> {
     if let Some(k) = &output_key {
         if !is_field_name(k) {
             errors.push(
-                Diagnostic::error("connector-config", format!("`{k}` is not a state field name"))
+                Diagnostic::error(&svc_backend_sdk::ir::codes::CONNECTOR_CONFIG, format!("`{k}` is not a state field name"))
                     .at("/outputKey")
                     .hint("name a field of logical.state"),
             );
@@ -102,7 +102,7 @@ impl Connector for @{camel}Connector {
             ),
             other => {
                 return Err(vec![Diagnostic::error(
-                    "platform-unsupported",
+                    &svc_backend_sdk::codes::PLATFORM_UNSUPPORTED,
                     format!("{ID} has no template for `{other}`"),
                 )
                 .hint(format!("it supports {}", PLATFORMS.join(", ")))])

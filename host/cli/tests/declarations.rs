@@ -1,0 +1,331 @@
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
+
+//! The diagnostic codes, each a `Code` declared with `diagnostic_codes!`
+//! beside the rule that raises it, gathered from every crate that declares
+//! some: they are unique and well formed, every code a fixture expects is
+//! one of them, and the pages under `docs/diagnostics/` are generated from
+//! their doc comments (`SVC_UPDATE_DOCS=1 cargo test -p svc-cli --test
+//! diagnostics` rewrites them; the test command fails when they are stale).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use svc_ir::codes::{Code, GROUPS};
+
+const UPDATE_HINT: &str =
+    "run `SVC_UPDATE_DOCS=1 cargo test -p svc-cli --test declarations` and commit docs/diagnostics";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every code of every crate, sorted by name.
+fn codes() -> Vec<&'static Code> {
+    let mut all: Vec<&'static Code> = [
+        svc_ir::codes::all(),
+        svc_pack_zip::codes::all(),
+        svc_runtime::codes::all(),
+        svc_compile::codes::all(),
+        svc_packs::codes::all(),
+        svc_cli::codes::all(),
+        svc_backend_sdk::codes::all(),
+        svc_backend_java::codes::all(),
+        svc_backend_python::codes::all(),
+    ]
+    .concat();
+    all.sort_by_key(|c| c.name);
+    all
+}
+
+fn is_kebab(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_lowercase())
+        && s.split('-').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+}
+
+#[test]
+fn codes_are_unique_and_well_formed() {
+    let all = codes();
+    let groups: Vec<&str> = GROUPS.iter().map(|(g, _)| *g).collect();
+    let mut problems = Vec::new();
+    for pair in all.windows(2) {
+        if pair[0].name == pair[1].name {
+            problems.push(format!("`{}` is declared twice", pair[0].name));
+        }
+    }
+    for c in &all {
+        if !is_kebab(c.name) {
+            problems.push(format!("`{}` is not kebab-case", c.name));
+        }
+        if !groups.contains(&c.group) {
+            problems.push(format!("`{}`: unknown group `{}`", c.name, c.group));
+        }
+        if c.summary().is_empty() || c.explanation().is_empty() {
+            problems.push(format!(
+                "`{}`: its doc needs a summary line and an explanation",
+                c.name
+            ));
+        }
+        if c.example().is_empty() || c.fix().is_empty() {
+            problems.push(format!(
+                "`{}`: its doc needs `# Example` and `# Fix`",
+                c.name
+            ));
+        }
+        // Fixtures a code's doc names must exist.
+        for (i, _) in c.doc.match_indices("fixtures/") {
+            let rest = &c.doc[i..];
+            match rest
+                .find(".graph.json")
+                .map(|e| &rest[..e + ".graph.json".len()])
+            {
+                Some(path) if !path.contains([' ', '`', '\n']) => {
+                    if !workspace().join(path).is_file() {
+                        problems.push(format!("`{}` names a missing {path}", c.name));
+                    }
+                }
+                _ => problems.push(format!("`{}`: unreadable fixture reference", c.name)),
+            }
+        }
+    }
+    for g in &groups {
+        if !all.iter().any(|c| c.group == *g) {
+            problems.push(format!("group `{g}` has no codes"));
+        }
+    }
+    assert!(all.len() > 100, "only {} codes", all.len());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The codes each `*.expect.json` under `fixtures/` expects, by fixture.
+fn fixture_codes() -> BTreeMap<String, BTreeSet<String>> {
+    fn walk(v: &serde_json::Value, out: &mut BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    match (k.as_str(), v) {
+                        ("code", serde_json::Value::String(code)) => {
+                            out.insert(code.clone());
+                        }
+                        _ => walk(v, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let root = workspace();
+    let mut out = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(root.join("fixtures")).sort_by_file_name() {
+        let entry = entry.expect("walk fixtures");
+        let name = entry.path().to_string_lossy().into_owned();
+        let Some(base) = name.strip_suffix(".expect.json") else {
+            continue;
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(entry.path()).expect("read"))
+                .expect("JSON");
+        let mut codes = BTreeSet::new();
+        walk(&value, &mut codes);
+        let graph = format!("{base}.graph.json");
+        let rel = Path::new(&graph)
+            .strip_prefix(&root)
+            .map(|p| p.display().to_string())
+            .unwrap_or(graph.clone());
+        out.insert(rel, codes);
+    }
+    assert!(out.len() > 30, "found only {} fixtures", out.len());
+    out
+}
+
+#[test]
+fn every_code_a_fixture_expects_is_declared_and_its_invalid_fixture_is_its_example() {
+    let all = codes();
+    let by_name: BTreeMap<&str, &Code> = all.iter().map(|c| (c.name, *c)).collect();
+    let mut problems = Vec::new();
+    let mut invalid: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (fixture, codes) in fixture_codes() {
+        for code in codes {
+            if !by_name.contains_key(code.as_str()) {
+                problems.push(format!("{fixture}: `{code}` is not a declared code"));
+            }
+            if fixture.starts_with("fixtures/invalid/") {
+                invalid.entry(code).or_default().insert(fixture.clone());
+            }
+        }
+    }
+    for (code, fixtures) in invalid {
+        if let Some(c) = by_name.get(code.as_str()) {
+            if !fixtures.iter().any(|f| c.example().contains(f.as_str())) {
+                problems.push(format!("`{code}`: base its example on one of {fixtures:?}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+// ---- the pages ---------------------------------------------------------------
+
+const GENERATED: &str = "<!-- Generated from the doc comments of the diagnostic codes (diagnostic_codes! beside each rule) by `SVC_UPDATE_DOCS=1 cargo test -p svc-cli --test declarations`; edit the doc comment, not this file. -->";
+
+/// Markdown of a doc comment: code blocks kept from doctests are shown as
+/// the language they are.
+fn markdown(text: &str) -> String {
+    text.replace("```rust,ignore", "```rust")
+}
+
+fn page(c: &Code) -> String {
+    let described = GROUPS
+        .iter()
+        .find(|(g, _)| *g == c.group)
+        .map_or("", |(_, d)| *d);
+    format!(
+        "{GENERATED}\n\n# `{name}`\n\n{summary}\n\nGroup: [{group}](README.md#{group}) ({described})\n\n\
+         ## Explanation\n\n{explanation}\n\n## Example\n\n{example}\n\n## Fix\n\n{fix}\n",
+        name = c.name,
+        summary = c.summary(),
+        group = c.group,
+        explanation = markdown(&c.explanation()),
+        example = markdown(&c.example()),
+        fix = markdown(&c.fix()),
+    )
+}
+
+fn index(all: &[&Code]) -> String {
+    let mut out = format!(
+        "{GENERATED}\n\n# Diagnostic codes\n\n\
+         Every problem `svc` reports carries a stable code, printed as `error[code]` and as `\"code\"` in \
+         `--format json`. Each code has a page with an explanation, an example and its fix. \
+         There are {} codes in {} groups.\n",
+        all.len(),
+        GROUPS.len()
+    );
+    for (group, described) in GROUPS {
+        out.push_str(&format!(
+            "\n## {group}\n\n{described}\n\n| Code | Summary |\n| --- | --- |\n"
+        ));
+        for c in all.iter().filter(|c| c.group == *group) {
+            out.push_str(&format!(
+                "| [`{0}`]({0}.md) | {1} |\n",
+                c.name,
+                c.summary().replace('|', "\\|")
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn docs_are_current() {
+    let all = codes();
+    let dir = workspace().join("docs/diagnostics");
+    let mut expected: BTreeMap<String, String> = all
+        .iter()
+        .map(|c| (format!("{}.md", c.name), page(c)))
+        .collect();
+    expected.insert("README.md".into(), index(&all));
+    let on_disk: BTreeSet<String> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".md"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if std::env::var_os("SVC_UPDATE_DOCS").is_some() {
+        std::fs::create_dir_all(&dir).expect("create docs/diagnostics");
+        for (name, text) in &expected {
+            let path = dir.join(name);
+            if std::fs::read_to_string(&path).ok().as_deref() != Some(text) {
+                std::fs::write(&path, text).expect("write a page");
+            }
+        }
+        for stale in on_disk.iter().filter(|n| !expected.contains_key(*n)) {
+            std::fs::remove_file(dir.join(stale)).expect("remove a stale page");
+        }
+        return;
+    }
+    let mut problems = Vec::new();
+    for (name, text) in &expected {
+        match std::fs::read_to_string(dir.join(name)) {
+            Ok(actual) if actual == *text => {}
+            Ok(_) => problems.push(format!("docs/diagnostics/{name} is stale")),
+            Err(_) => problems.push(format!("docs/diagnostics/{name} is missing")),
+        }
+    }
+    for stale in on_disk.iter().filter(|n| !expected.contains_key(*n)) {
+        problems.push(format!(
+            "docs/diagnostics/{stale} documents no declared code"
+        ));
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\n{UPDATE_HINT}",
+        problems.join("\n")
+    );
+}
+
+// ---- node kinds --------------------------------------------------------------
+
+#[test]
+fn every_node_kind_is_in_every_list() {
+    use svc_backend_sdk::Backend;
+
+    let root = workspace();
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).expect(path);
+    let ops = read("designer/src/model/ops.ts");
+    let palette = ops
+        .split_once("export const NODE_KINDS = [")
+        .and_then(|(_, rest)| rest.split_once("]"))
+        .map(|(list, _)| list)
+        .expect("NODE_KINDS in designer/src/model/ops.ts");
+    let reference = read("docs/ir-reference.md");
+    let fixtures: Vec<String> = std::fs::read_dir(root.join("fixtures/valid"))
+        .expect("fixtures/valid")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".graph.json"))
+        .map(|e| std::fs::read_to_string(e.path()).expect("a fixture"))
+        .collect();
+    let backends = [
+        svc_backend_go::GoBackend::info(),
+        svc_backend_java::JavaBackend::info(),
+        svc_backend_python::PythonBackend::info(),
+    ];
+    let mut problems = Vec::new();
+    for kind in svc_ir::NodeKind::NAMES {
+        if !palette.contains(&format!("\"{kind}\"")) {
+            problems.push(format!(
+                "`{kind}` is not in NODE_KINDS of designer/src/model/ops.ts"
+            ));
+        }
+        if !reference.contains(&format!("`{kind}`")) {
+            problems.push(format!("`{kind}` is not described in docs/ir-reference.md"));
+        }
+        if !fixtures
+            .iter()
+            .any(|f| f.contains(&format!("\"kind\": \"{kind}\"")))
+        {
+            problems.push(format!(
+                "no fixture under fixtures/valid has a `{kind}` node"
+            ));
+        }
+        for info in &backends {
+            let built = info.capabilities.node_kinds.iter().any(|k| k == kind);
+            let key = format!("node-kind:{kind}");
+            let refused = info.capabilities.reasons.iter().any(|(k, _)| *k == key);
+            if !built && !refused {
+                problems.push(format!(
+                    "{} neither builds `{kind}` nor gives a reason for `{key}` (capabilities.rs)",
+                    info.platform
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
