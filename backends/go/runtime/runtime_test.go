@@ -50,3 +50,20 @@ func TestAccessors(t *testing.T) {
 		t.Fatal("absent or mistyped fields must give zero values")
 	}
 }
+
+func TestFillFields(t *testing.T) {
+	state := State{"name": "Ada", "n": 3, "tags": []any{"a"}}
+	cases := map[string]string{
+		"":                      "",
+		"plain":                 "plain",
+		"Hi {{name}}!":          "Hi Ada!",
+		"{{ name }}{{n}}":       "Ada3",
+		"{{tags}} {{missing}}.": `["a"] .`,
+		"open {{ name":          "open {{ name",
+	}
+	for in, want := range cases {
+		if got := fillFields(in, state); got != want {
+			t.Errorf("fillFields(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

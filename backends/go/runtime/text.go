@@ -31,6 +31,29 @@ func text(v any) string {
 	return string(b)
 }
 
+// fillFields fills each {{field}} of a template written in a connector's
+// config with the state value as text renders it; an unclosed {{ is text.
+// Connectors call it (marketplace/README.md, "Runtime helpers").
+func fillFields(template string, state State) string {
+	var b strings.Builder
+	rest := template
+	for {
+		start := strings.Index(rest, "{{")
+		if start < 0 {
+			break
+		}
+		end := strings.Index(rest[start+2:], "}}")
+		if end < 0 {
+			break
+		}
+		b.WriteString(rest[:start])
+		b.WriteString(text(state[strings.TrimSpace(rest[start+2:start+2+end])]))
+		rest = rest[start+2+end+2:]
+	}
+	b.WriteString(rest)
+	return b.String()
+}
+
 // maxTextDepth bounds the nesting text follows (a cycle in a value that
 // node code built); a request nests at most 128 levels.
 const maxTextDepth = 1000

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -32,82 +33,131 @@ func expandEnv(s string) string {
 
 // resolveEndpoint reads `env:NAME` endpoints from the environment.
 func resolveEndpoint(node, endpoint string) (string, error) {
-	if name, ok := cutPrefix(endpoint, "env:"); ok {
-		endpoint = os.Getenv(name)
+	return resolveURL(node, "upstream", endpoint, nil)
+}
+
+// resolveURL is the http(s) URL of one call: `env:NAME` reads the
+// variable (which is never repeated in a message: it may hold a secret),
+// anything else is the URL, its {{field}} placeholders filled from state
+// when state is not nil. service names the upstream in messages.
+func resolveURL(node, service, raw string, state State) (string, error) {
+	endpoint, what := raw, ""
+	if name, ok := strings.CutPrefix(raw, "env:"); ok {
+		endpoint, what = os.Getenv(name), "the value of "+name
 		if endpoint == "" {
 			return "", upstreamError(node, ReasonConnect,
-				fmt.Sprintf("the endpoint variable %s is not set", name))
+				fmt.Sprintf("node %q: the %s URL variable %s is not set", node, service, name))
 		}
+	} else {
+		if state != nil {
+			endpoint = fillFields(raw, state)
+		}
+		what = fmt.Sprintf("%q", endpoint)
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", upstreamError(node, ReasonConnect, fmt.Sprintf("invalid endpoint %q", endpoint))
+		return "", upstreamError(node, ReasonConnect,
+			fmt.Sprintf("node %q: the %s URL (%s) is not an http(s) URL", node, service, what))
 	}
 	return endpoint, nil
 }
 
-func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
-		return s[len(prefix):], true
+// postJSON sends body as JSON with the headers' ${NAME} references
+// expanded, and decodes the reply, mapping every way it can fail to an
+// upstream error of the contract.
+func postJSON(ctx context.Context, node, endpoint string, headers map[string]string, timeout time.Duration, body any) (any, error) {
+	expanded := make(map[string]string, len(headers))
+	for k, v := range headers {
+		expanded[k] = expandEnv(v)
 	}
-	return s, false
+	return upstreamCall{
+		Node: node, Service: "upstream", Endpoint: endpoint, Headers: expanded,
+		Timeout: timeout, Body: body, KeepReply: true,
+	}.post(ctx)
 }
 
-// postJSON sends body as JSON and decodes the reply, mapping every way it
-// can fail to an upstream error of the contract.
-func postJSON(ctx context.Context, node, endpoint string, headers map[string]string, timeout time.Duration, body any) (any, error) {
-	payload, err := json.Marshal(body)
+// upstreamCall is one POST of a JSON body: an HTTP tool's, a model
+// provider's, or a connector's (connectors ask for this file with the
+// runtime helper `upstream`, marketplace/README.md).
+type upstreamCall struct {
+	// Node names the node in errors.
+	Node string
+	// Service names the upstream in messages ("upstream", "webhook").
+	Service  string
+	Endpoint string
+	// Headers are sent as they are.
+	Headers map[string]string
+	// Timeout bounds the whole call, reply included; 0 is no bound.
+	Timeout time.Duration
+	Body    any
+	// KeepReply decodes the reply as JSON and returns it; otherwise any
+	// 2xx reply (an empty 204, plain text) is success and is dropped.
+	KeepReply bool
+}
+
+// post makes the call; every way it can fail is an upstream error with
+// the contract's reason: connect, timeout, status, too_large and (when the
+// reply is kept) invalid_json.
+func (c upstreamCall) post(ctx context.Context) (any, error) {
+	node := c.Node
+	payload, err := json.Marshal(c.Body)
 	if err != nil {
-		return nil, nodeError(node, fmt.Sprintf("node %q: cannot encode the request: %v", node, err))
+		return nil, nodeError(node, fmt.Sprintf("node %q: cannot encode the %s request: %v", node, c.Service, err))
 	}
-	if timeout > 0 {
+	if c.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(payload))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint, bytes.NewReader(payload))
 	if err != nil {
-		return nil, upstreamError(node, ReasonConnect, fmt.Sprintf("invalid endpoint %q", endpoint))
+		return nil, upstreamError(node, ReasonConnect, fmt.Sprintf("node %q: invalid %s URL", node, c.Service))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, expandEnv(v))
+	for k, v := range c.Headers {
+		req.Header.Set(k, v)
 	}
 	resp, err := upstreamClient.Do(req)
 	if err != nil {
-		return nil, transportError(ctx, node, err)
+		return nil, c.transportError(ctx, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxUpstreamBytes+1))
 	if err != nil {
-		return nil, transportError(ctx, node, err)
+		return nil, c.transportError(ctx, err)
 	}
 	if len(data) > MaxUpstreamBytes {
 		return nil, upstreamError(node, ReasonTooLarge,
-			fmt.Sprintf("node %q: the reply is larger than %d bytes", node, MaxUpstreamBytes))
+			fmt.Sprintf("node %q: the %s reply is larger than %d bytes", node, c.Service, MaxUpstreamBytes))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := upstreamError(node, ReasonStatus, fmt.Sprintf("node %q: upstream answered %d", node, resp.StatusCode))
+		e := upstreamError(node, ReasonStatus, fmt.Sprintf("node %q: the %s answered %d", node, c.Service, resp.StatusCode))
 		e.Details["status"] = resp.StatusCode
 		return nil, e
 	}
+	if !c.KeepReply {
+		return nil, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var out any
-	if err := dec.Decode(&out); err != nil || dec.More() {
-		return nil, upstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the reply is not valid JSON", node))
+	var out, extra any
+	if err := dec.Decode(&out); err != nil || dec.Decode(&extra) != io.EOF {
+		return nil, upstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the %s reply is not valid JSON", node, c.Service))
 	}
 	return out, nil
 }
 
-func transportError(ctx context.Context, node string, err error) error {
+func (c upstreamCall) transportError(ctx context.Context, err error) error {
 	var ne net.Error
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
-		errors.As(err, &ne) && ne.Timeout():
-		return upstreamError(node, ReasonTimeout, fmt.Sprintf("node %q: the upstream call timed out", node))
-	default:
-		return upstreamError(node, ReasonConnect, fmt.Sprintf("node %q: cannot reach the upstream: %v", node, err))
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
+		(errors.As(err, &ne) && ne.Timeout()) {
+		return upstreamError(c.Node, ReasonTimeout, fmt.Sprintf("node %q: the %s call timed out", c.Node, c.Service))
 	}
+	// A *url.Error repeats the URL, which may hold a secret.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return upstreamError(c.Node, ReasonConnect, fmt.Sprintf("node %q: cannot reach the %s: %v", c.Node, c.Service, err))
 }

@@ -23,8 +23,12 @@ const SERVER_GO: &str = include_str!("../runtime/server.go");
 const REQUEST_GO: &str = include_str!("../runtime/request.go");
 const MAIN_GO: &str = include_str!("../runtime/main.go");
 
+/// The runtime helpers connectors may ask for (`svc-runtime:NAME`):
+/// `upstream` is upstream.go, the HTTP client of HTTP tools and models.
+const CONNECTOR_HELPERS: &[&str] = &["upstream"];
+
 pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
-    let placed = svc_backend_sdk::connectors::place(doc, "go", connectors)?;
+    let placed = svc_backend_sdk::connectors::place(doc, "go", CONNECTOR_HELPERS, connectors)?;
     let module = &doc.id;
     let (llm, http_tools) = (doc.has_llm_nodes(), doc.http_tools().next().is_some());
     let graph_import = format!("{module}/internal/graph");
@@ -63,7 +67,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text(".dockerignore", "bin/\n.git/\n"),
         File::text(".gitignore", "bin/\n"),
     ];
-    if llm || http_tools {
+    if llm || http_tools || placed.runtime.contains("upstream") {
         files.push(File::text("internal/graph/upstream.go", UPSTREAM_GO));
     }
     if http_tools {

@@ -112,7 +112,7 @@ pub fn emit(
     connectors: &Connectors,
     sdk: SdkSource,
 ) -> Result<Vec<File>, Vec<Diagnostic>> {
-    let placed = svc_backend_sdk::connectors::place(doc, "python-svc", connectors)?;
+    let placed = svc_backend_sdk::connectors::place(doc, "python-svc", &["upstream"], connectors)?;
     let mut files = vec![
         vendor(sdk),
         File::text("pyproject.toml", pyproject(doc, &placed.dependencies)),

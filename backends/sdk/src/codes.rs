@@ -3,7 +3,7 @@
 //! generated pages of `docs/diagnostics/`.
 
 pub use crate::connector_kit::check::{INVALID_FIELD_NAME, PLATFORM_UNSUPPORTED};
-pub use crate::connectors::CONNECTOR_FILE_CONFLICT;
+pub use crate::connectors::{CONNECTOR_FILE_CONFLICT, CONNECTOR_RUNTIME};
 pub use crate::glue::INVALID_CONFIG;
 pub use crate::names::NAME_COLLISION;
 pub use crate::runtime_files::BACKEND_RUNTIME;

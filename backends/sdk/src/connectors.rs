@@ -3,7 +3,7 @@
 //! and handed to the backend as [`Connectors`]. See the connector contract
 //! in `marketplace/README.md`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use svc_ir::{Document, NodeKind};
 
@@ -45,8 +45,11 @@ pub struct Placed {
     pub snippets: BTreeMap<String, String>,
     /// Extra files, each once.
     files: BTreeMap<String, File>,
-    /// This platform's dependency specs, sorted and unique.
+    /// This platform's dependency specs (packages), sorted and unique.
     pub dependencies: Vec<String>,
+    /// The backend's runtime helpers the connectors use (the names of
+    /// their `svc-runtime:NAME` dependencies), which the backend emits.
+    pub runtime: BTreeSet<String>,
 }
 
 impl Placed {
@@ -82,12 +85,30 @@ impl Placed {
     }
 }
 
+/// The prefix of a dependency spec that names a helper of the backend's
+/// runtime instead of a package: `svc-runtime:upstream` asks the backend
+/// for its upstream HTTP client (see [`runtime_helper`]).
+pub const RUNTIME_PREFIX: &str = "svc-runtime:";
+
+/// A connector's declaration that its code for `platform` calls the
+/// backend's runtime helper `name` (the helpers each backend offers are
+/// listed in `marketplace/README.md`); the backend then emits it, so a
+/// connector carries no copy of the runtime.
+pub fn runtime_helper(platform: &str, name: &str) -> crate::Dependency {
+    crate::Dependency {
+        platform: platform.to_string(),
+        spec: format!("{RUNTIME_PREFIX}{name}"),
+    }
+}
+
 /// Gathers the rendered connector nodes' snippets, files (each path once;
 /// two different contents at one path are an error) and this platform's
-/// dependencies.
+/// dependencies: packages, and the runtime helpers of the backend, which
+/// must be among the `helpers` it offers.
 pub fn place(
     doc: &Document,
     platform: &str,
+    helpers: &[&str],
     connectors: &Connectors,
 ) -> Result<Placed, Vec<Diagnostic>> {
     let mut placed = Placed::default();
@@ -128,13 +149,34 @@ pub fn place(
                 }
             }
         }
-        placed.dependencies.extend(
-            rendered
-                .dependencies
-                .into_iter()
-                .filter(|d| d.platform == platform)
-                .map(|d| d.spec),
-        );
+        for d in rendered.dependencies {
+            if d.platform != platform {
+                continue;
+            }
+            match d.spec.strip_prefix(RUNTIME_PREFIX) {
+                None => placed.dependencies.push(d.spec),
+                Some(helper) if helpers.contains(&helper) => {
+                    placed.runtime.insert(helper.to_string());
+                }
+                Some(helper) => diags.push(
+                    Diagnostic::error(
+                        &CONNECTOR_RUNTIME,
+                        format!(
+                            "connector node `{node}` asks for the runtime helper `{helper}`, which the {platform} backend does not have"
+                        ),
+                    )
+                    .at(format!("/logical/nodes/{i}"))
+                    .hint(if helpers.is_empty() {
+                        format!("the {platform} backend offers no runtime helpers to connectors; use a version of the connector made for this backend")
+                    } else {
+                        format!(
+                            "the {platform} backend offers {}; use a version of the connector made for this backend",
+                            helpers.join(", ")
+                        )
+                    }),
+                ),
+            }
+        }
         placed.snippets.insert(node, rendered.snippet);
     }
     placed.dependencies.sort();
@@ -167,6 +209,31 @@ svc_ir::diagnostic_codes! {
     /// files: vec![File::text("internal/connectors/webhook/webhook.go", WEBHOOK_GO)],
     /// ```
     pub CONNECTOR_FILE_CONFLICT = "connector-file-conflict", group "connector";
+
+    /// A connector asks for a runtime helper the backend does not have.
+    ///
+    /// A connector's code may call the backend's own runtime instead of carrying a copy of it: it declares a dependency `svc-runtime:NAME` for the platform (`svc_backend_sdk::connectors::runtime_helper`), and the backend emits that helper into the project. A name the backend does not offer means the connector was made for another version of the backend; its code would not compile, so the compile stops.
+    ///
+    /// Use a version of the connector made for this backend (the helpers each backend offers are listed in `marketplace/README.md`), or report it to the connector's author.
+    ///
+    /// # Example
+    ///
+    /// A connector that renders for `java-svc`
+    ///
+    /// ```rust,ignore
+    /// dependencies: vec![runtime_helper("java-svc", "upstream")],
+    /// ```
+    ///
+    /// while java-svc offers no runtime helper to connectors.
+    ///
+    /// # Fix
+    ///
+    /// ```rust,ignore
+    /// dependencies: vec![runtime_helper("go", "upstream")],
+    /// ```
+    ///
+    /// on `go`, which offers `upstream`.
+    pub CONNECTOR_RUNTIME = "connector-runtime", group "connector";
 }
 
 #[cfg(test)]
@@ -187,6 +254,8 @@ mod tests {
                     platform: "elsewhere".into(),
                     spec: "nope".into(),
                 },
+                runtime_helper("go", "upstream"),
+                runtime_helper("elsewhere", "nothing"),
             ],
         }
     }
@@ -210,9 +279,10 @@ mod tests {
             ("a".to_string(), rendered("a", "same")),
             ("b".to_string(), rendered("b", "same")),
         ]);
-        let placed = place(&doc(), "go", &connectors).unwrap();
+        let placed = place(&doc(), "go", &["upstream"], &connectors).unwrap();
         assert_eq!(placed.snippets["a"], "// a");
         assert_eq!(placed.dependencies, ["dep>=1"]);
+        assert_eq!(placed.runtime.iter().collect::<Vec<_>>(), ["upstream"]);
         let mut files = vec![File::text("go.mod", "")];
         placed.merge_into(&mut files).unwrap();
         assert_eq!(files.len(), 2);
@@ -224,14 +294,27 @@ mod tests {
             ("a".to_string(), rendered("a", "same")),
             ("b".to_string(), rendered("b", "other")),
         ]);
-        let err = place(&doc(), "go", &connectors).unwrap_err();
+        let err = place(&doc(), "go", &["upstream"], &connectors).unwrap_err();
         assert_eq!(err[0].code, "connector-file-conflict");
+    }
+
+    #[test]
+    fn a_runtime_helper_the_backend_lacks_is_refused_by_name() {
+        let connectors = Connectors::new([
+            ("a".to_string(), rendered("a", "same")),
+            ("b".to_string(), rendered("b", "same")),
+        ]);
+        let err = place(&doc(), "go", &["other"], &connectors).unwrap_err();
+        assert_eq!(err.len(), 2);
+        assert_eq!(err[0].code, "connector-runtime");
+        assert!(err[0].message.contains("`upstream`"), "{}", err[0].message);
+        assert_eq!(err[0].pointer.as_deref(), Some("/logical/nodes/1"));
     }
 
     #[test]
     fn a_node_the_host_did_not_render_is_named() {
         let connectors = Connectors::new([("a".to_string(), rendered("a", "same"))]);
-        let err = place(&doc(), "go", &connectors).unwrap_err();
+        let err = place(&doc(), "go", &["upstream"], &connectors).unwrap_err();
         assert_eq!(err.len(), 1);
         assert_eq!(err[0].code, "connector-missing");
         assert_eq!(err[0].pointer.as_deref(), Some("/logical/nodes/2"));

@@ -173,8 +173,18 @@ def java(node: str, url: str, text: str, timeout_ms: int, key: str | None) -> st
 SNIPPETS = {"go": go, "python-svc": python, "java-svc": java}
 
 
+# The backend's upstream HTTP client, which Go's and Python's code call (Go's
+# upstream.go, the SDK's svc.upstream): a dependency with this prefix names a
+# runtime helper of the backend, not a package (marketplace/README.md).
+UPSTREAM = "svc-runtime:upstream"
+
+
 def dependencies(platform: str) -> list[Dependency]:
-    return [Dependency(platform, HTTPX)] if platform == "python-svc" else []
+    if platform == "python-svc":
+        return [Dependency(platform, HTTPX), Dependency(platform, UPSTREAM)]
+    if platform == "go":
+        return [Dependency(platform, UPSTREAM)]
+    return []
 
 
 class Connector(exports.Connector):

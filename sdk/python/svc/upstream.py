@@ -1,4 +1,6 @@
-"""Calls from a run to the outside: model providers and HTTP tools.
+"""Calls from a run to the outside: model providers, HTTP tools and the
+marketplace connectors' HTTP calls (resolve_url and post, which the
+connectors' python-svc code imports instead of carrying a client of its own).
 
 Every way a call can fail maps to one `upstream_error` reason of the HTTP
 contract, in the order the Go runtime checks them (upstream.go): the
@@ -13,13 +15,14 @@ import os
 import re
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from svc import registry
 from svc.errors import RegistrationError, execution_error, require, upstream_error
-from svc.values import text
+from svc.values import fill_fields, text
 
 # What an HTTP tool or a model provider may send back.
 MAX_UPSTREAM_BYTES = 4 << 20
@@ -49,19 +52,9 @@ def expand_env(value: str) -> str:
 
 
 def resolve_endpoint(node: str, endpoint: str) -> str:
-    """Reads `env:NAME` endpoints from the environment and checks the URL."""
-    if endpoint.startswith("env:"):
-        name = endpoint[4:]
-        endpoint = os.environ.get(name, "")
-        if not endpoint:
-            raise upstream_error(node, "connect", f"the endpoint variable {name} is not set")
-    try:
-        parts = urlsplit(endpoint)
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-        raise upstream_error(node, "connect", f"invalid endpoint {json.dumps(endpoint)}")
-    return endpoint
+    """Reads `env:NAME` endpoints from the environment and checks the URL
+    (resolve_url, which never repeats a value read from the environment)."""
+    return resolve_url(node, endpoint, service="upstream")
 
 
 def _reject_constant(name: str) -> Any:
@@ -81,32 +74,84 @@ def call_timeout(timeout: float | None, deadline: float | None) -> float | None:
     return deadline if timeout is None else min(timeout, deadline)
 
 
-def post_json(
+def resolve_url(
+    node: str, raw: str, *, service: str, state: Mapping[str, Any] | None = None
+) -> str:
+    """The http(s) URL of one call, as the marketplace connectors (svc/webhook,
+    svc/slack-notify) resolve theirs: `env:NAME` is the variable NAME (unset or
+    empty is a connect error naming NAME), anything else is the URL itself,
+    its `{{field}}` placeholders filled from `state` (fill_fields) when given.
+    A URL without an http(s) scheme and a host is a connect error. A value read
+    from the environment is never repeated in a message: it may hold a secret.
+    `service` names the upstream in messages ("webhook": "the webhook URL")."""
+    q = json.dumps(node)
+    if raw.startswith("env:"):
+        name = raw[4:]
+        endpoint = os.environ.get(name, "")
+        if not endpoint:
+            raise upstream_error(
+                node, "connect", f"node {q}: the {service} URL variable {name} is not set"
+            )
+        what = f"the value of {name}"
+    else:
+        endpoint = raw if state is None else fill_fields(raw, state)
+        what = json.dumps(endpoint)
+    try:
+        parts = urlsplit(endpoint)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise upstream_error(
+            node, "connect", f"node {q}: the {service} URL ({what}) is not an http(s) URL"
+        )
+    return endpoint
+
+
+def post(
     node: str,
     endpoint: str,
-    headers: dict[str, str] | None,
     body: Any,
     *,
-    timeout: float | None,
-    feature: str,
+    headers: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    deadline: float | None = None,
+    service: str = "upstream",
+    read_reply: bool = True,
+    feature: str = "svc.upstream.post()",
 ) -> Any:
-    """POSTs `body` as JSON and returns the parsed reply (timeout in seconds)."""
+    """POSTs `body` as JSON to `endpoint`: the one HTTP call of HTTP tools, model
+    providers (post_json) and the marketplace connectors (svc/webhook,
+    svc/slack-notify), as the Go runtime's upstreamCall.post.
+
+    `headers` are sent as they are (no `${NAME}` expansion), after
+    Content-Type and Accept (application/json). `timeout` (seconds) bounds the
+    whole call, reply included, and is itself bounded by `deadline` (the
+    seconds left in the run); None for no bound. The reply is read up to
+    MAX_UPSTREAM_BYTES. With `read_reply` it is parsed as strict JSON and
+    returned; otherwise any 2xx reply (an empty 204, plain text) is success
+    and None is returned.
+
+    Every failure is an `upstream_error` with the contract's reason, checked
+    in this order: connect (transport or invalid URL), timeout, too_large,
+    status (with `details.status`), invalid_json. An unencodable body is an
+    `execution_error`. Messages name the node and `service` ("webhook": "the
+    webhook answered 503") but never the URL, which may hold a secret.
+    `feature` names the caller when httpx (the extra `http`) is missing.
+    """
     client = http_client(feature)
     import httpx
 
+    q = json.dumps(node)
     try:
         payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as e:
-        raise execution_error(
-            node, f"node {json.dumps(node)}: cannot encode the request: {e}"
-        ) from None
+        raise execution_error(node, f"node {q}: cannot encode the {service} request: {e}") from None
+    timeout = call_timeout(timeout, deadline)
+    timed_out = f"node {q}: the {service} call timed out"
     if timeout is not None and timeout <= 0:
-        raise upstream_error(
-            node, "timeout", f"node {json.dumps(node)}: the upstream call timed out"
-        )
+        raise upstream_error(node, "timeout", timed_out)
     sent = {"Content-Type": "application/json", "Accept": "application/json"}
-    for k, v in (headers or {}).items():
-        sent[k] = expand_env(v)
+    sent.update(headers or {})
     ends = None if timeout is None else time.monotonic() + timeout
     try:
         with client.stream(
@@ -119,33 +164,51 @@ def post_json(
                     raise upstream_error(
                         node,
                         "too_large",
-                        f"node {json.dumps(node)}: the reply is larger than "
-                        f"{MAX_UPSTREAM_BYTES} bytes",
+                        f"node {q}: the {service} reply is larger than {MAX_UPSTREAM_BYTES} bytes",
                     )
                 # httpx's read timeout is per chunk; the call as a whole is bounded too.
                 if ends is not None and time.monotonic() > ends:
-                    raise httpx.ReadTimeout("the upstream call timed out")
+                    raise httpx.ReadTimeout(timed_out)
             status = resp.status_code
     except httpx.TimeoutException:
-        raise upstream_error(
-            node, "timeout", f"node {json.dumps(node)}: the upstream call timed out"
-        ) from None
+        raise upstream_error(node, "timeout", timed_out) from None
     except (httpx.InvalidURL, httpx.UnsupportedProtocol):
-        raise upstream_error(node, "connect", f"invalid endpoint {json.dumps(endpoint)}") from None
+        raise upstream_error(node, "connect", f"node {q}: invalid {service} URL") from None
     except httpx.HTTPError as e:
+        # httpx's messages do not hold the URL; if one ever does, it is left out.
+        detail = str(e) or type(e).__name__
+        if endpoint and endpoint in detail:
+            detail = type(e).__name__
         raise upstream_error(
-            node, "connect", f"node {json.dumps(node)}: cannot reach the upstream: {e}"
+            node, "connect", f"node {q}: cannot reach the {service}: {detail}"
         ) from None
     if not 200 <= status <= 299:
         raise upstream_error(
-            node, "status", f"node {json.dumps(node)}: upstream answered {status}", status=status
+            node, "status", f"node {q}: the {service} answered {status}", status=status
         )
+    if not read_reply:
+        return None
     try:
         return loads_strict(bytes(data))
     except ValueError:
         raise upstream_error(
-            node, "invalid_json", f"node {json.dumps(node)}: the reply is not valid JSON"
+            node, "invalid_json", f"node {q}: the {service} reply is not valid JSON"
         ) from None
+
+
+def post_json(
+    node: str,
+    endpoint: str,
+    headers: dict[str, str] | None,
+    body: Any,
+    *,
+    timeout: float | None,
+    feature: str,
+) -> Any:
+    """POSTs `body` as JSON and returns the parsed reply (timeout in seconds):
+    post() with the header values' `${NAME}` references expanded."""
+    expanded = {k: expand_env(v) for k, v in (headers or {}).items()}
+    return post(node, endpoint, body, headers=expanded, timeout=timeout, feature=feature)
 
 
 # --- model providers -----------------------------------------------------------------

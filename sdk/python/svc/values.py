@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -44,6 +45,26 @@ def text(value: Any) -> str:
         _append(out, value)
     except (TypeError, ValueError, RecursionError):
         return ""
+    return "".join(out)
+
+
+def fill_fields(template: str, state: Mapping[str, Any]) -> str:
+    """`template` with each `{{field}}` (the name inside stripped of spaces)
+    replaced by `text(state.get(field))`, so a missing field is ""; an
+    unclosed `{{` stays as text. What the marketplace connectors (svc/webhook,
+    svc/slack-notify, svc/kv-cache) fill their config strings with, as the Go
+    runtime's fillFields does."""
+    out = []
+    rest = template
+    while True:
+        start = rest.find("{{")
+        end = rest.find("}}", start + 2) if start >= 0 else -1
+        if end < 0:
+            break
+        out.append(rest[:start])
+        out.append(text(state.get(rest[start + 2 : end].strip())))
+        rest = rest[end + 2 :]
+    out.append(rest)
     return "".join(out)
 
 

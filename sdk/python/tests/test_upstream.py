@@ -83,9 +83,9 @@ def test_the_run_deadline_bounds_the_call(stub):
     ("endpoint", "message"),
     [
         ("env:SVC_TEST_UNSET_URL", "SVC_TEST_UNSET_URL is not set"),
-        ("ftp://example.com/x", "invalid endpoint"),
-        ("not a url", "invalid endpoint"),
-        ("http://", "invalid endpoint"),
+        ("ftp://example.com/x", "is not an http"),
+        ("not a url", "is not an http"),
+        ("http://", "is not an http"),
     ],
 )
 def test_bad_endpoints_are_connect_errors(endpoint, message, monkeypatch):

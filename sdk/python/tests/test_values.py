@@ -16,6 +16,7 @@ from svc.runtime import (
     cond_truthy,
     text,
 )
+from svc.values import fill_fields
 
 VECTORS = Path(__file__).resolve().parents[3] / "fixtures" / "json-text" / "vectors.json"
 
@@ -56,6 +57,26 @@ def test_text_of_python_values(value, want):
 
 def test_text_concatenation_like_go():
     assert "a " + text(None) + text(2) + " " + text({"k": True}) == 'a 2 {"k":true}'
+
+
+@pytest.mark.parametrize(
+    ("template", "want"),
+    [
+        ("", ""),
+        ("plain", "plain"),
+        ("Hi {{name}}!", "Hi Ada!"),
+        ("{{ name }}{{n}}", "Ada3"),
+        ("{{tags}} {{missing}} {{none}}.", '["a"]  .'),
+        ("{{ob}}", '{"a":1,"b":true}'),
+        ("open {{ name", "open {{ name"),
+        ("{{name}} and {{ name", "Ada and {{ name"),
+        ("}} {{n}} }}", "}} 3 }}"),
+        ("{{}}", ""),
+    ],
+)
+def test_fill_fields(template, want):
+    state = {"name": "Ada", "n": 3, "tags": ["a"], "none": None, "ob": {"b": True, "a": 1}}
+    assert fill_fields(template, state) == want
 
 
 def test_eq_and_ne():

@@ -93,7 +93,7 @@ const WRAPPER_PROPERTIES: &str = include_str!("../../runtime/wrapper/maven-wrapp
 pub const SPRING_BOOT: &str = "3.5.16";
 
 pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
-    let placed = svc_backend_sdk::connectors::place(doc, "java-svc", connectors)?;
+    let placed = svc_backend_sdk::connectors::place(doc, "java-svc", &[], connectors)?;
     let bad: Vec<Diagnostic> = placed
         .dependencies
         .iter()

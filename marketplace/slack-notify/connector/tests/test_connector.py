@@ -36,7 +36,9 @@ def test_info_matches_the_project_manifest():
     schema = json.loads(info.config_schema)
     assert schema["required"] == ["url", "text"]
     assert [(d.platform, d.spec) for d in info.dependencies] == [
-        ("python-svc", app.HTTPX)
+        ("go", app.UPSTREAM),
+        ("python-svc", app.HTTPX),
+        ("python-svc", app.UPSTREAM),
     ]
 
 
@@ -53,8 +55,10 @@ def test_each_platform_gets_its_call_helper_and_tests():
     python = render("python-svc", outputKey=None)
     assert "output_key=None," in python.snippet
     assert [(d.platform, d.spec) for d in python.dependencies] == [
-        ("python-svc", app.HTTPX)
+        ("python-svc", app.HTTPX),
+        ("python-svc", app.UPSTREAM),
     ]
+    assert [(d.platform, d.spec) for d in go.dependencies] == [("go", app.UPSTREAM)]
     java = render("java-svc")
     assert java.snippet.endswith('"New ticket: {{ticket}}", 5000, "posted");')
     assert all(f.contents for p in app.PLATFORMS for f in render(p).files)

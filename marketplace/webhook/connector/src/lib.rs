@@ -11,6 +11,7 @@
 //! file to fill when the node runs.
 
 use serde_json::{json, Value};
+use svc_backend_sdk::connectors::runtime_helper;
 use svc_backend_sdk::ir::{check_endpoint, is_identifier};
 use svc_backend_sdk::template::{parts, Part};
 use svc_backend_sdk::{Connector, ConnectorInfo, Dependency, Diagnostic, File, Rendered};
@@ -396,12 +397,20 @@ fn files(list: &[(&str, &str)]) -> Vec<File> {
         .collect()
 }
 
+/// What the code needs on each platform: the backend's upstream HTTP
+/// client (the runtime helper `upstream`: Go's upstream.go, the SDK's
+/// svc.upstream), and httpx on python-svc. java-svc offers no runtime
+/// helper to connectors yet, so its code carries its own client.
 fn dependencies(platform: &str) -> Vec<Dependency> {
     match platform {
-        "python-svc" => vec![Dependency {
-            platform: platform.to_string(),
-            spec: HTTPX.to_string(),
-        }],
+        "python-svc" => vec![
+            Dependency {
+                platform: platform.to_string(),
+                spec: HTTPX.to_string(),
+            },
+            runtime_helper(platform, "upstream"),
+        ],
+        "go" => vec![runtime_helper(platform, "upstream")],
         _ => Vec::new(),
     }
 }

@@ -69,7 +69,14 @@ fn info_matches_the_project_manifest() {
         .iter()
         .map(|d| (d.platform.as_str(), d.spec.as_str()))
         .collect();
-    assert_eq!(deps, [("python-svc", "httpx>=0.27,<1")]);
+    assert_eq!(
+        deps,
+        [
+            ("go", "svc-runtime:upstream"),
+            ("python-svc", "httpx>=0.27,<1"),
+            ("python-svc", "svc-runtime:upstream")
+        ]
+    );
 }
 
 #[test]
@@ -135,7 +142,7 @@ fn every_platform_renders_the_example() {
                      \tOutputKey: \"receipt\",\n\
                      }, state)"
                 );
-                assert!(deps.is_empty());
+                assert_eq!(deps, ["svc-runtime:upstream"]);
             }
             "python-svc" => {
                 assert_eq!(
@@ -147,7 +154,7 @@ fn every_platform_renders_the_example() {
                 );
                 assert!(r.snippet.contains("    fields=[\"question\"],\n"));
                 assert!(r.snippet.contains("    headers=None,\n"));
-                assert_eq!(deps, ["httpx>=0.27,<1"]);
+                assert_eq!(deps, ["httpx>=0.27,<1", "svc-runtime:upstream"]);
             }
             _ => {
                 assert_eq!(

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from app.connectors import kv_cache
-from app.connectors.kv_cache import cache_delete, cache_get, cache_set, render
+from app.connectors.kv_cache import cache_delete, cache_get, cache_set
 
 
 @pytest.fixture
@@ -103,8 +103,13 @@ def test_concurrent_requests():
     assert len(kv_cache._namespaces["test-concurrent"]) <= 50
 
 
-def test_render():
-    state = {"name": "Ada", "n": 3}
-    assert render("answer:{{ name }}", state) == "answer:Ada"
-    assert render("{{n}}-{{missing}}", state) == "3-"
-    assert render("open {{ name", state) == "open {{ name"
+def test_keys_are_filled_from_the_state():
+    state = {"name": "Ada", "n": 3, "v": "x"}
+    filled = _args("test-keys", key="answer:{{ name }}{{n}}-{{missing}}")
+    cache_set(state, field="v", ttl_seconds=30, **filled)
+    hit = cache_get(
+        {}, field="v", hit_field="hit", **_args("test-keys", "answer:Ada3-")
+    )
+    assert hit == {"v": "x", "hit": True}
+    other = cache_get({"name": "Bob", "n": 3}, field="v", hit_field="hit", **filled)
+    assert other == {"hit": False}

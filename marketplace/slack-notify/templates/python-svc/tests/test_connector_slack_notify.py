@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from svc.errors import SvcError
 
-from app.connectors.slack_notify import fill, post
+from app.connectors.slack_notify import post
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -63,7 +63,6 @@ def test_posts_the_filled_message(server, monkeypatch):
     assert server.seen == [{"text": want}]
     assert patch == {"p": want}
     assert post("post", state, url=url(server), text="x") == {}
-    assert fill("{{a}}{{b}}", {"a": 1, "b": None}) == "1"
 
 
 def test_failures_are_upstream_errors(server, monkeypatch):
@@ -80,6 +79,11 @@ def test_failures_are_upstream_errors(server, monkeypatch):
         post("post", {}, url="env:SLACK_NOTIFY_UNSET", text="x")
     assert reason(raised) == "connect"
     assert "SLACK_NOTIFY_UNSET" in str(raised.value)
+    monkeypatch.setenv("SLACK_NOTIFY_FTP", "ftp://example.com/secret-token")
+    with pytest.raises(SvcError) as raised:
+        post("post", {}, url="env:SLACK_NOTIFY_FTP", text="x")
+    assert reason(raised) == "connect"
+    assert "secret-token" not in str(raised.value)
     with pytest.raises(SvcError) as raised:
         post("post", {}, url="http://127.0.0.1:1/", text="x")
     assert reason(raised) == "connect"

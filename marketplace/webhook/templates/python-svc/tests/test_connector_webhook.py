@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from svc.errors import SvcError
 
-from app.connectors.webhook import node_id, render, send
+from app.connectors.webhook import node_id, send
 
 MAX_REPLY = 4 << 20
 
@@ -70,6 +70,7 @@ def test_sends_the_chosen_fields_and_keeps_the_reply(server, monkeypatch):
         headers={
             "Authorization": "env:SVC_TEST_WEBHOOK_TOKEN",
             "X-Question": "q={{ question }}",
+            "X-Literal": "${SVC_TEST_WEBHOOK_TOKEN}",
         },
         timeout_ms=5000,
         output_key="receipt",
@@ -80,6 +81,7 @@ def test_sends_the_chosen_fields_and_keeps_the_reply(server, monkeypatch):
     assert seen["body"] == {"question": "hi"}
     assert seen["headers"]["Authorization"] == "secret"
     assert seen["headers"]["X-Question"] == "q=hi"
+    assert seen["headers"]["X-Literal"] == "${SVC_TEST_WEBHOOK_TOKEN}"
     assert seen["headers"]["Content-Type"] == "application/json"
 
 
@@ -149,16 +151,6 @@ def test_connect_failures(monkeypatch):
             send("notify", {}, url=url, timeout_ms=2000)
         assert _reason(excinfo) == "connect", url
         assert "secret-token" not in excinfo.value.message
-
-
-def test_render():
-    state = {"name": "Ada", "n": 3, "tags": ["a"]}
-    assert render("", state) == ""
-    assert render("plain", state) == "plain"
-    assert render("Hi {{name}}!", state) == "Hi Ada!"
-    assert render("{{ name }}{{n}}", state) == "Ada3"
-    assert render("{{tags}} {{missing}}.", state) == '["a"] .'
-    assert render("open {{ name", state) == "open {{ name"
 
 
 def test_node_id():

@@ -9,7 +9,6 @@ package graph
 
 import (
 	"container/list"
-	"strings"
 	"sync"
 	"time"
 )
@@ -116,7 +115,7 @@ func (s *kvCacheSpace) remove(el *list.Element) {
 // writes nothing there; HitField (when set) tells which it was.
 func kvCacheGet(cfg kvCacheConfig, state State) (State, error) {
 	space := kvCacheNamespace(cfg.Namespace, cfg.MaxEntries)
-	value, hit := space.get(kvCacheRender(cfg.Key, state), kvCacheNow())
+	value, hit := space.get(fillFields(cfg.Key, state), kvCacheNow())
 	patch := State{}
 	if hit {
 		patch[cfg.Field] = kvCacheCopy(value)
@@ -131,7 +130,7 @@ func kvCacheGet(cfg kvCacheConfig, state State) (State, error) {
 // absent (null) value removes the key instead.
 func kvCacheSet(cfg kvCacheConfig, state State) (State, error) {
 	space := kvCacheNamespace(cfg.Namespace, cfg.MaxEntries)
-	key := kvCacheRender(cfg.Key, state)
+	key := fillFields(cfg.Key, state)
 	value := state[cfg.Field]
 	if value == nil {
 		space.delete(key)
@@ -143,7 +142,7 @@ func kvCacheSet(cfg kvCacheConfig, state State) (State, error) {
 
 // kvCacheDelete removes the key.
 func kvCacheDelete(cfg kvCacheConfig, state State) (State, error) {
-	kvCacheNamespace(cfg.Namespace, cfg.MaxEntries).delete(kvCacheRender(cfg.Key, state))
+	kvCacheNamespace(cfg.Namespace, cfg.MaxEntries).delete(fillFields(cfg.Key, state))
 	return State{}, nil
 }
 
@@ -164,26 +163,4 @@ func kvCacheCopy(v any) any {
 		return out
 	}
 	return v
-}
-
-// kvCacheRender fills {{field}} placeholders with state values, rendered
-// as templates render them; an unclosed {{ is text.
-func kvCacheRender(template string, state State) string {
-	var b strings.Builder
-	rest := template
-	for {
-		start := strings.Index(rest, "{{")
-		if start < 0 {
-			break
-		}
-		end := strings.Index(rest[start+2:], "}}")
-		if end < 0 {
-			break
-		}
-		b.WriteString(rest[:start])
-		b.WriteString(text(state[strings.TrimSpace(rest[start+2:start+2+end])]))
-		rest = rest[start+2+end+2:]
-	}
-	b.WriteString(rest)
-	return b.String()
 }

@@ -148,17 +148,3 @@ func TestKvCacheIsSafeForConcurrentRequests(t *testing.T) {
 		t.Fatalf("%d entries, %d in the index", n, len(space.entries))
 	}
 }
-
-func TestKvCacheRender(t *testing.T) {
-	state := State{"name": "Ada", "n": 3}
-	cases := map[string]string{
-		"answer:{{ name }}": "answer:Ada",
-		"{{n}}-{{missing}}": "3-",
-		"open {{ name":      "open {{ name",
-	}
-	for in, want := range cases {
-		if got := kvCacheRender(in, state); got != want {
-			t.Errorf("kvCacheRender(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

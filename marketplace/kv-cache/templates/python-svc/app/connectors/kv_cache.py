@@ -5,7 +5,8 @@ Each namespace is its own cache of at most `max_entries` values (the node
 that first uses a namespace sets its size); `cache_set` keeps a value for
 `ttl_seconds`, and the least recently used value makes room for a new one
 (cachetools' TLRUCache, which gives every entry its own time to live). Values
-are copied in and out, so one request never sees another's changes.
+are copied in and out, so one request never sees another's changes. Keys
+are filled from the state as templates are (svc.values.fill_fields).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cachetools import TLRUCache
-from svc.values import text
+from svc.values import fill_fields
 
 # The cache's clock, in seconds (tests replace it).
 clock = time.monotonic
@@ -40,23 +41,6 @@ def _namespace(name: str, max_entries: int) -> TLRUCache:
     return cache
 
 
-def render(template: str, state: Mapping[str, Any]) -> str:
-    """Fills `{{field}}` placeholders with state values (as templates render
-    them: svc.values.text); an unclosed `{{` is text."""
-    out = []
-    rest = template
-    while True:
-        start = rest.find("{{")
-        end = rest.find("}}", start + 2) if start >= 0 else -1
-        if end < 0:
-            break
-        out.append(rest[:start])
-        out.append(text(state.get(rest[start + 2 : end].strip())))
-        rest = rest[end + 2 :]
-    out.append(rest)
-    return "".join(out)
-
-
 def cache_get(
     state: Mapping[str, Any],
     *,
@@ -68,7 +52,7 @@ def cache_get(
 ) -> dict:
     """A hit writes the value to `field`, a miss writes nothing there;
     `hit_field` (when given) receives True or False."""
-    k = render(key, state)
+    k = fill_fields(key, state)
     with _lock:
         entry = _namespace(namespace, max_entries).get(k)
         value = None if entry is None else copy.deepcopy(entry[1])
@@ -91,7 +75,7 @@ def cache_set(
 ) -> dict:
     """Stores the value of `field` for `ttl_seconds`; an absent (None) value
     removes the key instead."""
-    k = render(key, state)
+    k = fill_fields(key, state)
     value = state.get(field)
     entry = None if value is None else (float(ttl_seconds), copy.deepcopy(value))
     with _lock:
@@ -107,7 +91,7 @@ def cache_delete(
     state: Mapping[str, Any], *, namespace: str, max_entries: int, key: str
 ) -> dict:
     """Removes the key."""
-    k = render(key, state)
+    k = fill_fields(key, state)
     with _lock:
         _namespace(namespace, max_entries).pop(k, None)
     return {}

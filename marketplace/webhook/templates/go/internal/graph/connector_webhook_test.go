@@ -123,7 +123,7 @@ func TestWebhookIgnoresTheReplyWithoutAnOutputKey(t *testing.T) {
 }
 
 func TestWebhookFailuresHaveTheirReasons(t *testing.T) {
-	big := strings.Repeat("x", webhookMaxReplyBytes+1)
+	big := strings.Repeat("x", MaxUpstreamBytes+1)
 	cases := []struct {
 		name    string
 		handler func(w http.ResponseWriter, r *http.Request)
@@ -178,23 +178,6 @@ func TestWebhookConnectFailures(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "secret-token") {
 			t.Errorf("%s: the message repeats the URL: %v", url, err)
-		}
-	}
-}
-
-func TestWebhookRender(t *testing.T) {
-	state := State{"name": "Ada", "n": 3, "tags": []any{"a"}}
-	cases := map[string]string{
-		"":                      "",
-		"plain":                 "plain",
-		"Hi {{name}}!":          "Hi Ada!",
-		"{{ name }}{{n}}":       "Ada3",
-		"{{tags}} {{missing}}.": `["a"] .`,
-		"open {{ name":          "open {{ name",
-	}
-	for in, want := range cases {
-		if got := webhookRender(in, state); got != want {
-			t.Errorf("webhookRender(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
