@@ -218,13 +218,13 @@ svc_ir::diagnostic_codes! {
     ///
     /// # Example
     ///
-    /// A connector that renders for `java-svc`
+    /// A connector that renders for `go`
     ///
     /// ```rust,ignore
-    /// dependencies: vec![runtime_helper("java-svc", "upstream")],
+    /// dependencies: vec![runtime_helper("go", "mailer")],
     /// ```
     ///
-    /// while java-svc offers no runtime helper to connectors.
+    /// while the go backend offers `upstream` only.
     ///
     /// # Fix
     ///
@@ -232,7 +232,7 @@ svc_ir::diagnostic_codes! {
     /// dependencies: vec![runtime_helper("go", "upstream")],
     /// ```
     ///
-    /// on `go`, which offers `upstream`.
+    /// with code that calls the runtime's upstream client.
     pub CONNECTOR_RUNTIME = "connector-runtime", group "connector";
 }
 

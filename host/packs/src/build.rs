@@ -80,14 +80,24 @@ pub fn pack(
     let doc_name = doc_path.display().to_string();
     let doc = SourceFile::new(doc_name.clone(), doc_text.clone()).parse()?;
 
-    // Nothing that links out of the project is built or packed.
+    // Nothing that links out of the project is built or packed. The
+    // component carries its templates (include_str!, or read while it is
+    // built), so they are checked before it is built and are not packed
+    // again: what a pack writes is what its component renders.
     inside(root, &root.join(&project.source_dir), "connector source")?;
+    let mut failures: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
     for platform in &platforms {
-        inside(
-            root,
-            &root.join(&project.templates).join(platform),
-            "template folder",
-        )?;
+        let dir = root.join(&project.templates).join(platform);
+        inside(root, &dir, "template folder")?;
+        if !check_templates(&dir)? {
+            failures.entry(platform.clone()).or_default().push(
+                Diagnostic::error(
+                    &svc_ir::codes::TEMPLATE_REQUIRED,
+                    format!("no templates for `{platform}`: `{}` is missing or empty", dir.display()),
+                )
+                .hint("add the platform's templates, or leave it out with --platforms or --allow-partial"),
+            );
+        }
     }
     let component = match project.language {
         Language::Rust => build_component(&root.join(&project.source_dir))?,
@@ -139,22 +149,9 @@ pub fn pack(
     );
     files.insert(doc_entry.clone(), doc_text.clone().into_bytes());
 
-    // Per platform: templates present, the example uses the connector, and
-    // the example compiles with this pack.
-    let mut failures: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
+    // Per platform: the example uses the connector, and compiles with this
+    // pack.
     for platform in &platforms {
-        let dir = root.join(&project.templates).join(platform);
-        let templates = collect_files(&dir, &format!("{}/{platform}", project.templates))?;
-        if templates.is_empty() {
-            failures.entry(platform.clone()).or_default().push(
-                Diagnostic::error(
-                    &svc_ir::codes::TEMPLATE_REQUIRED,
-                    format!("no templates for `{platform}`: `{}` is missing or empty", dir.display()),
-                )
-                .hint("add the platform's templates, or leave it out with --platforms or --allow-partial"),
-            );
-        }
-        files.extend(templates);
         let uses = doc
             .codegen
             .templates
@@ -237,12 +234,6 @@ pub fn pack(
                     .join("; "),
             })
             .collect();
-        let prefix: Vec<String> = manifest
-            .missing
-            .iter()
-            .map(|m| format!("{}/{}/", project.templates, m.platform))
-            .collect();
-        files.retain(|path, _| !prefix.iter().any(|p| path.starts_with(p)));
     }
     let bytes = write_pack(manifest.clone(), files).map_err(|d| vec![d])?;
     let manifest = open_pack("(new pack)", &bytes)
@@ -311,15 +302,15 @@ fn requested_platforms(
     Ok(out)
 }
 
-/// Every file under `dir`, keyed by `prefix/relative path` (sorted; links
-/// and other non-regular files are refused, and so is any entry that
-/// cannot be read).
-fn collect_files(dir: &Path, prefix: &str) -> Result<BTreeMap<String, Vec<u8>>, Vec<Diagnostic>> {
+/// Whether `dir` holds any template, each a regular file with a UTF-8 name
+/// that can be read: the component's build reads them, so a link (which
+/// could point anywhere) or anything unreadable is refused.
+fn check_templates(dir: &Path) -> Result<bool, Vec<Diagnostic>> {
     let fail = |msg: String| vec![Diagnostic::error(&PACK_TEMPLATES, msg)];
-    let mut out = BTreeMap::new();
     if !dir.is_dir() {
-        return Ok(out);
+        return Ok(false);
     }
+    let mut any = false;
     for entry in walkdir::WalkDir::new(dir).min_depth(1) {
         let entry = entry.map_err(|e| fail(format!("cannot list `{}`: {e}", dir.display())))?;
         let path = entry.path();
@@ -328,28 +319,21 @@ fn collect_files(dir: &Path, prefix: &str) -> Result<BTreeMap<String, Vec<u8>>, 
         }
         if !entry.file_type().is_file() {
             return Err(fail(format!(
-                "`{}` is not a regular file (links are not packed)",
+                "`{}` is not a regular file (links are not followed)",
                 path.display()
             )));
         }
-        // Joined with `/` on every OS: it names an archive entry.
-        let relative: Option<Vec<&str>> = path
-            .strip_prefix(dir)
-            .unwrap_or(path)
-            .components()
-            .map(|c| c.as_os_str().to_str())
-            .collect();
-        let Some(relative) = relative.map(|parts| parts.join("/")) else {
+        if path.strip_prefix(dir).unwrap_or(path).to_str().is_none() {
             return Err(fail(format!(
-                "`{}`: file names in a pack must be UTF-8",
+                "`{}`: template file names must be UTF-8",
                 path.display()
             )));
-        };
-        let data = std::fs::read(path)
+        }
+        std::fs::File::open(path)
             .map_err(|e| fail(format!("cannot read `{}`: {e}", path.display())))?;
-        out.insert(format!("{prefix}/{relative}"), data);
+        any = true;
     }
-    Ok(out)
+    Ok(any)
 }
 
 /// Builds the connector crate for `wasm32-wasip2` with cargo and returns the
@@ -567,7 +551,7 @@ svc_ir::diagnostic_codes! {
 
     /// A template folder holds a link or special file, a non-UTF-8 name, or an unreadable file.
     ///
-    /// `svc pack` copies `<templates>/<platform>/` into the pack. Every entry must be a regular file with a UTF-8 name that can be read; links are not packed, since they could point anywhere.
+    /// The connector's component carries its templates (a Rust connector with `include_str!`, a Python or TypeScript one reads them while it is built), so `svc pack` checks `<templates>/<platform>/` before it builds the component; the pack holds the component, not a second copy of the templates. Every entry must be a regular file with a UTF-8 name that can be read; links are refused, since they could pull any file of the machine into the component.
     ///
     /// Replace links with files, rename non-UTF-8 files, and fix permissions.
     ///

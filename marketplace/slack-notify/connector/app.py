@@ -162,9 +162,8 @@ def python(node: str, url: str, text: str, timeout_ms: int, key: str | None) -> 
 
 
 def java(node: str, url: str, text: str, timeout_ms: int, key: str | None) -> str:
-    del node  # the Java runtime names the node in its execution_error
     args = ", ".join(
-        [json.dumps(url), json.dumps(text), str(timeout_ms)]
+        [json.dumps(node), json.dumps(url), json.dumps(text), str(timeout_ms)]
         + [json.dumps(key) if key else "null"]
     )
     return f"return com.svc.connectors.slack_notify.SlackNotify.post(state, {args});"
@@ -173,18 +172,17 @@ def java(node: str, url: str, text: str, timeout_ms: int, key: str | None) -> st
 SNIPPETS = {"go": go, "python-svc": python, "java-svc": java}
 
 
-# The backend's upstream HTTP client, which Go's and Python's code call (Go's
-# upstream.go, the SDK's svc.upstream): a dependency with this prefix names a
-# runtime helper of the backend, not a package (marketplace/README.md).
+# The backend's upstream HTTP client, which the code calls on every platform
+# (Go's upstream.go, the SDK's svc.upstream, the Java runtime's Upstream): a
+# dependency with this prefix names a runtime helper of the backend, not a
+# package (marketplace/README.md).
 UPSTREAM = "svc-runtime:upstream"
 
 
 def dependencies(platform: str) -> list[Dependency]:
     if platform == "python-svc":
         return [Dependency(platform, HTTPX), Dependency(platform, UPSTREAM)]
-    if platform == "go":
-        return [Dependency(platform, UPSTREAM)]
-    return []
+    return [Dependency(platform, UPSTREAM)]
 
 
 class Connector(exports.Connector):

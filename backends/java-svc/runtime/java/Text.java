@@ -42,6 +42,26 @@ public final class Text {
         return append(out, value, 0) ? out.toString() : "";
     }
 
+    /**
+     * Fills each {@code {{field}}} of a template written in a connector's config with the
+     * state value as {@link #of} renders it; an opening pair of braces never closed is text.
+     * Connectors call it through com.svc.connectors.runtime.Fields.
+     */
+    public static String fillFields(String template, Map<String, Object> state) {
+        StringBuilder out = new StringBuilder();
+        String rest = template;
+        while (true) {
+            int start = rest.indexOf("{{");
+            int end = start < 0 ? -1 : rest.indexOf("}}", start + 2);
+            if (end < 0) {
+                break;
+            }
+            out.append(rest, 0, start).append(of(state.get(rest.substring(start + 2, end).strip())));
+            rest = rest.substring(end + 2);
+        }
+        return out.append(rest).toString();
+    }
+
     /** Text written to a messages field: one assistant message. */
     public static List<Object> assistantMessage(String text) {
         return List.of(Map.of("role", "assistant", "content", text));

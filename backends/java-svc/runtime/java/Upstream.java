@@ -3,22 +3,32 @@ package com.svc.__SVC_PACKAGE__.runtime;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * JSON POSTs to HTTP tools and model providers. Every way a call can fail
- * maps to an upstream_error reason of the contract.
+ * JSON POSTs to HTTP tools, model providers and connectors' services. Every
+ * way a call can fail maps to an upstream_error reason of the contract.
  */
 public final class Upstream {
     /** The largest reply accepted from an upstream. */
@@ -51,11 +61,10 @@ public final class Upstream {
      * unless {@code jdk.httpclient.enableAllMethodRetry} is set, and every upstream call
      * is a POST. It is set here unless the command line sets it
      * ({@code -Djdk.httpclient.enableAllMethodRetry=false} turns the resending off). The
-     * JDK reads it once, at the first request of the process; every client of the
-     * service (this one, the webhook and slack-notify connectors') sets it before its
-     * first request. The price: a server that read a request and then dropped the
-     * connection without answering a byte gets the request a second time, so a tool
-     * with side effects may apply it twice; a model call has none to repeat.
+     * JDK reads it once, at the first request of the process, and this is the service's
+     * only client (connectors call through it). The price: a server that read a request
+     * and then dropped the connection without answering a byte gets the request a second
+     * time, so a tool with side effects may apply it twice; a model call has none to repeat.
      */
     private static HttpClient client() {
         if (System.getProperty(RETRY_ALL_METHODS) == null) {
@@ -79,7 +88,10 @@ public final class Upstream {
         return out.toString();
     }
 
-    /** Posts {@code body} as JSON to {@code endpoint} and parses the reply. */
+    /**
+     * Posts {@code body} as JSON to {@code endpoint}, its headers' ${NAME} references
+     * expanded, and parses the reply.
+     */
     public static Object postJson(String node, String endpoint, Map<String, String> headers, Duration timeout,
             Object body) throws SvcError, InterruptedException {
         URI uri;
@@ -88,52 +100,174 @@ public final class Upstream {
                 throw new IllegalArgumentException("no endpoint is configured");
             }
             uri = URI.create(endpoint);
-            if (uri.getHost() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https"))) {
+            if (!isHttp(uri)) {
                 throw new IllegalArgumentException("not an http(s) URL");
             }
         } catch (IllegalArgumentException e) {
             throw SvcError.upstream(node, "connect", "node \"" + node + "\": invalid endpoint \""
                     + (endpoint == null ? "" : endpoint) + "\" (" + e.getMessage() + ")", null);
         }
+        Map<String, String> expanded = new LinkedHashMap<>();
+        headers.forEach((k, v) -> expanded.put(k, expandEnv(v)));
+        return post(node, "upstream", uri, expanded, timeout, body, true);
+    }
+
+    /**
+     * The http(s) URL of a connector's call: {@code env:NAME} reads the variable (or the
+     * system property, see {@link EnvFile#get}) and never repeats its value in a message,
+     * since it may hold a secret; anything else is the URL, its {@code {{field}}}
+     * placeholders filled from {@code state} unless it is null. {@code service} names the
+     * upstream in messages ("webhook").
+     */
+    public static URI resolveUrl(String node, String service, String raw, Map<String, Object> state)
+            throws SvcError {
+        String endpoint;
+        String what;
+        if (raw.startsWith("env:")) {
+            String name = raw.substring(4);
+            endpoint = EnvFile.get(name);
+            if (endpoint.isEmpty()) {
+                throw SvcError.upstream(node, "connect",
+                        "node \"" + node + "\": the " + service + " URL variable " + name + " is not set", null);
+            }
+            what = "the value of " + name;
+        } else {
+            endpoint = state == null ? raw : Text.fillFields(raw, state);
+            what = "\"" + endpoint + "\"";
+        }
+        try {
+            URI uri = new URI(endpoint);
+            if (isHttp(uri)) {
+                return uri;
+            }
+        } catch (URISyntaxException e) {
+            // Reported below, without the parser's message, which repeats the URL.
+        }
+        throw SvcError.upstream(node, "connect",
+                "node \"" + node + "\": the " + service + " URL (" + what + ") is not an http(s) URL", null);
+    }
+
+    private static boolean isHttp(URI uri) {
+        String scheme = uri.getScheme();
+        return uri.getHost() != null && scheme != null
+                && (scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https"));
+    }
+
+    /**
+     * One POST of {@code body} as JSON: an HTTP tool's, a model provider's or a connector's
+     * (connectors reach it through com.svc.connectors.runtime.Upstream, the runtime helper
+     * {@code upstream}). Headers are sent as they are; {@code timeout} bounds the whole call,
+     * reply included. With {@code keepReply} the reply is parsed and returned, otherwise any
+     * 2xx reply (an empty 204, plain text) is success and null is returned. Every failure is
+     * an upstream_error with the contract's reason: connect, timeout, status, too_large and,
+     * when the reply is kept, invalid_json.
+     */
+    public static Object post(String node, String service, URI uri, Map<String, String> headers,
+            Duration timeout, Object body, boolean keepReply) throws SvcError, InterruptedException {
+        String q = "node \"" + node + "\": ";
         byte[] payload;
         try {
             payload = JSON.writeValueAsBytes(body);
         } catch (JsonProcessingException e) {
-            throw SvcError.execution(node, "node \"" + node + "\": the request cannot be encoded as JSON");
+            throw SvcError.execution(node, q + "the " + service + " request cannot be encoded as JSON");
         }
-        HttpRequest.Builder request = HttpRequest.newBuilder(uri)
-                .timeout(timeout)
-                .header("Content-Type", "application/json")
-                .header("Accept", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(payload));
-        headers.forEach((k, v) -> request.header(k, expandEnv(v)));
-        HttpResponse<InputStream> response;
-        byte[] data;
+        HttpRequest request;
         try {
-            response = CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
-            try (InputStream in = response.body()) {
-                data = in.readNBytes(MAX_REPLY_BYTES + 1);
+            HttpRequest.Builder builder = HttpRequest.newBuilder(uri)
+                    .timeout(timeout)
+                    .setHeader("Content-Type", "application/json")
+                    .setHeader("Accept", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(payload));
+            if (headers != null) {
+                headers.forEach(builder::setHeader);
             }
-        } catch (HttpTimeoutException e) {
-            // Also covers connect timeouts (HttpConnectTimeoutException).
-            throw SvcError.upstream(node, "timeout", "node \"" + node + "\": the upstream call timed out", null);
-        } catch (ConnectException e) {
-            throw SvcError.upstream(node, "connect", "node \"" + node + "\": cannot reach the upstream", null);
-        } catch (IOException e) {
-            throw SvcError.upstream(node, "connect", "node \"" + node + "\": the upstream connection failed", null);
+            request = builder.build();
+        } catch (IllegalArgumentException e) {
+            throw SvcError.upstream(node, "connect", q + "the " + service + " request cannot be sent: "
+                    + e.getMessage(), null);
         }
-        if (data.length > MAX_REPLY_BYTES) {
+        CompletableFuture<HttpResponse<byte[]>> call = CLIENT.sendAsync(request, info -> new Limited());
+        HttpResponse<byte[]> response;
+        try {
+            response = call.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            call.cancel(true);
+            throw SvcError.upstream(node, "timeout", q + "the " + service + " call timed out", null);
+        } catch (InterruptedException e) {
+            call.cancel(true);
+            throw e;
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof HttpTimeoutException) {
+                // Also covers connect timeouts (HttpConnectTimeoutException).
+                throw SvcError.upstream(node, "timeout", q + "the " + service + " call timed out", null);
+            }
+            if (cause instanceof ConnectException) {
+                throw SvcError.upstream(node, "connect", q + "cannot reach the " + service, null);
+            }
+            throw SvcError.upstream(node, "connect", q + "the " + service + " connection failed ("
+                    + (cause == null ? "unknown" : cause.getClass().getSimpleName()) + ")", null);
+        }
+        byte[] data = response.body();
+        if (data == null) {
             throw SvcError.upstream(node, "too_large",
-                    "node \"" + node + "\": the reply is larger than " + MAX_REPLY_BYTES + " bytes", null);
+                    q + "the " + service + " reply is larger than " + MAX_REPLY_BYTES + " bytes", null);
         }
         int status = response.statusCode();
         if (status < 200 || status > 299) {
-            throw SvcError.upstream(node, "status", "node \"" + node + "\": upstream answered " + status, status);
+            throw SvcError.upstream(node, "status", q + "the " + service + " answered " + status, status);
+        }
+        if (!keepReply) {
+            return null;
         }
         try {
             return JSON.readValue(data, Object.class);
         } catch (IOException e) {
-            throw SvcError.upstream(node, "invalid_json", "node \"" + node + "\": the reply is not valid JSON", null);
+            throw SvcError.upstream(node, "invalid_json", q + "the " + service + " reply is not valid JSON", null);
+        }
+    }
+
+    /** Collects a reply body up to the limit; a larger one completes as null. */
+    private static final class Limited implements HttpResponse.BodySubscriber<byte[]> {
+        private final CompletableFuture<byte[]> body = new CompletableFuture<>();
+        private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        private Flow.Subscription subscription;
+
+        @Override
+        public CompletionStage<byte[]> getBody() {
+            return body;
+        }
+
+        @Override
+        public void onSubscribe(Flow.Subscription s) {
+            subscription = s;
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(List<ByteBuffer> items) {
+            if (body.isDone()) {
+                return;
+            }
+            for (ByteBuffer b : items) {
+                byte[] chunk = new byte[b.remaining()];
+                b.get(chunk);
+                out.write(chunk, 0, chunk.length);
+            }
+            if (out.size() > MAX_REPLY_BYTES) {
+                subscription.cancel();
+                body.complete(null);
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            body.completeExceptionally(t);
+        }
+
+        @Override
+        public void onComplete() {
+            body.complete(out.toByteArray());
         }
     }
 }

@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Text.of against the shared vectors ("inserted as JSON" in the IR reference). */
+/** Text.of against the shared vectors ("inserted as JSON" in the IR reference), and Text.fillFields. */
 class TextVectorsTest {
     @Test
     void rendersEveryVector() throws Exception {
@@ -67,5 +67,18 @@ class TextVectorsTest {
         assertEquals("", Text.of(Double.NaN));
         assertEquals("", Text.of(List.of(Double.POSITIVE_INFINITY)));
         assertEquals("", Text.of(cycle));
+    }
+
+    @Test
+    void fillsConnectorFields() {
+        Map<String, Object> state = new LinkedHashMap<>();
+        state.put("name", "Ada");
+        state.put("n", 3);
+        state.put("tags", List.of("a"));
+        assertEquals("", Text.fillFields("", state));
+        assertEquals("Hi Ada!", Text.fillFields("Hi {{name}}!", state));
+        assertEquals("Ada3", Text.fillFields("{{ name }}{{n}}", state));
+        assertEquals("[\"a\"] .", Text.fillFields("{{tags}} {{missing}}.", state));
+        assertEquals("open {{ name", Text.fillFields("open {{ name", state));
     }
 }

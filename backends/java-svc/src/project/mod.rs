@@ -71,16 +71,29 @@ const RUNTIME: &[(&str, &str)] = &[
         include_str!("../../runtime/java/ErrorAdvice.java"),
     ),
 ];
-const UPSTREAM: &[(&str, &str)] = &[
-    (
-        "runtime/Upstream.java",
-        include_str!("../../runtime/java/Upstream.java"),
-    ),
-    (
-        "runtime/HttpTool.java",
-        include_str!("../../runtime/java/HttpTool.java"),
-    ),
-];
+const UPSTREAM: (&str, &str) = (
+    "runtime/Upstream.java",
+    include_str!("../../runtime/java/Upstream.java"),
+);
+const HTTP_TOOL: (&str, &str) = (
+    "runtime/HttpTool.java",
+    include_str!("../../runtime/java/HttpTool.java"),
+);
+/// What connectors' code reaches of the runtime, in the package
+/// `com.svc.connectors.runtime` (the runtime's own is named after the graph,
+/// which a connector cannot know): `Fields` whenever the graph has a
+/// connector node, `Upstream` for the runtime helper `upstream`.
+const CONNECTOR_FIELDS: (&str, &str) = (
+    "Fields.java",
+    include_str!("../../runtime/java/connectors/Fields.java"),
+);
+const CONNECTOR_UPSTREAM: (&str, &str) = (
+    "Upstream.java",
+    include_str!("../../runtime/java/connectors/Upstream.java"),
+);
+const CONNECTOR_RUNTIME_DIR: &str = "src/main/java/com/svc/connectors/runtime";
+/// The runtime helpers connectors may ask for (`svc-runtime:NAME`).
+const CONNECTOR_HELPERS: &[&str] = &["upstream"];
 const LLM_CLIENT: (&str, &str) = (
     "runtime/LlmClient.java",
     include_str!("../../runtime/java/LlmClient.java"),
@@ -93,7 +106,8 @@ const WRAPPER_PROPERTIES: &str = include_str!("../../runtime/wrapper/maven-wrapp
 pub const SPRING_BOOT: &str = "3.5.16";
 
 pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
-    let placed = svc_backend_sdk::connectors::place(doc, "java-svc", &[], connectors)?;
+    let placed =
+        svc_backend_sdk::connectors::place(doc, "java-svc", CONNECTOR_HELPERS, connectors)?;
     let bad: Vec<Diagnostic> = placed
         .dependencies
         .iter()
@@ -133,8 +147,13 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         ),
     ];
     let mut runtime: Vec<(&str, &str)> = RUNTIME.to_vec();
-    if llm || doc.http_tools().next().is_some() {
-        runtime.extend_from_slice(UPSTREAM);
+    let http_tools = doc.http_tools().next().is_some();
+    let connector_upstream = placed.runtime.contains("upstream");
+    if llm || http_tools || connector_upstream {
+        runtime.push(UPSTREAM);
+    }
+    if llm || http_tools {
+        runtime.push(HTTP_TOOL);
     }
     if llm {
         runtime.push(LLM_CLIENT);
@@ -146,6 +165,17 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     for (path, text) in runtime {
         let text = fill(path, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
         files.push(File::text(format!("{base}/{path}"), text));
+    }
+    let mut for_connectors = Vec::new();
+    if !placed.is_empty() {
+        for_connectors.push(CONNECTOR_FIELDS);
+    }
+    if connector_upstream {
+        for_connectors.push(CONNECTOR_UPSTREAM);
+    }
+    for (path, text) in for_connectors {
+        let text = fill(path, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
+        files.push(File::text(format!("{CONNECTOR_RUNTIME_DIR}/{path}"), text));
     }
     files.extend(nodes::files(doc, &pkg, &base, &placed.snippets)?);
     placed.merge_into(&mut files)?;

@@ -37,6 +37,7 @@ def test_info_matches_the_project_manifest():
     assert schema["required"] == ["url", "text"]
     assert [(d.platform, d.spec) for d in info.dependencies] == [
         ("go", app.UPSTREAM),
+        ("java-svc", app.UPSTREAM),
         ("python-svc", app.HTTPX),
         ("python-svc", app.UPSTREAM),
     ]
@@ -60,7 +61,13 @@ def test_each_platform_gets_its_call_helper_and_tests():
     ]
     assert [(d.platform, d.spec) for d in go.dependencies] == [("go", app.UPSTREAM)]
     java = render("java-svc")
-    assert java.snippet.endswith('"New ticket: {{ticket}}", 5000, "posted");')
+    assert java.snippet == (
+        "return com.svc.connectors.slack_notify.SlackNotify.post(state, "
+        '"post", "env:SLACK_WEBHOOK_URL", "New ticket: {{ticket}}", 5000, "posted");'
+    )
+    assert [(d.platform, d.spec) for d in java.dependencies] == [
+        ("java-svc", app.UPSTREAM)
+    ]
     assert all(f.contents for p in app.PLATFORMS for f in render(p).files)
 
 

@@ -356,7 +356,7 @@ fn python_snippet(cfg: &Config) -> String {
     )
 }
 
-fn java_snippet(cfg: &Config) -> String {
+fn java_snippet(node_id: &str, cfg: &Config) -> String {
     let fields = match &cfg.fields {
         None => "null".to_string(),
         Some(f) => format!(
@@ -379,6 +379,7 @@ fn java_snippet(cfg: &Config) -> String {
     fill(
         JAVA_SNIPPET,
         &[
+            ("node", c_str(node_id)),
             ("url", c_str(&cfg.url)),
             ("fields", fields),
             ("headers", headers),
@@ -399,20 +400,19 @@ fn files(list: &[(&str, &str)]) -> Vec<File> {
 
 /// What the code needs on each platform: the backend's upstream HTTP
 /// client (the runtime helper `upstream`: Go's upstream.go, the SDK's
-/// svc.upstream), and httpx on python-svc. java-svc offers no runtime
-/// helper to connectors yet, so its code carries its own client.
+/// svc.upstream, the Java runtime's Upstream), and httpx on python-svc.
 fn dependencies(platform: &str) -> Vec<Dependency> {
-    match platform {
-        "python-svc" => vec![
+    let mut deps = vec![runtime_helper(platform, "upstream")];
+    if platform == "python-svc" {
+        deps.insert(
+            0,
             Dependency {
                 platform: platform.to_string(),
                 spec: HTTPX.to_string(),
             },
-            runtime_helper(platform, "upstream"),
-        ],
-        "go" => vec![runtime_helper(platform, "upstream")],
-        _ => Vec::new(),
+        );
     }
+    deps
 }
 
 pub struct Webhook;
@@ -429,7 +429,7 @@ impl Connector for Webhook {
     }
 
     fn render(
-        _node_id: &str,
+        node_id: &str,
         platform: &str,
         node_config: &Value,
     ) -> Result<Rendered, Vec<Diagnostic>> {
@@ -444,7 +444,7 @@ impl Connector for Webhook {
         let (snippet, list) = match platform {
             "go" => (go_snippet(&cfg), &GO_FILES),
             "python-svc" => (python_snippet(&cfg), &PYTHON_FILES),
-            _ => (java_snippet(&cfg), &JAVA_FILES),
+            _ => (java_snippet(node_id, &cfg), &JAVA_FILES),
         };
         Ok(Rendered {
             files: files(list),

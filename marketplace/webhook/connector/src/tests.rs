@@ -73,6 +73,7 @@ fn info_matches_the_project_manifest() {
         deps,
         [
             ("go", "svc-runtime:upstream"),
+            ("java-svc", "svc-runtime:upstream"),
             ("python-svc", "httpx>=0.27,<1"),
             ("python-svc", "svc-runtime:upstream")
         ]
@@ -166,7 +167,8 @@ fn every_platform_renders_the_example() {
                 );
                 assert!(r.snippet.contains("java.util.List.of(\"question\")"));
                 assert!(r.snippet.contains("10000L"));
-                assert!(deps.is_empty());
+                assert!(r.snippet.contains("        \"node\",\n"), "{}", r.snippet);
+                assert_eq!(deps, ["svc-runtime:upstream"]);
             }
         }
         for d in &r.dependencies {

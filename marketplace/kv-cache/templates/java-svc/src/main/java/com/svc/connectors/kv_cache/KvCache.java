@@ -1,11 +1,9 @@
 package com.svc.connectors.kv_cache;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import com.svc.connectors.runtime.Fields;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,8 +19,6 @@ import java.util.concurrent.TimeUnit;
  * in and out, so one request never sees another's changes.
  */
 public final class KvCache {
-    private static final ObjectMapper TEXT = new ObjectMapper()
-            .configure(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS, true);
     private static final Map<String, Cache<String, Entry>> NAMESPACES = new ConcurrentHashMap<>();
 
     /** A cached value and how long it lives, in nanoseconds. */
@@ -66,7 +62,7 @@ public final class KvCache {
      */
     public static Map<String, Object> get(Map<String, Object> state, String namespace, long maxEntries, String key,
             String field, String hitField) {
-        Entry entry = namespace(namespace, maxEntries).getIfPresent(render(key, state));
+        Entry entry = namespace(namespace, maxEntries).getIfPresent(Fields.fill(key, state));
         Map<String, Object> patch = new LinkedHashMap<>();
         if (entry != null) {
             patch.put(field, copy(entry.value()));
@@ -81,7 +77,7 @@ public final class KvCache {
     public static Map<String, Object> set(Map<String, Object> state, String namespace, long maxEntries, String key,
             String field, long ttlSeconds) {
         Cache<String, Entry> cache = namespace(namespace, maxEntries);
-        String k = render(key, state);
+        String k = Fields.fill(key, state);
         Object value = state.get(field);
         if (value == null) {
             cache.invalidate(k);
@@ -94,7 +90,7 @@ public final class KvCache {
     /** Removes the key. */
     public static Map<String, Object> delete(Map<String, Object> state, String namespace, long maxEntries,
             String key) {
-        namespace(namespace, maxEntries).invalidate(render(key, state));
+        namespace(namespace, maxEntries).invalidate(Fields.fill(key, state));
         return new LinkedHashMap<>();
     }
 
@@ -111,36 +107,5 @@ public final class KvCache {
             return out;
         }
         return value;
-    }
-
-    /** Fills {@code {{field}}} placeholders with state values; an opening pair of braces never closed is text. */
-    public static String render(String template, Map<String, Object> state) {
-        StringBuilder out = new StringBuilder();
-        String rest = template;
-        while (true) {
-            int start = rest.indexOf("{{");
-            int end = start < 0 ? -1 : rest.indexOf("}}", start + 2);
-            if (end < 0) {
-                break;
-            }
-            out.append(rest, 0, start).append(text(state.get(rest.substring(start + 2, end).strip())));
-            rest = rest.substring(end + 2);
-        }
-        return out.append(rest).toString();
-    }
-
-    /** A state value inside a template: strings as they are, null as nothing, anything else as JSON. */
-    static String text(Object value) {
-        if (value == null) {
-            return "";
-        }
-        if (value instanceof String s) {
-            return s;
-        }
-        try {
-            return TEXT.writeValueAsString(value);
-        } catch (JsonProcessingException e) {
-            return String.valueOf(value);
-        }
     }
 }

@@ -119,10 +119,13 @@ class KvCacheTest {
     }
 
     @Test
-    void render() {
-        Map<String, Object> s = state("name", "Ada", "n", 3);
-        assertEquals("answer:Ada", KvCache.render("answer:{{ name }}", s));
-        assertEquals("3-", KvCache.render("{{n}}-{{missing}}", s));
-        assertEquals("open {{ name", KvCache.render("open {{ name", s));
+    void keysAreFilledFromTheStateAsTemplatesAre() {
+        Map<String, Object> s = state("name", "Ada", "n", 3, "answer", "yes");
+        KvCache.set(s, "test-keys", 10, "answer:{{ name }}-{{n}}-{{missing}}", "answer", 60);
+        assertEquals(Map.of("answer", "yes", "hit", true),
+                KvCache.get(state(), "test-keys", 10, "answer:Ada-3-", "answer", "hit"));
+        KvCache.set(state("open", "x", "answer", "raw"), "test-keys", 10, "open {{ name", "answer", 60);
+        assertEquals(Map.of("answer", "raw", "hit", true),
+                KvCache.get(state(), "test-keys", 10, "open {{ name", "answer", "hit"));
     }
 }

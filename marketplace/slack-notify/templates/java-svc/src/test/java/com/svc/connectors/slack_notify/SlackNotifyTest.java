@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.svc.connectors.runtime.Fields;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -66,28 +67,40 @@ class SlackNotifyTest {
         Map<String, Object> state = new HashMap<>();
         state.put("ticket", "disk full");
         state.put("n", 3);
-        Map<String, Object> patch = SlackNotify.post(state, "env:SLACK_NOTIFY_TEST_URL",
+        Map<String, Object> patch = SlackNotify.post(state, "post", "env:SLACK_NOTIFY_TEST_URL",
                 "New ticket: {{ticket}} ({{ n }}, {{missing}}) {{open", 1000, "posted");
         String want = "New ticket: disk full (3, ) {{open";
         assertEquals(Map.of("text", want), body);
         assertEquals(Map.of("posted", want), patch);
-        assertEquals(Map.of(), SlackNotify.post(state, url, "x", 1000, null));
+        assertEquals(Map.of(), SlackNotify.post(state, "post", url, "x", 1000, null));
+    }
+
+    /** The reason of the upstream_error a call fails with, naming the node "post". */
+    private static Object reason(Exception failure) {
+        assertEquals("upstream_error", Fields.code(failure), failure.toString());
+        assertEquals("post", Fields.detail(failure, "node"));
+        return Fields.detail(failure, "reason");
     }
 
     @Test
     void failuresNameTheirReason() {
         status = 500;
-        assertEquals("status", assertThrows(SlackNotify.Failure.class,
-                () -> SlackNotify.post(Map.of(), url, "x", 1000, null)).reason());
+        assertEquals("status", reason(assertThrows(Exception.class,
+                () -> SlackNotify.post(Map.of(), "post", url, "x", 1000, null))));
         status = 200;
         delayMs = 500;
-        assertEquals("timeout", assertThrows(SlackNotify.Failure.class,
-                () -> SlackNotify.post(Map.of(), url, "x", 50, null)).reason());
-        SlackNotify.Failure unset = assertThrows(SlackNotify.Failure.class,
-                () -> SlackNotify.post(Map.of(), "env:SLACK_NOTIFY_UNSET_VARIABLE", "x", 1000, null));
-        assertEquals("connect", unset.reason());
+        assertEquals("timeout", reason(assertThrows(Exception.class,
+                () -> SlackNotify.post(Map.of(), "post", url, "x", 50, null))));
+        Exception unset = assertThrows(Exception.class,
+                () -> SlackNotify.post(Map.of(), "post", "env:SLACK_NOTIFY_UNSET_VARIABLE", "x", 1000, null));
+        assertEquals("connect", reason(unset));
         assertEquals(true, unset.getMessage().contains("SLACK_NOTIFY_UNSET_VARIABLE"));
-        assertEquals("connect", assertThrows(SlackNotify.Failure.class,
-                () -> SlackNotify.post(Map.of(), "http://127.0.0.1:1/", "x", 1000, null)).reason());
+        assertEquals("connect", reason(assertThrows(Exception.class,
+                () -> SlackNotify.post(Map.of(), "post", "http://127.0.0.1:1/", "x", 1000, null))));
+        System.setProperty("SLACK_NOTIFY_TEST_URL", "ftp://example.com/secret-token");
+        Exception secret = assertThrows(Exception.class,
+                () -> SlackNotify.post(Map.of(), "post", "env:SLACK_NOTIFY_TEST_URL", "x", 1000, null));
+        assertEquals("connect", reason(secret));
+        assertEquals(false, secret.getMessage().contains("secret-token"), secret.getMessage());
     }
 }

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.svc.connectors.runtime.Fields;
+import com.svc.connectors.runtime.Upstream;
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
@@ -78,11 +80,18 @@ class WebhookTest {
         this.reply = reply.getBytes(StandardCharsets.UTF_8);
     }
 
-    private Webhook.Failure failure(String url, long timeoutMs, String outputKey) {
-        Webhook.Failure f = assertThrows(Webhook.Failure.class,
-                () -> Webhook.send(Map.of("question", "hi"), url, null, null, timeoutMs, outputKey));
-        assertTrue(f.getMessage().contains("(" + f.reason() + ")"), f.getMessage());
+    /** The failure of one call: an upstream_error of the node "hook"; its reason. */
+    private Exception failure(String url, long timeoutMs, String outputKey) {
+        Exception f = assertThrows(Exception.class,
+                () -> Webhook.send(Map.of("question", "hi"), "hook", url, null, null, timeoutMs, outputKey));
+        assertEquals("upstream_error", Fields.code(f), f.toString());
+        assertEquals("hook", Fields.detail(f, "node"));
+        assertTrue(f.getMessage().startsWith("node \"hook\": "), f.getMessage());
         return f;
+    }
+
+    private String reason(String url, long timeoutMs, String outputKey) {
+        return (String) Fields.detail(failure(url, timeoutMs, outputKey), "reason");
     }
 
     @Test
@@ -91,7 +100,7 @@ class WebhookTest {
         Map<String, Object> state = new HashMap<>();
         state.put("question", "hi");
         state.put("other", "not sent");
-        Map<String, Object> patch = Webhook.send(state, base + "/hook", List.of("question"),
+        Map<String, Object> patch = Webhook.send(state, "hook", base + "/hook", List.of("question"),
                 Map.of("X-Question", "q={{ question }}"), 5000, "receipt");
         assertEquals(Map.of("receipt", Map.of("ok", true, "id", 7)), patch);
         assertEquals("/hook", path);
@@ -106,13 +115,13 @@ class WebhookTest {
         System.setProperty("SVC_TEST_WEBHOOK_URL", base + "/from-env");
         System.setProperty("SVC_TEST_WEBHOOK_TOKEN", "secret");
         try {
-            Webhook.send(Map.of("question", "hi"), "env:SVC_TEST_WEBHOOK_URL", null,
+            Webhook.send(Map.of("question", "hi"), "hook", "env:SVC_TEST_WEBHOOK_URL", null,
                     Map.of("Authorization", "env:SVC_TEST_WEBHOOK_TOKEN"), 5000, null);
             assertEquals("/from-env", path);
             assertEquals("secret", headers.getFirst("Authorization"));
             System.setProperty("SVC_TEST_WEBHOOK_URL", "ftp://example.com/secret-token");
-            Webhook.Failure f = failure("env:SVC_TEST_WEBHOOK_URL", 2000, null);
-            assertEquals("connect", f.reason());
+            Exception f = failure("env:SVC_TEST_WEBHOOK_URL", 2000, null);
+            assertEquals("connect", Fields.detail(f, "reason"));
             assertFalse(f.getMessage().contains("secret-token"), f.getMessage());
         } finally {
             System.clearProperty("SVC_TEST_WEBHOOK_URL");
@@ -126,7 +135,7 @@ class WebhookTest {
         state.put("question", "hi");
         state.put("id", 42);
         state.put("missing", null);
-        Map<String, Object> patch = Webhook.send(state, base + "/hooks/{{id}}", null, null, 5000, null);
+        Map<String, Object> patch = Webhook.send(state, "hook", base + "/hooks/{{id}}", null, null, 5000, null);
         assertTrue(patch.isEmpty());
         assertEquals("/hooks/42", path);
         assertEquals(state, body);
@@ -135,42 +144,42 @@ class WebhookTest {
     @Test
     void ignoresTheReplyWithoutAnOutputKey() throws Exception {
         answer(202, "accepted, not JSON");
-        assertTrue(Webhook.send(Map.of(), base, null, null, 5000, null).isEmpty());
+        assertTrue(Webhook.send(Map.of(), "hook", base, null, null, 5000, null).isEmpty());
         answer(204, "");
-        assertTrue(Webhook.send(Map.of(), base, null, null, 5000, null).isEmpty());
+        assertTrue(Webhook.send(Map.of(), "hook", base, null, null, 5000, null).isEmpty());
     }
 
     @Test
     void aNon2xxStatusFails() {
         answer(503, "{\"error\": \"busy\"}");
-        Webhook.Failure f = failure(base, 2000, "receipt");
-        assertEquals("status", f.reason());
-        assertEquals(503, f.status());
+        Exception f = failure(base, 2000, "receipt");
+        assertEquals("status", Fields.detail(f, "reason"));
+        assertEquals(503, Fields.detail(f, "status"));
     }
 
     @Test
     void invalidJsonFailsOnlyWhenTheReplyIsKept() throws Exception {
         answer(200, "{\"ok\": ");
-        assertEquals("invalid_json", failure(base, 2000, "receipt").reason());
+        assertEquals("invalid_json", reason(base, 2000, "receipt"));
         answer(200, "{} {}");
-        assertEquals("invalid_json", failure(base, 2000, "receipt").reason());
-        assertTrue(Webhook.send(Map.of(), base, null, null, 2000, null).isEmpty());
+        assertEquals("invalid_json", reason(base, 2000, "receipt"));
+        assertTrue(Webhook.send(Map.of(), "hook", base, null, null, 2000, null).isEmpty());
     }
 
     @Test
     void aReplyOverTheLimitIsTooLarge() {
-        char[] big = new char[Webhook.MAX_REPLY_BYTES + 1];
+        char[] big = new char[Upstream.MAX_REPLY_BYTES + 1];
         Arrays.fill(big, 'x');
         answer(200, new String(big));
-        assertEquals("too_large", failure(base, 5000, null).reason());
+        assertEquals("too_large", reason(base, 5000, null));
         status = 500;
-        assertEquals("too_large", failure(base, 5000, "receipt").reason());
+        assertEquals("too_large", reason(base, 5000, "receipt"));
     }
 
     @Test
     void aSlowWebhookTimesOut() {
         delayMs = 2000;
-        assertEquals("timeout", failure(base, 200, null).reason());
+        assertEquals("timeout", reason(base, 200, null));
     }
 
     @Test
@@ -179,24 +188,17 @@ class WebhookTest {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             closed = "http://127.0.0.1:" + s.getLocalPort() + "/hook";
         }
-        assertEquals("connect", failure(closed, 2000, null).reason());
-        assertEquals("connect", failure("env:SVC_TEST_WEBHOOK_SURELY_UNSET", 2000, null).reason());
-        assertEquals("connect", failure("http://", 2000, null).reason());
-        assertEquals("connect", failure("ftp://example.com/x", 2000, null).reason());
+        assertEquals("connect", reason(closed, 2000, null));
+        assertEquals("connect", reason("env:SVC_TEST_WEBHOOK_SURELY_UNSET", 2000, null));
+        assertEquals("connect", reason("http://", 2000, null));
+        assertEquals("connect", reason("ftp://example.com/x", 2000, null));
     }
 
     @Test
-    void render() {
-        Map<String, Object> state = new HashMap<>();
-        state.put("name", "Ada");
-        state.put("n", 3);
-        state.put("tags", List.of("a"));
-        assertEquals("", Webhook.render("", state));
-        assertEquals("plain", Webhook.render("plain", state));
-        assertEquals("Hi Ada!", Webhook.render("Hi {{name}}!", state));
-        assertEquals("Ada3", Webhook.render("{{ name }}{{n}}", state));
-        assertEquals("[\"a\"] .", Webhook.render("{{tags}} {{missing}}.", state));
-        assertEquals("open {{ name", Webhook.render("open {{ name", state));
-        assertFalse(Webhook.render("{{name}}", Map.of()).contains("null"));
+    void headerValuesAreFilledAndNotExpanded() throws Exception {
+        Webhook.send(Map.of("name", "Ada"), "hook", base, null,
+                Map.of("X-Name", "{{ name }}", "X-Raw", "${HOME}"), 5000, null);
+        assertEquals("Ada", headers.getFirst("X-Name"));
+        assertEquals("${HOME}", headers.getFirst("X-Raw"));
     }
 }
