@@ -84,16 +84,19 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
 }
 
 /// go.mod, with the modules connector code requires (`path vX.Y.Z`).
+/// Tab-indented, as `go mod edit -fmt` writes it.
 fn go_mod(module: &str, requires: &[String]) -> String {
-    let mut out = format!("module {module}\n\ngo 1.22\n");
+    let mut w = CodeWriter::text("\t");
+    w.line(format!("module {module}")).blank();
+    w.line("go 1.22");
     if !requires.is_empty() {
-        out.push_str("\nrequire (\n");
-        for r in requires {
-            out.push_str(&format!("\t{r}\n"));
-        }
-        out.push_str(")\n");
+        w.blank().block("require (", ")", |w| {
+            for r in requires {
+                w.line(r);
+            }
+        });
     }
-    out
+    w.finish()
 }
 
 /// Constants of `package main`, taken from the document.
@@ -126,22 +129,25 @@ fn config_go(doc: &Document) -> String {
     w.finish()
 }
 
+/// A static binary, built on the Go image and run as a non-root user on a
+/// distroless one.
 fn dockerfile() -> String {
-    "# Build a static binary, then run it as a non-root user on a minimal image.\n\
-     FROM golang:1.22 AS build\n\
-     WORKDIR /src\n\
-     COPY go.mod ./\n\
-     RUN go mod download all\n\
-     COPY . .\n\
-     RUN CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\" -o /out/service .\n\
-     \n\
-     FROM gcr.io/distroless/static-debian12:nonroot\n\
-     COPY --from=build /out/service /service\n\
-     # distroless's `nonroot` user, by number so the runtime needs no passwd lookup\n\
-     USER 65532:65532\n\
-     EXPOSE 8000\n\
-     ENTRYPOINT [\"/service\"]\n"
-        .to_string()
+    let mut w = CodeWriter::text("    ");
+    w.line("# Build a static binary, then run it as a non-root user on a minimal image.")
+        .line("FROM golang:1.22 AS build")
+        .line("WORKDIR /src")
+        .line("COPY go.mod ./")
+        .line("RUN go mod download all")
+        .line("COPY . .")
+        .line("RUN CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\" -o /out/service .")
+        .blank();
+    w.line("FROM gcr.io/distroless/static-debian12:nonroot")
+        .line("COPY --from=build /out/service /service")
+        .line("# distroless's `nonroot` user, by number so the runtime needs no passwd lookup")
+        .line("USER 65532:65532")
+        .line("EXPOSE 8000")
+        .line("ENTRYPOINT [\"/service\"]");
+    w.finish()
 }
 
 #[cfg(test)]

@@ -7,9 +7,10 @@
 //! module per node (`nodes/`, a file per kind), per tool (`tools.rs`) and
 //! per agent (`agents.rs`), pytest tests that drive the service through the
 //! HTTP contract (`project_tests/`), configuration and README
-//! (`project.rs`).
+//! (`project.rs`), `pyproject.toml` and the `Dockerfile` (`build_files.rs`).
 
 mod agents;
+mod build_files;
 mod capabilities;
 pub mod codes;
 mod graph;

@@ -6,6 +6,7 @@ use svc_backend_sdk::ir::{
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
+use crate::build_files::{self, PYTHON_IMAGE};
 use crate::py::{literal, module, module_file, package_init, quote, suite, write_expr, Expr};
 use crate::scope::{self, Scope};
 use crate::{agents, graph, mcp, nodes, project_tests, tools};
@@ -115,7 +116,10 @@ pub fn emit(
     let placed = svc_backend_sdk::connectors::place(doc, "python-svc", &["upstream"], connectors)?;
     let mut files = vec![
         vendor(sdk),
-        File::text("pyproject.toml", pyproject(doc, &placed.dependencies)),
+        File::text(
+            "pyproject.toml",
+            build_files::pyproject(doc, &placed.dependencies),
+        ),
         File::text("application.yaml", application_yaml(doc)),
         File::text(
             "openapi.json",
@@ -127,7 +131,7 @@ pub fn emit(
             "env.yaml\n.venv/\n__pycache__/\n*.egg-info/\n.pytest_cache/\n",
         ),
         File::text("README.md", readme(doc, sdk)),
-        File::text("Dockerfile", dockerfile(doc)),
+        File::text("Dockerfile", build_files::dockerfile(doc)),
         File::text(
             ".dockerignore",
             ".venv/\nenv.yaml\n__pycache__/\n*.egg-info/\n.pytest_cache/\n.git/\n",
@@ -144,7 +148,7 @@ pub fn emit(
         }
         files.push(File::text(
             format!("app/{name}/__init__.py"),
-            format!("\"\"\"{doc_line}\"\"\"\n"),
+            package_init(doc_line, &[]),
         ));
     }
     files.extend(graph_files(doc, &Scope::root(), &placed.snippets)?);
@@ -237,30 +241,6 @@ fn graph_files(
     } else {
         Err(errors)
     }
-}
-
-fn pyproject(doc: &Document, connector_dependencies: &[String]) -> String {
-    let dependencies: Vec<String> = std::iter::once(sdk_requirement(doc))
-        .chain(connector_dependencies.iter().cloned())
-        .map(|d| serde_json::to_string(&d).unwrap_or_default())
-        .collect();
-    format!(
-        "[build-system]\nrequires = [\"setuptools>=68\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
-         [project]\nname = \"{id}\"\nversion = \"{version}\"\nrequires-python = \">=3.10,<3.14\"\n\
-         dependencies = [{dependencies}]\n\n\
-         [project.optional-dependencies]\ntest = [\"pytest>=8\", \"httpx>=0.27\"]\n\n\
-         [tool.setuptools.packages.find]\ninclude = [\"app*\"]\n\n{package_data}\
-         [tool.pytest.ini_options]\npythonpath = [\".\"]\ntestpaths = [\"tests\"]\n",
-        id = doc.id,
-        version = doc.version,
-        dependencies = dependencies.join(", "),
-        // The rag nodes' documents ship with the package.
-        package_data = if doc.logical.nodes.iter().any(|n| matches!(n.kind, NodeKind::Rag(_))) {
-            "[tool.setuptools.package-data]\napp = [\"documents/*.json\"]\n\n"
-        } else {
-            ""
-        },
-    )
 }
 
 fn yaml_str(s: &str) -> String {
@@ -454,11 +434,12 @@ fn main_py() -> String {
     )
 }
 
+/// `app/graphs/__init__.py`: imports the root graph's module (on one line
+/// whatever its length, unlike [`package_init`]).
 fn graphs_init(doc: &Document) -> String {
-    format!(
-        "\"\"\"The graphs of the project.\"\"\"\n\nfrom . import {}  # noqa: F401\n",
-        module(&doc.id)
-    )
+    let mut w = CodeWriter::python();
+    w.line(format!("from . import {}  # noqa: F401", module(&doc.id)));
+    module_file("The graphs of the project.", w)
 }
 
 fn field_type(ty: FieldType) -> &'static str {
@@ -546,42 +527,6 @@ fn state_py(doc: &Document) -> String {
         w,
     )
 }
-
-/// The project's image: a virtual environment with the project and its
-/// dependencies, copied onto a slim Python image where the service runs as
-/// a non-root user.
-fn dockerfile(doc: &Document) -> String {
-    let port = doc.logical.settings.server.port;
-    format!(
-        "# Install the service into a virtual environment, then run it as a non-root user on a\n\
-         # slim image. Secrets come only from the environment of `docker run` (env.yaml stays\n\
-         # out of the image, see .dockerignore).\n\
-         FROM {PYTHON_IMAGE} AS build\n\
-         ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1\n\
-         RUN python -m venv /opt/venv\n\
-         ENV PATH=/opt/venv/bin:$PATH\n\
-         WORKDIR /srv/service\n\
-         COPY . .\n\
-         # vendor/: the svc-sdk wheel the project was compiled with (see the README).\n\
-         # application.json: the configuration precompiled, read without YAML at start-up.\n\
-         RUN pip install --find-links vendor . && python -m svc compile --force\n\
-         \n\
-         FROM {PYTHON_IMAGE}\n\
-         RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin svc\n\
-         COPY --from=build /opt/venv /opt/venv\n\
-         COPY --from=build /srv/service /srv/service\n\
-         WORKDIR /srv/service\n\
-         ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1 SVC_HOST=0.0.0.0 SVC_PORT={port}\n\
-         USER 10001\n\
-         EXPOSE {port}\n\
-         HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \\\n\
-         \x20   CMD [\"python\", \"-c\", \"import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ['SVC_PORT'] + '/health', timeout=2)\"]\n\
-         CMD [\"python\", \"-m\", \"svc\", \"run\"]\n"
-    )
-}
-
-/// The base image of the Dockerfile: a Python the SDK supports.
-const PYTHON_IMAGE: &str = "python:3.12-slim";
 
 fn readme(doc: &Document, sdk: SdkSource) -> String {
     let title = doc.name.clone().unwrap_or_else(|| doc.id.clone());

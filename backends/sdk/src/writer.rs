@@ -1,7 +1,9 @@
-//! An indenting code writer that tracks imports, for Go, Java and Python.
+//! An indenting code writer that tracks imports, for Go, Java and Python,
+//! and writes the plain text files around them (Dockerfile, XML, TOML,
+//! go.mod) with [`Lang::Text`].
 //!
-//! Backends build source text with this instead of concatenating strings
-//! across functions: indentation is applied in one place, blank lines never
+//! Backends build every generated file with this instead of concatenating
+//! strings across functions: indentation is applied in one place, blank lines never
 //! pile up, no line ends in whitespace, and code refers to an imported name
 //! through [`CodeWriter::name`] (protogen's way), so the import block that
 //! [`CodeWriter::finish_file`] computes lists exactly what the text uses,
@@ -48,6 +50,10 @@ pub enum Lang {
     Go,
     Java,
     Python,
+    /// A file without imports (a Dockerfile, XML, TOML, go.mod), indented
+    /// by the unit given to [`CodeWriter::text`]: [`CodeWriter::name`]
+    /// returns the bare name and nothing is imported.
+    Text,
 }
 
 /// One import the text needs.
@@ -66,6 +72,8 @@ pub struct CodeWriter {
     out: String,
     level: usize,
     lang: Lang,
+    /// What one level of indentation writes.
+    unit: &'static str,
     imports: BTreeSet<Import>,
 }
 
@@ -85,19 +93,27 @@ impl CodeWriter {
         Self::new(Lang::Python)
     }
 
+    /// A writer for a file without imports (a Dockerfile, XML, TOML,
+    /// go.mod), `unit` per level: `"    "` for XML, `"\t"` for go.mod.
+    pub fn text(unit: &'static str) -> Self {
+        CodeWriter {
+            unit,
+            ..Self::new(Lang::Text)
+        }
+    }
+
+    /// A writer for `lang`: a tab per level for Go, four spaces otherwise
+    /// (for another unit of [`Lang::Text`], see [`CodeWriter::text`]).
     pub fn new(lang: Lang) -> Self {
         CodeWriter {
             out: String::new(),
             level: 0,
             lang,
+            unit: match lang {
+                Lang::Go => "\t",
+                Lang::Java | Lang::Python | Lang::Text => "    ",
+            },
             imports: BTreeSet::new(),
-        }
-    }
-
-    fn unit(&self) -> &'static str {
-        match self.lang {
-            Lang::Go => "\t",
-            Lang::Java | Lang::Python => "    ",
         }
     }
 
@@ -105,9 +121,8 @@ impl CodeWriter {
     pub fn line(&mut self, text: impl AsRef<str>) -> &mut Self {
         let text = text.as_ref().trim_end();
         if !text.is_empty() {
-            let unit = self.unit();
             for _ in 0..self.level {
-                self.out.push_str(unit);
+                self.out.push_str(self.unit);
             }
             self.out.push_str(text);
         }
@@ -165,8 +180,10 @@ impl CodeWriter {
     ///   `java.util.Map`.
     /// * Python: `name("typing", "Any")` is written `Any` and imports it with
     ///   `from typing import Any`.
+    /// * Text: `name` as it is; nothing is imported.
     pub fn name(&mut self, module: &str, name: &str) -> String {
         match self.lang {
+            Lang::Text => name.to_string(),
             Lang::Go => {
                 self.imports.insert(Import::Module(module.to_string()));
                 let package = module.rsplit('/').next().unwrap_or(module);
@@ -196,9 +213,11 @@ impl CodeWriter {
 
     /// Imports a whole module, for code that names its members itself (a
     /// user's native body): Go `import "path"`, Java `import module.*;`,
-    /// Python `import module`.
+    /// Python `import module`; text imports nothing.
     pub fn import(&mut self, module: &str) -> &mut Self {
-        self.imports.insert(Import::Module(module.to_string()));
+        if self.lang != Lang::Text {
+            self.imports.insert(Import::Module(module.to_string()));
+        }
         self
     }
 
@@ -209,6 +228,7 @@ impl CodeWriter {
             Lang::Go => self.go_imports(),
             Lang::Java => self.java_imports(),
             Lang::Python => self.python_imports(),
+            Lang::Text => String::new(),
         }
     }
 
@@ -324,7 +344,7 @@ impl CodeWriter {
     /// The file: `head` (a package clause, a docstring), the import block,
     /// then the text. Go and Java leave one blank line after the imports;
     /// Python two before a definition and one before other code, as `ruff
-    /// format` does.
+    /// format` does. Text has no import block: `head`, then the text.
     pub fn finish_file(self, head: &str) -> String {
         let imports = self.import_block();
         let lang = self.lang;
@@ -467,6 +487,36 @@ mod tests {
         assert_eq!(
             w.finish_file("package com.svc.demo;\n\n"),
             "package com.svc.demo;\n\nimport static org.junit.jupiter.api.Assertions.assertTrue;\n\nimport com.svc.demo.runtime.GraphNode;\nimport com.svc.demo.runtime.StateSchema;\nimport com.svc.demo.runtime.StateSchema.Field;\nimport java.util.Map;\nimport java.util.stream.*;\n\nclass A {}\n"
+        );
+    }
+
+    #[test]
+    fn text_indents_by_its_unit_and_imports_nothing() {
+        let mut w = CodeWriter::text("  ");
+        assert_eq!(w.name("java.util", "Map"), "Map");
+        w.import("json");
+        w.line("[tool]").blank().blank();
+        w.block("<a>", "</a>", |w| {
+            w.block("<b>", "</b>", |w| {
+                w.line("x  ");
+            });
+        });
+        assert_eq!(
+            w.finish_file("# head\n"),
+            "# head\n[tool]\n\n<a>\n  <b>\n    x\n  </b>\n</a>\n"
+        );
+        let mut tabs = CodeWriter::text("\t");
+        tabs.block("require (", ")", |w| {
+            w.line("example.com/m v1.0.0");
+        });
+        assert_eq!(tabs.finish(), "require (\n\texample.com/m v1.0.0\n)\n");
+        assert_eq!(
+            CodeWriter::new(Lang::Text)
+                .indent()
+                .line("x")
+                .clone()
+                .finish(),
+            "    x\n"
         );
     }
 

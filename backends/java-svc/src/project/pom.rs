@@ -2,170 +2,264 @@
 //! dependencies.
 
 use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
 
 use super::SPRING_BOOT;
 
-/// A `<dependency>` for `group:artifact[:version]` (no version: managed by
-/// Spring Boot's BOM).
-pub(super) fn dependency_xml(spec: &str) -> Result<String, Diagnostic> {
-    let parts: Vec<&str> = spec.split(':').collect();
-    let ok = |s: &str| {
-        !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-    };
-    match parts.as_slice() {
-        [g, a] if ok(g) && ok(a) => Ok(format!(
-            "        <dependency>\n            <groupId>{g}</groupId>\n            <artifactId>{a}</artifactId>\n        </dependency>\n"
-        )),
-        [g, a, v] if ok(g) && ok(a) && ok(v) => Ok(format!(
-            "        <dependency>\n            <groupId>{g}</groupId>\n            <artifactId>{a}</artifactId>\n            <version>{v}</version>\n        </dependency>\n"
-        )),
-        _ => Err(Diagnostic::error(
-            &CONNECTOR_DEPENDENCY,
-            format!("a connector asks for the Maven dependency `{spec}`, which is not `group:artifact[:version]`"),
-        )
-        .hint("report it to the connector's author")),
+/// A Maven dependency: `group:artifact[:version]` (no version: managed by
+/// Spring Boot's BOM), and its scope.
+struct Dependency<'a> {
+    group: &'a str,
+    artifact: &'a str,
+    version: Option<&'a str>,
+    scope: Option<&'a str>,
+}
+
+impl<'a> Dependency<'a> {
+    const fn managed(group: &'a str, artifact: &'a str) -> Self {
+        Dependency {
+            group,
+            artifact,
+            version: None,
+            scope: None,
+        }
+    }
+
+    /// A connector's `group:artifact[:version]`, each part letters, digits,
+    /// `.`, `_` and `-` (so nothing in it needs escaping).
+    fn parse(spec: &'a str) -> Result<Self, Diagnostic> {
+        let parts: Vec<&str> = spec.split(':').collect();
+        let ok = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        };
+        match parts.as_slice() {
+            [g, a] if ok(g) && ok(a) => Ok(Dependency::managed(g, a)),
+            [g, a, v] if ok(g) && ok(a) && ok(v) => Ok(Dependency {
+                version: Some(v),
+                ..Dependency::managed(g, a)
+            }),
+            _ => Err(Diagnostic::error(
+                &CONNECTOR_DEPENDENCY,
+                format!("a connector asks for the Maven dependency `{spec}`, which is not `group:artifact[:version]`"),
+            )
+            .hint("report it to the connector's author")),
+        }
+    }
+
+    fn write(&self, w: &mut CodeWriter) {
+        w.block("<dependency>", "</dependency>", |w| {
+            element(w, "groupId", self.group);
+            element(w, "artifactId", self.artifact);
+            if let Some(v) = self.version {
+                element(w, "version", v);
+            }
+            if let Some(s) = self.scope {
+                element(w, "scope", s);
+            }
+        });
     }
 }
 
+/// The `<dependency>` for a connector's `group:artifact[:version]`, or why
+/// it cannot be one.
+pub(super) fn dependency_xml(spec: &str) -> Result<String, Diagnostic> {
+    let mut w = CodeWriter::text(INDENT);
+    Dependency::parse(spec)?.write(&mut w);
+    Ok(w.finish())
+}
+
+/// pom.xml's indentation.
+const INDENT: &str = "    ";
+
+/// `<tag>text</tag>`; `text` is already escaped.
+fn element(w: &mut CodeWriter, tag: &str, text: &str) {
+    w.line(format!("<{tag}>{text}</{tag}>"));
+}
+
+/// An XML comment, its lines after the first aligned with the first's text.
+fn comment(w: &mut CodeWriter, lines: &[&str]) {
+    let last = lines.len().saturating_sub(1);
+    for (i, text) in lines.iter().enumerate() {
+        let open = if i == 0 { "<!-- " } else { "     " };
+        let close = if i == last { " -->" } else { "" };
+        w.line(format!("{open}{text}{close}"));
+    }
+}
+
+/// Text of the document in XML character data.
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// A `<plugin>` of `group:artifact` with one `<execution>` of `goal`
+/// (in `phase`, when given); `configure` writes its `<configuration>`.
+fn plugin(
+    w: &mut CodeWriter,
+    (group, artifact): (&str, &str),
+    (id, phase, goal): (&str, Option<&str>, &str),
+    configure: impl FnOnce(&mut CodeWriter),
+) {
+    w.block("<plugin>", "</plugin>", |w| {
+        element(w, "groupId", group);
+        element(w, "artifactId", artifact);
+        w.block("<executions>", "</executions>", |w| {
+            w.block("<execution>", "</execution>", |w| {
+                element(w, "id", id);
+                if let Some(phase) = phase {
+                    element(w, "phase", phase);
+                }
+                w.block("<goals>", "</goals>", |w| element(w, "goal", goal));
+                configure(w);
+            });
+        });
+    });
+}
+
 pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
-    let extra: String = connector_dependencies
-        .iter()
-        .filter_map(|d| dependency_xml(d).ok())
-        .collect();
     let description = doc
         .description
         .clone()
         .or_else(|| doc.name.clone())
         .unwrap_or_else(|| format!("The {} graph as a Spring Boot service", doc.id));
-    let esc = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-    };
-    format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0"
-         xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
-         xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 https://maven.apache.org/xsd/maven-4.0.0.xsd">
-    <modelVersion>4.0.0</modelVersion>
+    let mut w = CodeWriter::text(INDENT);
+    w.line(r#"<?xml version="1.0" encoding="UTF-8"?>"#)
+        .line(r#"<project xmlns="http://maven.apache.org/POM/4.0.0""#)
+        .line(r#"         xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance""#)
+        .line(r#"         xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 https://maven.apache.org/xsd/maven-4.0.0.xsd">"#)
+        .indent();
+    element(&mut w, "modelVersion", "4.0.0");
+    w.blank().block("<parent>", "</parent>", |w| {
+        element(w, "groupId", "org.springframework.boot");
+        element(w, "artifactId", "spring-boot-starter-parent");
+        element(w, "version", SPRING_BOOT);
+        w.line("<relativePath/>");
+    });
+    w.blank();
+    element(&mut w, "groupId", "com.svc");
+    element(&mut w, "artifactId", &doc.id);
+    element(&mut w, "version", &escape(&doc.version));
+    element(&mut w, "description", &escape(&description));
+    w.blank().block("<properties>", "</properties>", |w| {
+        element(w, "java.version", "21");
+        comment(
+            w,
+            &["-Dsvc.cds.skip=true: package without the CDS training run below."],
+        );
+        element(w, "svc.cds.skip", "false");
+    });
+    w.blank().block("<dependencies>", "</dependencies>", |w| {
+        Dependency::managed("org.springframework.boot", "spring-boot-starter-web").write(w);
+        Dependency {
+            scope: Some("test"),
+            ..Dependency::managed("org.springframework.boot", "spring-boot-starter-test")
+        }
+        .write(w);
+        // An invalid one is the connector-dependency error the project reports.
+        for d in connector_dependencies
+            .iter()
+            .filter_map(|d| Dependency::parse(d).ok())
+        {
+            d.write(w);
+        }
+    });
+    w.blank().block("<build>", "</build>", |w| {
+        element(w, "finalName", "service");
+        comment(
+            w,
+            &["The project's openapi.json goes into the jar, served at GET /openapi.json."],
+        );
+        w.block("<resources>", "</resources>", |w| {
+            w.block("<resource>", "</resource>", |w| {
+                element(w, "directory", "src/main/resources");
+            });
+            w.block("<resource>", "</resource>", |w| {
+                element(w, "directory", "${project.basedir}");
+                w.block("<includes>", "</includes>", |w| {
+                    element(w, "include", "openapi.json");
+                });
+            });
+        });
+        w.block("<plugins>", "</plugins>", |w| {
+            spring_aot(w);
+            cds_training_run(w, &doc.security.key_env);
+        });
+    });
+    w.dedent().line("</project>");
+    w.finish()
+}
 
-    <parent>
-        <groupId>org.springframework.boot</groupId>
-        <artifactId>spring-boot-starter-parent</artifactId>
-        <version>{SPRING_BOOT}</version>
-        <relativePath/>
-    </parent>
+/// Spring Boot's plugin, with its AOT processing.
+fn spring_aot(w: &mut CodeWriter) {
+    comment(
+        w,
+        &[
+            "Spring AOT: at package time the application context is analysed once",
+            "and its bean definitions written as code, which a start with",
+            "-Dspring.aot.enabled=true uses instead of scanning and reflection.",
+        ],
+    );
+    plugin(
+        w,
+        ("org.springframework.boot", "spring-boot-maven-plugin"),
+        ("process-aot", None, "process-aot"),
+        |_| {},
+    );
+}
 
-    <groupId>com.svc</groupId>
-    <artifactId>{id}</artifactId>
-    <version>{version}</version>
-    <description>{description}</description>
-
-    <properties>
-        <java.version>21</java.version>
-        <!-- -Dsvc.cds.skip=true: package without the CDS training run below. -->
-        <svc.cds.skip>false</svc.cds.skip>
-    </properties>
-
-    <dependencies>
-        <dependency>
-            <groupId>org.springframework.boot</groupId>
-            <artifactId>spring-boot-starter-web</artifactId>
-        </dependency>
-        <dependency>
-            <groupId>org.springframework.boot</groupId>
-            <artifactId>spring-boot-starter-test</artifactId>
-            <scope>test</scope>
-        </dependency>
-{extra}    </dependencies>
-
-    <build>
-        <finalName>service</finalName>
-        <!-- The project's openapi.json goes into the jar, served at GET /openapi.json. -->
-        <resources>
-            <resource>
-                <directory>src/main/resources</directory>
-            </resource>
-            <resource>
-                <directory>${{project.basedir}}</directory>
-                <includes>
-                    <include>openapi.json</include>
-                </includes>
-            </resource>
-        </resources>
-        <plugins>
-            <!-- Spring AOT: at package time the application context is analysed once
-                 and its bean definitions written as code, which a start with
-                 -Dspring.aot.enabled=true uses instead of scanning and reflection. -->
-            <plugin>
-                <groupId>org.springframework.boot</groupId>
-                <artifactId>spring-boot-maven-plugin</artifactId>
-                <executions>
-                    <execution>
-                        <id>process-aot</id>
-                        <goals>
-                            <goal>process-aot</goal>
-                        </goals>
-                    </execution>
-                </executions>
-            </plugin>
-            <!-- Spring Boot's CDS support, after the jar is built: the jar is extracted
-                 to target/app, and a training run starts the application context there
-                 and stops (spring.context.exit=onRefresh). On a JDK 25 or newer it writes
-                 an AOT cache (the classes loaded and linked, and method profiles) to
-                 target/app/service.aot; on JDK 21 to 24 a CDS archive of the classes
-                 loaded, target/app/service.jsa. target/app/java.args names the one
-                 written: start with `java @target/app/java.args -jar target/app/service.jar`
-                 from this directory (either fits the JVM that wrote it and this class
-                 path; another JVM ignores it with a warning). -Dsvc.cds.skip=true skips
-                 it all. -->
-            <plugin>
-                <groupId>org.apache.maven.plugins</groupId>
-                <artifactId>maven-antrun-plugin</artifactId>
-                <executions>
-                    <execution>
-                        <id>cds-training-run</id>
-                        <phase>package</phase>
-                        <goals>
-                            <goal>run</goal>
-                        </goals>
-                        <configuration>
-                            <skip>${{svc.cds.skip}}</skip>
-                            <target xmlns:if="ant:if" xmlns:unless="ant:unless">
-                                <condition property="svc.aot.cache">
-                                    <javaversion atleast="25"/>
-                                </condition>
-                                <delete dir="${{project.build.directory}}/app"/>
-                                <exec executable="${{java.home}}/bin/java" dir="${{project.basedir}}" failonerror="true">
-                                    <arg line="-Djarmode=tools -jar target/service.jar extract --destination target/app"/>
-                                </exec>
-                                <exec executable="${{java.home}}/bin/java" dir="${{project.basedir}}" failonerror="true">
-                                    <!-- Stand-ins for this run only: it serves nothing. -->
-                                    <env key="{key_env}" value="cds-training-run"/>
-                                    <env key="SVC_PORT" value="0"/>
-                                    <arg line="-XX:AOTCacheOutput=target/app/service.aot" if:set="svc.aot.cache"/>
-                                    <arg line="-XX:ArchiveClassesAtExit=target/app/service.jsa" unless:set="svc.aot.cache"/>
-                                    <arg line="-Dspring.aot.enabled=true -Dspring.context.exit=onRefresh -jar target/app/service.jar"/>
-                                </exec>
-                                <echo file="target/app/java.args" message="-XX:AOTCache=target/app/service.aot -Dspring.aot.enabled=true" if:set="svc.aot.cache"/>
-                                <echo file="target/app/java.args" message="-XX:SharedArchiveFile=target/app/service.jsa -Dspring.aot.enabled=true" unless:set="svc.aot.cache"/>
-                            </target>
-                        </configuration>
-                    </execution>
-                </executions>
-            </plugin>
-        </plugins>
-    </build>
-</project>
-"#,
-        id = doc.id,
-        key_env = doc.security.key_env,
-        version = esc(&doc.version),
-        description = esc(&description),
-    )
+/// The CDS training run after packaging; `key_env` gets a stand-in key.
+fn cds_training_run(w: &mut CodeWriter, key_env: &str) {
+    comment(
+        w,
+        &[
+            "Spring Boot's CDS support, after the jar is built: the jar is extracted",
+            "to target/app, and a training run starts the application context there",
+            "and stops (spring.context.exit=onRefresh). On a JDK 25 or newer it writes",
+            "an AOT cache (the classes loaded and linked, and method profiles) to",
+            "target/app/service.aot; on JDK 21 to 24 a CDS archive of the classes",
+            "loaded, target/app/service.jsa. target/app/java.args names the one",
+            "written: start with `java @target/app/java.args -jar target/app/service.jar`",
+            "from this directory (either fits the JVM that wrote it and this class",
+            "path; another JVM ignores it with a warning). -Dsvc.cds.skip=true skips",
+            "it all.",
+        ],
+    );
+    let java =
+        r#"<exec executable="${java.home}/bin/java" dir="${project.basedir}" failonerror="true">"#;
+    plugin(
+        w,
+        ("org.apache.maven.plugins", "maven-antrun-plugin"),
+        ("cds-training-run", Some("package"), "run"),
+        |w| {
+            w.block("<configuration>", "</configuration>", |w| {
+                element(w, "skip", "${svc.cds.skip}");
+                let target = r#"<target xmlns:if="ant:if" xmlns:unless="ant:unless">"#;
+                w.block(target, "</target>", |w| {
+                    w.block(r#"<condition property="svc.aot.cache">"#, "</condition>", |w| {
+                        w.line(r#"<javaversion atleast="25"/>"#);
+                    });
+                    w.line(r#"<delete dir="${project.build.directory}/app"/>"#);
+                    w.block(java, "</exec>", |w| {
+                        w.line(r#"<arg line="-Djarmode=tools -jar target/service.jar extract --destination target/app"/>"#);
+                    });
+                    w.block(java, "</exec>", |w| {
+                        comment(w, &["Stand-ins for this run only: it serves nothing."]);
+                        w.line(format!(r#"<env key="{key_env}" value="cds-training-run"/>"#))
+                            .line(r#"<env key="SVC_PORT" value="0"/>"#)
+                            .line(r#"<arg line="-XX:AOTCacheOutput=target/app/service.aot" if:set="svc.aot.cache"/>"#)
+                            .line(r#"<arg line="-XX:ArchiveClassesAtExit=target/app/service.jsa" unless:set="svc.aot.cache"/>"#)
+                            .line(r#"<arg line="-Dspring.aot.enabled=true -Dspring.context.exit=onRefresh -jar target/app/service.jar"/>"#);
+                    });
+                    w.line(r#"<echo file="target/app/java.args" message="-XX:AOTCache=target/app/service.aot -Dspring.aot.enabled=true" if:set="svc.aot.cache"/>"#)
+                        .line(r#"<echo file="target/app/java.args" message="-XX:SharedArchiveFile=target/app/service.jsa -Dspring.aot.enabled=true" unless:set="svc.aot.cache"/>"#);
+                });
+            });
+        },
+    );
 }
 
 svc_backend_sdk::ir::diagnostic_codes! {
@@ -189,4 +283,45 @@ svc_backend_sdk::ir::diagnostic_codes! {
     /// Dependency { platform: "java-svc".into(), spec: "com.github.ben-manes.caffeine:caffeine:3.1.8".into() }
     /// ```
     pub CONNECTOR_DEPENDENCY = "connector-dependency", group "connector";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{dependency_xml, pom};
+
+    fn minimal() -> svc_backend_sdk::ir::Document {
+        let text = include_str!("../../../../fixtures/valid/minimal.graph.json");
+        svc_backend_sdk::ir::SourceFile::new("minimal.graph.json", text)
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn connector_dependencies_go_last_in_dependencies() {
+        let doc = minimal();
+        let deps = ["a.b:c", "x:y-z:1.0.2", "not a spec"].map(String::from);
+        // As the format! text of before wrote them; the invalid one is left
+        // to the connector-dependency error.
+        let expected = pom(&doc, &[]).replace(
+            "    </dependencies>\n",
+            "        <dependency>\n            <groupId>a.b</groupId>\n            <artifactId>c</artifactId>\n        </dependency>\n        <dependency>\n            <groupId>x</groupId>\n            <artifactId>y-z</artifactId>\n            <version>1.0.2</version>\n        </dependency>\n    </dependencies>\n",
+        );
+        assert_eq!(pom(&doc, &deps), expected);
+        assert!(dependency_xml("not a spec").is_err());
+        assert_eq!(
+            dependency_xml("a:b:1").unwrap(),
+            "<dependency>\n    <groupId>a</groupId>\n    <artifactId>b</artifactId>\n    <version>1</version>\n</dependency>\n"
+        );
+    }
+
+    #[test]
+    fn the_description_is_escaped() {
+        let mut doc = minimal();
+        doc.description = Some("a < b & c > d".into());
+        let text = pom(&doc, &[]);
+        assert!(
+            text.contains("\n    <description>a &lt; b &amp; c &gt; d</description>\n"),
+            "{text}"
+        );
+    }
 }
