@@ -247,32 +247,87 @@ fn yaml_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
 
+/// A YAML mapping under `key`: `key:`, then `body` one level deeper.
+fn section(w: &mut CodeWriter, key: &str, body: impl FnOnce(&mut CodeWriter)) {
+    w.line(format!("{key}:")).indent();
+    body(w);
+    w.dedent();
+}
+
+/// `application.yaml`: the settings svc-sdk reads, one section per
+/// concern, a blank line between sections.
 fn application_yaml(doc: &Document) -> String {
     let s = &doc.logical.settings;
-    let mut out = format!(
-        "# Configuration compiled from the graph document (svc-sdk reads it at start-up;\n\
-         # `python -m svc compile` precompiles it to application.json).\n\
-         app:\n  name: {id}\n  version: {version}\n\n\
-         server:\n  host: {host}\n  port: {port}\n  auth:\n    type: {auth}\n    key_env: {key}\n\n\
-         graph:\n  entrypoint: {id}\n  max_steps: {steps}\n  request_timeout_ms: {timeout}\n",
-        id = yaml_str(&doc.id),
-        version = yaml_str(&doc.version),
-        host = yaml_str(&s.server.host),
-        port = s.server.port,
-        auth = doc.security.auth.as_str(),
-        key = doc.security.key_env,
-        steps = s.max_steps,
-        timeout = s.request_timeout_ms,
-    );
+    let mut w = CodeWriter::text("  ");
+    w.line("# Configuration compiled from the graph document (svc-sdk reads it at start-up;")
+        .line("# `python -m svc compile` precompiles it to application.json).");
+    section(&mut w, "app", |w| {
+        w.line(format!("name: {}", yaml_str(&doc.id)))
+            .line(format!("version: {}", yaml_str(&doc.version)));
+    });
+    w.blank();
+    section(&mut w, "server", |w| {
+        w.line(format!("host: {}", yaml_str(&s.server.host)))
+            .line(format!("port: {}", s.server.port));
+        section(w, "auth", |w| {
+            w.line(format!("type: {}", doc.security.auth.as_str()))
+                .line(format!("key_env: {}", doc.security.key_env));
+        });
+    });
+    w.blank();
+    section(&mut w, "graph", |w| {
+        w.line(format!("entrypoint: {}", yaml_str(&doc.id)))
+            .line(format!("max_steps: {}", s.max_steps))
+            .line(format!("request_timeout_ms: {}", s.request_timeout_ms));
+    });
     if let Some(m) = &s.model {
-        out.push_str(&format!(
-            "\nmodel:\n  provider: {}\n  name: {}\n  base_url_env: {}\n  api_key_env: {}\n",
-            yaml_str(&m.provider),
-            yaml_str(&m.name),
-            m.base_url_env,
-            m.api_key_env
-        ));
+        w.blank();
+        section(&mut w, "model", |w| {
+            w.line(format!("provider: {}", yaml_str(&m.provider)))
+                .line(format!("name: {}", yaml_str(&m.name)))
+                .line(format!("base_url_env: {}", m.base_url_env))
+                .line(format!("api_key_env: {}", m.api_key_env));
+        });
     }
+    external_services(&mut w, doc);
+    if s.mcp.expose {
+        // Served at /mcp by the SDK, behind the service's credentials.
+        let name = s.mcp.tool_name.as_deref().unwrap_or(&doc.id);
+        w.blank();
+        section(&mut w, "mcp", |w| {
+            w.line("expose: true")
+                .line(format!("tool_name: {}", yaml_str(name)));
+        });
+    }
+    if s.a2a.enabled {
+        // The agent card and /a2a, served by the SDK behind the service's
+        // credentials; each skill runs the graph.
+        w.blank();
+        section(&mut w, "a2a", |w| a2a(w, &s.a2a));
+    }
+    let t = &s.tracing;
+    // The IR checked that tracing.log_format is logging.format.
+    let format = s.logging.format.as_str();
+    w.blank();
+    section(&mut w, "logging", |w| {
+        w.line(format!("level: {}", s.logging.level.as_str()))
+            .line(format!("format: {format}"));
+    });
+    w.blank();
+    section(&mut w, "tracing", |w| {
+        w.line(format!("enabled: {}", t.enabled))
+            .line(format!("project: {}", yaml_str(&t.project)))
+            .line(format!("log_format: {format}"))
+            .line(format!("register_on_build: {}", t.register_on_build))
+            .line(format!("trace_nodes: {}", t.trace_nodes));
+    });
+    w.finish()
+}
+
+/// application.yaml's `external_services`: the services of remote and A2A
+/// agents, each with its credential (and a remote agent's URL), all from
+/// the environment.
+fn external_services(w: &mut CodeWriter, doc: &Document) {
     // Remote agents' services have a URL; A2A agents' services only a
     // credential (the agent card names the endpoint). A service both kinds
     // name keeps the remote agent's URL.
@@ -297,85 +352,66 @@ fn application_yaml(doc: &Document) -> String {
             }
         }
     }
-    if !services.is_empty() {
-        // The URL and key come from the environment.
-        out.push_str("\nexternal_services:\n");
+    if services.is_empty() {
+        return;
+    }
+    w.blank();
+    section(w, "external_services", |w| {
         for (service, remote) in services {
-            out.push_str(&format!("  {}:\n", yaml_str(&service)));
-            if let Some(url) = &remote {
-                let (url_env, _) =
-                    svc_backend_sdk::environment::remote_service_env(&service, url.as_deref());
-                let server_url = match url.as_deref() {
-                    Some(u) if !u.starts_with("env:") => yaml_str(u),
-                    _ => yaml_str(&format!("${{{url_env}}}")),
-                };
-                out.push_str(&format!("    serverUrl: {server_url}\n"));
-            }
-            let (_, key_env) = svc_backend_sdk::environment::remote_service_env(&service, None);
-            out.push_str(&format!(
-                "    auth:\n      type: api_key\n      token: {}\n",
-                yaml_str(&format!("${{{key_env}}}"))
-            ));
+            section(w, &yaml_str(&service), |w| {
+                if let Some(url) = &remote {
+                    let (url_env, _) =
+                        svc_backend_sdk::environment::remote_service_env(&service, url.as_deref());
+                    let server_url = match url.as_deref() {
+                        Some(u) if !u.starts_with("env:") => yaml_str(u),
+                        _ => yaml_str(&format!("${{{url_env}}}")),
+                    };
+                    w.line(format!("serverUrl: {server_url}"));
+                }
+                let (_, key_env) = svc_backend_sdk::environment::remote_service_env(&service, None);
+                section(w, "auth", |w| {
+                    w.line("type: api_key")
+                        .line(format!("token: {}", yaml_str(&format!("${{{key_env}}}"))));
+                });
+            });
         }
+    });
+}
+
+/// application.yaml's `a2a` section: the agent card's title, description
+/// and skills.
+fn a2a(w: &mut CodeWriter, a: &svc_backend_sdk::ir::A2aSettings) {
+    let list = |items: &[String]| {
+        let quoted: Vec<String> = items.iter().map(|i| yaml_str(i)).collect();
+        format!("[{}]", quoted.join(", "))
+    };
+    w.line("enabled: true");
+    if let Some(t) = &a.title {
+        w.line(format!("title: {}", yaml_str(t)));
     }
-    if s.mcp.expose {
-        // Served at /mcp by the SDK, behind the service's credentials.
-        let name = s.mcp.tool_name.clone().unwrap_or_else(|| doc.id.clone());
-        out.push_str(&format!(
-            "\nmcp:\n  expose: true\n  tool_name: {}\n",
-            yaml_str(&name)
-        ));
+    if let Some(d) = &a.description {
+        w.line(format!("description: {}", yaml_str(d)));
     }
-    if s.a2a.enabled {
-        // The agent card and /a2a, served by the SDK behind the service's
-        // credentials; each skill runs the graph.
-        let a = &s.a2a;
-        out.push_str("\na2a:\n  enabled: true\n");
-        if let Some(t) = &a.title {
-            out.push_str(&format!("  title: {}\n", yaml_str(t)));
-        }
-        if let Some(d) = &a.description {
-            out.push_str(&format!("  description: {}\n", yaml_str(d)));
-        }
-        if !a.skills.is_empty() {
-            out.push_str("  skills:\n");
-        }
-        let list = |items: &[String]| {
-            let quoted: Vec<String> = items.iter().map(|i| yaml_str(i)).collect();
-            format!("[{}]", quoted.join(", "))
-        };
+    if a.skills.is_empty() {
+        return;
+    }
+    section(w, "skills", |w| {
         for k in &a.skills {
-            out.push_str(&format!(
-                "    - id: {}\n      name: {}\n",
-                yaml_str(&k.id),
-                yaml_str(&k.name)
-            ));
+            // A list item: `- ` and its first key, the other keys under it.
+            w.line(format!("- id: {}", yaml_str(&k.id))).indent();
+            w.line(format!("name: {}", yaml_str(&k.name)));
             if let Some(d) = &k.description {
-                out.push_str(&format!("      description: {}\n", yaml_str(d)));
+                w.line(format!("description: {}", yaml_str(d)));
             }
             if !k.tags.is_empty() {
-                out.push_str(&format!("      tags: {}\n", list(&k.tags)));
+                w.line(format!("tags: {}", list(&k.tags)));
             }
             if !k.roles.is_empty() {
-                out.push_str(&format!("      roles: {}\n", list(&k.roles)));
+                w.line(format!("roles: {}", list(&k.roles)));
             }
+            w.dedent();
         }
-    }
-    let t = &s.tracing;
-    // The IR checked that tracing.log_format is logging.format.
-    let format = s.logging.format.as_str();
-    out.push_str(&format!(
-        "\nlogging:\n  level: {}\n  format: {format}\n",
-        s.logging.level.as_str()
-    ));
-    out.push_str(&format!(
-        "\ntracing:\n  enabled: {}\n  project: {}\n  log_format: {format}\n  register_on_build: {}\n  trace_nodes: {}\n",
-        t.enabled,
-        yaml_str(&t.project),
-        t.register_on_build,
-        t.trace_nodes
-    ));
-    out
+    });
 }
 
 fn app_init(doc: &Document) -> String {

@@ -8,6 +8,8 @@ use svc_ir::{
     SubgraphNode, SubgraphRef,
 };
 
+use crate::writer::CodeWriter;
+
 /// The variables a remote agent's service reads: its base URL (the
 /// agent's `url` when that is `env:NAME`, else `<SERVICE>_URL`) and the key
 /// sent to it (`<SERVICE>_API_KEY`).
@@ -65,18 +67,17 @@ pub fn variables(doc: &Document) -> Vec<(String, String)> {
 /// An env.yaml listing the variables with empty values (which are skipped
 /// when exported, so the file never blanks out a real variable).
 pub fn env_yaml(doc: &Document) -> String {
-    let mut out = String::from(
-        "# Environment of the service: at start-up each non-empty value is exported unless the\n\
-         # variable is already set. Keep this file out of version control once it holds secrets.\n",
-    );
+    let mut w = CodeWriter::text("  ");
+    w.line("# Environment of the service: at start-up each non-empty value is exported unless the")
+        .line("# variable is already set. Keep this file out of version control once it holds secrets.");
     let vars = variables(doc);
     if vars.is_empty() {
-        out.push_str("{}\n");
+        w.line("{}");
     }
     for (name, what) in vars {
-        out.push_str(&format!("# {what}\n{name}: \"\"\n"));
+        w.line(format!("# {what}")).line(format!("{name}: \"\""));
     }
-    out
+    w.finish()
 }
 
 /// The variables of one graph's model, rag nodes, remote agents and HTTP

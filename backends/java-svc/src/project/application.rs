@@ -14,32 +14,36 @@ pub(super) fn application_java(pkg: &str) -> String {
         "org.springframework.boot.autoconfigure",
         "SpringBootApplication",
     );
-    w.lines(&format!(
-        r#"/** Starts the service: env.yaml first, then the credential check, then Spring. */
-@{spring_boot_application}
-public class Application {{
-    public static void main(String[] args) throws Exception {{
-        {env_file}.load({path}.of("env.yaml"));
-        // Spring AOT runs main at build time to analyse the context; nothing is served then.
-        boolean aotProcessing = Boolean.getBoolean("spring.aot.processing");
-        if (!aotProcessing && !"none".equals(GraphState.AUTH) && {env_file}.get(GraphState.KEY_ENV).isEmpty()) {{
-            // Never fall back to "no auth": a missing key stops the service.
-            System.err.println("error: " + {auth_settings}.missingKeyMessage());
-            System.exit(1);
-        }}
-        // SVC_HOST and SVC_PORT override the address on every svc target.
-        String host = {env_file}.get("SVC_HOST");
-        if (!host.isEmpty()) {{
-            System.setProperty("server.address", host);
-        }}
-        String port = {env_file}.get("SVC_PORT");
-        if (!port.isEmpty()) {{
-            System.setProperty("server.port", port);
-        }}
-        {spring_application}.run(Application.class, args);
-    }}
-}}
-"#
-    ));
+    w.line("/** Starts the service: env.yaml first, then the credential check, then Spring. */")
+        .line(format!("@{spring_boot_application}"));
+    w.block("public class Application {", "}", |w| {
+        let main = "public static void main(String[] args) throws Exception {";
+        w.block(main, "}", |w| {
+            w.line(format!("{env_file}.load({path}.of(\"env.yaml\"));"))
+                .line("// Spring AOT runs main at build time to analyse the context; nothing is served then.")
+                .line("boolean aotProcessing = Boolean.getBoolean(\"spring.aot.processing\");");
+            let check = format!(
+                "if (!aotProcessing && !\"none\".equals(GraphState.AUTH) && {env_file}.get(GraphState.KEY_ENV).isEmpty()) {{"
+            );
+            w.block(check, "}", |w| {
+                w.line("// Never fall back to \"no auth\": a missing key stops the service.")
+                    .line(format!(
+                        "System.err.println(\"error: \" + {auth_settings}.missingKeyMessage());"
+                    ))
+                    .line("System.exit(1);");
+            });
+            w.line("// SVC_HOST and SVC_PORT override the address on every svc target.");
+            for (var, env, property) in [
+                ("host", "SVC_HOST", "server.address"),
+                ("port", "SVC_PORT", "server.port"),
+            ] {
+                w.line(format!("String {var} = {env_file}.get(\"{env}\");"));
+                w.block(format!("if (!{var}.isEmpty()) {{"), "}", |w| {
+                    w.line(format!("System.setProperty(\"{property}\", {var});"));
+                });
+            }
+            w.line(format!("{spring_application}.run(Application.class, args);"));
+        });
+    });
     w.finish_file(&format!("package com.svc.{pkg};\n\n"))
 }

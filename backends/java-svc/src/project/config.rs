@@ -14,18 +14,25 @@ pub(super) fn ai_config(doc: &Document, pkg: &str) -> String {
     let value = w.name("org.springframework.beans.factory.annotation", "Value");
     let bean = w.name("org.springframework.context.annotation", "Bean");
     let configuration = w.name("org.springframework.context.annotation", "Configuration");
-    w.lines(&format!(
-        r#"/** The model provider: an OpenAI-compatible chat-completions API (only graphs with LLM nodes have this). */
-@{configuration}
-public class AiConfig {{
-    @{bean}
-    public {llm_client} llmClient(@{value}("${{svc.llm.base-url}}") String baseUrl,
-            @{value}("${{svc.llm.api-key:}}") String apiKey) {{
-        return new {llm_client}(baseUrl, apiKey, {duration}.ofMillis({timeout}));
-    }}
-}}
-"#
-    ));
+    w.line("/** The model provider: an OpenAI-compatible chat-completions API (only graphs with LLM nodes have this). */")
+        .line(format!("@{configuration}"));
+    w.block("public class AiConfig {", "}", |w| {
+        w.line(format!("@{bean}"))
+            .line(format!(
+                "public {llm_client} llmClient(@{value}(\"${{svc.llm.base-url}}\") String baseUrl,"
+            ))
+            .indent()
+            .indent()
+            .line(format!(
+                "@{value}(\"${{svc.llm.api-key:}}\") String apiKey) {{"
+            ))
+            .dedent()
+            .line(format!(
+                "return new {llm_client}(baseUrl, apiKey, {duration}.ofMillis({timeout}));"
+            ))
+            .dedent()
+            .line("}");
+    });
     w.finish_file(&format!("package com.svc.{pkg}.config;\n\n"))
 }
 
@@ -38,82 +45,141 @@ fn log_level(doc: &Document) -> &'static str {
     }
 }
 
+/// The YAML files' indentation.
+const INDENT: &str = "  ";
+
+/// A YAML mapping under `key`: `key:`, then `body` one level deeper.
+fn section(w: &mut CodeWriter, key: &str, body: impl FnOnce(&mut CodeWriter)) {
+    w.line(format!("{key}:")).indent();
+    body(w);
+    w.dedent();
+}
+
 /// `src/main/resources/application.yml`: Spring's configuration.
 pub(super) fn spring_yml(doc: &Document) -> String {
     let s = &doc.logical.settings;
-    let mut out = format!(
-        "# Spring configuration compiled from the graph document.\n\
-         # SVC_HOST and SVC_PORT override the address (Application.main); SERVER_PORT works as in any Spring Boot app.\n\
-         server:\n  address: \"{host}\"\n  port: {port}\n  error:\n    whitelabel:\n      enabled: false\n\
-         \x20 # A refused body (over 1 MiB, or a 401) is read and discarded up to 8 MiB before the\n\
-         \x20 # connection closes, so a client that sends it whole before reading gets the answer.\n\
-         \x20 tomcat:\n    max-swallow-size: 8MB\n\
-         spring:\n  application:\n    name: {id}\n  main:\n    banner-mode: \"off\"\n  threads:\n    virtual:\n      enabled: true\n  web:\n    resources:\n      add-mappings: false\n\
-         \x20 # The service reads JSON only: a multipart Content-Type is a 415, never parsed.\n\
-         \x20 servlet:\n    multipart:\n      enabled: false\n\
-         svc:\n  security:\n    key: ${{{key}:}}\n",
-        host = s.server.host,
-        port = s.server.port,
-        id = doc.id,
-        key = doc.security.key_env,
-    );
-    if doc.has_llm_nodes() {
-        let (base_env, key_env) = s
-            .model
-            .as_ref()
-            .map(|m| (m.base_url_env.as_str(), m.api_key_env.as_str()))
-            .unwrap_or(("OPENAI_BASE_URL", "OPENAI_API_KEY"));
-        out.push_str(&format!(
-            "  llm:\n    base-url: ${{{base_env}:https://api.openai.com/v1}}\n    api-key: ${{{key_env}:}}\n"
-        ));
-    }
-    let http: Vec<_> = doc.http_tools().collect();
-    if !http.is_empty() {
-        out.push_str("  tools:\n");
-        for (id, endpoint) in http {
-            let value = match endpoint.strip_prefix("env:") {
-                Some(var) => format!("${{{var}:}}"),
-                None => endpoint.to_string(),
-            };
-            out.push_str(&format!("    {id}:\n      endpoint: \"{value}\"\n"));
+    let mut w = CodeWriter::text(INDENT);
+    w.line("# Spring configuration compiled from the graph document.")
+        .line("# SVC_HOST and SVC_PORT override the address (Application.main); SERVER_PORT works as in any Spring Boot app.");
+    section(&mut w, "server", |w| {
+        w.line(format!("address: \"{}\"", s.server.host))
+            .line(format!("port: {}", s.server.port));
+        section(w, "error", |w| {
+            section(w, "whitelabel", |w| {
+                w.line("enabled: false");
+            });
+        });
+        w.line(
+            "# A refused body (over 1 MiB, or a 401) is read and discarded up to 8 MiB before the",
+        )
+        .line(
+            "# connection closes, so a client that sends it whole before reading gets the answer.",
+        );
+        section(w, "tomcat", |w| {
+            w.line("max-swallow-size: 8MB");
+        });
+    });
+    section(&mut w, "spring", |w| {
+        section(w, "application", |w| {
+            w.line(format!("name: {}", doc.id));
+        });
+        section(w, "main", |w| {
+            w.line("banner-mode: \"off\"");
+        });
+        section(w, "threads", |w| {
+            section(w, "virtual", |w| {
+                w.line("enabled: true");
+            });
+        });
+        section(w, "web", |w| {
+            section(w, "resources", |w| {
+                w.line("add-mappings: false");
+            });
+        });
+        w.line("# The service reads JSON only: a multipart Content-Type is a 415, never parsed.");
+        section(w, "servlet", |w| {
+            section(w, "multipart", |w| {
+                w.line("enabled: false");
+            });
+        });
+    });
+    section(&mut w, "svc", |w| {
+        section(w, "security", |w| {
+            w.line(format!("key: ${{{}:}}", doc.security.key_env));
+        });
+        if doc.has_llm_nodes() {
+            let (base_env, key_env) = s
+                .model
+                .as_ref()
+                .map(|m| (m.base_url_env.as_str(), m.api_key_env.as_str()))
+                .unwrap_or(("OPENAI_BASE_URL", "OPENAI_API_KEY"));
+            section(w, "llm", |w| {
+                w.line(format!(
+                    "base-url: ${{{base_env}:https://api.openai.com/v1}}"
+                ))
+                .line(format!("api-key: ${{{key_env}:}}"));
+            });
         }
-    }
-    out.push_str(&format!(
-        "logging:\n  level:\n    root: {}\n",
-        log_level(doc)
-    ));
-    if doc.logical.settings.logging.format == LogFormat::Json {
-        out.push_str("  structured:\n    format:\n      console: ecs\n");
-    }
-    out
+        let http: Vec<_> = doc.http_tools().collect();
+        if !http.is_empty() {
+            section(w, "tools", |w| {
+                for (id, endpoint) in http {
+                    let value = match endpoint.strip_prefix("env:") {
+                        Some(var) => format!("${{{var}:}}"),
+                        None => endpoint.to_string(),
+                    };
+                    section(w, id, |w| {
+                        w.line(format!("endpoint: \"{value}\""));
+                    });
+                }
+            });
+        }
+    });
+    section(&mut w, "logging", |w| {
+        section(w, "level", |w| {
+            w.line(format!("root: {}", log_level(doc)));
+        });
+        if s.logging.format == LogFormat::Json {
+            section(w, "structured", |w| {
+                section(w, "format", |w| {
+                    w.line("console: ecs");
+                });
+            });
+        }
+    });
+    w.finish()
 }
 
 /// `application.yaml`: the svc settings of the service, for people and tools.
 pub(super) fn application_yaml(doc: &Document) -> String {
     let s = &doc.logical.settings;
-    let mut out = format!(
-        "# Settings compiled from the graph document. Spring reads src/main/resources/application.yml,\n\
-         # which is derived from the same settings; change the graph and recompile instead of editing either.\n\
-         app:\n  name: {id}\n  version: \"{version}\"\n\
-         graph:\n  entrypoint: {id}\n  max_steps: {steps}\n  request_timeout_ms: {timeout}\n\
-         server:\n  host: \"{host}\"\n  port: {port}\n  auth:\n    type: {auth}\n    key_env: {key}\n",
-        id = doc.id,
-        version = doc.version,
-        steps = s.max_steps,
-        timeout = s.request_timeout_ms,
-        host = s.server.host,
-        port = s.server.port,
-        auth = doc.security.auth.as_str(),
-        key = doc.security.key_env,
-    );
+    let mut w = CodeWriter::text(INDENT);
+    w.line("# Settings compiled from the graph document. Spring reads src/main/resources/application.yml,")
+        .line("# which is derived from the same settings; change the graph and recompile instead of editing either.");
+    section(&mut w, "app", |w| {
+        w.line(format!("name: {}", doc.id))
+            .line(format!("version: \"{}\"", doc.version));
+    });
+    section(&mut w, "graph", |w| {
+        w.line(format!("entrypoint: {}", doc.id))
+            .line(format!("max_steps: {}", s.max_steps))
+            .line(format!("request_timeout_ms: {}", s.request_timeout_ms));
+    });
+    section(&mut w, "server", |w| {
+        w.line(format!("host: \"{}\"", s.server.host))
+            .line(format!("port: {}", s.server.port));
+        section(w, "auth", |w| {
+            w.line(format!("type: {}", doc.security.auth.as_str()))
+                .line(format!("key_env: {}", doc.security.key_env));
+        });
+    });
     if let Some(m) = &s.model {
-        out.push_str(&format!(
-            "model:\n  provider: {}\n  name: {}\n  base_url_env: {}\n  api_key_env: {}\n",
-            quote(&m.provider),
-            quote(&m.name),
-            m.base_url_env,
-            m.api_key_env
-        ));
+        section(&mut w, "model", |w| {
+            w.line(format!("provider: {}", quote(&m.provider)))
+                .line(format!("name: {}", quote(&m.name)))
+                .line(format!("base_url_env: {}", m.base_url_env))
+                .line(format!("api_key_env: {}", m.api_key_env));
+        });
     }
-    out
+    w.finish()
 }
