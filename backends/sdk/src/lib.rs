@@ -21,6 +21,7 @@ pub mod literals;
 pub mod llm;
 pub mod names;
 pub mod openapi;
+pub mod placeholders;
 pub mod runtime_files;
 pub mod samples;
 pub mod template;

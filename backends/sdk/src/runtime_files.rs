@@ -1,49 +1,23 @@
 //! The files a backend copies into every project (its `runtime/` folder)
-//! name what differs per project with one placeholder syntax, `__SVC_NAME__`
-//! (upper case, digits and `_`): a word that keeps the file valid Go, Java
-//! or Python source, so the runtime files can be read and checked as code.
+//! name what differs per project with placeholders (`__SVC_NAME__`, see
+//! [`crate::placeholders`]).
 
+use crate::placeholders::{placeholder, Placeholders};
 use crate::Diagnostic;
-
-const OPEN: &str = "__SVC_";
 
 /// `text` with every placeholder replaced by its value in `values` (names
 /// without the `__SVC_`/`__` around them). A placeholder without a value,
 /// or a value no placeholder uses, is an error naming the file: the
 /// backend and its runtime files disagree.
 pub fn fill(path: &str, text: &str, values: &[(&str, &str)]) -> Result<String, Diagnostic> {
-    let mut out = String::with_capacity(text.len());
-    let mut used = vec![false; values.len()];
-    let mut rest = text;
-    while let Some(start) = rest.find(OPEN) {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + OPEN.len()..];
-        let run = after
-            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
-            .unwrap_or(after.len());
-        let Some(name) = after[..run].strip_suffix("__").filter(|n| !n.is_empty()) else {
-            return Err(bad(
-                path,
-                format!("an unterminated placeholder `{OPEN}{}`", &after[..run]),
-            ));
-        };
-        let Some(i) = values.iter().position(|(n, _)| *n == name) else {
-            return Err(bad(
-                path,
-                format!("the placeholder `{OPEN}{name}__`, which the backend does not fill"),
-            ));
-        };
-        used[i] = true;
-        out.push_str(values[i].1);
-        rest = &after[run..];
-    }
-    out.push_str(rest);
-    if let Some(i) = used.iter().position(|u| !u) {
+    let mut p = Placeholders::new(values);
+    let out = p.fill(text).map_err(|what| bad(path, what))?;
+    if let Some(name) = p.unused() {
         return Err(bad(
             path,
             format!(
-                "no placeholder `{OPEN}{}__` for a value the backend fills",
-                values[i].0
+                "no placeholder `{}` for a value the backend fills",
+                placeholder(name)
             ),
         ));
     }
@@ -73,7 +47,7 @@ svc_ir::diagnostic_codes! {
     /// import com.svc.__SVC_GRAPH_IMPORT__.X;
     /// ```
     ///
-    /// filled with only `PACKAGE` reports `runtime file `A.java` has the placeholder `__SVC_GRAPH_IMPORT__`, which the backend does not fill`.
+    /// filled with only `PACKAGE` reports `runtime file `A.java` has the placeholder `__SVC_GRAPH_IMPORT__`, which has no value`.
     ///
     /// # Fix
     ///
@@ -97,6 +71,11 @@ mod tests {
             "package com.svc.p.web;\nimport com.svc.p.X;\n\"m/g\"\n"
         );
         let missing = fill("A.java", text, &[("PACKAGE", "p")]).unwrap_err();
+        assert!(
+            missing.message.contains("has no value"),
+            "{}",
+            missing.message
+        );
         assert!(
             missing.message.contains("`__SVC_GRAPH_IMPORT__`"),
             "{}",

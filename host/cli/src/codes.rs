@@ -3,7 +3,7 @@
 //! generated pages of `docs/diagnostics/`.
 
 pub use crate::backends::{BACKEND_NOT_BUILT, BACKEND_NOT_FOUND};
-pub use crate::plugin_new::SDK_NOT_FOUND;
+pub use crate::plugin_new::{SCAFFOLD_TEMPLATE, SDK_NOT_FOUND};
 
 /// Every code this crate declares.
 pub fn all() -> Vec<&'static svc_ir::codes::Code> {

@@ -1,12 +1,14 @@
 //! `svc plugin new NAME [--lang rust|python|typescript]`: a pack project
 //! whose connector builds, tests and packs as generated. The files are
 //! `host/cli/plugin-template/` (`shared/` for every language, then the
-//! language's folder), with `@{...}` placeholders filled here.
+//! language's folder), with `__SVC_NAME__` placeholders filled here
+//! (svc_backend_sdk::placeholders, the syntax of every file svc fills).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+use svc_backend_sdk::placeholders::Placeholders;
 use svc_compile::ProjectFile;
 use svc_ir::Diagnostic;
 use svc_packs::project::{is_connector_id, is_pack_name};
@@ -45,10 +47,10 @@ macro_rules! template {
 /// What every project gets, whatever its language: the platform templates
 /// and the example graph.
 const SHARED: &[TemplateFile] = template![
-    "templates/go/connector_@{snake}.go" => "shared/templates/go/connector_@{snake}.go",
-    "templates/python-svc/@{snake}.py" => "shared/templates/python-svc/@{snake}.py",
-    "templates/java-svc/@{camel}.java" => "shared/templates/java-svc/@{camel}.java",
-    "example/@{snake}.graph.json" => "shared/example/@{snake}.graph.json",
+    "templates/go/connector___SVC_SNAKE__.go" => "shared/templates/go/connector___SVC_SNAKE__.go",
+    "templates/python-svc/__SVC_SNAKE__.py" => "shared/templates/python-svc/__SVC_SNAKE__.py",
+    "templates/java-svc/__SVC_CAMEL__.java" => "shared/templates/java-svc/__SVC_CAMEL__.java",
+    "example/__SVC_SNAKE__.graph.json" => "shared/example/__SVC_SNAKE__.graph.json",
 ];
 
 const RUST: &[TemplateFile] = template![
@@ -135,9 +137,16 @@ fn camel(name: &str) -> String {
         .collect()
 }
 
-fn fill(text: &str, vars: &[(&str, String)]) -> String {
-    vars.iter().fold(text.to_string(), |t, (k, v)| {
-        t.replace(&format!("@{{{k}}}"), v)
+/// `text` (a path or a file of the scaffold) with its placeholders filled;
+/// a placeholder svc has no value for means svc was built inconsistently
+/// (`every_placeholder_is_known` keeps that from being released).
+fn fill(path: &str, text: &str, vars: &[(&str, String)]) -> Result<String, Diagnostic> {
+    Placeholders::new(vars).fill(text).map_err(|what| {
+        Diagnostic::error(
+            &SCAFFOLD_TEMPLATE,
+            format!("the scaffold file `{path}` has {what}"),
+        )
+        .hint("svc was built inconsistently: report it to its authors")
     })
 }
 
@@ -202,22 +211,24 @@ pub fn scaffold(args: &PluginNewArgs) -> Result<PathBuf, Diagnostic> {
         String::new()
     };
     let vars = [
-        ("name", name.clone()),
-        ("id", id),
-        ("snake", name.replace('-', "_")),
-        ("camel", camel(&name)),
-        ("sdk", sdk),
+        ("NAME", name.clone()),
+        ("ID", id),
+        ("SNAKE", name.replace('-', "_")),
+        ("CAMEL", camel(&name)),
+        ("SDK", sdk),
     ];
-    let files: Vec<ProjectFile> = args
+    let files = args
         .lang
         .files()
         .iter()
-        .map(|(path, text)| ProjectFile {
-            path: fill(path, &vars),
-            contents: fill(text, &vars).into_bytes(),
-            executable: false,
+        .map(|(path, text)| {
+            Ok(ProjectFile {
+                path: fill(path, path, &vars)?,
+                contents: fill(path, text, &vars)?.into_bytes(),
+                executable: false,
+            })
         })
-        .collect();
+        .collect::<Result<Vec<ProjectFile>, Diagnostic>>()?;
     let target = args.dir.join(&name);
     svc_compile::write::write_project(&target, &files, args.force)?;
     Ok(target)
@@ -260,6 +271,23 @@ svc_ir::diagnostic_codes! {
     /// svc plugin new acme/slack --sdk ~/src/svc/backends/sdk
     /// ```
     pub SDK_NOT_FOUND = "sdk-not-found", group "cli";
+
+    /// A file of the `svc plugin new` scaffold has a placeholder svc has no value for.
+    ///
+    /// `svc plugin new` writes the files of `host/cli/plugin-template/` with their `__SVC_NAME__` placeholders filled (the pack name, the connector id, its snake_case and CamelCase forms, the SDK path). A placeholder without a value means this build of svc is inconsistent; the project would not build, so nothing is written.
+    ///
+    /// No option fixes this: report it to svc's authors, and use another build of svc meanwhile.
+    ///
+    /// # Example
+    ///
+    /// A scaffold file `connector/src/lib.rs` holding `pub const OWNER: &str = "__SVC_OWNER__";`, which svc does not fill.
+    ///
+    /// # Fix
+    ///
+    /// ```rust,ignore
+    /// pub const ID: &str = "__SVC_ID__";
+    /// ```
+    pub SCAFFOLD_TEMPLATE = "scaffold-template", group "cli";
 }
 
 #[cfg(test)]
@@ -270,25 +298,28 @@ mod tests {
     fn names_become_identifiers() {
         assert_eq!(camel("kv-cache"), "KvCache");
         assert_eq!(camel("demo"), "Demo");
-        let vars = [("snake", "kv_cache".to_string())];
-        assert_eq!(fill("app/@{snake}.py", &vars), "app/kv_cache.py");
+        let vars = [("SNAKE", "kv_cache".to_string())];
+        assert_eq!(
+            fill("p", "app/__SVC_SNAKE__.py", &vars).unwrap(),
+            "app/kv_cache.py"
+        );
+        let err = fill("p", "__SVC_OWNER__", &vars).unwrap_err();
+        assert_eq!(err.code, "scaffold-template");
     }
 
     #[test]
     fn every_placeholder_is_known() {
-        let known = ["name", "id", "snake", "camel", "sdk"];
+        let vars: Vec<(&str, String)> = ["NAME", "ID", "SNAKE", "CAMEL", "SDK"]
+            .into_iter()
+            .map(|k| (k, String::new()))
+            .collect();
         for (path, text) in [Lang::Rust, Lang::Python, Lang::Typescript]
             .iter()
             .flat_map(|l| l.files())
         {
             for piece in [path, text] {
-                for (i, _) in piece.match_indices("@{") {
-                    let rest = &piece[i + 2..];
-                    let key = &rest[..rest.find('}').unwrap()];
-                    assert!(
-                        known.contains(&key),
-                        "{path}: unknown placeholder @{{{key}}}"
-                    );
+                if let Err(e) = fill(path, piece, &vars) {
+                    panic!("{}", e.message);
                 }
             }
         }

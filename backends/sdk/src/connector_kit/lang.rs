@@ -1,33 +1,49 @@
-//! Filling `@{name}` placeholders, and Python collections laid out as
+//! Filling a template's placeholders, and Python collections laid out as
 //! `ruff format` keeps them.
 
-/// Fills every `@{name}` of `template` in one pass (a value is never
-/// scanned again, so values may hold `@{`). An unknown name is left as it is.
-pub fn fill(template: &str, values: &[(&str, String)]) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(start) = rest.find("@{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let value = after.find('}').and_then(|end| {
-            values
-                .iter()
-                .find(|(k, _)| *k == &after[..end])
-                .map(|(_, v)| (end, v))
-        });
-        match value {
-            Some((end, v)) => {
-                out.push_str(v);
-                rest = &after[end + 1..];
-            }
-            None => {
-                out.push_str("@{");
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+use crate::placeholders::Placeholders;
+use crate::Diagnostic;
+
+/// Fills every `__SVC_NAME__` of the template `name` in one pass (a value
+/// is never scanned again), the syntax of every file filled in svc
+/// ([`crate::placeholders`]). A placeholder without a value is the
+/// connector's own fault and an error naming the template; values a
+/// template does not use are fine (one list may serve several templates).
+pub fn fill<V: AsRef<str>>(
+    name: &str,
+    template: &str,
+    values: &[(&str, V)],
+) -> Result<String, Diagnostic> {
+    Placeholders::new(values).fill(template).map_err(|what| {
+        Diagnostic::error(
+            &CONNECTOR_TEMPLATE,
+            format!("the connector's template `{name}` has {what}"),
+        )
+        .hint("the connector is faulty: report it to its author")
+    })
+}
+
+svc_ir::diagnostic_codes! {
+    /// A connector's template has a placeholder the connector does not fill.
+    ///
+    /// Connectors built on `svc_backend_sdk::connector_kit` render a node's code by filling the `__SVC_NAME__` placeholders of their templates (`connector_kit::fill`). A placeholder without a value, or one left open, means the connector and its templates disagree; the code it would render is broken, so the node is not rendered.
+    ///
+    /// No graph change fixes this: report it to the connector's author, who fills every placeholder the template uses.
+    ///
+    /// # Example
+    ///
+    /// A template `snippet.go.tmpl` holding `URL: __SVC_URL__,` filled with
+    ///
+    /// ```rust,ignore
+    /// fill("snippet.go.tmpl", GO_SNIPPET, &[("ENDPOINT", c_str(&cfg.url))])
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```rust,ignore
+    /// fill("snippet.go.tmpl", GO_SNIPPET, &[("URL", c_str(&cfg.url))])
+    /// ```
+    pub CONNECTOR_TEMPLATE = "connector-template", group "connector";
 }
 
 /// The columns `ruff format` may count for `s`: wide characters are counted
@@ -70,10 +86,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fills_in_one_pass() {
-        let t = "a @{x} b @{y} @{unknown} @{";
-        let got = fill(t, &[("x", "@{y}".into()), ("y", "2".into())]);
-        assert_eq!(got, "a @{y} b 2 @{unknown} @{");
+    fn fills_in_one_pass_and_names_the_template() {
+        let t = "a __SVC_X__ b __SVC_Y__";
+        let values = [
+            ("X", "__SVC_Y__".to_string()),
+            ("Y", "2".to_string()),
+            ("Z", String::new()),
+        ];
+        assert_eq!(fill("t", t, &values).unwrap(), "a __SVC_Y__ b 2");
+        let err = fill("snippet.go.tmpl", "__SVC_W__", &values).unwrap_err();
+        assert_eq!(err.code, "connector-template");
+        assert!(err.message.contains("`snippet.go.tmpl`"), "{}", err.message);
+        assert!(err.message.contains("`__SVC_W__`"), "{}", err.message);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //!
 //! The code of each platform lives in `../templates/<platform>/`: a runtime
 //! file (and its tests) placed verbatim in the generated project, and one
-//! snippet per operation whose `@{name}` placeholders are filled from the
+//! snippet per operation whose `__SVC_NAME__` placeholders are filled from the
 //! node's config. `{{field}}` references in the key are left for the
 //! runtime file to fill when the node runs.
 
@@ -110,6 +110,11 @@ impl Op {
             Op::Set => 1,
             Op::Delete => 2,
         }
+    }
+
+    /// The operation's name in the config (`op`) and its template's name.
+    fn name(self) -> &'static str {
+        OPS[self.index()]
     }
 }
 
@@ -329,16 +334,16 @@ fn values(
 ) -> Vec<(&'static str, String)> {
     let opt = |v: &Option<String>| v.as_deref().map_or(none.to_string(), string);
     vec![
-        ("namespace", string(&cfg.namespace)),
-        ("maxEntries", int(cfg.max_entries)),
-        ("key", string(&cfg.key)),
-        ("field", opt(&cfg.field)),
-        ("hitField", opt(&cfg.hit_field)),
-        ("ttlSeconds", int(cfg.ttl_seconds)),
+        ("NAMESPACE", string(&cfg.namespace)),
+        ("MAX_ENTRIES", int(cfg.max_entries)),
+        ("KEY", string(&cfg.key)),
+        ("FIELD", opt(&cfg.field)),
+        ("HIT_FIELD", opt(&cfg.hit_field)),
+        ("TTL_SECONDS", int(cfg.ttl_seconds)),
     ]
 }
 
-fn snippet(platform: &str, cfg: &Config) -> String {
+fn snippet(platform: &str, cfg: &Config) -> Result<String, Diagnostic> {
     let i = cfg.op.index();
     let (template, values) = match platform {
         "go" => (
@@ -354,7 +359,8 @@ fn snippet(platform: &str, cfg: &Config) -> String {
             values(cfg, c_str, "null", |n| format!("{n}L")),
         ),
     };
-    fill(template, &values).trim_end().to_string()
+    let name = format!("{platform}/{}", cfg.op.name());
+    Ok(fill(&name, template, &values)?.trim_end().to_string())
 }
 
 fn files(list: &[(&str, &str)]) -> Vec<File> {
@@ -408,7 +414,7 @@ impl Connector for KvCache {
         };
         Ok(Rendered {
             files: files(list),
-            snippet: snippet(platform, &cfg),
+            snippet: snippet(platform, &cfg).map_err(|d| vec![d])?,
             dependencies: dependencies(platform),
         })
     }

@@ -99,7 +99,7 @@ fn every_platform_renders_the_example() {
         for p in PLATFORMS {
             let r =
                 KvCache::render("node", p, &config).unwrap_or_else(|d| panic!("{p} {id}: {d:?}"));
-            assert!(!r.snippet.contains("@{"), "{p}: {}", r.snippet);
+            assert!(!r.snippet.contains("__SVC_"), "{p}: {}", r.snippet);
             assert!(!r.snippet.ends_with('\n'));
             assert!(
                 r.snippet.contains("\"answer:{{question}}\""),

@@ -6,7 +6,7 @@
 //!
 //! The code of each platform lives in `../templates/<platform>/`: a runtime
 //! file (and its tests) placed verbatim in the generated project, and a
-//! snippet whose `@{name}` placeholders are filled from the node's config.
+//! snippet whose `__SVC_NAME__` placeholders are filled from the node's config.
 //! `{{field}}` references inside config strings are left for the runtime
 //! file to fill when the node runs.
 
@@ -291,7 +291,7 @@ fn check_header<'a>(c: &mut Check, name: &str, value: &'a Value, ptr: &str) -> O
     ok.then_some(value)
 }
 
-fn go_snippet(cfg: &Config) -> String {
+fn go_snippet(cfg: &Config) -> Result<String, Diagnostic> {
     let fields = match &cfg.fields {
         None => "nil".to_string(),
         Some(f) => format!(
@@ -312,23 +312,24 @@ fn go_snippet(cfg: &Config) -> String {
         )
     };
     fill(
+        "go/snippet.go.tmpl",
         GO_SNIPPET,
         &[
-            ("url", c_str(&cfg.url)),
-            ("fields", fields),
-            ("headers", headers),
-            ("timeoutMs", cfg.timeout_ms.to_string()),
-            ("outputKey", c_str(cfg.output_key.as_deref().unwrap_or(""))),
+            ("URL", c_str(&cfg.url)),
+            ("FIELDS", fields),
+            ("HEADERS", headers),
+            ("TIMEOUT_MS", cfg.timeout_ms.to_string()),
+            ("OUTPUT_KEY", c_str(cfg.output_key.as_deref().unwrap_or(""))),
         ],
     )
 }
 
-fn python_snippet(cfg: &Config) -> String {
+fn python_snippet(cfg: &Config) -> Result<String, Diagnostic> {
     let fields = match &cfg.fields {
         None => "None".to_string(),
         Some(f) => {
             let items: Vec<String> = f.iter().map(|s| py_str(s)).collect();
-            py_collection("fields", '[', ']', &items)
+            py_collection("FIELDS", '[', ']', &items)
         }
     };
     let headers = if cfg.headers.is_empty() {
@@ -339,24 +340,25 @@ fn python_snippet(cfg: &Config) -> String {
             .iter()
             .map(|(k, v)| format!("{}: {}", py_str(k), py_str(v)))
             .collect();
-        py_collection("headers", '{', '}', &items)
+        py_collection("HEADERS", '{', '}', &items)
     };
     fill(
+        "python-svc/snippet.py.tmpl",
         PYTHON_SNIPPET,
         &[
-            ("url", py_str(&cfg.url)),
-            ("fields", fields),
-            ("headers", headers),
-            ("timeoutMs", cfg.timeout_ms.to_string()),
+            ("URL", py_str(&cfg.url)),
+            ("FIELDS", fields),
+            ("HEADERS", headers),
+            ("TIMEOUT_MS", cfg.timeout_ms.to_string()),
             (
-                "outputKey",
+                "OUTPUT_KEY",
                 cfg.output_key.as_deref().map_or("None".to_string(), py_str),
             ),
         ],
     )
 }
 
-fn java_snippet(node_id: &str, cfg: &Config) -> String {
+fn java_snippet(node_id: &str, cfg: &Config) -> Result<String, Diagnostic> {
     let fields = match &cfg.fields {
         None => "null".to_string(),
         Some(f) => format!(
@@ -377,15 +379,16 @@ fn java_snippet(node_id: &str, cfg: &Config) -> String {
         )
     };
     fill(
+        "java-svc/snippet.java.tmpl",
         JAVA_SNIPPET,
         &[
-            ("node", c_str(node_id)),
-            ("url", c_str(&cfg.url)),
-            ("fields", fields),
-            ("headers", headers),
-            ("timeoutMs", format!("{}L", cfg.timeout_ms)),
+            ("NODE", c_str(node_id)),
+            ("URL", c_str(&cfg.url)),
+            ("FIELDS", fields),
+            ("HEADERS", headers),
+            ("TIMEOUT_MS", format!("{}L", cfg.timeout_ms)),
             (
-                "outputKey",
+                "OUTPUT_KEY",
                 cfg.output_key.as_deref().map_or("null".to_string(), c_str),
             ),
         ],
@@ -446,6 +449,7 @@ impl Connector for Webhook {
             "python-svc" => (python_snippet(&cfg), &PYTHON_FILES),
             _ => (java_snippet(node_id, &cfg), &JAVA_FILES),
         };
+        let snippet = snippet.map_err(|d| vec![d])?;
         Ok(Rendered {
             files: files(list),
             snippet: snippet.trim_end().to_string(),

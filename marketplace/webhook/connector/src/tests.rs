@@ -104,7 +104,7 @@ fn every_platform_renders_the_example() {
     let config = example_config();
     for p in PLATFORMS {
         let r = Webhook::render("node", p, &config).unwrap_or_else(|d| panic!("{p}: {d:?}"));
-        assert!(!r.snippet.contains("@{"), "{p}: {}", r.snippet);
+        assert!(!r.snippet.contains("__SVC_"), "{p}: {}", r.snippet);
         assert!(!r.snippet.ends_with('\n'));
         assert!(
             r.snippet.contains("\"env:WEBHOOK_URL\""),
@@ -117,7 +117,7 @@ fn every_platform_renders_the_example() {
         for f in &r.files {
             assert!(!f.contents.is_empty() && !f.executable, "{}", f.path);
             assert!(
-                !String::from_utf8_lossy(&f.contents).contains("@{"),
+                !String::from_utf8_lossy(&f.contents).contains("__SVC_"),
                 "{}",
                 f.path
             );

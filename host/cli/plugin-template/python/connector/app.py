@@ -23,14 +23,14 @@ from wit_world.imports.types import (
     Severity,
 )
 
-ID = "@{id}"
+ID = "__SVC_ID__"
 VERSION = "0.1.0"
 PLATFORMS = ["go", "java-svc", "python-svc"]
 
 # What each platform's snippet calls (the helpers in templates/).
-GO_RENDER = "connector@{camel}Render"
-PYTHON_MODULE = "app.connectors.@{snake}"
-JAVA_CLASS = "com.svc.connectors.@{snake}.@{camel}"
+GO_RENDER = "connector__SVC_CAMEL__Render"
+PYTHON_MODULE = "app.connectors.__SVC_SNAKE__"
+JAVA_CLASS = "com.svc.connectors.__SVC_SNAKE__.__SVC_CAMEL__"
 
 # The JSON Schema of the node's `config`; the host checks it before render.
 SCHEMA = {
@@ -59,16 +59,16 @@ def template(relative: str) -> str:
 
 FILES = {
     "go": (
-        "internal/graph/connector_@{snake}.go",
-        template("go/connector_@{snake}.go"),
+        "internal/graph/connector___SVC_SNAKE__.go",
+        template("go/connector___SVC_SNAKE__.go"),
     ),
     "python-svc": (
-        "app/connectors/@{snake}.py",
-        template("python-svc/@{snake}.py"),
+        "app/connectors/__SVC_SNAKE__.py",
+        template("python-svc/__SVC_SNAKE__.py"),
     ),
     "java-svc": (
-        "src/main/java/com/svc/connectors/@{snake}/@{camel}.java",
-        template("java-svc/@{camel}.java"),
+        "src/main/java/com/svc/connectors/__SVC_SNAKE__/__SVC_CAMEL__.java",
+        template("java-svc/__SVC_CAMEL__.java"),
     ),
 }
 

@@ -1,4 +1,4 @@
-//! The `@{id}` connector: writes a text, with `{{field}}` references
+//! The `__SVC_ID__` connector: writes a text, with `{{field}}` references
 //! filled from the state at run time, into a state field.
 //!
 //! `render` returns, per platform, the body of the node's function (it
@@ -7,13 +7,13 @@
 use serde_json::Value;
 use svc_backend_sdk::{Connector, ConnectorInfo, Diagnostic, File, Rendered};
 
-pub const ID: &str = "@{id}";
+pub const ID: &str = "__SVC_ID__";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 const PLATFORMS: [&str; 3] = ["go", "java-svc", "python-svc"];
 
-const GO_FILE: &str = include_str!("../../templates/go/connector_@{snake}.go");
-const PYTHON_FILE: &str = include_str!("../../templates/python-svc/@{snake}.py");
-const JAVA_FILE: &str = include_str!("../../templates/java-svc/@{camel}.java");
+const GO_FILE: &str = include_str!("../../templates/go/connector___SVC_SNAKE__.go");
+const PYTHON_FILE: &str = include_str!("../../templates/python-svc/__SVC_SNAKE__.py");
+const JAVA_FILE: &str = include_str!("../../templates/java-svc/__SVC_CAMEL__.java");
 
 /// The JSON Schema of the node's `config`.
 const SCHEMA: &str = r#"{
@@ -26,7 +26,7 @@ const SCHEMA: &str = r#"{
   }
 }"#;
 
-pub struct @{camel}Connector;
+pub struct __SVC_CAMEL__Connector;
 
 /// A string as a literal of Go, Java and Python alike.
 fn literal(s: &str) -> String {
@@ -70,7 +70,7 @@ fn read_config(config: &Value) -> Result<(String, String), Vec<Diagnostic>> {
     }
 }
 
-impl Connector for @{camel}Connector {
+impl Connector for __SVC_CAMEL__Connector {
     fn info() -> ConnectorInfo {
         ConnectorInfo {
             id: ID.into(),
@@ -86,19 +86,19 @@ impl Connector for @{camel}Connector {
         let (key, text) = (literal(&output_key), literal(&text));
         let (path, contents, snippet) = match platform {
             "go" => (
-                "internal/graph/connector_@{snake}.go",
+                "internal/graph/connector___SVC_SNAKE__.go",
                 GO_FILE,
-                format!("return State{{{key}: connector@{camel}Render({text}, state)}}, nil"),
+                format!("return State{{{key}: connector__SVC_CAMEL__Render({text}, state)}}, nil"),
             ),
             "python-svc" => (
-                "app/connectors/@{snake}.py",
+                "app/connectors/__SVC_SNAKE__.py",
                 PYTHON_FILE,
-                format!("from app.connectors.@{snake} import render\n\ntext = {text}\nreturn {{{key}: render(text, state)}}"),
+                format!("from app.connectors.__SVC_SNAKE__ import render\n\ntext = {text}\nreturn {{{key}: render(text, state)}}"),
             ),
             "java-svc" => (
-                "src/main/java/com/svc/connectors/@{snake}/@{camel}.java",
+                "src/main/java/com/svc/connectors/__SVC_SNAKE__/__SVC_CAMEL__.java",
                 JAVA_FILE,
-                format!("return Map.of({key}, com.svc.connectors.@{snake}.@{camel}.render({text}, state));"),
+                format!("return Map.of({key}, com.svc.connectors.__SVC_SNAKE__.__SVC_CAMEL__.render({text}, state));"),
             ),
             other => {
                 return Err(vec![Diagnostic::error(
@@ -116,7 +116,7 @@ impl Connector for @{camel}Connector {
     }
 }
 
-svc_backend_sdk::export_connector!(@{camel}Connector);
+svc_backend_sdk::export_connector!(__SVC_CAMEL__Connector);
 
 #[cfg(test)]
 mod tests {
@@ -130,7 +130,7 @@ mod tests {
     #[test]
     fn info_matches_the_project_manifest() {
         let project = read("svc.project.json");
-        let info = @{camel}Connector::info();
+        let info = __SVC_CAMEL__Connector::info();
         assert_eq!(project["connector"], info.id.as_str());
         assert_eq!(project["version"], info.version.as_str());
         let platforms: Vec<&str> = project["platforms"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
@@ -149,7 +149,7 @@ mod tests {
             .find(|n| n["kind"] == "connector")
             .unwrap();
         for platform in PLATFORMS {
-            let r = @{camel}Connector::render("node", platform, &node["config"]).unwrap();
+            let r = __SVC_CAMEL__Connector::render("node", platform, &node["config"]).unwrap();
             assert!(r.snippet.contains("\"greeting\""), "{platform}: {}", r.snippet);
             assert_eq!(r.files.len(), 1);
             assert!(!r.files[0].contents.is_empty());
@@ -163,10 +163,10 @@ mod tests {
     #[test]
     fn bad_configs_point_at_the_field() {
         let bad = serde_json::json!({ "outputKey": "not a field", "text": 3 });
-        let errors = @{camel}Connector::render("node", "go", &bad).unwrap_err();
+        let errors = __SVC_CAMEL__Connector::render("node", "go", &bad).unwrap_err();
         let pointers: Vec<_> = errors.iter().map(|d| d.pointer.clone().unwrap()).collect();
         assert_eq!(pointers, ["/text", "/outputKey"]);
-        let unknown = @{camel}Connector::render("node", "rust", &serde_json::json!({ "outputKey": "a", "text": "" }));
+        let unknown = __SVC_CAMEL__Connector::render("node", "rust", &serde_json::json!({ "outputKey": "a", "text": "" }));
         assert_eq!(unknown.unwrap_err()[0].code, "platform-unsupported");
     }
 }

@@ -2,9 +2,9 @@ package graph
 
 import "strings"
 
-// connector@{camel}Render fills the {{field}} references of a text from the
-// state (the @{id} connector).
-func connector@{camel}Render(template string, state State) string {
+// connector__SVC_CAMEL__Render fills the {{field}} references of a text from the
+// state (the __SVC_ID__ connector).
+func connector__SVC_CAMEL__Render(template string, state State) string {
 	var b strings.Builder
 	rest := template
 	for {

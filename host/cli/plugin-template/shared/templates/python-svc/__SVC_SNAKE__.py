@@ -1,4 +1,4 @@
-"""The @{id} connector: fills the {{field}} references of a text from the state."""
+"""The __SVC_ID__ connector: fills the {{field}} references of a text from the state."""
 
 from __future__ import annotations
 

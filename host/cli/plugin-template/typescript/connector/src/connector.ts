@@ -1,4 +1,4 @@
-// The @{id} connector: writes a text, with {{field}} references filled from
+// The __SVC_ID__ connector: writes a text, with {{field}} references filled from
 // the state at run time, into a state field.
 //
 // svc runs this module as a WebAssembly component (bundled by esbuild,
@@ -7,12 +7,12 @@
 // state patch) and a helper file from templates/, which esbuild embeds.
 // The component sees no files, environment, network or clock.
 
-import GO_FILE from "../../templates/go/connector_@{snake}.go";
-import JAVA_FILE from "../../templates/java-svc/@{camel}.java";
-import PYTHON_FILE from "../../templates/python-svc/@{snake}.py";
+import GO_FILE from "../../templates/go/connector___SVC_SNAKE__.go";
+import JAVA_FILE from "../../templates/java-svc/__SVC_CAMEL__.java";
+import PYTHON_FILE from "../../templates/python-svc/__SVC_SNAKE__.py";
 import type { Connector, Diagnostic, Rendered } from "./wit";
 
-export const ID = "@{id}";
+export const ID = "__SVC_ID__";
 export const VERSION = "0.1.0";
 export const PLATFORMS = ["go", "java-svc", "python-svc"];
 
@@ -85,19 +85,19 @@ export const connector: Connector = {
     let snippet: string;
     switch (platform) {
       case "go":
-        path = "internal/graph/connector_@{snake}.go";
+        path = "internal/graph/connector___SVC_SNAKE__.go";
         contents = GO_FILE;
-        snippet = `return State{${key}: connector@{camel}Render(${value}, state)}, nil`;
+        snippet = `return State{${key}: connector__SVC_CAMEL__Render(${value}, state)}, nil`;
         break;
       case "python-svc":
-        path = "app/connectors/@{snake}.py";
+        path = "app/connectors/__SVC_SNAKE__.py";
         contents = PYTHON_FILE;
-        snippet = `from app.connectors.@{snake} import render\n\ntext = ${value}\nreturn {${key}: render(text, state)}`;
+        snippet = `from app.connectors.__SVC_SNAKE__ import render\n\ntext = ${value}\nreturn {${key}: render(text, state)}`;
         break;
       case "java-svc":
-        path = "src/main/java/com/svc/connectors/@{snake}/@{camel}.java";
+        path = "src/main/java/com/svc/connectors/__SVC_SNAKE__/__SVC_CAMEL__.java";
         contents = JAVA_FILE;
-        snippet = `return Map.of(${key}, com.svc.connectors.@{snake}.@{camel}.render(${value}, state));`;
+        snippet = `return Map.of(${key}, com.svc.connectors.__SVC_SNAKE__.__SVC_CAMEL__.render(${value}, state));`;
         break;
       default:
         throw [
