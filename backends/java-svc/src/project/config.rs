@@ -129,7 +129,9 @@ pub(super) fn spring_yml(doc: &Document) -> String {
                         None => endpoint.to_string(),
                     };
                     section(w, id, |w| {
-                        w.line(format!("endpoint: \"{value}\""));
+                        // A YAML double-quoted scalar: `\` and `"` escaped.
+                        let quoted = value.replace('\\', "\\\\").replace('"', "\\\"");
+                        w.line(format!("endpoint: \"{quoted}\""));
                     });
                 }
             });
@@ -182,4 +184,24 @@ pub(super) fn application_yaml(doc: &Document) -> String {
         });
     }
     w.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spring_yml;
+
+    #[test]
+    fn a_literal_endpoint_is_one_yaml_scalar() {
+        let text = include_str!("../../../../fixtures/valid/tools_http_native.graph.json")
+            .replace("env:CRM_URL", r#"https://crm.example/a\"b\\c"#);
+        let doc = svc_backend_sdk::ir::SourceFile::new("t.graph.json", text)
+            .parse()
+            .unwrap();
+        let yml = spring_yml(&doc);
+        // The URL `https://crm.example/a"b\c`, escaped as YAML reads it back.
+        assert!(
+            yml.contains(r#"endpoint: "https://crm.example/a\"b\\c""#),
+            "{yml}"
+        );
+    }
 }

@@ -21,8 +21,22 @@ impl Reader {
         }
         if let Some((n, p)) = o.field("server") {
             if let Some(mut so) = self.object(n, &p) {
-                if let Some(h) = self.opt_str(&mut so, "host") {
-                    s.server.host = h;
+                if let Some((n, p)) = Self::opt(&mut so, "host") {
+                    if let Some(h) = self.string(n, &p) {
+                        if is_listen_host(&h) {
+                            s.server.host = h;
+                        } else {
+                            // It lands in each target's configuration file.
+                            self.push(
+                                crate::Diagnostic::error(
+                                    &crate::codes::INVALID_VALUE,
+                                    format!("{h:?} is not an address to listen on"),
+                                )
+                                .at(p)
+                                .hint("write an IP address (`0.0.0.0`, `127.0.0.1`, `::`) or a host name (letters, digits, `.`, `-`)"),
+                            );
+                        }
+                    }
                 }
                 if let Some(port) = self.opt_uint(&mut so, "port", 65_535) {
                     s.server.port = u16::try_from(port).unwrap_or(0);
@@ -149,4 +163,19 @@ impl Reader {
         self.finish(o, "`settings`");
         s
     }
+}
+
+/// An IP address or a host name: what `settings.server.host` may hold
+/// (each target writes it into a configuration file of its own).
+fn is_listen_host(h: &str) -> bool {
+    h.parse::<std::net::IpAddr>().is_ok()
+        || (!h.is_empty()
+            && h.len() <= 253
+            && h.split('.').all(|label| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && !label.starts_with('-')
+                    && !label.ends_with('-')
+                    && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            }))
 }
