@@ -22,6 +22,8 @@ const LLM_TEST_GO: &str = include_str!("../runtime/llm_test.go");
 const SERVER_GO: &str = include_str!("../runtime/server.go");
 const REQUEST_GO: &str = include_str!("../runtime/request.go");
 const MAIN_GO: &str = include_str!("../runtime/main.go");
+const DOCKERIGNORE: &str = include_str!("../runtime/dockerignore");
+const GITIGNORE: &str = include_str!("../runtime/gitignore");
 
 /// The runtime helpers connectors may ask for (`svc-runtime:NAME`):
 /// `upstream` is upstream.go, the HTTP client of HTTP tools and models.
@@ -64,8 +66,8 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text("internal/graph/graph.go", graph::graph_go(doc)),
         File::text("README.md", readme::readme(doc)),
         File::text("Dockerfile", dockerfile()),
-        File::text(".dockerignore", "bin/\n.git/\n"),
-        File::text(".gitignore", "bin/\n"),
+        File::text(".dockerignore", DOCKERIGNORE),
+        File::text(".gitignore", GITIGNORE),
     ];
     if llm || http_tools || placed.runtime.contains("upstream") {
         files.push(File::text("internal/graph/upstream.go", UPSTREAM_GO));

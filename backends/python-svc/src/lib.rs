@@ -6,8 +6,10 @@
 //! request pays for a few comparisons rather than a general executor. One
 //! module per node (`nodes/`, a file per kind), per tool (`tools.rs`) and
 //! per agent (`agents.rs`), pytest tests that drive the service through the
-//! HTTP contract (`project_tests/`), configuration and README
-//! (`project.rs`), `pyproject.toml` and the `Dockerfile` (`build_files.rs`).
+//! HTTP contract (`project_tests/`), configuration (`project.rs`), the
+//! README (`readme.rs`), `pyproject.toml` and the `Dockerfile`
+//! (`build_files.rs`); what every project gets as it is comes from
+//! `runtime/`.
 
 mod agents;
 mod build_files;
@@ -21,6 +23,7 @@ mod nodes;
 mod project;
 mod project_tests;
 mod py;
+mod readme;
 mod scope;
 pub(crate) mod syntax;
 mod tools;

@@ -58,4 +58,6 @@ pub(super) fn dockerfile(doc: &Document, pkg: &str) -> String {
     w.finish()
 }
 
-pub(super) const DOCKERIGNORE: &str = "target/\nenv.yaml\n.git/\n";
+/// `.dockerignore`: the build output, the local secrets and the history
+/// stay out of the build context.
+pub(super) const DOCKERIGNORE: &str = include_str!("../../runtime/dockerignore");

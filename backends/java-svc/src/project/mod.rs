@@ -101,6 +101,7 @@ const LLM_CLIENT: (&str, &str) = (
 const MVNW: &str = include_str!("../../runtime/wrapper/mvnw");
 const MVNW_CMD: &str = include_str!("../../runtime/wrapper/mvnw.cmd");
 const WRAPPER_PROPERTIES: &str = include_str!("../../runtime/wrapper/maven-wrapper.properties");
+const GITIGNORE: &str = include_str!("../../runtime/gitignore");
 
 /// Spring Boot version of generated projects.
 pub const SPRING_BOOT: &str = "3.5.16";
@@ -124,7 +125,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text("mvnw", MVNW).executable(),
         File::text("mvnw.cmd", MVNW_CMD),
         File::text(".mvn/wrapper/maven-wrapper.properties", WRAPPER_PROPERTIES),
-        File::text(".gitignore", "target/\nenv.yaml\n"),
+        File::text(".gitignore", GITIGNORE),
         File::text("Dockerfile", container::dockerfile(doc, &pkg)),
         File::text(".dockerignore", container::DOCKERIGNORE),
         File::text("application.yaml", application_yaml(doc)),

@@ -1,0 +1,1 @@
+"""Code of the marketplace connectors the graph uses."""
