@@ -1,15 +1,16 @@
-"""The __SVC_ID__ connector: fills the {{field}} references of a text from the state."""
+"""The __SVC_ID__ connector: fills the {{field}} references of a text from the state.
+
+The filling is the SDK's (svc.values.fill_fields): a connector calls the runtime
+instead of carrying a copy of it.
+"""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from svc.values import text
-
-_FIELD = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+from svc.values import fill_fields
 
 
 def render(template: str, state: dict[str, Any]) -> str:
     """The template with each {{field}} replaced by the state's value."""
-    return _FIELD.sub(lambda m: text(state.get(m.group(1))), template)
+    return fill_fields(template, state)
