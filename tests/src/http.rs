@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A request as sent or received.
 #[derive(Debug, Clone, Default)]
@@ -186,6 +186,16 @@ pub enum Reply {
     Slow(Duration, String),
     /// Closes the connection without answering.
     Hangup,
+    /// An OpenAI-compatible chat-completions stream (server-sent events):
+    /// each piece after its delay as `data: {"choices":[{"delta":{"content":
+    /// ...}}]}`, then `data: [DONE]`, or nothing more when `done` is false (a
+    /// stream that breaks). When the client goes away first, `cut` records
+    /// when the stub's write failed.
+    Stream {
+        pieces: Vec<(Duration, String)>,
+        done: bool,
+        cut: Option<Arc<Mutex<Option<Instant>>>>,
+    },
 }
 
 type Handler = dyn Fn(&Request) -> Reply + Send + Sync;
@@ -282,6 +292,10 @@ fn serve(stream: TcpStream, closing: Closing, handler: &Handler, log: &Mutex<Vec
         l.push(req.clone());
     }
     let (status, kind, body) = match handler(&req) {
+        Reply::Stream { pieces, done, cut } => {
+            chat_stream(&mut writer, &pieces, done, cut.as_deref());
+            return;
+        }
         Reply::Json(s, b) => (s, "application/json", b),
         Reply::Text(s, b) => (s, "text/plain", b),
         Reply::Slow(d, b) => {
@@ -306,6 +320,44 @@ fn serve(stream: TcpStream, closing: Closing, handler: &Handler, log: &Mutex<Vec
         // Nothing more is read: a request a client sends on this connection
         // reaches no one.
         std::thread::sleep(delay);
+    }
+}
+
+/// Writes a chat-completions stream (see [`Reply::Stream`]) and closes.
+fn chat_stream(
+    writer: &mut TcpStream,
+    pieces: &[(Duration, String)],
+    done: bool,
+    cut: Option<&Mutex<Option<Instant>>>,
+) {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
+    let mut events: Vec<(Duration, String)> = pieces
+        .iter()
+        .map(|(delay, piece)| {
+            let chunk = serde_json::json!({"choices": [{"index": 0, "delta": {"content": piece}}]});
+            (*delay, format!("data: {chunk}\n\n"))
+        })
+        .collect();
+    if done {
+        events.push((Duration::ZERO, "data: [DONE]\n\n".to_string()));
+    }
+    let mut ok = writer.write_all(head.as_bytes()).is_ok();
+    for (delay, event) in events {
+        if !ok {
+            break;
+        }
+        std::thread::sleep(delay);
+        ok = writer
+            .write_all(event.as_bytes())
+            .and_then(|()| writer.flush())
+            .is_ok();
+    }
+    if !ok {
+        if let Some(cut) = cut {
+            if let Ok(mut at) = cut.lock() {
+                at.get_or_insert_with(Instant::now);
+            }
+        }
     }
 }
 

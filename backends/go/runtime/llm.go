@@ -20,6 +20,10 @@ type Model struct {
 
 const defaultBaseURL = "https://api.openai.com/v1"
 
+// chatStreamed asks the model for a stream and sends its text as token
+// events; nil unless the graph has settings.streaming (llm_stream.go).
+var chatStreamed func(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, observe Observer) (string, error)
+
 // chat sends the non-empty prompt parts and returns the reply text.
 func chat(ctx context.Context, node string, m Model, system, user string) (string, error) {
 	messages := []map[string]string{}
@@ -47,6 +51,9 @@ func chat(ctx context.Context, node string, m Model, system, user string) (strin
 	headers := map[string]string{}
 	if key := os.Getenv(m.APIKeyEnv); key != "" {
 		headers["Authorization"] = "Bearer " + key
+	}
+	if observe := observerOf(ctx); observe != nil && chatStreamed != nil {
+		return chatStreamed(ctx, node, endpoint, headers, body, observe)
 	}
 	reply, err := postJSON(ctx, node, endpoint, headers, 0, body)
 	if err != nil {

@@ -21,7 +21,14 @@ func Invoke(ctx context.Context, input map[string]any) (State, error) {
 	if err != nil {
 		return nil, err
 	}
+	return runState(ctx, st, nil)
+}
+
+// runState runs a validated state; observe, when not nil, receives the
+// run's node and token events (a streamed request, stream.go).
+func runState(ctx context.Context, st State, observe Observer) (State, error) {
 	rc := newRunContext(ctx, time.Now().Add(RequestTimeout))
+	rc.observe = observe
 	defer rc.release()
 	out, err := run(rc, st)
 	if errors.Is(err, context.DeadlineExceeded) || (err == nil && errors.Is(rc.Err(), context.DeadlineExceeded)) {
@@ -39,6 +46,27 @@ func stepLimitError() *Error {
 	return &Error{Status: http.StatusInternalServerError, Code: "step_limit_exceeded",
 		Message: fmt.Sprintf("the run took more than %d steps", MaxSteps),
 		Details: map[string]any{"maxSteps": MaxSteps}}
+}
+
+// An Event is one event of a streamed run (docs/http-contract.md,
+// "Streaming"): its type, the node it concerns ("" for the run's own) and
+// its data.
+type Event struct {
+	Type string
+	Node string
+	Data map[string]any
+}
+
+// An Observer receives the events of a streamed run as they happen, on
+// the run's goroutine.
+type Observer func(Event)
+
+type observerKey struct{}
+
+// observerOf is the Observer of the streamed run ctx belongs to, or nil.
+func observerOf(ctx context.Context) Observer {
+	o, _ := ctx.Value(observerKey{}).(Observer)
+	return o
 }
 
 // NodeFunc is a node: it reads the state and returns a patch.
@@ -93,6 +121,8 @@ type runContext struct {
 	once     sync.Once
 	timed    context.Context
 	cancel   context.CancelFunc
+	// observe receives the events of a streamed run; nil otherwise.
+	observe Observer
 }
 
 func newRunContext(parent context.Context, deadline time.Time) *runContext {
@@ -121,6 +151,15 @@ func (c *runContext) Err() error {
 		return context.DeadlineExceeded
 	}
 	return nil
+}
+
+// Value finds the run's Observer for code that holds a context derived
+// from the run's (a node's, a model call's).
+func (c *runContext) Value(key any) any {
+	if key == (observerKey{}) {
+		return c.observe
+	}
+	return c.Context.Value(key)
 }
 
 func (c *runContext) release() {

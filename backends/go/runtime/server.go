@@ -150,6 +150,9 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	if streamRun != nil && !legacy && streamRun(w, r, input) {
+		return
+	}
 	st, err := graph.Invoke(r.Context(), input)
 	if err != nil {
 		var ge *graph.Error
@@ -226,6 +229,11 @@ func parseRequest(body []byte) (map[string]any, bool, *graph.Error) {
 	}
 	return stObj, false, nil
 }
+
+// streamRun answers a request that asks for text/event-stream and reports
+// whether it did; nil unless the graph has settings.streaming (stream.go
+// sets it).
+var streamRun func(w http.ResponseWriter, r *http.Request, input map[string]any) bool
 
 func badRequest(msg string) *graph.Error {
 	return &graph.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: msg}

@@ -24,7 +24,7 @@ pub fn info() -> BackendInfo {
             auth: strings(&["none", "api_key", "bearer"]),
             features: strings(&ALL_ROUTER_FEATURES)
                 .into_iter()
-                .chain([OPENAI_PROVIDER.to_string()])
+                .chain([OPENAI_PROVIDER.to_string(), "streaming".to_string()])
                 .collect(),
             reasons: vec![
                 reason("node-kind:subgraph", PYTHON_ONLY),
@@ -45,7 +45,6 @@ pub fn info() -> BackendInfo {
                 reason("feature:checkpointer.memory", "Go services keep no checkpoints; memory and durable checkpointers are python-svc only"),
                 reason("feature:checkpointer.sqlite", "Go services keep no checkpoints; the sqlite checkpointer is python-svc only"),
                 reason("feature:checkpointer.postgres", "Go services keep no checkpoints; the postgres checkpointer is python-svc only"),
-                reason("feature:streaming", "Go services answer with the final state; streaming is python-svc only"),
                 reason("feature:llm.bound-tools", "Go does not generate tool calling from LLM nodes; call the tool from a tool node"),
                 reason("feature:tracing", "Go services do not export traces yet (OpenTelemetry comes to go and java-svc later); set `tracing.enabled` to false or compile for python-svc"),
                 reason("feature:model.provider.*", PROVIDER_REASON),

@@ -128,6 +128,7 @@ pub fn graph_go(doc: &Document) -> String {
 
     let context = w.name("context", "Context");
     let errorf = w.name("fmt", "Errorf");
+    let streaming = s.streaming;
     w.line("// run walks the graph from start; each node is one step.");
     w.block(
         format!("func run(ctx {context}, st State) (State, error) {{"),
@@ -152,6 +153,9 @@ pub fn graph_go(doc: &Document) -> String {
                             if let NodeKind::Router(RouterNode { branches }) = &n.kind {
                                 w.line(format!("case {}:", quote(&n.id)));
                                 w.indent();
+                                if streaming {
+                                    w.line(format!("routed(ctx, {})", quote(&n.id)));
+                                }
                                 router(w, branches);
                                 w.dedent();
                             }
@@ -162,17 +166,24 @@ pub fn graph_go(doc: &Document) -> String {
                     w.line(format!("case {}:", quote(&n.id)));
                     w.indent();
                     // Only native bodies may write to the map they get.
-                    w.block(
+                    // A streamed run sends each node's events.
+                    let call = if streaming {
                         format!(
-                            "if err := step(ctx, st, {}, {}, {native}); err != nil {{",
+                            "stepObserved(ctx, st, {}, {}, {}, {native})",
+                            quote(&n.id),
+                            quote(n.kind.name()),
+                            func_name(&n.id),
+                        )
+                    } else {
+                        format!(
+                            "step(ctx, st, {}, {}, {native})",
                             quote(&n.id),
                             func_name(&n.id),
-                        ),
-                        "}",
-                        |w| {
-                            w.line("return nil, err");
-                        },
-                    );
+                        )
+                    };
+                    w.block(format!("if err := {call}; err != nil {{"), "}", |w| {
+                        w.line("return nil, err");
+                    });
                     w.line(format!(
                         "current = {}",
                         quote(next.get(n.id.as_str()).copied().unwrap_or_default())

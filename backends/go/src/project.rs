@@ -22,6 +22,13 @@ const LLM_TEST_GO: &str = include_str!("../runtime/llm_test.go");
 const SERVER_GO: &str = include_str!("../runtime/server.go");
 const REQUEST_GO: &str = include_str!("../runtime/request.go");
 const MAIN_GO: &str = include_str!("../runtime/main.go");
+// settings.streaming: the run's events (graph), the model's stream (with
+// llm nodes) and the text/event-stream answer (server).
+const STREAM_GO: &str = include_str!("../runtime/stream.go");
+const LLM_STREAM_GO: &str = include_str!("../runtime/llm_stream.go");
+const SERVER_STREAM_GO: &str = include_str!("../runtime/server_stream.go");
+const STREAM_TEST_GO: &str = include_str!("../runtime/stream_test.go");
+const SERVER_STREAM_TEST_GO: &str = include_str!("../runtime/server_stream_test.go");
 const DOCKERIGNORE: &str = include_str!("../runtime/dockerignore");
 const GITIGNORE: &str = include_str!("../runtime/gitignore");
 
@@ -69,6 +76,24 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text(".dockerignore", DOCKERIGNORE),
         File::text(".gitignore", GITIGNORE),
     ];
+    if doc.logical.settings.streaming {
+        let server_stream = fill(
+            "server_stream.go",
+            SERVER_STREAM_GO,
+            &[("GRAPH_IMPORT", &graph_import)],
+        )
+        .map_err(|d| vec![d])?;
+        files.push(File::text("internal/server/stream.go", server_stream));
+        files.push(File::text(
+            "internal/server/stream_test.go",
+            SERVER_STREAM_TEST_GO,
+        ));
+        files.push(File::text("internal/graph/stream.go", STREAM_GO));
+        files.push(File::text("internal/graph/stream_test.go", STREAM_TEST_GO));
+        if llm {
+            files.push(File::text("internal/graph/llm_stream.go", LLM_STREAM_GO));
+        }
+    }
     if llm || http_tools || placed.runtime.contains("upstream") {
         files.push(File::text("internal/graph/upstream.go", UPSTREAM_GO));
     }

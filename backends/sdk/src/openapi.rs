@@ -275,9 +275,15 @@ fn value(doc: &Document, platform: &str) -> Value {
         _ => {}
     }
     let mut responses = Map::new();
+    let mut content = json!({"application/json": {"schema": ok}});
+    if doc.logical.settings.streaming {
+        // docs/http-contract.md, "Streaming": asked with Accept: text/event-stream.
+        content["text/event-stream"] = json!({"schema": {"type": "string",
+            "description": "With `Accept: text/event-stream`: the run's events as server-sent events, each `id: <seq>`, `event: <type>` and `data: {\"run_id\", \"seq\", \"type\", \"node\"?, \"data\"}` (types: run_started, node_started, token, node_finished, interrupted, run_finished, run_failed); errors before the run starts are answered as JSON"}});
+    }
     responses.insert(
         "200".into(),
-        json!({"description": "The run finished", "content": {"application/json": {"schema": ok}}}),
+        json!({"description": "The run finished", "content": content}),
     );
     for (status, description, codes) in errors(doc, python, threads) {
         responses.insert(status.to_string(), error_response(description, &codes));

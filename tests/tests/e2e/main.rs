@@ -25,4 +25,5 @@ mod mcp_python;
 mod python_projects;
 mod schemathesis;
 mod snapshots;
+mod streaming;
 mod testkit_api;

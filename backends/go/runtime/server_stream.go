@@ -1,0 +1,182 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"__SVC_GRAPH_IMPORT__"
+)
+
+// KeepAlive is the longest a streamed run stays silent: a comment line is
+// sent after that much quiet, which SSE clients ignore.
+const KeepAlive = 15 * time.Second
+
+// The graph has settings.streaming: /invoke streams to a client that asks
+// for text/event-stream (docs/http-contract.md, "Streaming").
+func init() { streamRun = stream }
+
+// wantsEventStream reports whether Accept lists text/event-stream with a
+// quality above 0 (`*/*` alone does not count).
+func wantsEventStream(r *http.Request) bool {
+	for _, accept := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(accept, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil || mt != "text/event-stream" {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if v, err := strconv.ParseFloat(q, 64); err != nil || v <= 0 {
+					continue
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// stream answers a request that asks for text/event-stream (and reports
+// false for one that does not): a state that fails its check is answered
+// as JSON; a valid one starts the run, and from then on every outcome is an
+// event of the stream.
+func stream(w http.ResponseWriter, r *http.Request, input map[string]any) bool {
+	if !wantsEventStream(r) {
+		return false
+	}
+	st, err := graph.NewState(input)
+	if err != nil {
+		writeError(w, asError(err))
+		return true
+	}
+	es := newEventStream(w)
+	defer es.close()
+	es.send(graph.Event{Type: "run_started", Data: map[string]any{"state": graph.Result(st)}})
+	out, err := graph.RunObserved(r.Context(), st, es.send)
+	if err != nil {
+		e := asError(err)
+		data := map[string]any{"status": e.Status, "code": e.Code, "message": e.Message}
+		if len(e.Details) > 0 {
+			data["details"] = e.Details
+		}
+		es.send(graph.Event{Type: "run_failed", Data: data})
+		return true
+	}
+	es.send(graph.Event{Type: "run_finished", Data: map[string]any{"result": graph.Result(out)}})
+	return true
+}
+
+// asError is the contract error of a failed run.
+func asError(err error) *graph.Error {
+	var ge *graph.Error
+	if !errors.As(err, &ge) {
+		ge = &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error", Message: err.Error()}
+	}
+	return ge
+}
+
+// eventStream writes one run's events: id (the sequence number), event (the
+// type) and data (the event as one line of JSON), flushed at once, with a
+// keep-alive comment after KeepAlive of quiet. Writes come from the run's
+// goroutine and the keep-alive timer, hence the lock.
+type eventStream struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	runID   string
+	seq     int
+	done    bool
+	timer   *time.Timer
+	failed  bool
+	scratch []byte
+}
+
+func newEventStream(w http.ResponseWriter) *eventStream {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	es := &eventStream{w: w, rc: http.NewResponseController(w), runID: newRunID()}
+	_ = es.rc.Flush()
+	es.timer = time.AfterFunc(KeepAlive, es.keepAlive)
+	return es
+}
+
+func (es *eventStream) keepAlive() {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.done || es.failed {
+		return
+	}
+	if _, err := es.w.Write([]byte(": keep-alive\n\n")); err != nil || es.rc.Flush() != nil {
+		es.failed = true
+		return
+	}
+	es.timer.Reset(KeepAlive)
+}
+
+// send writes one event. An event over the response limit is not sent:
+// the run's stream ends with run_failed (response_too_large) instead.
+func (es *eventStream) send(ev graph.Event) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.done || es.failed {
+		return
+	}
+	es.seq++
+	buf, ok := es.encode(ev)
+	if !ok {
+		es.seq--
+		buf, _ = es.encode(graph.Event{Type: "run_failed", Data: map[string]any{
+			"status": http.StatusInternalServerError, "code": "execution_error",
+			"message": "an event is larger than 4 MiB", "details": map[string]any{"reason": "response_too_large"}}})
+		es.seq++
+		es.done = true
+	}
+	if _, err := es.w.Write(buf); err != nil || es.rc.Flush() != nil {
+		es.failed = true
+		return
+	}
+	if ev.Type == "run_finished" || ev.Type == "run_failed" || ev.Type == "interrupted" {
+		es.done = true
+	}
+	es.timer.Reset(KeepAlive)
+}
+
+func (es *eventStream) encode(ev graph.Event) ([]byte, bool) {
+	data, err := graph.AppendEvent(es.scratch[:0], es.runID, es.seq, ev)
+	if err != nil || len(data) > MaxResponseBytes {
+		return nil, false
+	}
+	es.scratch = data
+	out := make([]byte, 0, len(data)+64)
+	out = append(out, "id: "...)
+	out = strconv.AppendInt(out, int64(es.seq), 10)
+	out = append(out, "\nevent: "...)
+	out = append(out, ev.Type...)
+	out = append(out, "\ndata: "...)
+	out = append(out, data...)
+	out = append(out, "\n\n"...)
+	return out, true
+}
+
+func (es *eventStream) close() {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.done = true
+	es.timer.Stop()
+}
+
+// newRunID is an opaque id, unique per run.
+func newRunID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
