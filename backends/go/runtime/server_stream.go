@@ -15,8 +15,9 @@ import (
 )
 
 // KeepAlive is the longest a streamed run stays silent: a comment line is
-// sent after that much quiet, which SSE clients ignore.
-const KeepAlive = 15 * time.Second
+// sent after that much quiet, which SSE clients ignore (a variable for the
+// tests).
+var KeepAlive = 15 * time.Second
 
 // The graph has settings.streaming: /invoke streams to a client that asks
 // for text/event-stream (docs/http-contract.md, "Streaming").
@@ -133,11 +134,10 @@ func (es *eventStream) send(ev graph.Event) {
 	es.seq++
 	buf, ok := es.encode(ev)
 	if !ok {
-		es.seq--
+		// The event is dropped and the run_failed takes its number.
 		buf, _ = es.encode(graph.Event{Type: "run_failed", Data: map[string]any{
 			"status": http.StatusInternalServerError, "code": "execution_error",
 			"message": "an event is larger than 4 MiB", "details": map[string]any{"reason": "response_too_large"}}})
-		es.seq++
 		es.done = true
 	}
 	if _, err := es.w.Write(buf); err != nil || es.rc.Flush() != nil {

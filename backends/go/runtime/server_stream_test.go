@@ -2,7 +2,12 @@ package server
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
+
+	"__SVC_GRAPH_IMPORT__"
 )
 
 func TestOnlyAnAskedForEventStreamStreams(t *testing.T) {
@@ -24,5 +29,37 @@ func TestOnlyAnAskedForEventStreamStreams(t *testing.T) {
 		if got := wantsEventStream(r); got != want {
 			t.Errorf("Accept %q: streams %v, want %v", accept, got, want)
 		}
+	}
+}
+
+func TestAQuietRunGetsKeepAliveComments(t *testing.T) {
+	saved := KeepAlive
+	KeepAlive = 20 * time.Millisecond
+	defer func() { KeepAlive = saved }()
+	rec := httptest.NewRecorder()
+	es := newEventStream(rec)
+	time.Sleep(90 * time.Millisecond)
+	es.close()
+	if n := strings.Count(rec.Body.String(), ": keep-alive\n\n"); n < 2 {
+		t.Fatalf("%d keep-alive comments in %q", n, rec.Body.String())
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+}
+
+func TestAnEventOverTheLimitEndsTheStream(t *testing.T) {
+	rec := httptest.NewRecorder()
+	es := newEventStream(rec)
+	es.send(graph.Event{Type: "run_started", Data: map[string]any{}})
+	es.send(graph.Event{Type: "token", Node: "n", Data: map[string]any{"delta": strings.Repeat("x", MaxResponseBytes)}})
+	es.send(graph.Event{Type: "run_finished", Data: map[string]any{}})
+	es.close()
+	body := rec.Body.String()
+	if strings.Contains(body, "xxxx") || strings.Contains(body, "run_finished") {
+		t.Fatalf("the large event or a later one was sent: %.200q", body)
+	}
+	if !strings.Contains(body, "id: 2\nevent: run_failed\n") || !strings.Contains(body, `"reason":"response_too_large"`) {
+		t.Fatalf("no run_failed with response_too_large as event 2: %q", body)
 	}
 }

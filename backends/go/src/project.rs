@@ -77,16 +77,19 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text(".gitignore", GITIGNORE),
     ];
     if doc.logical.settings.streaming {
-        let server_stream = fill(
-            "server_stream.go",
-            SERVER_STREAM_GO,
-            &[("GRAPH_IMPORT", &graph_import)],
+        let graph_import = [("GRAPH_IMPORT", graph_import.as_str())];
+        let server_stream =
+            fill("server_stream.go", SERVER_STREAM_GO, &graph_import).map_err(|d| vec![d])?;
+        let server_stream_test = fill(
+            "server_stream_test.go",
+            SERVER_STREAM_TEST_GO,
+            &graph_import,
         )
         .map_err(|d| vec![d])?;
         files.push(File::text("internal/server/stream.go", server_stream));
         files.push(File::text(
             "internal/server/stream_test.go",
-            SERVER_STREAM_TEST_GO,
+            server_stream_test,
         ));
         files.push(File::text("internal/graph/stream.go", STREAM_GO));
         files.push(File::text("internal/graph/stream_test.go", STREAM_TEST_GO));
