@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -56,10 +57,14 @@ func stream(w http.ResponseWriter, r *http.Request, input map[string]any) bool {
 		writeError(w, asError(err))
 		return true
 	}
-	es := newEventStream(w)
+	// The run stops when the stream cannot go on (an event over the limit,
+	// a client gone), not only when the request ends.
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	es := newEventStream(w, stop)
 	defer es.close()
 	es.send(graph.Event{Type: "run_started", Data: map[string]any{"state": graph.Result(st)}})
-	out, err := graph.RunObserved(r.Context(), st, es.send)
+	out, err := graph.RunObserved(ctx, st, es.send)
 	if err != nil {
 		e := asError(err)
 		data := map[string]any{"status": e.Status, "code": e.Code, "message": e.Message}
@@ -96,15 +101,17 @@ type eventStream struct {
 	timer   *time.Timer
 	failed  bool
 	scratch []byte
+	// stop ends the run once nothing more can be sent.
+	stop context.CancelFunc
 }
 
-func newEventStream(w http.ResponseWriter) *eventStream {
+func newEventStream(w http.ResponseWriter, stop context.CancelFunc) *eventStream {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	es := &eventStream{w: w, rc: http.NewResponseController(w), runID: newRunID()}
+	es := &eventStream{w: w, rc: http.NewResponseController(w), runID: newRunID(), stop: stop}
 	_ = es.rc.Flush()
 	es.timer = time.AfterFunc(KeepAlive, es.keepAlive)
 	return es
@@ -118,6 +125,7 @@ func (es *eventStream) keepAlive() {
 	}
 	if _, err := es.w.Write([]byte(": keep-alive\n\n")); err != nil || es.rc.Flush() != nil {
 		es.failed = true
+		es.stop()
 		return
 	}
 	es.timer.Reset(KeepAlive)
@@ -134,14 +142,17 @@ func (es *eventStream) send(ev graph.Event) {
 	es.seq++
 	buf, ok := es.encode(ev)
 	if !ok {
-		// The event is dropped and the run_failed takes its number.
+		// The event is dropped, the run_failed takes its number, and the
+		// run stops: nothing more of it can be sent.
 		buf, _ = es.encode(graph.Event{Type: "run_failed", Data: map[string]any{
 			"status": http.StatusInternalServerError, "code": "execution_error",
 			"message": "an event is larger than 4 MiB", "details": map[string]any{"reason": "response_too_large"}}})
 		es.done = true
+		es.stop()
 	}
 	if _, err := es.w.Write(buf); err != nil || es.rc.Flush() != nil {
 		es.failed = true
+		es.stop()
 		return
 	}
 	if ev.Type == "run_finished" || ev.Type == "run_failed" || ev.Type == "interrupted" {

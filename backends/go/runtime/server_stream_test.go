@@ -37,7 +37,7 @@ func TestAQuietRunGetsKeepAliveComments(t *testing.T) {
 	KeepAlive = 20 * time.Millisecond
 	defer func() { KeepAlive = saved }()
 	rec := httptest.NewRecorder()
-	es := newEventStream(rec)
+	es := newEventStream(rec, func() {})
 	time.Sleep(90 * time.Millisecond)
 	es.close()
 	if n := strings.Count(rec.Body.String(), ": keep-alive\n\n"); n < 2 {
@@ -50,7 +50,8 @@ func TestAQuietRunGetsKeepAliveComments(t *testing.T) {
 
 func TestAnEventOverTheLimitEndsTheStream(t *testing.T) {
 	rec := httptest.NewRecorder()
-	es := newEventStream(rec)
+	stopped := false
+	es := newEventStream(rec, func() { stopped = true })
 	es.send(graph.Event{Type: "run_started", Data: map[string]any{}})
 	es.send(graph.Event{Type: "token", Node: "n", Data: map[string]any{"delta": strings.Repeat("x", MaxResponseBytes)}})
 	es.send(graph.Event{Type: "run_finished", Data: map[string]any{}})
@@ -61,5 +62,8 @@ func TestAnEventOverTheLimitEndsTheStream(t *testing.T) {
 	}
 	if !strings.Contains(body, "id: 2\nevent: run_failed\n") || !strings.Contains(body, `"reason":"response_too_large"`) {
 		t.Fatalf("no run_failed with response_too_large as event 2: %q", body)
+	}
+	if !stopped {
+		t.Fatal("the run goes on after its stream ended")
 	}
 }
