@@ -22,6 +22,7 @@ pub mod llm;
 pub mod names;
 pub mod openapi;
 pub mod placeholders;
+pub mod readme;
 pub mod runtime_files;
 pub mod samples;
 pub mod template;
