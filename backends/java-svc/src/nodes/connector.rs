@@ -4,7 +4,7 @@
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::writer::CodeWriter;
 
-use super::{map, node_class};
+use super::{node_class, run_method};
 use crate::java::{indent_body, quote};
 
 pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, body: &str) -> String {
@@ -25,15 +25,9 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, body: &str) -> St
         ),
         &[],
         |w| {
-            let map = map(w);
-            w.line("@Override");
-            w.block(
-                format!("public Object run({map}<String, Object> state) throws Exception {{"),
-                "}",
-                |w| {
-                    w.lines(&indent_body(body, 0));
-                },
-            );
+            run_method(w, true, |w| {
+                w.lines(&indent_body(body, 0));
+            });
         },
     )
 }

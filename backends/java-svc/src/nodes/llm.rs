@@ -5,7 +5,7 @@ use svc_backend_sdk::ir::{Document, LlmNode};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::writer::CodeWriter;
 
-use super::{map, node_class, render};
+use super::{node_class, render, run_method};
 use crate::java::{quote, runtime};
 
 pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) -> String {
@@ -57,19 +57,13 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) ->
                 w.line("this.llm = llm;");
             });
             w.blank();
-            let map = map(w);
-            w.line("@Override");
-            w.block(
-                format!("public Object run({map}<String, Object> state) throws Exception {{"),
-                "}",
-                |w| {
-                    w.line(format!(
-                        "String reply = llm.chat({}, MODEL, {system}, {user});",
-                        quote(id)
-                    ));
-                    w.line(format!("return {value};"));
-                },
-            );
+            run_method(w, true, |w| {
+                w.line(format!(
+                    "String reply = llm.chat({}, MODEL, {system}, {user});",
+                    quote(id)
+                ));
+                w.line(format!("return {value};"));
+            });
         },
     )
 }

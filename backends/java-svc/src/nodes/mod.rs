@@ -75,8 +75,17 @@ pub fn render(w: &mut CodeWriter, pkg: &str, template: &str) -> String {
 }
 
 /// `Map`, imported.
-fn map(w: &mut CodeWriter) -> String {
-    w.name("java.util", "Map")
+/// The node's `run` method, `@Override public Object run(Map<String,
+/// Object> state)`, declaring `throws Exception` when its body may throw.
+fn run_method(w: &mut CodeWriter, throws: bool, body: impl FnOnce(&mut CodeWriter)) {
+    let map = w.name("java.util", "Map");
+    let throws = if throws { " throws Exception" } else { "" };
+    w.line("@Override");
+    w.block(
+        format!("public Object run({map}<String, Object> state){throws} {{"),
+        "}",
+        body,
+    );
 }
 
 /// A class implementing GraphNode, with the given fields and body, written

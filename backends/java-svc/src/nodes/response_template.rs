@@ -4,7 +4,7 @@
 use svc_backend_sdk::ir::{Document, TextWrite};
 use svc_backend_sdk::writer::CodeWriter;
 
-use super::{map, node_class, render};
+use super::{node_class, render, run_method};
 use crate::java::{quote, runtime};
 
 pub fn class(
@@ -30,15 +30,9 @@ pub fn class(
         &format!("The response template {}.", quote(id)),
         &[],
         |w| {
-            let map = map(w);
-            w.line("@Override");
-            w.block(
-                format!("public Object run({map}<String, Object> state) {{"),
-                "}",
-                |w| {
-                    w.line(format!("return {expr};"));
-                },
-            );
+            run_method(w, false, |w| {
+                w.line(format!("return {expr};"));
+            });
         },
     )
 }

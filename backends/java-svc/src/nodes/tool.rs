@@ -8,7 +8,7 @@ use svc_backend_sdk::ir::{Document, ToolKind};
 use svc_backend_sdk::template::lone_field;
 use svc_backend_sdk::writer::CodeWriter;
 
-use super::{map, node_class, render, tool_class_name};
+use super::{node_class, render, run_method, tool_class_name};
 use crate::java::{literal, quote, runtime};
 
 /// A tool input value: a lone `{{field}}` passes the field's value as it is
@@ -83,15 +83,9 @@ pub fn class(
                 });
                 w.blank();
             }
-            let map = map(w);
-            w.line("@Override");
-            w.block(
-                format!("public Object run({map}<String, Object> state) throws Exception {{"),
-                "}",
-                |w| {
-                    w.line(&call);
-                },
-            );
+            run_method(w, true, |w| {
+                w.line(&call);
+            });
         },
     )
 }
