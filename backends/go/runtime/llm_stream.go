@@ -2,13 +2,11 @@ package graph
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 )
 
@@ -21,23 +19,10 @@ func init() { chatStreamed = chatStream }
 // joined, so the node writes what a whole reply would have made it write.
 func chatStream(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, observe Observer) (string, error) {
 	body["stream"] = true
-	call := upstreamCall{Node: node, Service: "upstream"}
-	payload, err := json.Marshal(body)
+	call := upstreamCall{Node: node, Service: "upstream", Endpoint: endpoint, Headers: headers, Body: body}
+	resp, err := call.send(ctx, "text/event-stream")
 	if err != nil {
-		return "", nodeError(node, fmt.Sprintf("node %q: cannot encode the model request: %v", node, err))
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(payload))
-	if err != nil {
-		return "", upstreamError(node, ReasonConnect, fmt.Sprintf("node %q: invalid upstream URL", node))
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := upstreamClient.Do(req)
-	if err != nil {
-		return "", call.transportError(ctx, err)
+		return "", err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

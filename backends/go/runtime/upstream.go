@@ -100,27 +100,14 @@ type upstreamCall struct {
 // reply is kept) invalid_json.
 func (c upstreamCall) post(ctx context.Context) (any, error) {
 	node := c.Node
-	payload, err := json.Marshal(c.Body)
-	if err != nil {
-		return nil, nodeError(node, fmt.Sprintf("node %q: cannot encode the %s request: %v", node, c.Service, err))
-	}
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint, bytes.NewReader(payload))
+	resp, err := c.send(ctx, "application/json")
 	if err != nil {
-		return nil, upstreamError(node, ReasonConnect, fmt.Sprintf("node %q: invalid %s URL", node, c.Service))
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	for k, v := range c.Headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := upstreamClient.Do(req)
-	if err != nil {
-		return nil, c.transportError(ctx, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxUpstreamBytes+1))
@@ -146,6 +133,30 @@ func (c upstreamCall) post(ctx context.Context) (any, error) {
 		return nil, upstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the %s reply is not valid JSON", node, c.Service))
 	}
 	return out, nil
+}
+
+// send POSTs the body as JSON, asking for `accept`, and returns the
+// response whatever its status (post and a model's stream read it their
+// way); a request that cannot be made or sent is an upstream error.
+func (c upstreamCall) send(ctx context.Context, accept string) (*http.Response, error) {
+	payload, err := json.Marshal(c.Body)
+	if err != nil {
+		return nil, nodeError(c.Node, fmt.Sprintf("node %q: cannot encode the %s request: %v", c.Node, c.Service, err))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint, bytes.NewReader(payload))
+	if err != nil {
+		return nil, upstreamError(c.Node, ReasonConnect, fmt.Sprintf("node %q: invalid %s URL", c.Node, c.Service))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	for k, v := range c.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := upstreamClient.Do(req)
+	if err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	return resp, nil
 }
 
 func (c upstreamCall) transportError(ctx context.Context, err error) error {
