@@ -9,7 +9,7 @@
     with `settings.streaming: true`, against the same graph without it, in
     one run with one load tool (bench/loadgen), rounds alternated.
 
-  python3 bench/streaming.py --platform go
+  python3 bench/streaming.py --platform go|java-svc|python-svc
 
 Results go to bench/results/streaming-<platform>.json.
 """
@@ -25,8 +25,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from common import ROOT, sh, svc_binary
-from throughput import BODY, KEY, Server, load
+from common import ROOT, java_home, sh, svc_binary
+from throughput import BODY, KEY, WARMUP_SECONDS, Server, load
 
 EXAMPLE = os.path.join(ROOT, "fixtures", "valid", "support_triage.graph.json")
 CHAT = os.path.join(ROOT, "fixtures", "valid", "streaming_chat.graph.json")
@@ -92,15 +92,24 @@ def first_token_ms(port, question):
     return (got - sent) * 1000
 
 
-def compile_go(doc, out):
-    sh([svc_binary(), "compile", doc, "--out", out, "--platform", "go"])
-    sh("go build -o bin/service .", cwd=out)
-    return [os.path.join(out, "bin", "service")]
+def build(platform, doc, out):
+    """Compiles and builds `doc` for `platform`: the service's command, directory and variables."""
+    sh([svc_binary(), "compile", doc, "--out", out, "--platform", platform])
+    if platform == "go":
+        sh("go build -o bin/service .", cwd=out)
+        return [os.path.join(out, "bin", "service")], out, {}
+    if platform == "java-svc":
+        env = {"JAVA_HOME": java_home()}
+        manifest = json.load(open(os.path.join(out, ".svc-build-manifest.json")))["commands"]
+        sh(manifest["build"], cwd=out, env=dict(os.environ, **env))
+        return manifest["run"], out, env
+    # python-svc: the SDK of this checkout, installed in the running interpreter.
+    return [sys.executable, "-m", "svc", "run"], out, {}
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--platform", choices=["go"], default="go")
+    ap.add_argument("--platform", choices=["go", "java-svc", "python-svc"], default="go")
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
@@ -112,8 +121,9 @@ def main():
     threading.Thread(target=model.serve_forever, daemon=True).start()
     try:
         # First token.
-        chat = Server("streaming_chat", compile_go(CHAT, os.path.join(work, "chat")), work,
-                      {"STREAM_MODEL_URL": f"http://127.0.0.1:{model.server_port}/v1"})
+        cmd, cwd, env = build(args.platform, CHAT, os.path.join(work, "chat"))
+        chat = Server("streaming_chat", cmd, cwd,
+                      dict(env, STREAM_MODEL_URL=f"http://127.0.0.1:{model.server_port}/v1"))
         servers.append(chat)
         for i in range(20):  # warm-up
             first_token_ms(chat.port, f"warm {i}")
@@ -130,13 +140,13 @@ def main():
         streaming_doc = os.path.join(work, "support_triage.graph.json")
         with open(streaming_doc, "w") as f:
             json.dump(doc, f)
-        plain = Server("streaming: false", compile_go(EXAMPLE, os.path.join(work, "plain")), work, {})
-        streamed = Server("streaming: true", compile_go(streaming_doc, os.path.join(work, "streamed")), work, {})
+        plain = Server("streaming: false", *build(args.platform, EXAMPLE, os.path.join(work, "plain")))
+        streamed = Server("streaming: true", *build(args.platform, streaming_doc, os.path.join(work, "streamed")))
         servers += [plain, streamed]
         if plain.sample != streamed.sample:
             sys.exit(f"the answers differ: {plain.sample} / {streamed.sample}")
         for s in (plain, streamed):
-            load(loadgen, s, 2, args.concurrency)  # warm-up
+            load(loadgen, s, WARMUP_SECONDS[args.platform], args.concurrency)
         rps = {plain.name: [], streamed.name: []}
         for _ in range(args.rounds):
             for s in (plain, streamed):
@@ -148,7 +158,7 @@ def main():
         result = {
             "platform": args.platform,
             "first_token_ms": {"p50": round(p50, 3), "p90": round(p90, 3), "runs": args.runs,
-                               "target_p50": 5},
+                               "target_p50": 10 if args.platform == "python-svc" else 5},
             "json_throughput": {"graph": "support_triage", "seconds": args.seconds, "rounds": args.rounds,
                                 "concurrency": args.concurrency,
                                 "rps_median": {k: round(v, 1) for k, v in med.items()},

@@ -35,6 +35,7 @@ pub fn info() -> BackendInfo {
                 "router.op.eq",
                 "router.op.ne",
                 "router.field.string",
+                "streaming",
                 OPENAI_PROVIDER,
             ]),
             reasons: vec![
@@ -94,10 +95,6 @@ pub fn info() -> BackendInfo {
                 reason(
                     "feature:checkpointer.postgres",
                     "Java services keep no checkpoints; the postgres checkpointer is python-svc only",
-                ),
-                reason(
-                    "feature:streaming",
-                    "Java services answer with the final state; streaming is python-svc only",
                 ),
                 reason(
                     "feature:llm.bound-tools",

@@ -22,6 +22,16 @@ fn condition(w: &mut CodeWriter, pkg: &str, b: &Branch) -> Option<String> {
     })
 }
 
+/// The node's kind as the second argument of an observed step (`, "llm"`),
+/// which names it in run events; nothing when the graph does not stream.
+fn kind_arg(streaming: bool, kind: &NodeKind) -> String {
+    if streaming {
+        format!(", {}", quote(kind.name()))
+    } else {
+        String::new()
+    }
+}
+
 pub fn main_graph(doc: &Document, pkg: &str) -> String {
     let s = &doc.logical.settings;
     let http: Vec<(&str, u64, &std::collections::BTreeMap<String, String>)> = doc
@@ -38,6 +48,8 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
         })
         .collect();
     let llm = doc.has_llm_nodes();
+    // settings.streaming: the run reports its steps (runtime/ObservedRun.java).
+    let streaming = s.streaming;
     let runnable: Vec<_> = doc
         .logical
         .nodes
@@ -128,16 +140,41 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
         w.blank();
         let next = doc.successors();
         let start = doc.start_id().and_then(|s| next.get(s).copied()).unwrap_or_default();
-        w.line("/** Runs the graph on a validated state; every node counts as one step. */");
         let graph_run = runtime(w, pkg, "GraphRun");
         let map = w.name("java.util", "Map");
         let svc_error = runtime(w, pkg, "SvcError");
         let graph_state = w.name(&format!("com.svc.{pkg}"), "GraphState");
+        let throws = format!("throws {svc_error}, InterruptedException");
+        let header = if streaming {
+            // JSON runs are streamed runs nobody watches.
+            w.line("/** Runs the graph on a validated state; every node counts as one step. */");
+            w.block(
+                format!("public {graph_run} run({map}<String, Object> state) {throws} {{"),
+                "}",
+                |w| {
+                    w.line("return run(state, null);");
+                },
+            );
+            w.blank();
+            w.line("/** Runs the graph, reporting each step to the run's events (null: not streamed). */");
+            let events = runtime(w, pkg, "RunEvents");
+            format!("public {graph_run} run({map}<String, Object> state, {events} events) {throws} {{")
+        } else {
+            w.line("/** Runs the graph on a validated state; every node counts as one step. */");
+            format!("public {graph_run} run({map}<String, Object> state) {throws} {{")
+        };
         w.block(
-            format!("public {graph_run} run({map}<String, Object> state) throws {svc_error}, InterruptedException {{"),
+            header,
             "}",
             |w| {
-                w.line(format!("{graph_run} run = new {graph_run}({graph_state}.SCHEMA, state, MAX_STEPS);"));
+                if streaming {
+                    let observed = runtime(w, pkg, "ObservedRun");
+                    w.line(format!(
+                        "{observed} run = new {observed}({graph_state}.SCHEMA, state, MAX_STEPS, events);"
+                    ));
+                } else {
+                    w.line(format!("{graph_run} run = new {graph_run}({graph_state}.SCHEMA, state, MAX_STEPS);"));
+                }
                 w.line(format!("String current = {};", quote(start)));
                 w.block("while (true) {", "}", |w| {
                     w.block("switch (current) {", "}", |w| {
@@ -152,6 +189,9 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                 NodeKind::Router(RouterNode { branches }) => {
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");
+                                        if streaming {
+                                            w.line(format!("run.routed({});", quote(&n.id)));
+                                        }
                                         for (i, b) in branches.iter().enumerate() {
                                             match condition(w, pkg, b) {
                                                 Some(c) if i == 0 => w.line(format!("if ({c}) {{")),
@@ -167,7 +207,12 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                 NodeKind::Connector(_) => {
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");
-                                        w.line(format!("run.patch({}, {}Node);", quote(&n.id), camel(&n.id)));
+                                        w.line(format!(
+                                            "run.patch({}{}, {}Node);",
+                                            quote(&n.id),
+                                            kind_arg(streaming, &n.kind),
+                                            camel(&n.id)
+                                        ));
                                         w.line(format!(
                                             "current = {};",
                                             quote(next.get(n.id.as_str()).copied().unwrap_or_default())
@@ -188,8 +233,9 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");
                                         w.line(format!(
-                                            "run.step({}, {}, {}Node);",
+                                            "run.step({}{}, {}, {}Node);",
                                             quote(&n.id),
+                                            kind_arg(streaming, &n.kind),
                                             quote(key),
                                             camel(&n.id)
                                         ));

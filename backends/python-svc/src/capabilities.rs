@@ -48,17 +48,12 @@ pub fn info() -> BackendInfo {
                     "checkpointer.postgres",
                     "a2a.publish",
                     "tracing",
+                    "streaming",
                     OPENAI_PROVIDER,
                 ])
                 .map(|s| s.to_string())
                 .collect(),
-            reasons: vec![
-                reason(
-                    "feature:streaming",
-                    "python-svc answers with the final state; streaming is not generated yet",
-                ),
-                reason("feature:model.provider.*", PROVIDER_REASON),
-            ],
+            reasons: vec![reason("feature:model.provider.*", PROVIDER_REASON)],
         },
         commands: BuildCommands {
             // vendor/ holds the SDK's wheel (or, with `--sdk index`, nothing).

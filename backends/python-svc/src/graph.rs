@@ -95,6 +95,21 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
             w.line("calls_upstream = False");
         }
         write_expr(w, 1, "node_names = ", &names, "");
+        // What run events say each node is (svc.server.events).
+        let kinds = Expr::Dict(
+            steps
+                .iter()
+                .map(|n| (quote(&scope.name(&n.id)), Expr::atom(quote(n.kind.name()))))
+                .collect(),
+        );
+        let class_var = w.name("typing", "ClassVar");
+        write_expr(
+            w,
+            1,
+            &format!("node_kinds: {class_var}[dict[str, str]] = "),
+            &kinds,
+            "",
+        );
         w.blank();
         // A graph that pauses (hitl) is resumed at the paused node.
         let pauses = doc
@@ -167,10 +182,13 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
 }
 
 /// The body of the run loop's branch for node `n` (at level 4): a router
-/// picks the next node; any other node runs one step, then moves on.
+/// reports itself and picks the next node; any other node runs one step,
+/// then moves on.
 fn step(doc: &Document, scope: &Scope, next: &HashMap<&str, &str>, w: &mut CodeWriter, n: &Node) {
     match place(doc, &n.kind) {
         Place::Router(branches) => {
+            // Reported as a step of its own to an observed run.
+            w.line(format!("self.routed({})", quote(&scope.name(&n.id))));
             for (i, b) in branches.iter().enumerate() {
                 let target = format!("current = {}", quote(&b.to));
                 match condition(w, b) {

@@ -270,6 +270,10 @@ fn application_yaml(doc: &Document) -> String {
         w.line(format!("entrypoint: {}", yaml_str(&doc.id)))
             .line(format!("max_steps: {}", s.max_steps))
             .line(format!("request_timeout_ms: {}", s.request_timeout_ms));
+        if s.streaming {
+            // POST /invoke may answer text/event-stream (svc.server.app).
+            w.line("streaming: true");
+        }
     });
     if let Some(m) = &s.model {
         w.blank();
@@ -440,6 +444,7 @@ fn config_py() -> String {
         w.line("entrypoint: str = \"\"");
         w.line("max_steps: int = 25");
         w.line("request_timeout_ms: int = 30000");
+        w.line("streaming: bool = False");
     });
     module_file("Typed views of application.yaml sections.", w)
 }

@@ -10,6 +10,7 @@ specialised to the graph's topology, like the Go backend's:
         max_steps = 25
         request_timeout_ms = 30000
         node_names = ("classify", "route", "billing", "general")
+        node_kinds = {"classify": "llm", "route": "router", "billing": "llm", ...}
 
         def run(self, state):
             current, steps = "classify", 0
@@ -19,6 +20,7 @@ specialised to the graph's topology, like the Go backend's:
                     self.step(state, "classify", classify)
                     current = "route"
                 elif current == "route":
+                    self.routed("route")
                     current = "billing" if cond_eq(state["category"], "billing") else "general"
                 ...
                 steps += 1
@@ -45,8 +47,9 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
+from svc import streaming
 from svc import tracing as _tracing
 from svc.errors import (
     Interrupted,
@@ -124,6 +127,8 @@ __all__ = [
 ]
 
 # emit(type, node, data): how an observed run reports its events (svc.server.events).
+# A svc.streaming.RunStream is one too, which also streams the model's text
+# and can be cancelled.
 Emit = Callable[[str, "str | None", "dict | None"], None]
 
 
@@ -165,6 +170,16 @@ def _failure(node: str, e: Exception) -> SvcError:
     return execution_error(node, f'node "{node}" failed: {type(e).__name__}: {e}')
 
 
+def _patch_event(kind: str | None, patch: Any) -> dict:
+    """node_finished's data: the node's kind and what it returned (a Replace
+    as its value; None as no change, {})."""
+    if patch is None:
+        patch = {}
+    elif isinstance(patch, dict):
+        patch = {k: v.value if isinstance(v, Replace) else v for k, v in patch.items()}
+    return {"kind": kind, "patch": patch} if kind is not None else {"patch": patch}
+
+
 class CompiledGraph:
     """Base of generated graphs; subclasses implement `run(state) -> state`.
 
@@ -177,6 +192,8 @@ class CompiledGraph:
     max_steps: int = 25
     request_timeout_ms: int = 30000
     node_names: tuple[str, ...] = ()
+    # Each node's IR kind ("llm", "router", ...), which run events report.
+    node_kinds: ClassVar[dict[str, str]] = {}
     # "memory" (svc.threads), "sqlite" or "postgres" (svc.threads.checkpoints): runs
     # may pause at human_interrupt and be resumed; run() then takes the node
     # to start from: run(state, current=...). A durable checkpointer reads
@@ -191,6 +208,7 @@ class CompiledGraph:
 
     _deadline: float = math.inf  # monotonic time; set per run
     _resume: Resume | None = None  # set on a resumed run
+    _stream: streaming.RunStream | None = None  # set on a streamed run
 
     def run(self, state: dict) -> dict:
         raise NotImplementedError("a compiled graph implements run(state)")
@@ -232,6 +250,10 @@ class CompiledGraph:
             signal_.node, signal_.state = node, state
             raise
         self.schema.apply(state, patch, node)
+
+    def routed(self, node: str) -> None:
+        """Called by a router before it picks the next node: an observed run
+        reports it as a node that writes nothing."""
 
     def check(self, steps: int) -> None:
         """Called before each node: the step limit, then the deadline."""
@@ -290,7 +312,8 @@ class CompiledGraph:
     ) -> dict:
         """Runs an already validated state in a worker thread, bounded by the
         deadline even when a node blocks (the worker is then abandoned: its
-        next check() ends it). `emit` observes the run (dev events).
+        next check() ends it). `emit` observes the run (dev events); a
+        RunStream streams it (its model calls stream, and it can be cancelled).
 
         With `resume`, the run starts at the paused node `resume.node`, whose
         human_interrupt calls return `resume.values` in turn. A run that
@@ -298,7 +321,10 @@ class CompiledGraph:
         run = self._started()
         run._resume = resume
         if emit is not None:
+            if isinstance(emit, streaming.RunStream):
+                run._stream = emit
             run.step = run._observed_step(emit)
+            run.routed = run._observed_routed(emit)
         if not self.calls_upstream and _AlarmGuard.usable():
             return run._run_inline(state)
         try:
@@ -332,6 +358,7 @@ class CompiledGraph:
     def _run_to_deadline(self, state: dict) -> dict:
         resume = self._resume
         token = hitl.enter(hitl.RunContext(self.checkpointed, self.schema, resume))
+        streamed = streaming.enter(self._stream) if self._stream is not None else None
         run = _tracing.traced_graph(self.name, self.run) if _tracing.graph_runs else self.run
         try:
             result = run(state) if resume is None else run(state, current=resume.node)
@@ -351,16 +378,23 @@ class CompiledGraph:
                 resumes=paused.resumes,
             ) from None
         finally:
+            if streamed is not None:
+                streaming.leave(streamed)
             hitl.leave(token)
         if time.monotonic() >= self._deadline:
             raise deadline_error(self.request_timeout_ms)
         return result
 
     def _observed_step(self, emit: Emit) -> Callable[..., None]:
-        plain = self.step
+        plain, kinds, stream = self.step, self.node_kinds, self._stream
 
         def step(state: dict, node: str, fn: Callable[[dict], Any], native: bool = True) -> None:
-            emit("node_started", node, None)
+            kind = kinds.get(node)
+            if stream is not None:
+                if stream.cancelled:
+                    raise streaming.cancelled_error()
+                stream.node, stream.kind = node, kind
+            emit("node_started", node, {"kind": kind} if kind is not None else None)
             returned: list = []
 
             def observed(s: dict) -> Any:
@@ -368,6 +402,19 @@ class CompiledGraph:
                 return returned[-1]
 
             plain(state, node, observed, native)
-            emit("node_finished", node, {"patch": returned[-1] if returned else None})
+            emit("node_finished", node, _patch_event(kind, returned[-1] if returned else None))
 
         return step
+
+    def _observed_routed(self, emit: Emit) -> Callable[[str], None]:
+        stream = self._stream
+
+        def routed(node: str) -> None:
+            if stream is not None:
+                if stream.cancelled:
+                    raise streaming.cancelled_error()
+                stream.node, stream.kind = node, "router"
+            emit("node_started", node, {"kind": "router"})
+            emit("node_finished", node, {"kind": "router", "patch": {}})
+
+        return routed

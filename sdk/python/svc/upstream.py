@@ -6,22 +6,27 @@ Every way a call can fail maps to one `upstream_error` reason of the HTTP
 contract, in the order the Go runtime checks them (upstream.go): the
 endpoint (connect), the transport (timeout or connect), the size of the
 reply (too_large, before its status), the status, then the JSON.
+
+In a streamed run (svc.streaming) `chat()` of an `llm` node asks the model
+for a stream and sends its text as `token` events as it arrives.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from svc import registry
-from svc.errors import RegistrationError, execution_error, require, upstream_error
+from svc import registry, streaming
+from svc.errors import RegistrationError, SvcError, execution_error, require, upstream_error
 from svc.values import fill_fields, text
 
 # What an HTTP tool or a model provider may send back.
@@ -31,6 +36,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 _client: Any = None
+_stream_client: Any = None
 _client_lock = threading.Lock()
 
 
@@ -44,6 +50,21 @@ def http_client(feature: str) -> Any:
         if _client is None:
             _client = httpx.Client(follow_redirects=True)
     return _client
+
+
+def streaming_client(feature: str) -> Any:
+    """The httpx.Client of streamed model calls. It keeps no connection: each
+    call opens its own, which a cancelled run shuts down (_chat_streamed)."""
+    global _stream_client
+    if _stream_client is not None:
+        return _stream_client
+    httpx = require("httpx", "http", feature)
+    with _client_lock:
+        if _stream_client is None:
+            _stream_client = httpx.Client(
+                follow_redirects=True, limits=httpx.Limits(max_keepalive_connections=0)
+            )
+    return _stream_client
 
 
 def expand_env(value: str) -> str:
@@ -142,10 +163,7 @@ def post(
     import httpx
 
     q = json.dumps(node)
-    try:
-        payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise execution_error(node, f"node {q}: cannot encode the {service} request: {e}") from None
+    payload = _request_body(node, service, body)
     timeout = call_timeout(timeout, deadline)
     timed_out = f"node {q}: the {service} call timed out"
     if timeout is not None and timeout <= 0:
@@ -155,7 +173,7 @@ def post(
     ends = None if timeout is None else time.monotonic() + timeout
     try:
         with client.stream(
-            "POST", endpoint, content=payload.encode(), headers=sent, timeout=timeout
+            "POST", endpoint, content=payload, headers=sent, timeout=timeout
         ) as resp:
             data = bytearray()
             for chunk in resp.iter_bytes():
@@ -170,22 +188,10 @@ def post(
                 if ends is not None and time.monotonic() > ends:
                     raise httpx.ReadTimeout(timed_out)
             status = resp.status_code
-    except httpx.TimeoutException:
-        raise upstream_error(node, "timeout", timed_out) from None
-    except (httpx.InvalidURL, httpx.UnsupportedProtocol):
-        raise upstream_error(node, "connect", f"node {q}: invalid {service} URL") from None
-    except httpx.HTTPError as e:
-        # httpx's messages do not hold the URL; if one ever does, it is left out.
-        detail = str(e) or type(e).__name__
-        if endpoint and endpoint in detail:
-            detail = type(e).__name__
-        raise upstream_error(
-            node, "connect", f"node {q}: cannot reach the {service}: {detail}"
-        ) from None
+    except (httpx.HTTPError, httpx.InvalidURL) as e:
+        raise _transport_error(node, endpoint, service, e) from None
     if not 200 <= status <= 299:
-        raise upstream_error(
-            node, "status", f"node {q}: the {service} answered {status}", status=status
-        )
+        raise _status_error(node, service, status)
     if not read_reply:
         return None
     try:
@@ -194,6 +200,40 @@ def post(
         raise upstream_error(
             node, "invalid_json", f"node {q}: the {service} reply is not valid JSON"
         ) from None
+
+
+def _request_body(node: str, service: str, body: Any) -> bytes:
+    """The JSON of a request (compact, NaN refused); an execution_error when
+    `body` cannot be encoded."""
+    try:
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    except (TypeError, ValueError) as e:
+        raise execution_error(
+            node, f"node {json.dumps(node)}: cannot encode the {service} request: {e}"
+        ) from None
+
+
+def _transport_error(node: str, endpoint: str, service: str, e: Exception) -> SvcError:
+    """The upstream_error of an httpx failure (an HTTPError or InvalidURL):
+    timeout, or connect."""
+    import httpx
+
+    q = json.dumps(node)
+    if isinstance(e, httpx.TimeoutException):
+        return upstream_error(node, "timeout", f"node {q}: the {service} call timed out")
+    if isinstance(e, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
+        return upstream_error(node, "connect", f"node {q}: invalid {service} URL")
+    # httpx's messages do not hold the URL; if one ever does, it is left out.
+    detail = str(e) or type(e).__name__
+    if endpoint and endpoint in detail:
+        detail = type(e).__name__
+    return upstream_error(node, "connect", f"node {q}: cannot reach the {service}: {detail}")
+
+
+def _status_error(node: str, service: str, status: int) -> SvcError:
+    return upstream_error(
+        node, "status", f"node {json.dumps(node)}: the {service} answered {status}", status=status
+    )
 
 
 def post_json(
@@ -226,18 +266,10 @@ class Model:
     api_key_env: str = "OPENAI_API_KEY"
 
 
-def _completion(
-    node: str,
-    model: Model,
-    messages: list[dict[str, Any]],
-    tools: list[dict[str, Any]] | None,
-    deadline: float | None,
-    feature: str,
-) -> Any:
-    """One chat-completions call; returns the parsed reply.
-
-    `deadline` is the seconds left in the run (CompiledGraph.remaining()).
-    """
+def _completion_request(
+    node: str, model: Model, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """The endpoint, headers and body of a chat-completions call."""
     body: dict[str, Any] = {"model": model.name, "messages": messages}
     if tools:
         body["tools"] = tools
@@ -251,9 +283,161 @@ def _completion(
     key = os.environ.get(model.api_key_env)
     if key:
         headers["Authorization"] = "Bearer " + key
+    return endpoint, headers, body
+
+
+def _completion(
+    node: str,
+    model: Model,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    deadline: float | None,
+    feature: str,
+) -> Any:
+    """One chat-completions call; returns the parsed reply.
+
+    `deadline` is the seconds left in the run (CompiledGraph.remaining()).
+    """
+    endpoint, headers, body = _completion_request(node, model, messages, tools)
     return post_json(
         node, endpoint, headers, body, timeout=call_timeout(None, deadline), feature=feature
     )
+
+
+def _delta_text(data: str) -> str:
+    """choices[0].delta.content of one chunk of a model's stream ("" when the
+    chunk carries none: a role, a finish reason, usage); ValueError when it
+    is not a chat-completion chunk."""
+    chunk = loads_strict(data)
+    if not isinstance(chunk, dict):
+        raise ValueError("a chunk is a JSON object")
+    choices = chunk.get("choices") or []
+    if not isinstance(choices, list):
+        raise ValueError("choices is a list")
+    delta = choices[0].get("delta") if choices and isinstance(choices[0], dict) else None
+    content = delta.get("content") if isinstance(delta, dict) else None
+    if content is not None and not isinstance(content, str):
+        raise ValueError("delta.content is text")
+    return content or ""
+
+
+def _shut_down(network_stream: Any) -> Callable[[], None]:
+    """What cuts a connection from another thread: shutting its socket down
+    wakes the read blocked on it, where closing it would not."""
+    sock = network_stream.get_extra_info("socket")
+
+    def cut() -> None:
+        if sock is not None:
+            with contextlib.suppress(OSError):  # closed already
+                sock.shutdown(socket.SHUT_RDWR)
+
+    return cut
+
+
+def _data_lines(
+    resp: Any, stream: streaming.RunStream, ends: float | None, too_large: SvcError
+) -> Iterator[bytes]:
+    """The `data:` values of a server-sent event stream as they arrive;
+    cancelled_error once the run is cancelled, `too_large` for a line over
+    MAX_UPSTREAM_BYTES."""
+    import httpx
+
+    pending = b""
+    for chunk in resp.iter_bytes():
+        if stream.cancelled:
+            raise streaming.cancelled_error()
+        # httpx's read timeout is per chunk; the call as a whole is bounded too.
+        if ends is not None and time.monotonic() > ends:
+            raise httpx.ReadTimeout("the stream passed its deadline")
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        if len(pending) > MAX_UPSTREAM_BYTES:
+            raise too_large
+        for line in lines:
+            if line.startswith(b"data:"):
+                yield line[5:].strip()
+
+
+def _chat_streamed(
+    node: str,
+    model: Model,
+    messages: list[dict[str, Any]],
+    deadline: float | None,
+    stream: streaming.RunStream,
+) -> str:
+    """chat() in a streamed run: the provider is asked for a stream ("stream":
+    true) and each non-empty choices[0].delta.content is sent as a token as
+    it arrives. Returns the deltas joined, so the node writes what the whole
+    reply would have made it write. A stream that ends before `data: [DONE]`
+    is a connect error; a run cancelled meanwhile ends with cancelled_error.
+
+    The call has a connection of its own (streaming_client), which a cancel
+    shuts down from the cancelling thread as soon as it is open, so a read
+    blocked on it, even before the reply's headers, ends at once."""
+    endpoint, headers, body = _completion_request(node, model, messages, None)
+    body["stream"] = True
+    q = json.dumps(node)
+    payload = _request_body(node, "upstream", body)
+    client = streaming_client("chat()")
+    import httpx
+
+    timeout = call_timeout(None, deadline)
+    if timeout is not None and timeout <= 0:
+        raise upstream_error(node, "timeout", f"node {q}: the upstream call timed out")
+    ends = None if timeout is None else time.monotonic() + timeout
+    too_large = upstream_error(
+        node, "too_large", f"node {q}: the model's text is larger than {MAX_UPSTREAM_BYTES} bytes"
+    )
+    forget: list[Callable[[], None]] = []
+
+    def trace(event: str, info: dict) -> None:
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            forget.append(stream.on_cancel(_shut_down(info["return_value"])))
+
+    sent = {"Content-Type": "application/json", "Accept": "text/event-stream", **headers}
+    text: list[str] = []
+    size = 0
+    try:
+        if stream.cancelled:
+            raise streaming.cancelled_error()
+        with client.stream(
+            "POST",
+            endpoint,
+            content=payload,
+            headers=sent,
+            timeout=timeout,
+            extensions={"trace": trace},
+        ) as resp:
+            if not 200 <= resp.status_code <= 299:
+                raise _status_error(node, "upstream", resp.status_code)
+            for data in _data_lines(resp, stream, ends, too_large):
+                if data == b"[DONE]":
+                    return "".join(text)
+                try:
+                    delta = _delta_text(data.decode())
+                except ValueError:
+                    raise upstream_error(
+                        node,
+                        "invalid_json",
+                        f"node {q}: a chunk of the model's stream is not a chat-completion chunk",
+                    ) from None
+                if not delta:
+                    continue
+                size += len(delta.encode())
+                if size > MAX_UPSTREAM_BYTES:
+                    raise too_large
+                text.append(delta)
+                stream.token(delta)
+    except (httpx.HTTPError, httpx.InvalidURL) as e:
+        if stream.cancelled:
+            raise streaming.cancelled_error() from None
+        raise _transport_error(node, endpoint, "upstream", e) from None
+    finally:
+        for f in forget:
+            f()
+    if stream.cancelled:
+        raise streaming.cancelled_error()
+    raise upstream_error(node, "connect", f"node {q}: the model's stream ended before [DONE]")
 
 
 def _first_message(reply: Any) -> Any:
@@ -285,12 +469,16 @@ def chat_message(
 
 
 def chat(node: str, model: Model, system: str, user: str, *, deadline: float | None = None) -> str:
-    """Sends the non-empty prompt parts and returns the reply text."""
+    """Sends the non-empty prompt parts and returns the reply text (streamed,
+    in a streamed run's `llm` node)."""
     messages = []
     if system.strip():
         messages.append({"role": "system", "content": system})
     if user.strip():
         messages.append({"role": "user", "content": user})
+    stream = streaming.current(("llm",))
+    if stream is not None:
+        return _chat_streamed(node, model, messages, deadline, stream)
     message = _first_message(_completion(node, model, messages, None, deadline, "chat()"))
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, str):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import select
+import socket
 import sys
 import threading
 import time
@@ -48,15 +50,36 @@ class Request:
         return json.loads(self.body)
 
 
+def _left(conn: socket.socket, seconds: float) -> bool:
+    """Waits `seconds`; True as soon as the client closes the connection."""
+    ends = time.monotonic() + seconds
+    while True:
+        ready, _, _ = select.select([conn], [], [], max(0.0, min(0.01, ends - time.monotonic())))
+        if ready:
+            try:
+                if conn.recv(1, socket.MSG_PEEK) == b"":
+                    return True
+            except OSError:
+                return True
+        if time.monotonic() >= ends:
+            return False
+
+
 class Stub:
     """An HTTP server on 127.0.0.1 answering with `respond(request)`.
 
     `respond` returns (status, body bytes), "hangup" to close the connection
-    without an answer, or ("slow", seconds, body) to answer late.
+    without an answer, ("slow", seconds, body) to answer late, or ("stream",
+    pieces, done[, seconds before the headers]) to answer as a
+    chat-completions stream: each piece is (seconds to wait, text) sent as a
+    chunk's delta, or (seconds, bytes) sent as a raw `data:` line, then
+    `data: [DONE]` when `done`. The times at which a client closed a stream
+    before its end are in `cut`.
     """
 
     def __init__(self, respond: Callable[[Request], object]):
         self.received: list[Request] = []
+        self.cut: list[float] = []
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -75,6 +98,9 @@ class Stub:
                 if answer == "hangup":
                     self.close_connection = True
                     return
+                if answer[0] == "stream":
+                    self.stream(*answer[1:])
+                    return
                 if answer[0] == "slow":
                     time.sleep(answer[1])
                     answer = (200, answer[2])
@@ -87,6 +113,30 @@ class Stub:
                     self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+
+            def stream(self, pieces, done, head_wait=0):
+                self.close_connection = True
+                if _left(self.connection, head_wait):
+                    stub.cut.append(time.monotonic())
+                    return
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    self.wfile.flush()
+                    for wait, piece in pieces:
+                        if _left(self.connection, wait):
+                            stub.cut.append(time.monotonic())
+                            return
+                        if isinstance(piece, str):
+                            chunk = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+                            piece = json.dumps(chunk).encode()
+                        self.wfile.write(b"data: " + piece + b"\n\n")
+                        self.wfile.flush()
+                    if done:
+                        self.wfile.write(b"data: [DONE]\n\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    stub.cut.append(time.monotonic())
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

@@ -43,6 +43,12 @@ class ContractCore(CompiledGraph):
     max_steps = 10
     request_timeout_ms = 1000
     node_names = ("prepare", "tag", "route", "greet")
+    node_kinds = {  # noqa: RUF012 (as the backend writes it)
+        "prepare": "function",
+        "tag": "function",
+        "route": "router",
+        "greet": "response_template",
+    }
 
     def run(self, state):
         current, steps = "prepare", 0
@@ -55,6 +61,7 @@ class ContractCore(CompiledGraph):
                 self.step(state, "tag", tag)
                 current = "route"
             elif current == "route":
+                self.routed("route")
                 current = "prepare" if cond_eq(state["mode"], "loop") else "greet"
             elif current == "greet":
                 if state["reply"] is None:

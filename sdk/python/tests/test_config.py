@@ -200,3 +200,8 @@ def test_graph_settings():
     for bad in (0, -1, True, "5", 1.5):
         with pytest.raises(ConfigError, match="positive integer"):
             graph_settings({"graph": {"max_steps": bad}})
+    assert graph_settings({}).streaming is False
+    assert graph_settings({"graph": {"streaming": True}}).streaming is True
+    for bad in ("true", 1, None):
+        with pytest.raises(ConfigError, match="must be true or false"):
+            graph_settings({"graph": {"streaming": bad}})

@@ -571,6 +571,8 @@ def test_dev_events(serve, monkeypatch):
         ("node_finished", "prepare"),
         ("node_started", "tag"),
         ("node_finished", "tag"),
+        ("node_started", "route"),
+        ("node_finished", "route"),
         ("node_started", "greet"),
         ("node_finished", "greet"),
         ("run_finished", None),
@@ -579,9 +581,15 @@ def test_dev_events(serve, monkeypatch):
         "state": {"text": "Ada", "mode": "normal", "count": 0, "tags": [], "reply": None}
     }
     assert events[-1]["data"] == {"result": EXPECTED["result"]}
-    # node_finished carries what the node returned.
-    greeted = events[-2]["data"]["patch"]
-    assert greeted["reply"] == EXPECTED["result"]["reply"], greeted
+    # node_started names the node's kind; node_finished adds what the node returned.
+    assert events[1]["data"] == {"kind": "function"}
+    assert events[4]["data"] == {"kind": "function", "patch": {"tags": "seen"}}
+    assert events[5]["data"] == {"kind": "router"}
+    assert events[6]["data"] == {"kind": "router", "patch": {}}
+    assert events[-2]["data"] == {
+        "kind": "response_template",
+        "patch": {"reply": EXPECTED["result"]["reply"]},
+    }
 
     r = c.post("/invoke", json={"state": {"text": "panic"}}, headers=H)
     failed = events_of(c, r.headers["x-run-id"])

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use svc_tests::http::{Reply, Request, Stub};
-use svc_tests::service::{check_project, compile, require_platform, Service};
+use svc_tests::service::{check_project, compile, require_platform, run_shell, Service};
 
 const KEY: &str = "stream-key-5e1d";
 
@@ -169,6 +169,13 @@ fn streams(platform: &str) {
         return;
     }
     check_project(&project, platform).unwrap_or_else(|e| panic!("{platform}: {e}"));
+    run_shell(
+        project.path(),
+        &project.command("build"),
+        &[],
+        Duration::from_secs(600),
+    )
+    .unwrap_or_else(|e| panic!("{platform}: {e}"));
     let cut = Arc::new(Mutex::new(None));
     let stub = model(cut.clone());
     let url = format!("{}/v1", stub.url());
@@ -191,6 +198,34 @@ fn streams(platform: &str) {
         result["message"], "Hi: Hello!\nsecond",
         "{platform}: {answer}"
     );
+
+    // What asks for a stream: `text/event-stream` listed with a quality
+    // above 0, in any case; `*/*` alone does not.
+    let body = json!({ "state": hi }).to_string();
+    for (accept, streams) in [
+        ("*/*", false),
+        ("text/event-stream;q=0", false),
+        ("application/json, TEXT/Event-Stream; q=0.5", true),
+    ] {
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("X-API-Key", KEY),
+            ("Accept", accept),
+        ];
+        let r = service
+            .send("POST", "/invoke", &headers, body.as_bytes())
+            .expect("the service answers");
+        let content_type = r.header("content-type").unwrap_or_default();
+        assert_eq!(r.status, 200, "{platform}: {accept}");
+        assert_eq!(
+            content_type.starts_with("text/event-stream"),
+            streams,
+            "{platform}: Accept: {accept} answered {content_type}"
+        );
+        if !streams {
+            assert_eq!(r.json(), answer, "{platform}: {accept}");
+        }
+    }
 
     // The same request, streamed.
     let s = stream(&service, hi, 0);

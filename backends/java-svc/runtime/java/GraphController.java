@@ -9,16 +9,20 @@ import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
 import com.svc.__SVC_PACKAGE__.runtime.RequestJson;
 import com.svc.__SVC_PACKAGE__.runtime.SvcError;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -32,15 +36,27 @@ public class GraphController {
     static final int MAX_RESPONSE_BYTES = 4 << 20;
     static final ObjectMapper JSON = new ObjectMapper();
 
+    /** The streamed answer of a run (web/EventStream.java, on graphs with settings.streaming). */
+    public interface Streamer {
+        /** Runs the validated state and writes its events to the response. */
+        void answer(Map<String, Object> state, HttpServletResponse response);
+    }
+
+    /** What a request asks to run: its validated state, and whether it came in a legacy form. */
+    private record Input(Map<String, Object> state, boolean legacy) {
+    }
+
     private final MainGraph graph;
     private final AuthSettings auth;
+    private final Streamer streamer;
     // Runs execute on virtual threads so a run past its deadline can be
     // abandoned (and interrupted) while the request is answered in time.
     private final ExecutorService runner = Executors.newVirtualThreadPerTaskExecutor();
 
-    public GraphController(MainGraph graph, AuthSettings auth) {
+    public GraphController(MainGraph graph, AuthSettings auth, Optional<Streamer> streamer) {
         this.graph = graph;
         this.auth = auth;
+        this.streamer = streamer.orElse(null);
     }
 
     @GetMapping("/health")
@@ -63,15 +79,22 @@ public class GraphController {
     }
 
     @PostMapping("/invoke")
-    public ResponseEntity<byte[]> invoke(HttpServletRequest request) {
+    public ResponseEntity<byte[]> invoke(HttpServletRequest request, HttpServletResponse response) {
         try {
-            return json(200, handle(request));
+            Input input = read(request);
+            if (streamer != null && !input.legacy() && wantsEvents(request.getHeader("Accept"))) {
+                streamer.answer(input.state(), response);
+                return null; // answered on the response itself
+            }
+            GraphRun run = runWithDeadline(input.state());
+            return json(200, input.legacy() ? legacyOutput(run) : Map.of("result", run.state()));
         } catch (SvcError e) {
             return json(e.status(), e.body());
         }
     }
 
-    private Object handle(HttpServletRequest request) throws SvcError {
+    /** Every check before a run: credential, media type, body, request form, state. */
+    private Input read(HttpServletRequest request) throws SvcError {
         if (!auth.accepts(request.getHeader("X-API-Key"))) {
             throw new SvcError(401, "unauthorized", "missing or wrong credential", null);
         }
@@ -80,29 +103,39 @@ public class GraphController {
                     "send the request with Content-Type: application/json", null);
         }
         Map<String, Object> body = parse(readBody(request));
-        boolean legacy = !body.containsKey("state");
-        Map<String, Object> input;
-        if (!legacy) {
-            if (body.size() != 1) {
-                throw SvcError.badRequest("a request with `state` may not have other fields");
-            }
-            if (!(body.get("state") instanceof Map<?, ?>)) {
-                throw SvcError.badRequest("`state` must be a JSON object");
-            }
-            @SuppressWarnings("unchecked")
-            Map<String, Object> state = (Map<String, Object>) body.get("state");
-            input = state;
-        } else {
-            input = legacyInput(body);
+        if (!body.containsKey("state")) {
+            return new Input(GraphState.SCHEMA.newState(legacyInput(body)), true);
         }
-        GraphRun run = runWithDeadline(GraphState.SCHEMA.newState(input));
-        if (!legacy) {
-            return Map.of("result", run.state());
+        if (body.size() != 1) {
+            throw SvcError.badRequest("a request with `state` may not have other fields");
         }
+        if (!(body.get("state") instanceof Map<?, ?>)) {
+            throw SvcError.badRequest("`state` must be a JSON object");
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> state = (Map<String, Object>) body.get("state");
+        return new Input(GraphState.SCHEMA.newState(state), false);
+    }
+
+    private static Map<String, Object> legacyOutput(GraphRun run) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("output", run.lastOutputKey() == null ? null : run.get(run.lastOutputKey()));
         out.put("state", run.state());
         return out;
+    }
+
+    /** Whether Accept lists text/event-stream with a quality above 0 ({@code *}/{@code *} does not count). */
+    static boolean wantsEvents(String accept) {
+        if (accept == null) {
+            return false;
+        }
+        try {
+            List<MediaType> types = MediaType.parseMediaTypes(accept);
+            return types.stream().anyMatch(t -> MediaType.TEXT_EVENT_STREAM.equalsTypeAndSubtype(t)
+                    && t.getQualityValue() > 0);
+        } catch (InvalidMediaTypeException e) {
+            return false;
+        }
     }
 
     /** The legacy forms {"input": "..."} and {"query": "..."}. */

@@ -4,9 +4,10 @@ import java.util.Map;
 
 /**
  * One run of the graph: its own state, the step count and the node that
- * wrote last (the legacy response's {@code output}).
+ * wrote last (the legacy response's {@code output}). A graph with
+ * settings.streaming runs an ObservedRun, which reports each step.
  */
-public final class GraphRun {
+public class GraphRun {
     private final StateSchema schema;
     private final Map<String, Object> state;
     private final int maxSteps;
@@ -44,7 +45,11 @@ public final class GraphRun {
 
     /** Runs a node on a read-only view and writes its result to outputKey. */
     public void step(String node, String outputKey, GraphNode fn) throws SvcError, InterruptedException {
-        Object result = call(node, fn);
+        write(node, outputKey, call(node, fn));
+    }
+
+    /** Writes a node's result to outputKey through the field's reducer. */
+    protected void write(String node, String outputKey, Object result) throws SvcError {
         schema.apply(state, outputKey, result, node);
         lastOutputKey = outputKey;
     }
@@ -54,7 +59,11 @@ public final class GraphRun {
      * is written as if by its own outputKey; null changes nothing.
      */
     public void patch(String node, GraphNode fn) throws SvcError, InterruptedException {
-        Object result = call(node, fn);
+        writePatch(node, call(node, fn));
+    }
+
+    /** Writes a connector node's patch, each entry through its field's reducer. */
+    protected void writePatch(String node, Object result) throws SvcError {
         if (result == null) {
             return;
         }
@@ -70,7 +79,7 @@ public final class GraphRun {
     }
 
     /** Runs a node on a read-only view; its failures become execution errors naming it. */
-    private Object call(String node, GraphNode fn) throws SvcError, InterruptedException {
+    protected Object call(String node, GraphNode fn) throws SvcError, InterruptedException {
         try {
             return fn.run(StateSchema.readOnly(state));
         } catch (SvcError e) {

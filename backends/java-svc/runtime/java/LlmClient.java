@@ -9,14 +9,15 @@ import java.util.Map;
 
 /**
  * An OpenAI-compatible chat-completions client. Only graphs with LLM nodes
- * create one (see config/AiConfig.java).
+ * create one (see config/AiConfig.java); a graph with settings.streaming
+ * creates a StreamingLlmClient, which streams the reply of a streamed run.
  */
-public final class LlmClient {
+public class LlmClient {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final String baseUrl;
+    protected final String baseUrl;
+    protected final Duration timeout;
     private final String apiKey;
-    private final Duration timeout;
 
     public LlmClient(String baseUrl, String apiKey, Duration timeout) {
         this.baseUrl = baseUrl.replaceAll("/+$", "");
@@ -49,6 +50,12 @@ public final class LlmClient {
         Map<String, String> headers = apiKey == null || apiKey.isEmpty()
                 ? Map.of()
                 : Map.of("Authorization", "Bearer " + apiKey);
+        return complete(node, body, headers);
+    }
+
+    /** One chat-completions call with this body; returns the reply's text. */
+    protected String complete(String node, Map<String, Object> body, Map<String, String> headers)
+            throws SvcError, InterruptedException {
         Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers, timeout, body);
         if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
                 && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg

@@ -94,22 +94,26 @@ public final class Upstream {
      */
     public static Object postJson(String node, String endpoint, Map<String, String> headers, Duration timeout,
             Object body) throws SvcError, InterruptedException {
-        URI uri;
+        Map<String, String> expanded = new LinkedHashMap<>();
+        headers.forEach((k, v) -> expanded.put(k, expandEnv(v)));
+        return post(node, "upstream", endpoint(node, endpoint), expanded, timeout, body, true);
+    }
+
+    /** The http(s) URI of a configured endpoint; anything else fails the call (connect). */
+    public static URI endpoint(String node, String endpoint) throws SvcError {
         try {
             if (endpoint == null || endpoint.isBlank()) {
                 throw new IllegalArgumentException("no endpoint is configured");
             }
-            uri = URI.create(endpoint);
+            URI uri = URI.create(endpoint);
             if (!isHttp(uri)) {
                 throw new IllegalArgumentException("not an http(s) URL");
             }
+            return uri;
         } catch (IllegalArgumentException e) {
             throw SvcError.upstream(node, "connect", "node \"" + node + "\": invalid endpoint \""
                     + (endpoint == null ? "" : endpoint) + "\" (" + e.getMessage() + ")", null);
         }
-        Map<String, String> expanded = new LinkedHashMap<>();
-        headers.forEach((k, v) -> expanded.put(k, expandEnv(v)));
-        return post(node, "upstream", uri, expanded, timeout, body, true);
     }
 
     /**
@@ -164,6 +168,31 @@ public final class Upstream {
      */
     public static Object post(String node, String service, URI uri, Map<String, String> headers,
             Duration timeout, Object body, boolean keepReply) throws SvcError, InterruptedException {
+        HttpRequest request = request(node, service, uri, headers, timeout, body, "application/json");
+        HttpResponse<byte[]> response = send(node, service, request, timeout, info -> new Limited());
+        String q = "node \"" + node + "\": ";
+        byte[] data = response.body();
+        if (data == null) {
+            throw SvcError.upstream(node, "too_large",
+                    q + "the " + service + " reply is larger than " + MAX_REPLY_BYTES + " bytes", null);
+        }
+        int status = response.statusCode();
+        if (status < 200 || status > 299) {
+            throw refused(node, service, status);
+        }
+        if (!keepReply) {
+            return null;
+        }
+        try {
+            return JSON.readValue(data, Object.class);
+        } catch (IOException e) {
+            throw SvcError.upstream(node, "invalid_json", q + "the " + service + " reply is not valid JSON", null);
+        }
+    }
+
+    /** A POST of {@code body} as JSON that accepts {@code accept}; headers are sent as they are. */
+    public static HttpRequest request(String node, String service, URI uri, Map<String, String> headers,
+            Duration timeout, Object body, String accept) throws SvcError {
         String q = "node \"" + node + "\": ";
         byte[] payload;
         try {
@@ -171,25 +200,32 @@ public final class Upstream {
         } catch (JsonProcessingException e) {
             throw SvcError.execution(node, q + "the " + service + " request cannot be encoded as JSON");
         }
-        HttpRequest request;
         try {
             HttpRequest.Builder builder = HttpRequest.newBuilder(uri)
                     .timeout(timeout)
                     .setHeader("Content-Type", "application/json")
-                    .setHeader("Accept", "application/json")
+                    .setHeader("Accept", accept)
                     .POST(HttpRequest.BodyPublishers.ofByteArray(payload));
             if (headers != null) {
                 headers.forEach(builder::setHeader);
             }
-            request = builder.build();
+            return builder.build();
         } catch (IllegalArgumentException e) {
             throw SvcError.upstream(node, "connect", q + "the " + service + " request cannot be sent: "
                     + e.getMessage(), null);
         }
-        CompletableFuture<HttpResponse<byte[]>> call = CLIENT.sendAsync(request, info -> new Limited());
-        HttpResponse<byte[]> response;
+    }
+
+    /**
+     * Sends a request and waits at most {@code timeout} for its reply (for a streamed
+     * body: its head); a failure is an upstream_error (timeout, connect).
+     */
+    public static <T> HttpResponse<T> send(String node, String service, HttpRequest request, Duration timeout,
+            HttpResponse.BodyHandler<T> handler) throws SvcError, InterruptedException {
+        String q = "node \"" + node + "\": ";
+        CompletableFuture<HttpResponse<T>> call = CLIENT.sendAsync(request, handler);
         try {
-            response = call.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return call.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             call.cancel(true);
             throw SvcError.upstream(node, "timeout", q + "the " + service + " call timed out", null);
@@ -208,23 +244,12 @@ public final class Upstream {
             throw SvcError.upstream(node, "connect", q + "the " + service + " connection failed ("
                     + (cause == null ? "unknown" : cause.getClass().getSimpleName()) + ")", null);
         }
-        byte[] data = response.body();
-        if (data == null) {
-            throw SvcError.upstream(node, "too_large",
-                    q + "the " + service + " reply is larger than " + MAX_REPLY_BYTES + " bytes", null);
-        }
-        int status = response.statusCode();
-        if (status < 200 || status > 299) {
-            throw SvcError.upstream(node, "status", q + "the " + service + " answered " + status, status);
-        }
-        if (!keepReply) {
-            return null;
-        }
-        try {
-            return JSON.readValue(data, Object.class);
-        } catch (IOException e) {
-            throw SvcError.upstream(node, "invalid_json", q + "the " + service + " reply is not valid JSON", null);
-        }
+    }
+
+    /** A reply whose status is not 2xx. */
+    public static SvcError refused(String node, String service, int status) {
+        return SvcError.upstream(node, "status", "node \"" + node + "\": the " + service + " answered " + status,
+                status);
     }
 
     /** Collects a reply body up to the limit; a larger one completes as null. */

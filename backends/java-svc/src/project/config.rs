@@ -10,6 +10,12 @@ pub(super) fn ai_config(doc: &Document, pkg: &str) -> String {
     let timeout = doc.logical.settings.request_timeout_ms;
     let mut w = CodeWriter::java();
     let llm_client = runtime(&mut w, pkg, "LlmClient");
+    // With settings.streaming the client streams the model's reply to a streamed run.
+    let implementation = if doc.logical.settings.streaming {
+        runtime(&mut w, pkg, "StreamingLlmClient")
+    } else {
+        llm_client.clone()
+    };
     let duration = w.name("java.time", "Duration");
     let value = w.name("org.springframework.beans.factory.annotation", "Value");
     let bean = w.name("org.springframework.context.annotation", "Bean");
@@ -28,7 +34,7 @@ pub(super) fn ai_config(doc: &Document, pkg: &str) -> String {
             ))
             .dedent()
             .line(format!(
-                "return new {llm_client}(baseUrl, apiKey, {duration}.ofMillis({timeout}));"
+                "return new {implementation}(baseUrl, apiKey, {duration}.ofMillis({timeout}));"
             ))
             .dedent()
             .line("}");

@@ -98,6 +98,26 @@ const LLM_CLIENT: (&str, &str) = (
     "runtime/LlmClient.java",
     include_str!("../../runtime/java/LlmClient.java"),
 );
+/// A graph with settings.streaming: its runs' events, the observed run, the
+/// SSE answer and, with LLM nodes, the model client that streams tokens.
+const STREAMING: &[(&str, &str)] = &[
+    (
+        "runtime/RunEvents.java",
+        include_str!("../../runtime/java/RunEvents.java"),
+    ),
+    (
+        "runtime/ObservedRun.java",
+        include_str!("../../runtime/java/ObservedRun.java"),
+    ),
+    (
+        "web/EventStream.java",
+        include_str!("../../runtime/java/EventStream.java"),
+    ),
+];
+const STREAMING_LLM_CLIENT: (&str, &str) = (
+    "runtime/StreamingLlmClient.java",
+    include_str!("../../runtime/java/StreamingLlmClient.java"),
+);
 const MVNW: &str = include_str!("../../runtime/wrapper/mvnw");
 const MVNW_CMD: &str = include_str!("../../runtime/wrapper/mvnw.cmd");
 const WRAPPER_PROPERTIES: &str = include_str!("../../runtime/wrapper/maven-wrapper.properties");
@@ -155,6 +175,12 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     }
     if llm || http_tools {
         runtime.push(HTTP_TOOL);
+    }
+    if doc.logical.settings.streaming {
+        runtime.extend(STREAMING);
+        if llm {
+            runtime.push(STREAMING_LLM_CLIENT);
+        }
     }
     if llm {
         runtime.push(LLM_CLIENT);

@@ -48,6 +48,8 @@ class GraphSettings:
     entrypoint: str | None = None
     max_steps: int = 25
     request_timeout_ms: int = 30000
+    # POST /invoke may answer text/event-stream (svc.server.app).
+    streaming: bool = False
 
 
 def graph_settings(config: dict) -> GraphSettings:
@@ -58,11 +60,14 @@ def graph_settings(config: dict) -> GraphSettings:
         entrypoint=section.get("entrypoint"),
         max_steps=section.get("max_steps", GraphSettings.max_steps),
         request_timeout_ms=section.get("request_timeout_ms", GraphSettings.request_timeout_ms),
+        streaming=section.get("streaming", GraphSettings.streaming),
     )
     for name in ("max_steps", "request_timeout_ms"):
         value = getattr(settings, name)
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ConfigError(f"graph.{name} must be a positive integer, not {value!r}")
+    if not isinstance(settings.streaming, bool):
+        raise ConfigError(f"graph.streaming must be true or false, not {settings.streaming!r}")
     return settings
 
 

@@ -3,6 +3,11 @@
 Routes are plain Starlette routes on a FastAPI app: each handler reads the
 request itself, which keeps /invoke cheap and gives every error, including
 FastAPI's own 404/405/422, the one envelope `{"error": {code, message, details?}}`.
+
+With `graph.streaming: true` a request that accepts `text/event-stream` is
+answered with the run's events as it goes (the contract's "Streaming";
+svc.server.events.EventStream, svc.streaming.RunStream); its checks before
+the run are answered as JSON all the same.
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ import hashlib
 import hmac
 import logging
 import os
+import uuid
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from svc import registry
 from svc.config import (
@@ -90,7 +98,48 @@ def _state_of(obj: Any, schema: Any) -> dict:
     raise bad_request('send {"state": {...}} (or {"messages": [...]})')
 
 
+def wants_event_stream(headers: Any) -> bool:
+    """Whether Accept lists text/event-stream (any case, parameters aside)
+    with a quality above 0; `*/*` alone does not count."""
+    for accept in headers.getlist("accept"):
+        for part in accept.split(","):
+            media, *params = part.split(";")
+            if media.strip().lower() != "text/event-stream":
+                continue
+            quality = 1.0
+            for param in params:
+                name, _, value = param.partition("=")
+                if name.strip().lower() == "q":
+                    try:
+                        quality = float(value)
+                    except ValueError:
+                        quality = 0.0
+            if quality > 0:
+                return True
+    return False
+
+
+def _failure_data(error: SvcError) -> dict:
+    """run_failed's data: the status and the envelope of the JSON answer."""
+    return {"status": error.status, **error.to_body()["error"]}
+
+
+def _finished_data(body: dict) -> dict:
+    """run_finished's data: the JSON answer's body (`result`, and `threadId`
+    on a checkpointed graph)."""
+    return {k: v for k, v in body.items() if k != "interrupt"}
+
+
 MAX_THREAD_ID = 256  # characters of a threadId
+
+
+class _ThreadRun(NamedTuple):
+    """A run on a thread that passed its checks and holds the thread."""
+
+    thread_id: str
+    generation: int
+    first: tuple  # its first event: run_started or resumed
+    start: Callable[[Any], Awaitable[dict]]  # runs it, given its emit (or None)
 
 
 def _thread_request(obj: Any, schema: Any) -> tuple[str | None, dict | None, Any]:
@@ -192,6 +241,19 @@ def create_app(
     from starlette.requests import Request
     from starlette.responses import Response, StreamingResponse
 
+    class EventStreamResponse(StreamingResponse):
+        """A streamed run's answer; `stop()` once it ends, however it ends."""
+
+        def __init__(self, frames: Any, stop: Callable[[], None], headers: dict[str, str]):
+            super().__init__(frames, headers=headers, media_type="text/event-stream")
+            self.stop = stop
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            try:
+                await super().__call__(scope, receive, send)
+            finally:
+                self.stop()
+
     from svc import rag
     from svc.a2a import agent as a2a_agent
     from svc.a2a import server as a2a_server
@@ -204,6 +266,7 @@ def create_app(
         config = load_config(root)
     check_secrets(config)
     settings = server_settings(config)
+    streaming = graph_settings(config).streaming
     key = _key(settings)
     built: dict[str, Any] = {}  # the entrypoint's runner, by name, for the graph server
     if graph is None:
@@ -256,40 +319,43 @@ def create_app(
                 registry.run_guardrails("output", result)
             return result
 
-        async def on_thread(obj: Any, emit: Any) -> dict:
-            """A run on a thread of a checkpointed graph: a new state, or a resume."""
+        async def take_thread(obj: Any) -> _ThreadRun:
+            """The checks of a run on a thread of a checkpointed graph (a new
+            state, or a resume), up to taking the thread."""
             thread_id, data, value = _thread_request(obj, schema)
             if data is not None:
                 state = validate(data)
                 thread_id = thread_id or store.new_id()
-                if emit is not None:
-                    emit("run_started", None, {"state": state, "threadId": thread_id})
                 if registry.has_guardrails():
                     registry.run_guardrails("input", state)
                 registry.enforce_policies({"action": "run", "state": state, "threadId": thread_id})
-                generation = await kept(store.start, thread_id)
-                running = runner.arun(state, emit=emit, thread_id=thread_id)
-            else:
-                paused = await kept(
-                    store.paused, thread_id
-                )  # 404 unknown or expired, 409 not paused
-                runner.check_resume(paused, value)  # 422 against the interrupt's field
-                registry.enforce_policies(
-                    {
-                        "action": "resume",
-                        "threadId": thread_id,
-                        "node": paused.node,
-                        "resume": value,
-                    }
-                )
-                generation = await kept(
-                    store.claim, thread_id, paused.interrupt_id
-                )  # one resume wins
-                if emit is not None:
-                    emit("resumed", paused.node, {"threadId": thread_id, "resume": value})
-                running = runner.aresume(paused, value, emit=emit)
+                generation = await kept(store.start, thread_id)  # 409 thread_busy
+
+                def start_new(emit: Any) -> Any:
+                    return runner.arun(state, emit=emit, thread_id=thread_id)
+
+                first = ("run_started", None, {"state": state, "threadId": thread_id})
+                return _ThreadRun(thread_id, generation, first, start_new)
+            paused = await kept(store.paused, thread_id)  # 404 unknown or expired, 409 not paused
+            runner.check_resume(paused, value)  # 422 against the interrupt's field
+            registry.enforce_policies(
+                {"action": "resume", "threadId": thread_id, "node": paused.node, "resume": value}
+            )
+            generation = await kept(store.claim, thread_id, paused.interrupt_id)  # one resume wins
+
+            def start_resumed(emit: Any) -> Any:
+                return runner.aresume(paused, value, emit=emit)
+
+            first = ("resumed", paused.node, {"threadId": thread_id, "resume": value})
+            return _ThreadRun(thread_id, generation, first, start_resumed)
+
+        async def on_thread(taken: _ThreadRun, emit: Any) -> dict:
+            """The run on a thread it took: its answer's body, the thread kept."""
+            thread_id, generation = taken.thread_id, taken.generation
+            if emit is not None:
+                emit(*taken.first)
             try:
-                result = await running
+                result = await taken.start(emit)
             except Interrupted as i:
                 await kept(store.pause, thread_id, generation, i)
                 if emit is not None:
@@ -305,6 +371,24 @@ def create_app(
                 registry.run_guardrails("output", result)
             return {"result": result, "threadId": thread_id}
 
+        async def begin_streamed(obj: Any) -> Callable[[Any], Awaitable[dict]] | None:
+            """The checks before a streamed run (a failure is answered as
+            JSON), then what runs it given its emit; None for a request form
+            that is answered as JSON all the same."""
+            if store is not None:
+                if not isinstance(obj, dict) or not ("state" in obj or "resume" in obj):
+                    return None
+                return partial(on_thread, await take_thread(obj))
+            if not isinstance(obj, dict) or "state" not in obj:
+                return None
+            state = validate(_state_of(obj, schema))
+
+            async def execute(emit: Any) -> dict:
+                emit("run_started", None, {"state": state})
+                return {"result": await run(state, emit)}
+
+            return execute
+
         async def answer(request: Any, run_log: Any = None) -> Any:
             """POST /invoke; `run_log` records the run's events (SVC_DEV_EVENTS=1)."""
             refused = denied(request)
@@ -314,10 +398,15 @@ def create_app(
             headers = {"X-Run-Id": run_log.id} if run_log is not None else None
             emit = run_log.emit if run_log is not None else None
             try:
+                obj = await read_json(request)
+                if streaming and wants_event_stream(request.headers):
+                    execute = await begin_streamed(obj)
+                    if execute is not None:
+                        return streamed(execute, run_log)
                 if store is not None:
-                    body = await on_thread(await read_json(request), emit)
+                    body = await on_thread(await take_thread(obj), emit)
                 else:
-                    state = validate(_state_of(await read_json(request), schema))
+                    state = validate(_state_of(obj, schema))
                     if emit is not None:
                         emit("run_started", None, {"state": state})
                     body = {"result": await run(state, emit)}
@@ -325,13 +414,51 @@ def create_app(
                 await discard(request)
                 error = failed(e)
                 if emit is not None:
-                    emit("run_failed", None, {"status": error.status, **error.to_body()["error"]})
+                    emit("run_failed", None, _failure_data(error))
                 return reply.error(error, headers)
             if emit is not None and "result" in body:
-                emit("run_finished", None, {k: v for k, v in body.items() if k != "interrupt"})
+                emit("run_finished", None, _finished_data(body))
             return reply.json(200, body, headers)
 
         return answer
+
+    def streamed(execute: Callable[[Any], Awaitable[dict]], run_log: Any) -> Any:
+        """The `200 text/event-stream` answer of a run that passed its checks:
+        `execute(emit)` runs it to the JSON answer's body. The run starts now,
+        so that it settles (its thread kept) even when the answer is never
+        read; it stops when the answer ends, whether after its last event or
+        because its client left."""
+        from svc.server.events import EventStream
+        from svc.streaming import RunStream, cancelled_error
+
+        events = EventStream(run_log.id if run_log is not None else uuid.uuid4().hex, run_log)
+        stream = RunStream(events.emit)
+        events.stop = stream.cancel
+
+        async def go() -> None:
+            try:
+                body = await execute(stream)
+            except asyncio.CancelledError:
+                stream("run_failed", None, _failure_data(cancelled_error()))
+                raise
+            except Exception as e:
+                stream("run_failed", None, _failure_data(failed(e)))
+                return
+            if "result" in body:
+                stream("run_finished", None, _finished_data(body))
+
+        running = asyncio.create_task(go())
+
+        def stop() -> None:
+            stream.cancel()
+            # After the task's first step (scheduled first): a task cancelled
+            # before it starts would not settle its thread.
+            asyncio.get_running_loop().call_soon(running.cancel)
+
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        if run_log is not None:
+            headers["X-Run-Id"] = run_log.id
+        return EventStreamResponse(events.frames(), stop, headers)
 
     def failed(e: Exception) -> SvcError:
         if isinstance(e, SvcError):

@@ -1,12 +1,17 @@
-"""Run events for local development (`SVC_DEV_EVENTS=1`).
+"""Run events: the development run log (`SVC_DEV_EVENTS=1`) and the
+streamed answers of `POST /invoke` (`graph.streaming`, EventStream).
 
 Each observed run gets an id and a numbered list of RunEvents:
 
     {"run_id": "...", "seq": 1, "type": "run_started", "data": {"state": {...}}}
-    {"run_id": "...", "seq": 2, "type": "node_started", "node": "classify"}
-    {"run_id": "...", "seq": 3, "type": "node_finished", "node": "classify",
-     "data": {"patch": {"category": "billing"}}}
-    {"run_id": "...", "seq": 4, "type": "run_finished", "data": {"result": {...}}}
+    {"run_id": "...", "seq": 2, "type": "node_started", "node": "classify",
+     "data": {"kind": "llm"}}
+    {"run_id": "...", "seq": 3, "type": "token", "node": "classify", "data": {"delta": "bil"}}
+    {"run_id": "...", "seq": 4, "type": "node_finished", "node": "classify",
+     "data": {"kind": "llm", "patch": {"category": "billing"}}}
+    {"run_id": "...", "seq": 5, "type": "run_finished", "data": {"result": {...}}}
+
+(`token`s come only from a streamed request's model calls.)
 
 A failed run ends with `run_failed` and `data: {"status", "code", "message",
 "details"?}`. On a graph with a checkpointer, `run_started` and
@@ -18,7 +23,8 @@ thread is a new run that begins with `resumed` (`node`, `data: {"threadId",
 The events of the last 100 runs are kept, so a client may subscribe after
 the run has ended, and of each run the last `MAX_EVENTS`: `follow(after=n)`
 (the `Last-Event-ID` of a reconnecting client) gives the kept events
-numbered above n. Nothing here runs when the variable is unset.
+numbered above n. Nothing here runs when the variable is unset and the
+graph does not stream.
 """
 
 from __future__ import annotations
@@ -30,13 +36,16 @@ import json
 import threading
 import uuid
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
+
+from svc.contract import MAX_RESPONSE_BYTES, encode
 
 EVENT_TYPES = (
     "run_started",
     "resumed",
     "node_started",
+    "token",
     "node_finished",
     "interrupted",
     "run_finished",
@@ -44,6 +53,9 @@ EVENT_TYPES = (
 )
 _FINAL = ("run_finished", "run_failed", "interrupted")
 MAX_EVENTS = 1000  # kept per run; the oldest are dropped first
+# The longest a streamed run stays silent: a comment is sent after that much
+# quiet, which SSE clients ignore (and proxies take as a live connection).
+KEEP_ALIVE_SECONDS = 15.0
 
 
 class Run:
@@ -137,5 +149,93 @@ def last_event_id(value: str | None) -> int:
 
 def sse(event: dict[str, Any]) -> bytes:
     """One server-sent event: its seq as id, its type as event name, JSON data."""
-    data = json.dumps(event, ensure_ascii=False, default=repr)
-    return f"id: {event['seq']}\nevent: {event['type']}\ndata: {data}\n\n".encode()
+    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=repr)
+    return _frame(event["seq"], event["type"], data.encode())
+
+
+def _frame(seq: int, type: str, data: bytes) -> bytes:
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (seq, type.encode(), data)
+
+
+class EventStream:
+    """The events of one streamed run, as the server-sent events of its
+    answer (docs/http-contract.md, "Streaming"); emit() may be called from
+    any thread, frames() is read on the event loop.
+
+    Every event has `data` (an object). An event whose JSON would pass
+    MAX_RESPONSE_BYTES, or that is not JSON, is not sent: the stream ends
+    with a `run_failed` 500 execution_error in its place, and `stop()` is
+    called: nothing more of the run can be sent. Events are encoded as they
+    are emitted, so a state the run goes on changing is sent as it was. With
+    `log` (SVC_DEV_EVENTS=1) the run log gets the same events.
+    """
+
+    def __init__(self, run_id: str, log: Run | None = None):
+        self.id = run_id
+        self.log = log
+        self.stop: Callable[[], None] | None = None
+        self.done = False  # the terminal event is emitted
+        self._seq = 0
+        self._frames: deque[bytes] = deque()
+        self._lock = threading.Lock()
+        self._loop = asyncio.get_running_loop()
+        self._changed = asyncio.Event()
+
+    def emit(self, type: str, node: str | None = None, data: dict | None = None) -> None:
+        if type not in EVENT_TYPES:
+            raise ValueError(f"unknown run event type {type!r}")
+        with self._lock:
+            if self.done:
+                return
+            self._seq += 1
+            event: dict[str, Any] = {"run_id": self.id, "seq": self._seq, "type": type}
+            if node is not None:
+                event["node"] = node
+            event["data"] = data if data is not None else {}
+            line, failure = _encoded(event)
+            if failure is not None:
+                # The event is dropped, the run_failed takes its number.
+                type, node, data = "run_failed", None, failure
+                line = encode({"run_id": self.id, "seq": self._seq, "type": type, "data": data})
+            self.done = type in _FINAL
+            self._frames.append(_frame(self._seq, type, line))
+            if self.log is not None:
+                self.log.emit(type, node, data)
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody reads
+            self._loop.call_soon_threadsafe(self._changed.set)
+        if failure is not None and self.stop is not None:
+            self.stop()
+
+    async def frames(self) -> AsyncIterator[bytes]:
+        """The events as they come, then the end after the terminal one; a
+        keep-alive comment after KEEP_ALIVE_SECONDS of quiet."""
+        while True:
+            self._changed.clear()
+            with self._lock:
+                frames, self._frames = self._frames, deque()
+                done = self.done
+            for frame in frames:
+                yield frame
+            if done:
+                return
+            if not frames:
+                try:
+                    await asyncio.wait_for(self._changed.wait(), KEEP_ALIVE_SECONDS)
+                except asyncio.TimeoutError:
+                    yield b": keep-alive\n\n"
+
+
+def _encoded(event: dict[str, Any]) -> tuple[bytes, None] | tuple[None, dict[str, Any]]:
+    """The event's JSON, or the data of the run_failed sent instead."""
+    failed = {"status": 500, "code": "execution_error"}
+    try:
+        line = encode(event)
+    except (TypeError, ValueError):
+        return None, {**failed, "message": f"the {event['type']} event cannot be encoded as JSON"}
+    if len(line) > MAX_RESPONSE_BYTES:
+        return None, {
+            **failed,
+            "message": f"the {event['type']} event is larger than 4 MiB",
+            "details": {"reason": "response_too_large"},
+        }
+    return line, None

@@ -1,0 +1,94 @@
+package com.svc.__SVC_PACKAGE__.web;
+
+import com.svc.__SVC_PACKAGE__.graph.MainGraph;
+import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
+import com.svc.__SVC_PACKAGE__.runtime.RunEvents;
+import com.svc.__SVC_PACKAGE__.runtime.SvcError;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.springframework.stereotype.Component;
+
+/**
+ * The streamed answer of POST /invoke (settings.streaming; docs/http-contract.md,
+ * "Streaming"): the run's events as server-sent events, written as they happen.
+ * The run works on its own virtual thread; this request's thread writes. A
+ * client that goes away, the deadline, or an event too large to send ends
+ * the stream and interrupts the run, which closes its model call.
+ */
+@Component
+public class EventStream implements GraphController.Streamer {
+    /** A comment line at least this often keeps a quiet stream open through proxies. */
+    static final long KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(15);
+    private static final byte[] KEEP_ALIVE = ": keep-alive\n\n".getBytes(StandardCharsets.US_ASCII);
+
+    private final MainGraph graph;
+    private final ExecutorService runner = Executors.newVirtualThreadPerTaskExecutor();
+
+    public EventStream(MainGraph graph) {
+        this.graph = graph;
+    }
+
+    @Override
+    public void answer(Map<String, Object> state, HttpServletResponse response) {
+        RunEvents events = new RunEvents(UUID.randomUUID().toString());
+        Map<String, Object> started = new LinkedHashMap<>();
+        started.put("state", state);
+        events.emit("run_started", null, started);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(MainGraph.REQUEST_TIMEOUT_MS);
+        Future<?> run = runner.submit(() -> {
+            try {
+                GraphRun done = graph.run(state, events);
+                events.finish(done.state());
+            } catch (SvcError e) {
+                events.fail(e);
+            } catch (InterruptedException e) {
+                // Cancelled: the stream has already ended.
+            } catch (RuntimeException e) {
+                events.fail(new SvcError(500, "execution_error", "the run failed", null));
+            }
+        });
+        response.setStatus(200);
+        response.setContentType("text/event-stream");
+        response.setCharacterEncoding("UTF-8");
+        response.setHeader("Cache-Control", "no-cache");
+        response.setHeader("X-Accel-Buffering", "no");
+        try {
+            OutputStream out = response.getOutputStream();
+            out.flush(); // the head now: the run has started
+            while (true) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    events.fail(SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS));
+                }
+                RunEvents.Frame frame = events.next(Math.max(0, Math.min(left, KEEP_ALIVE_NANOS)));
+                if (frame == null) {
+                    if (left > KEEP_ALIVE_NANOS) {
+                        out.write(KEEP_ALIVE);
+                        out.flush();
+                    }
+                    continue;
+                }
+                out.write(frame.bytes());
+                out.flush();
+                if (frame.last()) {
+                    return;
+                }
+            }
+        } catch (IOException e) {
+            // The client went away: nothing more to write.
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            run.cancel(true);
+        }
+    }
+}

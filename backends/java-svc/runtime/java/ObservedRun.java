@@ -1,0 +1,80 @@
+package com.svc.__SVC_PACKAGE__.runtime;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A run of a graph with settings.streaming: the same steps as GraphRun, each
+ * reported to the run's events when it is streamed (events not null). While
+ * a node runs, {@link #current()} is this run on the node's thread, so a
+ * model call (StreamingLlmClient) can stream its tokens into the events.
+ */
+public final class ObservedRun extends GraphRun {
+    private static final ThreadLocal<ObservedRun> CURRENT = new ThreadLocal<>();
+
+    private final RunEvents events;
+
+    public ObservedRun(StateSchema schema, Map<String, Object> state, int maxSteps, RunEvents events) {
+        super(schema, state, maxSteps);
+        this.events = events;
+    }
+
+    /** The streamed run whose node is running on this thread, or null. */
+    public static ObservedRun current() {
+        return CURRENT.get();
+    }
+
+    /** A token of the model's reply to node {@code node}. */
+    public void token(String node, String delta) {
+        events.emit("token", node, Map.of("delta", delta));
+    }
+
+    /** GraphRun.step, between node_started and node_finished. */
+    public void step(String node, String kind, String outputKey, GraphNode fn) throws SvcError, InterruptedException {
+        if (events == null) {
+            step(node, outputKey, fn);
+            return;
+        }
+        Object result = observed(node, kind, fn);
+        write(node, outputKey, result);
+        Map<String, Object> patch = new LinkedHashMap<>();
+        patch.put(outputKey, result instanceof StateSchema.Replace r ? r.value() : result);
+        finished(node, kind, patch);
+    }
+
+    /** GraphRun.patch, between node_started and node_finished. */
+    public void patch(String node, String kind, GraphNode fn) throws SvcError, InterruptedException {
+        if (events == null) {
+            patch(node, fn);
+            return;
+        }
+        Object result = observed(node, kind, fn);
+        writePatch(node, result);
+        finished(node, kind, result instanceof Map<?, ?> ? result : Map.of());
+    }
+
+    /** A router's step: it writes nothing, so its patch is empty. */
+    public void routed(String node) {
+        if (events != null) {
+            events.emit("node_started", node, Map.of("kind", "router"));
+            finished(node, "router", Map.of());
+        }
+    }
+
+    private Object observed(String node, String kind, GraphNode fn) throws SvcError, InterruptedException {
+        events.emit("node_started", node, Map.of("kind", kind));
+        CURRENT.set(this);
+        try {
+            return call(node, fn);
+        } finally {
+            CURRENT.remove();
+        }
+    }
+
+    private void finished(String node, String kind, Object patch) {
+        Map<String, Object> data = new LinkedHashMap<>();
+        data.put("kind", kind);
+        data.put("patch", patch);
+        events.emit("node_finished", node, data);
+    }
+}
