@@ -33,7 +33,30 @@ func chat(ctx context.Context, node string, m Model, system, user string) (strin
 	if strings.TrimSpace(user) != "" {
 		messages = append(messages, map[string]string{"role": "user", "content": user})
 	}
+	endpoint, headers, body, err := modelRequest(node, m, messages, nil)
+	if err != nil {
+		return "", err
+	}
+	if observe := observerOf(ctx); observe != nil && chatStreamed != nil {
+		return chatStreamed(ctx, node, endpoint, headers, body, observe)
+	}
+	reply, err := postJSON(ctx, node, endpoint, headers, 0, body)
+	if err != nil {
+		return "", err
+	}
+	return replyText(node, reply)
+}
+
+// modelRequest is one chat-completions request of the model m: its
+// endpoint (the base URL variable, else the default, + /chat/completions),
+// its headers (Authorization when the key variable is set) and its body:
+// model, messages, tools (only when there are any), temperature (when set)
+// and max_tokens (when positive).
+func modelRequest(node string, m Model, messages any, tools []any) (string, map[string]string, map[string]any, error) {
 	body := map[string]any{"model": m.Name, "messages": messages}
+	if len(tools) > 0 {
+		body["tools"] = tools
+	}
 	if m.Temperature != nil {
 		body["temperature"] = *m.Temperature
 	}
@@ -46,20 +69,44 @@ func chat(ctx context.Context, node string, m Model, system, user string) (strin
 	}
 	endpoint, err := resolveEndpoint(node, strings.TrimRight(base, "/")+"/chat/completions")
 	if err != nil {
-		return "", err
+		return "", nil, nil, err
 	}
 	headers := map[string]string{}
 	if key := os.Getenv(m.APIKeyEnv); key != "" {
 		headers["Authorization"] = "Bearer " + key
 	}
-	if observe := observerOf(ctx); observe != nil && chatStreamed != nil {
-		return chatStreamed(ctx, node, endpoint, headers, body, observe)
+	return endpoint, headers, body, nil
+}
+
+// chatMessage is one chat-completions call, never streamed, with tools
+// offered when there are any; it returns the reply's choices[0].message,
+// which may hold tool_calls (agents, tool-calling llm nodes, routers and
+// intent classifiers).
+func chatMessage(ctx context.Context, node string, m Model, messages []any, tools []any) (map[string]any, error) {
+	endpoint, headers, body, err := modelRequest(node, m, messages, tools)
+	if err != nil {
+		return nil, err
 	}
 	reply, err := postJSON(ctx, node, endpoint, headers, 0, body)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	return replyText(node, reply)
+	if msg, ok := firstMessage(reply); ok {
+		return msg, nil
+	}
+	return nil, upstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message", node))
+}
+
+// firstMessage is reply["choices"][0]["message"] when it is an object.
+func firstMessage(reply any) (map[string]any, bool) {
+	obj, _ := reply.(map[string]any)
+	choices, _ := obj["choices"].([]any)
+	if len(choices) == 0 {
+		return nil, false
+	}
+	first, _ := choices[0].(map[string]any)
+	msg, ok := first["message"].(map[string]any)
+	return msg, ok
 }
 
 func replyText(node string, reply any) (string, error) {
@@ -112,3 +159,15 @@ func textItems(list []any) []any {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// runCut is err, unless the run's deadline has passed (or its request is
+// gone): python-svc cuts the whole run at its deadline (504
+// deadline_exceeded), whatever the call it was waiting on.
+func runCut(ctx context.Context, err error) error {
+	if err != nil {
+		if cut := ctx.Err(); cut != nil {
+			return cut
+		}
+	}
+	return err
+}

@@ -18,23 +18,39 @@ pub fn info() -> BackendInfo {
         version: env!("CARGO_PKG_VERSION").into(),
         ir_versions: ">=2.0.0, <3.0.0".into(),
         capabilities: Capabilities {
-            node_kinds: strings(&["start", "end", "function", "llm", "tool", "router", "response_template", "connector"]),
+            node_kinds: strings(&[
+                "start",
+                "end",
+                "function",
+                "llm",
+                "tool",
+                "router",
+                "response_template",
+                "connector",
+                "agent",
+                "intent_classifier",
+            ]),
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
             auth: strings(&["none", "api_key", "bearer"]),
             features: strings(&ALL_ROUTER_FEATURES)
                 .into_iter()
-                .chain([OPENAI_PROVIDER.to_string(), "streaming".to_string()])
+                .chain(
+                    [
+                        OPENAI_PROVIDER,
+                        "streaming",
+                        "llm.bound-tools",
+                        "agents.worker",
+                        "agents.supervisor",
+                        "agents.remote",
+                    ]
+                    .map(String::from),
+                )
                 .collect(),
             reasons: vec![
                 reason("node-kind:subgraph", PYTHON_ONLY),
-                reason("node-kind:agent", PYTHON_ONLY),
                 reason("node-kind:rag", PYTHON_ONLY),
-                reason("node-kind:intent_classifier", PYTHON_ONLY),
-                reason("feature:agents.worker", PYTHON_ONLY),
-                reason("feature:agents.supervisor", PYTHON_ONLY),
-                reason("feature:agents.remote", PYTHON_ONLY),
-                reason("feature:agents.a2a", PYTHON_ONLY),
+                reason("feature:agents.a2a", "A2A peers are called from python-svc only (A2A comes to go and java-svc later)"),
                 reason("feature:mcp.expose", "publishing the graph as an MCP tool is available on python-svc only"),
                 reason("feature:a2a.publish", "publishing the graph as an A2A agent is available on python-svc only"),
                 reason("node-kind:hitl", "Java and Go reject human-in-the-loop nodes; use python-svc"),
@@ -45,7 +61,6 @@ pub fn info() -> BackendInfo {
                 reason("feature:checkpointer.memory", "Go services keep no checkpoints; memory and durable checkpointers are python-svc only"),
                 reason("feature:checkpointer.sqlite", "Go services keep no checkpoints; the sqlite checkpointer is python-svc only"),
                 reason("feature:checkpointer.postgres", "Go services keep no checkpoints; the postgres checkpointer is python-svc only"),
-                reason("feature:llm.bound-tools", "Go does not generate tool calling from LLM nodes; call the tool from a tool node"),
                 reason("feature:tracing", "Go services do not export traces yet (OpenTelemetry comes to go and java-svc later); set `tracing.enabled` to false or compile for python-svc"),
                 reason("feature:model.provider.*", PROVIDER_REASON),
             ],

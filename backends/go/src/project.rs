@@ -1,6 +1,6 @@
 //! Assembles the Go module.
 
-use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::ir::{Document, NodeKind};
 use svc_backend_sdk::runtime_files::fill;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
@@ -19,6 +19,12 @@ const UPSTREAM_GO: &str = include_str!("../runtime/upstream.go");
 const HTTPTOOL_GO: &str = include_str!("../runtime/httptool.go");
 const LLM_GO: &str = include_str!("../runtime/llm.go");
 const LLM_TEST_GO: &str = include_str!("../runtime/llm_test.go");
+const AGENTS_GO: &str = include_str!("../runtime/agents.go");
+const AGENTS_TEST_GO: &str = include_str!("../runtime/agents_test.go");
+const INTENT_GO: &str = include_str!("../runtime/intent.go");
+const INTENT_TEST_GO: &str = include_str!("../runtime/intent_test.go");
+const PYTEXT_GO: &str = include_str!("../runtime/pytext.go");
+const PYTEXT_TEST_GO: &str = include_str!("../runtime/pytext_test.go");
 const SERVER_GO: &str = include_str!("../runtime/server.go");
 const REQUEST_GO: &str = include_str!("../runtime/request.go");
 const MAIN_GO: &str = include_str!("../runtime/main.go");
@@ -97,6 +103,28 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             files.push(File::text("internal/graph/llm_stream.go", LLM_STREAM_GO));
         }
     }
+    // Agents and classifiers answer as python-svc does, down to the text
+    // they feed the model (pytext.go).
+    let agentic = crate::agents::needed(doc);
+    let classifies = doc
+        .logical
+        .nodes
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::IntentClassifier(_)));
+    if agentic {
+        files.push(crate::agents::registry(doc)?);
+        files.push(File::text("internal/graph/agents.go", AGENTS_GO));
+        files.push(File::text("internal/graph/agents_test.go", AGENTS_TEST_GO));
+    }
+    if classifies {
+        files.push(File::text("internal/graph/intent.go", INTENT_GO));
+        files.push(File::text("internal/graph/intent_test.go", INTENT_TEST_GO));
+    }
+    if agentic || classifies {
+        files.push(File::text("internal/graph/pytext.go", PYTEXT_GO));
+        files.push(File::text("internal/graph/pytext_test.go", PYTEXT_TEST_GO));
+    }
+    let llm = llm || agentic;
     if llm || http_tools || placed.runtime.contains("upstream") {
         files.push(File::text("internal/graph/upstream.go", UPSTREAM_GO));
     }

@@ -27,6 +27,8 @@ pub fn info() -> BackendInfo {
                 "router",
                 "response_template",
                 "connector",
+                "agent",
+                "intent_classifier",
             ]),
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
@@ -36,6 +38,10 @@ pub fn info() -> BackendInfo {
                 "router.op.ne",
                 "router.field.string",
                 "streaming",
+                "llm.bound-tools",
+                "agents.worker",
+                "agents.supervisor",
+                "agents.remote",
                 OPENAI_PROVIDER,
             ]),
             reasons: vec![
@@ -45,13 +51,11 @@ pub fn info() -> BackendInfo {
                 ),
                 reason("feature:model.provider.*", PROVIDER_REASON),
                 reason("node-kind:subgraph", PYTHON_ONLY),
-                reason("node-kind:agent", PYTHON_ONLY),
                 reason("node-kind:rag", PYTHON_ONLY),
-                reason("node-kind:intent_classifier", PYTHON_ONLY),
-                reason("feature:agents.worker", PYTHON_ONLY),
-                reason("feature:agents.supervisor", PYTHON_ONLY),
-                reason("feature:agents.remote", PYTHON_ONLY),
-                reason("feature:agents.a2a", PYTHON_ONLY),
+                reason(
+                    "feature:agents.a2a",
+                    "A2A peers are called from python-svc only (A2A comes to go and java-svc later)",
+                ),
                 reason(
                     "feature:a2a.publish",
                     "publishing the graph as an A2A agent is available on python-svc only",
@@ -95,10 +99,6 @@ pub fn info() -> BackendInfo {
                 reason(
                     "feature:checkpointer.postgres",
                     "Java services keep no checkpoints; the postgres checkpointer is python-svc only",
-                ),
-                reason(
-                    "feature:llm.bound-tools",
-                    "Java rejects tool bindings on LLM nodes; call the tool from a tool node",
                 ),
                 reason("feature:router.op.gt", ops),
                 reason("feature:router.op.ge", ops),

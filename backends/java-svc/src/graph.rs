@@ -47,7 +47,9 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
             _ => None,
         })
         .collect();
-    let llm = doc.has_llm_nodes();
+    // Agents and tool-calling llm nodes run through the graph's Agents.
+    let agentic = crate::agents::needed(doc);
+    let llm = doc.has_llm_nodes() || agentic;
     // settings.streaming: the run reports its steps (runtime/ObservedRun.java).
     let streaming = s.streaming;
     let runnable: Vec<_> = doc
@@ -110,10 +112,20 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                     c = camel(id)
                 ));
             }
+            if agentic {
+                let agents = runtime(w, pkg, "Agents");
+                let tools: String = crate::agents::http_tool_ids(doc)
+                    .iter()
+                    .map(|id| format!(", {}Tool", camel(id)))
+                    .collect();
+                w.line(format!("{agents} agents = GraphAgents.create(llm{tools});"));
+            }
             for n in &runnable {
                 // What the node's class constructor takes.
                 let arg = match &n.kind {
-                    NodeKind::Llm(_) => "llm".to_string(),
+                    NodeKind::Llm(l) if !l.bound_tool_ids.is_empty() => "agents".to_string(),
+                    NodeKind::Llm(_) | NodeKind::IntentClassifier(_) => "llm".to_string(),
+                    NodeKind::Agent(_) => "agents".to_string(),
                     NodeKind::Tool(ToolNode { tool_id, .. })
                         if matches!(doc.tool(tool_id).map(|t| &t.kind), Some(ToolKind::Http { .. })) =>
                     {
@@ -128,9 +140,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                     | NodeKind::End
                     | NodeKind::Router(_)
                     | NodeKind::Subgraph(_)
-                    | NodeKind::Agent(_)
                     | NodeKind::Rag(_)
-                    | NodeKind::IntentClassifier(_)
                     | NodeKind::Hitl(_) => continue,
                 };
                 let class = node_class(w, &n.id);
@@ -220,15 +230,13 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                     });
                                 }
                                 // Refused by nodes::files: emit fails and this file is not written.
-                                NodeKind::Subgraph(_)
-                                | NodeKind::Agent(_)
-                                | NodeKind::Rag(_)
-                                | NodeKind::IntentClassifier(_)
-                                | NodeKind::Hitl(_) => {}
+                                NodeKind::Subgraph(_) | NodeKind::Rag(_) | NodeKind::Hitl(_) => {}
                                 NodeKind::Function(_)
                                 | NodeKind::Llm(_)
                                 | NodeKind::Tool(_)
-                                | NodeKind::ResponseTemplate(_) => {
+                                | NodeKind::ResponseTemplate(_)
+                                | NodeKind::Agent(_)
+                                | NodeKind::IntentClassifier(_) => {
                                     let Some(key) = n.kind.output_key() else { continue };
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");

@@ -7,6 +7,7 @@
 //! tests that drive the service over HTTP (`tests.rs`), build files and a
 //! README (`project/`).
 
+mod agents;
 mod capabilities;
 pub mod codes;
 mod graph;

@@ -1,15 +1,16 @@
 //! Every name java-svc derives from an id, claimed before emitting (see
 //! `svc_backend_sdk::names`): the classes of nodes and native tools in
-//! `nodes/` (PascalCase, so `foo_bar` and `fooBar` meet), the fields of
+//! `nodes/` (PascalCase, so `foo_bar` and `fooBar` meet; custom supervisors'
+//! routers too), the fields of
 //! `MainGraph` that hold the nodes, and the constructor's variables of each
 //! HTTP tool (camelCase, a keyword gets `_`).
 
-use svc_backend_sdk::ir::{Document, ToolKind};
+use svc_backend_sdk::ir::{AgentKind, Document, SupervisorRouter, ToolKind};
 use svc_backend_sdk::names::{Compare, Names, Owner};
 use svc_backend_sdk::Diagnostic;
 
 use crate::java::camel;
-use crate::nodes::{node_class_name, place, tool_class_name, Place};
+use crate::nodes::{node_class_name, place, router_class_name, tool_class_name, Place};
 
 const CLASS: &str = "the Java class `nodes/{}.java`";
 
@@ -45,6 +46,18 @@ pub fn check(doc: &Document) -> Result<(), Vec<Diagnostic>> {
                 owner,
             ),
             ToolKind::Mcp { .. } => {}
+        }
+    }
+    for (i, a) in doc.logical.agents.iter().enumerate() {
+        if matches!(
+            a.kind,
+            AgentKind::Supervisor {
+                router: SupervisorRouter::Custom,
+                ..
+            }
+        ) {
+            let owner = Owner::new("agent", &a.id, format!("/logical/agents/{i}"));
+            names.claim(CLASS, &router_class_name(&a.id), Compare::IgnoreCase, owner);
         }
     }
     names.finish()
@@ -99,6 +112,21 @@ mod tests {
             ],
             "{f:?}"
         );
+    }
+
+    #[test]
+    fn custom_routers_are_classes_too() {
+        let supervisor = |id: &str| json!({"id": id, "kind": "supervisor", "members": ["w"], "router": "custom"});
+        let agents = json!([
+            {"id": "w", "kind": "worker"},
+            supervisor("a_b"),
+            supervisor("aB")
+        ]);
+        let d = sample_document(&["n"], json!([]), agents).unwrap();
+        let f = found(&d);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].0, "/logical/agents/2");
+        assert!(f[0].1.contains("`nodes/ABRouter.java`"), "{f:?}");
     }
 
     #[test]

@@ -208,23 +208,27 @@ fn agent_module(doc: &Document, scope: &Scope, a: &AgentDef) -> Result<String, D
         }
         None => {
             write_expr(&mut w, 0, "@", &Expr::call(decorator, args), "");
-            let doc_line = match &a.kind {
+            // A comment, not a docstring: the SDK would take a docstring
+            // for the agent's description, which a supervisor's router
+            // shows the model (the IR's `description` is the only one).
+            let note = match &a.kind {
                 AgentKind::Remote { service, .. } => format!(
-                    "\"\"\"Runs on the service `{service}` (external_services.{service} in application.yaml).\"\"\""
+                    "# Runs on the service `{service}` (external_services.{service} in application.yaml)."
                 ),
                 AgentKind::A2a {
                     service: Some(service),
                     ..
                 } => format!(
-                    "\"\"\"An A2A peer; its credential is external_services.{service}.auth in application.yaml.\"\"\""
+                    "# An A2A peer; its credential is external_services.{service}.auth in application.yaml."
                 ),
                 AgentKind::A2a { service: None, .. } => {
-                    "\"\"\"An A2A peer called without a credential.\"\"\"".to_string()
+                    "# An A2A peer called without a credential.".to_string()
                 }
-                _ => "\"\"\"Its instructions are given above; None keeps them.\"\"\"".to_string(),
+                _ => "# Its instructions are given above; returning None keeps them.".to_string(),
             };
             suite(&mut w, "def agent() -> None:", |w| {
-                w.line(doc_line);
+                w.line(note);
+                w.line("return None");
             });
         }
     }

@@ -355,15 +355,14 @@ fn validation_capabilities_and_export() {
     // Capabilities come from the backends themselves.
     let caps = d.get("/api/capabilities").json();
     let go = &caps["go"]["capabilities"];
-    assert!(!go["nodeKinds"]
-        .as_array()
-        .unwrap()
-        .contains(&json!("agent")));
+    let go_kinds = go["nodeKinds"].as_array().unwrap();
+    assert!(go_kinds.contains(&json!("agent")), "{go}");
+    assert!(!go_kinds.contains(&json!("hitl")), "{go}");
     assert!(go["reasons"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|r| r["requirement"] == "node-kind:agent"));
+        .any(|r| r["requirement"] == "node-kind:hitl"));
     assert!(caps["python-svc"]["capabilities"]["nodeKinds"]
         .as_array()
         .unwrap()

@@ -78,6 +78,17 @@ pub fn negotiate(doc: &Document, platform: &str, info: &BackendInfo) -> Vec<Diag
     gaps
 }
 
+/// What a custom supervisor's body is on each platform (ir-v2.md, "Agents").
+fn router_signature(platform: &str) -> &'static str {
+    match platform {
+        "go" => "the body of `func(ctx context.Context, state State) (string, error)`",
+        "java-svc" => {
+            "statements that assign `String result` from the read-only `Map<String, Object> state`"
+        }
+        _ => "the body of `def route(state: dict) -> str`",
+    }
+}
+
 /// Native bodies and connector templates the platform needs.
 fn bodies_and_templates(doc: &Document, platform: &str, info: &BackendInfo) -> Vec<Diagnostic> {
     let mut gaps = Vec::new();
@@ -148,8 +159,9 @@ fn bodies_and_templates(doc: &Document, platform: &str, info: &BackendInfo) -> V
                 )
                 .at(format!("/logical/agents/{i}"))
                 .hint(format!(
-                    "add bodiesByPlatform[\"{platform}\"][\"{}\"]: the body of `def route(state: dict) -> str`",
-                    a.id
+                    "add bodiesByPlatform[\"{platform}\"][\"{}\"]: {}",
+                    a.id,
+                    router_signature(platform)
                 )),
             );
         }

@@ -10,6 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::agents::model_reply;
 use serde_json::{json, Value};
 use svc_tests::http::{Reply, Request, Stub};
 use svc_tests::service::{check_project, compile, require_python_sdk, Project, Service};
@@ -161,75 +162,6 @@ fn peer_graph() -> Value {
         },
         "bodiesByPlatform": {"python-svc": {"say": "return {\"answer\": \"peer says \" + state[\"question\"]}"}}
     })
-}
-
-fn tool_call(id: &str, name: &str, arguments: Value) -> Value {
-    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments.to_string()}})
-}
-
-/// The scripted model: each agent is told apart by its instructions.
-fn model_reply(req: &Request) -> Reply {
-    let body = req.json();
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let system = messages
-        .first()
-        .filter(|m| m["role"] == "system")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string();
-    let user = messages
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string();
-    let tool_results: Vec<String> = messages
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .filter_map(|m| m["content"].as_str().map(str::to_string))
-        .collect();
-    let answer = |content: String| json!({"role": "assistant", "content": content});
-    let message = if system.contains("You research.") {
-        if tool_results.is_empty() {
-            json!({"role": "assistant", "content": null, "tool_calls": [
-                tool_call("c1", "lookup", json!({"word": "refund"})),
-                tool_call("c2", "crm", json!({"q": "refund"}))]})
-        } else {
-            answer(format!("researched: {}", tool_results.join(" + ")))
-        }
-    } else if system.contains("You summarize.") {
-        answer(format!("summary: {user}"))
-    } else if system.contains("You write.") {
-        answer(format!("written: {}", user.replace('\n', " | ")))
-    } else if system.contains("You loop.") {
-        json!({"role": "assistant", "content": null,
-               "tool_calls": [tool_call("l1", "lookup", json!({"word": "again"}))]})
-    } else if system.contains("Route the task.") {
-        let next = if user.contains("writer answered") {
-            "finish"
-        } else if user.contains("researcher answered") {
-            " Writer\n"
-        } else {
-            "researcher"
-        };
-        answer(next.to_string())
-    } else if system.contains("billing") {
-        let intent = if user.contains("refund") {
-            " Billing\n"
-        } else if user.contains("ship") {
-            "shipping"
-        } else {
-            "no idea"
-        };
-        answer(intent.to_string())
-    } else {
-        answer("unexpected".to_string())
-    };
-    Reply::Json(
-        200,
-        json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).to_string(),
-    )
 }
 
 fn write_json(path: &Path, v: &Value) {

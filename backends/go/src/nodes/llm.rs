@@ -1,15 +1,21 @@
-//! `llm` nodes: one chat call of an OpenAI-compatible model.
+//! `llm` nodes: one chat call of an OpenAI-compatible model, or with
+//! `boundToolIds` the tool-calling loop of the runtime (agents.go).
 
-use svc_backend_sdk::ir::{Document, LlmNode, Node};
+use svc_backend_sdk::ir::{Document, LlmNode, ModelRef, Node};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::{func_name, render, signature};
 use crate::golang::{literal, quote};
 
-pub fn write(doc: &Document, n: &Node, llm: &LlmNode, body: &mut CodeWriter) {
+/// The tool-calling loop's turns for an `llm` node (python-svc's worker
+/// default; the IR gives such a node no `maxTurns`).
+const BOUND_TOOL_TURNS: u32 = 8;
+
+/// A `Model{...}` literal: the model's settings, and where the provider's
+/// URL and key come from (`settings.model`'s variables).
+pub fn model_literal(doc: &Document, model: Option<&ModelRef>) -> String {
     let settings = doc.logical.settings.model.as_ref();
-    let model = llm.model.as_ref();
     let mut parts = vec![format!(
         "Name: {}",
         quote(model.map(|m| m.name.as_str()).unwrap_or_default())
@@ -39,12 +45,35 @@ pub fn write(doc: &Document, n: &Node, llm: &LlmNode, body: &mut CodeWriter) {
                 .unwrap_or("OPENAI_API_KEY")
         )
     ));
+    format!("Model{{{}}}", parts.join(", "))
+}
+
+/// A Go `[]string{...}` literal; `nil` when empty.
+pub fn strings(items: &[String]) -> String {
+    if items.is_empty() {
+        "nil".into()
+    } else {
+        format!(
+            "[]string{{{}}}",
+            items
+                .iter()
+                .map(|s| quote(s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+pub fn write(doc: &Document, n: &Node, llm: &LlmNode, body: &mut CodeWriter) {
     let model_var = format!("model_{}", n.id);
     body.line(format!(
         "// {model_var} is where {} sends its prompt.",
         quote(&n.id)
     ));
-    body.line(format!("var {model_var} = Model{{{}}}", parts.join(", ")));
+    body.line(format!(
+        "var {model_var} = {}",
+        model_literal(doc, llm.model.as_ref())
+    ));
     body.blank();
 
     let value = match svc_backend_sdk::llm::output(doc, llm) {
@@ -60,17 +89,36 @@ pub fn write(doc: &Document, n: &Node, llm: &LlmNode, body: &mut CodeWriter) {
         .as_deref()
         .map(render)
         .unwrap_or_else(|| "\"\"".into());
-    body.line(format!(
-        "// {} asks the model; empty prompt parts are not sent.",
-        func_name(&n.id)
-    ));
-    let open = signature(body, &func_name(&n.id));
-    body.block(open, "}", |w| {
-        w.line(format!(
-            "reply, err := chat(ctx, {}, {model_var}, {system}, {})",
+    let call = if llm.bound_tool_ids.is_empty() {
+        body.line(format!(
+            "// {} asks the model; empty prompt parts are not sent.",
+            func_name(&n.id)
+        ));
+        format!(
+            "chat(ctx, {}, {model_var}, {system}, {})",
             quote(&n.id),
             render(&llm.prompt.user)
+        )
+    } else {
+        body.line(format!(
+            "// {} asks the model, which may call its tools {} before it answers.",
+            func_name(&n.id),
+            llm.bound_tool_ids
+                .iter()
+                .map(|t| quote(t))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
+        format!(
+            "toolLoop(ctx, {}, {system}, {}, {model_var}, {BOUND_TOOL_TURNS}, {})",
+            quote(&n.id),
+            strings(&llm.bound_tool_ids),
+            render(&llm.prompt.user)
+        )
+    };
+    let open = signature(body, &func_name(&n.id));
+    body.block(open, "}", |w| {
+        w.line(format!("reply, err := {call}"));
         w.block("if err != nil {", "}", |w| {
             w.line("return nil, err");
         });

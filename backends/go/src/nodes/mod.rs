@@ -3,9 +3,11 @@
 //! [`place`] says, for every node kind, what Go makes of it: a kind added to
 //! the IR does not compile here until this backend builds or refuses it.
 
+mod agent;
 mod connector;
 mod function;
-mod llm;
+mod intent_classifier;
+pub mod llm;
 mod response_template;
 mod tool;
 mod tools;
@@ -42,12 +44,11 @@ pub fn place(kind: &NodeKind) -> Place {
         NodeKind::Function(_) | NodeKind::Tool(_) | NodeKind::Connector(_) => {
             Place::File { native: true }
         }
-        NodeKind::Llm(_) | NodeKind::ResponseTemplate(_) => Place::File { native: false },
-        NodeKind::Subgraph(_)
+        NodeKind::Llm(_)
+        | NodeKind::ResponseTemplate(_)
         | NodeKind::Agent(_)
-        | NodeKind::Rag(_)
-        | NodeKind::IntentClassifier(_)
-        | NodeKind::Hitl(_) => Place::Refused,
+        | NodeKind::IntentClassifier(_) => Place::File { native: false },
+        NodeKind::Subgraph(_) | NodeKind::Rag(_) | NodeKind::Hitl(_) => Place::Refused,
     }
 }
 
@@ -60,7 +61,7 @@ pub fn func_name(id: &str) -> String {
     format!("node_{id}")
 }
 
-fn tool_name(id: &str) -> String {
+pub fn tool_name(id: &str) -> String {
     format!("tool_{id}")
 }
 
@@ -86,7 +87,7 @@ fn go_file(path: String, body: CodeWriter) -> File {
 
 /// A user's or a connector's Go text, with the standard-library packages it
 /// uses imported for it (goimports' rule).
-fn place_body(w: &mut CodeWriter, src: &str) {
+pub fn place_body(w: &mut CodeWriter, src: &str) {
     for package in body_imports(src) {
         w.import(package);
     }
@@ -133,11 +134,15 @@ pub fn files(
                 tool::write(doc, n, tool_id, input, output_key, &mut body);
                 Ok(true)
             }
-            NodeKind::Subgraph(_)
-            | NodeKind::Agent(_)
-            | NodeKind::Rag(_)
-            | NodeKind::IntentClassifier(_)
-            | NodeKind::Hitl(_) => Err(Diagnostic::error(
+            NodeKind::Agent(a) => {
+                agent::write(doc, n, a, &mut body);
+                Ok(true)
+            }
+            NodeKind::IntentClassifier(c) => {
+                intent_classifier::write(doc, n, c, &mut body);
+                Ok(true)
+            }
+            NodeKind::Subgraph(_) | NodeKind::Rag(_) | NodeKind::Hitl(_) => Err(Diagnostic::error(
                 &svc_backend_sdk::ir::codes::UNSUPPORTED,
                 format!(
                     "go does not build `{}` nodes (node `{}`)",

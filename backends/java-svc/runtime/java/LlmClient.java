@@ -66,6 +66,42 @@ public class LlmClient {
                 "node \"" + node + "\": the model reply has no choices[0].message.content", null);
     }
 
+    /**
+     * One chat-completions call with these messages, offering {@code tools} when
+     * there are any, as python-svc's chat_message: returns the reply's
+     * {@code choices[0].message}, which may hold {@code tool_calls}. The body has
+     * {@code model}, {@code messages}, {@code tools} (only when non-empty),
+     * {@code temperature} (when set) and {@code max_tokens} (when set and not 0).
+     * It is never streamed, not even by a StreamingLlmClient.
+     */
+    public Map<String, Object> chatMessage(String node, Model model, List<?> messages, List<?> tools)
+            throws SvcError, InterruptedException {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("model", model.name());
+        body.put("messages", messages);
+        if (tools != null && !tools.isEmpty()) {
+            body.put("tools", tools);
+        }
+        if (model.temperature() != null) {
+            body.put("temperature", model.temperature());
+        }
+        if (model.maxTokens() != null && model.maxTokens() != 0) {
+            body.put("max_tokens", model.maxTokens());
+        }
+        Map<String, String> headers = apiKey == null || apiKey.isEmpty()
+                ? Map.of()
+                : Map.of("Authorization", "Bearer " + apiKey);
+        Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers, timeout, body);
+        if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
+                && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> message = (Map<String, Object>) msg;
+            return message;
+        }
+        throw SvcError.upstream(node, "invalid_json",
+                "node \"" + node + "\": the model reply has no choices[0].message", null);
+    }
+
     /** A reply that is a JSON array is that list; otherwise each non-empty line. */
     public static List<Object> asList(String reply) {
         String trimmed = reply.strip();

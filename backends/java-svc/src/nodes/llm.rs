@@ -1,15 +1,20 @@
-//! An LLM node: one chat call through the runtime's `LlmClient`, its reply
-//! written as the output field's type asks.
+//! An LLM node: one chat call through the runtime's `LlmClient`, or with
+//! `boundToolIds` the tool-calling loop of `Agents`; its reply written as
+//! the output field's type asks.
 
-use svc_backend_sdk::ir::{Document, LlmNode};
+use svc_backend_sdk::ir::{Document, LlmNode, ModelRef};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::{node_class, render, run_method};
 use crate::java::{quote, runtime};
 
-pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) -> String {
-    let model = llm.model.as_ref();
+/// The tool-calling loop's turns for an `llm` node (python-svc's worker
+/// default; the IR gives such a node no `maxTurns`).
+const BOUND_TOOL_TURNS: u32 = 8;
+
+/// `new LlmClient.Model(name, temperature, maxTokens)`.
+pub fn model_literal(client: &str, model: Option<&ModelRef>) -> String {
     let name = quote(model.map(|m| m.name.as_str()).unwrap_or_default());
     let temperature = model
         .and_then(|m| m.temperature)
@@ -19,8 +24,26 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) ->
         .and_then(|m| m.max_tokens)
         .map(|t| t.to_string())
         .unwrap_or_else(|| "null".into());
+    format!("new {client}.Model({name}, {temperature}, {max_tokens})")
+}
+
+/// `List.of("a", "b")`, imported.
+pub fn list_of(w: &mut CodeWriter, items: &[String]) -> String {
+    let list = w.name("java.util", "List");
+    format!(
+        "{list}.of({})",
+        items
+            .iter()
+            .map(|s| quote(s))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) -> String {
     let mut w = CodeWriter::java();
     let client = runtime(&mut w, pkg, "LlmClient");
+    let model = model_literal(&client, llm.model.as_ref());
     let value = match svc_backend_sdk::llm::output(doc, llm) {
         LlmOutput::ReplaceMessages => format!(
             "new {}.Replace({}.assistantMessage(reply))",
@@ -39,9 +62,25 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) ->
         None => "\"\"".into(),
     };
     let user = render(&mut w, pkg, &llm.prompt.user);
+    // A node with tools runs the loop of the graph's Agents.
+    let tools = !llm.bound_tool_ids.is_empty();
+    let (caller, param) = if tools {
+        (runtime(&mut w, pkg, "Agents"), "agents")
+    } else {
+        (client.clone(), "llm")
+    };
+    let call = if tools {
+        let bound = list_of(&mut w, &llm.bound_tool_ids);
+        format!(
+            "agents.toolLoop({}, {system}, {bound}, MODEL, {BOUND_TOOL_TURNS}, {user})",
+            quote(id)
+        )
+    } else {
+        format!("llm.chat({}, MODEL, {system}, {user})", quote(id))
+    };
     let fields = vec![
-        format!("private static final {client}.Model MODEL = new {client}.Model({name}, {temperature}, {max_tokens});"),
-        format!("private final {client} llm;"),
+        format!("private static final {client}.Model MODEL = {model};"),
+        format!("private final {caller} {param};"),
     ];
     node_class(
         w,
@@ -53,15 +92,12 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) ->
         ),
         &fields,
         |w| {
-            w.block(format!("public {class}({client} llm) {{"), "}", |w| {
-                w.line("this.llm = llm;");
+            w.block(format!("public {class}({caller} {param}) {{"), "}", |w| {
+                w.line(format!("this.{param} = {param};"));
             });
             w.blank();
             run_method(w, true, |w| {
-                w.line(format!(
-                    "String reply = llm.chat({}, MODEL, {system}, {user});",
-                    quote(id)
-                ));
+                w.line(format!("String reply = {call};"));
                 w.line(format!("return {value};"));
             });
         },

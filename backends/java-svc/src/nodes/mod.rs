@@ -3,16 +3,18 @@
 //! [`place`] says, for every node kind, what Java makes of it: a kind added
 //! to the IR does not compile here until this backend builds or refuses it.
 
+mod agent;
 mod connector;
 mod function;
-mod llm;
+mod intent_classifier;
+pub mod llm;
 mod response_template;
 mod tool;
 mod tools;
 
 use std::collections::BTreeMap;
 
-use svc_backend_sdk::ir::{Document, NodeKind};
+use svc_backend_sdk::ir::{AgentKind, Document, NodeKind, SupervisorRouter};
 use svc_backend_sdk::template::{parts, Part};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
@@ -37,19 +39,22 @@ pub fn place(kind: &NodeKind) -> Place {
         | NodeKind::Llm(_)
         | NodeKind::Tool(_)
         | NodeKind::ResponseTemplate(_)
-        | NodeKind::Connector(_) => Place::Class,
-        NodeKind::Start | NodeKind::End | NodeKind::Router(_) => Place::RunLoop,
-        NodeKind::Subgraph(_)
+        | NodeKind::Connector(_)
         | NodeKind::Agent(_)
-        | NodeKind::Rag(_)
-        | NodeKind::IntentClassifier(_)
-        | NodeKind::Hitl(_) => Place::Refused,
+        | NodeKind::IntentClassifier(_) => Place::Class,
+        NodeKind::Start | NodeKind::End | NodeKind::Router(_) => Place::RunLoop,
+        NodeKind::Subgraph(_) | NodeKind::Rag(_) | NodeKind::Hitl(_) => Place::Refused,
     }
 }
 
 /// The class of a node, in `nodes/`.
 pub fn node_class_name(id: &str) -> String {
     format!("{}Node", pascal(id))
+}
+
+/// The class of a custom supervisor's router, in `nodes/`.
+pub fn router_class_name(id: &str) -> String {
+    format!("{}Router", pascal(id))
 }
 
 /// The class of a native tool, in `nodes/`.
@@ -137,6 +142,71 @@ fn native_class(pkg: &str, class: &str, doc_comment: &str, body: &str) -> String
     })
 }
 
+/// One class per custom supervisor, running its java-svc body (statements
+/// that assign `String result` from the read-only `state`).
+fn routers(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for (i, a) in doc.logical.agents.iter().enumerate() {
+        let AgentKind::Supervisor {
+            router: SupervisorRouter::Custom,
+            ..
+        } = a.kind
+        else {
+            continue;
+        };
+        let Some(body) = doc.body("java-svc", &a.id) else {
+            // The host reports it first for the document itself.
+            missing.push(
+                Diagnostic::error(
+                    &svc_backend_sdk::ir::codes::MISSING_BODY,
+                    format!(
+                        "supervisor `{}` routes with `custom` but has no java-svc body",
+                        a.id
+                    ),
+                )
+                .at(format!("/logical/agents/{i}")),
+            );
+            continue;
+        };
+        let class = router_class_name(&a.id);
+        let mut w = CodeWriter::java();
+        // The user's body names what it uses itself (`Map` here too).
+        w.import("java.util").import("java.util.stream");
+        let agents = runtime(&mut w, pkg, "Agents");
+        w.line(format!(
+            "/** The custom router of the supervisor {}: names the next member, or \"finish\". */",
+            quote(&a.id)
+        ));
+        w.block(
+            format!("public final class {class} implements {agents}.Router {{"),
+            "}",
+            |w| {
+                w.line("@Override");
+                w.line("@SuppressWarnings({\"unchecked\", \"rawtypes\"})");
+                w.block(
+                    "public String route(Map<String, Object> state) throws Exception {",
+                    "}",
+                    |w| {
+                        w.line("String result = null;");
+                        w.lines(&indent_body(body, 0));
+                        w.line("return result;");
+                    },
+                );
+            },
+        );
+        out.push(File::text(
+            format!("{base}/nodes/{class}.java"),
+            w.finish_file(&format!("package com.svc.{pkg}.nodes;\n\n")),
+        ));
+    }
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(missing)
+    }
+}
+
 /// One class per node that has one, then one per native tool; connector
 /// nodes take their body from `snippets` (rendered by their connector).
 pub fn files(
@@ -171,11 +241,11 @@ pub fn files(
                 };
                 Ok(connector::class(doc, pkg, &class, &n.id, body))
             }
-            NodeKind::Subgraph(_)
-            | NodeKind::Agent(_)
-            | NodeKind::Rag(_)
-            | NodeKind::IntentClassifier(_)
-            | NodeKind::Hitl(_) => Err(Diagnostic::error(
+            NodeKind::Agent(a) => Ok(agent::class(doc, pkg, &class, &n.id, a)),
+            NodeKind::IntentClassifier(c) => {
+                Ok(intent_classifier::class(doc, pkg, &class, &n.id, c))
+            }
+            NodeKind::Subgraph(_) | NodeKind::Rag(_) | NodeKind::Hitl(_) => Err(Diagnostic::error(
                 &svc_backend_sdk::ir::codes::UNSUPPORTED,
                 format!(
                     "java-svc does not build `{}` nodes (node `{}`)",
@@ -192,6 +262,10 @@ pub fn files(
         }
     }
     match tools::files(doc, pkg, base) {
+        Ok(files) => out.extend(files),
+        Err(d) => errors.extend(d),
+    }
+    match routers(doc, pkg, base) {
         Ok(files) => out.extend(files),
         Err(d) => errors.extend(d),
     }

@@ -1,6 +1,6 @@
 //! Assembles the Maven project; one module per file it writes.
 
-use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::ir::{Document, NodeKind};
 use svc_backend_sdk::runtime_files::fill;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
@@ -118,6 +118,39 @@ const STREAMING_LLM_CLIENT: (&str, &str) = (
     "runtime/StreamingLlmClient.java",
     include_str!("../../runtime/java/StreamingLlmClient.java"),
 );
+/// Agents, tool-calling llm nodes and intent classifiers: python-svc's
+/// semantics down to the text fed to the model (PyJson). Each part ships
+/// its tests (`runtime/test/`, against ModelStub, a local model provider).
+const AGENTS: (&str, &str) = (
+    "runtime/Agents.java",
+    include_str!("../../runtime/java/Agents.java"),
+);
+const AGENTS_TEST: (&str, &str) = (
+    "AgentsTest.java",
+    include_str!("../../runtime/test/AgentsTest.java"),
+);
+const INTENT_CLASSIFIER: (&str, &str) = (
+    "runtime/IntentClassifier.java",
+    include_str!("../../runtime/java/IntentClassifier.java"),
+);
+const INTENT_CLASSIFIER_TEST: (&str, &str) = (
+    "IntentClassifierTest.java",
+    include_str!("../../runtime/test/IntentClassifierTest.java"),
+);
+const PY_JSON: (&str, &str) = (
+    "runtime/PyJson.java",
+    include_str!("../../runtime/java/PyJson.java"),
+);
+const PY_JSON_TESTS: &[(&str, &str)] = &[
+    (
+        "PyJsonTest.java",
+        include_str!("../../runtime/test/PyJsonTest.java"),
+    ),
+    (
+        "ModelStub.java",
+        include_str!("../../runtime/test/ModelStub.java"),
+    ),
+];
 const MVNW: &str = include_str!("../../runtime/wrapper/mvnw");
 const MVNW_CMD: &str = include_str!("../../runtime/wrapper/mvnw.cmd");
 const WRAPPER_PROPERTIES: &str = include_str!("../../runtime/wrapper/maven-wrapper.properties");
@@ -139,7 +172,8 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     }
     let pkg = package_segment(&doc.id);
     let base = format!("src/main/java/com/svc/{pkg}");
-    let llm = doc.has_llm_nodes();
+    // Agents reach the provider through LlmClient, even with no model of their own.
+    let llm = doc.has_llm_nodes() || crate::agents::needed(doc);
     let mut files = vec![
         File::text("pom.xml", pom(doc, &placed.dependencies)),
         File::text("mvnw", MVNW).executable(),
@@ -181,6 +215,36 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         if llm {
             runtime.push(STREAMING_LLM_CLIENT);
         }
+    }
+    let agentic = crate::agents::needed(doc);
+    let classifies = doc
+        .logical
+        .nodes
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::IntentClassifier(_)));
+    let mut runtime_tests: Vec<(&str, &str)> = Vec::new();
+    if agentic {
+        runtime.push(AGENTS);
+        runtime_tests.push(AGENTS_TEST);
+        files.push(File::text(
+            format!("{base}/graph/GraphAgents.java"),
+            crate::agents::graph_agents(doc, &pkg),
+        ));
+    }
+    if classifies {
+        runtime.push(INTENT_CLASSIFIER);
+        runtime_tests.push(INTENT_CLASSIFIER_TEST);
+    }
+    if agentic || classifies {
+        runtime.push(PY_JSON);
+        runtime_tests.extend(PY_JSON_TESTS);
+    }
+    for (name, text) in runtime_tests {
+        let text = fill(name, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
+        files.push(File::text(
+            format!("src/test/java/com/svc/{pkg}/runtime/{name}"),
+            text,
+        ));
     }
     if llm {
         runtime.push(LLM_CLIENT);

@@ -1,0 +1,203 @@
+//! `internal/graph/agent_registry.go`: what agents and tool-calling `llm`
+//! nodes reach at run time (agents.go): every native and HTTP tool, every
+//! agent of `logical.agents`, and the body of each custom supervisor.
+
+use svc_backend_sdk::agents::worker_instructions;
+use svc_backend_sdk::environment::remote_service_env;
+use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, SupervisorRouter, ToolKind};
+use svc_backend_sdk::writer::CodeWriter;
+use svc_backend_sdk::{Diagnostic, File};
+
+use crate::golang::quote;
+use crate::nodes::llm::{model_literal, strings};
+use crate::nodes::{place_body, tool_name};
+
+/// Whether the graph needs the registry (and agents.go): it has agents, or
+/// an `llm` node that may call tools.
+pub fn needed(doc: &Document) -> bool {
+    !doc.logical.agents.is_empty()
+        || doc.logical.nodes.iter().any(|n| {
+            matches!(&n.kind, svc_backend_sdk::ir::NodeKind::Llm(l) if !l.bound_tool_ids.is_empty())
+        })
+}
+
+/// `var <decl>{...}` with the entries `body` writes; `{}` on one line, as
+/// gofmt writes it, when there are none.
+fn literal(w: &mut CodeWriter, decl: &str, any: bool, body: impl FnOnce(&mut CodeWriter)) {
+    if any {
+        w.block(format!("var {decl}{{"), "}", body);
+    } else {
+        w.line(format!("var {decl}{{}}"));
+    }
+}
+
+fn route_name(agent: &str) -> String {
+    format!("route_{agent}")
+}
+
+pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
+    let mut w = CodeWriter::go();
+    let context = w.name("context", "Context");
+    w.line("// agentTools are the tools agents and tool-calling llm nodes may call.");
+    let tools = doc
+        .logical
+        .tools
+        .iter()
+        .any(|t| !matches!(t.kind, ToolKind::Mcp { .. }));
+    literal(&mut w, "agentTools = map[string]AgentTool", tools, |w| {
+        for t in &doc.logical.tools {
+            let call = match &t.kind {
+                ToolKind::Native => format!(
+                    "out, err := {}(ctx, State(args))\nreturn map[string]any(out), err",
+                    tool_name(&t.id)
+                ),
+                ToolKind::Http { .. } => format!(
+                    "return callHTTPTool(ctx, {}, {}, args)",
+                    quote(&t.id),
+                    tool_name(&t.id)
+                ),
+                // Refused on go (capabilities): no MCP client here.
+                ToolKind::Mcp { .. } => continue,
+            };
+            w.line(format!(
+                "{}: {{Name: {}, Description: {}, Call: func(ctx {context}, args map[string]any) (any, error) {{",
+                quote(&t.id),
+                quote(&t.id),
+                quote(t.description.as_deref().unwrap_or_default())
+            ));
+            w.indent();
+            for line in call.lines() {
+                w.line(line);
+            }
+            w.dedent();
+            w.line("}},");
+        }
+    });
+    let mut missing = Vec::new();
+    for (i, a) in doc.logical.agents.iter().enumerate() {
+        if let AgentKind::Supervisor {
+            router: SupervisorRouter::Custom,
+            ..
+        } = a.kind
+        {
+            let Some(body) = doc.body("go", &a.id) else {
+                // The host reports it first for the document itself.
+                missing.push(
+                    Diagnostic::error(
+                        &svc_backend_sdk::ir::codes::MISSING_BODY,
+                        format!(
+                            "supervisor `{}` routes with `custom` but has no go body",
+                            a.id
+                        ),
+                    )
+                    .at(format!("/logical/agents/{i}")),
+                );
+                continue;
+            };
+            w.blank();
+            w.line(format!(
+                "// {} is the custom router of the supervisor {}: it names the next member, or \"finish\".",
+                route_name(&a.id),
+                quote(&a.id)
+            ));
+            w.block(
+                format!(
+                    "func {}(ctx {context}, state State) (string, error) {{",
+                    route_name(&a.id)
+                ),
+                "}",
+                |w| place_body(w, body),
+            );
+        }
+    }
+    if !missing.is_empty() {
+        return Err(missing);
+    }
+    w.blank();
+    w.line("// agents are the agents of logical.agents.");
+    let any = !doc.logical.agents.is_empty();
+    literal(&mut w, "agents = map[string]*Agent", any, |w| {
+        for a in &doc.logical.agents {
+            // One entry per block: gofmt aligns nothing across them.
+            if let Some(fields) = agent_fields(doc, a) {
+                w.block(format!("{}: {{", quote(&a.id)), "},", |w| {
+                    w.line(format!("{},", fields.join(", ")));
+                });
+            }
+        }
+    });
+    Ok(File::text(
+        "internal/graph/agent_registry.go",
+        w.finish_file("package graph\n\n"),
+    ))
+}
+
+/// The fields of an agent's `Agent` literal; `None` for a kind go does not
+/// run (a2a, refused by negotiation first).
+fn agent_fields(doc: &Document, a: &AgentDef) -> Option<Vec<String>> {
+    let mut f = vec![
+        format!("Name: {}", quote(&a.id)),
+        format!("Kind: {}", quote(a.kind.name())),
+    ];
+    if let Some(d) = &a.description {
+        f.push(format!("Description: {}", quote(d)));
+    }
+    if !a.roles.is_empty() {
+        f.push(format!("Roles: {}", strings(&a.roles)));
+    }
+    match &a.kind {
+        AgentKind::Worker {
+            instructions,
+            persona,
+            tool_ids,
+            max_turns,
+            model,
+        } => {
+            let text = worker_instructions(persona.as_ref(), instructions.as_deref());
+            if !text.is_empty() {
+                f.push(format!("Instructions: {}", quote(&text)));
+            }
+            if !tool_ids.is_empty() {
+                f.push(format!("Tools: {}", strings(tool_ids)));
+            }
+            f.push(format!("Model: {}", model_literal(doc, model.as_ref())));
+            f.push(format!("MaxTurns: {max_turns}"));
+        }
+        AgentKind::Supervisor {
+            members,
+            router,
+            max_rounds,
+            instructions,
+            model,
+        } => {
+            if let Some(text) = instructions.as_deref().filter(|t| !t.is_empty()) {
+                f.push(format!("Instructions: {}", quote(text)));
+            }
+            f.push(format!("Members: {}", strings(members)));
+            match router {
+                SupervisorRouter::Llm => {
+                    f.push(format!("Model: {}", model_literal(doc, model.as_ref())))
+                }
+                SupervisorRouter::Custom => f.push(format!("Route: {}", route_name(&a.id))),
+            }
+            f.push(format!("MaxRounds: {max_rounds}"));
+        }
+        AgentKind::Remote {
+            url,
+            service,
+            input_field,
+            output_field,
+            timeout_ms,
+        } => {
+            let (url_env, key_env) = remote_service_env(service, url.as_deref());
+            let url = url.clone().unwrap_or_else(|| format!("env:{url_env}"));
+            f.push(format!("URL: {}", quote(&url)));
+            f.push(format!("KeyEnv: {}", quote(&key_env)));
+            f.push(format!("InputField: {}", quote(input_field)));
+            f.push(format!("OutputField: {}", quote(output_field)));
+            f.push(format!("Timeout: millis({timeout_ms})"));
+        }
+        AgentKind::A2a { .. } => return None,
+    }
+    Some(f)
+}

@@ -1,0 +1,42 @@
+//! `agent` nodes: run an agent of `logical.agents` (agent_registry.go) on
+//! the node's input; only the agent's answer reaches the state.
+
+use svc_backend_sdk::ir::{AgentNode, Document, Node, TextWrite};
+use svc_backend_sdk::writer::CodeWriter;
+
+use super::llm::strings;
+use super::{func_name, render, signature};
+use crate::golang::quote;
+
+pub fn write(doc: &Document, n: &Node, a: &AgentNode, body: &mut CodeWriter) {
+    // One assistant message for a `messages` field, the text otherwise.
+    let message =
+        doc.state_field(&a.output_key).and_then(|f| f.text_write()) == Some(TextWrite::Message);
+    let value = if message {
+        "assistantMessage(reply)"
+    } else {
+        "reply"
+    };
+    body.line(format!(
+        "// {} runs the agent {}; only its answer reaches the state.",
+        func_name(&n.id),
+        quote(&a.agent)
+    ));
+    let open = signature(body, &func_name(&n.id));
+    body.block(open, "}", |w| {
+        w.line(format!(
+            "reply, err := runAgent(ctx, {}, {}, {}, {})",
+            quote(&n.id),
+            quote(&a.agent),
+            render(&a.input),
+            strings(&a.caller_roles)
+        ));
+        w.block("if err != nil {", "}", |w| {
+            w.line("return nil, err");
+        });
+        w.line(format!(
+            "return State{{{}: {value}}}, nil",
+            quote(&a.output_key)
+        ));
+    });
+}

@@ -1,0 +1,141 @@
+package com.svc.__SVC_PACKAGE__.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/** A local HTTP server standing in for a model provider, an HTTP tool or a peer service in tests. */
+final class ModelStub {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private ModelStub() {
+    }
+
+    /** A request the stub received. */
+    record Request(String path, Map<String, List<String>> headers, String body) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> json() {
+            try {
+                return JSON.readValue(body, Map.class);
+            } catch (IOException e) {
+                throw new AssertionError("not JSON: " + body, e);
+            }
+        }
+
+        String header(String name) {
+            for (Map.Entry<String, List<String>> e : headers.entrySet()) {
+                if (e.getKey().equalsIgnoreCase(name)) {
+                    return e.getValue().get(0);
+                }
+            }
+            return null;
+        }
+
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> messages() {
+            return (List<Map<String, Object>>) json().get("messages");
+        }
+    }
+
+    record Reply(int status, String body) {
+    }
+
+    @FunctionalInterface
+    interface Route {
+        Reply answer(Request request) throws Exception;
+    }
+
+    /** The model provider, the HTTP tool and the peer service, on one local server. */
+    static final class Stub implements AutoCloseable {
+        final HttpServer server;
+        final ExecutorService pool = Executors.newCachedThreadPool();
+        final List<Request> requests = Collections.synchronizedList(new ArrayList<>());
+        final Map<String, Route> routes = new ConcurrentHashMap<>();
+
+        Stub() throws IOException {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            server.createContext("/", exchange -> {
+                String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+                Request request = new Request(exchange.getRequestURI().getPath(),
+                        new LinkedHashMap<>(exchange.getRequestHeaders()), body);
+                requests.add(request);
+                Route route = routes.get(request.path());
+                Reply reply;
+                try {
+                    reply = route == null ? new Reply(404, "{}") : route.answer(request);
+                } catch (Exception e) {
+                    reply = new Reply(500, "{\"stub\":\"" + e + "\"}");
+                }
+                byte[] out = reply.body().getBytes(StandardCharsets.UTF_8);
+                exchange.getResponseHeaders().set("Content-Type", "application/json");
+                exchange.sendResponseHeaders(reply.status(), out.length == 0 ? -1 : out.length);
+                try (OutputStream o = exchange.getResponseBody()) {
+                    o.write(out);
+                }
+            });
+            server.setExecutor(pool);
+            server.start();
+        }
+
+        String url(String path) {
+            return "http://127.0.0.1:" + server.getAddress().getPort() + path;
+        }
+
+        List<Request> to(String path) {
+            synchronized (requests) {
+                return requests.stream().filter(r -> r.path().equals(path)).toList();
+            }
+        }
+
+        @Override
+        public void close() {
+            server.stop(0);
+            pool.shutdownNow();
+        }
+    }
+
+    // --- what a chat-completions provider answers, and what tests check ---
+
+    static String envelope(String message) {
+        return "{\"choices\":[{\"index\":0,\"message\":" + message + ",\"finish_reason\":\"stop\"}]}";
+    }
+
+    static Reply answer(String content) throws IOException {
+        return new Reply(200, envelope("{\"role\":\"assistant\",\"content\":" + JSON.writeValueAsString(content) + "}"));
+    }
+
+    static String system(Request r) {
+        List<Map<String, Object>> messages = r.messages();
+        return !messages.isEmpty() && "system".equals(messages.get(0).get("role"))
+                ? (String) messages.get(0).get("content") : "";
+    }
+
+    static void assertError(SvcError e, int status, String code, String message, Map<String, Object> details) {
+        assertEquals(message, e.getMessage());
+        assertEquals(status, e.status());
+        assertEquals(code, e.code());
+        assertEquals(details, e.details());
+    }
+
+    static Map<String, Object> details(String node, String reason) {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("node", node);
+        if (reason != null) {
+            d.put("reason", reason);
+        }
+        return d;
+    }
+}

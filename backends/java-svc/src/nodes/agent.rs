@@ -1,0 +1,51 @@
+//! An agent node: runs an agent of `logical.agents` through the graph's
+//! `Agents` (graph/GraphAgents.java); only the agent's answer reaches the
+//! state.
+
+use svc_backend_sdk::ir::{AgentNode, Document, TextWrite};
+use svc_backend_sdk::writer::CodeWriter;
+
+use super::llm::list_of;
+use super::{node_class, render, run_method};
+use crate::java::{quote, runtime};
+
+pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, a: &AgentNode) -> String {
+    let mut w = CodeWriter::java();
+    let agents = runtime(&mut w, pkg, "Agents");
+    let task = render(&mut w, pkg, &a.input);
+    let roles = list_of(&mut w, &a.caller_roles);
+    // One assistant message for a `messages` field, the text otherwise.
+    let message =
+        doc.state_field(&a.output_key).and_then(|f| f.text_write()) == Some(TextWrite::Message);
+    let value = if message {
+        format!("{}.assistantMessage(reply)", runtime(&mut w, pkg, "Text"))
+    } else {
+        "reply".to_string()
+    };
+    let fields = vec![format!("private final {agents} agents;")];
+    node_class(
+        w,
+        pkg,
+        class,
+        &format!(
+            "The agent node {}: runs the agent {}; only its answer reaches the state.",
+            quote(id),
+            quote(&a.agent)
+        ),
+        &fields,
+        |w| {
+            w.block(format!("public {class}({agents} agents) {{"), "}", |w| {
+                w.line("this.agents = agents;");
+            });
+            w.blank();
+            run_method(w, true, |w| {
+                w.line(format!(
+                    "String reply = agents.run({}, {}, {task}, {roles});",
+                    quote(id),
+                    quote(&a.agent)
+                ));
+                w.line(format!("return {value};"));
+            });
+        },
+    )
+}

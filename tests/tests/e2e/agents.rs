@@ -1,0 +1,466 @@
+//! Agents on every target, end to end: one graph with workers (a native and
+//! an HTTP tool), supervisors (`llm` and `custom` routers), a remote agent
+//! calling a second compiled service on another target (go calls java-svc,
+//! java-svc and python-svc call go), an intent_classifier and an `llm` node
+//! with bound tools is compiled for go, java-svc and python-svc, each
+//! project's own tests run, and each service is driven over HTTP against one
+//! scripted chat-completions stub (standard `tool_calls` replies). Every
+//! target must give python-svc's answers, errors and model requests.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use svc_tests::http::{Reply, Request, Stub};
+use svc_tests::service::{check_project, compile, require_platform, run_shell, Project, Service};
+
+const KEY: &str = "agents-key-0b4e";
+const PEER_KEY: &str = "peer-key-61fa";
+const PLATFORMS: [&str; 3] = ["go", "java-svc", "python-svc"];
+
+pub fn tool_call(id: &str, name: &str, arguments: Value) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments.to_string()}})
+}
+
+fn text_of(m: Option<&Value>) -> String {
+    m.and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The scripted model: each agent is told apart by its instructions.
+pub fn model_reply(req: &Request) -> Reply {
+    let body = req.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let system = text_of(messages.first().filter(|m| m["role"] == "system"));
+    let user = text_of(messages.iter().rev().find(|m| m["role"] == "user"));
+    let tool_results: Vec<String> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    let answer = |content: String| json!({"role": "assistant", "content": content});
+    let message = if system.contains("You research.") {
+        if tool_results.is_empty() {
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                tool_call("c1", "lookup", json!({"word": "refund"})),
+                tool_call("c2", "crm", json!({"q": "refund"}))]})
+        } else {
+            answer(format!("researched: {}", tool_results.join(" + ")))
+        }
+    } else if system.contains("You look up.") {
+        if tool_results.is_empty() {
+            json!({"role": "assistant", "content": null,
+                   "tool_calls": [tool_call("b1", "lookup", json!({"word": user}))]})
+        } else {
+            answer(format!("looked up: {}", tool_results.join(" + ")))
+        }
+    } else if system.contains("You summarize.") {
+        answer(format!("summary: {user}"))
+    } else if system.contains("You write.") {
+        answer(format!("written: {}", user.replace('\n', " | ")))
+    } else if system.contains("You loop.") {
+        json!({"role": "assistant", "content": null,
+               "tool_calls": [tool_call("l1", "lookup", json!({"word": "again"}))]})
+    } else if system.contains("Route the task.") {
+        let next = if user.contains("writer answered") {
+            "finish"
+        } else if user.contains("researcher answered") {
+            " Writer\n"
+        } else {
+            "researcher"
+        };
+        answer(next.to_string())
+    } else if system.contains("billing") {
+        let intent = if user.contains("refund") {
+            " Billing\n"
+        } else if user.contains("ship") {
+            "shipping"
+        } else {
+            "no idea"
+        };
+        answer(intent.to_string())
+    } else {
+        answer("unexpected".to_string())
+    };
+    Reply::Json(
+        200,
+        json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).to_string(),
+    )
+}
+
+fn graph() -> Value {
+    let agent_node = |id: &str, agent: &str| json!({"id": id, "kind": "agent", "agent": agent, "input": "{{question}}", "outputKey": "answer"});
+    let modes = [
+        ("team", "ask_team"),
+        ("pipeline", "ask_pipeline"),
+        ("vault", "ask_vault"),
+        ("loop", "ask_looper"),
+        ("rounds", "ask_spinner"),
+        ("peer", "ask_peer"),
+        ("intent", "classify"),
+        ("bound", "look_up"),
+    ];
+    let mut branches: Vec<Value> = modes
+        .iter()
+        .map(|(mode, to)| json!({"when": {"field": "mode", "op": "eq", "value": mode}, "to": to}))
+        .collect();
+    branches.push(json!({"to": "ask_worker"}));
+    let nodes = vec![
+        json!({"id": "start", "kind": "start"}),
+        json!({"id": "route", "kind": "router", "branches": branches}),
+        agent_node("ask_worker", "researcher"),
+        agent_node("ask_team", "team"),
+        agent_node("ask_pipeline", "pipeline"),
+        json!({"id": "ask_vault", "kind": "agent", "agent": "vault", "input": "{{question}}",
+               "outputKey": "answer", "callerRoles": ["support"]}),
+        agent_node("ask_looper", "looper"),
+        agent_node("ask_spinner", "spinner"),
+        agent_node("ask_peer", "peer"),
+        json!({"id": "classify", "kind": "intent_classifier", "input": "{{question}}",
+               "intents": [{"name": "billing", "description": "invoices and refunds", "examples": ["Where is my refund?"]},
+                           {"name": "shipping", "description": "parcels"}],
+               "outputKey": "intent"}),
+        json!({"id": "look_up", "kind": "llm", "prompt": {"system": "You look up.", "user": "{{question}}"},
+               "boundToolIds": ["lookup"], "outputKey": "answer"}),
+        json!({"id": "end", "kind": "end"}),
+    ];
+    let mut edges = vec![json!({"from": "start", "to": "route"})];
+    for n in &nodes[2..nodes.len() - 1] {
+        edges.push(json!({"from": n["id"], "to": "end"}));
+    }
+    json!({
+        "irVersion": "2.2",
+        "id": "agents_everywhere",
+        "target": {"platform": "python-svc"},
+        "logical": {
+            "state": [
+                {"name": "question", "type": "string", "required": true},
+                {"name": "mode", "type": "string", "default": "worker"},
+                {"name": "answer", "type": "string", "default": ""},
+                {"name": "intent", "type": "string", "default": ""}
+            ],
+            "nodes": nodes,
+            "edges": edges,
+            "tools": [
+                {"id": "lookup", "kind": "native", "description": "Looks a word up."},
+                {"id": "crm", "kind": "http", "endpoint": "env:CRM_URL", "description": "Asks the CRM."}
+            ],
+            "agents": [
+                {"id": "researcher", "kind": "worker", "description": "finds facts",
+                 "instructions": "You research.", "toolIds": ["lookup", "crm"]},
+                {"id": "writer", "kind": "worker", "description": "writes the answer", "instructions": "You write."},
+                {"id": "team", "kind": "supervisor", "members": ["researcher", "writer"], "router": "llm",
+                 "instructions": "Route the task."},
+                {"id": "pipeline", "kind": "supervisor", "members": ["researcher", "writer"], "router": "custom"},
+                {"id": "vault", "kind": "worker", "instructions": "You guard.", "roles": ["admin"]},
+                {"id": "looper", "kind": "worker", "instructions": "You loop.", "toolIds": ["lookup"], "maxTurns": 2},
+                {"id": "spinner", "kind": "supervisor", "members": ["writer"], "router": "custom", "maxRounds": 2},
+                {"id": "peer", "kind": "remote", "service": "peer", "url": "env:PEER_URL",
+                 "inputField": "question", "outputField": "answer"}
+            ],
+            "settings": {"model": {"provider": "openai", "name": "stub-model"}}
+        },
+        // The tool's keys in sorted order: go writes a map's keys sorted
+        // when it feeds a result to the model, python-svc and java-svc in
+        // their order (docs/ir-reference.md, "Agents").
+        "bodiesByPlatform": {
+            "python-svc": {
+                "lookup": "return {\"meaning\": \"money back\", \"word\": state.get(\"word\")}",
+                "pipeline": "if state[\"round\"] == 0:\n    return \"researcher\"\nif state[\"last_member\"] == \"researcher\":\n    return \"writer\"\nreturn \"finish\"",
+                "spinner": "return \"writer\""
+            },
+            "go": {
+                "lookup": "return State{\"meaning\": \"money back\", \"word\": state[\"word\"]}, nil",
+                "pipeline": "if state.Int(\"round\") == 0 {\n\treturn \"researcher\", nil\n}\nif state.String(\"last_member\") == \"researcher\" {\n\treturn \"writer\", nil\n}\nreturn \"finish\", nil",
+                "spinner": "return \"writer\", nil"
+            },
+            "java-svc": {
+                "lookup": "Map<String, Object> found = new LinkedHashMap<>();\nfound.put(\"meaning\", \"money back\");\nfound.put(\"word\", state.get(\"word\"));\nresult = found;",
+                "pipeline": "if (((Number) state.get(\"round\")).intValue() == 0) {\n    result = \"researcher\";\n} else if (\"researcher\".equals(state.get(\"last_member\"))) {\n    result = \"writer\";\n} else {\n    result = \"finish\";\n}",
+                "spinner": "result = \"writer\";"
+            }
+        }
+    })
+}
+
+/// The service a remote agent calls: another compiled graph.
+fn peer_graph() -> Value {
+    json!({
+        "irVersion": "2.2",
+        "id": "peer_service",
+        "logical": {
+            "state": [{"name": "question", "type": "string", "required": true},
+                      {"name": "answer", "type": "string"}],
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "say", "kind": "function", "outputKey": "answer"},
+                      {"id": "end", "kind": "end"}],
+            "edges": [{"from": "start", "to": "say"}, {"from": "say", "to": "end"}]
+        },
+        "bodiesByPlatform": {
+            "python-svc": {"say": "return {\"answer\": \"peer says \" + state[\"question\"]}"},
+            "go": {"say": "return State{\"answer\": \"peer says \" + state.String(\"question\")}, nil"},
+            "java-svc": {"say": "result = \"peer says \" + state.get(\"question\");"}
+        }
+    })
+}
+
+fn write_json(path: &Path, v: &Value) {
+    std::fs::write(path, serde_json::to_string_pretty(v).unwrap()).unwrap();
+}
+
+/// Compiles `doc` for `platform`, runs the project's own checks and builds it.
+fn built(platform: &str, doc: &Path) -> Project {
+    let project = compile(platform, doc).unwrap_or_else(|d| panic!("{platform}: {d:?}"));
+    check_project(&project, platform).unwrap_or_else(|e| panic!("{platform}: {e}"));
+    run_shell(
+        project.path(),
+        &project.command("build"),
+        &[],
+        Duration::from_secs(600),
+    )
+    .unwrap_or_else(|e| panic!("{platform}: {e}"));
+    project
+}
+
+/// The peer each target's remote agent calls: a service on another target.
+fn peer_platform(platform: &str) -> &'static str {
+    if platform == "go" {
+        "java-svc"
+    } else {
+        "go"
+    }
+}
+
+/// What one target answered to every request of the test, by request.
+fn drive(
+    platform: &str,
+    project: &Project,
+    peer_port: u16,
+    llm: &Stub,
+    crm: &Stub,
+) -> Vec<(String, Value)> {
+    let peer_url = format!("http://127.0.0.1:{peer_port}");
+    let llm_url = format!("{}/v1", llm.url());
+    let crm_url = format!("{}/crm", crm.url());
+    let env = [
+        ("SVC_API_KEY", KEY),
+        ("OPENAI_BASE_URL", llm_url.as_str()),
+        ("OPENAI_API_KEY", "stub-key"),
+        ("CRM_URL", crm_url.as_str()),
+        ("PEER_URL", peer_url.as_str()),
+        ("PEER_API_KEY", PEER_KEY),
+    ];
+    let s = Service::launch(project, &env, Duration::from_secs(120))
+        .unwrap_or_else(|e| panic!("{platform}: {e}"));
+    let invoke = |question: &str, mode: &str| {
+        let body = json!({"state": {"question": question, "mode": mode}}).to_string();
+        let r = s
+            .send(
+                "POST",
+                "/invoke",
+                &[("Content-Type", "application/json"), ("X-API-Key", KEY)],
+                body.as_bytes(),
+            )
+            .unwrap_or_else(|e| panic!("{platform}: {e}"));
+        (r.status, r.json())
+    };
+    let mut answers = Vec::new();
+    let mut record = |what: &str, (status, body): (u16, Value)| {
+        answers.push((what.to_string(), json!({"status": status, "body": body})));
+        body
+    };
+
+    // A worker calls a native and an HTTP tool, then answers; only its
+    // answer reaches the state.
+    let before = llm.received().len();
+    let body = record("worker", invoke("What is a refund?", "worker"));
+    let result = body["result"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{platform}: {body}"));
+    let mut keys: Vec<&str> = result.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(keys, ["answer", "intent", "mode", "question"], "{platform}");
+    assert_eq!(
+        result["answer"],
+        "researched: {\"meaning\": \"money back\", \"word\": \"refund\"} + {\"asked\": {\"q\": \"refund\"}, \"source\": \"crm\"}",
+        "{platform}"
+    );
+    assert_eq!(
+        crm.received().last().unwrap().json(),
+        json!({"q": "refund"})
+    );
+    let calls = llm.received();
+    let first = calls[before].json();
+    assert_eq!(
+        first["tools"],
+        json!([
+            {"type": "function", "function": {"name": "lookup", "description": "Looks a word up.", "parameters": {"type": "object"}}},
+            {"type": "function", "function": {"name": "crm", "description": "Asks the CRM.", "parameters": {"type": "object"}}}
+        ]),
+        "{platform}"
+    );
+    assert_eq!(first["model"], "stub-model", "{platform}");
+    // The second call carries the conversation: the calls, then each result.
+    let second = calls[before + 1].json();
+    let roles: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "tool"],
+        "{platform}"
+    );
+    assert_eq!(second["messages"][3]["tool_call_id"], "c1", "{platform}");
+    assert_eq!(
+        second["messages"][3]["content"], "{\"meaning\": \"money back\", \"word\": \"refund\"}",
+        "{platform}"
+    );
+
+    // Supervisors: the model routes (researcher, writer, finish), and a
+    // custom body routes the same way; the answer is the last member's.
+    for mode in ["team", "pipeline"] {
+        let before = llm.received().len();
+        let body = record(mode, invoke("What is a refund?", mode));
+        let answer = body["result"]["answer"].as_str().unwrap_or_default();
+        assert!(
+            answer.starts_with("written: What is a refund? |  | researched: "),
+            "{platform} {mode}: {body}"
+        );
+        let calls = llm.received().len() - before;
+        assert_eq!(
+            calls,
+            if mode == "team" { 6 } else { 3 },
+            "{platform} {mode}"
+        );
+    }
+    let routing = llm
+        .received()
+        .iter()
+        .rev()
+        .map(Request::json)
+        .find(|b| {
+            b["messages"][0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("Route the task.")
+        })
+        .unwrap_or_else(|| panic!("{platform}: no routing call"));
+    assert_eq!(
+        routing["messages"][0]["content"],
+        "Route the task.\nAnswer with exactly one of these names:\n- researcher: finds facts\n- writer: writes the answer\n- finish: the task is done",
+        "{platform}"
+    );
+    assert!(routing.get("tools").is_none(), "{platform}: {routing}");
+
+    // The roles and the limits, with python-svc's details.
+    for (mode, agent, reason) in [
+        ("vault", "vault", "forbidden"),
+        ("loop", "looper", "max_turns"),
+        ("rounds", "spinner", "max_rounds"),
+    ] {
+        let body = record(mode, invoke("anything", mode));
+        assert_eq!(
+            body["error"]["code"], "execution_error",
+            "{platform}: {body}"
+        );
+        assert_eq!(
+            body["error"]["details"],
+            json!({"node": agent, "reason": reason}),
+            "{platform}: {body}"
+        );
+    }
+
+    // A remote agent: a service on another target, with its key.
+    let body = record("peer", invoke("Hello", "peer"));
+    assert_eq!(
+        body["result"]["answer"], "peer says Hello",
+        "{platform}: {body}"
+    );
+
+    // intent_classifier: a matching reply (trimmed, any case) and not.
+    let body = record("billing", invoke("Where is my refund?", "intent"));
+    assert_eq!(body["result"]["intent"], "billing", "{platform}: {body}");
+    let body = record("other", invoke("Good morning", "intent"));
+    assert_eq!(body["result"]["intent"], "other", "{platform}: {body}");
+
+    // An llm node with a bound tool: the same loop, with no agent.
+    let body = record("bound", invoke("Hi", "bound"));
+    assert_eq!(
+        body["result"]["answer"], "looked up: {\"meaning\": \"money back\", \"word\": \"Hi\"}",
+        "{platform}: {body}"
+    );
+    answers
+}
+
+#[test]
+fn every_target_runs_agents_as_python_svc_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let main_doc = dir.path().join("agents.graph.json");
+    let peer_doc = dir.path().join("peer.graph.json");
+    write_json(&main_doc, &graph());
+    write_json(&peer_doc, &peer_graph());
+    let llm = Stub::start(model_reply).unwrap();
+    let crm = Stub::start(|req| {
+        Reply::Json(
+            200,
+            json!({"asked": req.json(), "source": "crm"}).to_string(),
+        )
+    })
+    .unwrap();
+
+    let mut answers: Vec<(&str, Vec<(String, Value)>)> = Vec::new();
+    // Each peer is built and started once, then called by every target
+    // that uses it.
+    let mut peers: Vec<(&str, Project, Service)> = Vec::new();
+    for platform in PLATFORMS {
+        let peer_platform = peer_platform(platform);
+        if !require_platform(platform) || !require_platform(peer_platform) {
+            continue;
+        }
+        if !peers.iter().any(|(p, _, _)| *p == peer_platform) {
+            let project = built(peer_platform, &peer_doc);
+            let service = Service::launch(
+                &project,
+                &[("SVC_API_KEY", PEER_KEY)],
+                Duration::from_secs(120),
+            )
+            .unwrap_or_else(|e| panic!("{peer_platform}: {e}"));
+            peers.push((peer_platform, project, service));
+        }
+        let peer_port = peers
+            .iter()
+            .find(|(p, _, _)| *p == peer_platform)
+            .map(|(_, _, s)| s.port)
+            .unwrap_or_default();
+        let project = built(platform, &main_doc);
+        answers.push((platform, drive(platform, &project, peer_port, &llm, &crm)));
+        eprintln!("{platform}: agents answered as python-svc's do (peer on {peer_platform})");
+    }
+    // Error messages may differ in wording; everything else is python-svc's.
+    let comparable = |answers: &[(String, Value)]| -> Vec<(String, Value)> {
+        answers
+            .iter()
+            .map(|(what, v)| {
+                let mut v = v.clone();
+                if let Some(e) = v["body"]["error"].as_object_mut() {
+                    e.remove("message");
+                }
+                (what.clone(), v)
+            })
+            .collect()
+    };
+    if let Some((_, python)) = answers.iter().find(|(p, _)| *p == "python-svc") {
+        let python = comparable(python);
+        for (platform, theirs) in &answers {
+            assert_eq!(
+                comparable(theirs),
+                python,
+                "{platform} answers differently from python-svc"
+            );
+        }
+    }
+}
