@@ -41,6 +41,10 @@ func run() error {
 				"or compile the graph with security.auth \"none\"", keyEnv, credentialHint())
 		}
 	}
+	// What the graph needs before it serves (a rag node's embedding index).
+	if err := server.Prepare(context.Background()); err != nil {
+		return err
+	}
 	host := envOr("SVC_HOST", defaultHost)
 	port := envOr("SVC_PORT", strconv.Itoa(defaultPort))
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {

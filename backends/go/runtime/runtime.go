@@ -37,6 +37,18 @@ func runState(ctx context.Context, st State, observe Observer) (State, error) {
 	return out, err
 }
 
+// prepare readies what the graph needs before it serves (the rag nodes'
+// documents and embedding indexes: retrievers.go); nil when nothing does.
+var prepare func(ctx context.Context) error
+
+// Prepare runs at start-up, before the service listens; an error stops it.
+func Prepare(ctx context.Context) error {
+	if prepare == nil {
+		return nil
+	}
+	return prepare(ctx)
+}
+
 func deadlineError() *Error {
 	return &Error{Status: http.StatusGatewayTimeout, Code: "deadline_exceeded",
 		Message: fmt.Sprintf("the run passed the request deadline of %s", RequestTimeout)}

@@ -2,6 +2,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -37,6 +38,11 @@ type Config struct {
 type server struct {
 	cfg     Config
 	keyHash [sha256.Size]byte
+}
+
+// Prepare readies the graph before the service listens (see graph.Prepare).
+func Prepare(ctx context.Context) error {
+	return graph.Prepare(ctx)
 }
 
 // New returns the service's handler.

@@ -29,6 +29,7 @@ pub fn info() -> BackendInfo {
                 "connector",
                 "agent",
                 "intent_classifier",
+                "rag",
             ]),
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
@@ -49,7 +50,6 @@ pub fn info() -> BackendInfo {
                 .collect(),
             reasons: vec![
                 reason("node-kind:subgraph", PYTHON_ONLY),
-                reason("node-kind:rag", PYTHON_ONLY),
                 reason("feature:agents.a2a", "A2A peers are called from python-svc only (A2A comes to go and java-svc later)"),
                 reason("feature:mcp.expose", "publishing the graph as an MCP tool is available on python-svc only"),
                 reason("feature:a2a.publish", "publishing the graph as an A2A agent is available on python-svc only"),

@@ -25,6 +25,8 @@ const INTENT_GO: &str = include_str!("../runtime/intent.go");
 const INTENT_TEST_GO: &str = include_str!("../runtime/intent_test.go");
 const PYTEXT_GO: &str = include_str!("../runtime/pytext.go");
 const PYTEXT_TEST_GO: &str = include_str!("../runtime/pytext_test.go");
+const RAG_GO: &str = include_str!("../runtime/rag.go");
+const RAG_TEST_GO: &str = include_str!("../runtime/rag_test.go");
 const SERVER_GO: &str = include_str!("../runtime/server.go");
 const REQUEST_GO: &str = include_str!("../runtime/request.go");
 const MAIN_GO: &str = include_str!("../runtime/main.go");
@@ -111,6 +113,11 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         .nodes
         .iter()
         .any(|n| matches!(n.kind, NodeKind::IntentClassifier(_)));
+    let retrieves = doc
+        .logical
+        .nodes
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::Rag(_)));
     if agentic {
         files.push(crate::agents::registry(doc)?);
         files.push(File::text("internal/graph/agents.go", AGENTS_GO));
@@ -120,11 +127,16 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         files.push(File::text("internal/graph/intent.go", INTENT_GO));
         files.push(File::text("internal/graph/intent_test.go", INTENT_TEST_GO));
     }
-    if agentic || classifies {
+    if retrieves {
+        files.push(File::text("internal/graph/rag.go", RAG_GO));
+        files.push(File::text("internal/graph/rag_test.go", RAG_TEST_GO));
+    }
+    if agentic || classifies || retrieves {
         files.push(File::text("internal/graph/pytext.go", PYTEXT_GO));
         files.push(File::text("internal/graph/pytext_test.go", PYTEXT_TEST_GO));
     }
-    let llm = llm || agentic;
+    // The model client's plumbing serves agents and embeddings too.
+    let llm = llm || agentic || retrieves;
     if llm || http_tools || placed.runtime.contains("upstream") {
         files.push(File::text("internal/graph/upstream.go", UPSTREAM_GO));
     }

@@ -3,7 +3,7 @@
 //! HTTP tools are pointed at a stub server started by the test itself.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, Document};
+use svc_backend_sdk::ir::{Auth, Document, NodeKind, RagNode, Retriever};
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -22,6 +22,13 @@ fn go_json(v: &Value) -> String {
     go_string(&v.to_string())
 }
 
+fn rag_nodes(doc: &Document) -> impl Iterator<Item = &RagNode> {
+    doc.logical.nodes.iter().filter_map(|n| match &n.kind {
+        NodeKind::Rag(r) => Some(r),
+        _ => None,
+    })
+}
+
 pub fn server_test(doc: &Document) -> String {
     let auth = doc.security.auth;
     let http_tools: Vec<(&str, &str)> = doc.http_tools().collect();
@@ -31,6 +38,7 @@ pub fn server_test(doc: &Document) -> String {
         .copied()
         .collect();
     let stub = doc.has_llm_nodes()
+        || rag_nodes(doc).next().is_some()
         || !http_tools.is_empty()
         || !svc_backend_sdk::connectors::env_refs(doc).is_empty();
 
@@ -292,6 +300,23 @@ fn stub_upstream(
         w.indent()
             .line("_, _ = io.WriteString(w, `{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"first idea\\nsecond idea\"}}]}`)")
             .dedent();
+        if rag_nodes(doc).next().is_some() {
+            // An embedding per text: [1, its length].
+            w.line("case \"/v1/embeddings\":");
+            w.indent();
+            w.line("var asked struct {");
+            w.indent().line("Input []string `json:\"input\"`").dedent();
+            w.line("}");
+            w.line("_ = json.NewDecoder(r.Body).Decode(&asked)");
+            w.line("data := []map[string]any{}");
+            w.line("for i, text := range asked.Input {");
+            w.indent()
+                .line("data = append(data, map[string]any{\"index\": i, \"embedding\": []float64{1, float64(len(text))}})")
+                .dedent();
+            w.line("}");
+            w.line("_ = json.NewEncoder(w).Encode(map[string]any{\"data\": data})");
+            w.dedent();
+        }
         for (id, _) in http_tools {
             let reply = tool_reply(doc, id);
             w.line(format!("case {}:", quote(&format!("/tools/{id}"))));
@@ -327,6 +352,24 @@ fn stub_upstream(
         for (node, var) in svc_backend_sdk::connectors::env_refs(doc) {
             w.line(format!("t.Setenv({}, srv.URL+{})", quote(&var), quote(&format!("/connectors/{node}"))));
         }
+        let mut embedding_envs: Vec<(&str, &str)> = rag_nodes(doc)
+            .filter_map(|r| match &r.retriever {
+                Retriever::Embedding {
+                    base_url_env,
+                    api_key_env,
+                    ..
+                } => Some((
+                    base_url_env.as_deref().unwrap_or("OPENAI_BASE_URL"),
+                    api_key_env.as_deref().unwrap_or("OPENAI_API_KEY"),
+                )),
+                Retriever::Bm25 => None,
+            })
+            .collect();
+        embedding_envs.dedup();
+        for (url, key) in embedding_envs {
+            w.line(format!("t.Setenv({}, srv.URL+\"/v1\")", quote(url)));
+            w.line(format!("t.Setenv({}, \"stub-key\")", quote(key)));
+        }
         if !literal_tools.is_empty() {
             w.line("paths := map[string]string{");
             w.indent();
@@ -337,6 +380,13 @@ fn stub_upstream(
             w.line("orig := http.DefaultTransport");
             w.line("http.DefaultTransport = rewrite{target: srv.URL, paths: paths, base: orig}");
             w.line("t.Cleanup(func() { http.DefaultTransport = orig })");
+        }
+        if rag_nodes(doc).next().is_some() {
+            // The rag nodes' documents and indexes, as the service makes them at start-up.
+            let background = w.name("context", "Background");
+            w.block(format!("if err := Prepare({background}()); err != nil {{"), "}", |w| {
+                w.line("t.Fatalf(\"start-up: %v\", err)");
+            });
         }
     });
     if !literal_tools.is_empty() {

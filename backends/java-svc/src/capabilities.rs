@@ -29,6 +29,7 @@ pub fn info() -> BackendInfo {
                 "connector",
                 "agent",
                 "intent_classifier",
+                "rag",
             ]),
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
@@ -51,7 +52,6 @@ pub fn info() -> BackendInfo {
                 ),
                 reason("feature:model.provider.*", PROVIDER_REASON),
                 reason("node-kind:subgraph", PYTHON_ONLY),
-                reason("node-kind:rag", PYTHON_ONLY),
                 reason(
                     "feature:agents.a2a",
                     "A2A peers are called from python-svc only (A2A comes to go and java-svc later)",

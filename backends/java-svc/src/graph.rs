@@ -134,13 +134,13 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                     NodeKind::Tool(_)
                     | NodeKind::Function(_)
                     | NodeKind::ResponseTemplate(_)
-                    | NodeKind::Connector(_) => String::new(),
+                    | NodeKind::Connector(_)
+                    | NodeKind::Rag(_) => String::new(),
                     // No class (nodes::place), so not in `runnable`.
                     NodeKind::Start
                     | NodeKind::End
                     | NodeKind::Router(_)
                     | NodeKind::Subgraph(_)
-                    | NodeKind::Rag(_)
                     | NodeKind::Hitl(_) => continue,
                 };
                 let class = node_class(w, &n.id);
@@ -230,13 +230,14 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                     });
                                 }
                                 // Refused by nodes::files: emit fails and this file is not written.
-                                NodeKind::Subgraph(_) | NodeKind::Rag(_) | NodeKind::Hitl(_) => {}
+                                NodeKind::Subgraph(_) | NodeKind::Hitl(_) => {}
                                 NodeKind::Function(_)
                                 | NodeKind::Llm(_)
                                 | NodeKind::Tool(_)
                                 | NodeKind::ResponseTemplate(_)
                                 | NodeKind::Agent(_)
-                                | NodeKind::IntentClassifier(_) => {
+                                | NodeKind::IntentClassifier(_)
+                                | NodeKind::Rag(_) => {
                                     let Some(key) = n.kind.output_key() else { continue };
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");

@@ -3,7 +3,7 @@
 //! model and HTTP tool calls go to a stub server the test starts itself.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, Document};
+use svc_backend_sdk::ir::{Auth, Document, NodeKind, RagNode, Retriever};
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -12,12 +12,39 @@ use crate::project::legacy_field;
 
 const ASSERTIONS: &str = "org.junit.jupiter.api.Assertions";
 
+/// The variables of each embedding retriever's API (base URL, key), once each.
+fn embedding_envs(doc: &Document) -> Vec<(&str, &str)> {
+    let mut envs: Vec<(&str, &str)> = doc
+        .logical
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NodeKind::Rag(RagNode {
+                retriever:
+                    Retriever::Embedding {
+                        base_url_env,
+                        api_key_env,
+                        ..
+                    },
+                ..
+            }) => Some((
+                base_url_env.as_deref().unwrap_or("OPENAI_BASE_URL"),
+                api_key_env.as_deref().unwrap_or("OPENAI_API_KEY"),
+            )),
+            _ => None,
+        })
+        .collect();
+    envs.dedup();
+    envs
+}
+
 pub fn http_tests(doc: &Document, pkg: &str) -> String {
     let auth = doc.security.auth != Auth::None;
     let llm = doc.has_llm_nodes();
     let http: Vec<&str> = doc.http_tools().map(|(id, _)| id).collect();
     let connector_env = svc_backend_sdk::connectors::env_refs(doc);
-    let stub = llm || !http.is_empty() || !connector_env.is_empty();
+    let embeddings = embedding_envs(doc);
+    let stub = llm || !http.is_empty() || !connector_env.is_empty() || !embeddings.is_empty();
     let sample = Value::Object(sample_state(doc));
     let envelope = json!({ "state": sample }).to_string();
 
@@ -86,8 +113,30 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                         quote(&format!("/connectors/{node}"))
                     ));
                 }
+                if !embeddings.is_empty() {
+                    // An embedding per text: [1, its length].
+                    let list = w.name("java.util", "List");
+                    let array_list = w.name("java.util", "ArrayList");
+                    w.line("stub.createContext(\"/v1/embeddings\", exchange -> {");
+                    w.indent();
+                    w.line("byte[] asked = exchange.getRequestBody().readAllBytes();");
+                    w.line(format!("{list}<?> input = ({list}<?>) JSON.readValue(asked, {map}.class).get(\"input\");"));
+                    w.line(format!("{list}<Object> data = new {array_list}<>();"));
+                    w.block("for (int i = 0; i < input.size(); i++) {", "}", |w| {
+                        w.line(format!("data.add({map}.of(\"index\", i, \"embedding\", {list}.of(1.0, (double) String.valueOf(input.get(i)).length())));"));
+                    });
+                    w.line(format!("reply(exchange, JSON.writeValueAsString({map}.of(\"data\", data)));"));
+                    w.dedent();
+                    w.line("});");
+                }
                 w.line("stub.start();");
                 w.line("String base = \"http://127.0.0.1:\" + stub.getAddress().getPort();");
+                // The rag nodes' embedding APIs: the runtime reads the variables'
+                // system properties first, and builds the indexes at start-up.
+                for (url, key) in &embeddings {
+                    w.line(format!("System.setProperty({}, base + \"/v1\");", quote(url)));
+                    w.line(format!("System.setProperty({}, \"stub-key\");", quote(key)));
+                }
                 // Connector code resolves `env:NAME` from the system property first.
                 for (node, var) in &connector_env {
                     w.line(format!(

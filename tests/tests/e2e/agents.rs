@@ -2,7 +2,8 @@
 //! an HTTP tool), supervisors (`llm` and `custom` routers), a remote agent
 //! calling a second compiled service on another target (go calls java-svc,
 //! java-svc and python-svc call go), an intent_classifier and an `llm` node
-//! with bound tools is compiled for go, java-svc and python-svc, each
+//! with bound tools and a rag node over a folder of Markdown files is
+//! compiled for go, java-svc and python-svc, each
 //! project's own tests run, and each service is driven over HTTP against one
 //! scripted chat-completions stub (standard `tool_calls` replies). Every
 //! target must give python-svc's answers, errors and model requests.
@@ -100,6 +101,7 @@ fn graph() -> Value {
         ("peer", "ask_peer"),
         ("intent", "classify"),
         ("bound", "look_up"),
+        ("rag", "search"),
     ];
     let mut branches: Vec<Value> = modes
         .iter()
@@ -123,6 +125,8 @@ fn graph() -> Value {
                "outputKey": "intent"}),
         json!({"id": "look_up", "kind": "llm", "prompt": {"system": "You look up.", "user": "{{question}}"},
                "boundToolIds": ["lookup"], "outputKey": "answer"}),
+        json!({"id": "search", "kind": "rag", "query": "{{question}}", "documents": "docs", "topK": 2,
+               "outputKey": "passages"}),
         json!({"id": "end", "kind": "end"}),
     ];
     let mut edges = vec![json!({"from": "start", "to": "route"})];
@@ -138,7 +142,8 @@ fn graph() -> Value {
                 {"name": "question", "type": "string", "required": true},
                 {"name": "mode", "type": "string", "default": "worker"},
                 {"name": "answer", "type": "string", "default": ""},
-                {"name": "intent", "type": "string", "default": ""}
+                {"name": "intent", "type": "string", "default": ""},
+                {"name": "passages", "type": "array", "items": {"type": "object"}, "default": []}
             ],
             "nodes": nodes,
             "edges": edges,
@@ -280,7 +285,11 @@ fn drive(
         .unwrap_or_else(|| panic!("{platform}: {body}"));
     let mut keys: Vec<&str> = result.keys().map(String::as_str).collect();
     keys.sort();
-    assert_eq!(keys, ["answer", "intent", "mode", "question"], "{platform}");
+    assert_eq!(
+        keys,
+        ["answer", "intent", "mode", "passages", "question"],
+        "{platform}"
+    );
     assert_eq!(
         result["answer"],
         "researched: {\"meaning\": \"money back\", \"word\": \"refund\"} + {\"asked\": {\"q\": \"refund\"}, \"source\": \"crm\"}",
@@ -393,7 +402,62 @@ fn drive(
         body["result"]["answer"], "looked up: {\"meaning\": \"money back\", \"word\": \"Hi\"}",
         "{platform}: {body}"
     );
+
+    // rag over the folder: ranked passages, best first, at most topK, with
+    // python-svc's BM25 scores.
+    let body = record(
+        "rag",
+        invoke("refunds paid within days of a request", "rag"),
+    );
+    let passages = body["result"]["passages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let ids: Vec<&str> = passages.iter().filter_map(|p| p["id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        ["refunds.md", "more/returns.txt"],
+        "{platform}: {body}"
+    );
+    let scores: Vec<f64> = passages
+        .iter()
+        .filter_map(|p| p["score"].as_f64())
+        .collect();
+    assert!(
+        (scores[0] - 4.878471367329767).abs() < 1e-12,
+        "{platform}: {scores:?}"
+    );
+    assert!(
+        (scores[1] - 1.9560453273963314).abs() < 1e-12,
+        "{platform}: {scores:?}"
+    );
+    let body = record("no passage", invoke("zebra", "rag"));
+    assert_eq!(body["result"]["passages"], json!([]), "{platform}: {body}");
     answers
+}
+
+/// The rag node's folder: Markdown and text files, and one it skips.
+fn write_documents(dir: &Path) {
+    let docs = dir.join("docs");
+    std::fs::create_dir_all(docs.join("more")).unwrap();
+    let files = [
+        (
+            "refunds.md",
+            "# Refunds\n\nRefunds are paid within 14 days of the request.",
+        ),
+        (
+            "shipping.md",
+            "# Shipping\n\nParcels leave the warehouse every weekday.",
+        ),
+        (
+            "more/returns.txt",
+            "Returns of a refund request need the receipt.",
+        ),
+        ("notes.json", "{\"not\": \"a document\"}"),
+    ];
+    for (name, text) in files {
+        std::fs::write(docs.join(name), text).unwrap();
+    }
 }
 
 #[test]
@@ -403,6 +467,7 @@ fn every_target_runs_agents_as_python_svc_does() {
     let peer_doc = dir.path().join("peer.graph.json");
     write_json(&main_doc, &graph());
     write_json(&peer_doc, &peer_graph());
+    write_documents(dir.path());
     let llm = Stub::start(model_reply).unwrap();
     let crm = Stub::start(|req| {
         Reply::Json(

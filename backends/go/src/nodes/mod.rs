@@ -8,6 +8,7 @@ mod connector;
 mod function;
 mod intent_classifier;
 pub mod llm;
+pub mod rag;
 mod response_template;
 mod tool;
 mod tools;
@@ -47,8 +48,9 @@ pub fn place(kind: &NodeKind) -> Place {
         NodeKind::Llm(_)
         | NodeKind::ResponseTemplate(_)
         | NodeKind::Agent(_)
-        | NodeKind::IntentClassifier(_) => Place::File { native: false },
-        NodeKind::Subgraph(_) | NodeKind::Rag(_) | NodeKind::Hitl(_) => Place::Refused,
+        | NodeKind::IntentClassifier(_)
+        | NodeKind::Rag(_) => Place::File { native: false },
+        NodeKind::Subgraph(_) | NodeKind::Hitl(_) => Place::Refused,
     }
 }
 
@@ -142,7 +144,11 @@ pub fn files(
                 intent_classifier::write(doc, n, c, &mut body);
                 Ok(true)
             }
-            NodeKind::Subgraph(_) | NodeKind::Rag(_) | NodeKind::Hitl(_) => Err(Diagnostic::error(
+            NodeKind::Rag(r) => {
+                rag::write(doc, n, r, &mut body);
+                Ok(true)
+            }
+            NodeKind::Subgraph(_) | NodeKind::Hitl(_) => Err(Diagnostic::error(
                 &svc_backend_sdk::ir::codes::UNSUPPORTED,
                 format!(
                     "go does not build `{}` nodes (node `{}`)",
@@ -163,6 +169,10 @@ pub fn files(
         }
     }
     match tools::files(doc) {
+        Ok(files) => out.extend(files),
+        Err(d) => missing.extend(d),
+    }
+    match rag::files(doc) {
         Ok(files) => out.extend(files),
         Err(d) => missing.extend(d),
     }

@@ -8,6 +8,7 @@ mod connector;
 mod function;
 mod intent_classifier;
 pub mod llm;
+mod rag;
 mod response_template;
 mod tool;
 mod tools;
@@ -41,9 +42,10 @@ pub fn place(kind: &NodeKind) -> Place {
         | NodeKind::ResponseTemplate(_)
         | NodeKind::Connector(_)
         | NodeKind::Agent(_)
-        | NodeKind::IntentClassifier(_) => Place::Class,
+        | NodeKind::IntentClassifier(_)
+        | NodeKind::Rag(_) => Place::Class,
         NodeKind::Start | NodeKind::End | NodeKind::Router(_) => Place::RunLoop,
-        NodeKind::Subgraph(_) | NodeKind::Rag(_) | NodeKind::Hitl(_) => Place::Refused,
+        NodeKind::Subgraph(_) | NodeKind::Hitl(_) => Place::Refused,
     }
 }
 
@@ -245,7 +247,17 @@ pub fn files(
             NodeKind::IntentClassifier(c) => {
                 Ok(intent_classifier::class(doc, pkg, &class, &n.id, c))
             }
-            NodeKind::Subgraph(_) | NodeKind::Rag(_) | NodeKind::Hitl(_) => Err(Diagnostic::error(
+            NodeKind::Rag(r) => match rag::documents(&n.id, &format!("/logical/nodes/{i}"), r) {
+                Ok(file) => {
+                    out.push(file);
+                    Ok(rag::class(doc, pkg, &class, &n.id, r))
+                }
+                Err(d) => {
+                    errors.push(d);
+                    continue;
+                }
+            },
+            NodeKind::Subgraph(_) | NodeKind::Hitl(_) => Err(Diagnostic::error(
                 &svc_backend_sdk::ir::codes::UNSUPPORTED,
                 format!(
                     "java-svc does not build `{}` nodes (node `{}`)",

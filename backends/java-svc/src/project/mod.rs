@@ -137,6 +137,14 @@ const INTENT_CLASSIFIER_TEST: (&str, &str) = (
     "IntentClassifierTest.java",
     include_str!("../../runtime/test/IntentClassifierTest.java"),
 );
+const RETRIEVAL: (&str, &str) = (
+    "runtime/Retrieval.java",
+    include_str!("../../runtime/java/Retrieval.java"),
+);
+const RETRIEVAL_TEST: (&str, &str) = (
+    "RetrievalTest.java",
+    include_str!("../../runtime/test/RetrievalTest.java"),
+);
 const PY_JSON: (&str, &str) = (
     "runtime/PyJson.java",
     include_str!("../../runtime/java/PyJson.java"),
@@ -204,7 +212,13 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     let mut runtime: Vec<(&str, &str)> = RUNTIME.to_vec();
     let http_tools = doc.http_tools().next().is_some();
     let connector_upstream = placed.runtime.contains("upstream");
-    if llm || http_tools || connector_upstream {
+    // Embeddings are fetched through Upstream too.
+    let retrieves = doc
+        .logical
+        .nodes
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::Rag(_)));
+    if llm || http_tools || connector_upstream || retrieves {
         runtime.push(UPSTREAM);
     }
     if llm || http_tools {
@@ -235,7 +249,11 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         runtime.push(INTENT_CLASSIFIER);
         runtime_tests.push(INTENT_CLASSIFIER_TEST);
     }
-    if agentic || classifies {
+    if retrieves {
+        runtime.push(RETRIEVAL);
+        runtime_tests.push(RETRIEVAL_TEST);
+    }
+    if agentic || classifies || retrieves {
         runtime.push(PY_JSON);
         runtime_tests.extend(PY_JSON_TESTS);
     }
