@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -133,6 +134,8 @@ type runContext struct {
 	once     sync.Once
 	timed    context.Context
 	cancel   context.CancelFunc
+	// released is set when the run is over and its timer stopped.
+	released atomic.Bool
 	// observe receives the events of a streamed run; nil otherwise.
 	observe Observer
 }
@@ -155,12 +158,18 @@ func (c *runContext) Deadline() (time.Time, bool) {
 
 func (c *runContext) Done() <-chan struct{} { return c.withTimer().Done() }
 
+// Err is not nil once Done is closed, whatever closed it: a context derived
+// from this one (a call's timeout) reads it when Done closes, and the
+// context package panics on a nil error ("missing cancel error").
 func (c *runContext) Err() error {
 	if err := c.Context.Err(); err != nil {
 		return err
 	}
 	if !time.Now().Before(c.deadline) {
 		return context.DeadlineExceeded
+	}
+	if c.released.Load() {
+		return context.Canceled
 	}
 	return nil
 }
@@ -175,6 +184,7 @@ func (c *runContext) Value(key any) any {
 }
 
 func (c *runContext) release() {
+	c.released.Store(true)
 	if c.cancel != nil {
 		c.cancel()
 	}

@@ -1,8 +1,11 @@
 package graph
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"testing"
+	"time"
 )
 
 func TestConditions(t *testing.T) {
@@ -65,5 +68,32 @@ func TestFillFields(t *testing.T) {
 		if got := fillFields(in, state); got != want {
 			t.Errorf("fillFields(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A run's context reports an error once its Done channel is closed, also
+// when the run ended and released its timer: a context derived from it
+// (a call's timeout) reads Err when Done closes, and the context package
+// panics on nil (which took a service down under load).
+func TestRunContextErrOnceDone(t *testing.T) {
+	rc := newRunContext(context.Background(), time.Now().Add(time.Hour))
+	child, cancel := context.WithTimeout(rc, time.Hour)
+	defer cancel()
+	rc.release()
+	select {
+	case <-rc.Done():
+	case <-time.After(time.Second):
+		t.Fatal("Done is not closed after release")
+	}
+	if !errors.Is(rc.Err(), context.Canceled) {
+		t.Fatalf("Err after release: %v", rc.Err())
+	}
+	select {
+	case <-child.Done():
+	case <-time.After(time.Second):
+		t.Fatal("a derived context is not cancelled with the run")
+	}
+	if !errors.Is(child.Err(), context.Canceled) {
+		t.Fatalf("derived Err: %v", child.Err())
 	}
 }
