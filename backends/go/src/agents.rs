@@ -37,7 +37,6 @@ fn route_name(agent: &str) -> String {
 
 pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
     let mut w = CodeWriter::go();
-    let context = w.name("context", "Context");
     w.line("// agentTools are the tools agents and tool-calling llm nodes may call.");
     let tools = doc
         .logical
@@ -59,6 +58,8 @@ pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
                 // Refused on go (capabilities): no MCP client here.
                 ToolKind::Mcp { .. } => continue,
             };
+            // Imported only where used: a graph without tools has none.
+            let context = w.name("context", "Context");
             w.line(format!(
                 "{}: {{Name: {}, Description: {}, Call: func(ctx {context}, args map[string]any) (any, error) {{",
                 quote(&t.id),
@@ -95,6 +96,7 @@ pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
                 continue;
             };
             w.blank();
+            let context = w.name("context", "Context");
             w.line(format!(
                 "// {} is the custom router of the supervisor {}: it names the next member, or \"finish\".",
                 route_name(&a.id),
