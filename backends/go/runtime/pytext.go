@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -134,12 +133,8 @@ func appendPyObject(buf []byte, m map[string]any, ascii bool, depth int) ([]byte
 	if m == nil {
 		return append(buf, "null"...), nil
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
 	// Byte order of UTF-8 is code point order.
-	sort.Strings(keys)
+	keys := sortedKeys(m)
 	buf = append(buf, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -298,11 +293,7 @@ func appendPyRepr(buf []byte, v any, depth int) []byte {
 		}
 		return append(buf, ']')
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := sortedKeys(x)
 		buf = append(buf, '{')
 		for i, k := range keys {
 			if i > 0 {

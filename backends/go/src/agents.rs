@@ -2,8 +2,7 @@
 //! nodes reach at run time (agents.go): every native and HTTP tool, every
 //! agent of `logical.agents`, and the body of each custom supervisor.
 
-use svc_backend_sdk::agents::worker_instructions;
-use svc_backend_sdk::environment::remote_service_env;
+use svc_backend_sdk::agents::{remote_endpoint, worker_instructions};
 use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, SupervisorRouter, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
@@ -11,15 +10,6 @@ use svc_backend_sdk::{Diagnostic, File};
 use crate::golang::quote;
 use crate::nodes::llm::{model_literal, strings};
 use crate::nodes::{place_body, tool_name};
-
-/// Whether the graph needs the registry (and agents.go): it has agents, or
-/// an `llm` node that may call tools.
-pub fn needed(doc: &Document) -> bool {
-    !doc.logical.agents.is_empty()
-        || doc.logical.nodes.iter().any(|n| {
-            matches!(&n.kind, svc_backend_sdk::ir::NodeKind::Llm(l) if !l.bound_tool_ids.is_empty())
-        })
-}
 
 /// `var <decl>{...}` with the entries `body` writes; `{}` on one line, as
 /// gofmt writes it, when there are none.
@@ -191,8 +181,7 @@ fn agent_fields(doc: &Document, a: &AgentDef) -> Option<Vec<String>> {
             output_field,
             timeout_ms,
         } => {
-            let (url_env, key_env) = remote_service_env(service, url.as_deref());
-            let url = url.clone().unwrap_or_else(|| format!("env:{url_env}"));
+            let (url, key_env) = remote_endpoint(service, url.as_deref());
             f.push(format!("URL: {}", quote(&url)));
             f.push(format!("KeyEnv: {}", quote(&key_env)));
             f.push(format!("InputField: {}", quote(input_field)));

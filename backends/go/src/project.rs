@@ -107,7 +107,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     }
     // Agents and classifiers answer as python-svc does, down to the text
     // they feed the model (pytext.go).
-    let agentic = crate::agents::needed(doc);
+    let agentic = svc_backend_sdk::agents::runs_agents(doc);
     let classifies = doc
         .logical
         .nodes

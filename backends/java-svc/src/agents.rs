@@ -2,25 +2,13 @@
 //! at run time (runtime/Agents.java): every native and HTTP tool, every
 //! agent of `logical.agents`, and each custom supervisor's router class.
 
-use svc_backend_sdk::agents::worker_instructions;
-use svc_backend_sdk::environment::remote_service_env;
-use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, NodeKind, SupervisorRouter, ToolKind};
+use svc_backend_sdk::agents::{remote_endpoint, worker_instructions};
+use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, SupervisorRouter, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::java::{camel, quote, runtime};
 use crate::nodes::llm::{list_of, model_literal};
 use crate::nodes::{router_class_name, tool_class_name};
-
-/// Whether the graph needs `Agents`: it has agents, or an `llm` node that
-/// may call tools.
-pub fn needed(doc: &Document) -> bool {
-    !doc.logical.agents.is_empty()
-        || doc
-            .logical
-            .nodes
-            .iter()
-            .any(|n| matches!(&n.kind, NodeKind::Llm(l) if !l.bound_tool_ids.is_empty()))
-}
 
 /// The HTTP tools' ids: `GraphAgents.create` takes each one's `HttpTool`
 /// (built by MainGraph from configuration) in this order.
@@ -169,8 +157,7 @@ fn agent(
             output_field,
             timeout_ms,
         } => {
-            let (url_env, key_env) = remote_service_env(service, url.as_deref());
-            let url = url.clone().unwrap_or_else(|| format!("env:{url_env}"));
+            let (url, key_env) = remote_endpoint(service, url.as_deref());
             format!(
                 "{agents}.remote({head}, {}, {}, {}, {}, {timeout_ms})",
                 quote(&url),

@@ -48,7 +48,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
         })
         .collect();
     // Agents and tool-calling llm nodes run through the graph's Agents.
-    let agentic = crate::agents::needed(doc);
+    let agentic = svc_backend_sdk::agents::runs_agents(doc);
     let llm = doc.has_llm_nodes() || agentic;
     // settings.streaming: the run reports its steps (runtime/ObservedRun.java).
     let streaming = s.streaming;

@@ -2,7 +2,28 @@
 //! for the backends that compile agents to their own runtime (go, java-svc);
 //! python-svc's SDK composes the same text at run time (`svc.agents.run`).
 
-use svc_ir::Persona;
+use svc_ir::{Document, NodeKind, Persona};
+
+use crate::environment::remote_service_env;
+
+/// Whether the graph runs the agent runtime: it has agents, or an `llm`
+/// node that may call tools (the same loop as a worker).
+pub fn runs_agents(doc: &Document) -> bool {
+    !doc.logical.agents.is_empty()
+        || doc
+            .logical
+            .nodes
+            .iter()
+            .any(|n| matches!(&n.kind, NodeKind::Llm(l) if !l.bound_tool_ids.is_empty()))
+}
+
+/// Where a remote agent's calls go and the variable holding their key: its
+/// `url` (literal or `env:NAME`), else `env:<SERVICE>_URL`; `<SERVICE>_API_KEY`.
+pub fn remote_endpoint(service: &str, url: Option<&str>) -> (String, String) {
+    let (url_env, key_env) = remote_service_env(service, url);
+    let url = url.map_or_else(|| format!("env:{url_env}"), str::to_string);
+    (url, key_env)
+}
 
 /// A worker's system prompt: the persona's sentences ("You are the
 /// <role>." "Answer in a <tone> tone."), then the instructions, joined by a

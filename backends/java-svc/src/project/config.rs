@@ -113,7 +113,7 @@ pub(super) fn spring_yml(doc: &Document) -> String {
         section(w, "security", |w| {
             w.line(format!("key: ${{{}:}}", doc.security.key_env));
         });
-        if doc.has_llm_nodes() || crate::agents::needed(doc) {
+        if doc.has_llm_nodes() || svc_backend_sdk::agents::runs_agents(doc) {
             let (base_env, key_env) = s
                 .model
                 .as_ref()

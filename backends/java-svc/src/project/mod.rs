@@ -181,7 +181,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     let pkg = package_segment(&doc.id);
     let base = format!("src/main/java/com/svc/{pkg}");
     // Agents reach the provider through LlmClient, even with no model of their own.
-    let llm = doc.has_llm_nodes() || crate::agents::needed(doc);
+    let llm = doc.has_llm_nodes() || svc_backend_sdk::agents::runs_agents(doc);
     let mut files = vec![
         File::text("pom.xml", pom(doc, &placed.dependencies)),
         File::text("mvnw", MVNW).executable(),
@@ -230,7 +230,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             runtime.push(STREAMING_LLM_CLIENT);
         }
     }
-    let agentic = crate::agents::needed(doc);
+    let agentic = svc_backend_sdk::agents::runs_agents(doc);
     let classifies = doc
         .logical
         .nodes
