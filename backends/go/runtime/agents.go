@@ -379,6 +379,25 @@ func runSupervisor(ctx context.Context, node string, a *Agent, task string, call
 		`supervisor "%s" did not finish within %d routing decisions (max_rounds)`, a.Name, a.MaxRounds))
 }
 
+// prefixedRoute is the custom router of a supervisor in a subgraph: its body
+// names members by their ids, while the registry holds them under the
+// subgraph's prefix. The body sees last_member without the prefix, and a
+// decision other than finish is stripped and given the prefix, as
+// python-svc's wrapper does ("" becomes the prefix alone, a bad route).
+func prefixedRoute(prefix string, route func(context.Context, State) (string, error)) func(context.Context, State) (string, error) {
+	return func(ctx context.Context, state State) (string, error) {
+		view := state.clone()
+		if last, ok := view["last_member"].(string); ok {
+			view["last_member"] = strings.TrimPrefix(last, prefix)
+		}
+		d, err := route(ctx, view)
+		if err != nil || pyLower(pyStrip(d)) == routeFinish {
+			return d, err
+		}
+		return prefix + pyStrip(d), nil
+	}
+}
+
 // routeLLM asks the model which member acts next. The system prompt is
 // the instructions (when any), then "Answer with exactly one of these
 // names:" and one line per member ("- <member>: <description>", or

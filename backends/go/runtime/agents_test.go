@@ -666,6 +666,86 @@ func TestSupervisorCustomRouter(t *testing.T) {
 	}
 }
 
+func TestPrefixedRoute(t *testing.T) {
+	var seen State
+	decision, fail := "", error(nil)
+	route := prefixedRoute("sub__", func(ctx context.Context, state State) (string, error) {
+		seen = state.clone()
+		state["input"] = "scribbled" // the router's copy only
+		return decision, fail
+	})
+	given := State{"input": "task", "round": 1, "last_member": "sub__writer", "last_output": "out"}
+	cases := []struct{ decision, want string }{
+		{" Finish\n", " Finish\n"},
+		{"finish", "finish"},
+		{" writer ", "sub__writer"},
+		{"", "sub__"},
+	}
+	for _, c := range cases {
+		decision = c.decision
+		if got, err := route(context.Background(), given); err != nil || got != c.want {
+			t.Fatalf("%q: got %q, %v, want %q", c.decision, got, err, c.want)
+		}
+	}
+	if want := (State{"input": "task", "round": 1, "last_member": "writer", "last_output": "out"}); !reflect.DeepEqual(seen, want) {
+		t.Fatalf("the router saw %v, want %v", seen, want)
+	}
+	if given["last_member"] != "sub__writer" || given["input"] != "task" {
+		t.Fatalf("the caller's state changed: %v", given)
+	}
+
+	decision, fail = "writer", errors.New("no way")
+	if got, err := route(context.Background(), given); err != fail || got != "writer" {
+		t.Fatalf("an error passes as it is: %q, %v", got, err)
+	}
+}
+
+// A supervisor in the subgraph "sub": the registry holds its members as
+// sub__<id>, its router's body names them by their ids.
+func TestSupervisorCustomRouterInASubgraph(t *testing.T) {
+	team := teamAgents()
+	as := map[string]*Agent{}
+	for _, id := range []string{"researcher", "writer"} {
+		a := *team[id]
+		a.Name = "sub__" + id
+		as[a.Name] = &a
+	}
+	var lasts []string
+	body := func(ctx context.Context, state State) (string, error) {
+		lasts = append(lasts, state.String("last_member"))
+		switch state.String("last_member") {
+		case "":
+			return "researcher", nil
+		case "researcher":
+			return " writer ", nil
+		}
+		return "FINISH", nil
+	}
+	as["sub__team"] = &Agent{Name: "sub__team", Kind: "supervisor", Members: []string{"sub__researcher", "sub__writer"},
+		MaxRounds: 10, Route: prefixedRoute("sub__", body)}
+	useAgents(t, as, map[string]AgentTool{})
+	stub := newChatStub(t, teamModel(func(string) any { return says("unexpected") }))
+	out, err := runAgent(context.Background(), "sub__ask", "sub__team", "What is a refund?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "written: What is a refund? |  | researched: What is a refund?"; out != want {
+		t.Fatalf("answer %q, want %q", out, want)
+	}
+	if want := []string{"", "researcher", "writer"}; !reflect.DeepEqual(lasts, want) {
+		t.Fatalf("last members %q, want %q", lasts, want)
+	}
+	if stub.calls() != 2 {
+		t.Fatalf("model calls %d, want 2", stub.calls())
+	}
+
+	// "" becomes the prefix alone, as python-svc's wrapper makes it.
+	as["sub__team"].Route = prefixedRoute("sub__", func(context.Context, State) (string, error) { return "", nil })
+	_, err = runAgent(context.Background(), "sub__ask", "sub__team", "x", nil)
+	wantError(t, err, 500, "execution_error", map[string]any{"node": "sub__team", "reason": "bad_route"},
+		`supervisor "sub__team" routed to 'sub__', which is neither one of its members (sub__researcher, sub__writer) nor 'finish'`)
+}
+
 func TestNestedSupervisor(t *testing.T) {
 	as := teamAgents()
 	as["guarded"] = &Agent{Name: "guarded", Kind: "worker", Instructions: "You research.", Roles: []string{"support"}, Model: stubModel(), MaxTurns: 8}

@@ -55,10 +55,15 @@ func deadlineError() *Error {
 		Message: fmt.Sprintf("the run passed the request deadline of %s", RequestTimeout)}
 }
 
-func stepLimitError() *Error {
+func stepLimitError() *Error { return stepLimit(MaxSteps) }
+
+// stepLimit is the error of a graph that ran more than limit steps: the
+// document's own graph (MaxSteps) or a subgraph node's child, which has its
+// own limit.
+func stepLimit(limit int) *Error {
 	return &Error{Status: http.StatusInternalServerError, Code: "step_limit_exceeded",
-		Message: fmt.Sprintf("the run took more than %d steps", MaxSteps),
-		Details: map[string]any{"maxSteps": MaxSteps}}
+		Message: fmt.Sprintf("the run took more than %d steps", limit),
+		Details: map[string]any{"maxSteps": limit}}
 }
 
 // An Event is one event of a streamed run (docs/http-contract.md,
@@ -85,11 +90,16 @@ func observerOf(ctx context.Context) Observer {
 // NodeFunc is a node: it reads the state and returns a patch.
 type NodeFunc func(ctx context.Context, state State) (State, error)
 
-// step runs one node with panic recovery and merges its patch. Nodes with
-// a native body get their own copy of the state, so a body that writes to
-// the map it was handed cannot bypass the reducers; generated nodes only
-// read it.
-func step(ctx context.Context, st State, node string, fn NodeFunc, native bool) (err error) {
+// step is a step of the document's own graph.
+func step(ctx context.Context, st State, node string, fn NodeFunc, native bool) error {
+	return schema.step(ctx, st, node, fn, native)
+}
+
+// step runs one node with panic recovery and merges its patch with the
+// graph's reducers. Nodes with a native body get their own copy of the
+// state, so a body that writes to the map it was handed cannot bypass the
+// reducers; generated nodes only read it.
+func (sc *Schema) step(ctx context.Context, st State, node string, fn NodeFunc, native bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = nodeError(node, fmt.Sprintf("node %q panicked: %v", node, r))
@@ -110,7 +120,7 @@ func step(ctx context.Context, st State, node string, fn NodeFunc, native bool) 
 		}
 		return nodeError(node, fmt.Sprintf("node %q failed: %v", node, err))
 	}
-	return apply(st, patch, node)
+	return sc.apply(st, patch, node)
 }
 
 // clone gives a node its own top-level copy.

@@ -188,21 +188,32 @@ func describe(f Field) string {
 	return f.Type.String()
 }
 
-// fieldIndex maps a field name to its position in fields.
-var fieldIndex = func() map[string]int {
-	m := make(map[string]int, len(fields))
-	for i, f := range fields {
-		m[f.Name] = i
-	}
-	return m
-}()
+// A Schema is the state schema of one graph: the document's own (schema) or
+// the child graph of a subgraph node, which validates and merges its own
+// state.
+type Schema struct {
+	fields []Field
+	// index maps a field name to its position in fields.
+	index map[string]int
+}
 
-func fieldByName(name string) (Field, bool) {
-	i, ok := fieldIndex[name]
+func newSchema(fields []Field) *Schema {
+	index := make(map[string]int, len(fields))
+	for i, f := range fields {
+		index[f.Name] = i
+	}
+	return &Schema{fields: fields, index: index}
+}
+
+// schema is the document's own graph (fields: graph.go).
+var schema = newSchema(fields)
+
+func (sc *Schema) field(name string) (Field, bool) {
+	i, ok := sc.index[name]
 	if !ok {
 		return Field{}, false
 	}
-	return fields[i], true
+	return sc.fields[i], true
 }
 
 // sortedKeys lists a map's keys in order, so errors are deterministic.
@@ -216,24 +227,27 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // NewState validates a request's state and applies the declared defaults.
-// Unknown fields are reported first, then wrong types, then missing
-// required fields.
-func NewState(input map[string]any) (State, error) {
+func NewState(input map[string]any) (State, error) { return schema.newState(input) }
+
+// newState validates a state and applies the declared defaults. Unknown
+// fields are reported first, then wrong types, then missing required
+// fields.
+func (sc *Schema) newState(input map[string]any) (State, error) {
 	known := 0
-	for _, f := range fields {
+	for _, f := range sc.fields {
 		if _, ok := input[f.Name]; ok {
 			known++
 		}
 	}
 	if known != len(input) {
 		for _, k := range sortedKeys(input) {
-			if _, ok := fieldIndex[k]; !ok {
+			if _, ok := sc.index[k]; !ok {
 				return nil, invalidState(k, fmt.Sprintf("unknown state field %q", k))
 			}
 		}
 	}
-	st := make(State, len(fields))
-	for _, f := range fields {
+	st := make(State, len(sc.fields))
+	for _, f := range sc.fields {
 		v, ok := input[f.Name]
 		if ok && v != nil && !matches(f.Type, f.Items, v) {
 			return nil, invalidState(f.Name, fmt.Sprintf("state field %q must be %s", f.Name, describe(f)))
@@ -247,7 +261,7 @@ func NewState(input map[string]any) (State, error) {
 			st[f.Name] = nil
 		}
 	}
-	for _, f := range fields {
+	for _, f := range sc.fields {
 		if f.Required && st[f.Name] == nil {
 			return nil, invalidState(f.Name, fmt.Sprintf("required state field %q is missing", f.Name))
 		}
@@ -260,22 +274,22 @@ func NewState(input map[string]any) (State, error) {
 type Replace struct{ Value any }
 
 // apply merges a node's patch into the state, honouring each field's reducer.
-func apply(st State, patch State, node string) error {
+func (sc *Schema) apply(st State, patch State, node string) error {
 	if len(patch) == 1 {
 		for k, v := range patch {
-			return applyOne(st, k, v, node)
+			return sc.applyOne(st, k, v, node)
 		}
 	}
 	for _, k := range sortedKeys(patch) {
-		if err := applyOne(st, k, patch[k], node); err != nil {
+		if err := sc.applyOne(st, k, patch[k], node); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func applyOne(st State, k string, v any, node string) error {
-	f, ok := fieldByName(k)
+func (sc *Schema) applyOne(st State, k string, v any, node string) error {
+	f, ok := sc.field(k)
 	if !ok {
 		return nodeError(node, fmt.Sprintf("node %q returned unknown state field %q", node, k))
 	}

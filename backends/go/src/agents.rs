@@ -1,9 +1,12 @@
 //! `internal/graph/agent_registry.go`: what agents and tool-calling `llm`
 //! nodes reach at run time (agents.go): every native and HTTP tool, every
-//! agent of `logical.agents`, and the body of each custom supervisor.
+//! agent of `logical.agents`, and the body of each custom supervisor, of
+//! every graph of the document, by registered name (a child's carry its
+//! subgraph's prefix, as on python-svc).
 
 use svc_backend_sdk::agents::{remote_endpoint, worker_instructions};
 use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, SupervisorRouter, ToolKind};
+use svc_backend_sdk::subgraphs::{all_graphs, GraphScope};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
@@ -26,45 +29,85 @@ fn route_name(agent: &str) -> String {
 }
 
 pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
+    let graphs = all_graphs(doc);
     let mut w = CodeWriter::go();
     w.line("// agentTools are the tools agents and tool-calling llm nodes may call.");
-    let tools = doc
-        .logical
-        .tools
-        .iter()
-        .any(|t| !matches!(t.kind, ToolKind::Mcp { .. }));
+    let tools = graphs.iter().any(|(d, _)| {
+        d.logical
+            .tools
+            .iter()
+            .any(|t| !matches!(t.kind, ToolKind::Mcp { .. }))
+    });
     literal(&mut w, "agentTools = map[string]AgentTool", tools, |w| {
-        for t in &doc.logical.tools {
-            let call = match &t.kind {
-                ToolKind::Native => format!(
-                    "out, err := {}(ctx, State(args))\nreturn map[string]any(out), err",
-                    tool_name(&t.id)
-                ),
-                ToolKind::Http { .. } => format!(
-                    "return callHTTPTool(ctx, {}, {}, args)",
-                    quote(&t.id),
-                    tool_name(&t.id)
-                ),
-                // Refused on go (capabilities): no MCP client here.
-                ToolKind::Mcp { .. } => continue,
-            };
-            // Imported only where used: a graph without tools has none.
-            let context = w.name("context", "Context");
-            w.line(format!(
-                "{}: {{Name: {}, Description: {}, Call: func(ctx {context}, args map[string]any) (any, error) {{",
-                quote(&t.id),
-                quote(&t.id),
-                quote(t.description.as_deref().unwrap_or_default())
-            ));
-            w.indent();
-            for line in call.lines() {
-                w.line(line);
-            }
-            w.dedent();
-            w.line("}},");
+        for (d, scope) in &graphs {
+            tool_entries(w, d, scope);
         }
     });
     let mut missing = Vec::new();
+    for (d, scope) in &graphs {
+        routers(&mut w, d, scope, &mut missing);
+    }
+    if !missing.is_empty() {
+        return Err(missing);
+    }
+    w.blank();
+    w.line("// agents are the agents of logical.agents.");
+    let any = graphs.iter().any(|(d, _)| !d.logical.agents.is_empty());
+    literal(&mut w, "agents = map[string]*Agent", any, |w| {
+        for (d, scope) in &graphs {
+            for a in &d.logical.agents {
+                // One entry per block: gofmt aligns nothing across them.
+                if let Some(fields) = agent_fields(d, scope, a) {
+                    w.block(format!("{}: {{", quote(&scope.name(&a.id))), "},", |w| {
+                        w.line(format!("{},", fields.join(", ")));
+                    });
+                }
+            }
+        }
+    });
+    Ok(File::text(
+        "internal/graph/agent_registry.go",
+        w.finish_file("package graph\n\n"),
+    ))
+}
+
+/// The `agentTools` entries of one graph's native and HTTP tools.
+fn tool_entries(w: &mut CodeWriter, doc: &Document, scope: &GraphScope) {
+    for t in &doc.logical.tools {
+        let name = scope.name(&t.id);
+        let call = match &t.kind {
+            ToolKind::Native => format!(
+                "out, err := {}(ctx, State(args))\nreturn map[string]any(out), err",
+                tool_name(&name)
+            ),
+            ToolKind::Http { .. } => format!(
+                "return callHTTPTool(ctx, {}, {}, args)",
+                quote(&name),
+                tool_name(&name)
+            ),
+            // Refused on go (capabilities): no MCP client here.
+            ToolKind::Mcp { .. } => continue,
+        };
+        // Imported only where used: a graph without tools has none.
+        let context = w.name("context", "Context");
+        w.line(format!(
+                "{}: {{Name: {}, Description: {}, Call: func(ctx {context}, args map[string]any) (any, error) {{",
+                quote(&name),
+                quote(&name),
+                quote(t.description.as_deref().unwrap_or_default())
+            ));
+        w.indent();
+        for line in call.lines() {
+            w.line(line);
+        }
+        w.dedent();
+        w.line("}},");
+    }
+}
+
+/// The body of each custom supervisor router of one graph (`route_<name>`);
+/// a missing body is added to `missing`.
+fn routers(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, missing: &mut Vec<Diagnostic>) {
     for (i, a) in doc.logical.agents.iter().enumerate() {
         if let AgentKind::Supervisor {
             router: SupervisorRouter::Custom,
@@ -81,54 +124,36 @@ pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
                             a.id
                         ),
                     )
-                    .at(format!("/logical/agents/{i}")),
+                    .at(scope.at(&format!("/logical/agents/{i}"))),
                 );
                 continue;
             };
+            let name = scope.name(&a.id);
             w.blank();
             let context = w.name("context", "Context");
             w.line(format!(
                 "// {} is the custom router of the supervisor {}: it names the next member, or \"finish\".",
-                route_name(&a.id),
-                quote(&a.id)
+                route_name(&name),
+                quote(&name)
             ));
             w.block(
                 format!(
                     "func {}(ctx {context}, state State) (string, error) {{",
-                    route_name(&a.id)
+                    route_name(&name)
                 ),
                 "}",
                 |w| place_body(w, body),
             );
         }
     }
-    if !missing.is_empty() {
-        return Err(missing);
-    }
-    w.blank();
-    w.line("// agents are the agents of logical.agents.");
-    let any = !doc.logical.agents.is_empty();
-    literal(&mut w, "agents = map[string]*Agent", any, |w| {
-        for a in &doc.logical.agents {
-            // One entry per block: gofmt aligns nothing across them.
-            if let Some(fields) = agent_fields(doc, a) {
-                w.block(format!("{}: {{", quote(&a.id)), "},", |w| {
-                    w.line(format!("{},", fields.join(", ")));
-                });
-            }
-        }
-    });
-    Ok(File::text(
-        "internal/graph/agent_registry.go",
-        w.finish_file("package graph\n\n"),
-    ))
 }
 
 /// The fields of an agent's `Agent` literal; `None` for a kind go does not
 /// run (a2a, refused by negotiation first).
-fn agent_fields(doc: &Document, a: &AgentDef) -> Option<Vec<String>> {
+fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Option<Vec<String>> {
+    let names = |ids: &[String]| strings(&ids.iter().map(|id| scope.name(id)).collect::<Vec<_>>());
     let mut f = vec![
-        format!("Name: {}", quote(&a.id)),
+        format!("Name: {}", quote(&scope.name(&a.id))),
         format!("Kind: {}", quote(a.kind.name())),
     ];
     if let Some(d) = &a.description {
@@ -150,7 +175,7 @@ fn agent_fields(doc: &Document, a: &AgentDef) -> Option<Vec<String>> {
                 f.push(format!("Instructions: {}", quote(&text)));
             }
             if !tool_ids.is_empty() {
-                f.push(format!("Tools: {}", strings(tool_ids)));
+                f.push(format!("Tools: {}", names(tool_ids)));
             }
             f.push(format!("Model: {}", model_literal(doc, model.as_ref())));
             f.push(format!("MaxTurns: {max_turns}"));
@@ -165,12 +190,20 @@ fn agent_fields(doc: &Document, a: &AgentDef) -> Option<Vec<String>> {
             if let Some(text) = instructions.as_deref().filter(|t| !t.is_empty()) {
                 f.push(format!("Instructions: {}", quote(text)));
             }
-            f.push(format!("Members: {}", strings(members)));
+            f.push(format!("Members: {}", names(members)));
             match router {
                 SupervisorRouter::Llm => {
                     f.push(format!("Model: {}", model_literal(doc, model.as_ref())))
                 }
-                SupervisorRouter::Custom => f.push(format!("Route: {}", route_name(&a.id))),
+                // A child's body names members by their own ids.
+                SupervisorRouter::Custom if scope.is_root() => {
+                    f.push(format!("Route: {}", route_name(&a.id)))
+                }
+                SupervisorRouter::Custom => f.push(format!(
+                    "Route: prefixedRoute({}, {})",
+                    quote(&scope.prefix),
+                    route_name(&scope.name(&a.id))
+                )),
             }
             f.push(format!("MaxRounds: {max_rounds}"));
         }

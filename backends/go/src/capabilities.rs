@@ -8,8 +8,6 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-const PYTHON_ONLY: &str = "Go services run the portable core; this is available on python-svc only";
-
 pub fn info() -> BackendInfo {
     let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
     BackendInfo {
@@ -30,6 +28,7 @@ pub fn info() -> BackendInfo {
                 "agent",
                 "intent_classifier",
                 "rag",
+                "subgraph",
             ]),
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
@@ -49,7 +48,6 @@ pub fn info() -> BackendInfo {
                 )
                 .collect(),
             reasons: vec![
-                reason("node-kind:subgraph", PYTHON_ONLY),
                 reason("feature:agents.a2a", "A2A peers are called from python-svc only (A2A comes to go and java-svc later)"),
                 reason("feature:mcp.expose", "publishing the graph as an MCP tool is available on python-svc only"),
                 reason("feature:a2a.publish", "publishing the graph as an A2A agent is available on python-svc only"),

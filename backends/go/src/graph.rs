@@ -10,6 +10,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use crate::golang::{literal, quote};
 use crate::nodes::{func_name, place, Place};
 use svc_backend_sdk::ir::RouterNode;
+use svc_backend_sdk::subgraphs::GraphScope;
 
 fn type_const(t: FieldType) -> &'static str {
     match t {
@@ -75,22 +76,9 @@ fn router(w: &mut CodeWriter, branches: &[Branch]) {
     w.line("}");
 }
 
-pub fn graph_go(doc: &Document) -> String {
-    let s = &doc.logical.settings;
-    let mut w = CodeWriter::go();
-    w.line("// MaxSteps bounds the node executions of one run (settings.maxSteps).")
-        .line(format!("const MaxSteps = {}", s.max_steps))
-        .blank();
-    let millisecond = w.name("time", "Millisecond");
-    w.line("// RequestTimeout bounds one run (settings.requestTimeoutMs).")
-        .line(format!(
-            "const RequestTimeout = {} * {millisecond}",
-            s.request_timeout_ms
-        ))
-        .blank();
-
-    w.line("// fields is the state schema of the graph.");
-    w.block("var fields = []Field{", "}", |w| {
+/// `var <name> = []Field{...}`: a graph's state schema.
+fn fields_literal(w: &mut CodeWriter, name: &str, doc: &Document) {
+    w.block(format!("var {name} = []Field{{"), "}", |w| {
         for f in &doc.logical.state {
             let mut parts = vec![
                 format!("Name: {}", quote(&f.name)),
@@ -111,8 +99,87 @@ pub fn graph_go(doc: &Document) -> String {
             w.line(format!("{{{}}},", parts.join(", ")));
         }
     });
-    w.blank();
+}
 
+pub fn graph_go(doc: &Document) -> String {
+    let s = &doc.logical.settings;
+    let mut w = CodeWriter::go();
+    w.line("// MaxSteps bounds the node executions of one run (settings.maxSteps).")
+        .line(format!("const MaxSteps = {}", s.max_steps))
+        .blank();
+    let millisecond = w.name("time", "Millisecond");
+    w.line("// RequestTimeout bounds one run (settings.requestTimeoutMs).")
+        .line(format!(
+            "const RequestTimeout = {} * {millisecond}",
+            s.request_timeout_ms
+        ))
+        .blank();
+
+    w.line("// fields is the state schema of the graph.");
+    fields_literal(&mut w, "fields", doc);
+    w.blank();
+    w.line("// run walks the graph from start; each node is one step.");
+    let root = Loop {
+        func: "run".into(),
+        step: "step".into(),
+        limit: "steps == MaxSteps".into(),
+        over_limit: "stepLimitError()".into(),
+        streaming: s.streaming,
+    };
+    run_loop(&mut w, doc, &GraphScope::root(), &root);
+    w.finish_file("package graph\n\n")
+}
+
+/// `internal/graph/subgraph_<owner>.go`: the child graph of a subgraph
+/// node, with its own schema and step limit. Its nodes send no events and
+/// its model calls do not stream, as on python-svc.
+pub fn child_go(doc: &Document, scope: &GraphScope) -> String {
+    let owner = scope.owner.as_deref().unwrap_or_default();
+    let max = doc.logical.settings.max_steps;
+    let mut w = CodeWriter::go();
+    w.line(format!(
+        "// The graph {}, the child of the subgraph node {} (its own settings.maxSteps, {max}).",
+        quote(&doc.id),
+        quote(owner)
+    ))
+    .blank();
+    w.line(format!(
+        "// fields_{owner} is the state schema of the graph {}.",
+        quote(&doc.id)
+    ));
+    fields_literal(&mut w, &format!("fields_{owner}"), doc);
+    w.blank();
+    w.line(format!("var schema_{owner} = newSchema(fields_{owner})"));
+    w.blank();
+    w.line(format!(
+        "// run_{owner} walks the graph {} from start; each node is one step, at most {max}.",
+        quote(&doc.id)
+    ));
+    let child = Loop {
+        func: format!("run_{owner}"),
+        step: format!("schema_{owner}.step"),
+        limit: format!("steps == {max}"),
+        over_limit: format!("stepLimit({max})"),
+        streaming: false,
+    };
+    run_loop(&mut w, doc, scope, &child);
+    w.finish_file("package graph\n\n")
+}
+
+/// What differs between the run loop of the document's graph and a child's.
+struct Loop {
+    func: String,
+    step: String,
+    limit: String,
+    over_limit: String,
+    /// Whether each step reports its events (the document's own graph, with
+    /// settings.streaming).
+    streaming: bool,
+}
+
+/// The run loop over `doc`'s topology: `current` holds plain node ids, the
+/// steps name each node by its registered name.
+fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
     let next = doc.successors();
     let start_next = doc
         .start_id()
@@ -128,10 +195,9 @@ pub fn graph_go(doc: &Document) -> String {
 
     let context = w.name("context", "Context");
     let errorf = w.name("fmt", "Errorf");
-    let streaming = s.streaming;
-    w.line("// run walks the graph from start; each node is one step.");
+    let streaming = l.streaming;
     w.block(
-        format!("func run(ctx {context}, st State) (State, error) {{"),
+        format!("func {}(ctx {context}, st State) (State, error) {{", l.func),
         "}",
         |w| {
             w.line(format!("current := {}", quote(start_next)));
@@ -139,14 +205,15 @@ pub fn graph_go(doc: &Document) -> String {
                 w.block(format!("if {} {{", ends.join(" || ")), "}", |w| {
                     w.line("return st, nil");
                 });
-                w.block("if steps == MaxSteps {", "}", |w| {
-                    w.line("return nil, stepLimitError()");
+                w.block(format!("if {} {{", l.limit), "}", |w| {
+                    w.line(format!("return nil, {}", l.over_limit));
                 });
                 w.block("if err := ctx.Err(); err != nil {", "}", |w| {
                     w.line("return nil, err");
                 });
                 w.line("switch current {");
                 for n in &doc.logical.nodes {
+                    let name = scope.name(&n.id);
                     let native = match place(&n.kind) {
                         Place::Start | Place::End | Place::Refused => continue,
                         Place::Router => {
@@ -154,7 +221,7 @@ pub fn graph_go(doc: &Document) -> String {
                                 w.line(format!("case {}:", quote(&n.id)));
                                 w.indent();
                                 if streaming {
-                                    w.line(format!("routed(ctx, {})", quote(&n.id)));
+                                    w.line(format!("routed(ctx, {})", quote(&name)));
                                 }
                                 router(w, branches);
                                 w.dedent();
@@ -170,15 +237,16 @@ pub fn graph_go(doc: &Document) -> String {
                     let call = if streaming {
                         format!(
                             "stepObserved(ctx, st, {}, {}, {}, {native})",
-                            quote(&n.id),
+                            quote(&name),
                             quote(n.kind.name()),
-                            func_name(&n.id),
+                            func_name(&name),
                         )
                     } else {
                         format!(
-                            "step(ctx, st, {}, {}, {native})",
-                            quote(&n.id),
-                            func_name(&n.id),
+                            "{}(ctx, st, {}, {}, {native})",
+                            l.step,
+                            quote(&name),
+                            func_name(&name),
                         )
                     };
                     w.block(format!("if err := {call}; err != nil {{"), "}", |w| {
@@ -200,5 +268,4 @@ pub fn graph_go(doc: &Document) -> String {
             });
         },
     );
-    w.finish_file("package graph\n\n")
 }

@@ -2,10 +2,11 @@
 
 use svc_backend_sdk::ir::{Document, NodeKind};
 use svc_backend_sdk::runtime_files::fill;
+use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
-use crate::golang::quote;
+use crate::golang::{file_stem, quote};
 use crate::{graph, nodes, readme, tests};
 
 const STATE_GO: &str = include_str!("../runtime/state.go");
@@ -30,6 +31,8 @@ const RAG_TEST_GO: &str = include_str!("../runtime/rag_test.go");
 const SERVER_GO: &str = include_str!("../runtime/server.go");
 const REQUEST_GO: &str = include_str!("../runtime/request.go");
 const MAIN_GO: &str = include_str!("../runtime/main.go");
+const SUBGRAPH_GO: &str = include_str!("../runtime/subgraph.go");
+const SUBGRAPH_TEST_GO: &str = include_str!("../runtime/subgraph_test.go");
 // settings.streaming: the run's events (graph), the model's stream (with
 // llm nodes) and the text/event-stream answer (server).
 const STREAM_GO: &str = include_str!("../runtime/stream.go");
@@ -47,7 +50,10 @@ const CONNECTOR_HELPERS: &[&str] = &["upstream"];
 pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
     let placed = svc_backend_sdk::connectors::place(doc, "go", CONNECTOR_HELPERS, connectors)?;
     let module = &doc.id;
-    let (llm, http_tools) = (doc.has_llm_nodes(), doc.http_tools().next().is_some());
+    // What the runtime must hold is decided over every graph: a child's
+    // model or tool is called from the same package.
+    let llm = any_graph(doc, Document::has_llm_nodes);
+    let http_tools = any_graph(doc, |d| d.http_tools().next().is_some());
     let graph_import = format!("{module}/internal/graph");
     let server_import = format!("{module}/internal/server");
     let main_go = fill(
@@ -107,19 +113,26 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     }
     // Agents and classifiers answer as python-svc does, down to the text
     // they feed the model (pytext.go).
-    let agentic = svc_backend_sdk::agents::runs_agents(doc);
-    let classifies = doc
-        .logical
-        .nodes
-        .iter()
-        .any(|n| matches!(n.kind, NodeKind::IntentClassifier(_)));
-    let retrieves = doc
-        .logical
-        .nodes
-        .iter()
-        .any(|n| matches!(n.kind, NodeKind::Rag(_)));
+    let agentic = any_graph(doc, svc_backend_sdk::agents::runs_agents);
+    let has = |kind: fn(&NodeKind) -> bool| {
+        any_graph(doc, |d| d.logical.nodes.iter().any(|n| kind(&n.kind)))
+    };
+    let classifies = has(|k| matches!(k, NodeKind::IntentClassifier(_)));
+    let retrieves = has(|k| matches!(k, NodeKind::Rag(_)));
+    if has(|k| matches!(k, NodeKind::Subgraph(_))) {
+        files.push(File::text("internal/graph/subgraph.go", SUBGRAPH_GO));
+        files.push(File::text(
+            "internal/graph/subgraph_test.go",
+            SUBGRAPH_TEST_GO,
+        ));
+    }
+    // Every missing body of every graph is reported at once.
+    let mut errors = Vec::new();
     if agentic {
-        files.push(crate::agents::registry(doc)?);
+        match crate::agents::registry(doc) {
+            Ok(file) => files.push(file),
+            Err(d) => errors.extend(d),
+        }
         files.push(File::text("internal/graph/agents.go", AGENTS_GO));
         files.push(File::text("internal/graph/agents_test.go", AGENTS_TEST_GO));
     }
@@ -147,7 +160,26 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         files.push(File::text("internal/graph/llm.go", LLM_GO));
         files.push(File::text("internal/graph/llm_test.go", LLM_TEST_GO));
     }
-    files.extend(nodes::files(doc, &placed.snippets)?);
+    for (d, scope) in all_graphs(doc) {
+        if !scope.is_root() {
+            let owner = scope.owner.as_deref().unwrap_or_default();
+            files.push(File::text(
+                format!("internal/graph/{}.go", file_stem("subgraph", owner)),
+                graph::child_go(d, &scope),
+            ));
+        }
+        match nodes::files(d, &scope, &placed.snippets) {
+            Ok(made) => files.extend(made),
+            Err(d) => errors.extend(d),
+        }
+    }
+    match nodes::rag::files(doc) {
+        Ok(made) => files.extend(made),
+        Err(d) => errors.extend(d),
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
     placed.merge_into(&mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
@@ -232,5 +264,129 @@ mod go_mod_tests {
             with,
             "module svc_app\n\ngo 1.22\n\nrequire (\n\tgithub.com/google/uuid v1.6.0\n)\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod subgraph_tests {
+    use super::emit;
+    use serde_json::json;
+    use svc_backend_sdk::ir::Document;
+    use svc_backend_sdk::Connectors;
+
+    /// A document running `child_nodes` (with `child_extra` in the child's
+    /// logical object) in the embedded child of its subgraph node `sub`.
+    fn document(child_nodes: serde_json::Value, child_extra: serde_json::Value) -> Document {
+        let mut nodes = vec![json!({"id": "start", "kind": "start"})];
+        nodes.extend(child_nodes.as_array().cloned().unwrap_or_default());
+        nodes.push(json!({"id": "end", "kind": "end"}));
+        let edges: Vec<_> = nodes
+            .windows(2)
+            .map(|pair| json!({"from": pair[0]["id"], "to": pair[1]["id"]}))
+            .collect();
+        let mut child = json!({
+            "irVersion": "2.2", "id": "child",
+            "logical": {"state": [{"name": "a", "type": "string"}], "nodes": nodes, "edges": edges}
+        });
+        for (k, v) in child_extra.as_object().cloned().unwrap_or_default() {
+            child["logical"][k] = v;
+        }
+        let doc = json!({
+            "irVersion": "2.2", "id": "parent",
+            "logical": {
+                "state": [{"name": "a", "type": "string"}],
+                "nodes": [{"id": "start", "kind": "start"},
+                          {"id": "sub", "kind": "subgraph", "graph": child, "output": {"a": "a"}},
+                          {"id": "end", "kind": "end"}],
+                "edges": [{"from": "start", "to": "sub"}, {"from": "sub", "to": "end"}]
+            }
+        });
+        svc_backend_sdk::ir::SourceFile::new("parent.graph.json", doc.to_string())
+            .parse()
+            .unwrap()
+    }
+
+    fn refusals(doc: &Document) -> Vec<(String, String)> {
+        emit(doc, &Connectors::default())
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|d| (d.code, d.pointer.unwrap_or_default()))
+            .collect()
+    }
+
+    #[test]
+    fn a_childs_missing_bodies_are_pointed_at_in_the_child() {
+        let doc = document(
+            json!([{"id": "f", "kind": "function", "outputKey": "a"}]),
+            json!({"tools": [{"id": "t", "kind": "native"}],
+                   "agents": [{"id": "w", "kind": "worker", "instructions": "w"},
+                              {"id": "boss", "kind": "supervisor", "members": ["w"], "router": "custom"}],
+                   "settings": {"model": {"provider": "openai", "name": "m"}}}),
+        );
+        let mut got = refusals(&doc);
+        got.sort();
+        let at = |p: &str| {
+            (
+                "missing-body".to_string(),
+                format!("/logical/nodes/1/graph{p}"),
+            )
+        };
+        assert_eq!(
+            got,
+            [
+                at("/logical/agents/1"),
+                at("/logical/nodes/1"),
+                at("/logical/tools/0")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_connector_in_a_child_is_refused_where_it_is() {
+        let doc = document(
+            json!([{"id": "c", "kind": "connector", "config": {}}]),
+            json!({}),
+        );
+        assert_eq!(
+            refusals(&doc),
+            [(
+                "unsupported".to_string(),
+                "/logical/nodes/1/graph/logical/nodes/1".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_child_runs_under_its_registered_names_and_own_limit() {
+        let doc = document(
+            json!([{"id": "say", "kind": "response_template", "template": "x", "outputKey": "a"}]),
+            json!({"settings": {"maxSteps": 3, "streaming": true}}),
+        );
+        let files = emit(&doc, &Connectors::default()).unwrap();
+        let text = |path: &str| {
+            let f = files
+                .iter()
+                .find(|f| f.path == path)
+                .unwrap_or_else(|| panic!("no {path}"));
+            String::from_utf8(f.contents.clone()).unwrap()
+        };
+        let child = text("internal/graph/subgraph_sub.go");
+        assert!(
+            child.contains("if steps == 3 {\n\t\t\treturn nil, stepLimit(3)"),
+            "{child}"
+        );
+        assert!(
+            child.contains("schema_sub.step(ctx, st, \"sub__say\", node_sub__say, false)"),
+            "{child}"
+        );
+        // A child's steps send no events, whatever its settings say.
+        assert!(
+            !child.contains("stepObserved") && !child.contains("routed("),
+            "{child}"
+        );
+        assert!(text("internal/graph/node_sub.go")
+            .contains("runChild(ctx, \"sub\", schema_sub, run_sub,"));
+        assert!(files.iter().any(|f| f.path == "internal/graph/subgraph.go"));
     }
 }

@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 use svc_backend_sdk::ir::{Auth, Document, NodeKind, RagNode, Retriever};
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
+use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::golang::quote;
@@ -22,23 +23,57 @@ fn go_json(v: &Value) -> String {
     go_string(&v.to_string())
 }
 
-fn rag_nodes(doc: &Document) -> impl Iterator<Item = &RagNode> {
-    doc.logical.nodes.iter().filter_map(|n| match &n.kind {
-        NodeKind::Rag(r) => Some(r),
-        _ => None,
-    })
+/// The rag nodes of every graph of the document.
+fn rag_nodes(doc: &Document) -> Vec<&RagNode> {
+    all_graphs(doc)
+        .into_iter()
+        .flat_map(|(d, _)| {
+            d.logical.nodes.iter().filter_map(|n| match &n.kind {
+                NodeKind::Rag(r) => Some(r),
+                _ => None,
+            })
+        })
+        .collect()
+}
+
+/// An HTTP tool of any graph: its registered name, endpoint and the stub's
+/// reply.
+struct HttpTool {
+    name: String,
+    endpoint: String,
+    reply: Value,
+}
+
+fn http_tools(doc: &Document) -> Vec<HttpTool> {
+    all_graphs(doc)
+        .into_iter()
+        .flat_map(|(d, scope)| {
+            d.http_tools()
+                .map(|(id, endpoint)| HttpTool {
+                    name: scope.name(id),
+                    endpoint: endpoint.to_string(),
+                    reply: tool_reply(d, id),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 pub fn server_test(doc: &Document) -> String {
     let auth = doc.security.auth;
-    let http_tools: Vec<(&str, &str)> = doc.http_tools().collect();
-    let literal_tools: Vec<(&str, &str)> = http_tools
+    let http_tools = http_tools(doc);
+    // One stub path per literal endpoint (a child may reuse its parent's).
+    let mut literal_tools: Vec<&HttpTool> = Vec::new();
+    for t in http_tools
         .iter()
-        .filter(|(_, e)| !e.starts_with("env:"))
-        .copied()
-        .collect();
-    let stub = doc.has_llm_nodes()
-        || rag_nodes(doc).next().is_some()
+        .filter(|t| !t.endpoint.starts_with("env:"))
+    {
+        if literal_tools.iter().all(|seen| seen.endpoint != t.endpoint) {
+            literal_tools.push(t);
+        }
+    }
+    let stub = any_graph(doc, Document::has_llm_nodes)
+        || !rag_nodes(doc).is_empty()
         || !http_tools.is_empty()
         || !svc_backend_sdk::connectors::env_refs(doc).is_empty();
 
@@ -283,8 +318,8 @@ pub fn server_test(doc: &Document) -> String {
 fn stub_upstream(
     doc: &Document,
     w: &mut CodeWriter,
-    http_tools: &[(&str, &str)],
-    literal_tools: &[(&str, &str)],
+    http_tools: &[HttpTool],
+    literal_tools: &[&HttpTool],
 ) {
     w.import("io");
     w.blank();
@@ -300,7 +335,7 @@ fn stub_upstream(
         w.indent()
             .line("_, _ = io.WriteString(w, `{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"first idea\\nsecond idea\"}}]}`)")
             .dedent();
-        if rag_nodes(doc).next().is_some() {
+        if !rag_nodes(doc).is_empty() {
             // An embedding per text: [1, its length].
             w.line("case \"/v1/embeddings\":");
             w.indent();
@@ -317,11 +352,10 @@ fn stub_upstream(
             w.line("_ = json.NewEncoder(w).Encode(map[string]any{\"data\": data})");
             w.dedent();
         }
-        for (id, _) in http_tools {
-            let reply = tool_reply(doc, id);
-            w.line(format!("case {}:", quote(&format!("/tools/{id}"))));
+        for t in http_tools {
+            w.line(format!("case {}:", quote(&format!("/tools/{}", t.name))));
             w.indent()
-                .line(format!("_, _ = io.WriteString(w, {})", go_json(&reply)))
+                .line(format!("_, _ = io.WriteString(w, {})", go_json(&t.reply)))
                 .dedent();
         }
         let connector_env = svc_backend_sdk::connectors::env_refs(doc);
@@ -337,15 +371,22 @@ fn stub_upstream(
         w.dedent();
         w.line("}))");
         w.line("t.Cleanup(srv.Close)");
-        if let Some(m) = &doc.logical.settings.model {
-            if doc.has_llm_nodes() {
-                w.line(format!("t.Setenv({}, srv.URL+\"/v1\")", quote(&m.base_url_env)));
-                w.line(format!("t.Setenv({}, \"stub-key\")", quote(&m.api_key_env)));
-            }
+        // Each graph's models read its own settings.model variables.
+        let mut model_envs: Vec<(&str, &str)> = all_graphs(doc)
+            .into_iter()
+            .filter(|(d, _)| d.has_llm_nodes())
+            .filter_map(|(d, _)| d.logical.settings.model.as_ref())
+            .map(|m| (m.base_url_env.as_str(), m.api_key_env.as_str()))
+            .collect();
+        model_envs.sort_unstable();
+        model_envs.dedup();
+        for (url, key) in model_envs {
+            w.line(format!("t.Setenv({}, srv.URL+\"/v1\")", quote(url)));
+            w.line(format!("t.Setenv({}, \"stub-key\")", quote(key)));
         }
-        for (id, endpoint) in http_tools {
-            if let Some(var) = endpoint.strip_prefix("env:") {
-                w.line(format!("t.Setenv({}, srv.URL+{})", quote(var), quote(&format!("/tools/{id}"))));
+        for t in http_tools {
+            if let Some(var) = t.endpoint.strip_prefix("env:") {
+                w.line(format!("t.Setenv({}, srv.URL+{})", quote(var), quote(&format!("/tools/{}", t.name))));
             }
         }
         // `env:NAME` values of connector configs point at the stub.
@@ -353,6 +394,7 @@ fn stub_upstream(
             w.line(format!("t.Setenv({}, srv.URL+{})", quote(&var), quote(&format!("/connectors/{node}"))));
         }
         let mut embedding_envs: Vec<(&str, &str)> = rag_nodes(doc)
+            .into_iter()
             .filter_map(|r| match &r.retriever {
                 Retriever::Embedding {
                     base_url_env,
@@ -373,15 +415,15 @@ fn stub_upstream(
         if !literal_tools.is_empty() {
             w.line("paths := map[string]string{");
             w.indent();
-            for (id, endpoint) in literal_tools {
-                w.line(format!("{}: {},", quote(endpoint), quote(&format!("/tools/{id}"))));
+            for t in literal_tools {
+                w.line(format!("{}: {},", quote(&t.endpoint), quote(&format!("/tools/{}", t.name))));
             }
             w.dedent().line("}");
             w.line("orig := http.DefaultTransport");
             w.line("http.DefaultTransport = rewrite{target: srv.URL, paths: paths, base: orig}");
             w.line("t.Cleanup(func() { http.DefaultTransport = orig })");
         }
-        if rag_nodes(doc).next().is_some() {
+        if !rag_nodes(doc).is_empty() {
             // The rag nodes' documents and indexes, as the service makes them at start-up.
             let background = w.name("context", "Background");
             w.block(format!("if err := Prepare({background}()); err != nil {{"), "}", |w| {

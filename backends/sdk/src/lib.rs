@@ -26,6 +26,7 @@ pub mod placeholders;
 pub mod readme;
 pub mod runtime_files;
 pub mod samples;
+pub mod subgraphs;
 pub mod template;
 #[cfg(all(feature = "testkit", not(target_arch = "wasm32")))]
 pub mod testkit;

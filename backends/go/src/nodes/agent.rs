@@ -2,13 +2,15 @@
 //! the node's input; only the agent's answer reaches the state.
 
 use svc_backend_sdk::ir::{AgentNode, Document, Node, TextWrite};
+use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::llm::strings;
 use super::{func_name, render, signature};
 use crate::golang::quote;
 
-pub fn write(doc: &Document, n: &Node, a: &AgentNode, body: &mut CodeWriter) {
+pub fn write(doc: &Document, scope: &GraphScope, n: &Node, a: &AgentNode, body: &mut CodeWriter) {
+    let name = scope.name(&n.id);
     // One assistant message for a `messages` field, the text otherwise.
     let message =
         doc.state_field(&a.output_key).and_then(|f| f.text_write()) == Some(TextWrite::Message);
@@ -19,15 +21,15 @@ pub fn write(doc: &Document, n: &Node, a: &AgentNode, body: &mut CodeWriter) {
     };
     body.line(format!(
         "// {} runs the agent {}; only its answer reaches the state.",
-        func_name(&n.id),
+        func_name(&name),
         quote(&a.agent)
     ));
-    let open = signature(body, &func_name(&n.id));
+    let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
         w.line(format!(
             "reply, err := runAgent(ctx, {}, {}, {}, {})",
-            quote(&n.id),
-            quote(&a.agent),
+            quote(&name),
+            quote(&scope.name(&a.agent)),
             render(&a.input),
             strings(&a.caller_roles)
         ));

@@ -1,6 +1,7 @@
 //! `function` nodes: the user's Go body, from `bodiesByPlatform["go"]`.
 
 use svc_backend_sdk::ir::{Document, Node};
+use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
 
@@ -11,6 +12,7 @@ use crate::golang::quote;
 /// body for it.
 pub fn write(
     doc: &Document,
+    scope: &GraphScope,
     n: &Node,
     at: &str,
     body: &mut CodeWriter,
@@ -22,12 +24,13 @@ pub fn write(
         )
         .at(at));
     };
+    let name = scope.name(&n.id);
     body.line(format!(
         "// {} is the function node {} (its body comes from bodiesByPlatform[\"go\"]).",
-        func_name(&n.id),
-        quote(&n.id)
+        func_name(&name),
+        quote(&name)
     ));
-    let open = signature(body, &func_name(&n.id));
+    let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| place_body(w, src));
     Ok(true)
 }

@@ -2,18 +2,20 @@
 //! (intent.go); a reply that names none is the fallback.
 
 use svc_backend_sdk::ir::{Document, IntentNode, Node};
+use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::llm::{model_literal, strings};
 use super::{func_name, render, signature};
 use crate::golang::quote;
 
-pub fn write(doc: &Document, n: &Node, c: &IntentNode, body: &mut CodeWriter) {
-    let model_var = format!("model_{}", n.id);
-    let intents_var = format!("intents_{}", n.id);
+pub fn write(doc: &Document, scope: &GraphScope, n: &Node, c: &IntentNode, body: &mut CodeWriter) {
+    let name = scope.name(&n.id);
+    let model_var = format!("model_{name}");
+    let intents_var = format!("intents_{name}");
     body.line(format!(
         "// {model_var} is where {} sends its question.",
-        quote(&n.id)
+        quote(&name)
     ));
     body.line(format!(
         "var {model_var} = {}",
@@ -22,7 +24,7 @@ pub fn write(doc: &Document, n: &Node, c: &IntentNode, body: &mut CodeWriter) {
     body.blank();
     body.line(format!(
         "// {intents_var} are the intents {} tells apart.",
-        quote(&n.id)
+        quote(&name)
     ));
     body.block(format!("var {intents_var} = []Intent{{"), "}", |w| {
         for i in &c.intents {
@@ -39,14 +41,14 @@ pub fn write(doc: &Document, n: &Node, c: &IntentNode, body: &mut CodeWriter) {
     body.blank();
     body.line(format!(
         "// {} asks the model which intent the input has and writes it to {}.",
-        func_name(&n.id),
+        func_name(&name),
         quote(&c.output_key)
     ));
-    let open = signature(body, &func_name(&n.id));
+    let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
         w.line(format!(
             "intent, err := classifyIntent(ctx, {}, {model_var}, {intents_var}, {}, {})",
-            quote(&n.id),
+            quote(&name),
             render(&c.input),
             quote(&c.fallback)
         ));

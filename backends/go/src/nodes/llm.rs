@@ -3,6 +3,7 @@
 
 use svc_backend_sdk::ir::{Document, LlmNode, ModelRef, Node};
 use svc_backend_sdk::llm::LlmOutput;
+use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::{func_name, render, signature};
@@ -64,11 +65,12 @@ pub fn strings(items: &[String]) -> String {
     }
 }
 
-pub fn write(doc: &Document, n: &Node, llm: &LlmNode, body: &mut CodeWriter) {
-    let model_var = format!("model_{}", n.id);
+pub fn write(doc: &Document, scope: &GraphScope, n: &Node, llm: &LlmNode, body: &mut CodeWriter) {
+    let name = scope.name(&n.id);
+    let model_var = format!("model_{name}");
     body.line(format!(
         "// {model_var} is where {} sends its prompt.",
-        quote(&n.id)
+        quote(&name)
     ));
     body.line(format!(
         "var {model_var} = {}",
@@ -92,31 +94,32 @@ pub fn write(doc: &Document, n: &Node, llm: &LlmNode, body: &mut CodeWriter) {
     let call = if llm.bound_tool_ids.is_empty() {
         body.line(format!(
             "// {} asks the model; empty prompt parts are not sent.",
-            func_name(&n.id)
+            func_name(&name)
         ));
         format!(
             "chat(ctx, {}, {model_var}, {system}, {})",
-            quote(&n.id),
+            quote(&name),
             render(&llm.prompt.user)
         )
     } else {
         body.line(format!(
             "// {} asks the model, which may call its tools {} before it answers.",
-            func_name(&n.id),
+            func_name(&name),
             llm.bound_tool_ids
                 .iter()
                 .map(|t| quote(t))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+        let tools: Vec<String> = llm.bound_tool_ids.iter().map(|t| scope.name(t)).collect();
         format!(
             "toolLoop(ctx, {}, {system}, {}, {model_var}, {BOUND_TOOL_TURNS}, {})",
-            quote(&n.id),
-            strings(&llm.bound_tool_ids),
+            quote(&name),
+            strings(&tools),
             render(&llm.prompt.user)
         )
     };
-    let open = signature(body, &func_name(&n.id));
+    let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
         w.line(format!("reply, err := {call}"));
         w.block("if err != nil {", "}", |w| {

@@ -10,6 +10,7 @@ mod intent_classifier;
 pub mod llm;
 pub mod rag;
 mod response_template;
+mod subgraph;
 mod tool;
 mod tools;
 
@@ -20,6 +21,7 @@ use svc_backend_sdk::{Diagnostic, File};
 
 use crate::golang::{body_imports, file_stem, normalize_body, quote};
 use svc_backend_sdk::ir::{ResponseTemplateNode, ToolNode};
+use svc_backend_sdk::subgraphs::GraphScope;
 
 /// What Go makes of a node kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,8 +51,9 @@ pub fn place(kind: &NodeKind) -> Place {
         | NodeKind::ResponseTemplate(_)
         | NodeKind::Agent(_)
         | NodeKind::IntentClassifier(_)
-        | NodeKind::Rag(_) => Place::File { native: false },
-        NodeKind::Subgraph(_) | NodeKind::Hitl(_) => Place::Refused,
+        | NodeKind::Rag(_)
+        | NodeKind::Subgraph(_) => Place::File { native: false },
+        NodeKind::Hitl(_) => Place::Refused,
     }
 }
 
@@ -101,31 +104,34 @@ fn signature(w: &mut CodeWriter, name: &str) -> String {
     format!("func {name}(ctx {context}, state State) (State, error) {{")
 }
 
-/// One file per node that has one, then one per tool; connector nodes take
-/// their body from `snippets` (rendered by their connector).
+/// One file per node of the graph at `scope` that has one, then one per
+/// tool; connector nodes take their body from `snippets` (rendered by their
+/// connector, for the document's own graph only). Files are named by the
+/// registered names, so a child's sit beside its parent's.
 pub fn files(
     doc: &Document,
+    scope: &GraphScope,
     snippets: &std::collections::BTreeMap<String, String>,
 ) -> Result<Vec<File>, Vec<Diagnostic>> {
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for (i, n) in doc.logical.nodes.iter().enumerate() {
-        let at = format!("/logical/nodes/{i}");
+        let at = scope.at(&format!("/logical/nodes/{i}"));
         let mut body = CodeWriter::go();
         let built = match &n.kind {
             // The run loop is all these are (graph.rs).
             NodeKind::Start | NodeKind::End | NodeKind::Router(_) => continue,
-            NodeKind::Function(_) => function::write(doc, n, &at, &mut body),
-            NodeKind::Connector(_) => connector::write(doc, n, snippets, &mut body),
+            NodeKind::Function(_) => function::write(doc, scope, n, &at, &mut body),
+            NodeKind::Connector(_) => connector::write(doc, scope, n, &at, snippets, &mut body),
             NodeKind::ResponseTemplate(ResponseTemplateNode {
                 template,
                 output_key,
             }) => {
-                response_template::write(doc, n, template, output_key, &mut body);
+                response_template::write(doc, scope, n, template, output_key, &mut body);
                 Ok(true)
             }
             NodeKind::Llm(llm) => {
-                llm::write(doc, n, llm, &mut body);
+                llm::write(doc, scope, n, llm, &mut body);
                 Ok(true)
             }
             NodeKind::Tool(ToolNode {
@@ -133,22 +139,23 @@ pub fn files(
                 input,
                 output_key,
             }) => {
-                tool::write(doc, n, tool_id, input, output_key, &mut body);
+                tool::write(doc, scope, n, tool_id, input, output_key, &mut body);
                 Ok(true)
             }
             NodeKind::Agent(a) => {
-                agent::write(doc, n, a, &mut body);
+                agent::write(doc, scope, n, a, &mut body);
                 Ok(true)
             }
             NodeKind::IntentClassifier(c) => {
-                intent_classifier::write(doc, n, c, &mut body);
+                intent_classifier::write(doc, scope, n, c, &mut body);
                 Ok(true)
             }
             NodeKind::Rag(r) => {
-                rag::write(doc, n, r, &mut body);
+                rag::write(doc, scope, n, r, &mut body);
                 Ok(true)
             }
-            NodeKind::Subgraph(_) | NodeKind::Hitl(_) => Err(Diagnostic::error(
+            NodeKind::Subgraph(s) => subgraph::write(scope, n, &at, s, &mut body),
+            NodeKind::Hitl(_) => Err(Diagnostic::error(
                 &svc_backend_sdk::ir::codes::UNSUPPORTED,
                 format!(
                     "go does not build `{}` nodes (node `{}`)",
@@ -161,18 +168,17 @@ pub fn files(
         };
         match built {
             Ok(true) => out.push(go_file(
-                format!("internal/graph/{}.go", file_stem("node", &n.id)),
+                format!(
+                    "internal/graph/{}.go",
+                    file_stem("node", &scope.name(&n.id))
+                ),
                 body,
             )),
             Ok(false) => {}
             Err(d) => missing.push(d),
         }
     }
-    match tools::files(doc) {
-        Ok(files) => out.extend(files),
-        Err(d) => missing.extend(d),
-    }
-    match rag::files(doc) {
+    match tools::files(doc, scope) {
         Ok(files) => out.extend(files),
         Err(d) => missing.extend(d),
     }

@@ -5,6 +5,7 @@
 //! indexes at start-up.
 
 use svc_backend_sdk::ir::{Document, FieldType, Node, NodeKind, RagDocuments, RagNode, Retriever};
+use svc_backend_sdk::subgraphs::{all_graphs, GraphScope};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
@@ -15,7 +16,8 @@ fn retriever_var(id: &str) -> String {
     format!("retriever_{id}")
 }
 
-pub fn write(doc: &Document, n: &Node, r: &RagNode, body: &mut CodeWriter) {
+pub fn write(doc: &Document, scope: &GraphScope, n: &Node, r: &RagNode, body: &mut CodeWriter) {
+    let name = scope.name(&n.id);
     let as_text = doc.state_field(&r.output_key).map(|f| f.ty) == Some(FieldType::String);
     let value = if as_text {
         "passagesText(passages)"
@@ -24,15 +26,15 @@ pub fn write(doc: &Document, n: &Node, r: &RagNode, body: &mut CodeWriter) {
     };
     body.line(format!(
         "// {} finds the {} best passages of its documents for its query.",
-        func_name(&n.id),
+        func_name(&name),
         r.top_k
     ));
-    let open = signature(body, &func_name(&n.id));
+    let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
         w.line(format!(
             "passages, err := {}.Search(ctx, {}, {}, {})",
-            retriever_var(&n.id),
-            quote(&n.id),
+            retriever_var(&name),
+            quote(&name),
             render(&r.query),
             r.top_k
         ));
@@ -46,40 +48,51 @@ pub fn write(doc: &Document, n: &Node, r: &RagNode, body: &mut CodeWriter) {
     });
 }
 
-fn rag_nodes(doc: &Document) -> impl Iterator<Item = (usize, &Node, &RagNode)> {
-    doc.logical
-        .nodes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, n)| match &n.kind {
-            NodeKind::Rag(r) => Some((i, n, r)),
-            _ => None,
-        })
+/// A rag node of any graph of the document.
+struct Rag<'a> {
+    /// Its registered name (retriever_<name>, documents/<name>.json).
+    name: String,
+    /// Its pointer in the document.
+    at: String,
+    node: &'a RagNode,
 }
 
-/// Each rag node's documents, and `retrievers.go`; nothing when the graph
-/// has no rag node.
+fn rag_nodes(doc: &Document) -> Vec<Rag<'_>> {
+    let mut out = Vec::new();
+    for (d, scope) in all_graphs(doc) {
+        for (i, n) in d.logical.nodes.iter().enumerate() {
+            if let NodeKind::Rag(r) = &n.kind {
+                out.push(Rag {
+                    name: scope.name(&n.id),
+                    at: scope.at(&format!("/logical/nodes/{i}")),
+                    node: r,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Each rag node's documents, and one `retrievers.go` for the rag nodes of
+/// every graph; nothing when the document has none.
 pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for (i, n, r) in rag_nodes(doc) {
+    for Rag { name, at, node: r } in rag_nodes(doc) {
         let RagDocuments::List(documents) = &r.documents else {
             // The host reads a folder into a list before any backend runs.
             errors.push(
                 Diagnostic::error(
                     &svc_backend_sdk::ir::codes::INVALID_VALUE,
-                    format!(
-                        "rag node `{}`: the host did not read its documents folder",
-                        n.id
-                    ),
+                    format!("rag node `{name}`: the host did not read its documents folder"),
                 )
-                .at(format!("/logical/nodes/{i}/documents")),
+                .at(format!("{at}/documents")),
             );
             continue;
         };
         let data = serde_json::to_string_pretty(documents).unwrap_or_default();
         out.push(File::text(
-            format!("internal/graph/documents/{}.json", n.id),
+            format!("internal/graph/documents/{name}.json"),
             data + "\n",
         ));
     }
@@ -102,13 +115,13 @@ fn retrievers(doc: &Document) -> String {
     w.line("//go:embed documents");
     w.line(format!("var documents {fs}"));
     w.blank();
-    for (_, n, _) in rag_nodes(doc) {
+    for Rag { name, .. } in rag_nodes(doc) {
         w.line(format!(
             "// {} searches the documents of {} (set at start-up).",
-            retriever_var(&n.id),
-            quote(&n.id)
+            retriever_var(&name),
+            quote(&name)
         ));
-        w.line(format!("var {} Retriever", retriever_var(&n.id)));
+        w.line(format!("var {} Retriever", retriever_var(&name)));
         w.blank();
     }
     w.block("func init() {", "}", |w| {
@@ -122,15 +135,15 @@ fn retrievers(doc: &Document) -> String {
         "}",
         |w| {
             w.line("var indexes []*Embedding");
-            for (_, n, r) in rag_nodes(doc) {
-                let docs = format!("docs_{}", n.id);
-                w.line(format!("{docs}, err := readDocuments({})", quote(&n.id)));
+            for Rag { name, node: r, .. } in rag_nodes(doc) {
+                let docs = format!("docs_{name}");
+                w.line(format!("{docs}, err := readDocuments({})", quote(&name)));
                 w.block("if err != nil {", "}", |w| {
                     w.line("return err");
                 });
                 match &r.retriever {
                     Retriever::Bm25 => {
-                        w.line(format!("{} = newBM25({docs})", retriever_var(&n.id)));
+                        w.line(format!("{} = newBM25({docs})", retriever_var(&name)));
                     }
                     Retriever::Embedding {
                         model,
@@ -144,12 +157,12 @@ fn retrievers(doc: &Document) -> String {
                             quote(base_url_env.as_deref().unwrap_or("OPENAI_BASE_URL")),
                             quote(api_key_env.as_deref().unwrap_or("OPENAI_API_KEY"))
                         );
-                        let index = format!("index_{}", n.id);
+                        let index = format!("index_{name}");
                         w.line(format!(
                             "{index} := newEmbeddingRetriever({}, {docs}, {model})",
-                            quote(&n.id)
+                            quote(&name)
                         ));
-                        w.line(format!("{} = {index}", retriever_var(&n.id)));
+                        w.line(format!("{} = {index}", retriever_var(&name)));
                         w.line(format!("indexes = append(indexes, {index})"));
                     }
                 }

@@ -1,23 +1,32 @@
 //! `response_template` nodes: the template, rendered over the state.
 
 use svc_backend_sdk::ir::{Document, Node, TextWrite};
+use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::{func_name, render, signature};
 use crate::golang::quote;
 
-pub fn write(doc: &Document, n: &Node, template: &str, output_key: &str, body: &mut CodeWriter) {
+pub fn write(
+    doc: &Document,
+    scope: &GraphScope,
+    n: &Node,
+    template: &str,
+    output_key: &str,
+    body: &mut CodeWriter,
+) {
+    let name = scope.name(&n.id);
     body.line(format!(
         "// {} renders the response template {}.",
-        func_name(&n.id),
-        quote(&n.id)
+        func_name(&name),
+        quote(&name)
     ));
     let text = render(template);
     let value = match doc.state_field(output_key).and_then(|f| f.text_write()) {
         Some(TextWrite::Message) => format!("assistantMessage({text})"),
         _ => text,
     };
-    let open = signature(body, &func_name(&n.id));
+    let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
         w.line(format!(
             "return State{{{}: {value}}}, nil",

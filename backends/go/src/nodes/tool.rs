@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use svc_backend_sdk::ir::{Document, Node, ToolKind};
+use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::template::lone_field;
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -12,12 +13,14 @@ use crate::golang::{literal, quote};
 
 pub fn write(
     doc: &Document,
+    scope: &GraphScope,
     n: &Node,
     tool_id: &str,
     input: &BTreeMap<String, Value>,
     output_key: &str,
     body: &mut CodeWriter,
 ) {
+    let (name, tool) = (scope.name(&n.id), tool_name(&scope.name(tool_id)));
     let http = matches!(
         doc.tool(tool_id).map(|t| &t.kind),
         Some(ToolKind::Http { .. })
@@ -25,26 +28,25 @@ pub fn write(
     let (call, result) = if http {
         (
             format!(
-                "callHTTPTool(ctx, {}, {}, {})",
-                quote(&n.id),
-                tool_name(tool_id),
+                "callHTTPTool(ctx, {}, {tool}, {})",
+                quote(&name),
                 input_map(input)
             ),
             "out",
         )
     } else {
         (
-            format!("{}(ctx, State({}))", tool_name(tool_id), input_map(input)),
+            format!("{tool}(ctx, State({}))", input_map(input)),
             "map[string]any(out)",
         )
     };
     body.line(format!(
         "// {} calls the tool {} and writes its result to {}.",
-        func_name(&n.id),
+        func_name(&name),
         quote(tool_id),
         quote(output_key)
     ));
-    let open = signature(body, &func_name(&n.id));
+    let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
         w.line(format!("out, err := {call}"));
         w.block("if err != nil {", "}", |w| {

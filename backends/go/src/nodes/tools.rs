@@ -1,17 +1,20 @@
 //! One file per native or HTTP tool: `internal/graph/tool_<id>.go`.
 
 use svc_backend_sdk::ir::{Document, ToolKind};
+use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
 use super::{go_file, place_body, signature, tool_name};
 use crate::golang::{file_stem, quote};
 
-pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
+/// The tools of the graph at `scope`, named by their registered names.
+pub fn files(doc: &Document, scope: &GraphScope) -> Result<Vec<File>, Vec<Diagnostic>> {
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for (i, t) in doc.logical.tools.iter().enumerate() {
-        let path = format!("internal/graph/{}.go", file_stem("tool", &t.id));
+        let name = scope.name(&t.id);
+        let path = format!("internal/graph/{}.go", file_stem("tool", &name));
         let mut body = CodeWriter::go();
         match &t.kind {
             ToolKind::Native => {
@@ -21,16 +24,16 @@ pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
                             &svc_backend_sdk::ir::codes::MISSING_BODY,
                             format!("native tool `{}` has no go body", t.id),
                         )
-                        .at(format!("/logical/tools/{i}")),
+                        .at(scope.at(&format!("/logical/tools/{i}"))),
                     );
                     continue;
                 };
                 body.line(format!(
                     "// {} is the native tool {}: state is the tool input, the returned State is its result.",
-                    tool_name(&t.id),
-                    quote(&t.id)
+                    tool_name(&name),
+                    quote(&name)
                 ));
-                let open = signature(&mut body, &tool_name(&t.id));
+                let open = signature(&mut body, &tool_name(&name));
                 body.block(open, "}", |w| place_body(w, src));
                 out.push(go_file(path, body));
             }
@@ -53,12 +56,12 @@ pub fn files(doc: &Document) -> Result<Vec<File>, Vec<Diagnostic>> {
                 };
                 body.line(format!(
                     "// {} is the HTTP registry tool {}.",
-                    tool_name(&t.id),
-                    quote(&t.id)
+                    tool_name(&name),
+                    quote(&name)
                 ));
                 body.line(format!(
                     "var {} = HTTPTool{{Endpoint: {}, Timeout: millis({timeout_ms}), Headers: {headers}}}",
-                    tool_name(&t.id),
+                    tool_name(&name),
                     quote(endpoint)
                 ));
                 out.push(go_file(path, body));

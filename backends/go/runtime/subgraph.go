@@ -1,0 +1,72 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+)
+
+// Subgraph nodes, with python-svc's semantics (run_child): the child graph
+// runs as one step of its parent, on a state of its own, and only the
+// node's output mapping reaches the parent.
+
+// runChild runs sc's graph (run) as the child of the subgraph node `node`:
+// on a fresh state from values, deep-copied so the child never shares a list
+// or map with its parent, with the child's defaults filled in; run holds the
+// child's own step limit, and ctx the parent's deadline. A streamed run's
+// observer is hidden from the child, so its nodes send no events and its
+// model calls are not streamed (python-svc streams the document's own graph
+// only). Errors of the child pass unchanged.
+func runChild(ctx context.Context, node string, sc *Schema, run func(context.Context, State) (State, error), values map[string]any) (State, error) {
+	st, err := sc.newState(deepCopy(values).(map[string]any))
+	if err != nil {
+		// Types are checked at compile time: what is left is a required
+		// child field the parent never set.
+		return nil, nodeError(node, fmt.Sprintf("subgraph \"%s\": %s", node, err))
+	}
+	if observerOf(ctx) != nil {
+		// The value shadows the runContext's observer; the deadline and
+		// cancellation still come from the parent's run.
+		ctx = context.WithValue(ctx, observerKey{}, Observer(nil))
+	}
+	return run(ctx, st)
+}
+
+// childOutput is the patch of a subgraph node: its output values with the
+// nil ones left out, so an output the child never set leaves the parent's
+// field as it is.
+func childOutput(out map[string]any) State {
+	patch := make(State, len(out))
+	for k, v := range out {
+		if v != nil {
+			patch[k] = v
+		}
+	}
+	return patch
+}
+
+// deepCopy copies a state value: maps and lists are the only containers a
+// state holds (matches refuses others), every other value is immutable. A
+// nil container stays nil, which JSON writes as null.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		c := make(map[string]any, len(x))
+		for k, e := range x {
+			c[k] = deepCopy(e)
+		}
+		return c
+	case []any:
+		if x == nil {
+			return x
+		}
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = deepCopy(e)
+		}
+		return c
+	}
+	return v
+}

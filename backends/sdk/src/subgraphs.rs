@@ -1,0 +1,125 @@
+//! Where each graph of a document lies: the document's own, and the child
+//! of every `subgraph` node, nested. A backend that runs children in one
+//! registry (as python-svc's SDK does) names everything a child registers
+//! (nodes, tools, agents) with the path of subgraph node ids as a prefix
+//! (`inner__lookup`), so a child may reuse its parent's ids; `__` keeps the
+//! names valid as model tool names and as identifiers.
+
+use svc_ir::{Document, NodeKind, SubgraphRef};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphScope {
+    /// Prefix of registered names: empty, or `outer__inner__`.
+    pub prefix: String,
+    /// Where this graph lies in the document: empty, or
+    /// `/logical/nodes/1/graph/logical/nodes/0/graph`.
+    pub pointer: String,
+    /// The registered name of the subgraph node that runs this graph
+    /// (`outer__inner`); `None` for the document's own. Kept, not derived
+    /// from the prefix: an id may itself end in `_`.
+    pub owner: Option<String>,
+}
+
+impl GraphScope {
+    pub fn root() -> GraphScope {
+        GraphScope {
+            prefix: String::new(),
+            pointer: String::new(),
+            owner: None,
+        }
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.owner.is_none()
+    }
+
+    /// The scope of the child of subgraph node `node` (at index `index`).
+    pub fn child(&self, node: &str, index: usize) -> GraphScope {
+        GraphScope {
+            prefix: format!("{}{node}__", self.prefix),
+            pointer: format!("{}/logical/nodes/{index}/graph", self.pointer),
+            owner: Some(self.name(node)),
+        }
+    }
+
+    /// The registered name of a node, tool or agent of this graph.
+    pub fn name(&self, id: &str) -> String {
+        format!("{}{id}", self.prefix)
+    }
+
+    /// A pointer into the document for a pointer within this graph.
+    pub fn at(&self, pointer: &str) -> String {
+        format!("{}{pointer}", self.pointer)
+    }
+}
+
+/// The embedded children of `doc`'s subgraph nodes, with their scopes
+/// (a child by path is read into the document by the host first).
+pub fn children<'a>(doc: &'a Document, scope: &GraphScope) -> Vec<(&'a Document, GraphScope)> {
+    doc.logical
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, n)| match &n.kind {
+            NodeKind::Subgraph(s) => match &s.graph {
+                SubgraphRef::Embedded(child) => Some((&**child, scope.child(&n.id, i))),
+                SubgraphRef::Path(_) => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// `doc` and every graph nested in it, each with its scope, breadth first
+/// (the document's own first).
+pub fn all_graphs(doc: &Document) -> Vec<(&Document, GraphScope)> {
+    let mut out = vec![(doc, GraphScope::root())];
+    let mut i = 0;
+    while i < out.len() {
+        let (d, s) = (out[i].0, out[i].1.clone());
+        out.extend(children(d, &s));
+        i += 1;
+    }
+    out
+}
+
+/// Whether `doc` or any graph nested in it satisfies `f`.
+pub fn any_graph(doc: &Document, f: impl Fn(&Document) -> bool) -> bool {
+    all_graphs(doc).into_iter().any(|(d, _)| f(d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_children_carry_prefixes_pointers_and_owners() {
+        let text = include_str!("../../../fixtures/valid/subgraph_node.graph.json");
+        let doc = svc_ir::SourceFile::new("subgraph_node.graph.json", text.to_string())
+            .parse()
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let graphs = all_graphs(&doc);
+        let ids: Vec<&str> = graphs.iter().map(|(d, _)| d.id.as_str()).collect();
+        assert_eq!(ids, ["subgraph_node", "inner", "deepest"]);
+        let scopes: Vec<&GraphScope> = graphs.iter().map(|(_, s)| s).collect();
+        assert!(scopes[0].is_root() && !scopes[1].is_root());
+        assert_eq!(scopes[1].prefix, "inner__");
+        assert_eq!(scopes[1].pointer, "/logical/nodes/1/graph");
+        assert_eq!(scopes[1].owner.as_deref(), Some("inner"));
+        assert_eq!(scopes[2].prefix, "inner__deeper__");
+        assert_eq!(scopes[2].owner.as_deref(), Some("inner__deeper"));
+        assert_eq!(
+            scopes[2].at("/logical/tools/0"),
+            "/logical/nodes/1/graph/logical/nodes/1/graph/logical/tools/0"
+        );
+        assert_eq!(scopes[2].name("echo"), "inner__deeper__echo");
+        // An id ending in `_` keeps its owner exact.
+        assert_eq!(
+            GraphScope::root().child("a_", 0).owner.as_deref(),
+            Some("a_")
+        );
+        assert_eq!(GraphScope::root().child("a_", 0).prefix, "a___");
+        assert!(any_graph(&doc, |d| d.id == "deepest"));
+        assert!(!any_graph(&doc, |d| d.id == "elsewhere"));
+    }
+}
