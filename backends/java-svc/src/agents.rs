@@ -1,6 +1,9 @@
 //! `graph/GraphAgents.java`: what agents and tool-calling `llm` nodes reach
 //! at run time (runtime/Agents.java): every native and HTTP tool, every
 //! agent of `logical.agents`, and each custom supervisor's router class.
+//! Each graph has its own, in its package; a child's tools and agents are
+//! registered under their registered names (the subgraph's prefix, as on
+//! python-svc).
 
 use svc_backend_sdk::agents::{remote_endpoint, worker_instructions};
 use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, SupervisorRouter, ToolKind};
@@ -9,6 +12,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use crate::java::{camel, quote, runtime};
 use crate::nodes::llm::{list_of, model_literal};
 use crate::nodes::{router_class_name, tool_class_name};
+use crate::scope::Scope;
 
 /// The HTTP tools' ids: `GraphAgents.create` takes each one's `HttpTool`
 /// (built by MainGraph from configuration) in this order.
@@ -21,12 +25,13 @@ pub fn http_tool_ids(doc: &Document) -> Vec<&str> {
         .collect()
 }
 
-pub fn graph_agents(doc: &Document, pkg: &str) -> String {
+pub fn graph_agents(doc: &Document, scope: &Scope) -> String {
+    let pkg = &scope.pkg;
     let mut w = CodeWriter::java();
     let agents = runtime(&mut w, pkg, "Agents");
     let client = runtime(&mut w, pkg, "LlmClient");
     let list = w.name("java.util", "List");
-    let nodes = format!("com.svc.{pkg}.nodes");
+    let nodes = format!("{}.nodes", scope.package);
     let mut params = vec![format!("{client} llm")];
     for id in http_tool_ids(doc) {
         let http_tool = runtime(&mut w, pkg, "HttpTool");
@@ -34,26 +39,27 @@ pub fn graph_agents(doc: &Document, pkg: &str) -> String {
     }
     let mut tools = Vec::new();
     for t in &doc.logical.tools {
+        let name = scope.name(&t.id);
         let call = match &t.kind {
             ToolKind::Native => {
                 let class = w.name(&nodes, &tool_class_name(&t.id));
                 format!("args -> new {class}().run(args)")
             }
             ToolKind::Http { .. } => {
-                format!("args -> {}Tool.call({}, args)", camel(&t.id), quote(&t.id))
+                format!("args -> {}Tool.call({}, args)", camel(&t.id), quote(&name))
             }
             // Refused on java-svc (capabilities): no MCP client here.
             ToolKind::Mcp { .. } => continue,
         };
         tools.push(format!(
             "new {agents}.Tool({}, {}, {call})",
-            quote(&t.id),
+            quote(&name),
             quote(t.description.as_deref().unwrap_or_default())
         ));
     }
     let mut registered = Vec::new();
     for a in &doc.logical.agents {
-        if let Some(agent) = agent(&mut w, pkg, &agents, &client, a) {
+        if let Some(agent) = agent(&mut w, scope, &agents, &client, a) {
             registered.push(agent);
         }
     }
@@ -75,7 +81,7 @@ pub fn graph_agents(doc: &Document, pkg: &str) -> String {
             },
         );
     });
-    w.finish_file(&format!("package com.svc.{pkg}.graph;\n\n"))
+    w.finish_file(&format!("package {}.graph;\n\n", scope.package))
 }
 
 /// `List.of(` the items, one per line `)` and `end`.
@@ -101,14 +107,15 @@ fn entries(w: &mut CodeWriter, list: &str, items: &[String], end: &str) {
 /// a kind java-svc does not run (a2a, refused by negotiation first).
 fn agent(
     w: &mut CodeWriter,
-    pkg: &str,
+    scope: &Scope,
     agents: &str,
     client: &str,
     a: &AgentDef,
 ) -> Option<String> {
+    let names = |ids: &[String]| ids.iter().map(|id| scope.name(id)).collect::<Vec<_>>();
     let head = format!(
         "{}, {}, {}",
-        quote(&a.id),
+        quote(&scope.name(&a.id)),
         quote(a.description.as_deref().unwrap_or_default()),
         list_of(w, &a.roles)
     );
@@ -124,7 +131,7 @@ fn agent(
             format!(
                 "{agents}.worker({head}, {}, {}, {}, {max_turns})",
                 quote(&text),
-                list_of(w, tool_ids),
+                list_of(w, &names(tool_ids)),
                 model_literal(client, model.as_ref())
             )
         }
@@ -140,14 +147,23 @@ fn agent(
                     (model_literal(client, model.as_ref()), "null".to_string())
                 }
                 SupervisorRouter::Custom => {
-                    let class = w.name(&format!("com.svc.{pkg}.nodes"), &router_class_name(&a.id));
-                    ("null".to_string(), format!("new {class}()"))
+                    let class = w.name(
+                        &format!("{}.nodes", scope.package),
+                        &router_class_name(&a.id),
+                    );
+                    // A child's body names members by their own ids.
+                    let route = if scope.is_root() {
+                        format!("new {class}()")
+                    } else {
+                        format!("{agents}.prefixed({}, new {class}())", quote(&scope.prefix))
+                    };
+                    ("null".to_string(), route)
                 }
             };
             format!(
                 "{agents}.supervisor({head}, {}, {}, {model}, {max_rounds}, {route})",
                 quote(instructions.as_deref().unwrap_or_default()),
-                list_of(w, members)
+                list_of(w, &names(members))
             )
         }
         AgentKind::Remote {
@@ -168,4 +184,54 @@ fn agent(
         }
         AgentKind::A2a { .. } => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::graph_agents;
+    use crate::scope::all_graphs;
+    use crate::scope::samples::{graph, parse, subgraph};
+
+    /// A custom supervisor `team` over a worker `writer` calling the tools
+    /// `lookup` (native) and `crm` (HTTP).
+    fn team() -> serde_json::Value {
+        json!({
+            "tools": [
+                {"id": "lookup", "kind": "native"},
+                {"id": "crm", "kind": "http", "endpoint": "env:CRM_URL"}
+            ],
+            "agents": [
+                {"id": "writer", "kind": "worker", "toolIds": ["lookup", "crm"]},
+                {"id": "team", "kind": "supervisor", "members": ["writer"], "router": "custom"}
+            ],
+            "settings": {"model": {"provider": "openai", "name": "m"}}
+        })
+    }
+
+    #[test]
+    fn a_childs_agents_and_tools_are_registered_by_registered_name() {
+        let ask = json!({"id": "ask", "kind": "agent", "agent": "team", "input": "{{a}}", "outputKey": "a"});
+        let child = graph("child", json!([ask]), team());
+        let doc = parse(&graph("root", json!([subgraph("sub", child), ask]), team()));
+        let graphs = all_graphs(&doc, "p");
+        let text = graph_agents(graphs[1].0, &graphs[1].1);
+        for want in [
+            "package com.svc.p.subgraphs.sub.graph;\n",
+            "import com.svc.p.subgraphs.sub.nodes.TeamRouter;\n",
+            "new Agents.Tool(\"sub__lookup\", \"\", args -> new LookupTool().run(args)),",
+            "new Agents.Tool(\"sub__crm\", \"\", args -> crmTool.call(\"sub__crm\", args)))",
+            "Agents.worker(\"sub__writer\", \"\", List.of(), \"\", List.of(\"sub__lookup\", \"sub__crm\"),",
+            // The body names members by their ids.
+            "Agents.supervisor(\"sub__team\", \"\", List.of(), \"\", List.of(\"sub__writer\"), null, 10, Agents.prefixed(\"sub__\", new TeamRouter()))",
+        ] {
+            assert!(text.contains(want), "{want}\n---\n{text}");
+        }
+        let root = graph_agents(&doc, &graphs[0].1);
+        assert!(
+            root.contains("Agents.supervisor(\"team\", \"\", List.of(), \"\", List.of(\"writer\"), null, 10, new TeamRouter())"),
+            "{root}"
+        );
+    }
 }

@@ -6,9 +6,6 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
-const PYTHON_ONLY: &str =
-    "Java services run the portable core; this is available on python-svc only";
-
 pub fn info() -> BackendInfo {
     let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
     let ops = "Java router branches are string equality on state.get(\"key\"): only eq and ne on string fields";
@@ -30,6 +27,7 @@ pub fn info() -> BackendInfo {
                 "agent",
                 "intent_classifier",
                 "rag",
+                "subgraph",
             ]),
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
@@ -51,7 +49,6 @@ pub fn info() -> BackendInfo {
                     "Java services do not export traces yet (OpenTelemetry comes to go and java-svc later); set `tracing.enabled` to false or compile for python-svc",
                 ),
                 reason("feature:model.provider.*", PROVIDER_REASON),
-                reason("node-kind:subgraph", PYTHON_ONLY),
                 reason(
                     "feature:agents.a2a",
                     "A2A peers are called from python-svc only (A2A comes to go and java-svc later)",

@@ -1,11 +1,16 @@
-//! `graph/MainGraph.java`: the run loop of the graph, specialised to its
-//! topology.
+//! The run loop of a graph, specialised to its topology:
+//! `graph/MainGraph.java` for the document's own, `graph/ChildGraph.java`
+//! in the package of each subgraph node's child (a Spring bean its parent
+//! holds). The loop switches on plain node ids; each step names its node by
+//! its registered name.
 
-use svc_backend_sdk::ir::{Branch, Document, NodeKind, Op, ToolKind};
+use svc_backend_sdk::ir::{Branch, Document, Node, NodeKind, Op, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::java::{camel, literal, quote, runtime};
 use crate::nodes::{node_class_name, place, Place};
+use crate::project::schema_constant;
+use crate::scope::Scope;
 use svc_backend_sdk::ir::{RouterNode, ToolNode};
 
 fn condition(w: &mut CodeWriter, pkg: &str, b: &Branch) -> Option<String> {
@@ -32,7 +37,8 @@ fn kind_arg(streaming: bool, kind: &NodeKind) -> String {
     }
 }
 
-pub fn main_graph(doc: &Document, pkg: &str) -> String {
+pub fn graph_class(doc: &Document, scope: &Scope) -> String {
+    let (pkg, class) = (&scope.pkg, scope.graph_class());
     let s = &doc.logical.settings;
     let http: Vec<(&str, u64, &std::collections::BTreeMap<String, String>)> = doc
         .logical
@@ -51,30 +57,55 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
     let agentic = svc_backend_sdk::agents::runs_agents(doc);
     let llm = doc.has_llm_nodes() || agentic;
     // settings.streaming: the run reports its steps (runtime/ObservedRun.java).
-    let streaming = s.streaming;
-    let runnable: Vec<_> = doc
+    // A child's nodes send no events, as on python-svc: its subgraph node's
+    // step is what the parent reports.
+    let streaming = scope.is_root() && s.streaming;
+    let runnable: Vec<(usize, &Node)> = doc
         .logical
         .nodes
         .iter()
-        .filter(|n| place(&n.kind) == Place::Class)
+        .enumerate()
+        .filter(|(_, n)| place(&n.kind) == Place::Class)
         .collect();
 
     let mut w = CodeWriter::java();
-    let nodes = format!("com.svc.{pkg}.nodes");
+    let nodes = format!("{}.nodes", scope.package);
     let node_class = |w: &mut CodeWriter, id: &str| w.name(&nodes, &node_class_name(id));
     let component = w.name("org.springframework.stereotype", "Component");
-    w.line(format!(
-        "/** The graph {}: a run loop that follows its topology, one step per node. */",
-        quote(&doc.id)
-    ));
-    w.line(format!("@{component}"));
-    w.block("public class MainGraph {", "}", |w| {
+    match &scope.owner {
+        None => {
+            w.line(format!(
+                "/** The graph {}: a run loop that follows its topology, one step per node. */",
+                quote(&doc.id)
+            ));
+            w.line(format!("@{component}"));
+        }
+        Some(owner) => {
+            w.line(format!(
+                "/** The graph {}, the child of the subgraph node {}: a run loop that follows its topology, one step per node. */",
+                quote(&doc.id),
+                quote(owner)
+            ));
+            // Named: every child's class is a ChildGraph.
+            w.line(format!(
+                "@{component}({})",
+                quote(&format!("svc.subgraph.{owner}"))
+            ));
+        }
+    }
+    w.block(format!("public class {class} {{"), "}", |w| {
         w.line("/** settings.maxSteps */");
         w.line(format!("public static final int MAX_STEPS = {};", s.max_steps));
-        w.line("/** settings.requestTimeoutMs */");
-        w.line(format!("public static final long REQUEST_TIMEOUT_MS = {};", s.request_timeout_ms));
+        if scope.is_root() {
+            w.line("/** settings.requestTimeoutMs */");
+            w.line(format!("public static final long REQUEST_TIMEOUT_MS = {};", s.request_timeout_ms));
+        } else {
+            // A child runs within its parent's deadline.
+            w.line("/** The graph's state fields: its subgraph node builds a fresh state with them. */");
+            schema_constant(w, doc, pkg);
+        }
         w.blank();
-        for n in &runnable {
+        for (_, n) in &runnable {
             let class = node_class(w, &n.id);
             w.line(format!("private final {class} {}Node;", camel(&n.id)));
         }
@@ -86,11 +117,23 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
         for (id, _, _) in &http {
             let value = w.name("org.springframework.beans.factory.annotation", "Value");
             params.push(format!(
-                "@{value}(\"${{svc.tools.{id}.endpoint:}}\") String {}Endpoint",
+                "@{value}(\"${{svc.tools.{}.endpoint:}}\") String {}Endpoint",
+                scope.name(id),
                 camel(id)
             ));
         }
-        w.block(format!("public MainGraph({}) {{", params.join(", ")), "}", |w| {
+        // Each subgraph node's child graph, a bean; written in full, as
+        // every child's class is a ChildGraph.
+        for (i, n) in &runnable {
+            if let NodeKind::Subgraph(_) = n.kind {
+                params.push(format!(
+                    "{}.graph.ChildGraph {}Graph",
+                    scope.child(&n.id, *i).package,
+                    camel(&n.id)
+                ));
+            }
+        }
+        w.block(format!("public {class}({}) {{", params.join(", ")), "}", |w| {
             for (id, timeout, headers) in &http {
                 let map = w.name("java.util", "Map");
                 let headers = if headers.is_empty() {
@@ -120,7 +163,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                     .collect();
                 w.line(format!("{agents} agents = GraphAgents.create(llm{tools});"));
             }
-            for n in &runnable {
+            for (_, n) in &runnable {
                 // What the node's class constructor takes.
                 let arg = match &n.kind {
                     NodeKind::Llm(l) if !l.bound_tool_ids.is_empty() => "agents".to_string(),
@@ -131,17 +174,16 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                     {
                         format!("{}Tool", camel(tool_id))
                     }
+                    NodeKind::Subgraph(_) => format!("{}Graph", camel(&n.id)),
                     NodeKind::Tool(_)
                     | NodeKind::Function(_)
                     | NodeKind::ResponseTemplate(_)
                     | NodeKind::Connector(_)
                     | NodeKind::Rag(_) => String::new(),
                     // No class (nodes::place), so not in `runnable`.
-                    NodeKind::Start
-                    | NodeKind::End
-                    | NodeKind::Router(_)
-                    | NodeKind::Subgraph(_)
-                    | NodeKind::Hitl(_) => continue,
+                    NodeKind::Start | NodeKind::End | NodeKind::Router(_) | NodeKind::Hitl(_) => {
+                        continue
+                    }
                 };
                 let class = node_class(w, &n.id);
                 w.line(format!("this.{}Node = new {class}({arg});", camel(&n.id)));
@@ -153,8 +195,15 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
         let graph_run = runtime(w, pkg, "GraphRun");
         let map = w.name("java.util", "Map");
         let svc_error = runtime(w, pkg, "SvcError");
-        let graph_state = w.name(&format!("com.svc.{pkg}"), "GraphState");
         let throws = format!("throws {svc_error}, InterruptedException");
+        // The document's graph answers with its run, a child with its state
+        // (which its subgraph node reads the output from).
+        let (schema, returned, done) = if scope.is_root() {
+            let graph_state = w.name(&scope.package, "GraphState");
+            (format!("{graph_state}.SCHEMA"), graph_run.clone(), "return run;")
+        } else {
+            ("SCHEMA".to_string(), format!("{map}<String, Object>"), "return run.state();")
+        };
         let header = if streaming {
             // JSON runs are streamed runs nobody watches.
             w.line("/** Runs the graph on a validated state; every node counts as one step. */");
@@ -170,8 +219,12 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
             let events = runtime(w, pkg, "RunEvents");
             format!("public {graph_run} run({map}<String, Object> state, {events} events) {throws} {{")
         } else {
-            w.line("/** Runs the graph on a validated state; every node counts as one step. */");
-            format!("public {graph_run} run({map}<String, Object> state) {throws} {{")
+            w.line(if scope.is_root() {
+                "/** Runs the graph on a validated state; every node counts as one step. */"
+            } else {
+                "/** Runs the graph on the state its subgraph node made; every node counts as one step. */"
+            });
+            format!("public {returned} run({map}<String, Object> state) {throws} {{")
         };
         w.block(
             header,
@@ -180,10 +233,10 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                 if streaming {
                     let observed = runtime(w, pkg, "ObservedRun");
                     w.line(format!(
-                        "{observed} run = new {observed}({graph_state}.SCHEMA, state, MAX_STEPS, events);"
+                        "{observed} run = new {observed}({schema}, state, MAX_STEPS, events);"
                     ));
                 } else {
-                    w.line(format!("{graph_run} run = new {graph_run}({graph_state}.SCHEMA, state, MAX_STEPS);"));
+                    w.line(format!("{graph_run} run = new {graph_run}({schema}, state, MAX_STEPS);"));
                 }
                 w.line(format!("String current = {};", quote(start)));
                 w.block("while (true) {", "}", |w| {
@@ -193,14 +246,14 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                 NodeKind::Start => {}
                                 NodeKind::End => {
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
-                                        w.line("return run;");
+                                        w.line(done);
                                     });
                                 }
                                 NodeKind::Router(RouterNode { branches }) => {
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");
                                         if streaming {
-                                            w.line(format!("run.routed({});", quote(&n.id)));
+                                            w.line(format!("run.routed({});", quote(&scope.name(&n.id))));
                                         }
                                         for (i, b) in branches.iter().enumerate() {
                                             match condition(w, pkg, b) {
@@ -214,12 +267,13 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                         w.line("}");
                                     });
                                 }
-                                NodeKind::Connector(_) => {
+                                // Their node returns a state patch.
+                                NodeKind::Connector(_) | NodeKind::Subgraph(_) => {
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");
                                         w.line(format!(
                                             "run.patch({}{}, {}Node);",
-                                            quote(&n.id),
+                                            quote(&scope.name(&n.id)),
                                             kind_arg(streaming, &n.kind),
                                             camel(&n.id)
                                         ));
@@ -230,7 +284,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                     });
                                 }
                                 // Refused by nodes::files: emit fails and this file is not written.
-                                NodeKind::Subgraph(_) | NodeKind::Hitl(_) => {}
+                                NodeKind::Hitl(_) => {}
                                 NodeKind::Function(_)
                                 | NodeKind::Llm(_)
                                 | NodeKind::Tool(_)
@@ -243,7 +297,7 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
                                         w.line("run.count();");
                                         w.line(format!(
                                             "run.step({}{}, {}, {}Node);",
-                                            quote(&n.id),
+                                            quote(&scope.name(&n.id)),
                                             kind_arg(streaming, &n.kind),
                                             quote(key),
                                             camel(&n.id)
@@ -262,5 +316,88 @@ pub fn main_graph(doc: &Document, pkg: &str) -> String {
             },
         );
     });
-    w.finish_file(&format!("package com.svc.{pkg}.graph;\n\n"))
+    w.finish_file(&format!("package {}.graph;\n\n", scope.package))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::graph_class;
+    use crate::scope::samples::{fixture, graph, parse, subgraph, template};
+    use crate::scope::{all_graphs, Scope};
+
+    #[test]
+    fn a_child_graph_is_a_named_bean_with_its_own_schema_and_limit() {
+        let doc = fixture("subgraph_node");
+        let graphs = all_graphs(&doc, "p");
+        let (inner, scope) = &graphs[1];
+        let text = graph_class(inner, scope);
+        for want in [
+            "package com.svc.p.subgraphs.inner.graph;\n",
+            "@Component(\"svc.subgraph.inner\")\npublic class ChildGraph {",
+            "public static final int MAX_STEPS = 25;",
+            "public static final StateSchema SCHEMA = new StateSchema(List.of(\n            new Field(\"question\", Type.STRING, null, false, true, null),",
+            // Every child is a ChildGraph: the nested one is written in full.
+            "public ChildGraph(com.svc.p.subgraphs.inner.subgraphs.deeper.graph.ChildGraph deeperGraph) {",
+            "this.deeperNode = new DeeperNode(deeperGraph);",
+            "public Map<String, Object> run(Map<String, Object> state) throws SvcError, InterruptedException {",
+            "GraphRun run = new GraphRun(SCHEMA, state, MAX_STEPS);",
+            // The loop follows plain ids; the step has the registered name.
+            "case \"deeper\" -> {\n                    run.count();\n                    run.patch(\"inner__deeper\", deeperNode);",
+            "return run.state();",
+        ] {
+            assert!(text.contains(want), "{want}\n---\n{text}");
+        }
+        assert!(!text.contains("REQUEST_TIMEOUT_MS"), "{text}");
+        let root = graph_class(&doc, &Scope::root("p"));
+        assert!(
+            root.contains(
+                "public MainGraph(com.svc.p.subgraphs.inner.graph.ChildGraph innerGraph) {"
+            ),
+            "{root}"
+        );
+        assert!(root.contains("run.patch(\"inner\", innerNode);"), "{root}");
+        assert!(
+            root.contains("@Component\npublic class MainGraph {"),
+            "{root}"
+        );
+    }
+
+    #[test]
+    fn a_child_reports_no_steps_even_when_it_streams() {
+        let mut child = graph(
+            "child",
+            json!([template("pad"), {"id": "route", "kind": "router", "branches": [{"to": "end"}]}]),
+            json!({"settings": {"maxSteps": 3, "streaming": true}}),
+        );
+        // The router decides where the chain goes: drop its edge.
+        child["logical"]["edges"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|e| e["from"] != "route");
+        let doc = parse(&graph(
+            "root",
+            json!([subgraph("sub", child)]),
+            json!({"settings": {"streaming": true}}),
+        ));
+        let graphs = all_graphs(&doc, "p");
+        let text = graph_class(graphs[1].0, &graphs[1].1);
+        assert!(
+            text.contains("public static final int MAX_STEPS = 3;"),
+            "{text}"
+        );
+        assert!(
+            text.contains("run.step(\"sub__pad\", \"a\", padNode);"),
+            "{text}"
+        );
+        for refused in ["ObservedRun", "routed", "RunEvents"] {
+            assert!(!text.contains(refused), "{refused}\n---\n{text}");
+        }
+        let root = graph_class(&doc, &graphs[0].1);
+        assert!(
+            root.contains("run.patch(\"sub\", \"subgraph\", subNode);"),
+            "{root}"
+        );
+    }
 }

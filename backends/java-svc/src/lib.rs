@@ -4,6 +4,7 @@
 //! reducers, upstream calls, the HTTP contract's controller and error
 //! handling) and generated code: the state declaration, a run loop
 //! specialised to the graph (`graph.rs`), one class per node (`nodes/`),
+//! a package per subgraph node's child graph (`scope.rs`),
 //! tests that drive the service over HTTP (`tests.rs`), build files and a
 //! README (`project/`).
 
@@ -15,6 +16,7 @@ mod java;
 mod names;
 mod nodes;
 pub(crate) mod project;
+mod scope;
 mod tests;
 
 use svc_backend_sdk::ir::Document;

@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 use svc_backend_sdk::ir::{Auth, Document, NodeKind, RagNode, Retriever};
 use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
+use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::java::quote;
@@ -12,12 +13,12 @@ use crate::project::legacy_field;
 
 const ASSERTIONS: &str = "org.junit.jupiter.api.Assertions";
 
-/// The variables of each embedding retriever's API (base URL, key), once each.
+/// The variables of each embedding retriever's API (base URL, key), once
+/// each, over every graph.
 fn embedding_envs(doc: &Document) -> Vec<(&str, &str)> {
-    let mut envs: Vec<(&str, &str)> = doc
-        .logical
-        .nodes
-        .iter()
+    let mut envs: Vec<(&str, &str)> = all_graphs(doc)
+        .into_iter()
+        .flat_map(|(d, _)| &d.logical.nodes)
         .filter_map(|n| match &n.kind {
             NodeKind::Rag(RagNode {
                 retriever:
@@ -38,10 +39,23 @@ fn embedding_envs(doc: &Document) -> Vec<(&str, &str)> {
     envs
 }
 
+/// Every graph's HTTP tools: the registered name (the stub's path
+/// `/tools/<name>` and the key `svc.tools.<name>.endpoint`) and the reply.
+fn http_tools(doc: &Document) -> Vec<(String, Value)> {
+    all_graphs(doc)
+        .into_iter()
+        .flat_map(|(d, scope)| {
+            d.http_tools()
+                .map(|(id, _)| (scope.name(id), tool_reply(d, id)))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 pub fn http_tests(doc: &Document, pkg: &str) -> String {
     let auth = doc.security.auth != Auth::None;
-    let llm = doc.has_llm_nodes();
-    let http: Vec<&str> = doc.http_tools().map(|(id, _)| id).collect();
+    let llm = any_graph(doc, Document::has_llm_nodes);
+    let http = http_tools(doc);
     let connector_env = svc_backend_sdk::connectors::env_refs(doc);
     let embeddings = embedding_envs(doc);
     let stub = llm || !http.is_empty() || !connector_env.is_empty() || !embeddings.is_empty();
@@ -98,11 +112,11 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                 w.indent().indent()
                     .line("\"{\\\"choices\\\":[{\\\"message\\\":{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":\\\"first idea\\\\nsecond idea\\\"}}]}\"));")
                     .dedent().dedent();
-                for id in &http {
+                for (name, reply) in &http {
                     w.line(format!(
                         "stub.createContext({}, exchange -> reply(exchange, {}));",
-                        quote(&format!("/tools/{id}")),
-                        quote(&tool_reply(doc, id).to_string())
+                        quote(&format!("/tools/{name}")),
+                        quote(&reply.to_string())
                     ));
                 }
                 let mut connector_nodes: Vec<&str> = connector_env.iter().map(|(n, _)| n.as_str()).collect();
@@ -148,11 +162,11 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                 if llm {
                     w.line("registry.add(\"svc.llm.base-url\", () -> base + \"/v1\");");
                 }
-                for id in &http {
+                for (name, _) in &http {
                     w.line(format!(
                         "registry.add({}, () -> base + {});",
-                        quote(&format!("svc.tools.{id}.endpoint")),
-                        quote(&format!("/tools/{id}"))
+                        quote(&format!("svc.tools.{name}.endpoint")),
+                        quote(&format!("/tools/{name}"))
                     ));
                 }
             });

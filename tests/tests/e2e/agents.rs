@@ -2,8 +2,9 @@
 //! an HTTP tool), supervisors (`llm` and `custom` routers), a remote agent
 //! calling a second compiled service on another target (go calls java-svc,
 //! java-svc and python-svc call go), an intent_classifier and an `llm` node
-//! with bound tools and a rag node over a folder of Markdown files is
-//! compiled for go, java-svc and python-svc, each
+//! with bound tools, a rag node over a folder of Markdown files and
+//! subgraphs (by path and embedded, with their own agents, tools, roles and
+//! step limits) is compiled for go, java-svc and python-svc, each
 //! project's own tests run, and each service is driven over HTTP against one
 //! scripted chat-completions stub (standard `tool_calls` replies). Every
 //! target must give python-svc's answers, errors and model requests.
@@ -90,7 +91,7 @@ pub fn model_reply(req: &Request) -> Reply {
     )
 }
 
-fn graph() -> Value {
+pub fn graph() -> Value {
     let agent_node = |id: &str, agent: &str| json!({"id": id, "kind": "agent", "agent": agent, "input": "{{question}}", "outputKey": "answer"});
     let modes = [
         ("team", "ask_team"),
@@ -102,6 +103,11 @@ fn graph() -> Value {
         ("intent", "classify"),
         ("bound", "look_up"),
         ("rag", "search"),
+        ("sub_path", "sub_path"),
+        ("sub_embedded", "sub_embedded"),
+        ("sub_vault", "sub_vault"),
+        ("sub_limit", "sub_limit"),
+        ("sub_missing", "sub_missing"),
     ];
     let mut branches: Vec<Value> = modes
         .iter()
@@ -127,6 +133,41 @@ fn graph() -> Value {
                "boundToolIds": ["lookup"], "outputKey": "answer"}),
         json!({"id": "search", "kind": "rag", "query": "{{question}}", "documents": "docs", "topK": 2,
                "outputKey": "passages"}),
+        json!({"id": "sub_path", "kind": "subgraph", "graph": "parts/summary.graph.json",
+               "input": {"topic": "question"}, "output": {"answer": "summary"}}),
+        subgraph(
+            "sub_embedded",
+            &[(
+                "say",
+                json!({"kind": "response_template", "template": "embedded {{q}}", "outputKey": "r"}),
+            )],
+            json!({}),
+        ),
+        subgraph(
+            "sub_vault",
+            &[(
+                "ask",
+                json!({"kind": "agent", "agent": "vault", "input": "{{q}}", "outputKey": "r"}),
+            )],
+            json!({"agents": [{"id": "vault", "kind": "worker", "instructions": "You guard.", "roles": ["admin"]}],
+                        "settings": {"model": {"provider": "openai", "name": "stub-model"}}}),
+        ),
+        subgraph(
+            "sub_limit",
+            &[
+                (
+                    "one",
+                    json!({"kind": "response_template", "template": "1", "outputKey": "r"}),
+                ),
+                (
+                    "two",
+                    json!({"kind": "response_template", "template": "2", "outputKey": "r"}),
+                ),
+            ],
+            json!({"settings": {"maxSteps": 1}}),
+        ),
+        json!({"id": "sub_missing", "kind": "subgraph", "graph": child("missing", &[("say", json!({"kind": "response_template", "template": "{{q}}", "outputKey": "r"}))], json!({})),
+               "input": {"q": "note"}, "output": {"answer": "r"}}),
         json!({"id": "end", "kind": "end"}),
     ];
     let mut edges = vec![json!({"from": "start", "to": "route"})];
@@ -143,7 +184,8 @@ fn graph() -> Value {
                 {"name": "mode", "type": "string", "default": "worker"},
                 {"name": "answer", "type": "string", "default": ""},
                 {"name": "intent", "type": "string", "default": ""},
-                {"name": "passages", "type": "array", "items": {"type": "object"}, "default": []}
+                {"name": "passages", "type": "array", "items": {"type": "object"}, "default": []},
+                {"name": "note", "type": "string"}
             ],
             "nodes": nodes,
             "edges": edges,
@@ -189,6 +231,83 @@ fn graph() -> Value {
     })
 }
 
+/// An embedded child graph `id` over `q` (required) and `r`, running
+/// `nodes` in a row; `logical` adds to its `logical` object.
+fn child(id: &str, nodes: &[(&str, Value)], logical: Value) -> Value {
+    let mut all = vec![json!({"id": "start", "kind": "start"})];
+    for (node_id, node) in nodes {
+        let mut node = node.clone();
+        node["id"] = json!(node_id);
+        all.push(node);
+    }
+    all.push(json!({"id": "end", "kind": "end"}));
+    let edges: Vec<Value> = all
+        .windows(2)
+        .map(|pair| json!({"from": pair[0]["id"], "to": pair[1]["id"]}))
+        .collect();
+    let mut graph = json!({
+        "irVersion": "2.2",
+        "id": id,
+        "logical": {
+            "state": [{"name": "q", "type": "string", "required": true}, {"name": "r", "type": "string"}],
+            "nodes": all,
+            "edges": edges
+        }
+    });
+    if let Value::Object(extra) = logical {
+        for (k, v) in extra {
+            graph["logical"][k] = v;
+        }
+    }
+    graph
+}
+
+/// A subgraph node `id` embedding a child that maps `question` to `q` and
+/// `r` back to `answer`.
+fn subgraph(id: &str, nodes: &[(&str, Value)], logical: Value) -> Value {
+    json!({"id": id, "kind": "subgraph", "graph": child(id, nodes, logical),
+           "input": {"q": "question"}, "output": {"answer": "r"}})
+}
+
+/// A child read from a file: its own worker `writer` and tool `lookup`
+/// (ids the parent uses too) under a custom supervisor, and a scratch field
+/// the parent never sees. The bodies name members by the child's own ids,
+/// though they are registered with the subgraph's prefix.
+pub fn path_child() -> Value {
+    json!({
+        "irVersion": "2.2",
+        "id": "summary",
+        "logical": {
+            "state": [{"name": "topic", "type": "string", "required": true},
+                      {"name": "scratch", "type": "string", "default": ""},
+                      {"name": "summary", "type": "string"}],
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "pad", "kind": "response_template", "template": "scratch {{topic}}", "outputKey": "scratch"},
+                      {"id": "write", "kind": "agent", "agent": "team", "input": "{{scratch}}", "outputKey": "summary"},
+                      {"id": "end", "kind": "end"}],
+            "edges": [{"from": "start", "to": "pad"}, {"from": "pad", "to": "write"}, {"from": "write", "to": "end"}],
+            "tools": [{"id": "lookup", "kind": "native"}],
+            "agents": [{"id": "writer", "kind": "worker", "instructions": "You summarize.", "toolIds": ["lookup"]},
+                       {"id": "team", "kind": "supervisor", "members": ["writer"], "router": "custom"}],
+            "settings": {"model": {"provider": "openai", "name": "stub-model"}}
+        },
+        "bodiesByPlatform": {
+            "python-svc": {
+                "lookup": "return {\"child\": True}",
+                "team": "if state[\"last_member\"] is None:\n    return \"writer\"\nassert state[\"last_member\"] == \"writer\"\nreturn \"finish\""
+            },
+            "go": {
+                "lookup": "return State{\"child\": true}, nil",
+                "team": "if state.String(\"last_member\") == \"\" {\n\treturn \"writer\", nil\n}\nif state.String(\"last_member\") != \"writer\" {\n\treturn \"\", fmt.Errorf(\"last member %q\", state.String(\"last_member\"))\n}\nreturn \"finish\", nil"
+            },
+            "java-svc": {
+                "lookup": "result = Map.of(\"child\", true);",
+                "team": "if (state.get(\"last_member\") == null) {\n    result = \"writer\";\n} else if (\"writer\".equals(state.get(\"last_member\"))) {\n    result = \"finish\";\n} else {\n    throw new IllegalStateException(\"last member \" + state.get(\"last_member\"));\n}"
+            }
+        }
+    })
+}
+
 /// The service a remote agent calls: another compiled graph.
 fn peer_graph() -> Value {
     json!({
@@ -210,7 +329,7 @@ fn peer_graph() -> Value {
     })
 }
 
-fn write_json(path: &Path, v: &Value) {
+pub fn write_json(path: &Path, v: &Value) {
     std::fs::write(path, serde_json::to_string_pretty(v).unwrap()).unwrap();
 }
 
@@ -287,7 +406,7 @@ fn drive(
     keys.sort();
     assert_eq!(
         keys,
-        ["answer", "intent", "mode", "passages", "question"],
+        ["answer", "intent", "mode", "note", "passages", "question"],
         "{platform}"
     );
     assert_eq!(
@@ -433,11 +552,77 @@ fn drive(
     );
     let body = record("no passage", invoke("zebra", "rag"));
     assert_eq!(body["result"]["passages"], json!([]), "{platform}: {body}");
+
+    // Subgraphs, by path and embedded: only `output` reaches the parent;
+    // the child's tools and agents carry the subgraph's prefix.
+    let before = llm.received().len();
+    let body = record("sub_path", invoke("Hello", "sub_path"));
+    assert_eq!(
+        body["result"]["answer"], "summary: scratch Hello",
+        "{platform}: {body}"
+    );
+    assert!(
+        body["result"].get("scratch").is_none() && body["result"].get("topic").is_none(),
+        "{platform}: {body}"
+    );
+    let calls = llm.received();
+    assert_eq!(
+        calls.len() - before,
+        1,
+        "{platform}: the custom router asks no model"
+    );
+    let child_call = calls[before].json();
+    assert_eq!(
+        child_call["tools"][0]["function"]["name"], "sub_path__lookup",
+        "{platform}: {child_call}"
+    );
+    assert_eq!(child_call["model"], "stub-model", "{platform}");
+    let body = record("sub_embedded", invoke("Hello", "sub_embedded"));
+    assert_eq!(
+        body["result"]["answer"], "embedded Hello",
+        "{platform}: {body}"
+    );
+    // A child's roles, step limit and required fields, named as python-svc
+    // names them.
+    let body = record("sub_vault", invoke("Hello", "sub_vault"));
+    assert_eq!(
+        body["error"]["code"], "execution_error",
+        "{platform}: {body}"
+    );
+    assert_eq!(
+        body["error"]["details"],
+        json!({"node": "sub_vault__vault", "reason": "forbidden"}),
+        "{platform}: {body}"
+    );
+    let body = record("sub_limit", invoke("Hello", "sub_limit"));
+    assert_eq!(
+        body["error"]["code"], "step_limit_exceeded",
+        "{platform}: {body}"
+    );
+    assert_eq!(
+        body["error"]["details"],
+        json!({"maxSteps": 1}),
+        "{platform}: {body}"
+    );
+    let body = record("sub_missing", invoke("Hello", "sub_missing"));
+    assert_eq!(
+        body["error"]["code"], "execution_error",
+        "{platform}: {body}"
+    );
+    assert_eq!(
+        body["error"]["details"],
+        json!({"node": "sub_missing"}),
+        "{platform}: {body}"
+    );
+    assert_eq!(
+        body["error"]["message"], "subgraph \"sub_missing\": required state field \"q\" is missing",
+        "{platform}: {body}"
+    );
     answers
 }
 
 /// The rag node's folder: Markdown and text files, and one it skips.
-fn write_documents(dir: &Path) {
+pub fn write_documents(dir: &Path) {
     let docs = dir.join("docs");
     std::fs::create_dir_all(docs.join("more")).unwrap();
     let files = [
@@ -467,6 +652,8 @@ fn every_target_runs_agents_as_python_svc_does() {
     let peer_doc = dir.path().join("peer.graph.json");
     write_json(&main_doc, &graph());
     write_json(&peer_doc, &peer_graph());
+    std::fs::create_dir_all(dir.path().join("parts")).unwrap();
+    write_json(&dir.path().join("parts/summary.graph.json"), &path_child());
     write_documents(dir.path());
     let llm = Stub::start(model_reply).unwrap();
     let crm = Stub::start(|req| {

@@ -60,6 +60,26 @@ public final class Agents {
         String route(Map<String, Object> state) throws Exception;
     }
 
+    /**
+     * The custom router of a supervisor in a subgraph (python-svc's route wrapper):
+     * {@code body} names members by their ids, the registry holds them with the
+     * subgraph's prefix. The body sees last_member without the prefix; a decision
+     * that is null or "finish" passes unchanged, any other gets the prefix.
+     */
+    public static Router prefixed(String prefix, Router body) {
+        return state -> {
+            Map<String, Object> view = new LinkedHashMap<>(state);
+            if (view.get("last_member") instanceof String last && last.startsWith(prefix)) {
+                view.put("last_member", last.substring(prefix.length()));
+            }
+            String decision = body.route(Collections.unmodifiableMap(view));
+            if (decision == null || FINISH.equals(PyJson.lower(PyJson.strip(decision)))) {
+                return decision;
+            }
+            return prefix + PyJson.strip(decision);
+        };
+    }
+
     /** The kinds of agents. */
     public enum Kind {
         WORKER, SUPERVISOR, REMOTE

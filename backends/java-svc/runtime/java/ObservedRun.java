@@ -6,8 +6,8 @@ import java.util.Map;
 /**
  * A run of a graph with settings.streaming: the same steps as GraphRun, each
  * reported to the run's events when it is streamed (events not null). While
- * a node runs, {@link #current()} is this run on the node's thread, so a
- * model call (StreamingLlmClient) can stream its tokens into the events.
+ * an llm node runs, {@link #current()} is this run on the node's thread, so
+ * its model call (StreamingLlmClient) can stream its tokens into the events.
  */
 public final class ObservedRun extends GraphRun {
     private static final ThreadLocal<ObservedRun> CURRENT = new ThreadLocal<>();
@@ -63,6 +63,11 @@ public final class ObservedRun extends GraphRun {
 
     private Object observed(String node, String kind, GraphNode fn) throws SvcError, InterruptedException {
         events.emit("node_started", node, Map.of("kind", kind));
+        // Only an llm node streams its model's tokens (python-svc's streaming.current(("llm",))):
+        // the model calls of a subgraph node's child graph are not streamed.
+        if (!"llm".equals(kind)) {
+            return call(node, fn);
+        }
         CURRENT.set(this);
         try {
             return call(node, fn);

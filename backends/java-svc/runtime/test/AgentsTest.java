@@ -4,6 +4,7 @@ import static com.svc.__SVC_PACKAGE__.runtime.ModelStub.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -565,6 +566,65 @@ class AgentsTest {
         assertEquals(2, model.size());
         assertEquals("t", lastUser(model.get(0)));
         assertEquals("t\n\n", lastUser(model.get(1)));
+    }
+
+    @Test
+    void prefixedRouterSpeaksPlainIdsToItsBody() throws Exception {
+        List<Map<String, Object>> seen = new ArrayList<>();
+        AtomicReference<String> decision = new AtomicReference<>();
+        Agents.Router router = Agents.prefixed("p__", state -> {
+            seen.add(state);
+            return decision.get();
+        });
+        Map<String, Object> state = new LinkedHashMap<>();
+        state.put("input", "t");
+        state.put("round", 1);
+        state.put("last_member", "p__writer");
+        state.put("last_output", "out");
+        decision.set(" writer ");
+        assertEquals("p__writer", router.route(state));
+        assertEquals(List.of("input", "round", "last_member", "last_output"), new ArrayList<>(seen.get(0).keySet()));
+        assertEquals("writer", seen.get(0).get("last_member"));
+        assertEquals("out", seen.get(0).get("last_output"));
+        assertThrows(UnsupportedOperationException.class, () -> seen.get(0).put("round", 9));
+        assertEquals("p__writer", state.get("last_member"));
+        // Only the prefix at the start goes (str.removeprefix); null stays null.
+        state.put("last_member", "q__p__writer");
+        decision.set(" Finish\n");
+        assertEquals(" Finish\n", router.route(state));
+        assertEquals("q__p__writer", seen.get(1).get("last_member"));
+        state.put("last_member", null);
+        decision.set(null);
+        assertNull(router.route(state));
+        assertNull(seen.get(2).get("last_member"));
+        // As python-svc: "" becomes the bare prefix, which the supervisor refuses.
+        decision.set("");
+        assertEquals("p__", router.route(state));
+
+        IllegalStateException thrown = new IllegalStateException("no way");
+        Agents.Router failing = Agents.prefixed("p__", s -> {
+            throw thrown;
+        });
+        assertSame(thrown, assertThrows(IllegalStateException.class, () -> failing.route(state)));
+    }
+
+    @Test
+    void prefixedRouterRoutesASubgraphsMembers() throws Exception {
+        List<Object> lastMembers = new ArrayList<>();
+        Agents agents = new Agents(llm, List.of(), List.of(
+                Agents.worker("p__writer", "", List.of(), "You write.", List.of(), MODEL, 8),
+                Agents.supervisor("p__team", "", List.of(), "", List.of("p__writer"), null, 3,
+                        Agents.prefixed("p__", state -> {
+                            lastMembers.add(state.get("last_member"));
+                            return state.get("last_member") == null ? "Writer" : "finish";
+                        })),
+                Agents.supervisor("p__empty", "", List.of(), "", List.of("p__writer"), null, 3,
+                        Agents.prefixed("p__", state -> ""))));
+        assertEquals("written: t", agents.run("p__ask", "p__team", "t", List.of()));
+        assertEquals(Values.list(null, "writer"), lastMembers);
+        SvcError e = assertThrows(SvcError.class, () -> agents.run("p__ask", "p__empty", "t", List.of()));
+        assertError(e, 500, "execution_error", "supervisor \"p__empty\" routed to 'p__', which is neither one of its "
+                + "members (p__writer) nor 'finish'", details("p__empty", "bad_route"));
     }
 
     @Test

@@ -8,8 +8,10 @@ use svc_backend_sdk::writer::CodeWriter;
 use super::llm::list_of;
 use super::{node_class, render, run_method};
 use crate::java::{quote, runtime};
+use crate::scope::Scope;
 
-pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, a: &AgentNode) -> String {
+pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, a: &AgentNode) -> String {
+    let (pkg, name) = (&scope.pkg, scope.name(id));
     let mut w = CodeWriter::java();
     let agents = runtime(&mut w, pkg, "Agents");
     let task = render(&mut w, pkg, &a.input);
@@ -25,12 +27,12 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, a: &AgentNode) ->
     let fields = vec![format!("private final {agents} agents;")];
     node_class(
         w,
-        pkg,
+        scope,
         class,
         &format!(
             "The agent node {}: runs the agent {}; only its answer reaches the state.",
-            quote(id),
-            quote(&a.agent)
+            quote(&name),
+            quote(&scope.name(&a.agent))
         ),
         &fields,
         |w| {
@@ -41,8 +43,8 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, a: &AgentNode) ->
             run_method(w, true, |w| {
                 w.line(format!(
                     "String reply = agents.run({}, {}, {task}, {roles});",
-                    quote(id),
-                    quote(&a.agent)
+                    quote(&name),
+                    quote(&scope.name(&a.agent))
                 ));
                 w.line(format!("return {value};"));
             });

@@ -5,12 +5,13 @@ use svc_backend_sdk::Diagnostic;
 
 use super::native_class;
 use crate::java::quote;
+use crate::scope::Scope;
 
 /// The class, or `missing-body` (placed by the caller) when the document
 /// has no java-svc body for the node.
 pub fn class(
     doc: &Document,
-    pkg: &str,
+    scope: &Scope,
     class: &str,
     id: &str,
     output_key: &str,
@@ -22,11 +23,11 @@ pub fn class(
         ));
     };
     Ok(native_class(
-        pkg,
+        scope,
         class,
         &format!(
             "The function node {}: its body (bodiesByPlatform[\"java-svc\"]) assigns {}.",
-            quote(id),
+            quote(&scope.name(id)),
             quote(output_key)
         ),
         body,

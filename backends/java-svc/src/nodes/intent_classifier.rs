@@ -7,8 +7,10 @@ use svc_backend_sdk::writer::CodeWriter;
 use super::llm::{list_of, model_literal};
 use super::{node_class, render, run_method};
 use crate::java::{quote, runtime};
+use crate::scope::Scope;
 
-pub fn class(_doc: &Document, pkg: &str, class: &str, id: &str, c: &IntentNode) -> String {
+pub fn class(_doc: &Document, scope: &Scope, class: &str, id: &str, c: &IntentNode) -> String {
+    let (pkg, name) = (&scope.pkg, scope.name(id));
     let mut w = CodeWriter::java();
     let client = runtime(&mut w, pkg, "LlmClient");
     let classifier = runtime(&mut w, pkg, "IntentClassifier");
@@ -45,11 +47,11 @@ pub fn class(_doc: &Document, pkg: &str, class: &str, id: &str, c: &IntentNode) 
     fields.push(format!("private final {client} llm;"));
     node_class(
         w,
-        pkg,
+        scope,
         class,
         &format!(
             "The intent_classifier node {}: asks the model which intent its input has.",
-            quote(id)
+            quote(&name)
         ),
         &fields,
         |w| {
@@ -60,7 +62,7 @@ pub fn class(_doc: &Document, pkg: &str, class: &str, id: &str, c: &IntentNode) 
             run_method(w, true, |w| {
                 w.line(format!(
                     "return {classifier}.classify(llm, {}, MODEL, INTENTS, {input}, {});",
-                    quote(id),
+                    quote(&name),
                     quote(&c.fallback)
                 ));
             });

@@ -8,6 +8,7 @@ use svc_backend_sdk::writer::CodeWriter;
 
 use super::{node_class, render, run_method};
 use crate::java::{quote, runtime};
+use crate::scope::Scope;
 
 /// The tool-calling loop's turns for an `llm` node (python-svc's worker
 /// default; the IR gives such a node no `maxTurns`).
@@ -40,7 +41,8 @@ pub fn list_of(w: &mut CodeWriter, items: &[String]) -> String {
     )
 }
 
-pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) -> String {
+pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, llm: &LlmNode) -> String {
+    let (pkg, name) = (&scope.pkg, scope.name(id));
     let mut w = CodeWriter::java();
     let client = runtime(&mut w, pkg, "LlmClient");
     let model = model_literal(&client, llm.model.as_ref());
@@ -70,13 +72,14 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) ->
         (client.clone(), "llm")
     };
     let call = if tools {
-        let bound = list_of(&mut w, &llm.bound_tool_ids);
+        let tools: Vec<String> = llm.bound_tool_ids.iter().map(|t| scope.name(t)).collect();
+        let bound = list_of(&mut w, &tools);
         format!(
             "agents.toolLoop({}, {system}, {bound}, MODEL, {BOUND_TOOL_TURNS}, {user})",
-            quote(id)
+            quote(&name)
         )
     } else {
-        format!("llm.chat({}, MODEL, {system}, {user})", quote(id))
+        format!("llm.chat({}, MODEL, {system}, {user})", quote(&name))
     };
     let fields = vec![
         format!("private static final {client}.Model MODEL = {model};"),
@@ -84,11 +87,11 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, llm: &LlmNode) ->
     ];
     node_class(
         w,
-        pkg,
+        scope,
         class,
         &format!(
             "The LLM node {}: empty prompt parts are not sent.",
-            quote(id)
+            quote(&name)
         ),
         &fields,
         |w| {

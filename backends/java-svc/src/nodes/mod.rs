@@ -10,6 +10,7 @@ mod intent_classifier;
 pub mod llm;
 mod rag;
 mod response_template;
+mod subgraph;
 mod tool;
 mod tools;
 
@@ -21,12 +22,13 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
 use crate::java::{indent_body, pascal, quote, runtime};
+use crate::scope::Scope;
 use svc_backend_sdk::ir::{FunctionNode, ResponseTemplateNode, ToolNode};
 
 /// What Java makes of a node kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
-    /// A class of its own in `nodes/`, which the run loop calls.
+    /// A class of its own in its graph's `nodes/`, which the run loop calls.
     Class,
     /// A step of the run loop in `MainGraph` and nothing else.
     RunLoop,
@@ -43,9 +45,10 @@ pub fn place(kind: &NodeKind) -> Place {
         | NodeKind::Connector(_)
         | NodeKind::Agent(_)
         | NodeKind::IntentClassifier(_)
-        | NodeKind::Rag(_) => Place::Class,
+        | NodeKind::Rag(_)
+        | NodeKind::Subgraph(_) => Place::Class,
         NodeKind::Start | NodeKind::End | NodeKind::Router(_) => Place::RunLoop,
-        NodeKind::Subgraph(_) | NodeKind::Hitl(_) => Place::Refused,
+        NodeKind::Hitl(_) => Place::Refused,
     }
 }
 
@@ -95,17 +98,18 @@ fn run_method(w: &mut CodeWriter, throws: bool, body: impl FnOnce(&mut CodeWrite
     );
 }
 
-/// A class implementing GraphNode, with the given fields and body, written
-/// with `w` (which may already refer to names the fields and body use).
+/// A class implementing GraphNode in the `nodes` package of the graph at
+/// `scope`, with the given fields and body, written with `w` (which may
+/// already refer to names the fields and body use).
 fn node_class(
     mut w: CodeWriter,
-    pkg: &str,
+    scope: &Scope,
     class: &str,
     doc_comment: &str,
     fields: &[String],
     body: impl FnOnce(&mut CodeWriter),
 ) -> String {
-    let graph_node = runtime(&mut w, pkg, "GraphNode");
+    let graph_node = runtime(&mut w, &scope.pkg, "GraphNode");
     w.line(format!("/** {doc_comment} */"));
     w.block(
         format!("public final class {class} implements {graph_node} {{"),
@@ -120,16 +124,16 @@ fn node_class(
             body(w);
         },
     );
-    w.finish_file(&format!("package com.svc.{pkg}.nodes;\n\n"))
+    w.finish_file(&format!("package {}.nodes;\n\n", scope.package))
 }
 
 /// A class whose `run` holds a native body assigning `result` (function
 /// nodes and native tools).
-fn native_class(pkg: &str, class: &str, doc_comment: &str, body: &str) -> String {
+fn native_class(scope: &Scope, class: &str, doc_comment: &str, body: &str) -> String {
     let mut w = CodeWriter::java();
     // The user's body names what it uses itself (`Map` here too).
     w.import("java.util").import("java.util.stream");
-    node_class(w, pkg, class, doc_comment, &[], |w| {
+    node_class(w, scope, class, doc_comment, &[], |w| {
         w.line("@Override");
         w.line("@SuppressWarnings({\"unchecked\", \"rawtypes\"})");
         w.block(
@@ -145,8 +149,9 @@ fn native_class(pkg: &str, class: &str, doc_comment: &str, body: &str) -> String
 }
 
 /// One class per custom supervisor, running its java-svc body (statements
-/// that assign `String result` from the read-only `state`).
-fn routers(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Diagnostic>> {
+/// that assign `String result` from the read-only `state`, naming members
+/// by their ids in its own graph).
+fn routers(doc: &Document, scope: &Scope) -> Result<Vec<File>, Vec<Diagnostic>> {
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for (i, a) in doc.logical.agents.iter().enumerate() {
@@ -158,7 +163,7 @@ fn routers(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Diagn
             continue;
         };
         let Some(body) = doc.body("java-svc", &a.id) else {
-            // The host reports it first for the document itself.
+            // The host reports it first for the document itself, not for a child.
             missing.push(
                 Diagnostic::error(
                     &svc_backend_sdk::ir::codes::MISSING_BODY,
@@ -167,7 +172,7 @@ fn routers(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Diagn
                         a.id
                     ),
                 )
-                .at(format!("/logical/agents/{i}")),
+                .at(scope.at(&format!("/logical/agents/{i}"))),
             );
             continue;
         };
@@ -175,10 +180,10 @@ fn routers(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Diagn
         let mut w = CodeWriter::java();
         // The user's body names what it uses itself (`Map` here too).
         w.import("java.util").import("java.util.stream");
-        let agents = runtime(&mut w, pkg, "Agents");
+        let agents = runtime(&mut w, &scope.pkg, "Agents");
         w.line(format!(
             "/** The custom router of the supervisor {}: names the next member, or \"finish\". */",
-            quote(&a.id)
+            quote(&scope.name(&a.id))
         ));
         w.block(
             format!("public final class {class} implements {agents}.Router {{"),
@@ -198,8 +203,8 @@ fn routers(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Diagn
             },
         );
         out.push(File::text(
-            format!("{base}/nodes/{class}.java"),
-            w.finish_file(&format!("package com.svc.{pkg}.nodes;\n\n")),
+            format!("{}/nodes/{class}.java", scope.dir),
+            w.finish_file(&format!("package {}.nodes;\n\n", scope.package)),
         ));
     }
     if missing.is_empty() {
@@ -209,55 +214,65 @@ fn routers(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Diagn
     }
 }
 
-/// One class per node that has one, then one per native tool; connector
-/// nodes take their body from `snippets` (rendered by their connector).
+/// One class per node of the graph at `scope` that has one, then one per
+/// native tool and custom router, in the graph's `nodes` package; connector
+/// nodes take their body from `snippets` (rendered by their connector, for
+/// the document's own graph only).
 pub fn files(
     doc: &Document,
-    pkg: &str,
-    base: &str,
+    scope: &Scope,
     snippets: &BTreeMap<String, String>,
 ) -> Result<Vec<File>, Vec<Diagnostic>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for (i, n) in doc.logical.nodes.iter().enumerate() {
         let class = node_class_name(&n.id);
+        let at = scope.at(&format!("/logical/nodes/{i}"));
         let built = match &n.kind {
             // The run loop is all these are (graph.rs).
             NodeKind::Start | NodeKind::End | NodeKind::Router(_) => continue,
             NodeKind::Function(FunctionNode { output_key }) => {
-                function::class(doc, pkg, &class, &n.id, output_key)
+                function::class(doc, scope, &class, &n.id, output_key)
             }
-            NodeKind::Llm(llm) => Ok(llm::class(doc, pkg, &class, &n.id, llm)),
+            NodeKind::Llm(llm) => Ok(llm::class(doc, scope, &class, &n.id, llm)),
             NodeKind::Tool(ToolNode { tool_id, input, .. }) => {
-                Ok(tool::class(doc, pkg, &class, &n.id, tool_id, input))
+                Ok(tool::class(doc, scope, &class, &n.id, tool_id, input))
             }
             NodeKind::ResponseTemplate(ResponseTemplateNode {
                 template,
                 output_key,
             }) => Ok(response_template::class(
-                doc, pkg, &class, &n.id, template, output_key,
+                doc, scope, &class, &n.id, template, output_key,
             )),
+            NodeKind::Connector(_) if !scope.is_root() => Err(connector::in_subgraph(&n.id)),
             NodeKind::Connector(_) => {
                 let Some(body) = snippets.get(&n.id) else {
                     continue;
                 };
-                Ok(connector::class(doc, pkg, &class, &n.id, body))
+                Ok(connector::class(doc, scope, &class, &n.id, body))
             }
-            NodeKind::Agent(a) => Ok(agent::class(doc, pkg, &class, &n.id, a)),
+            NodeKind::Agent(a) => Ok(agent::class(doc, scope, &class, &n.id, a)),
             NodeKind::IntentClassifier(c) => {
-                Ok(intent_classifier::class(doc, pkg, &class, &n.id, c))
+                Ok(intent_classifier::class(doc, scope, &class, &n.id, c))
             }
-            NodeKind::Rag(r) => match rag::documents(&n.id, &format!("/logical/nodes/{i}"), r) {
+            NodeKind::Rag(r) => match rag::documents(&scope.name(&n.id), &at, r) {
                 Ok(file) => {
                     out.push(file);
-                    Ok(rag::class(doc, pkg, &class, &n.id, r))
+                    Ok(rag::class(doc, scope, &class, &n.id, r))
                 }
                 Err(d) => {
                     errors.push(d);
                     continue;
                 }
             },
-            NodeKind::Subgraph(_) | NodeKind::Hitl(_) => Err(Diagnostic::error(
+            NodeKind::Subgraph(s) => match subgraph::class(scope, &class, &n.id, i, &at, s) {
+                Ok(text) => Ok(text),
+                Err(d) => {
+                    errors.push(d);
+                    continue;
+                }
+            },
+            NodeKind::Hitl(_) => Err(Diagnostic::error(
                 &svc_backend_sdk::ir::codes::UNSUPPORTED,
                 format!(
                     "java-svc does not build `{}` nodes (node `{}`)",
@@ -269,15 +284,18 @@ pub fn files(
             .hint("compile for python-svc, or change the graph (see `svc capabilities`)")),
         };
         match built {
-            Ok(text) => out.push(File::text(format!("{base}/nodes/{class}.java"), text)),
-            Err(d) => errors.push(d.at(format!("/logical/nodes/{i}"))),
+            Ok(text) => out.push(File::text(
+                format!("{}/nodes/{class}.java", scope.dir),
+                text,
+            )),
+            Err(d) => errors.push(d.at(at)),
         }
     }
-    match tools::files(doc, pkg, base) {
+    match tools::files(doc, scope) {
         Ok(files) => out.extend(files),
         Err(d) => errors.extend(d),
     }
-    match routers(doc, pkg, base) {
+    match routers(doc, scope) {
         Ok(files) => out.extend(files),
         Err(d) => errors.extend(d),
     }
@@ -290,7 +308,10 @@ pub fn files(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::scope::samples::{graph, parse, subgraph};
 
     #[test]
     fn templates_become_java_expressions() {
@@ -313,7 +334,7 @@ mod tests {
         let doc = svc_backend_sdk::ir::SourceFile::new("hitl_node.graph.json", text)
             .parse()
             .unwrap();
-        let errors = files(&doc, "p", "b", &BTreeMap::new()).unwrap_err();
+        let errors = files(&doc, &Scope::root("p"), &BTreeMap::new()).unwrap_err();
         assert_eq!(errors.len(), 1, "{errors:?}");
         let e = &errors[0];
         assert_eq!(
@@ -324,5 +345,77 @@ mod tests {
             e.message,
             "java-svc does not build `hitl` nodes (node `review`)"
         );
+    }
+
+    /// A child (`sub`, the root's node 1) whose bodies are all missing.
+    fn child_without_bodies() -> Document {
+        let child = graph(
+            "child",
+            json!([
+                {"id": "calc", "kind": "function", "outputKey": "a"},
+                {"id": "ask", "kind": "agent", "agent": "team", "input": "{{a}}", "outputKey": "a"}
+            ]),
+            json!({
+                "tools": [{"id": "score", "kind": "native"}],
+                "agents": [
+                    {"id": "writer", "kind": "worker", "toolIds": ["score"]},
+                    {"id": "team", "kind": "supervisor", "members": ["writer"], "router": "custom"}
+                ],
+                "settings": {"model": {"provider": "openai", "name": "m"}}
+            }),
+        );
+        parse(&graph("root", json!([subgraph("sub", child)]), json!({})))
+    }
+
+    #[test]
+    fn missing_bodies_of_a_child_point_into_it() {
+        let doc = child_without_bodies();
+        let (child, scope) = crate::scope::all_graphs(&doc, "p").remove(1);
+        let errors = files(child, &scope, &BTreeMap::new()).unwrap_err();
+        let found: Vec<_> = errors
+            .iter()
+            .map(|e| (e.code.as_str(), e.pointer.as_deref().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("missing-body", "/logical/nodes/1/graph/logical/nodes/1"),
+                ("missing-body", "/logical/nodes/1/graph/logical/tools/0"),
+                ("missing-body", "/logical/nodes/1/graph/logical/agents/1"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_connector_in_a_child_is_refused_even_with_a_snippet_of_its_id() {
+        let connector =
+            json!({"id": "notify", "kind": "connector", "config": {"url": "env:HOOK_URL"}});
+        let child = graph("child", json!([connector]), json!({}));
+        let doc = parse(&graph(
+            "root",
+            json!([subgraph("sub", child), connector]),
+            json!({}),
+        ));
+        let snippets = BTreeMap::from([("notify".to_string(), "return null;".to_string())]);
+        let (child, scope) = crate::scope::all_graphs(&doc, "p").remove(1);
+        let errors = files(child, &scope, &snippets).unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let e = &errors[0];
+        assert_eq!(
+            (e.code.as_str(), e.pointer.as_deref()),
+            (
+                "unsupported",
+                Some("/logical/nodes/1/graph/logical/nodes/1")
+            )
+        );
+        assert_eq!(
+            e.message,
+            "connector node `notify` is inside a subgraph; java-svc renders connectors of the document's own graph only"
+        );
+        // The document's own connector takes the snippet.
+        let made = files(&doc, &Scope::root("p"), &snippets).unwrap();
+        assert!(made
+            .iter()
+            .any(|f| f.path == "src/main/java/com/svc/p/nodes/NotifyNode.java"));
     }
 }

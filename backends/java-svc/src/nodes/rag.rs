@@ -1,6 +1,7 @@
 //! A rag node: the best passages of its documents for its query, by BM25
 //! in process or over an embeddings API (runtime/Retrieval.java). The
-//! documents ship with the service (`src/main/resources/documents/<node>.json`);
+//! documents ship with the service (`src/main/resources/documents/<name>.json`,
+//! by the node's registered name);
 //! an embedding index is built when the node is made, at start-up, and a
 //! failure stops the service.
 
@@ -10,29 +11,32 @@ use svc_backend_sdk::{Diagnostic, File};
 
 use super::{node_class, render, run_method};
 use crate::java::{quote, runtime};
+use crate::scope::Scope;
 
-/// `src/main/resources/documents/<node>.json`, the documents the node searches.
-pub fn documents(id: &str, at: &str, r: &RagNode) -> Result<File, Diagnostic> {
+/// `src/main/resources/documents/<name>.json`, the documents the node
+/// registered as `name` searches.
+pub fn documents(name: &str, at: &str, r: &RagNode) -> Result<File, Diagnostic> {
     let RagDocuments::List(documents) = &r.documents else {
         // The host reads a folder into a list before any backend runs.
         return Err(Diagnostic::error(
             &svc_backend_sdk::ir::codes::INVALID_VALUE,
-            format!("rag node `{id}`: the host did not read its documents folder"),
+            format!("rag node `{name}`: the host did not read its documents folder"),
         )
         .at(format!("{at}/documents")));
     };
     let data = serde_json::to_string_pretty(documents).unwrap_or_default();
     Ok(File::text(
-        format!("src/main/resources/documents/{id}.json"),
+        format!("src/main/resources/documents/{name}.json"),
         data + "\n",
     ))
 }
 
-pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, r: &RagNode) -> String {
+pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, r: &RagNode) -> String {
+    let (pkg, name) = (&scope.pkg, scope.name(id));
     let mut w = CodeWriter::java();
     let retrieval = runtime(&mut w, pkg, "Retrieval");
     let query = render(&mut w, pkg, &r.query);
-    let resource = quote(&format!("/documents/{id}.json"));
+    let resource = quote(&format!("/documents/{name}.json"));
     let as_text = doc.state_field(&r.output_key).map(|f| f.ty) == Some(FieldType::String);
     let value = if as_text {
         format!("{retrieval}.text(passages)")
@@ -43,11 +47,11 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, r: &RagNode) -> S
     let fields = vec![format!("private final {retrieval}.Retriever retriever;")];
     node_class(
         w,
-        pkg,
+        scope,
         class,
         &format!(
             "The rag node {}: the {} best passages of its documents ({resource} on the classpath).",
-            quote(id),
+            quote(&name),
             r.top_k
         ),
         &fields,
@@ -75,7 +79,7 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, r: &RagNode) -> S
                         |w| {
                             w.line(format!(
                                 "{retrieval}.Embedding index = {retrieval}.embedding({}, {retrieval}.load({resource}), {}, {}, {});",
-                                quote(id),
+                                quote(&name),
                                 or_null(model),
                                 or_null(base_url_env),
                                 or_null(api_key_env)
@@ -86,7 +90,7 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, r: &RagNode) -> S
                                 w.line("Thread.currentThread().interrupt();");
                                 w.line(format!(
                                     "throw new IllegalStateException({}, e);",
-                                    quote(&format!("start-up was interrupted while the embedding index of rag node \"{id}\" was built"))
+                                    quote(&format!("start-up was interrupted while the embedding index of rag node \"{name}\" was built"))
                                 ));
                             });
                             w.line("this.retriever = index;");
@@ -98,7 +102,7 @@ pub fn class(doc: &Document, pkg: &str, class: &str, id: &str, r: &RagNode) -> S
             run_method(w, true, |w| {
                 w.line(format!(
                     "{list}<{retrieval}.Passage> passages = retriever.search({}, {query}, {});",
-                    quote(id),
+                    quote(&name),
                     r.top_k
                 ));
                 w.line(format!("return {value};"));

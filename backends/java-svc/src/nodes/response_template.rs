@@ -6,15 +6,17 @@ use svc_backend_sdk::writer::CodeWriter;
 
 use super::{node_class, render, run_method};
 use crate::java::{quote, runtime};
+use crate::scope::Scope;
 
 pub fn class(
     doc: &Document,
-    pkg: &str,
+    scope: &Scope,
     class: &str,
     id: &str,
     template: &str,
     output_key: &str,
 ) -> String {
+    let pkg = &scope.pkg;
     let mut w = CodeWriter::java();
     let text = render(&mut w, pkg, template);
     let expr = match doc.state_field(output_key).and_then(|f| f.text_write()) {
@@ -25,9 +27,9 @@ pub fn class(
     };
     node_class(
         w,
-        pkg,
+        scope,
         class,
-        &format!("The response template {}.", quote(id)),
+        &format!("The response template {}.", quote(&scope.name(id))),
         &[],
         |w| {
             run_method(w, false, |w| {

@@ -10,6 +10,7 @@ use svc_backend_sdk::writer::CodeWriter;
 
 use super::{node_class, render, run_method, tool_class_name};
 use crate::java::{literal, quote, runtime};
+use crate::scope::Scope;
 
 /// A tool input value: a lone `{{field}}` passes the field's value as it is
 /// (keeping its type), other strings are rendered, other JSON is literal.
@@ -34,7 +35,7 @@ fn input_map(w: &mut CodeWriter, pkg: &str, input: &BTreeMap<String, Value>) -> 
 
 pub fn class(
     doc: &Document,
-    pkg: &str,
+    scope: &Scope,
     class: &str,
     id: &str,
     tool_id: &str,
@@ -44,6 +45,7 @@ pub fn class(
         doc.tool(tool_id).map(|t| &t.kind),
         Some(ToolKind::Http { .. })
     );
+    let (pkg, name) = (&scope.pkg, scope.name(id));
     let mut w = CodeWriter::java();
     let input = input_map(&mut w, pkg, input);
     let http_tool = if http {
@@ -54,7 +56,7 @@ pub fn class(
     let (fields, call) = if http {
         (
             vec![format!("private final {http_tool} tool;")],
-            format!("return tool.call({}, {input});", quote(id)),
+            format!("return tool.call({}, {input});", quote(&name)),
         )
     } else {
         (
@@ -68,11 +70,11 @@ pub fn class(
     };
     node_class(
         w,
-        pkg,
+        scope,
         class,
         &format!(
             "The tool node {}: calls the tool {}.",
-            quote(id),
+            quote(&name),
             quote(tool_id)
         ),
         &fields,

@@ -7,8 +7,10 @@ use svc_backend_sdk::{Diagnostic, File};
 
 use super::{native_class, tool_class_name};
 use crate::java::quote;
+use crate::scope::Scope;
 
-pub fn files(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Diagnostic>> {
+/// The native tools of the graph at `scope`, in its `nodes` package.
+pub fn files(doc: &Document, scope: &Scope) -> Result<Vec<File>, Vec<Diagnostic>> {
     let mut out = Vec::new();
     let mut missing = Vec::new();
     for (i, t) in doc.logical.tools.iter().enumerate() {
@@ -21,19 +23,19 @@ pub fn files(doc: &Document, pkg: &str, base: &str) -> Result<Vec<File>, Vec<Dia
                     &svc_backend_sdk::ir::codes::MISSING_BODY,
                     format!("native tool `{}` has no java-svc body", t.id),
                 )
-                .at(format!("/logical/tools/{i}")),
+                .at(scope.at(&format!("/logical/tools/{i}"))),
             );
             continue;
         };
         let class = tool_class_name(&t.id);
         out.push(File::text(
-            format!("{base}/nodes/{class}.java"),
+            format!("{}/nodes/{class}.java", scope.dir),
             native_class(
-                pkg,
+                scope,
                 &class,
                 &format!(
                     "The native tool {}: `state` is the tool input, `result` the tool's result.",
-                    quote(&t.id)
+                    quote(&scope.name(&t.id))
                 ),
                 body,
             ),

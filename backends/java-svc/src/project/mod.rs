@@ -2,9 +2,11 @@
 
 use svc_backend_sdk::ir::{Document, NodeKind};
 use svc_backend_sdk::runtime_files::fill;
+use svc_backend_sdk::subgraphs::any_graph;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
 use crate::java::package_segment;
+use crate::scope::all_graphs;
 use crate::{graph, nodes, tests};
 
 mod application;
@@ -19,7 +21,7 @@ use config::{ai_config, application_yaml, spring_yml};
 use pom::{dependency_xml, pom};
 use readme::readme;
 use state::graph_state;
-pub use state::legacy_field;
+pub use state::{legacy_field, schema_constant};
 
 const RUNTIME: &[(&str, &str)] = &[
     (
@@ -114,6 +116,10 @@ const STREAMING: &[(&str, &str)] = &[
         include_str!("../../runtime/java/EventStream.java"),
     ),
 ];
+const OBSERVED_RUN_TEST: (&str, &str) = (
+    "ObservedRunTest.java",
+    include_str!("../../runtime/test/ObservedRunTest.java"),
+);
 const STREAMING_LLM_CLIENT: (&str, &str) = (
     "runtime/StreamingLlmClient.java",
     include_str!("../../runtime/java/StreamingLlmClient.java"),
@@ -121,6 +127,15 @@ const STREAMING_LLM_CLIENT: (&str, &str) = (
 /// Agents, tool-calling llm nodes and intent classifiers: python-svc's
 /// semantics down to the text fed to the model (PyJson). Each part ships
 /// its tests (`runtime/test/`, against ModelStub, a local model provider).
+/// A graph with subgraph nodes: python-svc's run_child.
+const SUBGRAPHS: (&str, &str) = (
+    "runtime/Subgraphs.java",
+    include_str!("../../runtime/java/Subgraphs.java"),
+);
+const SUBGRAPHS_TEST: (&str, &str) = (
+    "SubgraphsTest.java",
+    include_str!("../../runtime/test/SubgraphsTest.java"),
+);
 const AGENTS: (&str, &str) = (
     "runtime/Agents.java",
     include_str!("../../runtime/java/Agents.java"),
@@ -178,10 +193,17 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     if !bad.is_empty() {
         return Err(bad);
     }
+    config::check_model_env(doc)?;
     let pkg = package_segment(&doc.id);
     let base = format!("src/main/java/com/svc/{pkg}");
+    // What the runtime must hold is decided over every graph: a child's
+    // model, tool or retriever runs in the same service.
+    let has = |kind: fn(&NodeKind) -> bool| {
+        any_graph(doc, |d| d.logical.nodes.iter().any(|n| kind(&n.kind)))
+    };
+    let agentic = any_graph(doc, svc_backend_sdk::agents::runs_agents);
     // Agents reach the provider through LlmClient, even with no model of their own.
-    let llm = doc.has_llm_nodes() || svc_backend_sdk::agents::runs_agents(doc);
+    let llm = agentic || any_graph(doc, Document::has_llm_nodes);
     let mut files = vec![
         File::text("pom.xml", pom(doc, &placed.dependencies)),
         File::text("mvnw", MVNW).executable(),
@@ -201,49 +223,37 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text(format!("{base}/Application.java"), application_java(&pkg)),
         File::text(format!("{base}/GraphState.java"), graph_state(doc, &pkg)),
         File::text(
-            format!("{base}/graph/MainGraph.java"),
-            graph::main_graph(doc, &pkg),
-        ),
-        File::text(
             format!("src/test/java/com/svc/{pkg}/GraphHttpTests.java"),
             tests::http_tests(doc, &pkg),
         ),
     ];
     let mut runtime: Vec<(&str, &str)> = RUNTIME.to_vec();
-    let http_tools = doc.http_tools().next().is_some();
+    let http_tools = any_graph(doc, |d| d.http_tools().next().is_some());
     let connector_upstream = placed.runtime.contains("upstream");
     // Embeddings are fetched through Upstream too.
-    let retrieves = doc
-        .logical
-        .nodes
-        .iter()
-        .any(|n| matches!(n.kind, NodeKind::Rag(_)));
+    let retrieves = has(|k| matches!(k, NodeKind::Rag(_)));
     if llm || http_tools || connector_upstream || retrieves {
         runtime.push(UPSTREAM);
     }
     if llm || http_tools {
         runtime.push(HTTP_TOOL);
     }
+    let mut runtime_tests: Vec<(&str, &str)> = Vec::new();
     if doc.logical.settings.streaming {
         runtime.extend(STREAMING);
+        runtime_tests.push(OBSERVED_RUN_TEST);
         if llm {
             runtime.push(STREAMING_LLM_CLIENT);
         }
     }
-    let agentic = svc_backend_sdk::agents::runs_agents(doc);
-    let classifies = doc
-        .logical
-        .nodes
-        .iter()
-        .any(|n| matches!(n.kind, NodeKind::IntentClassifier(_)));
-    let mut runtime_tests: Vec<(&str, &str)> = Vec::new();
+    let classifies = has(|k| matches!(k, NodeKind::IntentClassifier(_)));
+    if has(|k| matches!(k, NodeKind::Subgraph(_))) {
+        runtime.push(SUBGRAPHS);
+        runtime_tests.push(SUBGRAPHS_TEST);
+    }
     if agentic {
         runtime.push(AGENTS);
         runtime_tests.push(AGENTS_TEST);
-        files.push(File::text(
-            format!("{base}/graph/GraphAgents.java"),
-            crate::agents::graph_agents(doc, &pkg),
-        ));
     }
     if classifies {
         runtime.push(INTENT_CLASSIFIER);
@@ -286,8 +296,159 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         let text = fill(path, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
         files.push(File::text(format!("{CONNECTOR_RUNTIME_DIR}/{path}"), text));
     }
-    files.extend(nodes::files(doc, &pkg, &base, &placed.snippets)?);
+    // Each graph in its package: its run loop (the document's own is
+    // MainGraph), its agents and its nodes.
+    let mut errors = Vec::new();
+    for (d, scope) in &all_graphs(doc, &pkg) {
+        files.push(File::text(
+            format!("{}/graph/{}.java", scope.dir, scope.graph_class()),
+            graph::graph_class(d, scope),
+        ));
+        if svc_backend_sdk::agents::runs_agents(d) {
+            files.push(File::text(
+                format!("{}/graph/GraphAgents.java", scope.dir),
+                crate::agents::graph_agents(d, scope),
+            ));
+        }
+        match nodes::files(d, scope, &placed.snippets) {
+            Ok(made) => files.extend(made),
+            Err(e) => errors.extend(e),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
     placed.merge_into(&mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+#[cfg(test)]
+mod emit_tests {
+    use serde_json::{json, Value};
+    use svc_backend_sdk::{Connectors, File};
+
+    use super::emit;
+    use crate::scope::samples::{graph, parse, subgraph, template};
+
+    /// A child whose model, HTTP tool, agents and retriever are the only
+    /// ones of the document; its models read `model`.
+    fn child(model: Value) -> Value {
+        graph(
+            "child",
+            json!([
+                {"id": "docs", "kind": "rag", "query": "{{a}}", "outputKey": "a", "documents": [{"id": "d", "text": "t"}]},
+                {"id": "ask", "kind": "agent", "agent": "writer", "input": "{{a}}", "outputKey": "a"},
+                {"id": "say", "kind": "llm", "prompt": {"user": "{{a}}"}, "outputKey": "a"}
+            ]),
+            json!({
+                "tools": [{"id": "crm", "kind": "http", "endpoint": "env:CRM_URL"}],
+                "agents": [{"id": "writer", "kind": "worker", "toolIds": ["crm"]}],
+                "settings": {"model": model}
+            }),
+        )
+    }
+
+    fn emitted(doc: &Value) -> Vec<File> {
+        emit(&parse(doc), &Connectors::new([])).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn text<'a>(files: &'a [File], path: &str) -> std::borrow::Cow<'a, str> {
+        let file = files
+            .iter()
+            .find(|f| f.path == path)
+            .unwrap_or_else(|| panic!("no {path}"));
+        String::from_utf8_lossy(&file.contents)
+    }
+
+    #[test]
+    fn what_only_a_child_uses_ships_too() {
+        let model = json!({"provider": "openai", "name": "m", "baseUrlEnv": "CHILD_URL", "apiKeyEnv": "CHILD_KEY"});
+        let files = emitted(&graph(
+            "root",
+            json!([template("pad"), subgraph("sub", child(model))]),
+            json!({}),
+        ));
+        let base = "src/main/java/com/svc/root";
+        for path in [
+            "runtime/Subgraphs.java",
+            "runtime/LlmClient.java",
+            "config/AiConfig.java",
+            "runtime/HttpTool.java",
+            "runtime/Upstream.java",
+            "runtime/Agents.java",
+            "runtime/PyJson.java",
+            "runtime/Retrieval.java",
+            "subgraphs/sub/graph/ChildGraph.java",
+            "subgraphs/sub/graph/GraphAgents.java",
+            "subgraphs/sub/nodes/DocsNode.java",
+        ] {
+            assert!(
+                files.iter().any(|f| f.path == format!("{base}/{path}")),
+                "{path}"
+            );
+        }
+        assert!(files
+            .iter()
+            .any(|f| f.path == "src/test/java/com/svc/root/runtime/SubgraphsTest.java"));
+        assert!(files
+            .iter()
+            .any(|f| f.path == "src/main/resources/documents/sub__docs.json"));
+        // The document's own graph runs no agents.
+        assert!(!files
+            .iter()
+            .any(|f| f.path == format!("{base}/graph/GraphAgents.java")));
+        let yml = text(&files, "src/main/resources/application.yml");
+        for want in [
+            "base-url: ${CHILD_URL:https://api.openai.com/v1}",
+            "api-key: ${CHILD_KEY:}",
+            "  tools:\n    sub__crm:\n      endpoint: \"${CRM_URL:}\"",
+        ] {
+            assert!(yml.contains(want), "{want}\n---\n{yml}");
+        }
+        let child = text(
+            &files,
+            &format!("{base}/subgraphs/sub/graph/ChildGraph.java"),
+        );
+        assert!(
+            child.contains("@Value(\"${svc.tools.sub__crm.endpoint:}\") String crmEndpoint"),
+            "{child}"
+        );
+        let tests = text(&files, "src/test/java/com/svc/root/GraphHttpTests.java");
+        for want in [
+            "stub.createContext(\"/tools/sub__crm\"",
+            "registry.add(\"svc.tools.sub__crm.endpoint\", () -> base + \"/tools/sub__crm\");",
+            "registry.add(\"svc.llm.base-url\"",
+        ] {
+            assert!(tests.contains(want), "{want}");
+        }
+    }
+
+    #[test]
+    fn every_graph_asking_a_model_reads_the_same_variables() {
+        let model = |url: &str| json!({"provider": "openai", "name": "m", "baseUrlEnv": url});
+        let say =
+            json!({"id": "say", "kind": "llm", "prompt": {"user": "{{a}}"}, "outputKey": "a"});
+        let doc = |child_url: &str| {
+            graph(
+                "root",
+                json!([say, subgraph("sub", child(model(child_url)))]),
+                json!({"settings": {"model": model("ROOT_URL")}}),
+            )
+        };
+        emitted(&doc("ROOT_URL"));
+        let errors = emit(&parse(&doc("OTHER_URL")), &Connectors::new([])).unwrap_err();
+        let found: Vec<_> = errors
+            .iter()
+            .map(|e| (e.code.as_str(), e.pointer.as_deref(), e.message.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [(
+                "unsupported",
+                Some("/logical/nodes/2/graph/logical/settings/model"),
+                "java-svc reads one model provider (svc.llm): the graph `child` reads OTHER_URL/OPENAI_API_KEY, the document ROOT_URL/OPENAI_API_KEY"
+            )]
+        );
+    }
 }

@@ -44,6 +44,39 @@ pub fn legacy_field(doc: &Document) -> Option<&str> {
         .map(|f| f.name.as_str())
 }
 
+/// `public static final StateSchema SCHEMA = ...`: the graph's state fields
+/// (GraphState's, and each child graph's in its ChildGraph).
+pub fn schema_constant(w: &mut CodeWriter, doc: &Document, pkg: &str) {
+    let schema = runtime(w, pkg, "StateSchema");
+    let list = w.name("java.util", "List");
+    w.line(format!(
+        "public static final {schema} SCHEMA = new {schema}({list}.of("
+    ));
+    w.indent().indent();
+    let n = doc.logical.state.len();
+    for (i, f) in doc.logical.state.iter().enumerate() {
+        let field = schema_class(w, pkg, "Field");
+        let ty = type_const(w, pkg, f.ty);
+        let items = match &f.items {
+            Some(it) => item(w, pkg, it),
+            None => "null".into(),
+        };
+        let default = match f.default.as_ref().filter(|d| !d.is_null()) {
+            Some(d) => format!("() -> {}", literal(w, pkg, d)),
+            None => "null".into(),
+        };
+        w.line(format!(
+            "new {field}({}, {ty}, {items}, {}, {}, {default}){}",
+            quote(&f.name),
+            f.reducer == svc_backend_sdk::ir::Reducer::Append,
+            f.required,
+            if i + 1 < n { "," } else { "" }
+        ));
+    }
+    w.dedent().dedent();
+    w.line("));");
+}
+
 pub(super) fn graph_state(doc: &Document, pkg: &str) -> String {
     let mut w = CodeWriter::java();
     w.line("/** The state of the graph and the settings compiled from its document. */");
@@ -66,34 +99,8 @@ pub(super) fn graph_state(doc: &Document, pkg: &str) -> String {
                 .unwrap_or_else(|| "null".into())
         ));
         w.blank();
-        let schema = runtime(w, pkg, "StateSchema");
-        let list = w.name("java.util", "List");
-        w.line(format!(
-            "public static final {schema} SCHEMA = new {schema}({list}.of("
-        ));
-        w.indent().indent();
-        let n = doc.logical.state.len();
-        for (i, f) in doc.logical.state.iter().enumerate() {
-            let field = schema_class(w, pkg, "Field");
-            let ty = type_const(w, pkg, f.ty);
-            let items = match &f.items {
-                Some(it) => item(w, pkg, it),
-                None => "null".into(),
-            };
-            let default = match f.default.as_ref().filter(|d| !d.is_null()) {
-                Some(d) => format!("() -> {}", literal(w, pkg, d)),
-                None => "null".into(),
-            };
-            w.line(format!(
-                "new {field}({}, {ty}, {items}, {}, {}, {default}){}",
-                quote(&f.name),
-                f.reducer == svc_backend_sdk::ir::Reducer::Append,
-                f.required,
-                if i + 1 < n { "," } else { "" }
-            ));
-        }
-        w.dedent().dedent();
-        w.line("));").blank();
+        schema_constant(w, doc, pkg);
+        w.blank();
         w.block("private GraphState() {", "}", |_| {});
     });
     w.finish_file(&format!("package com.svc.{pkg};\n\n"))

@@ -1,0 +1,56 @@
+package com.svc.__SVC_PACKAGE__.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Which steps stream their model calls: only an llm node's, as python-svc's
+ * streaming.current(("llm",)); a subgraph node's child graph is not streamed.
+ */
+class ObservedRunTest {
+    private static final StateSchema SCHEMA = new StateSchema(List.of(
+            new StateSchema.Field("answer", StateSchema.Type.STRING, null, false, false, null),
+            new StateSchema.Field("summary", StateSchema.Type.STRING, null, false, false, null)));
+
+    @Test
+    void onlyAnLlmStepIsTheCurrentStreamedRun() throws Exception {
+        RunEvents events = new RunEvents("r1");
+        ObservedRun run = new ObservedRun(SCHEMA, SCHEMA.newState(Map.of()), 5, events);
+        AtomicReference<ObservedRun> seen = new AtomicReference<>(run);
+
+        run.patch("sub", "subgraph", state -> {
+            seen.set(ObservedRun.current());
+            return Values.map("summary", "s");
+        });
+        assertNull(seen.get());
+
+        run.step("ask", "llm", "answer", state -> {
+            seen.set(ObservedRun.current());
+            return "a";
+        });
+        assertSame(run, seen.get());
+        assertNull(ObservedRun.current());
+
+        // Both steps are still reported, each with its kind and patch.
+        List<String> frames = new ArrayList<>();
+        for (RunEvents.Frame f; (f = events.next(0)) != null;) {
+            String text = new String(f.bytes(), StandardCharsets.UTF_8);
+            frames.add(text.substring(text.indexOf("data: ") + 6).strip());
+        }
+        assertEquals(List.of(
+                "{\"run_id\":\"r1\",\"seq\":1,\"type\":\"node_started\",\"node\":\"sub\",\"data\":{\"kind\":\"subgraph\"}}",
+                "{\"run_id\":\"r1\",\"seq\":2,\"type\":\"node_finished\",\"node\":\"sub\","
+                        + "\"data\":{\"kind\":\"subgraph\",\"patch\":{\"summary\":\"s\"}}}",
+                "{\"run_id\":\"r1\",\"seq\":3,\"type\":\"node_started\",\"node\":\"ask\",\"data\":{\"kind\":\"llm\"}}",
+                "{\"run_id\":\"r1\",\"seq\":4,\"type\":\"node_finished\",\"node\":\"ask\","
+                        + "\"data\":{\"kind\":\"llm\",\"patch\":{\"answer\":\"a\"}}}"), frames);
+    }
+}
