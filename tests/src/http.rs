@@ -196,6 +196,14 @@ pub enum Reply {
         done: bool,
         cut: Option<Arc<Mutex<Option<Instant>>>>,
     },
+    /// A chat-completions stream of whole chunks (tool-call pieces, say),
+    /// each after its delay as `data: <chunk>`; `done` and `cut` as for
+    /// [`Reply::Stream`].
+    Chunks {
+        chunks: Vec<(Duration, serde_json::Value)>,
+        done: bool,
+        cut: Option<Arc<Mutex<Option<Instant>>>>,
+    },
 }
 
 type Handler = dyn Fn(&Request) -> Reply + Send + Sync;
@@ -293,7 +301,11 @@ fn serve(stream: TcpStream, closing: Closing, handler: &Handler, log: &Mutex<Vec
     }
     let (status, kind, body) = match handler(&req) {
         Reply::Stream { pieces, done, cut } => {
-            chat_stream(&mut writer, &pieces, done, cut.as_deref());
+            chat_stream(&mut writer, &content_chunks(&pieces), done, cut.as_deref());
+            return;
+        }
+        Reply::Chunks { chunks, done, cut } => {
+            chat_stream(&mut writer, &chunks, done, cut.as_deref());
             return;
         }
         Reply::Json(s, b) => (s, "application/json", b),
@@ -323,20 +335,28 @@ fn serve(stream: TcpStream, closing: Closing, handler: &Handler, log: &Mutex<Vec
     }
 }
 
-/// Writes a chat-completions stream (see [`Reply::Stream`]) and closes.
+/// The chunks of a [`Reply::Stream`]: one content delta each.
+fn content_chunks(pieces: &[(Duration, String)]) -> Vec<(Duration, serde_json::Value)> {
+    pieces
+        .iter()
+        .map(|(delay, piece)| {
+            let chunk = serde_json::json!({"choices": [{"index": 0, "delta": {"content": piece}}]});
+            (*delay, chunk)
+        })
+        .collect()
+}
+
+/// Writes a chat-completions stream (see [`Reply::Chunks`]) and closes.
 fn chat_stream(
     writer: &mut TcpStream,
-    pieces: &[(Duration, String)],
+    chunks: &[(Duration, serde_json::Value)],
     done: bool,
     cut: Option<&Mutex<Option<Instant>>>,
 ) {
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
-    let mut events: Vec<(Duration, String)> = pieces
+    let mut events: Vec<(Duration, String)> = chunks
         .iter()
-        .map(|(delay, piece)| {
-            let chunk = serde_json::json!({"choices": [{"index": 0, "delta": {"content": piece}}]});
-            (*delay, format!("data: {chunk}\n\n"))
-        })
+        .map(|(delay, chunk)| (*delay, format!("data: {chunk}\n\n")))
         .collect();
     if done {
         events.push((Duration::ZERO, "data: [DONE]\n\n".to_string()));

@@ -75,7 +75,7 @@ const routeFinish = "finish"
 // holding callerRoles (the node's static callerRoles). node is the graph
 // node, named by the errors that are the node's rather than the agent's.
 func runAgent(ctx context.Context, node, name, task string, callerRoles []string) (string, error) {
-	out, err := dispatchAgent(ctx, node, name, task, callerRoles)
+	out, err := dispatchAgent(withReplies(ctx, node), node, name, task, callerRoles)
 	return out, runCut(ctx, err)
 }
 
@@ -98,7 +98,12 @@ func dispatchAgent(ctx context.Context, node, name, task string, callerRoles []s
 	case "supervisor":
 		return runSupervisor(ctx, node, a, task, callerRoles)
 	case "remote":
-		return runRemote(ctx, node, a, task)
+		out, err := runRemote(ctx, node, a, task)
+		if err == nil {
+			// The peer's answer is not streamed: it is sent whole.
+			repliesOf(ctx).token(out)
+		}
+		return out, err
 	case "worker", "":
 		return runWorker(ctx, node, a.Name, a.Instructions, a.Tools, a.Model, a.MaxTurns, task)
 	}
@@ -108,7 +113,7 @@ func dispatchAgent(ctx context.Context, node, name, task string, callerRoles []s
 // toolLoop is an llm node with boundToolIds: a worker named after the node
 // (name), without roles, whose system prompt is instructions.
 func toolLoop(ctx context.Context, name, instructions string, tools []string, m Model, maxTurns int, task string) (string, error) {
-	out, err := runWorker(ctx, name, name, instructions, tools, m, maxTurns, task)
+	out, err := runWorker(withReplies(ctx, name), name, name, instructions, tools, m, maxTurns, task)
 	return out, runCut(ctx, err)
 }
 
@@ -138,6 +143,83 @@ func passThrough(err error) bool {
 	return errors.As(err, &e) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
+// replies sends, in a streamed run, the text an agent node or a
+// tool-calling llm node (node) may write: each token as it arrives, and
+// tokens_discarded when the text sent turns out not to be what the node
+// writes (docs/http-contract.md, "Agents and tool-calling llm nodes"). A
+// nil *replies, a run that does not stream, sends nothing.
+type replies struct {
+	node    string
+	observe Observer
+	// standing: tokens were sent since the node started or since its last
+	// tokens_discarded.
+	standing bool
+}
+
+type repliesKey struct{}
+
+// chatTurnStreamed is chatTurn for a streamed run, sending the reply's text
+// to r; nil unless the graph streams (agents_stream.go).
+var chatTurnStreamed func(ctx context.Context, name string, m Model, messages, tools []any, r *replies) (map[string]any, error)
+
+// withReplies gives the agent run of node a replies when the run streams.
+func withReplies(ctx context.Context, node string) context.Context {
+	observe := observerOf(ctx)
+	if observe == nil || chatTurnStreamed == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, repliesKey{}, &replies{node: node, observe: observe})
+}
+
+// repliesOf is the replies of the agent run ctx belongs to, or nil. It
+// follows the observer: code that no longer sees it (muted, a subgraph's
+// child) sends nothing.
+func repliesOf(ctx context.Context) *replies {
+	r, _ := ctx.Value(repliesKey{}).(*replies)
+	if r == nil || observerOf(ctx) == nil {
+		return nil
+	}
+	return r
+}
+
+// muted is ctx for code that a tool or a custom router runs: it sends no
+// event, since an agent or a model call in it would send text the node
+// does not write.
+func muted(ctx context.Context) context.Context {
+	if observerOf(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, observerKey{}, Observer(nil))
+}
+
+func (r *replies) token(delta string) {
+	if r == nil || delta == "" {
+		return
+	}
+	r.standing = true
+	r.observe(Event{Type: "token", Node: r.node, Data: map[string]any{"delta": delta}})
+}
+
+// discard withdraws the tokens standing, if any (reason: tool_calls,
+// next_member).
+func (r *replies) discard(reason string) {
+	if r == nil || !r.standing {
+		return
+	}
+	r.standing = false
+	r.observe(Event{Type: "tokens_discarded", Node: r.node, Data: map[string]any{"reason": reason}})
+}
+
+// chatTurn is one model call of a worker: streamed to the node's replies in
+// a streamed run, else chatMessage. Either way it returns the reply's
+// message.
+func chatTurn(ctx context.Context, name string, m Model, messages, tools []any) (map[string]any, error) {
+	if r := repliesOf(ctx); r != nil {
+		return chatTurnStreamed(ctx, name, m, messages, tools, r)
+	}
+	return chatMessage(ctx, name, m, messages, tools)
+}
+
 // runWorker is the tool-calling loop: the model is called with the
 // messages so far and the tools, at most maxTurns times; a reply without
 // tool calls is the answer (its content, "" when that is not a string);
@@ -151,7 +233,12 @@ func runWorker(ctx context.Context, node, name, instructions string, tools []str
 	messages = append(messages, map[string]any{"role": "user", "content": task})
 	specs := toolSpecs(tools)
 	for turn := 0; turn < maxTurns; turn++ {
-		msg, err := chatMessage(ctx, name, m, messages, specs)
+		// A client gone or the deadline passed: no further call (a native
+		// tool may have run on without looking at ctx).
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		msg, err := chatTurn(ctx, name, m, messages, specs)
 		if err != nil {
 			return "", err
 		}
@@ -166,6 +253,9 @@ func runWorker(ctx context.Context, node, name, instructions string, tools []str
 		}
 		messages = append(messages, map[string]any{"role": "assistant", "content": msg["content"], "tool_calls": raw})
 		for _, call := range calls {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
 			id, result, err := callAgentTool(ctx, node, name, tools, call)
 			if err != nil {
 				return "", err
@@ -280,7 +370,7 @@ func callAgentTool(ctx context.Context, node, agent string, tools []string, call
 	if !ok || tool.Call == nil {
 		return nil, "", nodeError(node, fmt.Sprintf("node %q failed: no tool is registered as %q", node, name))
 	}
-	result, err := runTool(ctx, tool, args)
+	result, err := runTool(muted(ctx), tool, args)
 	if err != nil {
 		if passThrough(err) {
 			return nil, "", err
@@ -331,10 +421,13 @@ func decodeJSON(s string) (any, error) {
 func runSupervisor(ctx context.Context, node string, a *Agent, task string, callerRoles []string) (string, error) {
 	lastMember, lastOutput, ran := "", "", false
 	for round := 0; round < a.MaxRounds; round++ {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		var decision string
 		if a.Route != nil {
 			state := State{"input": task, "round": round, "last_member": lastMember, "last_output": lastOutput}
-			d, err := a.Route(ctx, state)
+			d, err := a.Route(muted(ctx), state)
 			if err != nil {
 				if passThrough(err) {
 					return "", err
@@ -369,6 +462,8 @@ func runSupervisor(ctx context.Context, node string, a *Agent, task string, call
 		if ran {
 			given = task + "\n\n" + lastOutput
 		}
+		// The last member's text, sent, is not the answer any more.
+		repliesOf(ctx).discard("next_member")
 		out, err := dispatchAgent(ctx, node, member, given, callerRoles)
 		if err != nil {
 			return "", err

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,58 +19,83 @@ func init() { chatStreamed = chatStream }
 // observe as a token event as it arrives. The text returned is the deltas
 // joined, so the node writes what a whole reply would have made it write.
 func chatStream(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, observe Observer) (string, error) {
+	var text strings.Builder
+	err := streamChunks(ctx, node, endpoint, headers, body, func(data []byte) error {
+		delta, err := deltaText(data)
+		if err != nil || delta == "" {
+			return err
+		}
+		if text.Len()+len(delta) > MaxUpstreamBytes {
+			return upstreamError(node, ReasonTooLarge,
+				fmt.Sprintf("node %q: the model's text is larger than %d bytes", node, MaxUpstreamBytes))
+		}
+		text.WriteString(delta)
+		observe(Event{Type: "token", Node: node, Data: map[string]any{"delta": delta}})
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return text.String(), nil
+}
+
+// streamChunks is one streamed chat-completions call: body is sent with
+// "stream": true and the data of every event up to data: [DONE] goes to
+// each, in order. An *Error from each ends the call as it is; any other
+// error means the chunk is not a chat-completion chunk (invalid_json).
+// Only a line is bounded (too_large past MaxUpstreamBytes), not the whole
+// stream: every chunk repeats an envelope of a few hundred bytes, so a cap
+// on the stream would cut a long reply that each caller's own bound on
+// what it keeps allows.
+func streamChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) error {
 	body["stream"] = true
 	call := upstreamCall{Node: node, Service: "upstream", Endpoint: endpoint, Headers: headers, Body: body}
 	resp, err := call.send(ctx, "text/event-stream")
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		e := upstreamError(node, ReasonStatus, fmt.Sprintf("node %q: the upstream answered %d", node, resp.StatusCode))
 		e.Details["status"] = resp.StatusCode
-		return "", e
+		return e
 	}
-	lines := bufio.NewReaderSize(io.LimitReader(resp.Body, MaxUpstreamBytes*2), 16<<10)
-	var text strings.Builder
-	for {
-		line, err := lines.ReadString('\n')
-		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
-			if errors.Is(err, io.EOF) {
-				return "", upstreamError(node, ReasonConnect,
-					fmt.Sprintf("node %q: the model's stream ended before [DONE]", node))
-			}
-			return "", call.transportError(ctx, err)
-		}
-		data, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "data:")
+	lines := bufio.NewScanner(resp.Body)
+	// A line of MaxUpstreamBytes still fits with its "\n".
+	lines.Buffer(make([]byte, 0, 16<<10), MaxUpstreamBytes+1)
+	for lines.Scan() {
+		data, ok := bytes.CutPrefix(lines.Bytes(), []byte("data:"))
 		if !ok {
 			continue
 		}
-		data = strings.TrimSpace(data)
-		if data == "[DONE]" {
-			return text.String(), nil
+		data = bytes.TrimSpace(data)
+		if string(data) == "[DONE]" {
+			return nil
 		}
-		delta, perr := deltaText(data)
-		if perr != nil {
-			return "", upstreamError(node, ReasonInvalidJSON,
+		if err := each(data); err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return e
+			}
+			return upstreamError(node, ReasonInvalidJSON,
 				fmt.Sprintf("node %q: a chunk of the model's stream is not a chat-completion chunk", node))
 		}
-		if delta == "" {
-			continue
-		}
-		if text.Len()+len(delta) > MaxUpstreamBytes {
-			return "", upstreamError(node, ReasonTooLarge,
-				fmt.Sprintf("node %q: the model's text is larger than %d bytes", node, MaxUpstreamBytes))
-		}
-		text.WriteString(delta)
-		observe(Event{Type: "token", Node: node, Data: map[string]any{"delta": delta}})
+	}
+	switch err := lines.Err(); {
+	case err == nil:
+		return upstreamError(node, ReasonConnect, fmt.Sprintf("node %q: the model's stream ended before [DONE]", node))
+	case errors.Is(err, bufio.ErrTooLong):
+		return upstreamError(node, ReasonTooLarge,
+			fmt.Sprintf("node %q: a line of the model's stream is larger than %d bytes", node, MaxUpstreamBytes))
+	default:
+		return call.transportError(ctx, err)
 	}
 }
 
 // deltaText is choices[0].delta.content of one chunk ("" when the chunk
 // carries none: a role, a finish reason, usage).
-func deltaText(data string) (string, error) {
+func deltaText(data []byte) (string, error) {
 	var chunk struct {
 		Choices []struct {
 			Delta struct {
@@ -77,7 +103,7 @@ func deltaText(data string) (string, error) {
 			} `json:"delta"`
 		} `json:"choices"`
 	}
-	if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+	if err := json.Unmarshal(data, &chunk); err != nil {
 		return "", err
 	}
 	if len(chunk.Choices) == 0 || chunk.Choices[0].Delta.Content == nil {

@@ -113,7 +113,11 @@ func newEventStream(w http.ResponseWriter, stop context.CancelFunc) *eventStream
 	w.WriteHeader(http.StatusOK)
 	es := &eventStream{w: w, rc: http.NewResponseController(w), runID: newRunID(), stop: stop}
 	_ = es.rc.Flush()
+	// keepAlive reads the timer under the lock, perhaps before AfterFunc
+	// has returned.
+	es.mu.Lock()
 	es.timer = time.AfterFunc(KeepAlive, es.keepAlive)
+	es.mu.Unlock()
 	return es
 }
 

@@ -37,6 +37,9 @@ const SUBGRAPH_TEST_GO: &str = include_str!("../runtime/subgraph_test.go");
 // llm nodes) and the text/event-stream answer (server).
 const STREAM_GO: &str = include_str!("../runtime/stream.go");
 const LLM_STREAM_GO: &str = include_str!("../runtime/llm_stream.go");
+// ... and, with agents, each worker turn's stream.
+const AGENTS_STREAM_GO: &str = include_str!("../runtime/agents_stream.go");
+const AGENTS_STREAM_TEST_GO: &str = include_str!("../runtime/agents_stream_test.go");
 const SERVER_STREAM_GO: &str = include_str!("../runtime/server_stream.go");
 const STREAM_TEST_GO: &str = include_str!("../runtime/stream_test.go");
 const SERVER_STREAM_TEST_GO: &str = include_str!("../runtime/server_stream_test.go");
@@ -90,6 +93,9 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text(".dockerignore", DOCKERIGNORE),
         File::text(".gitignore", GITIGNORE),
     ];
+    // Agents and classifiers answer as python-svc does, down to the text
+    // they feed the model (pytext.go).
+    let agentic = any_graph(doc, svc_backend_sdk::agents::runs_agents);
     if doc.logical.settings.streaming {
         let graph_import = [("GRAPH_IMPORT", graph_import.as_str())];
         let server_stream =
@@ -107,13 +113,21 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         ));
         files.push(File::text("internal/graph/stream.go", STREAM_GO));
         files.push(File::text("internal/graph/stream_test.go", STREAM_TEST_GO));
-        if llm {
+        // The model's stream serves llm nodes and workers' turns alike.
+        if llm || agentic {
             files.push(File::text("internal/graph/llm_stream.go", LLM_STREAM_GO));
         }
+        if agentic {
+            files.push(File::text(
+                "internal/graph/agents_stream.go",
+                AGENTS_STREAM_GO,
+            ));
+            files.push(File::text(
+                "internal/graph/agents_stream_test.go",
+                AGENTS_STREAM_TEST_GO,
+            ));
+        }
     }
-    // Agents and classifiers answer as python-svc does, down to the text
-    // they feed the model (pytext.go).
-    let agentic = any_graph(doc, svc_backend_sdk::agents::runs_agents);
     let has = |kind: fn(&NodeKind) -> bool| {
         any_graph(doc, |d| d.logical.nodes.iter().any(|n| kind(&n.kind)))
     };

@@ -279,7 +279,7 @@ fn value(doc: &Document, platform: &str) -> Value {
     if doc.logical.settings.streaming {
         // docs/http-contract.md, "Streaming": asked with Accept: text/event-stream.
         content["text/event-stream"] = json!({"schema": {"type": "string",
-            "description": "With `Accept: text/event-stream`: the run's events as server-sent events, each `id: <seq>`, `event: <type>` and `data: {\"run_id\", \"seq\", \"type\", \"node\"?, \"data\"}` (types: run_started, node_started, token, node_finished, interrupted, run_finished, run_failed); errors before the run starts are answered as JSON"}});
+            "description": "With `Accept: text/event-stream`: the run's events as server-sent events, each `id: <seq>`, `event: <type>` and `data: {\"run_id\", \"seq\", \"type\", \"node\"?, \"data\"}` (types: run_started, resumed, node_started, token, tokens_discarded, node_finished, interrupted, run_finished, run_failed); errors before the run starts are answered as JSON"}});
     }
     responses.insert(
         "200".into(),

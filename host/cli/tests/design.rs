@@ -356,7 +356,16 @@ fn validation_capabilities_and_export() {
     let caps = d.get("/api/capabilities").json();
     let go = &caps["go"]["capabilities"];
     let go_kinds = go["nodeKinds"].as_array().unwrap();
-    assert!(go_kinds.contains(&json!("agent")), "{go}");
+    // The palette offers what each target builds: agents and subgraphs
+    // everywhere, hitl on python-svc only.
+    for platform in ["go", "java-svc"] {
+        let kinds = caps[platform]["capabilities"]["nodeKinds"]
+            .as_array()
+            .unwrap();
+        for kind in ["agent", "intent_classifier", "rag", "subgraph"] {
+            assert!(kinds.contains(&json!(kind)), "{platform}: {kinds:?}");
+        }
+    }
     assert!(!go_kinds.contains(&json!("hitl")), "{go}");
     assert!(go["reasons"]
         .as_array()

@@ -393,7 +393,7 @@ class CompiledGraph:
             if stream is not None:
                 if stream.cancelled:
                     raise streaming.cancelled_error()
-                stream.node, stream.kind = node, kind
+                stream.begin(node, kind)
             emit("node_started", node, {"kind": kind} if kind is not None else None)
             returned: list = []
 
@@ -413,7 +413,7 @@ class CompiledGraph:
             if stream is not None:
                 if stream.cancelled:
                     raise streaming.cancelled_error()
-                stream.node, stream.kind = node, "router"
+                stream.begin(node, "router")
             emit("node_started", node, {"kind": "router"})
             emit("node_finished", node, {"kind": "router", "patch": {}})
 

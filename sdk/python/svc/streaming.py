@@ -5,20 +5,28 @@ server-sent events and hands it to the run as its `emit`. The run
 (svc.runtime) reports each node to it and makes it the current stream of
 the thread running the nodes; a model call then asks `current(kinds)`
 whether to stream: `chat()` of an `llm` node sends the model's text as
-`token` events as it arrives (svc.upstream).
+`token` events as it arrives, and so does each turn of an agent's worker in
+an `agent` node or a tool-calling `llm` node (`replies()`, svc.upstream's
+`chat_turn`). Text that turns out not to be what the node writes (a reply
+that went on to call tools, a supervisor member's answer that was not the
+last) is withdrawn with `tokens_discarded` (`discard`). Code a tool, a
+custom router or a local agent runs sends nothing (`muted()`).
 
 When the client goes away the server calls `cancel()`: no further node
-starts, and the connection of the model call under way is shut down, which
-wakes the thread blocked reading it at once.
+starts, the connection of the call under way (a model's, an HTTP tool's:
+svc.upstream) is shut down, which wakes the thread blocked reading it at
+once, and an agent makes no further model call, tool call or routing
+decision (`check_cancelled()`).
 
 Stdlib only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from svc.errors import SvcError
 
@@ -37,6 +45,7 @@ class RunStream:
         self._emit = emit
         self.node: str | None = None
         self.kind: str | None = None
+        self.sent = False  # tokens of the node under way stand (none withdrawn since)
         self.cancelled = False
         self._lock = threading.Lock()
         self._on_cancel: list[Callable[[], None]] = []
@@ -44,9 +53,27 @@ class RunStream:
     def __call__(self, type: str, node: str | None = None, data: dict | None = None) -> None:
         self._emit(type, node, data)
 
+    def begin(self, node: str, kind: str | None) -> None:
+        """The run starts `node` (of `kind`): the tokens from now on are its."""
+        self.node, self.kind, self.sent = node, kind, False
+
     def token(self, delta: str) -> None:
         """The next piece of the model's text, for the node under way."""
+        self.sent = True
         self._emit("token", self.node, {"delta": delta})
+
+    def discard(self, reason: str) -> None:
+        """Withdraws the node's standing tokens (`tokens_discarded`, with
+        `reason` `tool_calls` or `next_member`); nothing when none stand, so a
+        client never sees two in a row or one without tokens before it."""
+        if self.sent:
+            self.sent = False
+            self._emit("tokens_discarded", self.node, {"reason": reason})
+
+    def whole(self, text: str) -> None:
+        """An answer that arrived whole (a remote agent's), as one token."""
+        if text:
+            self.token(text)
 
     def cancel(self) -> None:
         """Stops the run (any thread; once is enough)."""
@@ -76,14 +103,48 @@ class RunStream:
 _current: contextvars.ContextVar[RunStream | None] = contextvars.ContextVar(
     "svc_run_stream", default=None
 )
+_muted: contextvars.ContextVar[bool] = contextvars.ContextVar("svc_run_stream_muted", default=False)
 
 
 def current(kinds: tuple[str, ...]) -> RunStream | None:
     """The stream of the run this thread works for, when its node under way
     is of one of `kinds` (a model call elsewhere, in a subgraph or a
-    function node, is not streamed)."""
+    function node, is not streamed) and the code is not `muted()`."""
     stream = _current.get()
-    return stream if stream is not None and stream.kind in kinds else None
+    if stream is None or stream.kind not in kinds or _muted.get():
+        return None
+    return stream
+
+
+def replies() -> RunStream | None:
+    """Where an agent's replies go: the stream of an `agent` node or of an
+    `llm` node (one with bound tools runs a worker), as current()."""
+    return current(("llm", "agent"))
+
+
+@contextlib.contextmanager
+def muted() -> Iterator[None]:
+    """Code run inside sends no tokens: a tool's, a custom router's or a
+    local agent's, whose model calls are not what the node writes."""
+    token = _muted.set(True)
+    try:
+        yield
+    finally:
+        _muted.reset(token)
+
+
+def active() -> RunStream | None:
+    """The stream of the run this thread works for, whatever its node and
+    muted or not: a cancel stops every call of the run."""
+    return _current.get()
+
+
+def check_cancelled() -> None:
+    """Raises cancelled_error() when the run this thread works for was
+    cancelled (before an agent's next model call, tool call or round)."""
+    stream = _current.get()
+    if stream is not None and stream.cancelled:
+        raise cancelled_error()
 
 
 def enter(stream: RunStream) -> contextvars.Token:

@@ -8,7 +8,8 @@ endpoint (connect), the transport (timeout or connect), the size of the
 reply (too_large, before its status), the status, then the JSON.
 
 In a streamed run (svc.streaming) `chat()` of an `llm` node asks the model
-for a stream and sends its text as `token` events as it arrives.
+for a stream and sends its text as `token` events as it arrives, and so does
+`chat_turn()`, one turn of an agent's worker, until its reply calls tools.
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ def http_client(feature: str) -> Any:
 
 
 def streaming_client(feature: str) -> Any:
-    """The httpx.Client of streamed model calls. It keeps no connection: each
-    call opens its own, which a cancelled run shuts down (_chat_streamed)."""
+    """The httpx.Client of a streamed run's calls. It keeps no connection:
+    each call opens its own, which a cancelled run shuts down (_cut_on_cancel)."""
     global _stream_client
     if _stream_client is not None:
         return _stream_client
@@ -158,8 +159,12 @@ def post(
     `execution_error`. Messages name the node and `service` ("webhook": "the
     webhook answered 503") but never the URL, which may hold a secret.
     `feature` names the caller when httpx (the extra `http`) is missing.
+
+    In a streamed run the call has a connection of its own, which the
+    client leaving cuts at once (_cut_on_cancel): cancelled_error.
     """
-    client = http_client(feature)
+    stream = streaming.active()
+    client = http_client(feature) if stream is None else streaming_client(feature)
     import httpx
 
     q = json.dumps(node)
@@ -171,10 +176,20 @@ def post(
     sent = {"Content-Type": "application/json", "Accept": "application/json"}
     sent.update(headers or {})
     ends = None if timeout is None else time.monotonic() + timeout
+    streaming.check_cancelled()
+    cut = contextlib.nullcontext({}) if stream is None else _cut_on_cancel(stream)
     try:
-        with client.stream(
-            "POST", endpoint, content=payload, headers=sent, timeout=timeout
-        ) as resp:
+        with (
+            cut as extensions,
+            client.stream(
+                "POST",
+                endpoint,
+                content=payload,
+                headers=sent,
+                timeout=timeout,
+                extensions=extensions,
+            ) as resp,
+        ):
             data = bytearray()
             for chunk in resp.iter_bytes():
                 data += chunk
@@ -189,6 +204,8 @@ def post(
                     raise httpx.ReadTimeout(timed_out)
             status = resp.status_code
     except (httpx.HTTPError, httpx.InvalidURL) as e:
+        if stream is not None and stream.cancelled:
+            raise streaming.cancelled_error() from None
         raise _transport_error(node, endpoint, service, e) from None
     if not 200 <= status <= 299:
         raise _status_error(node, service, status)
@@ -304,21 +321,96 @@ def _completion(
     )
 
 
-def _delta_text(data: str) -> str:
-    """choices[0].delta.content of one chunk of a model's stream ("" when the
-    chunk carries none: a role, a finish reason, usage); ValueError when it
-    is not a chat-completion chunk."""
-    chunk = loads_strict(data)
+def _field(obj: dict, key: str, kind: type) -> Any:
+    """obj[key] of a streamed chunk when it is a `kind`, None when null or
+    absent; ValueError otherwise (the chunk is not a chat-completion chunk)."""
+    value = obj.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise ValueError(f"{key} is a {kind.__name__}")
+    return value
+
+
+def _delta(chunk: Any) -> dict[str, Any]:
+    """choices[0].delta of one chunk of a model's stream ({} when the chunk
+    carries none: usage, a finish reason); ValueError when it is not a
+    chat-completion chunk."""
     if not isinstance(chunk, dict):
         raise ValueError("a chunk is a JSON object")
-    choices = chunk.get("choices") or []
-    if not isinstance(choices, list):
-        raise ValueError("choices is a list")
-    delta = choices[0].get("delta") if choices and isinstance(choices[0], dict) else None
-    content = delta.get("content") if isinstance(delta, dict) else None
-    if content is not None and not isinstance(content, str):
-        raise ValueError("delta.content is text")
-    return content or ""
+    choices = _field(chunk, "choices", list) or [None]
+    if choices[0] is None:
+        return {}
+    if not isinstance(choices[0], dict):
+        raise ValueError("choices[0] is an object")
+    return _field(choices[0], "delta", dict) or {}
+
+
+class _Turn:
+    """One reply of a worker's turn, put back together from its stream's
+    chunks into what a whole reply's choices[0].message would have been
+    (docs/http-contract.md, "Agents and tool-calling `llm` nodes")."""
+
+    def __init__(self) -> None:
+        self.content: list[str] | None = None
+        self.calls: dict[int, dict[str, str]] = {}  # by index: id, type, name, arguments
+        self.size = 0  # UTF-8 bytes of the text and the tool-call pieces
+        self.calling = False  # a tool-call piece came: the text is no longer sent
+
+    def add(self, chunk: Any) -> str:
+        """Takes one chunk in; returns its text ("" for none). ValueError
+        when it is not a chat-completion chunk."""
+        delta = _delta(chunk)
+        content = _field(delta, "content", str) or ""
+        for position, piece in enumerate(_field(delta, "tool_calls", list) or ()):
+            if piece is not None:
+                self._add_call(position, piece)
+        if content:
+            self.size += len(content.encode())
+            self.content = self.content or []
+            self.content.append(content)
+        return content
+
+    def _add_call(self, position: int, piece: Any) -> None:
+        if not isinstance(piece, dict):
+            raise ValueError("a tool-call piece is an object")
+        index = piece.get("index")
+        if index is None:  # a provider that sends whole calls
+            index = position
+        # bool is an int to Python, not to JSON.
+        if type(index) is not int or not 0 <= index < 1 << 31:
+            raise ValueError("a tool call's index is a non-negative integer")
+        function = _field(piece, "function", dict) or {}
+        found = [(k, _field(piece, k, str)) for k in ("id", "type")]
+        found += [(k, _field(function, k, str)) for k in ("name", "arguments")]
+        call = self.calls.setdefault(index, {})
+        for key, value in found:
+            if value is None:
+                continue
+            self.size += len(value.encode())
+            if key in ("name", "arguments"):
+                call[key] = call.get(key, "") + value
+            elif value and key not in call:  # the first non-empty one is kept
+                call[key] = value
+        self.calling = True
+
+    def message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": None if self.content is None else "".join(self.content),
+        }
+        if self.calls:
+            message["tool_calls"] = [
+                _assembled_call(self.calls[index]) for index in sorted(self.calls)
+            ]
+        return message
+
+
+def _assembled_call(call: dict[str, str]) -> dict[str, Any]:
+    """A tool call as a whole reply has it; a field no piece carried stays
+    absent, so the worker finds the call malformed as in a whole reply."""
+    assembled: dict[str, Any] = {} if "id" not in call else {"id": call["id"]}
+    assembled["type"] = call.get("type", "function")
+    assembled["function"] = {k: call[k] for k in ("name", "arguments") if k in call}
+    return assembled
 
 
 def _shut_down(network_stream: Any) -> Callable[[], None]:
@@ -332,6 +424,25 @@ def _shut_down(network_stream: Any) -> Callable[[], None]:
                 sock.shutdown(socket.SHUT_RDWR)
 
     return cut
+
+
+@contextlib.contextmanager
+def _cut_on_cancel(stream: streaming.RunStream) -> Iterator[dict[str, Any]]:
+    """The httpx extensions of a call that a cancel of `stream` cuts: its
+    connection (of its own, streaming_client) is shut down from the
+    cancelling thread as soon as it is open, so a read blocked on it, even
+    before the reply's headers, ends at once."""
+    forget: list[Callable[[], None]] = []
+
+    def trace(event: str, info: dict) -> None:
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            forget.append(stream.on_cancel(_shut_down(info["return_value"])))
+
+    try:
+        yield {"trace": trace}
+    finally:
+        for f in forget:
+            f()
 
 
 def _data_lines(
@@ -358,6 +469,72 @@ def _data_lines(
                 yield line[5:].strip()
 
 
+def _stream_chunks(
+    node: str,
+    model: Model,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    deadline: float | None,
+    stream: streaming.RunStream,
+    each: Callable[[Any], None],
+    too_large: SvcError,
+    feature: str,
+) -> None:
+    """One chat-completions call of a streamed run: the provider is asked
+    for a stream ("stream": true) and `each` gets every chunk, parsed, as it
+    arrives, until `data: [DONE]`. A ValueError from `each` (or a line that
+    is not JSON) is invalid_json; `too_large` is also a line over
+    MAX_UPSTREAM_BYTES; a stream that ends before `data: [DONE]` is a
+    connect error; a run cancelled meanwhile ends with cancelled_error, its
+    connection cut at once (_cut_on_cancel)."""
+    endpoint, headers, body = _completion_request(node, model, messages, tools)
+    body["stream"] = True
+    q = json.dumps(node)
+    payload = _request_body(node, "upstream", body)
+    client = streaming_client(feature)
+    import httpx
+
+    timeout = call_timeout(None, deadline)
+    if timeout is not None and timeout <= 0:
+        raise upstream_error(node, "timeout", f"node {q}: the upstream call timed out")
+    ends = None if timeout is None else time.monotonic() + timeout
+    sent = {"Content-Type": "application/json", "Accept": "text/event-stream", **headers}
+    try:
+        if stream.cancelled:
+            raise streaming.cancelled_error()
+        with (
+            _cut_on_cancel(stream) as extensions,
+            client.stream(
+                "POST",
+                endpoint,
+                content=payload,
+                headers=sent,
+                timeout=timeout,
+                extensions=extensions,
+            ) as resp,
+        ):
+            if not 200 <= resp.status_code <= 299:
+                raise _status_error(node, "upstream", resp.status_code)
+            for data in _data_lines(resp, stream, ends, too_large):
+                if data == b"[DONE]":
+                    return
+                try:
+                    each(loads_strict(data))
+                except ValueError:
+                    raise upstream_error(
+                        node,
+                        "invalid_json",
+                        f"node {q}: a chunk of the model's stream is not a chat-completion chunk",
+                    ) from None
+    except (httpx.HTTPError, httpx.InvalidURL) as e:
+        if stream.cancelled:
+            raise streaming.cancelled_error() from None
+        raise _transport_error(node, endpoint, "upstream", e) from None
+    if stream.cancelled:
+        raise streaming.cancelled_error()
+    raise upstream_error(node, "connect", f"node {q}: the model's stream ended before [DONE]")
+
+
 def _chat_streamed(
     node: str,
     model: Model,
@@ -365,79 +542,70 @@ def _chat_streamed(
     deadline: float | None,
     stream: streaming.RunStream,
 ) -> str:
-    """chat() in a streamed run: the provider is asked for a stream ("stream":
-    true) and each non-empty choices[0].delta.content is sent as a token as
-    it arrives. Returns the deltas joined, so the node writes what the whole
-    reply would have made it write. A stream that ends before `data: [DONE]`
-    is a connect error; a run cancelled meanwhile ends with cancelled_error.
-
-    The call has a connection of its own (streaming_client), which a cancel
-    shuts down from the cancelling thread as soon as it is open, so a read
-    blocked on it, even before the reply's headers, ends at once."""
-    endpoint, headers, body = _completion_request(node, model, messages, None)
-    body["stream"] = True
-    q = json.dumps(node)
-    payload = _request_body(node, "upstream", body)
-    client = streaming_client("chat()")
-    import httpx
-
-    timeout = call_timeout(None, deadline)
-    if timeout is not None and timeout <= 0:
-        raise upstream_error(node, "timeout", f"node {q}: the upstream call timed out")
-    ends = None if timeout is None else time.monotonic() + timeout
+    """chat() in a streamed run: each non-empty choices[0].delta.content is
+    sent as a token as it arrives (_stream_chunks). Returns the deltas
+    joined, so the node writes what the whole reply would have made it
+    write."""
     too_large = upstream_error(
-        node, "too_large", f"node {q}: the model's text is larger than {MAX_UPSTREAM_BYTES} bytes"
+        node,
+        "too_large",
+        f"node {json.dumps(node)}: the model's text is larger than {MAX_UPSTREAM_BYTES} bytes",
     )
-    forget: list[Callable[[], None]] = []
-
-    def trace(event: str, info: dict) -> None:
-        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
-            forget.append(stream.on_cancel(_shut_down(info["return_value"])))
-
-    sent = {"Content-Type": "application/json", "Accept": "text/event-stream", **headers}
     text: list[str] = []
     size = 0
-    try:
-        if stream.cancelled:
-            raise streaming.cancelled_error()
-        with client.stream(
-            "POST",
-            endpoint,
-            content=payload,
-            headers=sent,
-            timeout=timeout,
-            extensions={"trace": trace},
-        ) as resp:
-            if not 200 <= resp.status_code <= 299:
-                raise _status_error(node, "upstream", resp.status_code)
-            for data in _data_lines(resp, stream, ends, too_large):
-                if data == b"[DONE]":
-                    return "".join(text)
-                try:
-                    delta = _delta_text(data.decode())
-                except ValueError:
-                    raise upstream_error(
-                        node,
-                        "invalid_json",
-                        f"node {q}: a chunk of the model's stream is not a chat-completion chunk",
-                    ) from None
-                if not delta:
-                    continue
-                size += len(delta.encode())
-                if size > MAX_UPSTREAM_BYTES:
-                    raise too_large
-                text.append(delta)
-                stream.token(delta)
-    except (httpx.HTTPError, httpx.InvalidURL) as e:
-        if stream.cancelled:
-            raise streaming.cancelled_error() from None
-        raise _transport_error(node, endpoint, "upstream", e) from None
-    finally:
-        for f in forget:
-            f()
-    if stream.cancelled:
-        raise streaming.cancelled_error()
-    raise upstream_error(node, "connect", f"node {q}: the model's stream ended before [DONE]")
+
+    def each(chunk: Any) -> None:
+        nonlocal size
+        delta = _field(_delta(chunk), "content", str) or ""
+        if not delta:
+            return
+        size += len(delta.encode())
+        if size > MAX_UPSTREAM_BYTES:
+            raise too_large
+        text.append(delta)
+        stream.token(delta)
+
+    _stream_chunks(node, model, messages, None, deadline, stream, each, too_large, "chat()")
+    return "".join(text)
+
+
+def chat_turn(
+    node: str,
+    model: Model,
+    messages: list[dict[str, Any]],
+    *,
+    tools: list[dict[str, Any]] | None,
+    deadline: float | None = None,
+    feature: str = "run_agent()",
+) -> dict[str, Any]:
+    """One model call of a worker's tool-calling loop: chat_message(), or in
+    a streamed run's `agent` or `llm` node (streaming.replies()) a streamed
+    call that sends the reply's text as tokens until its first tool-call
+    piece, then withdraws them (`tokens_discarded`, `tool_calls`). Returns
+    the assistant message a whole reply would have held (_Turn): role,
+    content (None without text) and its tool_calls put back together by
+    index. Errors name `node` (the agent); the tokens are the graph node's."""
+    stream = streaming.replies()
+    if stream is None:
+        return chat_message(node, model, messages, tools=tools, deadline=deadline, feature=feature)
+    too_large = upstream_error(
+        node,
+        "too_large",
+        f"node {json.dumps(node)}: the model's reply is larger than {MAX_UPSTREAM_BYTES} bytes",
+    )
+    turn = _Turn()
+
+    def each(chunk: Any) -> None:
+        content = turn.add(chunk)
+        if turn.size > MAX_UPSTREAM_BYTES:
+            raise too_large
+        if turn.calling:
+            stream.discard("tool_calls")  # once: then nothing of the turn stands
+        elif content:
+            stream.token(content)
+
+    _stream_chunks(node, model, messages, tools, deadline, stream, each, too_large, feature)
+    return turn.message()
 
 
 def _first_message(reply: Any) -> Any:

@@ -574,7 +574,7 @@ def in_stream(kind, fn):
     (its result or SvcError, the events it sent)."""
     sent = []
     stream = streaming.RunStream(lambda *event: sent.append(event))
-    stream.node, stream.kind = "node", kind
+    stream.begin("node", kind)
     token = streaming.enter(stream)
     try:
         return fn(), sent

@@ -4,7 +4,10 @@
 //! `tests/clients/sse_client.py`) while a loopback chat-completions stub
 //! streams the model's text, and the stream is held to the JSON answer of
 //! the same request: the same final result, the same error code and status.
-//! A target that does not stream yet must refuse the document by name.
+//! Agents and a tool-calling llm node stream their workers' turns (the stub
+//! answers those in chunks with tool-call pieces): what each node writes is
+//! the text of its tokens after its last `tokens_discarded`. A target that
+//! does not stream yet must refuse the document by name.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,8 +37,13 @@ fn prompt(req: &Request) -> String {
 /// The model: "Hello!\nsecond", streamed in two pieces when asked for a
 /// stream; a question with `fail` is refused (500), with `break` its stream
 /// stops before `[DONE]`, with `slow` it streams 40 pieces 100 ms apart.
+/// The agents' workers and router are told apart by their instructions
+/// ([`agent_reply`]).
 fn model(cut: Arc<Mutex<Option<Instant>>>) -> Stub {
     Stub::start(move |req| {
+        if let Some(reply) = agent_reply(req, &cut) {
+            return reply;
+        }
         let (asked, streamed) = (prompt(req), req.json()["stream"] == json!(true));
         if asked.contains("fail") {
             return Reply::Json(500, "{}".into());
@@ -61,6 +69,160 @@ fn model(cut: Arc<Mutex<Option<Instant>>>) -> Stub {
         Reply::Stream { pieces, done, cut }
     })
     .expect("model stub")
+}
+
+fn tool_call(id: &str, word: &str) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": "lookup", "arguments": json!({"word": word}).to_string()}})
+}
+
+/// What the agents' model calls are answered: the helper says "Let me
+/// check." and calls `lookup` twice, then answers with the results; the
+/// writer writes; the look-up node calls `lookup` without a word of text
+/// first; the router picks helper, writer, finish. A user text with `snap`
+/// breaks the helper's first stream after a call's head, with `garble` an
+/// `index` is a string, with `dawdle` the final reply comes in 40 pieces
+/// 100 ms apart.
+fn agent_reply(req: &Request, cut: &Arc<Mutex<Option<Instant>>>) -> Option<Reply> {
+    let body = req.json();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let system = messages
+        .first()
+        .filter(|m| m["role"] == "system")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    let user = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    let results: Vec<String> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    let streamed = body["stream"] == json!(true);
+    let answer = |text: String| json!({"role": "assistant", "content": text});
+    let message = if system.starts_with("Route the task.") {
+        // Routing calls never stream.
+        if streamed {
+            return Some(Reply::Json(500, "{}".into()));
+        }
+        let next = if user.contains("writer answered") {
+            "finish"
+        } else if user.contains("helper answered") {
+            "writer"
+        } else {
+            "helper"
+        };
+        answer(next.to_string())
+    } else if system.starts_with("You help.") {
+        if results.is_empty() {
+            json!({"role": "assistant", "content": "Let me check.",
+                   "tool_calls": [tool_call("h1", "refund"), tool_call("h2", "return")]})
+        } else {
+            answer(format!("helped: {}", results.join(" + ")))
+        }
+    } else if system.starts_with("You write.") {
+        answer(format!("written: {}", user.replace('\n', " | ")))
+    } else if system.starts_with("You look up.") {
+        if results.is_empty() {
+            json!({"role": "assistant", "content": null, "tool_calls": [tool_call("b1", &user)]})
+        } else {
+            answer(format!("looked up: {}", results.join(" + ")))
+        }
+    } else {
+        return None;
+    };
+    if !streamed {
+        let reply = json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]});
+        return Some(Reply::Json(200, reply.to_string()));
+    }
+    let mut chunks = chunks_of(&message);
+    let first_turn = results.is_empty();
+    let mut done = true;
+    let mut cut_at = None;
+    if user.contains("snap") && first_turn {
+        // The role, the text and the first call's head; no [DONE].
+        chunks.truncate(4);
+        done = false;
+    } else if user.contains("garble") && first_turn {
+        let last = chunks.len() - 2;
+        chunks[last].1["choices"][0]["delta"]["tool_calls"][0]["index"] = json!("0");
+    } else if user.contains("dawdle") && !first_turn && system.starts_with("You help.") {
+        chunks = (0..40)
+            .map(|i| {
+                let delta = json!({"content": format!("d{i} ")});
+                (
+                    Duration::from_millis(100),
+                    json!({"choices": [{"index": 0, "delta": delta}]}),
+                )
+            })
+            .collect();
+        cut_at = Some(cut.clone());
+    }
+    Some(Reply::Chunks {
+        chunks,
+        done,
+        cut: cut_at,
+    })
+}
+
+/// A whole assistant message as a provider streams it: the role, the text
+/// in two pieces, each call's head (id, type, name), then the calls'
+/// arguments in halves, interleaved across calls, and the finish.
+fn chunks_of(message: &Value) -> Vec<(Duration, Value)> {
+    let chunk = |delta: Value| {
+        (
+            Duration::ZERO,
+            json!({"choices": [{"index": 0, "delta": delta}]}),
+        )
+    };
+    let mut out = vec![chunk(json!({"role": "assistant"}))];
+    if let Some(text) = message["content"].as_str().filter(|t| !t.is_empty()) {
+        let half = text
+            .char_indices()
+            .nth(text.chars().count() / 2)
+            .map_or(0, |(i, _)| i);
+        out.push(chunk(json!({"content": &text[..half]})));
+        out.push(chunk(json!({"content": &text[half..]})));
+    }
+    let calls = message["tool_calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for (i, c) in calls.iter().enumerate() {
+        out.push(chunk(
+            json!({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
+            "function": {"name": c["function"]["name"], "arguments": ""}}]}),
+        ));
+    }
+    for part in 0..2 {
+        for (i, c) in calls.iter().enumerate() {
+            let args = c["function"]["arguments"].as_str().unwrap_or_default();
+            let half = args.len() / 2;
+            let piece = if part == 0 {
+                &args[..half]
+            } else {
+                &args[half..]
+            };
+            out.push(chunk(
+                json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
+            ));
+        }
+    }
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    out.push((
+        Duration::ZERO,
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
+    ));
+    out
 }
 
 /// The answer to a streamed request as httpx-sse read it: the first line's
@@ -367,6 +529,226 @@ fn streams(platform: &str) {
         .count();
     assert_eq!(later, 0, "{platform}: a node ran after the client left");
     eprintln!("{platform}: streamed; the model call was cut {waited:?} after the client left");
+    *cut.lock().expect("lock") = None;
+    agent_streams(platform, &service, &stub, &cut);
+}
+
+/// The text a node wrote by its tokens: its deltas after its last
+/// `tokens_discarded`.
+fn written_by_tokens(events: &[Value], node: &str) -> String {
+    let mine: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["data"]["node"] == node)
+        .collect();
+    let from = mine
+        .iter()
+        .rposition(|e| e["event"] == "tokens_discarded")
+        .map_or(0, |i| i + 1);
+    mine[from..]
+        .iter()
+        .filter(|e| e["event"] == "token")
+        .filter_map(|e| e["data"]["data"]["delta"].as_str())
+        .collect()
+}
+
+/// Agents and a tool-calling llm node, streamed: each worker turn streams,
+/// text before a tool call is withdrawn, a supervisor withdraws a member's
+/// text before the next member; routing calls and a subgraph's child never
+/// stream. What each node writes is its tokens' text, as in the JSON answer.
+fn agent_streams(
+    platform: &str,
+    service: &Service,
+    stub: &Stub,
+    cut: &Arc<Mutex<Option<Instant>>>,
+) {
+    let common = [
+        "run_started",
+        "node_started:answer",
+        "token:answer",
+        "token:answer",
+        "node_finished:answer",
+        "node_started:brainstorm",
+        "token:brainstorm",
+        "token:brainstorm",
+        "node_finished:brainstorm",
+        "node_started:route",
+        "node_finished:route",
+    ];
+    let question = "What is a refund?";
+    let t = |node: &str, n: usize| vec![format!("token:{node}"); n];
+    for (mode, node, tail) in [
+        (
+            "agent",
+            "ask",
+            [
+                t("ask", 2),
+                vec!["tokens_discarded:ask".into()],
+                t("ask", 2),
+            ]
+            .concat(),
+        ),
+        (
+            "team",
+            "ask_team",
+            [
+                t("ask_team", 2),
+                vec!["tokens_discarded:ask_team".into()],
+                t("ask_team", 2),
+                vec!["tokens_discarded:ask_team".into()],
+                t("ask_team", 2),
+            ]
+            .concat(),
+        ),
+        ("tools", "look_up", t("look_up", 2)),
+        ("sub", "sub", vec![]),
+    ] {
+        let state = json!({"question": question, "mode": mode});
+        let (status, answer) = invoke_json(service, state.clone());
+        assert_eq!(status, 200, "{platform} {mode}: {answer}");
+        let json_calls = stub.received().len();
+        let s = stream(service, state, 0);
+        check_envelopes(platform, &s.lines);
+        let mut expected: Vec<String> = common.iter().map(|e| e.to_string()).collect();
+        expected.push(format!("node_started:{node}"));
+        expected.extend(tail);
+        expected.push(format!("node_finished:{node}"));
+        expected.push("run_finished".into());
+        assert_eq!(outline(&s.lines), expected, "{platform} {mode}");
+        let last = &s.lines[s.lines.len() - 1]["data"]["data"];
+        assert_eq!(last["result"], answer["result"], "{platform} {mode}");
+        let finished = s
+            .lines
+            .iter()
+            .find(|e| e["event"] == "node_finished" && e["data"]["node"] == node)
+            .map(|e| e["data"]["data"].clone())
+            .unwrap_or_default();
+        let reply = answer["result"]["agent_reply"].clone();
+        assert_eq!(
+            finished["patch"],
+            json!({"agent_reply": reply}),
+            "{platform} {mode}"
+        );
+        if mode != "sub" {
+            assert_eq!(
+                json!(written_by_tokens(&s.lines, node)),
+                reply,
+                "{platform} {mode}: the tokens after the last discard are the answer"
+            );
+        }
+        for discard in s.lines.iter().filter(|e| e["event"] == "tokens_discarded") {
+            let reason = discard["data"]["data"]["reason"]
+                .as_str()
+                .unwrap_or_default();
+            assert!(
+                ["tool_calls", "next_member"].contains(&reason),
+                "{platform}: {discard}"
+            );
+        }
+        let reasons: Vec<&str> = s
+            .lines
+            .iter()
+            .filter(|e| e["event"] == "tokens_discarded")
+            .filter_map(|e| e["data"]["data"]["reason"].as_str())
+            .collect();
+        let want: &[&str] = match mode {
+            "agent" => &["tool_calls"],
+            "team" => &["tool_calls", "next_member"],
+            _ => &[],
+        };
+        assert_eq!(reasons, want, "{platform} {mode}");
+
+        // Workers' turns asked for a stream, routing calls and the child's
+        // llm node did not; the turns echoed the same reassembled message.
+        let all = stub.received();
+        let (json_run, streamed_run) = (&all[..json_calls], &all[json_calls..]);
+        let system = |r: &Request| {
+            r.json()["messages"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        for r in streamed_run {
+            let sys = system(r);
+            let body = r.json();
+            if ["You help.", "You look up.", "You write."]
+                .iter()
+                .any(|w| sys.starts_with(w))
+            {
+                assert_eq!(body["stream"], json!(true), "{platform} {mode}: {sys}");
+            } else if sys.starts_with("Route the task.") || sys.starts_with("You are a child.") {
+                assert!(body.get("stream").is_none(), "{platform} {mode}: {body}");
+            }
+        }
+        let second_help = |run: &[Request]| {
+            run.iter()
+                .filter(|r| system(r).starts_with("You help."))
+                .nth(1)
+                .map(|r| r.json()["messages"][2].clone())
+        };
+        if mode == "agent" || mode == "team" {
+            let echoed = second_help(streamed_run);
+            assert!(echoed.is_some(), "{platform} {mode}: no second turn");
+            assert_eq!(echoed, second_help(json_run), "{platform} {mode}");
+        }
+    }
+
+    // A worker's stream that breaks or garbles is the node's upstream error.
+    for (question, mode, node, reason) in [
+        ("snap", "agent", "helper", "connect"),
+        ("garble", "agent", "helper", "invalid_json"),
+        ("snap", "tools", "look_up", "connect"),
+    ] {
+        let s = stream(service, json!({"question": question, "mode": mode}), 0);
+        check_envelopes(platform, &s.lines);
+        let last = &s.lines[s.lines.len() - 1]["data"]["data"];
+        assert_eq!(
+            (last["status"].clone(), last["code"].clone()),
+            (json!(502), json!("upstream_error")),
+            "{platform} {question}: {last}"
+        );
+        assert_eq!(
+            last["details"],
+            json!({"node": node, "reason": reason}),
+            "{platform} {question}: {last}"
+        );
+    }
+
+    // A client that leaves during the last member's reply: the call is cut
+    // within a second and the supervisor asks nothing more.
+    let s = stream(service, json!({"question": "dawdle", "mode": "team"}), 8);
+    let left = Instant::now();
+    let asked = stub.received().len();
+    assert_eq!(
+        outline(&s.lines).last().map(String::as_str),
+        Some("token:ask_team"),
+        "{platform}: {:?}",
+        outline(&s.lines)
+    );
+    let deadline = left + Duration::from_secs(3);
+    let cut_at = loop {
+        if let Some(at) = *cut.lock().expect("lock") {
+            break at;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{platform}: the worker's stream went on after the client left"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let waited = cut_at.saturating_duration_since(left);
+    assert!(
+        waited < Duration::from_secs(1),
+        "{platform}: the worker's call was cut {waited:?} after the client left"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        stub.received().len(),
+        asked,
+        "{platform}: the supervisor went on after the client left"
+    );
+    eprintln!(
+        "{platform}: agents streamed; a worker's call was cut {waited:?} after the client left"
+    );
 }
 
 #[test]
@@ -382,7 +764,7 @@ fn every_target_streams_a_run_as_its_json_answer_says() {
         eprintln!("skipping: httpx-sse is not installed");
         return;
     }
-    for platform in ["go", "java-svc", "python-svc"] {
+    for platform in ["go", "python-svc", "java-svc"] {
         streams(platform);
     }
 }

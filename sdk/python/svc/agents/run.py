@@ -20,6 +20,13 @@ routes to finish; see `supervisor`. Delegation carries the caller's roles.
 
 Agents are declared in svc.agents.decorators; a remote agent is another svc
 service's `/invoke`, an A2A one is called through svc.a2a.peers.
+
+In a streamed run (svc.streaming) an agent's text goes to the graph node
+under way as it comes: each worker turn streams (chat_turn), a supervisor
+withdraws a member's answer before it runs the next member, and an answer
+that arrives whole (a remote, A2A or local agent's) is one token. Routing
+calls never stream, and the code of tools, custom routers and local agents
+is muted. A cancelled run makes no further model call, tool call or round.
 """
 
 from __future__ import annotations
@@ -30,10 +37,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from svc import streaming
 from svc.agents.decorators import DEFAULT_MAX_TURNS, FINISH, Transfer
 from svc.errors import RegistrationError, SvcError, upstream_error
 from svc.registry import enforce_policies, get, names, persona_prompt
-from svc.upstream import Model, call_timeout, chat_message, post_json, resolve_endpoint
+from svc.upstream import (
+    Model,
+    call_timeout,
+    chat_message,
+    chat_turn,
+    post_json,
+    resolve_endpoint,
+)
 
 # JSON Schema types for the annotations a tool's parameters commonly have.
 _JSON_TYPES = {
@@ -311,7 +326,8 @@ def run_worker(
     messages.append({"role": "user", "content": task})
     tools = _tool_specs(agent, caller_roles)
     for _ in range(agent.max_turns):
-        message = chat_message(
+        streaming.check_cancelled()
+        message = chat_turn(
             agent.name, agent.model, messages, tools=tools, deadline=deadline, feature="run_agent()"
         )
         calls = message.get("tool_calls") or []
@@ -322,7 +338,9 @@ def run_worker(
             {"role": "assistant", "content": message.get("content"), "tool_calls": calls}
         )
         for call in calls:
-            call_id, result = _call_tool(agent, call, caller_roles)
+            streaming.check_cancelled()
+            with streaming.muted():  # what the tool's code asks a model is not the node's text
+                call_id, result = _call_tool(agent, call, caller_roles)
             if isinstance(result, Transfer):
                 return run_agent(task, result.agent, caller_roles, deadline=deadline)
             messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
@@ -368,9 +386,11 @@ def run_supervisor(
     members = c.meta["members"]
     state: dict[str, Any] = {"input": task, "round": 0, "last_member": None, "last_output": None}
     for round_ in range(c.meta["max_rounds"]):
+        streaming.check_cancelled()
         state["round"] = round_
         if c.meta["router"] == "custom":
-            decision = c.obj(dict(state))
+            with streaming.muted():
+                decision = c.obj(dict(state))
         else:
             decision = _route_llm(c, task, state, deadline)
         choice = decision.strip().lower() if isinstance(decision, str) else None
@@ -385,6 +405,9 @@ def run_supervisor(
                 f"members ({', '.join(members)}) nor {FINISH!r}",
             )
         given = task if state["last_output"] is None else f"{task}\n\n{state['last_output']}"
+        stream = streaming.replies()
+        if stream is not None:  # the last member's answer is not the supervisor's after all
+            stream.discard("next_member")
         state["last_output"] = run_agent(given, member, caller_roles, deadline=deadline)
         state["last_member"] = member
     raise agent_error(
@@ -418,6 +441,7 @@ def run_agent(
             f'agent "{agent}" runs only for the roles {", ".join(allowed)}; '
             f"the caller holds {', '.join(sorted(held)) or 'none'}",
         )
+    streaming.check_cancelled()
     enforce_policies(
         {"action": "delegate", "agent": agent, "caller_roles": list(held), "task": task}
     )
@@ -425,16 +449,21 @@ def run_agent(
     if kind == "supervisor":
         return run_supervisor(agent, task, held, deadline)
     if kind == "remote":
-        return run_remote(agent, task, deadline)
-    if kind == "a2a":
+        output = run_remote(agent, task, deadline)
+    elif kind == "a2a":
         from svc.a2a.peers import invoke_a2a_agent
 
-        return invoke_a2a_agent(agent, task, deadline=deadline)
-    if kind == "local":
-        output = c.obj(task)
+        output = invoke_a2a_agent(agent, task, deadline=deadline)
+    elif kind == "local":
+        with streaming.muted():  # its answer is sent whole, below
+            output = c.obj(task)
         if not isinstance(output, str):
             raise agent_error(
                 agent, "bad_output", f'agent "{agent}" returned {type(output).__name__}, not text'
             )
-        return output
-    return run_worker(worker(agent), task, caller_roles=held, deadline=deadline)
+    else:
+        return run_worker(worker(agent), task, caller_roles=held, deadline=deadline)
+    stream = streaming.replies()
+    if stream is not None:  # an answer that arrived whole is one token
+        stream.whole(output)
+    return output

@@ -11,7 +11,9 @@ Each observed run gets an id and a numbered list of RunEvents:
      "data": {"kind": "llm", "patch": {"category": "billing"}}}
     {"run_id": "...", "seq": 5, "type": "run_finished", "data": {"result": {...}}}
 
-(`token`s come only from a streamed request's model calls.)
+(`token`s come only from a streamed request's model calls. An agent node
+or a tool-calling `llm` node may withdraw the tokens it sent so far with
+`tokens_discarded`, `data: {"reason": "tool_calls" | "next_member"}`.)
 
 A failed run ends with `run_failed` and `data: {"status", "code", "message",
 "details"?}`. On a graph with a checkpointer, `run_started` and
@@ -46,6 +48,7 @@ EVENT_TYPES = (
     "resumed",
     "node_started",
     "token",
+    "tokens_discarded",
     "node_finished",
     "interrupted",
     "run_finished",
