@@ -7,8 +7,8 @@
 
 use std::ops::Deref;
 
-use svc_backend_sdk::ir::{Document, NodeKind, SubgraphRef};
-use svc_backend_sdk::subgraphs::GraphScope;
+use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::subgraphs::{graphs_with, GraphScope};
 
 use crate::java::package_segment;
 
@@ -72,22 +72,7 @@ impl Scope {
 /// `doc` and every graph nested in it, each with its scope, breadth first
 /// (the document's own first, as `svc_backend_sdk::subgraphs::all_graphs`).
 pub fn all_graphs<'a>(doc: &'a Document, pkg: &str) -> Vec<(&'a Document, Scope)> {
-    let mut out = vec![(doc, Scope::root(pkg))];
-    let mut i = 0;
-    while i < out.len() {
-        let (d, s) = (out[i].0, out[i].1.clone());
-        for (index, n) in d.logical.nodes.iter().enumerate() {
-            // A child still named by path has no graph here (the host reads
-            // it first; nodes::files refuses it).
-            if let NodeKind::Subgraph(sub) = &n.kind {
-                if let SubgraphRef::Embedded(child) = &sub.graph {
-                    out.push((&**child, s.child(&n.id, index)));
-                }
-            }
-        }
-        i += 1;
-    }
-    out
+    graphs_with(doc, Scope::root(pkg), Scope::child)
 }
 
 #[cfg(test)]

@@ -53,16 +53,21 @@ impl GraphScope {
     }
 }
 
-/// The embedded children of `doc`'s subgraph nodes, with their scopes
-/// (a child by path is read into the document by the host first).
-pub fn children<'a>(doc: &'a Document, scope: &GraphScope) -> Vec<(&'a Document, GraphScope)> {
+/// The embedded children of `doc`'s subgraph nodes, each with the scope
+/// `child(scope, node id, node index)` gives it (a child by path is read
+/// into the document by the host first).
+pub fn children_with<'a, S>(
+    doc: &'a Document,
+    scope: &S,
+    child: impl Fn(&S, &str, usize) -> S,
+) -> Vec<(&'a Document, S)> {
     doc.logical
         .nodes
         .iter()
         .enumerate()
         .filter_map(|(i, n)| match &n.kind {
             NodeKind::Subgraph(s) => match &s.graph {
-                SubgraphRef::Embedded(child) => Some((&**child, scope.child(&n.id, i))),
+                SubgraphRef::Embedded(d) => Some((&**d, child(scope, &n.id, i))),
                 SubgraphRef::Path(_) => None,
             },
             _ => None,
@@ -70,17 +75,29 @@ pub fn children<'a>(doc: &'a Document, scope: &GraphScope) -> Vec<(&'a Document,
         .collect()
 }
 
-/// `doc` and every graph nested in it, each with its scope, breadth first
-/// (the document's own first).
-pub fn all_graphs(doc: &Document) -> Vec<(&Document, GraphScope)> {
-    let mut out = vec![(doc, GraphScope::root())];
+/// `doc` and every graph nested in it, breadth first (the document's own
+/// first), each with its scope: `root`, then what `child` makes of its
+/// parent's scope for a subgraph node. A backend with more to say about
+/// where a graph lies (a package, a folder) walks with its own scope type.
+pub fn graphs_with<S: Clone>(
+    doc: &Document,
+    root: S,
+    child: impl Fn(&S, &str, usize) -> S,
+) -> Vec<(&Document, S)> {
+    let mut out = vec![(doc, root)];
     let mut i = 0;
     while i < out.len() {
         let (d, s) = (out[i].0, out[i].1.clone());
-        out.extend(children(d, &s));
+        out.extend(children_with(d, &s, &child));
         i += 1;
     }
     out
+}
+
+/// `doc` and every graph nested in it, each with its scope, breadth first
+/// (the document's own first).
+pub fn all_graphs(doc: &Document) -> Vec<(&Document, GraphScope)> {
+    graphs_with(doc, GraphScope::root(), GraphScope::child)
 }
 
 /// Whether `doc` or any graph nested in it satisfies `f`.

@@ -584,36 +584,27 @@ fn drive(
     );
     // A child's roles, step limit and required fields, named as python-svc
     // names them.
-    let body = record("sub_vault", invoke("Hello", "sub_vault"));
-    assert_eq!(
-        body["error"]["code"], "execution_error",
-        "{platform}: {body}"
-    );
-    assert_eq!(
-        body["error"]["details"],
-        json!({"node": "sub_vault__vault", "reason": "forbidden"}),
-        "{platform}: {body}"
-    );
-    let body = record("sub_limit", invoke("Hello", "sub_limit"));
-    assert_eq!(
-        body["error"]["code"], "step_limit_exceeded",
-        "{platform}: {body}"
-    );
-    assert_eq!(
-        body["error"]["details"],
-        json!({"maxSteps": 1}),
-        "{platform}: {body}"
-    );
-    let body = record("sub_missing", invoke("Hello", "sub_missing"));
-    assert_eq!(
-        body["error"]["code"], "execution_error",
-        "{platform}: {body}"
-    );
-    assert_eq!(
-        body["error"]["details"],
-        json!({"node": "sub_missing"}),
-        "{platform}: {body}"
-    );
+    for (mode, code, details) in [
+        (
+            "sub_vault",
+            "execution_error",
+            json!({"node": "sub_vault__vault", "reason": "forbidden"}),
+        ),
+        ("sub_limit", "step_limit_exceeded", json!({"maxSteps": 1})),
+        (
+            "sub_missing",
+            "execution_error",
+            json!({"node": "sub_missing"}),
+        ),
+    ] {
+        let body = record(mode, invoke("Hello", mode));
+        assert_eq!(
+            (&body["error"]["code"], &body["error"]["details"]),
+            (&json!(code), &details),
+            "{platform}: {body}"
+        );
+    }
+    let body = invoke("Hello", "sub_missing").1;
     assert_eq!(
         body["error"]["message"], "subgraph \"sub_missing\": required state field \"q\" is missing",
         "{platform}: {body}"

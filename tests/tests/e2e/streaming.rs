@@ -505,22 +505,7 @@ fn streams(platform: &str) {
         Some("token:answer"),
         "{platform}"
     );
-    let deadline = left + Duration::from_secs(3);
-    let cut_at = loop {
-        if let Some(at) = *cut.lock().expect("lock") {
-            break at;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{platform}: the model stream went on after the client left"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let waited = cut_at.saturating_duration_since(left);
-    assert!(
-        waited < Duration::from_secs(1),
-        "{platform}: the model call was cut {waited:?} after the client left"
-    );
+    let waited = cut_after(platform, &cut, left);
     std::thread::sleep(Duration::from_millis(500));
     let later = stub
         .received()
@@ -531,6 +516,28 @@ fn streams(platform: &str) {
     eprintln!("{platform}: streamed; the model call was cut {waited:?} after the client left");
     *cut.lock().expect("lock") = None;
     agent_streams(platform, &service, &stub, &cut);
+}
+
+/// How long after the client `left` the model stub saw its stream cut;
+/// the call must be cut within a second.
+fn cut_after(platform: &str, cut: &Mutex<Option<Instant>>, left: Instant) -> Duration {
+    let deadline = left + Duration::from_secs(3);
+    let cut_at = loop {
+        if let Some(at) = *cut.lock().expect("lock") {
+            break at;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{platform}: the model's stream went on after the client left"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let waited = cut_at.saturating_duration_since(left);
+    assert!(
+        waited < Duration::from_secs(1),
+        "{platform}: the model call was cut {waited:?} after the client left"
+    );
+    waited
 }
 
 /// The text a node wrote by its tokens: its deltas after its last
@@ -724,22 +731,7 @@ fn agent_streams(
         "{platform}: {:?}",
         outline(&s.lines)
     );
-    let deadline = left + Duration::from_secs(3);
-    let cut_at = loop {
-        if let Some(at) = *cut.lock().expect("lock") {
-            break at;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{platform}: the worker's stream went on after the client left"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let waited = cut_at.saturating_duration_since(left);
-    assert!(
-        waited < Duration::from_secs(1),
-        "{platform}: the worker's call was cut {waited:?} after the client left"
-    );
+    let waited = cut_after(platform, cut, left);
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(
         stub.received().len(),

@@ -21,7 +21,7 @@ pub(super) fn module(site: &Site, s: &SubgraphNode) -> Result<String, Diagnostic
         )
         .at(site.at("/graph")));
     }
-    let child = site.scope.child(&site.node.id, site.index, &site.module);
+    let child = site.scope.child(&site.node.id, site.index);
     let mut w = CodeWriter::python();
     let graph = w.name(&format!("{}.graph", child.package), "Graph");
     w.line(format!("CHILD = {graph}()"));
