@@ -33,6 +33,10 @@ import java.util.Objects;
  * {@code details.reason}; model and remote failures are 502 upstream_error naming the
  * agent, an HTTP tool's failure names the tool. The run thread is interrupted at the
  * run's deadline: InterruptedException always propagates.
+ *
+ * <p>In a streamed run a worker's turns stream through {@link LlmClient#chatTurn}
+ * (the graph node's tokens), a supervisor withdraws them before its next member and
+ * a remote agent's answer is sent whole; routing calls stay whole and send nothing.
  */
 public final class Agents {
     /** The routing decision that ends a supervisor's run. */
@@ -312,7 +316,12 @@ public final class Agents {
         }
         return switch (agent.kind()) {
             case SUPERVISOR -> runSupervisor(node, agent, task, held);
-            case REMOTE -> runRemote(node, agent, task);
+            case REMOTE -> {
+                // The peer's answer is not streamed: in a streamed run it is sent whole.
+                String answer = runRemote(node, agent, task);
+                llm.wholeReply(answer);
+                yield answer;
+            }
             case WORKER -> runWorker(agent, task);
         };
     }
@@ -346,7 +355,7 @@ public final class Agents {
         List<Object> specs = toolSpecs(agent);
         for (int turn = 0; turn < agent.maxTurns(); turn++) {
             checkDeadline();
-            Map<String, Object> message = llm.chatMessage(name, agent.model, messages, specs);
+            Map<String, Object> message = llm.chatTurn(name, agent.model, messages, specs);
             Object calls = message.get("tool_calls");
             if (!PyJson.truthy(calls)) {
                 return message.get("content") instanceof String content ? content : "";
@@ -467,6 +476,8 @@ public final class Agents {
                         + ", which is neither one of its members (" + String.join(", ", members) + ") nor 'finish'");
             }
             String given = lastOutput == null ? task : task + "\n\n" + lastOutput;
+            // In a streamed run the last member's text, sent, is not the answer any more.
+            llm.discardReplies("next_member");
             state.put("last_output", runAgent(node, member, given, held));
             state.put("last_member", member);
         }

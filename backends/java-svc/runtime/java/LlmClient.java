@@ -47,16 +47,17 @@ public class LlmClient {
         if (model.maxTokens() != null) {
             body.put("max_tokens", model.maxTokens());
         }
-        Map<String, String> headers = apiKey == null || apiKey.isEmpty()
-                ? Map.of()
-                : Map.of("Authorization", "Bearer " + apiKey);
-        return complete(node, body, headers);
+        return complete(node, body);
+    }
+
+    /** The provider's headers: its key as a bearer token, when there is one. */
+    protected Map<String, String> headers() {
+        return apiKey == null || apiKey.isEmpty() ? Map.of() : Map.of("Authorization", "Bearer " + apiKey);
     }
 
     /** One chat-completions call with this body; returns the reply's text. */
-    protected String complete(String node, Map<String, Object> body, Map<String, String> headers)
-            throws SvcError, InterruptedException {
-        Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers, timeout, body);
+    protected String complete(String node, Map<String, Object> body) throws SvcError, InterruptedException {
+        Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers(), timeout, body);
         if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
                 && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg
                 && msg.get("content") instanceof String content) {
@@ -76,6 +77,20 @@ public class LlmClient {
      */
     public Map<String, Object> chatMessage(String node, Model model, List<?> messages, List<?> tools)
             throws SvcError, InterruptedException {
+        Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers(), timeout,
+                messageBody(model, messages, tools));
+        if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
+                && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> message = (Map<String, Object>) msg;
+            return message;
+        }
+        throw SvcError.upstream(node, "invalid_json",
+                "node \"" + node + "\": the model reply has no choices[0].message", null);
+    }
+
+    /** The body of {@link #chatMessage}'s call. */
+    protected static Map<String, Object> messageBody(Model model, List<?> messages, List<?> tools) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("model", model.name());
         body.put("messages", messages);
@@ -88,18 +103,30 @@ public class LlmClient {
         if (model.maxTokens() != null && model.maxTokens() != 0) {
             body.put("max_tokens", model.maxTokens());
         }
-        Map<String, String> headers = apiKey == null || apiKey.isEmpty()
-                ? Map.of()
-                : Map.of("Authorization", "Bearer " + apiKey);
-        Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers, timeout, body);
-        if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
-                && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg) {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> message = (Map<String, Object>) msg;
-            return message;
-        }
-        throw SvcError.upstream(node, "invalid_json",
-                "node \"" + node + "\": the model reply has no choices[0].message", null);
+        return body;
+    }
+
+    /**
+     * One model call of a worker's tool-calling loop (an agent's worker, an llm
+     * node with boundToolIds): {@link #chatMessage} here. A StreamingLlmClient
+     * streams it in a streamed run, sending the reply's text as the node's
+     * tokens (docs/http-contract.md, "Agents and tool-calling llm nodes").
+     * Agents talks only to this class, since it is compiled without streaming too.
+     */
+    public Map<String, Object> chatTurn(String node, Model model, List<?> messages, List<?> tools)
+            throws SvcError, InterruptedException {
+        return chatMessage(node, model, messages, tools);
+    }
+
+    /**
+     * The tokens the node under way sent are not what it writes ({@code reason}:
+     * next_member); a run that does not stream has none.
+     */
+    public void discardReplies(String reason) {
+    }
+
+    /** A text the node under way may write, sent whole (a remote agent's answer); nothing without streaming. */
+    public void wholeReply(String text) {
     }
 
     /** A reply that is a JSON array is that list; otherwise each non-empty line. */

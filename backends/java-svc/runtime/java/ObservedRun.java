@@ -6,13 +6,17 @@ import java.util.Map;
 /**
  * A run of a graph with settings.streaming: the same steps as GraphRun, each
  * reported to the run's events when it is streamed (events not null). While
- * an llm node runs, {@link #current()} is this run on the node's thread, so
- * its model call (StreamingLlmClient) can stream its tokens into the events.
+ * an llm or an agent node runs, {@link #current()} is this run on the node's
+ * thread, so its model calls (StreamingLlmClient) can stream the text it may
+ * write into the events as its tokens.
  */
 public final class ObservedRun extends GraphRun {
     private static final ThreadLocal<ObservedRun> CURRENT = new ThreadLocal<>();
 
     private final RunEvents events;
+    /** The node under way while it is current, and whether tokens of it stand (none withdrew them). */
+    private String node;
+    private boolean standing;
 
     public ObservedRun(StateSchema schema, Map<String, Object> state, int maxSteps, RunEvents events) {
         super(schema, state, maxSteps);
@@ -24,9 +28,25 @@ public final class ObservedRun extends GraphRun {
         return CURRENT.get();
     }
 
-    /** A token of the model's reply to node {@code node}. */
-    public void token(String node, String delta) {
+    /** A token of the node under way: the next piece of the text it may write; an empty one is not sent. */
+    public void token(String delta) {
+        if (delta.isEmpty()) {
+            return;
+        }
+        standing = true;
         events.emit("token", node, Map.of("delta", delta));
+    }
+
+    /**
+     * The node's tokens standing are not what it writes ({@code reason}: tool_calls,
+     * next_member): tokens_discarded, only when some stand, so never twice in a row.
+     */
+    public void discard(String reason) {
+        if (!standing) {
+            return;
+        }
+        standing = false;
+        events.emit("tokens_discarded", node, Map.of("reason", reason));
     }
 
     /** GraphRun.step, between node_started and node_finished. */
@@ -63,11 +83,13 @@ public final class ObservedRun extends GraphRun {
 
     private Object observed(String node, String kind, GraphNode fn) throws SvcError, InterruptedException {
         events.emit("node_started", node, Map.of("kind", kind));
-        // Only an llm node streams its model's tokens (python-svc's streaming.current(("llm",))):
-        // the model calls of a subgraph node's child graph are not streamed.
-        if (!"llm".equals(kind)) {
+        // Only an llm or an agent node streams (python-svc's streaming.replies()): the
+        // model calls of a subgraph node's child graph, which runs in its step, are not streamed.
+        if (!"llm".equals(kind) && !"agent".equals(kind)) {
             return call(node, fn);
         }
+        this.node = node;
+        standing = false;
         CURRENT.set(this);
         try {
             return call(node, fn);

@@ -1,52 +1,154 @@
 package com.svc.__SVC_PACKAGE__.runtime;
 
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The model client of a graph with settings.streaming. In a streamed run it
- * asks the provider for a stream ({@code "stream": true}) and sends each
- * piece of text to the run's events as a token as it arrives; the node gets
- * the whole text, as from one reply. JSON runs call the provider as
- * LlmClient does.
+ * The model client of a graph with settings.streaming. In a streamed run
+ * (ObservedRun.current(): an llm or an agent node under way) it asks the
+ * provider for a stream ({@code "stream": true}) and sends the text the node
+ * may write to the run's events as tokens as it arrives:
+ *
+ * <ul>
+ * <li>an llm node's reply: each piece of text; the node gets the whole text,
+ * as from one reply;</li>
+ * <li>a worker's turn ({@link #chatTurn}: an agent's worker, an llm node with
+ * boundToolIds): its text until the reply's first tool-call piece, which
+ * withdraws the node's tokens standing (tokens_discarded, tool_calls); the
+ * tool calls are put back together, so the loop gets the message a whole
+ * reply would have held.</li>
+ * </ul>
+ *
+ * A supervisor's routing calls (chatMessage) are never streamed. JSON runs
+ * call the provider as LlmClient does. See docs/http-contract.md, "Streaming".
  */
 public final class StreamingLlmClient extends LlmClient {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private static final String SERVICE = "upstream";
+    private static final int MAX_BYTES = Upstream.MAX_REPLY_BYTES;
 
     public StreamingLlmClient(String baseUrl, String apiKey, Duration timeout) {
         super(baseUrl, apiKey, timeout);
     }
 
     @Override
-    protected String complete(String node, Map<String, Object> body, Map<String, String> headers)
+    protected String complete(String node, Map<String, Object> body) throws SvcError, InterruptedException {
+        ObservedRun run = ObservedRun.current();
+        if (run == null) {
+            return super.complete(node, body);
+        }
+        var reply = new Chunks() {
+            final StringBuilder text = new StringBuilder();
+            long size;
+
+            @Override
+            public void accept(Object chunk) throws SvcError, NotAChunk {
+                String piece = field(delta(chunk), "content", String.class);
+                if (piece == null || piece.isEmpty()) {
+                    return;
+                }
+                size += utf8(piece);
+                if (size > MAX_BYTES) {
+                    throw SvcError.upstream(node, "too_large", q(node) + "the model's text is larger than "
+                            + MAX_BYTES + " bytes", null);
+                }
+                text.append(piece);
+                run.token(piece);
+            }
+        };
+        stream(node, body, reply);
+        return reply.text.toString();
+    }
+
+    @Override
+    public Map<String, Object> chatTurn(String node, Model model, List<?> messages, List<?> tools)
             throws SvcError, InterruptedException {
         ObservedRun run = ObservedRun.current();
         if (run == null) {
-            return super.complete(node, body, headers);
+            return super.chatTurn(node, model, messages, tools);
         }
+        Turn turn = new Turn();
+        stream(node, messageBody(model, messages, tools), chunk -> {
+            String content = turn.add(chunk);
+            // Checked before the chunk's text is sent: a node never sends what it cannot write.
+            if (turn.size > MAX_BYTES) {
+                throw SvcError.upstream(node, "too_large", q(node) + "the model's reply is larger than "
+                        + MAX_BYTES + " bytes", null);
+            }
+            if (turn.calling) {
+                run.discard("tool_calls"); // a no-op once done: nothing of the turn is sent after it
+            } else {
+                run.token(content);
+            }
+        });
+        return turn.message();
+    }
+
+    @Override
+    public void discardReplies(String reason) {
+        ObservedRun run = ObservedRun.current();
+        if (run != null) {
+            run.discard(reason);
+        }
+    }
+
+    @Override
+    public void wholeReply(String text) {
+        ObservedRun run = ObservedRun.current();
+        if (run != null) {
+            run.token(text);
+        }
+    }
+
+    /** What takes a stream's chunks, each parsed JSON, in order. */
+    private interface Chunks {
+        void accept(Object chunk) throws SvcError, NotAChunk;
+    }
+
+    /** A chunk that is not a chat-completion chunk (invalid_json). */
+    private static final class NotAChunk extends Exception {
+        NotAChunk() {
+            super(null, null, false, false);
+        }
+    }
+
+    /**
+     * One streamed chat-completions call: {@code body} with {@code "stream": true},
+     * and every event's data up to {@code data: [DONE]} parsed and given to
+     * {@code each}. Failures: status, connect (also a stream that ends before
+     * [DONE]), timeout (the call's time limit covers the whole stream),
+     * invalid_json (a chunk that is not JSON, or that {@code each} refuses),
+     * too_large for a line over 4 MiB. Only a line is bounded, not the stream:
+     * every chunk repeats an envelope of a few hundred bytes, so a bound on the
+     * stream would cut a long reply that each caller's own bound allows. An
+     * interrupted thread (the run cancelled) ends it with InterruptedException,
+     * its connection closed.
+     */
+    private void stream(String node, Map<String, Object> body, Chunks each) throws SvcError, InterruptedException {
         Map<String, Object> streamed = new LinkedHashMap<>(body);
         streamed.put("stream", true);
         HttpRequest request = Upstream.request(node, SERVICE, Upstream.endpoint(node, baseUrl + "/chat/completions"),
-                headers, timeout, streamed, "text/event-stream");
+                headers(), timeout, streamed, "text/event-stream");
         long started = System.nanoTime();
         HttpResponse<InputStream> response = Upstream.send(node, SERVICE, request, timeout,
                 HttpResponse.BodyHandlers.ofInputStream());
-        // The call's time limit covers the whole stream: past it the stream is
-        // closed under the reader, whose read then fails.
+        // Past the call's time limit the stream is closed under the reader, whose read then fails.
         AtomicBoolean timedOut = new AtomicBoolean();
         long left = timeout.toNanos() - (System.nanoTime() - started);
         CompletableFuture<Void> watchdog = CompletableFuture.runAsync(() -> {
@@ -57,68 +159,245 @@ public final class StreamingLlmClient extends LlmClient {
             if (response.statusCode() < 200 || response.statusCode() > 299) {
                 throw Upstream.refused(node, SERVICE, response.statusCode());
             }
-            return read(node, run, new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8)));
+            Lines lines = new Lines(in);
+            String line;
+            while ((line = lines.next(node)) != null) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("the run was cancelled");
+                }
+                if (!line.startsWith("data:")) {
+                    continue; // comments, event names, the blank line between events
+                }
+                String data = line.substring(5).strip();
+                if (data.equals("[DONE]")) {
+                    return;
+                }
+                try {
+                    each.accept(parse(data));
+                } catch (NotAChunk e) {
+                    throw SvcError.upstream(node, "invalid_json",
+                            q(node) + "a chunk of the model's stream is not a chat-completion chunk", null);
+                }
+            }
+            throw ended(node, timedOut.get());
         } catch (IOException e) {
             if (Thread.currentThread().isInterrupted()) {
                 throw new InterruptedException("the run was cancelled");
             }
-            if (timedOut.get()) {
-                throw SvcError.upstream(node, "timeout", q(node) + "the " + SERVICE + " call timed out", null);
-            }
-            throw broken(node);
+            throw ended(node, timedOut.get());
         } finally {
             watchdog.cancel(false);
         }
     }
 
-    /** The stream's text; each non-empty delta is a token of the run. */
-    private static String read(String node, ObservedRun run, BufferedReader lines)
-            throws IOException, SvcError, InterruptedException {
-        StringBuilder text = new StringBuilder();
-        String line;
-        while ((line = lines.readLine()) != null) {
-            if (Thread.interrupted()) {
-                throw new InterruptedException("the run was cancelled");
-            }
-            if (!line.startsWith("data:")) {
-                continue; // comments, event names, the blank line between events
-            }
-            String data = line.substring(5).strip();
-            if (data.equals("[DONE]")) {
-                return text.toString();
-            }
-            String delta = delta(node, data);
-            if (delta.isEmpty()) {
-                continue;
-            }
-            text.append(delta);
-            if (text.length() > Upstream.MAX_REPLY_BYTES) {
-                throw SvcError.upstream(node, "too_large", q(node) + "the model's reply is larger than "
-                        + Upstream.MAX_REPLY_BYTES + " bytes", null);
-            }
-            run.token(node, delta);
-        }
-        throw broken(node);
+    /** A stream that ended before [DONE]: closed at the call's time limit, or broken. */
+    private static SvcError ended(String node, boolean timedOut) {
+        return timedOut
+                ? SvcError.upstream(node, "timeout", q(node) + "the " + SERVICE + " call timed out", null)
+                : SvcError.upstream(node, "connect", q(node) + "the model's stream ended before [DONE]", null);
     }
 
-    /** {@code choices[0].delta.content} of one chunk ("" when it has none). */
-    private static String delta(String node, String data) throws SvcError {
-        Object chunk;
+    private static Object parse(String data) throws NotAChunk {
         try {
-            chunk = JSON.readValue(data, Object.class);
+            return JSON.readValue(data, Object.class);
         } catch (IOException e) {
-            throw SvcError.upstream(node, "invalid_json", q(node) + "a chunk of the model's stream is not JSON", null);
+            throw new NotAChunk();
         }
-        if (chunk instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
-                && choices.get(0) instanceof Map<?, ?> first && first.get("delta") instanceof Map<?, ?> delta
-                && delta.get("content") instanceof String content) {
-            return content;
-        }
-        return "";
     }
 
-    private static SvcError broken(String node) {
-        return SvcError.upstream(node, "connect", q(node) + "the model's stream ended before [DONE]", null);
+    /**
+     * The lines of a stream, split at "\n" (a "\r" before it dropped), each
+     * at most 4 MiB: a longer one is too_large.
+     */
+    private static final class Lines {
+        private final InputStream in;
+        private final byte[] buffer = new byte[16 << 10];
+        private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+        private int at;
+        private int end;
+
+        Lines(InputStream in) {
+            this.in = in;
+        }
+
+        /** The next line, or null at the stream's end (a last line without "\n" counts). */
+        String next(String node) throws IOException, SvcError {
+            line.reset();
+            while (true) {
+                if (at == end) {
+                    end = in.read(buffer);
+                    at = 0;
+                    if (end < 0) {
+                        end = 0;
+                        return line.size() == 0 ? null : text();
+                    }
+                }
+                int from = at;
+                while (at < end && buffer[at] != '\n') {
+                    at++;
+                }
+                line.write(buffer, from, at - from);
+                if (line.size() > MAX_BYTES) {
+                    throw SvcError.upstream(node, "too_large", q(node) + "a line of the model's stream is larger than "
+                            + MAX_BYTES + " bytes", null);
+                }
+                if (at < end) {
+                    at++; // the "\n"
+                    return text();
+                }
+            }
+        }
+
+        private String text() {
+            String text = line.toString(StandardCharsets.UTF_8);
+            return text.endsWith("\r") ? text.substring(0, text.length() - 1) : text;
+        }
+    }
+
+    // --- the chunks (null is absent, everywhere) ---
+
+    /** {@code obj[key]} when it is a {@code kind}, null when null or absent; otherwise the chunk is not a chunk. */
+    private static <T> T field(Map<?, ?> obj, String key, Class<T> kind) throws NotAChunk {
+        Object value = obj.get(key);
+        if (value != null && !kind.isInstance(value)) {
+            throw new NotAChunk();
+        }
+        return kind.cast(value);
+    }
+
+    /** {@code choices[0].delta} of a chunk, empty when it carries none (usage, a finish reason). */
+    private static Map<?, ?> delta(Object chunk) throws NotAChunk {
+        if (!(chunk instanceof Map<?, ?> obj)) {
+            throw new NotAChunk();
+        }
+        List<?> choices = field(obj, "choices", List.class);
+        Object first = choices == null || choices.isEmpty() ? null : choices.get(0);
+        if (first == null) {
+            return Map.of();
+        }
+        if (!(first instanceof Map<?, ?> choice)) {
+            throw new NotAChunk();
+        }
+        Map<?, ?> delta = field(choice, "delta", Map.class);
+        return delta == null ? Map.of() : delta;
+    }
+
+    private static long utf8(String s) {
+        return s == null ? 0 : s.getBytes(StandardCharsets.UTF_8).length;
+    }
+
+    /**
+     * A worker's streamed reply put back together into what a whole reply's
+     * choices[0].message would have been: the content (null when no piece had
+     * text) and the tool calls by index.
+     */
+    private static final class Turn {
+        private StringBuilder content;
+        private final TreeMap<Integer, Call> calls = new TreeMap<>();
+        /** The UTF-8 bytes of the text and of every tool-call piece's strings. */
+        long size;
+        /** A tool-call piece came: the text is no longer sent. */
+        boolean calling;
+
+        /** Takes one chunk in; returns its text ("" for none). */
+        String add(Object chunk) throws NotAChunk {
+            Map<?, ?> delta = delta(chunk);
+            String text = field(delta, "content", String.class);
+            List<?> pieces = field(delta, "tool_calls", List.class);
+            if (pieces != null) {
+                for (int position = 0; position < pieces.size(); position++) {
+                    if (pieces.get(position) != null) {
+                        addCall(position, pieces.get(position));
+                    }
+                }
+            }
+            // An empty piece is no text: a reply whose pieces are all empty has a null content.
+            if (text == null || text.isEmpty()) {
+                return "";
+            }
+            size += utf8(text);
+            if (content == null) {
+                content = new StringBuilder();
+            }
+            content.append(text);
+            return text;
+        }
+
+        private void addCall(int position, Object piece) throws NotAChunk {
+            if (!(piece instanceof Map<?, ?> p)) {
+                throw new NotAChunk();
+            }
+            // Without an index, a whole call at its position. Jackson reads an integer past
+            // 2^31-1 as a Long or a BigInteger, a fraction as a Double: none is an index.
+            Object index = p.get("index") == null ? position : p.get("index");
+            if (!(index instanceof Integer at) || at < 0) {
+                throw new NotAChunk();
+            }
+            Map<?, ?> function = field(p, "function", Map.class);
+            String id = field(p, "id", String.class);
+            String type = field(p, "type", String.class);
+            String name = function == null ? null : field(function, "name", String.class);
+            String arguments = function == null ? null : field(function, "arguments", String.class);
+            size += utf8(id) + utf8(type) + utf8(name) + utf8(arguments);
+            Call call = calls.computeIfAbsent(at, i -> new Call());
+            if (call.id == null && id != null && !id.isEmpty()) {
+                call.id = id;
+            }
+            if (call.type == null && type != null && !type.isEmpty()) {
+                call.type = type;
+            }
+            call.name = append(call.name, name);
+            call.arguments = append(call.arguments, arguments);
+            calling = true;
+        }
+
+        /** A field's text so far with this piece's; it exists once a piece carried it, even "". */
+        private static StringBuilder append(StringBuilder text, String piece) {
+            if (piece == null) {
+                return text;
+            }
+            return (text == null ? new StringBuilder() : text).append(piece);
+        }
+
+        Map<String, Object> message() {
+            Map<String, Object> message = new LinkedHashMap<>();
+            message.put("role", "assistant");
+            message.put("content", content == null ? null : content.toString());
+            if (!calls.isEmpty()) {
+                List<Object> out = new ArrayList<>();
+                for (Call call : calls.values()) {
+                    out.add(call.assembled());
+                }
+                message.put("tool_calls", out);
+            }
+            return message;
+        }
+    }
+
+    /** One tool call; id and type keep the first non-empty value, name and arguments are joined. */
+    private static final class Call {
+        private String id;
+        private String type;
+        private StringBuilder name;
+        private StringBuilder arguments;
+
+        /** As a whole reply has it: a field no piece carried stays absent, so a call without one is malformed. */
+        Map<String, Object> assembled() {
+            Map<String, Object> call = new LinkedHashMap<>();
+            if (id != null) {
+                call.put("id", id);
+            }
+            call.put("type", type == null ? "function" : type);
+            Map<String, Object> function = new LinkedHashMap<>();
+            if (name != null) {
+                function.put("name", name.toString());
+            }
+            if (arguments != null) {
+                function.put("arguments", arguments.toString());
+            }
+            call.put("function", function);
+            return call;
+        }
     }
 
     private static String q(String node) {

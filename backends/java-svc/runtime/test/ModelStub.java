@@ -50,7 +50,23 @@ final class ModelStub {
         }
     }
 
-    record Reply(int status, String body) {
+    /**
+     * A reply: its body in pieces, written at once or, paced, each after a pause
+     * (a model's stream as it arrives).
+     */
+    record Reply(int status, String contentType, List<String> pieces, long pauseMillis) {
+        Reply(int status, String body) {
+            this(status, "application/json", List.of(body), 0);
+        }
+
+        String body() {
+            return String.join("", pieces);
+        }
+
+        /** This reply with a pause before each piece. */
+        Reply paced(long millis) {
+            return new Reply(status, contentType, pieces, millis);
+        }
     }
 
     @FunctionalInterface
@@ -64,6 +80,8 @@ final class ModelStub {
         final ExecutorService pool = Executors.newCachedThreadPool();
         final List<Request> requests = Collections.synchronizedList(new ArrayList<>());
         final Map<String, Route> routes = new ConcurrentHashMap<>();
+        /** When (System.nanoTime) a paced reply found its client gone. */
+        final List<Long> cuts = Collections.synchronizedList(new ArrayList<>());
 
         Stub() throws IOException {
             server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
@@ -79,8 +97,23 @@ final class ModelStub {
                 } catch (Exception e) {
                     reply = new Reply(500, "{\"stub\":\"" + e + "\"}");
                 }
+                exchange.getResponseHeaders().set("Content-Type", reply.contentType());
+                if (reply.pauseMillis() > 0) {
+                    exchange.sendResponseHeaders(reply.status(), 0);
+                    try (OutputStream o = exchange.getResponseBody()) {
+                        for (String piece : reply.pieces()) {
+                            Thread.sleep(reply.pauseMillis());
+                            o.write(piece.getBytes(StandardCharsets.UTF_8));
+                            o.flush();
+                        }
+                    } catch (IOException e) {
+                        cuts.add(System.nanoTime());
+                    } catch (InterruptedException e) {
+                        // The stub is closing.
+                    }
+                    return;
+                }
                 byte[] out = reply.body().getBytes(StandardCharsets.UTF_8);
-                exchange.getResponseHeaders().set("Content-Type", "application/json");
                 exchange.sendResponseHeaders(reply.status(), out.length == 0 ? -1 : out.length);
                 try (OutputStream o = exchange.getResponseBody()) {
                     o.write(out);
@@ -115,6 +148,22 @@ final class ModelStub {
 
     static Reply answer(String content) throws IOException {
         return new Reply(200, envelope("{\"role\":\"assistant\",\"content\":" + JSON.writeValueAsString(content) + "}"));
+    }
+
+    /**
+     * A model's stream (server-sent events): each chunk as an event's data after a
+     * comment, an event name and an id (all ignored), then data: [DONE] when done.
+     */
+    static Reply sse(boolean done, String... chunks) {
+        List<String> pieces = new ArrayList<>();
+        pieces.add(": a comment, then an event name and an id\nevent: chunk\nid: 1\n");
+        for (String chunk : chunks) {
+            pieces.add("data: " + chunk + "\n\n");
+        }
+        if (done) {
+            pieces.add("data: [DONE]\n\n");
+        }
+        return new Reply(200, "text/event-stream", pieces, 0);
     }
 
     static String system(Request r) {

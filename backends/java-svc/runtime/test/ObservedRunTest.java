@@ -12,8 +12,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * Which steps stream their model calls: only an llm node's, as python-svc's
- * streaming.current(("llm",)); a subgraph node's child graph is not streamed.
+ * Which steps stream their model calls: only an llm or an agent node's, as
+ * python-svc's streaming.replies(); a subgraph node's child graph is not
+ * streamed. And how a node's tokens are withdrawn (tokens_discarded).
  */
 class ObservedRunTest {
     private static final StateSchema SCHEMA = new StateSchema(List.of(
@@ -21,7 +22,7 @@ class ObservedRunTest {
             new StateSchema.Field("summary", StateSchema.Type.STRING, null, false, false, null)));
 
     @Test
-    void onlyAnLlmStepIsTheCurrentStreamedRun() throws Exception {
+    void onlyAnLlmOrAgentStepIsTheCurrentStreamedRun() throws Exception {
         RunEvents events = new RunEvents("r1");
         ObservedRun run = new ObservedRun(SCHEMA, SCHEMA.newState(Map.of()), 5, events);
         AtomicReference<ObservedRun> seen = new AtomicReference<>(run);
@@ -33,6 +34,13 @@ class ObservedRunTest {
         assertNull(seen.get());
 
         run.step("ask", "llm", "answer", state -> {
+            seen.set(ObservedRun.current());
+            return "a";
+        });
+        assertSame(run, seen.get());
+        assertNull(ObservedRun.current());
+        seen.set(null);
+        run.step("ask", "agent", "answer", state -> {
             seen.set(ObservedRun.current());
             return "a";
         });
@@ -51,6 +59,45 @@ class ObservedRunTest {
                         + "\"data\":{\"kind\":\"subgraph\",\"patch\":{\"summary\":\"s\"}}}",
                 "{\"run_id\":\"r1\",\"seq\":3,\"type\":\"node_started\",\"node\":\"ask\",\"data\":{\"kind\":\"llm\"}}",
                 "{\"run_id\":\"r1\",\"seq\":4,\"type\":\"node_finished\",\"node\":\"ask\","
-                        + "\"data\":{\"kind\":\"llm\",\"patch\":{\"answer\":\"a\"}}}"), frames);
+                        + "\"data\":{\"kind\":\"llm\",\"patch\":{\"answer\":\"a\"}}}",
+                "{\"run_id\":\"r1\",\"seq\":5,\"type\":\"node_started\",\"node\":\"ask\",\"data\":{\"kind\":\"agent\"}}",
+                "{\"run_id\":\"r1\",\"seq\":6,\"type\":\"node_finished\",\"node\":\"ask\","
+                        + "\"data\":{\"kind\":\"agent\",\"patch\":{\"answer\":\"a\"}}}"), frames);
+    }
+
+    @Test
+    void aDiscardWithdrawsTheTokensStanding() throws Exception {
+        RunEvents events = new RunEvents("r1");
+        ObservedRun run = new ObservedRun(SCHEMA, SCHEMA.newState(Map.of()), 5, events);
+        run.step("ask", "agent", "answer", state -> {
+            ObservedRun current = ObservedRun.current();
+            current.discard("tool_calls"); // nothing stands: nothing to withdraw
+            current.token(""); // never an empty token
+            current.token("Let me");
+            current.discard("tool_calls");
+            current.discard("next_member"); // never twice in a row
+            current.token("Done");
+            return "Done";
+        });
+        // A node starts with nothing standing.
+        run.step("look_up", "llm", "summary", state -> {
+            ObservedRun.current().discard("tool_calls");
+            return "s";
+        });
+        List<String> outline = new ArrayList<>();
+        for (RunEvents.Frame f; (f = events.next(0)) != null;) {
+            String text = new String(f.bytes(), StandardCharsets.UTF_8);
+            outline.add(text.substring(text.indexOf("event: ") + 7, text.indexOf('\n', text.indexOf("event: ")))
+                    + " " + text.substring(text.indexOf("\"node\":"), text.lastIndexOf('}')));
+        }
+        assertEquals(List.of(
+                "node_started \"node\":\"ask\",\"data\":{\"kind\":\"agent\"}",
+                "token \"node\":\"ask\",\"data\":{\"delta\":\"Let me\"}",
+                "tokens_discarded \"node\":\"ask\",\"data\":{\"reason\":\"tool_calls\"}",
+                "token \"node\":\"ask\",\"data\":{\"delta\":\"Done\"}",
+                "node_finished \"node\":\"ask\",\"data\":{\"kind\":\"agent\",\"patch\":{\"answer\":\"Done\"}}",
+                "node_started \"node\":\"look_up\",\"data\":{\"kind\":\"llm\"}",
+                "node_finished \"node\":\"look_up\",\"data\":{\"kind\":\"llm\",\"patch\":{\"summary\":\"s\"}}"),
+                outline);
     }
 }

@@ -124,9 +124,11 @@ const STREAMING_LLM_CLIENT: (&str, &str) = (
     "runtime/StreamingLlmClient.java",
     include_str!("../../runtime/java/StreamingLlmClient.java"),
 );
-/// Agents, tool-calling llm nodes and intent classifiers: python-svc's
-/// semantics down to the text fed to the model (PyJson). Each part ships
-/// its tests (`runtime/test/`, against ModelStub, a local model provider).
+/// A streaming graph with agents: its workers' turns stream (tested here).
+const STREAMING_AGENTS_TEST: (&str, &str) = (
+    "StreamingAgentsTest.java",
+    include_str!("../../runtime/test/StreamingAgentsTest.java"),
+);
 /// A graph with subgraph nodes: python-svc's run_child.
 const SUBGRAPHS: (&str, &str) = (
     "runtime/Subgraphs.java",
@@ -136,6 +138,9 @@ const SUBGRAPHS_TEST: (&str, &str) = (
     "SubgraphsTest.java",
     include_str!("../../runtime/test/SubgraphsTest.java"),
 );
+/// Agents, tool-calling llm nodes and intent classifiers: python-svc's
+/// semantics down to the text fed to the model (PyJson). Each part ships
+/// its tests (`runtime/test/`, against ModelStub, a local model provider).
 const AGENTS: (&str, &str) = (
     "runtime/Agents.java",
     include_str!("../../runtime/java/Agents.java"),
@@ -254,6 +259,9 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     if agentic {
         runtime.push(AGENTS);
         runtime_tests.push(AGENTS_TEST);
+        if doc.logical.settings.streaming {
+            runtime_tests.push(STREAMING_AGENTS_TEST);
+        }
     }
     if classifies {
         runtime.push(INTENT_CLASSIFIER);
