@@ -73,14 +73,7 @@ pub(super) fn client(w: &mut CodeWriter, doc: &Document, u: &Upstreams) {
             w.line("threading.Thread(**serve, daemon=True).start()");
             w.line("base = f\"http://127.0.0.1:{server.server_port}\"");
             for var in &u.embedding_envs {
-                if u.llm
-                    && doc
-                        .logical
-                        .settings
-                        .model
-                        .as_ref()
-                        .is_some_and(|m| m.base_url_env == *var)
-                {
+                if u.models.iter().any(|(url, _)| url == var) {
                     continue;
                 }
                 w.line(format!(
@@ -112,17 +105,12 @@ pub(super) fn client(w: &mut CodeWriter, doc: &Document, u: &Upstreams) {
                     quote(&key_env)
                 ));
             }
-            if u.llm {
-                if let Some(m) = &doc.logical.settings.model {
-                    w.line(format!(
-                        "monkeypatch.setenv({}, base + \"/v1\")",
-                        quote(&m.base_url_env)
-                    ));
-                    w.line(format!(
-                        "monkeypatch.setenv({}, \"stub-key\")",
-                        quote(&m.api_key_env)
-                    ));
-                }
+            for (url, key) in &u.models {
+                w.line(format!(
+                    "monkeypatch.setenv({}, base + \"/v1\")",
+                    quote(url)
+                ));
+                w.line(format!("monkeypatch.setenv({}, \"stub-key\")", quote(key)));
             }
             for (_, scope, id, endpoint) in &u.http {
                 let path = quote(&format!("/tools/{}", scope.name(id)));

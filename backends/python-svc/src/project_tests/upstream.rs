@@ -17,6 +17,9 @@ use crate::scope::{all_graphs, Scope};
 pub(super) struct Upstreams<'a> {
     /// Whether any graph calls a model.
     pub llm: bool,
+    /// The (base-URL, key) variables of each graph that calls a model
+    /// (each graph reads its own `settings.model`), sorted, once each.
+    pub models: Vec<(&'a str, &'a str)>,
     /// (its graph, its scope, tool id, endpoint) of every HTTP tool.
     pub http: Vec<(&'a Document, Scope, &'a str, &'a str)>,
     /// (node, variable) of every `env:NAME` value of a connector config.
@@ -37,6 +40,7 @@ impl<'a> Upstreams<'a> {
     pub fn of(doc: &'a Document) -> Self {
         let mut u = Upstreams {
             llm: false,
+            models: Vec::new(),
             http: Vec::new(),
             connector_env: svc_backend_sdk::connectors::env_refs(doc),
             remotes: Vec::new(),
@@ -46,7 +50,12 @@ impl<'a> Upstreams<'a> {
             mcp_servers: Vec::new(),
         };
         for (d, scope) in all_graphs(doc) {
-            u.llm |= d.has_llm_nodes();
+            if d.has_llm_nodes() {
+                u.llm = true;
+                if let Some(m) = &d.logical.settings.model {
+                    u.models.push((&m.base_url_env, &m.api_key_env));
+                }
+            }
             u.http
                 .extend(d.http_tools().map(|(id, e)| (d, scope.clone(), id, e)));
             for a in &d.logical.agents {
@@ -93,6 +102,8 @@ impl<'a> Upstreams<'a> {
         }
         u.embedding_envs.sort();
         u.embedding_envs.dedup();
+        u.models.sort_unstable();
+        u.models.dedup();
         u
     }
 
