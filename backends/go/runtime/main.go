@@ -41,10 +41,13 @@ func run() error {
 				"or compile the graph with security.auth \"none\"", keyEnv, credentialHint())
 		}
 	}
-	// What the graph needs before it serves (a rag node's embedding index).
-	if err := server.Prepare(context.Background()); err != nil {
+	// What the graph needs before it serves (a rag node's embedding index,
+	// a checkpointer's database).
+	handler, closeService, err := server.Open(context.Background(), cfg)
+	if err != nil {
 		return err
 	}
+	defer closeService()
 	host := envOr("SVC_HOST", defaultHost)
 	port := envOr("SVC_PORT", strconv.Itoa(defaultPort))
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
@@ -52,7 +55,7 @@ func run() error {
 	}
 	srv := &http.Server{
 		Addr:              net.JoinHostPort(host, port),
-		Handler:           server.New(cfg),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,

@@ -37,8 +37,10 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // decodeStrict decodes one JSON value with the contract's rules: UTF-8
 // only, no lone surrogate escapes, at most MaxDepth levels, no duplicate
 // keys, numbers within the float64 range. A leading byte-order mark is
-// ignored. Numbers stay json.Number, as with Decoder.UseNumber.
-func decodeStrict(body []byte) (any, error) {
+// ignored. Numbers stay json.Number, as with Decoder.UseNumber. rawState
+// says whether the body itself may be the state (the legacy form; not for
+// a graph with a checkpointer, whose top-level keys are the request's).
+func decodeStrict(body []byte, rawState bool) (any, error) {
 	body = bytes.TrimPrefix(body, utf8BOM)
 	if !utf8.Valid(body) {
 		return nil, &jsonError{msg: "the body is not valid UTF-8"}
@@ -52,7 +54,7 @@ func decodeStrict(body []byte) (any, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	d := &decoder{dec: dec}
+	d := &decoder{dec: dec, rawState: rawState}
 	v, err := d.value(0, false)
 	if err != nil {
 		return nil, err
@@ -64,7 +66,8 @@ func decodeStrict(body []byte) (any, error) {
 }
 
 type decoder struct {
-	dec *json.Decoder
+	dec      *json.Decoder
+	rawState bool
 }
 
 // value reads the next value at depth (0 for the body itself); inState is
@@ -99,7 +102,7 @@ func (d *decoder) value(depth int, inState bool) (any, error) {
 			}
 			key, _ := keyTok.(string)
 			if _, dup := obj[key]; dup {
-				return nil, duplicateKey(key, depth, inState)
+				return nil, d.duplicateKey(key, depth, inState)
 			}
 			item, err := d.value(depth+1, depth == 0 && key == "state")
 			if err != nil {
@@ -121,9 +124,9 @@ func (d *decoder) value(depth int, inState bool) (any, error) {
 
 // duplicateKey names the state field when the object is the state: the
 // value of the top-level "state", or the body itself in the legacy form.
-func duplicateKey(key string, depth int, inState bool) error {
+func (d *decoder) duplicateKey(key string, depth int, inState bool) error {
 	e := &jsonError{msg: "the key " + strconv.Quote(key) + " appears twice in one object"}
-	if inState || (depth == 0 && key != "state") {
+	if inState || (d.rawState && depth == 0 && key != "state") {
 		e.field = key
 	}
 	return e

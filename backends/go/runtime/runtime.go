@@ -17,26 +17,58 @@ import (
 // body should select on ctx.Done() or pass ctx on when it waits). The run
 // stays on the request's goroutine: no per-request goroutine, channel or
 // leaked work after the deadline. A panicking node becomes an execution error.
+//
+// A run that reaches a hitl node cannot pause here (only POST /invoke keeps
+// threads): it fails with an execution error naming the node.
 func Invoke(ctx context.Context, input map[string]any) (State, error) {
 	st, err := NewState(input)
 	if err != nil {
 		return nil, err
 	}
-	return runState(ctx, st, nil)
+	out, err := runState(ctx, st, nil)
+	var in *Interrupt
+	if errors.As(err, &in) {
+		return nil, nodeError(in.Node, fmt.Sprintf("node %q pauses the run for a person, "+
+			"which only POST /invoke can resume", in.Node))
+	}
+	return out, err
 }
 
-// runState runs a validated state; observe, when not nil, receives the
-// run's node and token events (a streamed request, stream.go).
+// runState runs a validated state from the graph's first node; observe,
+// when not nil, receives the run's node and token events (a streamed
+// request, stream.go).
 func runState(ctx context.Context, st State, observe Observer) (State, error) {
+	return runFrom(ctx, st, entry, observe)
+}
+
+// runFrom runs a validated state from the node `from`: the graph's first
+// (entry, graph.go) for a new run, the paused node for a resumed one
+// (threads.go). A run that pauses returns an *Interrupt; st then holds the
+// state at the pause.
+func runFrom(ctx context.Context, st State, from string, observe Observer) (State, error) {
 	rc := newRunContext(ctx, time.Now().Add(RequestTimeout))
 	rc.observe = observe
 	defer rc.release()
-	out, err := run(rc, st)
+	out, err := run(rc, st, from)
 	if errors.Is(err, context.DeadlineExceeded) || (err == nil && errors.Is(rc.Err(), context.DeadlineExceeded)) {
 		return nil, deadlineError()
 	}
 	return out, err
 }
+
+// An Interrupt is a run paused at a hitl node: the error the node returns
+// (hitl, threads.go), passed up by step and the run loop unchanged. The
+// thread keeps it, with the state at the pause, until a person answers.
+type Interrupt struct {
+	// Node is the paused node's id.
+	Node string
+	// Field is the state field the person's answer is written to.
+	Field string
+	// Value is the payload shown to the person.
+	Value any
+}
+
+func (in *Interrupt) Error() string { return fmt.Sprintf("the run paused at node %q", in.Node) }
 
 // prepare readies what the graph needs before it serves (the rag nodes'
 // documents and embedding indexes: retrievers.go); nil when nothing does.
@@ -74,6 +106,11 @@ type Event struct {
 	Node string
 	Data map[string]any
 }
+
+// A Result marks a whole state in an event's data (run_started's state,
+// run_finished's result), written as /invoke writes its result: every
+// declared field.
+type Result State
 
 // An Observer receives the events of a streamed run as they happen, on
 // the run's goroutine.
@@ -114,6 +151,10 @@ func (sc *Schema) step(ctx context.Context, st State, node string, fn NodeFunc, 
 		var e *Error
 		if errors.As(err, &e) {
 			return e
+		}
+		var in *Interrupt
+		if errors.As(err, &in) {
+			return in
 		}
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return err

@@ -38,6 +38,9 @@ type Config struct {
 type server struct {
 	cfg     Config
 	keyHash [sha256.Size]byte
+	// threaded answers /invoke, given the body, for a graph with a
+	// checkpointer (server_threads.go); nil for every other graph.
+	threaded func(w http.ResponseWriter, r *http.Request, body []byte)
 }
 
 // Prepare readies the graph before the service listens (see graph.Prepare).
@@ -45,8 +48,29 @@ func Prepare(ctx context.Context) error {
 	return graph.Prepare(ctx)
 }
 
-// New returns the service's handler.
-func New(cfg Config) http.Handler {
+// Open readies the service before it listens: the graph (Prepare) and, for
+// a graph with a checkpointer, its thread store. It returns the handler
+// and what closes it at shutdown; an error stops the service.
+func Open(ctx context.Context, cfg Config) (http.Handler, func(), error) {
+	if err := Prepare(ctx); err != nil {
+		return nil, nil, err
+	}
+	if openThreaded != nil {
+		return openThreaded(ctx, cfg)
+	}
+	return New(cfg), func() {}, nil
+}
+
+// openThreaded opens the thread store of a graph with a checkpointer and
+// returns its handler (server_threads.go sets it); nil for every other
+// graph.
+var openThreaded func(ctx context.Context, cfg Config) (http.Handler, func(), error)
+
+// New returns the service's handler. A graph with a checkpointer needs its
+// thread store: Open or NewThreaded.
+func New(cfg Config) http.Handler { return newServer(cfg) }
+
+func newServer(cfg Config) *server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -151,6 +175,10 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		tooLarge(w)
 		return
 	}
+	if s.threaded != nil {
+		s.threaded(w, r, body)
+		return
+	}
 	input, legacy, e := parseRequest(body)
 	if e != nil {
 		writeError(w, e)
@@ -161,18 +189,24 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := graph.Invoke(r.Context(), input)
 	if err != nil {
-		var ge *graph.Error
-		if !errors.As(err, &ge) {
-			ge = &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error", Message: err.Error()}
-		}
-		writeError(w, ge)
+		writeError(w, asError(err))
 		return
 	}
-	writeState(w, st, legacy)
+	writeState(w, st, legacy, "")
 }
 
-// writeState answers {"result": state}, or the raw state for the legacy form.
-func writeState(w http.ResponseWriter, st graph.State, legacy bool) {
+// asError is the contract error of a failed run.
+func asError(err error) *graph.Error {
+	var ge *graph.Error
+	if !errors.As(err, &ge) {
+		ge = &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error", Message: err.Error()}
+	}
+	return ge
+}
+
+// writeState answers {"result": state}, or the raw state for the legacy
+// form; with {"threadId"} for a run on a thread (threadID not "").
+func writeState(w http.ResponseWriter, st graph.State, legacy bool, threadID string) {
 	buf := make([]byte, 0, 512)
 	if !legacy {
 		buf = append(buf, `{"result":`...)
@@ -182,6 +216,10 @@ func writeState(w http.ResponseWriter, st graph.State, legacy bool) {
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]any{
 			"code": "execution_error", "message": "the result cannot be encoded as JSON"}})
 		return
+	}
+	if threadID != "" {
+		id, _ := json.Marshal(threadID)
+		buf = append(append(buf, `,"threadId":`...), id...)
 	}
 	if !legacy {
 		buf = append(buf, '}')
@@ -209,18 +247,9 @@ func isJSON(contentType string) bool {
 // parseRequest accepts {"state": {...}} or, as the legacy Go form, the raw
 // state object itself.
 func parseRequest(body []byte) (map[string]any, bool, *graph.Error) {
-	v, err := decodeStrict(body)
-	if err != nil {
-		e := badRequest(err.Error())
-		var je *jsonError
-		if errors.As(err, &je) && je.field != "" {
-			e.Details = map[string]any{"field": je.field}
-		}
+	obj, e := parseObject(body, true)
+	if e != nil {
 		return nil, false, e
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, false, badRequest("the body must be a JSON object")
 	}
 	st, has := obj["state"]
 	if !has {
@@ -236,10 +265,40 @@ func parseRequest(body []byte) (map[string]any, bool, *graph.Error) {
 	return stObj, false, nil
 }
 
+// parseObject decodes a body that must be a JSON object; rawState says
+// whether the body itself may be the state (the legacy form), whose
+// duplicate keys are state fields.
+func parseObject(body []byte, rawState bool) (map[string]any, *graph.Error) {
+	v, err := decodeStrict(body, rawState)
+	if err != nil {
+		e := badRequest(err.Error())
+		var je *jsonError
+		if errors.As(err, &je) && je.field != "" {
+			e.Details = map[string]any{"field": je.field}
+		}
+		return nil, e
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, badRequest("the body must be a JSON object")
+	}
+	return obj, nil
+}
+
 // streamRun answers a request that asks for text/event-stream and reports
 // whether it did; nil unless the graph has settings.streaming (stream.go
 // sets it).
 var streamRun func(w http.ResponseWriter, r *http.Request, input map[string]any) bool
+
+// streamEvents answers with a run's events a request that asks for
+// text/event-stream, and reports whether it did: first, then what exec
+// observes, then exec's last event, or run_failed with its error. nil
+// unless the graph has settings.streaming (stream.go sets it).
+var streamEvents func(w http.ResponseWriter, r *http.Request, first graph.Event, exec runFunc) bool
+
+// A runFunc runs a run that passed its checks, its node and token events
+// sent to observe; it returns its last event (run_finished, interrupted).
+type runFunc func(ctx context.Context, observe graph.Observer) (graph.Event, error)
 
 func badRequest(msg string) *graph.Error {
 	return &graph.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: msg}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"mime"
 	"net/http"
 	"strconv"
@@ -22,7 +21,10 @@ var KeepAlive = 15 * time.Second
 
 // The graph has settings.streaming: /invoke streams to a client that asks
 // for text/event-stream (docs/http-contract.md, "Streaming").
-func init() { streamRun = stream }
+func init() {
+	streamRun = stream
+	streamEvents = serveEvents
+}
 
 // wantsEventStream reports whether Accept lists text/event-stream with a
 // quality above 0 (`*/*` alone does not count).
@@ -57,34 +59,41 @@ func stream(w http.ResponseWriter, r *http.Request, input map[string]any) bool {
 		writeError(w, asError(err))
 		return true
 	}
+	first := graph.Event{Type: "run_started", Data: map[string]any{"state": graph.Result(st)}}
+	return serveEvents(w, r, first, func(ctx context.Context, observe graph.Observer) (graph.Event, error) {
+		out, err := graph.RunObserved(ctx, st, observe)
+		if err != nil {
+			return graph.Event{}, err
+		}
+		return graph.Event{Type: "run_finished", Data: map[string]any{"result": graph.Result(out)}}, nil
+	})
+}
+
+// serveEvents answers a request that asks for text/event-stream (and
+// reports false for one that does not) with the events of a run that
+// passed its checks: from then on every outcome is an event of the stream.
+func serveEvents(w http.ResponseWriter, r *http.Request, first graph.Event, exec runFunc) bool {
+	if !wantsEventStream(r) {
+		return false
+	}
 	// The run stops when the stream cannot go on (an event over the limit,
 	// a client gone), not only when the request ends.
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
 	es := newEventStream(w, stop)
 	defer es.close()
-	es.send(graph.Event{Type: "run_started", Data: map[string]any{"state": graph.Result(st)}})
-	out, err := graph.RunObserved(ctx, st, es.send)
+	es.send(first)
+	last, err := exec(ctx, es.send)
 	if err != nil {
 		e := asError(err)
 		data := map[string]any{"status": e.Status, "code": e.Code, "message": e.Message}
 		if len(e.Details) > 0 {
 			data["details"] = e.Details
 		}
-		es.send(graph.Event{Type: "run_failed", Data: data})
-		return true
+		last = graph.Event{Type: "run_failed", Data: data}
 	}
-	es.send(graph.Event{Type: "run_finished", Data: map[string]any{"result": graph.Result(out)}})
+	es.send(last)
 	return true
-}
-
-// asError is the contract error of a failed run.
-func asError(err error) *graph.Error {
-	var ge *graph.Error
-	if !errors.As(err, &ge) {
-		ge = &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error", Message: err.Error()}
-	}
-	return ge
 }
 
 // eventStream writes one run's events: id (the sequence number), event (the

@@ -49,11 +49,6 @@ func routed(ctx context.Context, node string) {
 	}
 }
 
-// A Result marks a whole state in an event's data (run_started's state,
-// run_finished's result), written as /invoke writes its result: every
-// declared field.
-type Result State
-
 // AppendEvent appends one event as a JSON object, keys sorted:
 // {"data", "node" (when the event has one), "run_id", "seq", "type"}.
 func AppendEvent(buf []byte, runID string, seq int, ev Event) ([]byte, error) {

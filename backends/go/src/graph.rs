@@ -3,7 +3,7 @@
 //! executor.
 
 use svc_backend_sdk::ir::{
-    Branch, Condition, Document, FieldType, ItemType, NodeKind, Op, Reducer,
+    Branch, CheckpointerKind, Condition, Document, FieldType, ItemType, NodeKind, Op, Reducer,
 };
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -118,13 +118,19 @@ pub fn graph_go(doc: &Document) -> String {
     w.line("// fields is the state schema of the graph.");
     fields_literal(&mut w, "fields", doc);
     w.blank();
-    w.line("// run walks the graph from start; each node is one step.");
+    w.line("// entry is the node after start, where a new run begins.");
+    w.line(format!("const entry = {}", quote(start_node(doc))));
+    w.blank();
+    open_threads(&mut w, doc);
+    // A resumed run goes on from its paused node.
+    w.line("// run walks the graph from the node current; each node is one step.");
     let root = Loop {
         func: "run".into(),
         step: "step".into(),
         limit: "steps == MaxSteps".into(),
         over_limit: "stepLimitError()".into(),
         streaming: s.streaming,
+        from_argument: true,
     };
     run_loop(&mut w, doc, &GraphScope::root(), &root);
     w.finish_file("package graph\n\n")
@@ -161,6 +167,7 @@ pub fn child_go(doc: &Document, scope: &GraphScope) -> String {
         limit: format!("steps == {max}"),
         over_limit: format!("stepLimit({max})"),
         streaming: false,
+        from_argument: false,
     };
     run_loop(&mut w, doc, scope, &child);
     w.finish_file("package graph\n\n")
@@ -175,16 +182,64 @@ struct Loop {
     /// Whether each step reports its events (the document's own graph, with
     /// settings.streaming).
     streaming: bool,
+    /// Whether the caller names the node to start from (the document's own
+    /// graph, which a resume enters at its paused node); else `start`'s.
+    from_argument: bool,
+}
+
+/// The node after `start`.
+fn start_node(doc: &Document) -> &str {
+    let next = doc.successors();
+    doc.start_id()
+        .and_then(|s| next.get(s).copied())
+        .unwrap_or_default()
+}
+
+/// `OpenThreads`, the store of the graph's threads, for a graph with a
+/// checkpointer (runtime threads*.go); nothing otherwise.
+fn open_threads(w: &mut CodeWriter, doc: &Document) {
+    let c = &doc.logical.settings.checkpointer;
+    let (what, call) = match (c.kind, c.env()) {
+        (CheckpointerKind::None, _) => return,
+        (CheckpointerKind::Memory, _) | (_, None) => (
+            "memory, in this process".to_string(),
+            "return NewMemoryThreads(ThreadOptions{Log: log}), nil".to_string(),
+        ),
+        (CheckpointerKind::Sqlite, Some(var)) => (
+            format!("sqlite, the file {var} names"),
+            format!(
+                "return OpenSQLite(ctx, {}, {}, ThreadOptions{{Log: log}})",
+                quote(&doc.id),
+                quote(var)
+            ),
+        ),
+        (CheckpointerKind::Postgres, Some(var)) => (
+            format!("postgres, the database {var} names"),
+            format!(
+                "return OpenPostgres(ctx, {}, {}, ThreadOptions{{Log: log}})",
+                quote(&doc.id),
+                quote(var)
+            ),
+        ),
+    };
+    let context = w.name("context", "Context");
+    let logger = w.name("log/slog", "Logger");
+    w.line("// OpenThreads opens the store of the graph's threads");
+    w.line(format!("// (settings.checkpointer: {what})."));
+    w.block(
+        format!("func OpenThreads(ctx {context}, log *{logger}) (Threads, error) {{"),
+        "}",
+        |w| {
+            w.line(call);
+        },
+    );
+    w.blank();
 }
 
 /// The run loop over `doc`'s topology: `current` holds plain node ids, the
 /// steps name each node by its registered name.
 fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
     let next = doc.successors();
-    let start_next = doc
-        .start_id()
-        .and_then(|s| next.get(s).copied())
-        .unwrap_or_default();
     let ends: Vec<String> = doc
         .logical
         .nodes
@@ -196,11 +251,21 @@ fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
     let context = w.name("context", "Context");
     let errorf = w.name("fmt", "Errorf");
     let streaming = l.streaming;
+    let from = if l.from_argument {
+        ", current string"
+    } else {
+        ""
+    };
     w.block(
-        format!("func {}(ctx {context}, st State) (State, error) {{", l.func),
+        format!(
+            "func {}(ctx {context}, st State{from}) (State, error) {{",
+            l.func
+        ),
         "}",
         |w| {
-            w.line(format!("current := {}", quote(start_next)));
+            if !l.from_argument {
+                w.line(format!("current := {}", quote(start_node(doc))));
+            }
             w.block("for steps := 0; ; steps++ {", "}", |w| {
                 w.block(format!("if {} {{", ends.join(" || ")), "}", |w| {
                     w.line("return st, nil");
@@ -215,7 +280,7 @@ fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
                 for n in &doc.logical.nodes {
                     let name = scope.name(&n.id);
                     let native = match place(&n.kind) {
-                        Place::Start | Place::End | Place::Refused => continue,
+                        Place::Start | Place::End => continue,
                         Place::Router => {
                             if let NodeKind::Router(RouterNode { branches }) = &n.kind {
                                 w.line(format!("case {}:", quote(&n.id)));

@@ -15,6 +15,7 @@ mod nodes;
 mod project;
 mod readme;
 mod tests;
+mod threads;
 
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::{

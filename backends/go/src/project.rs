@@ -68,8 +68,15 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     let server_go =
         fill("server.go", SERVER_GO, &[("GRAPH_IMPORT", &graph_import)]).map_err(|d| vec![d])?;
 
+    let threaded = crate::threads::emit(doc, module)?;
+    let (go, mut requires) = match &threaded {
+        Some(t) => (t.go.clone(), t.requires.clone()),
+        None => (None, Vec::new()),
+    };
+    requires.extend(placed.dependencies.iter().cloned());
+    let go = go.unwrap_or_else(|| DEFAULT_GO.to_string());
     let mut files = vec![
-        File::text("go.mod", go_mod(module, &placed.dependencies)),
+        File::text("go.mod", go_mod(module, &go, &requires)),
         File::text("main.go", main_go),
         File::text(
             "openapi.json",
@@ -89,10 +96,19 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text("internal/graph/conditions.go", CONDITIONS_GO),
         File::text("internal/graph/graph.go", graph::graph_go(doc)),
         File::text("README.md", readme::readme(doc)),
-        File::text("Dockerfile", dockerfile()),
+        File::text(
+            "Dockerfile",
+            dockerfile(&go, threaded.as_ref().is_some_and(|t| t.sums.is_some())),
+        ),
         File::text(".dockerignore", DOCKERIGNORE),
         File::text(".gitignore", GITIGNORE),
     ];
+    if let Some(t) = threaded {
+        if let Some(sums) = t.sums {
+            files.push(File::text("go.sum", sums));
+        }
+        files.extend(t.files);
+    }
     // Agents and classifiers answer as python-svc does, down to the text
     // they feed the model (pytext.go).
     let agentic = any_graph(doc, svc_backend_sdk::agents::runs_agents);
@@ -199,12 +215,15 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     Ok(files)
 }
 
-/// go.mod, with the modules connector code requires (`path vX.Y.Z`).
-/// Tab-indented, as `go mod edit -fmt` writes it.
-fn go_mod(module: &str, requires: &[String]) -> String {
+/// The `go` line of a module whose requirements ask for no newer Go.
+const DEFAULT_GO: &str = "1.22";
+
+/// go.mod, with the modules connector code and a database checkpointer
+/// require (`path vX.Y.Z`). Tab-indented, as `go mod edit -fmt` writes it.
+fn go_mod(module: &str, go: &str, requires: &[String]) -> String {
     let mut w = CodeWriter::text("\t");
     w.line(format!("module {module}")).blank();
-    w.line("go 1.22");
+    w.line(format!("go {go}"));
     if !requires.is_empty() {
         w.blank().block("require (", ")", |w| {
             for r in requires {
@@ -245,14 +264,19 @@ fn config_go(doc: &Document) -> String {
     w.finish()
 }
 
-/// A static binary, built on the Go image and run as a non-root user on a
-/// distroless one.
-fn dockerfile() -> String {
+/// A static binary, built on the Go image the module's `go` line names and
+/// run as a non-root user on a distroless one.
+fn dockerfile(go: &str, sums: bool) -> String {
+    let minor: String = go.split('.').take(2).collect::<Vec<_>>().join(".");
     let mut w = CodeWriter::text("    ");
     w.line("# Build a static binary, then run it as a non-root user on a minimal image.")
-        .line("FROM golang:1.22 AS build")
+        .line(format!("FROM golang:{minor} AS build"))
         .line("WORKDIR /src")
-        .line("COPY go.mod ./")
+        .line(if sums {
+            "COPY go.mod go.sum ./"
+        } else {
+            "COPY go.mod ./"
+        })
         .line("RUN go mod download all")
         .line("COPY . .")
         .line("RUN CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\" -o /out/service .")
@@ -272,8 +296,15 @@ mod go_mod_tests {
 
     #[test]
     fn connector_modules_are_required_in_go_mod() {
-        assert_eq!(go_mod("svc_app", &[]), "module svc_app\n\ngo 1.22\n");
-        let with = go_mod("svc_app", &["github.com/google/uuid v1.6.0".to_string()]);
+        assert_eq!(
+            go_mod("svc_app", "1.22", &[]),
+            "module svc_app\n\ngo 1.22\n"
+        );
+        let with = go_mod(
+            "svc_app",
+            "1.22",
+            &["github.com/google/uuid v1.6.0".to_string()],
+        );
         assert_eq!(
             with,
             "module svc_app\n\ngo 1.22\n\nrequire (\n\tgithub.com/google/uuid v1.6.0\n)\n"

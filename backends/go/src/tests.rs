@@ -3,8 +3,8 @@
 //! HTTP tools are pointed at a stub server started by the test itself.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, Document, NodeKind, RagNode, Retriever};
-use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
+use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever};
+use svc_backend_sdk::samples::{bad_requests, sample, sample_state, tool_reply};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -90,11 +90,26 @@ pub fn server_test(doc: &Document) -> String {
     }
 
     w.line("const testKey = \"test-credential-0123\"").blank();
+    let threaded = doc.logical.settings.checkpointer.kind != CheckpointerKind::None;
+    if threaded {
+        // The threads of the tests live in memory, whatever the graph's
+        // checkpointer (its own tests cover the database), and outlive a
+        // request: a resume finds the thread its run paused.
+        let memory = w.name(&format!("{}/internal/graph", doc.id), "NewMemoryThreads");
+        let options = w.name(&format!("{}/internal/graph", doc.id), "ThreadOptions");
+        w.line(format!("var testThreads = {memory}({options}{{}})"));
+        w.blank();
+    }
     w.block("func newTestHandler() http.Handler {", "}", |w| {
-        w.line(format!(
-            "return New(Config{{Auth: {}, Key: testKey, OpenAPI: []byte(`{{\"openapi\": \"3.1.0\"}}`)}})",
+        let config = format!(
+            "Config{{Auth: {}, Key: testKey, OpenAPI: []byte(`{{\"openapi\": \"3.1.0\"}}`)}}",
             quote(auth.as_str())
-        ));
+        );
+        if threaded {
+            w.line(format!("return NewThreaded({config}, testThreads)"));
+        } else {
+            w.line(format!("return New({config})"));
+        }
     });
     w.blank();
     w.block("type reply struct {", "}", |w| {
@@ -269,6 +284,9 @@ pub fn server_test(doc: &Document) -> String {
         w.block("if r.status != http.StatusOK {", "}", |w| {
             w.line("t.Fatalf(\"invoke: %d %v\", r.status, r.body)");
         });
+        if threaded {
+            resume_each_interrupt(doc, w);
+        }
         w.line("result, ok := r.body[\"result\"].(map[string]any)");
         w.block("if !ok {", "}", |w| {
             w.line("t.Fatalf(\"no result object: %v\", r.body)");
@@ -284,6 +302,23 @@ pub fn server_test(doc: &Document) -> String {
         );
     });
     w.blank();
+    if threaded {
+        // A thread's answer names the thread: the bare state has no room.
+        w.line("// TestLegacyRawState: a checkpointed graph has no legacy form.");
+        w.block("func TestLegacyRawState(t *testing.T) {", "}", |w| {
+            w.line(format!(
+                "r := send(t, \"POST\", \"/invoke\", \"application/json\", {}, true)",
+                go_json(&sample)
+            ));
+            w.block("if code, _ := errorOf(r); r.status != http.StatusBadRequest || code != \"bad_request\" {", "}", |w| {
+                w.line("t.Fatalf(\"raw state: %d %v\", r.status, r.body)");
+            });
+        });
+        if stub {
+            stub_upstream(doc, &mut w, &http_tools, &literal_tools);
+        }
+        return w.finish_file("package server\n\n");
+    }
     w.line("// TestLegacyRawState sends the state itself as the body (the legacy Go form).");
     w.block("func TestLegacyRawState(t *testing.T) {", "}", |w| {
         if stub {
@@ -313,6 +348,50 @@ pub fn server_test(doc: &Document) -> String {
         stub_upstream(doc, &mut w, &http_tools, &literal_tools);
     }
     w.finish_file("package server\n\n")
+}
+
+/// Resumes the run `r` answered until it ends: each paused hitl node gets a
+/// sample value of its `outputKey`'s type, on the same thread.
+fn resume_each_interrupt(doc: &Document, w: &mut CodeWriter) {
+    let answers: Vec<(String, Value)> = doc
+        .logical
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NodeKind::Hitl(h) => doc
+                .state_field(&h.output_key)
+                .map(|f| (n.id.clone(), sample(f.ty, f.items.as_ref()))),
+            _ => None,
+        })
+        .collect();
+    if answers.is_empty() {
+        return;
+    }
+    w.line("// The reviewer's answer to each hitl node, of its field's type.");
+    w.block("answers := map[string]string{", "}", |w| {
+        for (node, value) in &answers {
+            w.line(format!("{}: {},", quote(node), go_json(value)));
+        }
+    });
+    w.block(
+        "for i := 0; r.body[\"interrupt\"] != nil; i++ {",
+        "}",
+        |w| {
+            w.block(format!("if i == {} {{", answers.len() * 4 + 4), "}", |w| {
+                w.line("t.Fatalf(\"the run never ends: %v\", r.body)");
+            });
+            w.line("paused, _ := r.body[\"interrupt\"].(map[string]any)");
+            w.line("node, _ := paused[\"node\"].(string)");
+            w.line("thread, _ := r.body[\"threadId\"].(string)");
+            w.line(
+                "resume := `{\"threadId\": \"` + thread + `\", \"resume\": ` + answers[node] + `}`",
+            );
+            w.line("r = send(t, \"POST\", \"/invoke\", \"application/json\", resume, true)");
+            w.block("if r.status != http.StatusOK {", "}", |w| {
+                w.line("t.Fatalf(\"resume %s: %d %v\", node, r.status, r.body)");
+            });
+        },
+    );
 }
 
 fn stub_upstream(

@@ -97,7 +97,7 @@ fn result_schema(doc: &Document) -> Value {
 }
 
 /// `(status, description, codes)` a call to `/invoke` may answer; `threads`
-/// when python-svc keeps the graph's threads.
+/// when the service keeps the graph's threads (python-svc and go).
 fn errors(
     doc: &Document,
     python: bool,
@@ -184,7 +184,8 @@ fn error_response(description: &str, codes: &[&str]) -> Value {
 
 fn value(doc: &Document, platform: &str) -> Value {
     let python = platform == "python-svc";
-    let threads = python && doc.logical.settings.checkpointer.kind != CheckpointerKind::None;
+    let threads = matches!(platform, "python-svc" | "go")
+        && doc.logical.settings.checkpointer.kind != CheckpointerKind::None;
     let (schemes, security) = match doc.security.auth {
         Auth::None => (json!({}), json!([])),
         Auth::ApiKey => (
@@ -248,7 +249,8 @@ fn value(doc: &Document, platform: &str) -> Value {
         .iter()
         .any(|f| f.name == "messages" && f.ty == FieldType::Messages);
     match platform {
-        "go" => {
+        // A thread's answer names its thread: no legacy form then.
+        "go" if !threads => {
             request = json!({"anyOf": [request, {"$ref": "#/components/schemas/State",
                 "description": "legacy: the raw state as the whole body"}]});
             ok = json!({"anyOf": [ok, {"$ref": "#/components/schemas/Result",

@@ -357,7 +357,7 @@ fn validation_capabilities_and_export() {
     let go = &caps["go"]["capabilities"];
     let go_kinds = go["nodeKinds"].as_array().unwrap();
     // The palette offers what each target builds: agents and subgraphs
-    // everywhere, hitl on python-svc only.
+    // everywhere, hitl on go and python-svc.
     for platform in ["go", "java-svc"] {
         let kinds = caps[platform]["capabilities"]["nodeKinds"]
             .as_array()
@@ -366,8 +366,16 @@ fn validation_capabilities_and_export() {
             assert!(kinds.contains(&json!(kind)), "{platform}: {kinds:?}");
         }
     }
-    assert!(!go_kinds.contains(&json!("hitl")), "{go}");
-    assert!(go["reasons"]
+    assert!(go_kinds.contains(&json!("hitl")), "{go}");
+    let java = &caps["java-svc"]["capabilities"];
+    assert!(
+        !java["nodeKinds"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("hitl")),
+        "{java}"
+    );
+    assert!(java["reasons"]
         .as_array()
         .unwrap()
         .iter()

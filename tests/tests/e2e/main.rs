@@ -14,10 +14,10 @@ mod containers;
 mod contract_go;
 mod contract_java;
 mod contract_python;
-mod durable_python;
+mod durable;
 mod fixtures;
 mod go_projects;
-mod hitl_python;
+
 mod hostile;
 mod java_projects;
 mod json_text;
@@ -28,3 +28,4 @@ mod schemathesis;
 mod snapshots;
 mod streaming;
 mod testkit_api;
+mod threads;

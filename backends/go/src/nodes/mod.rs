@@ -6,6 +6,7 @@
 mod agent;
 mod connector;
 mod function;
+mod hitl;
 mod intent_classifier;
 pub mod llm;
 pub mod rag;
@@ -35,8 +36,6 @@ pub enum Place {
     /// A file with the node's function; `native` when user or connector
     /// code runs in it, which may write to the map it gets.
     File { native: bool },
-    /// Not built by Go (negotiation refuses it by name first).
-    Refused,
 }
 
 pub fn place(kind: &NodeKind) -> Place {
@@ -52,8 +51,8 @@ pub fn place(kind: &NodeKind) -> Place {
         | NodeKind::Agent(_)
         | NodeKind::IntentClassifier(_)
         | NodeKind::Rag(_)
-        | NodeKind::Subgraph(_) => Place::File { native: false },
-        NodeKind::Hitl(_) => Place::Refused,
+        | NodeKind::Subgraph(_)
+        | NodeKind::Hitl(_) => Place::File { native: false },
     }
 }
 
@@ -155,16 +154,7 @@ pub fn files(
                 Ok(true)
             }
             NodeKind::Subgraph(s) => subgraph::write(scope, n, &at, s, &mut body),
-            NodeKind::Hitl(_) => Err(Diagnostic::error(
-                &svc_backend_sdk::ir::codes::UNSUPPORTED,
-                format!(
-                    "go does not build `{}` nodes (node `{}`)",
-                    n.kind.name(),
-                    n.id
-                ),
-            )
-            .at(at)
-            .hint("compile for python-svc, or change the graph (see `svc capabilities`)")),
+            NodeKind::Hitl(h) => hitl::write(scope, n, &at, h, &mut body),
         };
         match built {
             Ok(true) => out.push(go_file(

@@ -61,7 +61,7 @@ pub fn write(
 
 /// A tool input value: a lone `{{field}}` passes the field's value as it is
 /// (keeping its type), other strings are rendered, other JSON is literal.
-fn input_value(v: &Value) -> String {
+pub(super) fn input_value(v: &Value) -> String {
     match v {
         Value::String(s) => match lone_field(s) {
             Some(f) => format!("state[{}]", quote(f)),

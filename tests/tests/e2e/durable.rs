@@ -1,5 +1,6 @@
-//! Durable threads on python-svc (`docs/http-contract.md`, "Where threads
-//! live"): the graph of hitl_python compiled with a `postgres` checkpointer
+//! Durable threads on every target that keeps them (go and python-svc;
+//! `docs/http-contract.md`, "Where threads live"): the graph of the e2e test
+//! `threads` compiled with a `postgres` checkpointer
 //! runs as two replicas sharing one real PostgreSQL database (an interrupt
 //! on one resumed on the other, two resumes of one interrupt at once, a
 //! replica restarted, the database stopped and started again), and with a
@@ -11,18 +12,18 @@ use serde_json::{json, Value};
 use svc_tests::http;
 use svc_tests::postgres::{require_postgres, Postgres};
 use svc_tests::service::{
-    check_project_with, compile, expect_refusal_with, require_python_sdk, Project, Service,
+    check_project_with, compile, expect_refusal_with, require_platform, Project, Service,
 };
 
-use crate::hitl_python::graph;
+use crate::threads::{graph, THREADED};
 
 const KEY: &str = "durable-key-5c1d";
 const READY: Duration = Duration::from_secs(120);
 
-fn project(checkpointer: Value, dir: &std::path::Path) -> Project {
+fn project(platform: &str, checkpointer: Value, dir: &std::path::Path) -> Project {
     let doc = dir.join("durable.graph.json");
     std::fs::write(&doc, graph(checkpointer).to_string()).unwrap();
-    compile("python-svc", &doc).expect("the graph compiles")
+    compile(platform, &doc).expect("the graph compiles")
 }
 
 fn post(port: u16, body: &Value) -> (u16, Value) {
@@ -56,24 +57,35 @@ fn assert_error(got: (u16, Value), status: u16, code: &str) {
 }
 
 #[test]
-fn python_postgres_threads_across_replicas_restarts_and_outages() {
-    if !require_python_sdk() || !require_postgres() {
+fn postgres_threads_across_replicas_restarts_and_outages() {
+    if !require_postgres() {
         return;
     }
+    for platform in THREADED {
+        if require_platform(platform) {
+            postgres_threads(platform);
+            eprintln!("{platform}: threads on PostgreSQL across replicas, restarts and outages");
+        }
+    }
+}
+
+fn postgres_threads(platform: &str) {
     let dir = tempfile::tempdir().unwrap();
     let mut pg = Postgres::start().unwrap();
     let url = pg.create_database("threads").unwrap();
     let project = project(
+        platform,
         json!({"type": "postgres", "urlEnv": "DEMO_DB_URL"}),
         dir.path(),
     );
     // The project's own tests run against the database too.
     let test_url = pg.create_database("project_tests").unwrap();
-    check_project_with(&project, "python-svc", &[("DEMO_DB_URL", &test_url)]).unwrap();
+    check_project_with(&project, platform, &[("DEMO_DB_URL", &test_url)]).unwrap();
 
-    // Without its variable, or with a database that is not there, it does not start.
+    // Without its variable, or with a database that is not there, it does
+    // not start, and says which variable.
     let refused = expect_refusal_with(&project, &[("SVC_API_KEY", KEY)], READY).unwrap();
-    assert!(refused.contains("DEMO_DB_URL is not set"), "{refused}");
+    assert!(refused.contains("DEMO_DB_URL"), "{platform}: {refused}");
     let nowhere = format!(
         "postgresql://svc@127.0.0.1:{}/threads",
         http::free_port().unwrap()
@@ -84,9 +96,10 @@ fn python_postgres_threads_across_replicas_restarts_and_outages() {
         READY,
     )
     .unwrap();
+    assert!(refused.contains("DEMO_DB_URL"), "{platform}: {refused}");
     assert!(
-        refused.contains("DEMO_DB_URL: the PostgreSQL database cannot be reached"),
-        "{refused}"
+        !refused.contains(&nowhere),
+        "{platform}: the URL is a secret: {refused}"
     );
 
     let env = [("SVC_API_KEY", KEY), ("DEMO_DB_URL", url.as_str())];
@@ -160,13 +173,19 @@ fn python_postgres_threads_across_replicas_restarts_and_outages() {
 }
 
 #[test]
-fn python_sqlite_threads_survive_a_restart() {
-    if !require_python_sdk() {
-        return;
+fn sqlite_threads_survive_a_restart() {
+    for platform in THREADED {
+        if require_platform(platform) {
+            sqlite_threads(platform);
+            eprintln!("{platform}: threads on SQLite survive a restart");
+        }
     }
+}
+
+fn sqlite_threads(platform: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let project = project(json!({"type": "sqlite"}), dir.path());
-    check_project_with(&project, "python-svc", &[]).unwrap();
+    let project = project(platform, json!({"type": "sqlite"}), dir.path());
+    check_project_with(&project, platform, &[]).unwrap();
     let db = dir.path().join("threads.db");
     let env = [
         ("SVC_API_KEY", KEY),

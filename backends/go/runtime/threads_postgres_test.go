@@ -1,0 +1,63 @@
+package graph
+
+import (
+	"strings"
+	"testing"
+
+	"__SVC_PGTEST_IMPORT__"
+)
+
+// The "postgres" checkpointer's own tests, each on a PostgreSQL server of
+// its own; the store contract's and the database stores' run on it too
+// (registerDatabase).
+
+func init() {
+	registerDatabase("postgres", database{open: OpenPostgres, driver: "pgx", setup: func(t *testing.T) {
+		t.Setenv("SVC_TEST_CHECKPOINT", pgtest.Start(t).URL)
+	}})
+}
+
+func TestOpeningPostgresNamesTheVariable(t *testing.T) {
+	t.Setenv("SVC_TEST_CHECKPOINT", "")
+	if _, err := OpenPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{}); err == nil ||
+		!strings.Contains(err.Error(), "SVC_TEST_CHECKPOINT is not set") || !strings.Contains(err.Error(), "urlEnv") {
+		t.Fatalf("unset: %v", err)
+	}
+	// Nothing listens on port 1; the password never shows.
+	t.Setenv("SVC_TEST_CHECKPOINT", "postgres://svc:s3cret-pw@127.0.0.1:1/none")
+	_, err := OpenPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{})
+	if err == nil || !strings.HasPrefix(err.Error(), "SVC_TEST_CHECKPOINT: the PostgreSQL database cannot be reached") ||
+		strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("nothing there: %v", err)
+	}
+	t.Setenv("SVC_TEST_CHECKPOINT", "postgres://svc:s3cret-pw@[::1/none")
+	if _, err := OpenPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{}); err == nil ||
+		!strings.HasPrefix(err.Error(), "SVC_TEST_CHECKPOINT: not a PostgreSQL connection URL") ||
+		strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("not a URL: %v", err)
+	}
+}
+
+// A database that goes away is 503 checkpointer_unavailable, the threads
+// wait there, and the store answers again as soon as it is back.
+func TestAPostgresThatGoesAwayIs503UntilItIsBack(t *testing.T) {
+	pg := pgtest.Start(t)
+	t.Setenv("SVC_TEST_CHECKPOINT", pg.URL)
+	s, err := OpenPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{CleanupEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := pauseNew(t, s, "t1")
+	pg.Stop()
+	if _, err := s.Paused(bg, "t1"); code(err) != "checkpointer_unavailable" || !strings.Contains(err.Error(), "postgres") {
+		t.Fatalf("read: %v", err)
+	}
+	if _, err := s.Start(bg, "t2"); code(err) != "checkpointer_unavailable" {
+		t.Fatalf("start: %v", err)
+	}
+	pg.Start()
+	if _, err := s.Claim(bg, "t1", id); err != nil {
+		t.Fatalf("once back: %v", err)
+	}
+}
