@@ -72,26 +72,6 @@ class AgentsTest {
             + "\"function\":{\"name\":\"lookup\",\"arguments\":\"{\\\"word\\\":\\\"refund\\\"}\"}},"
             + "{\"id\":\"c2\",\"type\":\"function\",\"function\":{\"name\":\"crm\",\"arguments\":\"{\\\"q\\\":\\\"refund\\\"}\"}}]";
 
-    static String lastUser(Request r) {
-        String user = "";
-        for (Map<String, Object> m : r.messages()) {
-            if ("user".equals(m.get("role"))) {
-                user = (String) m.get("content");
-            }
-        }
-        return user;
-    }
-
-    static List<String> toolResults(Request r) {
-        List<String> out = new ArrayList<>();
-        for (Map<String, Object> m : r.messages()) {
-            if ("tool".equals(m.get("role"))) {
-                out.add((String) m.get("content"));
-            }
-        }
-        return out;
-    }
-
     /** The model of the repository's agents e2e (tests/tests/e2e/agents_python.rs). */
     Reply e2eModel(Request r) throws IOException {
         String system = system(r);

@@ -50,6 +50,28 @@ final class ModelStub {
         }
     }
 
+    /** The text of the request's last user message ("" when there is none). */
+    static String lastUser(Request r) {
+        String user = "";
+        for (Map<String, Object> m : r.messages()) {
+            if ("user".equals(m.get("role"))) {
+                user = (String) m.get("content");
+            }
+        }
+        return user;
+    }
+
+    /** The tool results fed back to the model, in order. */
+    static List<String> toolResults(Request r) {
+        List<String> out = new ArrayList<>();
+        for (Map<String, Object> m : r.messages()) {
+            if ("tool".equals(m.get("role"))) {
+                out.add((String) m.get("content"));
+            }
+        }
+        return out;
+    }
+
     /**
      * A reply: its body in pieces, written at once or, paced, each after a pause
      * (a model's stream as it arrives).

@@ -218,26 +218,6 @@ class StreamingAgentsTest {
         return body.containsKey("stream");
     }
 
-    static String lastUser(Request r) {
-        String user = "";
-        for (Map<String, Object> m : r.messages()) {
-            if ("user".equals(m.get("role"))) {
-                user = (String) m.get("content");
-            }
-        }
-        return user;
-    }
-
-    static List<String> toolResults(Request r) {
-        List<String> out = new ArrayList<>();
-        for (Map<String, Object> m : r.messages()) {
-            if ("tool".equals(m.get("role"))) {
-                out.add((String) m.get("content"));
-            }
-        }
-        return out;
-    }
-
     List<Request> modelRequests() {
         return stub.to(MODEL_PATH);
     }
