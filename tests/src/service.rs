@@ -127,6 +127,18 @@ pub fn require_platform(platform: &str) -> bool {
     }
 }
 
+/// Runs a project's manifest `build` command (after its `setup`): what
+/// [`Service::launch`] then runs.
+pub fn build(project: &Project) -> Result<(), String> {
+    run_shell(
+        project.path(),
+        &project.command("build"),
+        &[],
+        Duration::from_secs(600),
+    )
+    .map(drop)
+}
+
 /// Runs a project's manifest `setup` command, then [`toolchain_checks`]:
 /// what the end-to-end tests do before they launch a service.
 pub fn check_project(project: &Project, platform: &str) -> Result<(), String> {
@@ -214,14 +226,13 @@ impl Service {
         env: &[(&str, &str)],
         ready: Duration,
     ) -> Result<Service, String> {
-        for step in ["setup", "build"] {
-            run_shell(
-                project.path(),
-                &project.command(step),
-                &[],
-                Duration::from_secs(600),
-            )?;
-        }
+        run_shell(
+            project.path(),
+            &project.command("setup"),
+            &[],
+            Duration::from_secs(600),
+        )?;
+        build(project)?;
         Self::launch(project, env, ready)
     }
 

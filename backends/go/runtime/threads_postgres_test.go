@@ -3,6 +3,7 @@ package graph
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"__SVC_PGTEST_IMPORT__"
 )
@@ -60,4 +61,34 @@ func TestAPostgresThatGoesAwayIs503UntilItIsBack(t *testing.T) {
 	if _, err := s.Claim(bg, "t1", id); err != nil {
 		t.Fatalf("once back: %v", err)
 	}
+}
+
+// The database goes away during a run: the run's end cannot be kept (503),
+// the thread waits at its interrupt, and once the database is back and the
+// run's time has passed it is resumed (python-svc's
+// test_a_database_lost_mid_run_leaves_the_thread_at_its_interrupt).
+func TestAPostgresThatGoesAwayDuringARunKeepsTheThread(t *testing.T) {
+	pg := pgtest.Start(t)
+	t.Setenv("SVC_TEST_CHECKPOINT", pg.URL)
+	c := newClock()
+	s, err := OpenPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{CleanupEvery: -1, Now: c.Now, RunFor: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	id := pauseNew(t, s, "t1")
+	run := must(s.Claim(bg, "t1", id))(t)
+	pg.Stop() // mid-run
+	if err := s.Finish(bg, "t1", run); code(err) != "checkpointer_unavailable" {
+		t.Fatalf("the run's end with the database away: %v", err)
+	}
+	pg.Start()
+	if _, err := s.Paused(bg, "t1"); code(err) != "not_interrupted" {
+		t.Fatalf("a run still under way: %v", err)
+	}
+	c.add(time.Minute + time.Second)
+	if p := must(s.Paused(bg, "t1"))(t); p.ID != id {
+		t.Fatalf("not paused again at its interrupt: %+v", p)
+	}
+	must(s.Claim(bg, "t1", id))(t)
 }

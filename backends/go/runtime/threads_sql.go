@@ -13,7 +13,7 @@ import (
 // sqlThreads keeps the threads in a database that every process opening
 // it shares (settings.checkpointer "sqlite" or "postgres"): a restart
 // loses nothing and any replica resumes any thread. One table,
-// svc_threads (docs/go-threads-schema.md in the svc repository); times are Unix milliseconds of the processes'
+// svc_threads (docs/threads-schema.md in the svc repository); times are Unix milliseconds of the processes'
 // clocks.
 //
 // Each step is one statement whose WHERE holds its check, so the
@@ -49,7 +49,7 @@ const (
 
 // threadsSchema lists the versions of the schema, oldest first: a database
 // at version n has had the statements of the first n applied. A change
-// appends a version (docs/go-threads-schema.md, "Migrations"); a database at an older
+// appends a version (docs/threads-schema.md, "Migrations"); a database at an older
 // version gets the rest at start-up, in one transaction.
 var threadsSchema = [][]string{
 	{ // 1

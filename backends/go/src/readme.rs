@@ -1,6 +1,6 @@
 //! The generated project's README: configure, authenticate, test, run.
 
-use svc_backend_sdk::ir::{Auth, Document};
+use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document};
 use svc_backend_sdk::samples::sample_state;
 
 /// What the request deadline can and cannot stop.
@@ -98,7 +98,11 @@ pub fn readme(doc: &Document) -> String {
         .blank()
         .blank();
     svc_backend_sdk::readme::first_request(&mut w, port, &header, &body.to_string());
-    w.blank().line(CONTRACT).blank();
+    w.blank().line(CONTRACT);
+    if s.checkpointer.kind != CheckpointerKind::None {
+        w.line("With `settings.checkpointer` every answer names its thread (`threadId`), and the raw state as the body is refused (`400`).");
+    }
+    w.blank();
     w.line("## Test and build").blank().line("```sh");
     for command in TEST_AND_BUILD {
         w.line(command);
@@ -107,6 +111,7 @@ pub fn readme(doc: &Document) -> String {
         .blank()
         .line("A container image: `docker build -t service .` (multi-stage, runs as a non-root user).")
         .blank();
+    svc_backend_sdk::readme::human_in_the_loop(&mut w, doc, &header);
     w.line("## Layout").blank();
     for item in LAYOUT {
         w.line(format!("- {item}"));

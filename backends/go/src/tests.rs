@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever};
-use svc_backend_sdk::samples::{bad_requests, sample, sample_state, tool_reply};
+use svc_backend_sdk::samples::{bad_requests, hitl_answers, sample_state, tool_reply};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -353,17 +353,7 @@ pub fn server_test(doc: &Document) -> String {
 /// Resumes the run `r` answered until it ends: each paused hitl node gets a
 /// sample value of its `outputKey`'s type, on the same thread.
 fn resume_each_interrupt(doc: &Document, w: &mut CodeWriter) {
-    let answers: Vec<(String, Value)> = doc
-        .logical
-        .nodes
-        .iter()
-        .filter_map(|n| match &n.kind {
-            NodeKind::Hitl(h) => doc
-                .state_field(&h.output_key)
-                .map(|f| (n.id.clone(), sample(f.ty, f.items.as_ref()))),
-            _ => None,
-        })
-        .collect();
+    let answers = hitl_answers(doc);
     if answers.is_empty() {
         return;
     }

@@ -1,6 +1,8 @@
 //! What the Java backend compiles, and why it refuses the rest.
 
-use svc_backend_sdk::{BackendInfo, BuildCommands, Capabilities, OPENAI_PROVIDER, PROVIDER_REASON};
+use svc_backend_sdk::{
+    BackendInfo, BuildCommands, Capabilities, ALL_ROUTER_FEATURES, OPENAI_PROVIDER, PROVIDER_REASON,
+};
 
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
@@ -8,7 +10,6 @@ fn strings(items: &[&str]) -> Vec<String> {
 
 pub fn info() -> BackendInfo {
     let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
-    let ops = "Java router branches are string equality on state.get(\"key\"): only eq and ne on string fields";
     BackendInfo {
         platform: "java-svc".into(),
         name: "svc-backend-java".into(),
@@ -28,21 +29,25 @@ pub fn info() -> BackendInfo {
                 "intent_classifier",
                 "rag",
                 "subgraph",
+                "hitl",
             ]),
             tool_kinds: strings(&["native", "http"]),
             transports: Vec::new(),
             auth: strings(&["none", "api_key"]),
-            features: strings(&[
-                "router.op.eq",
-                "router.op.ne",
-                "router.field.string",
+            features: strings(&ALL_ROUTER_FEATURES)
+                .into_iter()
+                .chain(strings(&[
                 "streaming",
                 "llm.bound-tools",
                 "agents.worker",
                 "agents.supervisor",
                 "agents.remote",
+                "checkpointer.memory",
+                "checkpointer.sqlite",
+                "checkpointer.postgres",
                 OPENAI_PROVIDER,
-            ]),
+            ]))
+                .collect(),
             reasons: vec![
                 reason(
                     "feature:tracing",
@@ -60,10 +65,6 @@ pub fn info() -> BackendInfo {
                 reason(
                     "feature:mcp.expose",
                     "publishing the graph as an MCP tool is available on python-svc only",
-                ),
-                reason(
-                    "node-kind:hitl",
-                    "Java and Go reject human-in-the-loop nodes; use python-svc",
                 ),
                 reason(
                     "tool-kind:mcp",
@@ -85,28 +86,6 @@ pub fn info() -> BackendInfo {
                     "auth:bearer",
                     "Java services offer none and api_key only; use api_key (X-API-Key)",
                 ),
-                reason(
-                    "feature:checkpointer.memory",
-                    "Java services keep no checkpoints; checkpointers are python-svc only",
-                ),
-                reason(
-                    "feature:checkpointer.sqlite",
-                    "Java services keep no checkpoints; the sqlite checkpointer is python-svc only",
-                ),
-                reason(
-                    "feature:checkpointer.postgres",
-                    "Java services keep no checkpoints; the postgres checkpointer is python-svc only",
-                ),
-                reason("feature:router.op.gt", ops),
-                reason("feature:router.op.ge", ops),
-                reason("feature:router.op.lt", ops),
-                reason("feature:router.op.le", ops),
-                reason("feature:router.op.in", ops),
-                reason("feature:router.op.exists", ops),
-                reason("feature:router.op.truthy", ops),
-                reason("feature:router.field.integer", ops),
-                reason("feature:router.field.number", ops),
-                reason("feature:router.field.boolean", ops),
             ],
         },
         commands: BuildCommands {

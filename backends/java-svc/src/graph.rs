@@ -4,7 +4,7 @@
 //! holds). The loop switches on plain node ids; each step names its node by
 //! its registered name.
 
-use svc_backend_sdk::ir::{Branch, Document, Node, NodeKind, Op, ToolKind};
+use svc_backend_sdk::ir::{Branch, CheckpointerKind, Document, Node, NodeKind, Op, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::java::{camel, literal, quote, runtime};
@@ -13,17 +13,34 @@ use crate::project::schema_constant;
 use crate::scope::Scope;
 use svc_backend_sdk::ir::{RouterNode, ToolNode};
 
+/// A branch's condition: python-svc's operators (runtime/Conditions.java).
 fn condition(w: &mut CodeWriter, pkg: &str, b: &Branch) -> Option<String> {
     let c = b.when.as_ref()?;
+    let conditions = runtime(w, pkg, "Conditions");
+    let get = format!("run.get({})", quote(&c.field));
     let value = match &c.value {
         Some(v) => literal(w, pkg, v),
         None => "null".into(),
     };
-    let get = format!("run.get({})", quote(&c.field));
     Some(match c.op {
-        Op::Ne => format!("!{value}.equals({get})"),
-        // Negotiation admits only eq and ne on string fields for Java.
-        _ => format!("{value}.equals({get})"),
+        Op::Eq => format!("{conditions}.eq({get}, {value})"),
+        Op::Ne => format!("{conditions}.ne({get}, {value})"),
+        Op::Gt => format!("{conditions}.gt({get}, {value})"),
+        Op::Ge => format!("{conditions}.ge({get}, {value})"),
+        Op::Lt => format!("{conditions}.lt({get}, {value})"),
+        Op::Le => format!("{conditions}.le({get}, {value})"),
+        // The options are a JSON array (validation); Values.list as a literal.
+        Op::In => match &c.value {
+            Some(v @ serde_json::Value::Array(_)) => {
+                format!("{conditions}.in({get}, {})", literal(w, pkg, v))
+            }
+            _ => format!(
+                "{conditions}.in({get}, {}.of())",
+                w.name("java.util", "List")
+            ),
+        },
+        Op::Exists => format!("{conditions}.exists({get})"),
+        Op::Truthy => format!("{conditions}.truthy({get})"),
     })
 }
 
@@ -60,6 +77,9 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
     // A child's nodes send no events, as on python-svc: its subgraph node's
     // step is what the parent reports.
     let streaming = scope.is_root() && s.streaming;
+    // settings.checkpointer: runs live on threads and may pause at a hitl
+    // node; a resumed run starts at that node (runtime/ThreadRun.java).
+    let threaded = scope.is_root() && s.checkpointer.kind != CheckpointerKind::None;
     let runnable: Vec<(usize, &Node)> = doc
         .logical
         .nodes
@@ -67,6 +87,12 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
         .enumerate()
         .filter(|(_, n)| place(&n.kind) == Place::Class)
         .collect();
+
+    let next = doc.successors();
+    let start = doc
+        .start_id()
+        .and_then(|s| next.get(s).copied())
+        .unwrap_or_default();
 
     let mut w = CodeWriter::java();
     let nodes = format!("{}.nodes", scope.package);
@@ -99,6 +125,10 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
         if scope.is_root() {
             w.line("/** settings.requestTimeoutMs */");
             w.line(format!("public static final long REQUEST_TIMEOUT_MS = {};", s.request_timeout_ms));
+            if threaded {
+                w.line("/** The node after start, where a new run begins (a resumed run begins at its paused node). */");
+                w.line(format!("public static final String ENTRY = {};", quote(start)));
+            }
         } else {
             // A child runs within its parent's deadline.
             w.line("/** The graph's state fields: its subgraph node builds a fresh state with them. */");
@@ -175,23 +205,20 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                         format!("{}Tool", camel(tool_id))
                     }
                     NodeKind::Subgraph(_) => format!("{}Graph", camel(&n.id)),
-                    NodeKind::Tool(_)
+                    NodeKind::Hitl(_)
+                    | NodeKind::Tool(_)
                     | NodeKind::Function(_)
                     | NodeKind::ResponseTemplate(_)
                     | NodeKind::Connector(_)
                     | NodeKind::Rag(_) => String::new(),
                     // No class (nodes::place), so not in `runnable`.
-                    NodeKind::Start | NodeKind::End | NodeKind::Router(_) | NodeKind::Hitl(_) => {
-                        continue
-                    }
+                    NodeKind::Start | NodeKind::End | NodeKind::Router(_) => continue,
                 };
                 let class = node_class(w, &n.id);
                 w.line(format!("this.{}Node = new {class}({arg});", camel(&n.id)));
             }
         });
         w.blank();
-        let next = doc.successors();
-        let start = doc.start_id().and_then(|s| next.get(s).copied()).unwrap_or_default();
         let graph_run = runtime(w, pkg, "GraphRun");
         let map = w.name("java.util", "Map");
         let svc_error = runtime(w, pkg, "SvcError");
@@ -204,7 +231,44 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
         } else {
             ("SCHEMA".to_string(), format!("{map}<String, Object>"), "return run.state();")
         };
-        let header = if streaming {
+        let header = if threaded {
+            let events = if streaming { runtime(w, pkg, "RunEvents") } else { String::new() };
+            w.line("/** Runs the graph on a validated state; every node counts as one step. */");
+            w.block(
+                format!("public {graph_run} run({map}<String, Object> state) {throws} {{"),
+                "}",
+                |w| {
+                    w.line("return run(state, null, ENTRY, null);");
+                },
+            );
+            w.blank();
+            if streaming {
+                w.line("/** Runs the graph, reporting each step to the run's events (null: not streamed). */");
+                w.block(
+                    format!("public {graph_run} run({map}<String, Object> state, {events} events) {throws} {{"),
+                    "}",
+                    |w| {
+                        w.line("return run(state, events, ENTRY, null);");
+                    },
+                );
+                w.blank();
+            }
+            w.line("/**");
+            w.line(" * Runs the graph from the node {@code from}: ENTRY for a new run, or the");
+            w.line(" * paused node for a resumed one, whose hitl step takes {@code resume}'s");
+            w.line(" * answer. A run that reaches a hitl node pauses: its step throws an");
+            if streaming {
+                w.line(" * Interrupt (ThreadRun keeps the thread). Each step is reported to events");
+                w.line(" * (null: not streamed).");
+            } else {
+                w.line(" * Interrupt (ThreadRun keeps the thread). Nothing observes the steps of a");
+                w.line(" * graph that does not stream: {@code events} is always null.");
+            }
+            w.line(" */");
+            format!(
+                "public {graph_run} run({map}<String, Object> state, {graph_run}.Observer events, String from, {graph_run}.Resume resume) {throws} {{"
+            )
+        } else if streaming {
             // JSON runs are streamed runs nobody watches.
             w.line("/** Runs the graph on a validated state; every node counts as one step. */");
             w.block(
@@ -238,7 +302,12 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                 } else {
                     w.line(format!("{graph_run} run = new {graph_run}({schema}, state, MAX_STEPS);"));
                 }
-                w.line(format!("String current = {};", quote(start)));
+                if threaded {
+                    w.line("run.resume(resume);");
+                    w.line("String current = from;");
+                } else {
+                    w.line(format!("String current = {};", quote(start)));
+                }
                 w.block("while (true) {", "}", |w| {
                     w.block("switch (current) {", "}", |w| {
                         for n in &doc.logical.nodes {
@@ -283,8 +352,22 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                                         ));
                                     });
                                 }
-                                // Refused by nodes::files: emit fails and this file is not written.
-                                NodeKind::Hitl(_) => {}
+                                // Pauses the run (an Interrupt), or writes the resumed run's answer.
+                                NodeKind::Hitl(h) => {
+                                    w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
+                                        w.line("run.count();");
+                                        w.line(format!(
+                                            "run.hitl({}, {}, {}Node);",
+                                            quote(&scope.name(&n.id)),
+                                            quote(&h.output_key),
+                                            camel(&n.id)
+                                        ));
+                                        w.line(format!(
+                                            "current = {};",
+                                            quote(next.get(n.id.as_str()).copied().unwrap_or_default())
+                                        ));
+                                    });
+                                }
                                 NodeKind::Function(_)
                                 | NodeKind::Llm(_)
                                 | NodeKind::Tool(_)

@@ -3,8 +3,8 @@
 //! model and HTTP tool calls go to a stub server the test starts itself.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, Document, NodeKind, RagNode, Retriever};
-use svc_backend_sdk::samples::{bad_requests, sample_state, tool_reply};
+use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever};
+use svc_backend_sdk::samples::{bad_requests, hitl_answers, sample_state, tool_reply};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -61,6 +61,8 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
     let stub = llm || !http.is_empty() || !connector_env.is_empty() || !embeddings.is_empty();
     let sample = Value::Object(sample_state(doc));
     let envelope = json!({ "state": sample }).to_string();
+    let checkpointer = &doc.logical.settings.checkpointer;
+    let threaded = checkpointer.kind != CheckpointerKind::None;
 
     let mut w = CodeWriter::java();
     let assert_equals = w.static_name(ASSERTIONS, "assertEquals");
@@ -93,6 +95,16 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
         w.line(format!("private final {http_client} client = {http_client}.newHttpClient();")).blank();
         w.line(format!("@{local_server_port}"));
         w.line("private int port;").blank();
+        if checkpointer.env().is_some() {
+            // The service the test starts opens the graph's own database.
+            let before_all = w.name("org.junit.jupiter.api", "BeforeAll");
+            w.line("/** The checkpointer's database, before the service starts. */");
+            w.line(format!("@{before_all}"));
+            w.block("static void database() throws Exception {", "}", |w| {
+                w.line("TestDatabase.ready();");
+            });
+            w.blank();
+        }
         if stub {
             let http_server = w.name("com.sun.net.httpserver", "HttpServer");
             let io_exception = w.name("java.io", "IOException");
@@ -293,18 +305,43 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
         });
         w.blank();
         let fields: Vec<String> = doc.logical.state.iter().map(|f| quote(&f.name)).collect();
-        w.line("/** Runs the graph on a state with every required field. */");
+        w.line(if threaded {
+            "/** Runs the graph on a state with every required field, resuming each interrupt on its thread. */"
+        } else {
+            "/** Runs the graph on a state with every required field. */"
+        });
         w.line(format!("@{test}"));
         w.block("void invokeRunsTheGraph() throws Exception {", "}", |w| {
             w.line(format!("Reply r = send(\"POST\", \"/invoke\", \"application/json\", {}, KEY);", quote(&envelope)));
             w.line(format!("{assert_equals}(200, r.status(), r.raw().body());"));
+            if threaded {
+                resume_each_interrupt(doc, w, &assert_equals, &assert_true, &map);
+            }
             w.line("@SuppressWarnings(\"unchecked\")");
             w.line(format!("{map}<String, Object> result = ({map}<String, Object>) r.body().get(\"result\");"));
             w.block(format!("for (String field : {list}.of({})) {{", fields.join(", ")), "}", |w| {
                 w.line(format!("{assert_true}(result.containsKey(field), field);"));
             });
         });
-        if let Some(field) = legacy_field(doc) {
+        if threaded {
+            w.blank();
+            w.line("/** A resume names a thread this service keeps. */");
+            w.line(format!("@{test}"));
+            w.block("void anUnknownThreadIsNotFound() throws Exception {", "}", |w| {
+                w.line("Reply r = send(\"POST\", \"/invoke\", \"application/json\", \"{\\\"threadId\\\": \\\"svc-no-such-thread\\\", \\\"resume\\\": true}\", KEY);");
+                w.line(format!("{assert_equals}(404, r.status(), r.raw().body());"));
+                w.line(format!("{assert_equals}(\"thread_not_found\", error(r).get(\"code\"));"));
+            });
+            w.blank();
+            // A thread's answer names the thread: the legacy answer has no room.
+            w.line("/** A graph with a checkpointer has no legacy form: its answer names the thread. */");
+            w.line(format!("@{test}"));
+            w.block("void legacyInputFormIsRefused() throws Exception {", "}", |w| {
+                w.line("Reply r = send(\"POST\", \"/invoke\", \"application/json\", \"{\\\"input\\\": \\\"example\\\"}\", KEY);");
+                w.line(format!("{assert_equals}(400, r.status(), r.raw().body());"));
+                w.line(format!("{assert_equals}(\"bad_request\", error(r).get(\"code\"));"));
+            });
+        } else if let Some(field) = legacy_field(doc) {
             let only_required = doc.logical.state.iter().filter(|f| f.required).count() == 1;
             if only_required {
                 w.blank();
@@ -322,4 +359,53 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
         }
     });
     w.finish_file(&format!("package com.svc.{pkg};\n\n"))
+}
+
+/// Resumes the run `r` answered until it ends: each paused hitl node gets a
+/// sample value of its `outputKey`'s type, on the same thread.
+fn resume_each_interrupt(
+    doc: &Document,
+    w: &mut CodeWriter,
+    assert_equals: &str,
+    assert_true: &str,
+    map: &str,
+) {
+    let answers = hitl_answers(doc);
+    if answers.is_empty() {
+        return;
+    }
+    let entries: Vec<String> = answers
+        .iter()
+        .map(|(node, value)| {
+            format!(
+                "{map}.entry({}, {})",
+                quote(node),
+                quote(&value.to_string())
+            )
+        })
+        .collect();
+    w.line("// The reviewer's answer to each hitl node, of its field's type.");
+    w.line(format!(
+        "{map}<String, String> answers = {map}.ofEntries({});",
+        entries.join(", ")
+    ));
+    w.block("for (int i = 0; r.body().get(\"interrupt\") != null; i++) {", "}", |w| {
+        w.line(format!(
+            "{assert_true}(i < {}, \"the run never ends: \" + r.raw().body());",
+            answers.len() * 4 + 4
+        ));
+        w.line(format!("{map}<?, ?> paused = ({map}<?, ?>) r.body().get(\"interrupt\");"));
+        w.line("String thread = (String) r.body().get(\"threadId\");");
+        w.line("String resume = \"{\\\"threadId\\\": \" + JSON.writeValueAsString(thread) + \", \\\"resume\\\": \"");
+        w.indent().indent();
+        w.line("+ answers.get((String) paused.get(\"node\")) + \"}\";");
+        w.dedent().dedent();
+        w.line("r = send(\"POST\", \"/invoke\", \"application/json\", resume, KEY);");
+        w.line(format!(
+            "{assert_equals}(200, r.status(), \"resume \" + paused.get(\"node\") + \": \" + r.raw().body());"
+        ));
+    });
+    w.line(format!(
+        "{assert_true}(r.body().get(\"threadId\") instanceof String, r.raw().body());"
+    ));
 }

@@ -1,7 +1,7 @@
 //! The project's `README.md` (install, configure, authenticate, test, run),
 //! and `vendor/README.md` when the SDK comes from the package index.
 
-use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document, NodeKind};
+use svc_backend_sdk::ir::{Auth, Document};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::build_files::PYTHON_IMAGE;
@@ -21,11 +21,6 @@ const SERVE: &str = "`python -m svc run` serves the graph's routes on a plain St
 /// The items of "Published to other agents", each with whether it applies.
 const MCP_ITEM: &str = "MCP: `/mcp` (streamable HTTP) offers the graph as one tool whose input is the state; `python -m svc mcp` serves it over stdio.";
 const A2A_ITEM: &str = "A2A: the agent card is at `/.well-known/agent-card.json` (and `/.well-known/agent.json`), JSON-RPC at `/a2a`; a message's text goes to the graph's first required `string` field and the reply is the field the run wrote last.";
-
-/// How a `hitl` run pauses and resumes.
-const HITL: &str = "A run that reaches a `hitl` node answers `{\"interrupt\": {\"node\", \"value\"}, \"threadId\"}`; \
-    a reviewer resumes it with `POST /invoke` and `{\"threadId\": \"...\", \"resume\": <value>}`, and the run goes on \
-    to its result or to the next interrupt.";
 
 /// The items of "Layout".
 const LAYOUT: &[&str] = &[
@@ -157,51 +152,10 @@ pub(crate) fn readme(doc: &Document, sdk: SdkSource) -> String {
             .line("Both need the same credential as `/invoke`; the agent card does not.")
             .blank();
     }
-    if doc
-        .logical
-        .nodes
-        .iter()
-        .any(|n| matches!(n.kind, NodeKind::Hitl(_)))
-    {
-        human_in_the_loop(&mut w, doc, &header);
-    }
+    svc_backend_sdk::readme::human_in_the_loop(&mut w, doc, &header);
     w.line("## Layout").blank();
     for item in LAYOUT {
         w.line(format!("- {item}"));
     }
     w.finish()
-}
-
-/// "Human in the loop": how a paused run resumes, and where its thread is
-/// kept (the checkpointer).
-fn human_in_the_loop(w: &mut CodeWriter, doc: &Document, header: &str) {
-    let s = &doc.logical.settings;
-    let kept = match (s.checkpointer.kind, s.checkpointer.env()) {
-        (CheckpointerKind::Sqlite, Some(env)) => format!(
-            "Paused threads are kept in the SQLite database file whose path `{env}` holds (made on first start; \
-             the service does not start without it): a restart loses nothing, and the processes of one machine \
-             that share the file share the threads. A thread is dropped 24 h after its last use."
-        ),
-        (CheckpointerKind::Postgres, Some(env)) => format!(
-            "Paused threads are kept in the PostgreSQL database whose URL `{env}` holds (tables made on first \
-             start; the service does not start without it): a restart loses nothing, and every replica sharing \
-             the database can resume any thread. While the database cannot be reached, `/invoke` answers \
-             `503` with code `checkpointer_unavailable` and the threads wait there. A thread is dropped 24 h \
-             after its last use."
-        ),
-        _ => "Paused threads are kept in this process's memory (at most 10,000, for at most 24 h): a restart \
-              forgets every paused thread."
-            .to_string(),
-    };
-    w.line("## Human in the loop")
-        .blank()
-        .line(format!("{HITL} {kept}"))
-        .blank()
-        .line("```sh")
-        .line(format!(
-            "curl -s localhost:{}/invoke -H 'Content-Type: application/json'{header} -d '{{\"threadId\": \"<id>\", \"resume\": \"approved\"}}'",
-            s.server.port
-        ))
-        .line("```")
-        .blank();
 }

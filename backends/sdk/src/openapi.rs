@@ -1,5 +1,5 @@
 //! `openapi.json`: the OpenAPI 3.1 document of a generated service, the
-//! same for every backend but what a platform adds (python-svc's threads,
+//! same for every backend but what a platform adds (python-svc's
 //! policies and guardrails). Each backend writes it into the project and
 //! serves it at `GET /openapi.json` without a credential.
 //!
@@ -97,7 +97,8 @@ fn result_schema(doc: &Document) -> Value {
 }
 
 /// `(status, description, codes)` a call to `/invoke` may answer; `threads`
-/// when the service keeps the graph's threads (python-svc and go).
+/// when the service keeps the graph's threads (every target, for a graph
+/// with a checkpointer).
 fn errors(
     doc: &Document,
     python: bool,
@@ -184,8 +185,7 @@ fn error_response(description: &str, codes: &[&str]) -> Value {
 
 fn value(doc: &Document, platform: &str) -> Value {
     let python = platform == "python-svc";
-    let threads = matches!(platform, "python-svc" | "go")
-        && doc.logical.settings.checkpointer.kind != CheckpointerKind::None;
+    let threads = doc.logical.settings.checkpointer.kind != CheckpointerKind::None;
     let (schemes, security) = match doc.security.auth {
         Auth::None => (json!({}), json!([])),
         Auth::ApiKey => (
@@ -256,7 +256,7 @@ fn value(doc: &Document, platform: &str) -> Value {
             ok = json!({"anyOf": [ok, {"$ref": "#/components/schemas/Result",
                 "description": "legacy: the raw final state, for a raw-state request"}]});
         }
-        "java-svc" if text_field => {
+        "java-svc" if text_field && !threads => {
             let text = |key: &str| {
                 json!({"type": "object", "properties": {key: {"type": "string"}},
                     "required": [key], "additionalProperties": false,

@@ -1,7 +1,8 @@
 //! What every backend's generated README starts with and how it shows a
-//! first request; each backend writes the rest of its own README.
+//! first request, and the section on paused runs every target serves alike;
+//! each backend writes the rest of its own README.
 
-use svc_ir::Document;
+use svc_ir::{CheckpointerKind, Document, NodeKind};
 
 use crate::writer::CodeWriter;
 
@@ -26,4 +27,51 @@ pub fn first_request(w: &mut CodeWriter, port: u16, header: &str, body: &str) {
             "curl -s localhost:{port}/invoke -H 'Content-Type: application/json'{header} -d '{body}'"
         ))
         .line("```");
+}
+
+/// How a `hitl` run pauses and resumes.
+const HITL: &str = "A run that reaches a `hitl` node answers `{\"interrupt\": {\"node\", \"value\"}, \"threadId\"}`; \
+    a reviewer resumes it with `POST /invoke` and `{\"threadId\": \"...\", \"resume\": <value>}`, and the run goes on \
+    to its result or to the next interrupt.";
+
+/// "Human in the loop": how a paused run resumes, and where its thread is
+/// kept (the checkpointer); nothing for a graph without hitl nodes.
+pub fn human_in_the_loop(w: &mut CodeWriter, doc: &Document, header: &str) {
+    if !doc
+        .logical
+        .nodes
+        .iter()
+        .any(|n| matches!(n.kind, NodeKind::Hitl(_)))
+    {
+        return;
+    }
+    let s = &doc.logical.settings;
+    let kept = match (s.checkpointer.kind, s.checkpointer.env()) {
+        (CheckpointerKind::Sqlite, Some(env)) => format!(
+            "Paused threads are kept in the SQLite database file whose path `{env}` holds (made on first start; \
+             the service does not start without it): a restart loses nothing, and the processes of one machine \
+             that share the file share the threads. A thread is dropped 24 h after its last use."
+        ),
+        (CheckpointerKind::Postgres, Some(env)) => format!(
+            "Paused threads are kept in the PostgreSQL database whose URL `{env}` holds (tables made on first \
+             start; the service does not start without it): a restart loses nothing, and every replica sharing \
+             the database can resume any thread. While the database cannot be reached, `/invoke` answers \
+             `503` with code `checkpointer_unavailable` and the threads wait there. A thread is dropped 24 h \
+             after its last use."
+        ),
+        _ => "Paused threads are kept in this process's memory (at most 10,000, for at most 24 h): a restart \
+              forgets every paused thread."
+            .to_string(),
+    };
+    w.line("## Human in the loop")
+        .blank()
+        .line(format!("{HITL} {kept}"))
+        .blank()
+        .line("```sh")
+        .line(format!(
+            "curl -s localhost:{}/invoke -H 'Content-Type: application/json'{header} -d '{{\"threadId\": \"<id>\", \"resume\": \"approved\"}}'",
+            s.server.port
+        ))
+        .line("```")
+        .blank();
 }

@@ -7,6 +7,22 @@ use serde_json::{json, Map, Value};
 use svc_ir::ToolNode;
 use svc_ir::{Document, FieldType, ItemType, NodeKind, StateField};
 
+/// The reviewer's answer a generated test gives each hitl node of the
+/// document's graph when its run pauses there: a value of its
+/// `outputKey`'s type, by node id.
+pub fn hitl_answers(doc: &Document) -> Vec<(String, Value)> {
+    doc.logical
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NodeKind::Hitl(h) => doc
+                .state_field(&h.output_key)
+                .map(|f| (n.id.clone(), sample(f.ty, f.items.as_ref()))),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A value of the declared type.
 pub fn sample(ty: FieldType, items: Option<&ItemType>) -> Value {
     match ty {

@@ -354,36 +354,29 @@ fn validation_capabilities_and_export() {
 
     // Capabilities come from the backends themselves.
     let caps = d.get("/api/capabilities").json();
-    let go = &caps["go"]["capabilities"];
-    let go_kinds = go["nodeKinds"].as_array().unwrap();
-    // The palette offers what each target builds: agents and subgraphs
-    // everywhere, hitl on go and python-svc.
-    for platform in ["go", "java-svc"] {
+    // The palette offers what each target builds: agents, subgraphs and
+    // hitl everywhere; a refusal comes with the backend's reason.
+    for platform in ["go", "java-svc", "python-svc"] {
         let kinds = caps[platform]["capabilities"]["nodeKinds"]
             .as_array()
             .unwrap();
-        for kind in ["agent", "intent_classifier", "rag", "subgraph"] {
+        for kind in ["agent", "intent_classifier", "rag", "subgraph", "hitl"] {
             assert!(kinds.contains(&json!(kind)), "{platform}: {kinds:?}");
         }
     }
-    assert!(go_kinds.contains(&json!("hitl")), "{go}");
     let java = &caps["java-svc"]["capabilities"];
     assert!(
-        !java["nodeKinds"]
+        !java["toolKinds"]
             .as_array()
             .unwrap()
-            .contains(&json!("hitl")),
+            .contains(&json!("mcp")),
         "{java}"
     );
     assert!(java["reasons"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|r| r["requirement"] == "node-kind:hitl"));
-    assert!(caps["python-svc"]["capabilities"]["nodeKinds"]
-        .as_array()
-        .unwrap()
-        .contains(&json!("hitl")));
+        .any(|r| r["requirement"] == "tool-kind:mcp"));
     assert!(d.get("/api/connectors").json()["connectors"].is_array());
 
     // Export to a folder (relative to the document), then again over it.

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use svc_tests::http::{Reply, Request, Stub};
-use svc_tests::service::{check_project, compile, require_platform, run_shell, Project, Service};
+use svc_tests::service::{build, check_project, compile, require_platform, Project, Service};
 
 const KEY: &str = "agents-key-0b4e";
 const PEER_KEY: &str = "peer-key-61fa";
@@ -337,13 +337,7 @@ pub fn write_json(path: &Path, v: &Value) {
 fn built(platform: &str, doc: &Path) -> Project {
     let project = compile(platform, doc).unwrap_or_else(|d| panic!("{platform}: {d:?}"));
     check_project(&project, platform).unwrap_or_else(|e| panic!("{platform}: {e}"));
-    run_shell(
-        project.path(),
-        &project.command("build"),
-        &[],
-        Duration::from_secs(600),
-    )
-    .unwrap_or_else(|e| panic!("{platform}: {e}"));
+    build(&project).unwrap_or_else(|e| panic!("{platform}: {e}"));
     project
 }
 

@@ -1,10 +1,11 @@
-//! Durable threads on every target that keeps them (go and python-svc;
-//! `docs/http-contract.md`, "Where threads live"): the graph of the e2e test
-//! `threads` compiled with a `postgres` checkpointer
-//! runs as two replicas sharing one real PostgreSQL database (an interrupt
-//! on one resumed on the other, two resumes of one interrupt at once, a
-//! replica restarted, the database stopped and started again), and with a
-//! `sqlite` checkpointer, restarted between interrupt and resume.
+//! Durable threads on every target (`docs/http-contract.md`, "Where threads
+//! live"): the graph of the e2e test `threads` compiled with a `postgres`
+//! checkpointer runs as two replicas sharing one real PostgreSQL database
+//! (an interrupt on one resumed on the other, two resumes of one interrupt
+//! at once, a replica restarted, the database stopped and started again),
+//! and with a `sqlite` checkpointer, restarted between interrupt and resume.
+//! go and java-svc keep threads in the same tables (docs/threads-schema.md):
+//! a replica of each shares one database, PostgreSQL and SQLite.
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use serde_json::{json, Value};
 use svc_tests::http;
 use svc_tests::postgres::{require_postgres, Postgres};
 use svc_tests::service::{
-    check_project_with, compile, expect_refusal_with, require_platform, Project, Service,
+    build, check_project_with, compile, expect_refusal_with, require_platform, Project, Service,
 };
 
 use crate::threads::{graph, THREADED};
@@ -61,26 +62,95 @@ fn postgres_threads_across_replicas_restarts_and_outages() {
     if !require_postgres() {
         return;
     }
+    let mut pg = Postgres::start().unwrap();
+    let mut built = Vec::new();
     for platform in THREADED {
         if require_platform(platform) {
-            postgres_threads(platform);
+            built.push((platform, postgres_threads(platform, &mut pg)));
             eprintln!("{platform}: threads on PostgreSQL across replicas, restarts and outages");
         }
     }
+    let url = pg.create_database("shared").unwrap();
+    shared_by_go_and_java(&built, &[("DEMO_DB_URL", url.as_str())]);
 }
 
-fn postgres_threads(platform: &str) {
+/// A replica of go and one of java-svc on one database: a thread paused on
+/// either resumes on the other, once, and of two resumes at once exactly
+/// one runs.
+fn shared_by_go_and_java(built: &[(&str, Project)], env: &[(&str, &str)]) {
+    let find = |platform: &str| {
+        built
+            .iter()
+            .find(|(p, _)| *p == platform)
+            .map(|(_, project)| project)
+    };
+    let (Some(go), Some(java)) = (find("go"), find("java-svc")) else {
+        return;
+    };
+    let env: Vec<(&str, &str)> = [("SVC_API_KEY", KEY)]
+        .into_iter()
+        .chain(env.iter().copied())
+        .collect();
+    let g = Service::launch(go, &env, READY).unwrap();
+    let j = Service::launch(java, &env, READY).unwrap();
+    for (first, second, name) in [(&g, &j, "go to java-svc"), (&j, &g, "java-svc to go")] {
+        let thread = paused(first.port, name);
+        let (status, next) = post(second.port, &json!({"threadId": thread, "resume": true}));
+        assert_eq!(status, 200, "{name}: {next}");
+        assert_eq!(
+            next["interrupt"]["value"],
+            json!({"ask": format!("Any note on {name}?")}),
+            "{name}: {next}"
+        );
+        assert_error(
+            post(second.port, &json!({"threadId": thread, "resume": 1})),
+            422,
+            "invalid_state",
+        );
+        let (status, done) = post(first.port, &json!({"threadId": thread, "resume": "both"}));
+        assert_eq!(status, 200, "{name}: {done}");
+        assert_eq!(
+            done["result"]["reply"],
+            format!("Draft for {name} (both)"),
+            "{name}: {done}"
+        );
+        assert_error(
+            post(second.port, &json!({"threadId": thread, "resume": "again"})),
+            409,
+            "not_interrupted",
+        );
+    }
+    for round in 0..3 {
+        let thread = paused(j.port, &format!("mixed race {round}"));
+        let body = json!({"threadId": thread, "resume": false});
+        let (rg, rj) = std::thread::scope(|s| {
+            let tg = s.spawn(|| post(g.port, &body));
+            let tj = s.spawn(|| post(j.port, &body));
+            (tg.join().unwrap(), tj.join().unwrap())
+        });
+        let mut statuses = [rg.0, rj.0];
+        statuses.sort();
+        assert_eq!(statuses, [200, 409], "{} / {}", rg.1, rj.1);
+    }
+    eprintln!("go and java-svc: replicas of both share threads");
+}
+
+fn postgres_threads(platform: &str, pg: &mut Postgres) -> Project {
     let dir = tempfile::tempdir().unwrap();
-    let mut pg = Postgres::start().unwrap();
-    let url = pg.create_database("threads").unwrap();
+    let url = pg
+        .create_database(&format!("threads_{}", platform.replace('-', "_")))
+        .unwrap();
     let project = project(
         platform,
         json!({"type": "postgres", "urlEnv": "DEMO_DB_URL"}),
         dir.path(),
     );
     // The project's own tests run against the database too.
-    let test_url = pg.create_database("project_tests").unwrap();
+    let test_url = pg
+        .create_database(&format!("project_tests_{}", platform.replace('-', "_")))
+        .unwrap();
     check_project_with(&project, platform, &[("DEMO_DB_URL", &test_url)]).unwrap();
+    build(&project).unwrap();
 
     // Without its variable, or with a database that is not there, it does
     // not start, and says which variable.
@@ -170,22 +240,28 @@ fn postgres_threads(platform: &str) {
         done["result"]["reply"], "Draft for restart (kept)",
         "{done}"
     );
+    project
 }
 
 #[test]
 fn sqlite_threads_survive_a_restart() {
+    let mut built = Vec::new();
     for platform in THREADED {
         if require_platform(platform) {
-            sqlite_threads(platform);
+            built.push((platform, sqlite_threads(platform)));
             eprintln!("{platform}: threads on SQLite survive a restart");
         }
     }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.db");
+    shared_by_go_and_java(&built, &[("SVC_CHECKPOINT_DB", db.to_str().unwrap())]);
 }
 
-fn sqlite_threads(platform: &str) {
+fn sqlite_threads(platform: &str) -> Project {
     let dir = tempfile::tempdir().unwrap();
     let project = project(platform, json!({"type": "sqlite"}), dir.path());
     check_project_with(&project, platform, &[]).unwrap();
+    build(&project).unwrap();
     let db = dir.path().join("threads.db");
     let env = [
         ("SVC_API_KEY", KEY),
@@ -215,4 +291,5 @@ fn sqlite_threads(platform: &str) {
         409,
         "not_interrupted",
     );
+    project
 }

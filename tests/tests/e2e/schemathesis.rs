@@ -5,11 +5,12 @@
 //! request), driven by each service's own `GET /openapi.json` and
 //! authenticated with its key. A fixed seed
 //! keeps a run reproducible; a failure prints schemathesis's report, with
-//! the curl command that reproduces each case.
+//! the curl command that reproduces each case. The router_ops service is
+//! also held to python-svc's routing, branch by branch.
 
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use svc_tests::service::{
     compile, require_jdk21, require_python_sdk, require_tool, run_shell, Service,
 };
@@ -22,7 +23,7 @@ const FIXTURES: &[(&str, &[&str])] = &[
     ("contract_core", &["go", "python-svc", "java-svc"]),
     ("append_text", &["go", "python-svc", "java-svc"]),
     ("minimal", &["go", "python-svc", "java-svc"]),
-    ("router_ops", &["go", "python-svc"]),
+    ("router_ops", &["go", "python-svc", "java-svc"]),
     ("bearer_auth", &["go", "python-svc"]),
 ];
 
@@ -62,6 +63,9 @@ fn run(platform: &str) {
             Duration::from_secs(180),
         )
         .unwrap();
+        if *name == "router_ops" {
+            routes_as_python_svc_does(&service, platform);
+        }
         let header = auth_header(&openapi)
             .map(|h| format!(" -H '{h}'"))
             .unwrap_or_default();
@@ -86,6 +90,41 @@ fn run(platform: &str) {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// router_ops takes the first branch whose condition holds, with
+/// python-svc's operators (svc/values.py cond_*): each state below picks the
+/// branch the table names on every target.
+fn routes_as_python_svc_does(service: &Service, platform: &str) {
+    let cases = [
+        (json!({"tier": "gold"}), "eq"),
+        (json!({"tier": "silver"}), "ne"),
+        (json!({"count": 11}), "gt"),
+        (json!({"count": 10, "ratio": 0.5}), "ge"),
+        // count's default 0 is under 3.
+        (json!({}), "lt"),
+        (json!({"count": 3, "ratio": 0.1}), "le"),
+        (json!({"count": 3, "ratio": 0.2, "note": ""}), "exists"),
+        (json!({"count": 3, "ratio": 0.2, "vip": true}), "truthy"),
+        (json!({"count": 3, "ratio": 0.2, "vip": false}), "default"),
+    ];
+    for (state, branch) in cases {
+        let body = json!({ "state": state }).to_string();
+        let r = service
+            .send(
+                "POST",
+                "/invoke",
+                &[("Content-Type", "application/json"), ("X-API-Key", KEY)],
+                body.as_bytes(),
+            )
+            .unwrap();
+        let got = r.json();
+        assert_eq!(
+            (r.status, got["result"]["matched"].clone()),
+            (200, json!(branch)),
+            "{platform}: {state} -> {got}"
+        );
+    }
 }
 
 #[test]

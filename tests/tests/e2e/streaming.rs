@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use svc_tests::http::{Reply, Request, Stub};
-use svc_tests::service::{check_project, compile, require_platform, run_shell, Service};
+use svc_tests::service::{build, check_project, compile, require_platform, Service};
 
 const KEY: &str = "stream-key-5e1d";
 
@@ -347,13 +347,7 @@ fn streams(platform: &str) {
         return;
     }
     check_project(&project, platform).unwrap_or_else(|e| panic!("{platform}: {e}"));
-    run_shell(
-        project.path(),
-        &project.command("build"),
-        &[],
-        Duration::from_secs(600),
-    )
-    .unwrap_or_else(|e| panic!("{platform}: {e}"));
+    build(&project).unwrap_or_else(|e| panic!("{platform}: {e}"));
     let cut = Arc::new(Mutex::new(None));
     let stub = model(cut.clone());
     let url = format!("{}/v1", stub.url());

@@ -1,17 +1,18 @@
-//! Human in the loop on every target that keeps threads (go and python-svc;
-//! java-svc refuses `hitl` by name for now): one compiled graph with two
-//! `hitl` nodes is paused and resumed over HTTP (`docs/http-contract.md`,
+//! Human in the loop on every target: one compiled graph with two `hitl`
+//! nodes is paused and resumed over HTTP (`docs/http-contract.md`,
 //! "Interrupt and resume"): each interrupt in turn, a wrong-typed answer,
 //! an unknown thread, a second resume of one interrupt, two threads side by
-//! side, and the credential still required; every target answers the same.
+//! side, the credential still required, and a paused run streamed (ending
+//! with `interrupted`) and resumed streamed (starting with `resumed`);
+//! every target answers the same.
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use svc_tests::service::{check_project, compile, require_platform, Service};
+use svc_tests::service::{build, check_project, compile, require_platform, Service};
 
-/// The targets that keep threads; java-svc refuses the graph by name.
-pub(crate) const THREADED: [&str; 2] = ["go", "python-svc"];
+/// The targets that keep threads.
+pub(crate) const THREADED: [&str; 3] = ["go", "python-svc", "java-svc"];
 
 const KEY: &str = "hitl-key-0b7e";
 
@@ -49,7 +50,7 @@ pub(crate) fn graph(checkpointer: Value) -> Value {
                 {"from": "done", "to": "end"},
                 {"from": "reject", "to": "end"}
             ],
-            "settings": {"checkpointer": checkpointer}
+            "settings": {"checkpointer": checkpointer, "streaming": true}
         }
     })
 }
@@ -59,15 +60,6 @@ fn every_target_pauses_and_resumes_threads_over_http() {
     let dir = tempfile::tempdir().unwrap();
     let doc = dir.path().join("hitl.graph.json");
     std::fs::write(&doc, graph(json!({"type": "memory"})).to_string()).unwrap();
-    let Err(refused) = compile("java-svc", &doc) else {
-        panic!("java-svc does not keep threads yet, and must refuse the graph");
-    };
-    assert!(
-        refused
-            .iter()
-            .any(|d| d.code == "unsupported" && d.pointer.as_deref() == Some("/logical/nodes/2")),
-        "{refused:?}"
-    );
     for platform in THREADED {
         if require_platform(platform) {
             threads_over_http(platform, &doc);
@@ -79,6 +71,7 @@ fn every_target_pauses_and_resumes_threads_over_http() {
 fn threads_over_http(platform: &str, doc: &std::path::Path) {
     let project = compile(platform, doc).expect("the hitl graph compiles");
     check_project(&project, platform).unwrap();
+    build(&project).unwrap();
     let s = Service::launch(&project, &[("SVC_API_KEY", KEY)], Duration::from_secs(120)).unwrap();
     let post = |body: Value| {
         let r = s
@@ -178,6 +171,115 @@ fn threads_over_http(platform: &str, doc: &std::path::Path) {
         (status, c2["result"]["reply"].clone()),
         (200, json!("rejected")),
         "{c2}"
+    );
+
+    // Streamed: the pause is the terminal event, and a resume streams from
+    // `resumed` to the next pause or the end.
+    let streamed = |body: Value| -> (u16, Vec<Value>) {
+        let r = s
+            .send(
+                "POST",
+                "/invoke",
+                &[
+                    ("Content-Type", "application/json"),
+                    ("X-API-Key", KEY),
+                    ("Accept", "text/event-stream"),
+                ],
+                body.to_string().as_bytes(),
+            )
+            .unwrap();
+        let events = r
+            .text()
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect();
+        (r.status, events)
+    };
+    let outline = |events: &[Value]| -> Vec<String> {
+        events
+            .iter()
+            .map(|e| match e["node"].as_str() {
+                Some(node) => format!("{}:{node}", e["type"].as_str().unwrap()),
+                None => e["type"].as_str().unwrap().to_string(),
+            })
+            .collect()
+    };
+    let (status, events) = streamed(json!({"state": {"question": "D"}, "threadId": "thread-d"}));
+    assert_eq!(status, 200, "{platform}: {events:?}");
+    assert_eq!(
+        outline(&events),
+        [
+            "run_started",
+            "node_started:write",
+            "node_finished:write",
+            "node_started:approve",
+            "interrupted:approve"
+        ],
+        "{platform}: {events:?}"
+    );
+    assert_eq!(events[0]["data"]["threadId"], "thread-d", "{platform}");
+    assert_eq!(
+        events[4]["data"],
+        json!({"threadId": "thread-d", "value": {"draft": "Draft for D", "ask": "Approve?"}}),
+        "{platform}"
+    );
+    let (status, events) = streamed(json!({"threadId": "thread-d", "resume": true}));
+    assert_eq!(status, 200, "{platform}: {events:?}");
+    assert_eq!(
+        outline(&events),
+        [
+            "resumed:approve",
+            "node_started:approve",
+            "node_finished:approve",
+            "node_started:route",
+            "node_finished:route",
+            "node_started:comment",
+            "interrupted:comment"
+        ],
+        "{platform}: {events:?}"
+    );
+    assert_eq!(
+        events[0]["data"],
+        json!({"threadId": "thread-d", "resume": true}),
+        "{platform}"
+    );
+    assert_eq!(
+        events[2]["data"]["patch"],
+        json!({"approved": true}),
+        "{platform}"
+    );
+    let (status, events) = streamed(json!({"threadId": "thread-d", "resume": "ok"}));
+    assert_eq!(status, 200, "{platform}: {events:?}");
+    let last = events.last().unwrap();
+    assert_eq!(
+        (
+            last["type"].clone(),
+            last["data"]["result"]["reply"].clone()
+        ),
+        (json!("run_finished"), json!("Draft for D (ok)")),
+        "{platform}: {events:?}"
+    );
+    assert_eq!(last["data"]["threadId"], "thread-d", "{platform}");
+    // A refused resume is the JSON envelope, not a stream.
+    let r = s
+        .send(
+            "POST",
+            "/invoke",
+            &[
+                ("Content-Type", "application/json"),
+                ("X-API-Key", KEY),
+                ("Accept", "text/event-stream"),
+            ],
+            json!({"threadId": "thread-d", "resume": "again"})
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap();
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (409, json!("not_interrupted")),
+        "{platform}"
     );
     drop(s);
 }

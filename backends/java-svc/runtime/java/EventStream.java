@@ -22,13 +22,21 @@ import org.springframework.stereotype.Component;
  * "Streaming"): the run's events as server-sent events, written as they happen.
  * The run works on its own virtual thread; this request's thread writes. A
  * client that goes away, the deadline, or an event too large to send ends
- * the stream and interrupts the run, which closes its model call.
+ * the stream and interrupts the run, which closes its model call. A run on a
+ * thread (a graph with a checkpointer) starts with run_started or resumed and
+ * ends with run_finished, interrupted or run_failed, each naming the thread.
  */
 @Component
 public class EventStream implements GraphController.Streamer {
     /** A comment line at least this often keeps a quiet stream open through proxies. */
     static final long KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(15);
     private static final byte[] KEEP_ALIVE = ": keep-alive\n\n".getBytes(StandardCharsets.US_ASCII);
+
+    /** What runs on the run's thread; it emits the run's terminal event itself. */
+    @FunctionalInterface
+    private interface Body {
+        void run(RunEvents events) throws SvcError, InterruptedException;
+    }
 
     private final MainGraph graph;
     private final ExecutorService runner = Executors.newVirtualThreadPerTaskExecutor();
@@ -43,11 +51,33 @@ public class EventStream implements GraphController.Streamer {
         Map<String, Object> started = new LinkedHashMap<>();
         started.put("state", state);
         events.emit("run_started", null, started);
+        serve(events, e -> {
+            GraphRun done = graph.run(state, e);
+            e.finish(done.state());
+        }, () -> true, response);
+    }
+
+    @Override
+    public void answer(GraphRun.Event first, GraphController.StreamedRun run, HttpServletResponse response) {
+        RunEvents events = new RunEvents(UUID.randomUUID().toString());
+        events.emit(first.type(), first.node(), first.data());
+        serve(events, e -> {
+            GraphRun.Event last = run.run(e);
+            e.emit(last.type(), last.node(), last.data());
+        }, run::abandon, response);
+    }
+
+    /**
+     * Runs body on a thread of its own and writes the events as they come, until
+     * the terminal one. At the deadline the run is abandoned (run_failed, 504)
+     * unless abandon says it is already ending: then its own end follows.
+     */
+    private void serve(RunEvents events, Body body, java.util.function.BooleanSupplier abandon,
+            HttpServletResponse response) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(MainGraph.REQUEST_TIMEOUT_MS);
         Future<?> run = runner.submit(() -> {
             try {
-                GraphRun done = graph.run(state, events);
-                events.finish(done.state());
+                body.run(events);
             } catch (SvcError e) {
                 events.fail(e);
             } catch (InterruptedException e) {
@@ -61,15 +91,20 @@ public class EventStream implements GraphController.Streamer {
         response.setCharacterEncoding("UTF-8");
         response.setHeader("Cache-Control", "no-cache");
         response.setHeader("X-Accel-Buffering", "no");
+        boolean timed = true;
         try {
             OutputStream out = response.getOutputStream();
             out.flush(); // the head now: the run has started
             while (true) {
-                long left = deadline - System.nanoTime();
+                long left = timed ? deadline - System.nanoTime() : KEEP_ALIVE_NANOS + 1;
                 if (left <= 0) {
-                    events.fail(SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS));
+                    timed = false;
+                    if (abandon.getAsBoolean()) {
+                        events.fail(SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS));
+                    }
+                    continue;
                 }
-                RunEvents.Frame frame = events.next(Math.max(0, Math.min(left, KEEP_ALIVE_NANOS)));
+                RunEvents.Frame frame = events.next(Math.min(left, KEEP_ALIVE_NANOS));
                 if (frame == null) {
                     if (left > KEEP_ALIVE_NANOS) {
                         out.write(KEEP_ALIVE);

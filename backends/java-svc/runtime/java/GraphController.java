@@ -40,6 +40,31 @@ public class GraphController {
     public interface Streamer {
         /** Runs the validated state and writes its events to the response. */
         void answer(Map<String, Object> state, HttpServletResponse response);
+
+        /** Writes first, then runs {@code run} and writes its events, its terminal event last. */
+        void answer(GraphRun.Event first, StreamedRun run, HttpServletResponse response);
+    }
+
+    /** A run a Streamer runs and reports (a thread's: web/ThreadedInvoke.java). */
+    public interface StreamedRun {
+        /** Runs, sending its events to observer; returns its terminal event. */
+        GraphRun.Event run(GraphRun.Observer observer) throws SvcError, InterruptedException;
+
+        /**
+         * The deadline passed: whether the run is abandoned (the stream then ends
+         * with 504); false when it is already ending, and its terminal event follows.
+         */
+        boolean abandon();
+    }
+
+    /**
+     * /invoke of a graph with a checkpointer, given the body once the credential,
+     * the media type and the size are checked (web/ThreadedInvoke.java): runs on
+     * threads. Returns null when it answered on the response itself (a stream).
+     */
+    public interface Threaded {
+        ResponseEntity<byte[]> invoke(byte[] body, HttpServletRequest request, HttpServletResponse response)
+                throws SvcError;
     }
 
     /** What a request asks to run: its validated state, and whether it came in a legacy form. */
@@ -49,14 +74,17 @@ public class GraphController {
     private final MainGraph graph;
     private final AuthSettings auth;
     private final Streamer streamer;
+    private final Threaded threaded;
     // Runs execute on virtual threads so a run past its deadline can be
     // abandoned (and interrupted) while the request is answered in time.
     private final ExecutorService runner = Executors.newVirtualThreadPerTaskExecutor();
 
-    public GraphController(MainGraph graph, AuthSettings auth, Optional<Streamer> streamer) {
+    public GraphController(MainGraph graph, AuthSettings auth, Optional<Streamer> streamer,
+            Optional<Threaded> threaded) {
         this.graph = graph;
         this.auth = auth;
         this.streamer = streamer.orElse(null);
+        this.threaded = threaded.orElse(null);
     }
 
     @GetMapping("/health")
@@ -81,7 +109,11 @@ public class GraphController {
     @PostMapping("/invoke")
     public ResponseEntity<byte[]> invoke(HttpServletRequest request, HttpServletResponse response) {
         try {
-            Input input = read(request);
+            byte[] body = admit(request);
+            if (threaded != null) {
+                return threaded.invoke(body, request, response);
+            }
+            Input input = read(body);
             if (streamer != null && !input.legacy() && wantsEvents(request.getHeader("Accept"))) {
                 streamer.answer(input.state(), response);
                 return null; // answered on the response itself
@@ -93,8 +125,8 @@ public class GraphController {
         }
     }
 
-    /** Every check before a run: credential, media type, body, request form, state. */
-    private Input read(HttpServletRequest request) throws SvcError {
+    /** The checks before the body is read as JSON: credential, media type, size. */
+    private byte[] admit(HttpServletRequest request) throws SvcError {
         if (!auth.accepts(request.getHeader("X-API-Key"))) {
             throw new SvcError(401, "unauthorized", "missing or wrong credential", null);
         }
@@ -102,7 +134,12 @@ public class GraphController {
             throw new SvcError(415, "unsupported_media_type",
                     "send the request with Content-Type: application/json", null);
         }
-        Map<String, Object> body = parse(readBody(request));
+        return readBody(request);
+    }
+
+    /** The checks of the body: JSON rules, request form, state. */
+    private Input read(byte[] data) throws SvcError {
+        Map<String, Object> body = parse(data);
         if (!body.containsKey("state")) {
             return new Input(GraphState.SCHEMA.newState(legacyInput(body)), true);
         }
@@ -210,7 +247,7 @@ public class GraphController {
         return new SvcError(413, "payload_too_large", "the request body is larger than 1 MiB", null);
     }
 
-    private static Map<String, Object> parse(byte[] body) throws SvcError {
+    static Map<String, Object> parse(byte[] body) throws SvcError {
         Object value = RequestJson.read(body);
         if (!(value instanceof Map<?, ?>)) {
             throw SvcError.badRequest("the body must be a JSON object");

@@ -5,14 +5,36 @@ import java.util.Map;
 /**
  * One run of the graph: its own state, the step count and the node that
  * wrote last (the legacy response's {@code output}). A graph with
- * settings.streaming runs an ObservedRun, which reports each step.
+ * settings.streaming runs an ObservedRun, which reports each step. On a graph
+ * with a checkpointer a run may pause at a hitl node ({@link #hitl}) and a
+ * resumed run starts at that node with the person's answer ({@link #resume}).
  */
 public class GraphRun {
+    /** Receives the events of an observed run as they happen (RunEvents, for a streamed request). */
+    @FunctionalInterface
+    public interface Observer {
+        /** One event; {@code node} and {@code data} may be null. */
+        void emit(String type, String node, Map<String, Object> data);
+    }
+
+    /**
+     * A resumed run's answer for its paused hitl node: the run starts at that
+     * node, and the node's step takes the value once (ThreadRun checked it
+     * against the node's outputKey).
+     */
+    public record Resume(String node, Object value) {
+    }
+
+    /** One event of a run: its type, the node it concerns (null for the run's own) and its data. */
+    public record Event(String type, String node, Map<String, Object> data) {
+    }
+
     private final StateSchema schema;
     private final Map<String, Object> state;
     private final int maxSteps;
     private int steps;
     private String lastOutputKey;
+    private Resume resume;
 
     public GraphRun(StateSchema schema, Map<String, Object> state, int maxSteps) {
         this.schema = schema;
@@ -30,6 +52,39 @@ public class GraphRun {
 
     public String lastOutputKey() {
         return lastOutputKey;
+    }
+
+    /** The answer this run, resumed at its node, gives to its first hitl step; null for a new run. */
+    public void resume(Resume resume) {
+        this.resume = resume;
+    }
+
+    /**
+     * A hitl node's step: as the first step of a run resumed at this node, it
+     * writes the person's answer to outputKey; otherwise it pauses the run
+     * with the payload {@code payload} renders (an Interrupt, which holds the
+     * state at the pause).
+     */
+    public void hitl(String node, String outputKey, GraphNode payload) throws SvcError, InterruptedException {
+        Object answer = answer(node);
+        if (answer != NO_ANSWER) {
+            write(node, outputKey, answer);
+            return;
+        }
+        throw new Interrupt(node, outputKey, call(node, payload), state);
+    }
+
+    /** Marks "no answer": a resume's value may be any JSON value but null. */
+    protected static final Object NO_ANSWER = new Object();
+
+    /** The resume's value when this run was resumed at node and has not used it; NO_ANSWER otherwise. */
+    protected Object answer(String node) {
+        Resume r = resume;
+        if (r == null || !r.node().equals(node)) {
+            return NO_ANSWER;
+        }
+        resume = null;
+        return r.value();
     }
 
     /** Counts one node execution; past maxSteps the run ends. */

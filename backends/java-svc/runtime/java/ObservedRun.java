@@ -13,12 +13,12 @@ import java.util.Map;
 public final class ObservedRun extends GraphRun {
     private static final ThreadLocal<ObservedRun> CURRENT = new ThreadLocal<>();
 
-    private final RunEvents events;
+    private final Observer events;
     /** The node under way while it is current, and whether tokens of it stand (none withdrew them). */
     private String node;
     private boolean standing;
 
-    public ObservedRun(StateSchema schema, Map<String, Object> state, int maxSteps, RunEvents events) {
+    public ObservedRun(StateSchema schema, Map<String, Object> state, int maxSteps, Observer events) {
         super(schema, state, maxSteps);
         this.events = events;
     }
@@ -71,6 +71,28 @@ public final class ObservedRun extends GraphRun {
         Object result = observed(node, kind, fn);
         writePatch(node, result);
         finished(node, kind, result instanceof Map<?, ?> ? result : Map.of());
+    }
+
+    /**
+     * GraphRun.hitl after node_started: a resumed node's node_finished has the
+     * answer as its patch; a node that pauses has no node_finished (the run's
+     * terminal event, interrupted, follows).
+     */
+    @Override
+    public void hitl(String node, String outputKey, GraphNode payload) throws SvcError, InterruptedException {
+        if (events == null) {
+            super.hitl(node, outputKey, payload);
+            return;
+        }
+        events.emit("node_started", node, Map.of("kind", "hitl"));
+        Object answer = answer(node);
+        if (answer == NO_ANSWER) {
+            throw new Interrupt(node, outputKey, call(node, payload), state());
+        }
+        write(node, outputKey, answer);
+        Map<String, Object> patch = new LinkedHashMap<>();
+        patch.put(outputKey, answer);
+        finished(node, "hitl", patch);
     }
 
     /** A router's step: it writes nothing, so its patch is empty. */

@@ -12,10 +12,11 @@ import java.util.concurrent.TimeUnit;
  * The events of one streamed run (docs/http-contract.md, "Streaming"), each
  * encoded as a server-sent event when it happens, so it is a snapshot of the
  * state at that moment. The run's thread emits; the request's thread takes
- * the frames and writes them. After the terminal event nothing more is
- * emitted, so a stream has exactly one.
+ * the frames and writes them. After the terminal event (run_finished,
+ * run_failed, or interrupted for a run that paused on a thread) nothing more
+ * is emitted, so a stream has exactly one.
  */
-public final class RunEvents {
+public final class RunEvents implements GraphRun.Observer {
     /** The response limit, applied to each event's data. */
     public static final int MAX_EVENT_BYTES = 4 << 20;
 
@@ -35,11 +36,12 @@ public final class RunEvents {
     }
 
     /** Emits one event; {@code node} and {@code data} may be null. */
+    @Override
     public synchronized void emit(String type, String node, Map<String, Object> data) {
         if (done) {
             return;
         }
-        boolean last = type.equals("run_finished") || type.equals("run_failed");
+        boolean last = type.equals("run_finished") || type.equals("run_failed") || type.equals("interrupted");
         byte[] bytes = encode(type, node, data);
         if (bytes == null) {
             // Not sent: the stream ends as the JSON answer would have.
@@ -56,6 +58,11 @@ public final class RunEvents {
         Map<String, Object> data = new LinkedHashMap<>();
         data.put("result", state);
         emit("run_finished", null, data);
+    }
+
+    /** Whether the terminal event has been emitted. */
+    public synchronized boolean done() {
+        return done;
     }
 
     /** The terminal event of a run that failed with this error. */

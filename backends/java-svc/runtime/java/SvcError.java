@@ -7,7 +7,7 @@ import java.util.Map;
  * A failure with its place in the svc HTTP contract: a status, a stable code
  * and details (never a stack trace).
  */
-public final class SvcError extends Exception {
+public class SvcError extends Exception {
     private final int status;
     private final String code;
     private final Map<String, Object> details;

@@ -100,4 +100,50 @@ class ObservedRunTest {
                 "node_finished \"node\":\"look_up\",\"data\":{\"kind\":\"llm\",\"patch\":{\"summary\":\"s\"}}"),
                 outline);
     }
+
+    /**
+     * A hitl step (a graph with a checkpointer): node_started, then either the
+     * pause (no node_finished: the run's terminal event is interrupted) or, on
+     * the run resumed there, node_finished with the answer as its patch. The
+     * terminal interrupted event ends the stream.
+     */
+    @Test
+    void aHitlStepReportsItsPauseAndItsAnswer() throws Exception {
+        RunEvents events = new RunEvents("r1");
+        ObservedRun run = new ObservedRun(SCHEMA, SCHEMA.newState(Map.of()), 5, events);
+        Interrupt in = org.junit.jupiter.api.Assertions.assertThrows(Interrupt.class,
+                () -> run.hitl("review", "answer", state -> Values.map("ask", "Approve?")));
+        assertEquals(Values.map("ask", "Approve?"), in.value());
+        events.emit("interrupted", "review", Values.map("value", in.value(), "threadId", "t1"));
+        events.emit("run_finished", null, Map.of()); // after the terminal event: nothing
+
+        ObservedRun resumed = new ObservedRun(SCHEMA, SCHEMA.newState(Map.of()), 5, events);
+        resumed.resume(new GraphRun.Resume("review", "yes"));
+        resumed.hitl("review", "answer", state -> Values.map("ask", "Approve?"));
+        assertEquals("yes", resumed.get("answer"));
+
+        List<String> frames = new ArrayList<>();
+        for (RunEvents.Frame f; (f = events.next(0)) != null;) {
+            String text = new String(f.bytes(), StandardCharsets.UTF_8);
+            frames.add(text.substring(text.indexOf("data: ") + 6).strip() + (f.last() ? " (last)" : ""));
+        }
+        assertEquals(List.of(
+                "{\"run_id\":\"r1\",\"seq\":1,\"type\":\"node_started\",\"node\":\"review\",\"data\":{\"kind\":\"hitl\"}}",
+                "{\"run_id\":\"r1\",\"seq\":2,\"type\":\"interrupted\",\"node\":\"review\","
+                        + "\"data\":{\"value\":{\"ask\":\"Approve?\"},\"threadId\":\"t1\"}} (last)"), frames);
+
+        RunEvents second = new RunEvents("r2");
+        ObservedRun observed = new ObservedRun(SCHEMA, SCHEMA.newState(Map.of()), 5, second);
+        observed.resume(new GraphRun.Resume("review", "yes"));
+        observed.hitl("review", "answer", state -> Values.map("ask", "Approve?"));
+        frames.clear();
+        for (RunEvents.Frame f; (f = second.next(0)) != null;) {
+            String text = new String(f.bytes(), StandardCharsets.UTF_8);
+            frames.add(text.substring(text.indexOf("data: ") + 6).strip());
+        }
+        assertEquals(List.of(
+                "{\"run_id\":\"r2\",\"seq\":1,\"type\":\"node_started\",\"node\":\"review\",\"data\":{\"kind\":\"hitl\"}}",
+                "{\"run_id\":\"r2\",\"seq\":2,\"type\":\"node_finished\",\"node\":\"review\","
+                        + "\"data\":{\"kind\":\"hitl\",\"patch\":{\"answer\":\"yes\"}}}"), frames);
+    }
 }

@@ -6,6 +6,7 @@
 mod agent;
 mod connector;
 mod function;
+mod hitl;
 mod intent_classifier;
 pub mod llm;
 mod rag;
@@ -32,8 +33,6 @@ pub enum Place {
     Class,
     /// A step of the run loop in `MainGraph` and nothing else.
     RunLoop,
-    /// Not built by Java (negotiation refuses it by name first).
-    Refused,
 }
 
 pub fn place(kind: &NodeKind) -> Place {
@@ -46,9 +45,9 @@ pub fn place(kind: &NodeKind) -> Place {
         | NodeKind::Agent(_)
         | NodeKind::IntentClassifier(_)
         | NodeKind::Rag(_)
-        | NodeKind::Subgraph(_) => Place::Class,
+        | NodeKind::Subgraph(_)
+        | NodeKind::Hitl(_) => Place::Class,
         NodeKind::Start | NodeKind::End | NodeKind::Router(_) => Place::RunLoop,
-        NodeKind::Hitl(_) => Place::Refused,
     }
 }
 
@@ -272,16 +271,7 @@ pub fn files(
                     continue;
                 }
             },
-            NodeKind::Hitl(_) => Err(Diagnostic::error(
-                &svc_backend_sdk::ir::codes::UNSUPPORTED,
-                format!(
-                    "java-svc does not build `{}` nodes (node `{}`)",
-                    n.kind.name(),
-                    n.id
-                ),
-            )
-            .node(&n.id)
-            .hint("compile for python-svc, or change the graph (see `svc capabilities`)")),
+            NodeKind::Hitl(h) => hitl::class(scope, &class, &n.id, h),
         };
         match built {
             Ok(text) => out.push(File::text(
@@ -328,22 +318,43 @@ mod tests {
     }
 
     #[test]
-    fn kinds_java_does_not_build_are_refused_by_name() {
-        // Negotiation refuses it first; emit refuses it too when asked.
-        let text = include_str!("../../../../fixtures/valid/hitl_node.graph.json");
-        let doc = svc_backend_sdk::ir::SourceFile::new("hitl_node.graph.json", text)
-            .parse()
-            .unwrap();
-        let errors = files(&doc, &Scope::root("p"), &BTreeMap::new()).unwrap_err();
-        assert_eq!(errors.len(), 1, "{errors:?}");
-        let e = &errors[0];
-        assert_eq!(
-            (e.code.as_str(), e.pointer.as_deref(), e.node.as_deref()),
-            ("unsupported", Some("/logical/nodes/1"), Some("review"))
+    fn a_hitl_node_renders_its_payload_in_the_documents_graph_only() {
+        let doc = crate::scope::samples::fixture("hitl_node");
+        let built = files(&doc, &Scope::root("p"), &BTreeMap::new()).unwrap();
+        let review = built
+            .iter()
+            .find(|f| f.path == "src/main/java/com/svc/p/nodes/ReviewNode.java")
+            .expect("ReviewNode.java");
+        let text = String::from_utf8_lossy(&review.contents);
+        assert!(
+            text.contains(
+                "return Values.map(\"question\", \"Approve the answer to \" + Text.of(state.get(\"question\")) + \"?\");"
+            ),
+            "{text}"
         );
+        let child = graph(
+            "child",
+            json!([{"id": "ask", "kind": "hitl", "payload": {"seen": "{{a}}"}, "outputKey": "a"}]),
+            json!({"settings": {"checkpointer": {"type": "memory"}}}),
+        );
+        let doc = parse(&graph(
+            "root",
+            json!([subgraph("sub", child)]),
+            json!({"settings": {"checkpointer": {"type": "memory"}}}),
+        ));
+        let graphs = crate::scope::all_graphs(&doc, "p");
+        let errors = files(graphs[1].0, &graphs[1].1, &BTreeMap::new()).unwrap_err();
+        let found: Vec<_> = errors
+            .iter()
+            .map(|e| (e.code.as_str(), e.pointer.as_deref(), e.message.as_str()))
+            .collect();
         assert_eq!(
-            e.message,
-            "java-svc does not build `hitl` nodes (node `review`)"
+            found,
+            [(
+                "unsupported",
+                Some("/logical/nodes/1/graph/logical/nodes/1"),
+                "hitl node `ask` is inside a subgraph; java-svc pauses and resumes the document's own graph only"
+            )]
         );
     }
 

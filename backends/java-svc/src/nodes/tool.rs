@@ -14,7 +14,7 @@ use crate::scope::Scope;
 
 /// A tool input value: a lone `{{field}}` passes the field's value as it is
 /// (keeping its type), other strings are rendered, other JSON is literal.
-fn input_value(w: &mut CodeWriter, pkg: &str, v: &Value) -> String {
+pub(super) fn input_value(w: &mut CodeWriter, pkg: &str, v: &Value) -> String {
     match v {
         Value::String(s) => match lone_field(s) {
             Some(f) => format!("state.get({})", quote(f)),

@@ -1,10 +1,12 @@
 //! `Application.java`, the Spring Boot entry point.
 
+use svc_backend_sdk::ir::{CheckpointerKind, Document};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::java::runtime;
 
-pub(super) fn application_java(pkg: &str) -> String {
+pub(super) fn application_java(doc: &Document, pkg: &str) -> String {
+    let threaded = doc.logical.settings.checkpointer.kind != CheckpointerKind::None;
     let mut w = CodeWriter::java();
     let auth_settings = w.name(&format!("com.svc.{pkg}.config"), "AuthSettings");
     let env_file = runtime(&mut w, pkg, "EnvFile");
@@ -14,8 +16,12 @@ pub(super) fn application_java(pkg: &str) -> String {
         "org.springframework.boot.autoconfigure",
         "SpringBootApplication",
     );
-    w.line("/** Starts the service: env.yaml first, then the credential check, then Spring. */")
-        .line(format!("@{spring_boot_application}"));
+    w.line(if threaded {
+        "/** Starts the service: env.yaml first, then the credential check, the checkpointer's database, then Spring. */"
+    } else {
+        "/** Starts the service: env.yaml first, then the credential check, then Spring. */"
+    })
+    .line(format!("@{spring_boot_application}"));
     w.block("public class Application {", "}", |w| {
         let main = "public static void main(String[] args) throws Exception {";
         w.block(main, "}", |w| {
@@ -32,6 +38,20 @@ pub(super) fn application_java(pkg: &str) -> String {
                     ))
                     .line("System.exit(1);");
             });
+            if threaded {
+                let threads_config = w.name(&format!("com.svc.{pkg}.config"), "ThreadsConfig");
+                w.block("if (!aotProcessing) {", "}", |w| {
+                    w.line("// The threads' store before anything listens: an unset variable or a");
+                    w.line("// database out of reach stops the service, naming the variable.");
+                    w.block("try {", "} catch (IllegalStateException e) {", |w| {
+                        w.line(format!("{threads_config}.checkAtStart();"));
+                    });
+                    w.indent();
+                    w.line("System.err.println(\"error: \" + e.getMessage());");
+                    w.line("System.exit(1);");
+                    w.dedent().line("}");
+                });
+            }
             w.line("// SVC_HOST and SVC_PORT override the address on every svc target.");
             for (var, env, property) in [
                 ("host", "SVC_HOST", "server.address"),

@@ -1,7 +1,7 @@
 //! Configuration files: `application.yaml` (the service's settings),
 //! Spring's `application.yml` and `config/AiConfig.java`.
 
-use svc_backend_sdk::ir::{Document, LogFormat, LogLevel};
+use svc_backend_sdk::ir::{CheckpointerKind, Document, LogFormat, LogLevel};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph, GraphScope};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
@@ -221,6 +221,10 @@ pub(super) fn spring_yml(doc: &Document) -> String {
     section(&mut w, "logging", |w| {
         section(w, "level", |w| {
             w.line(format!("root: {}", log_level(doc)));
+            if s.checkpointer.env().is_some() {
+                w.line("# The threads' connection pool: its warnings only.");
+                w.line("com.zaxxer.hikari: WARN");
+            }
         });
         if s.logging.format == LogFormat::Json {
             section(w, "structured", |w| {
@@ -247,6 +251,17 @@ pub(super) fn application_yaml(doc: &Document) -> String {
         w.line(format!("entrypoint: {}", doc.id))
             .line(format!("max_steps: {}", s.max_steps))
             .line(format!("request_timeout_ms: {}", s.request_timeout_ms));
+        let c = &s.checkpointer;
+        if c.kind != CheckpointerKind::None {
+            section(w, "checkpointer", |w| {
+                w.line(format!("type: {}", c.kind.as_str()));
+                match (c.kind, c.env()) {
+                    (CheckpointerKind::Sqlite, Some(var)) => w.line(format!("path_env: {var}")),
+                    (CheckpointerKind::Postgres, Some(var)) => w.line(format!("url_env: {var}")),
+                    _ => w,
+                };
+            });
+        }
     });
     section(&mut w, "server", |w| {
         w.line(format!("host: \"{}\"", s.server.host))

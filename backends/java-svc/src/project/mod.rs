@@ -15,6 +15,7 @@ mod container;
 pub(crate) mod pom;
 mod readme;
 mod state;
+mod threads;
 
 use application::application_java;
 use config::{ai_config, application_yaml, spring_yml};
@@ -43,6 +44,11 @@ const RUNTIME: &[(&str, &str)] = &[
     (
         "runtime/GraphRun.java",
         include_str!("../../runtime/java/GraphRun.java"),
+    ),
+    // GraphRun's hitl step throws it (used by graphs with a checkpointer).
+    (
+        "runtime/Interrupt.java",
+        include_str!("../../runtime/java/Interrupt.java"),
     ),
     (
         "runtime/Values.java",
@@ -128,6 +134,15 @@ const STREAMING_LLM_CLIENT: (&str, &str) = (
 const STREAMING_AGENTS_TEST: (&str, &str) = (
     "StreamingAgentsTest.java",
     include_str!("../../runtime/test/StreamingAgentsTest.java"),
+);
+/// Routers with conditions: python-svc's operators.
+const CONDITIONS: (&str, &str) = (
+    "runtime/Conditions.java",
+    include_str!("../../runtime/java/Conditions.java"),
+);
+const CONDITIONS_TEST: (&str, &str) = (
+    "ConditionsTest.java",
+    include_str!("../../runtime/test/ConditionsTest.java"),
 );
 /// A graph with subgraph nodes: python-svc's run_child.
 const SUBGRAPHS: (&str, &str) = (
@@ -225,7 +240,10 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text("env.yaml", svc_backend_sdk::environment::env_yaml(doc)),
         File::text("README.md", readme(doc)),
         File::text("src/main/resources/application.yml", spring_yml(doc)),
-        File::text(format!("{base}/Application.java"), application_java(&pkg)),
+        File::text(
+            format!("{base}/Application.java"),
+            application_java(doc, &pkg),
+        ),
         File::text(format!("{base}/GraphState.java"), graph_state(doc, &pkg)),
         File::text(
             format!("src/test/java/com/svc/{pkg}/GraphHttpTests.java"),
@@ -243,7 +261,11 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     if llm || http_tools {
         runtime.push(HTTP_TOOL);
     }
-    let mut runtime_tests: Vec<(&str, &str)> = Vec::new();
+    let (threads_main, threads_tests) =
+        threads::runtime_files(doc.logical.settings.checkpointer.kind);
+    runtime.extend(threads_main);
+    let mut runtime_tests: Vec<(&str, &str)> = threads_tests;
+    files.extend(threads::files(doc, &pkg));
     if doc.logical.settings.streaming {
         runtime.extend(STREAMING);
         runtime_tests.push(OBSERVED_RUN_TEST);
@@ -252,6 +274,10 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         }
     }
     let classifies = has(|k| matches!(k, NodeKind::IntentClassifier(_)));
+    if has(|k| matches!(k, NodeKind::Router(r) if r.branches.iter().any(|b| b.when.is_some()))) {
+        runtime.push(CONDITIONS);
+        runtime_tests.push(CONDITIONS_TEST);
+    }
     if has(|k| matches!(k, NodeKind::Subgraph(_))) {
         runtime.push(SUBGRAPHS);
         runtime_tests.push(SUBGRAPHS_TEST);

@@ -1,10 +1,11 @@
 //! `pom.xml`: Spring Boot parent, the graph's dependencies, connector
 //! dependencies.
 
-use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::ir::{CheckpointerKind, Document};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
 
+use super::threads::{driver, HIKARI};
 use super::SPRING_BOOT;
 
 /// A Maven dependency: `group:artifact[:version]` (no version: managed by
@@ -152,8 +153,26 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
         );
         element(w, "svc.cds.skip", "false");
     });
+    let checkpointer = doc.logical.settings.checkpointer.kind;
     w.blank().block("<dependencies>", "</dependencies>", |w| {
         Dependency::managed("org.springframework.boot", "spring-boot-starter-web").write(w);
+        if let Some(jdbc) = driver(checkpointer) {
+            let kind = checkpointer.as_str();
+            comment(
+                w,
+                &[
+                    &format!("settings.checkpointer {kind}: the threads' tables through JDBC (runtime/SqlThreads.java),"),
+                    &format!("a HikariCP pool and the {kind} driver."),
+                ],
+            );
+            for (group, artifact, version) in [HIKARI, jdbc] {
+                Dependency {
+                    version: Some(version),
+                    ..Dependency::managed(group, artifact)
+                }
+                .write(w);
+            }
+        }
         Dependency {
             scope: Some("test"),
             ..Dependency::managed("org.springframework.boot", "spring-boot-starter-test")
@@ -185,12 +204,46 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
             });
         });
         w.block("<plugins>", "</plugins>", |w| {
+            if checkpointer == CheckpointerKind::Sqlite {
+                native_access(w);
+            }
             spring_aot(w);
             cds_training_run(w, &doc.security.key_env);
         });
     });
     w.dedent().line("</project>");
     w.finish()
+}
+
+/// sqlite-jdbc loads its native library (System.load), which JDK 22 and
+/// newer warn about unless the jar's classes may: the manifest of the jar
+/// run with -jar says so, and the tests' JVM is told.
+fn native_access(w: &mut CodeWriter) {
+    comment(
+        w,
+        &[
+            "sqlite-jdbc loads its native library: native access for the jar's classes",
+            "(the manifest of the jar run with -jar) and for the tests.",
+        ],
+    );
+    w.block("<plugin>", "</plugin>", |w| {
+        element(w, "groupId", "org.apache.maven.plugins");
+        element(w, "artifactId", "maven-jar-plugin");
+        w.block("<configuration>", "</configuration>", |w| {
+            w.block("<archive>", "</archive>", |w| {
+                w.block("<manifestEntries>", "</manifestEntries>", |w| {
+                    element(w, "Enable-Native-Access", "ALL-UNNAMED");
+                });
+            });
+        });
+    });
+    w.block("<plugin>", "</plugin>", |w| {
+        element(w, "groupId", "org.apache.maven.plugins");
+        element(w, "artifactId", "maven-surefire-plugin");
+        w.block("<configuration>", "</configuration>", |w| {
+            element(w, "argLine", "--enable-native-access=ALL-UNNAMED");
+        });
+    });
 }
 
 /// Spring Boot's plugin, with its AOT processing.

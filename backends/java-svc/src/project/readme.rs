@@ -1,6 +1,6 @@
 //! The project's `README.md`.
 
-use svc_backend_sdk::ir::{Auth, Document};
+use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document};
 
 use super::SPRING_BOOT;
 
@@ -96,7 +96,19 @@ pub(super) fn readme(doc: &Document) -> String {
         .blank()
         .blank();
     svc_backend_sdk::readme::first_request(&mut w, port, &header, r#"{"state": {...}}"#);
-    w.blank().line(CONTRACT).blank();
+    w.blank().line(CONTRACT);
+    if s.checkpointer.kind != CheckpointerKind::None {
+        w.line("With `settings.checkpointer` every answer names its thread (`threadId`), and the legacy forms are refused (`400`).");
+    }
+    w.blank();
+    svc_backend_sdk::readme::human_in_the_loop(&mut w, doc, &header);
+    if let (CheckpointerKind::Sqlite, Some(var)) = (s.checkpointer.kind, s.checkpointer.env()) {
+        w.line(format!(
+            "In the container the service runs as uid 10001: give `{var}` a path on a volume that user can \
+             write (the database and its `-wal` file are made beside it)."
+        ))
+        .blank();
+    }
     w.line("## Layout").blank();
     for item in LAYOUT {
         w.line(format!("- {item}"));

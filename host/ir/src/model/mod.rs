@@ -176,7 +176,7 @@ pub struct Logical {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(default)]
     pub mcp_servers: Vec<McpServer>,
-    /// Agents that `agent` nodes run (Python only).
+    /// Agents that `agent` nodes run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(default)]
     pub agents: Vec<AgentDef>,
@@ -326,7 +326,7 @@ pub struct Node {
     pub kind: NodeKind,
 }
 
-/// An agent of `logical.agents` (Python only).
+/// An agent of `logical.agents`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentDef {

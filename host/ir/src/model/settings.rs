@@ -23,14 +23,14 @@ pub struct Settings {
     pub tracing: Tracing,
     #[schemars(default)]
     pub checkpointer: Checkpointer,
-    /// Streaming responses (Python only).
+    /// Streaming responses (server-sent events of the run).
     #[schemars(default)]
     pub streaming: bool,
-    /// Publishing the graph as an MCP tool (Python only).
+    /// Publishing the graph as an MCP tool (python-svc for now).
     #[serde(skip_serializing_if = "McpSettings::is_default")]
     #[schemars(default)]
     pub mcp: McpSettings,
-    /// Publishing the graph as an A2A agent (Python only).
+    /// Publishing the graph as an A2A agent (python-svc for now).
     #[serde(skip_serializing_if = "A2aSettings::is_default")]
     #[schemars(default)]
     pub a2a: A2aSettings,
@@ -297,7 +297,7 @@ impl Checkpointer {
 
 /// Where a paused run is kept: nowhere (`none`), in the process (`memory`),
 /// or in a database that outlives it and is shared by replicas (`sqlite`,
-/// `postgres`). All but `none` are Python only.
+/// `postgres`). Every target builds all four.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckpointerKind {
