@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever};
-use svc_backend_sdk::samples::{bad_requests, hitl_answers, sample_state, tool_reply};
+use svc_backend_sdk::samples::{bad_requests, hitl_answers, model_reply, sample_state, tool_reply};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -402,7 +402,7 @@ fn stub_upstream(
         w.line("switch r.URL.Path {");
         w.line("case \"/v1/chat/completions\":");
         w.indent()
-            .line("_, _ = io.WriteString(w, `{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"first idea\\nsecond idea\"}}]}`)")
+            .line(format!("_, _ = io.WriteString(w, {})", go_json(&model_reply(doc))))
             .dedent();
         if !rag_nodes(doc).is_empty() {
             // An embedding per text: [1, its length].

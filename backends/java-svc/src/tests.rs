@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever};
-use svc_backend_sdk::samples::{bad_requests, hitl_answers, sample_state, tool_reply};
+use svc_backend_sdk::samples::{bad_requests, hitl_answers, model_reply, sample_state, tool_reply};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -122,7 +122,7 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                 w.line(format!("stub = {http_server}.create(new {inet_socket_address}(\"127.0.0.1\", 0), 0);"));
                 w.line("stub.createContext(\"/v1/chat/completions\", exchange -> reply(exchange,");
                 w.indent().indent()
-                    .line("\"{\\\"choices\\\":[{\\\"message\\\":{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":\\\"first idea\\\\nsecond idea\\\"}}]}\"));")
+                    .line(format!("{}));", quote(&model_reply(doc).to_string())))
                     .dedent().dedent();
                 for (name, reply) in &http {
                     w.line(format!(

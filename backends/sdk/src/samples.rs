@@ -7,6 +7,30 @@ use serde_json::{json, Map, Value};
 use svc_ir::ToolNode;
 use svc_ir::{Document, FieldType, ItemType, NodeKind, StateField};
 
+/// The chat completion a generated project's own tests answer every model
+/// call with: `finish` when a supervisor of any graph is routed by the
+/// model (it must be told to end, or its run fails with `bad_route`), else
+/// two lines of text.
+pub fn model_reply(doc: &Document) -> Value {
+    let routed = crate::subgraphs::any_graph(doc, |d| {
+        d.logical.agents.iter().any(|a| {
+            matches!(
+                a.kind,
+                svc_ir::AgentKind::Supervisor {
+                    router: svc_ir::SupervisorRouter::Llm,
+                    ..
+                }
+            )
+        })
+    });
+    let content = if routed {
+        "finish"
+    } else {
+        "first idea\nsecond idea"
+    };
+    json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
+}
+
 /// The reviewer's answer a generated test gives each hitl node of the
 /// document's graph when its run pauses there: a value of its
 /// `outputKey`'s type, by node id.

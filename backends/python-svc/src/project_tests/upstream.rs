@@ -4,9 +4,9 @@
 
 use serde_json::json;
 use svc_backend_sdk::ir::{
-    default_base_url_env, AgentKind, Document, NodeKind, RagNode, Retriever, SupervisorRouter,
+    default_base_url_env, AgentKind, Document, NodeKind, RagNode, Retriever,
 };
-use svc_backend_sdk::samples::tool_reply;
+use svc_backend_sdk::samples::{model_reply, tool_reply};
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::js;
@@ -30,10 +30,10 @@ pub(super) struct Upstreams<'a> {
     pub a2a_agents: Vec<(String, &'a str, Option<&'a str>)>,
     /// The base-URL variables of embedding retrievers, sorted, once each.
     pub embedding_envs: Vec<String>,
-    /// A supervisor routed by the model must be told to finish.
-    pub routes_by_model: bool,
     /// Registered names of every MCP server.
     pub mcp_servers: Vec<String>,
+    /// What every model call is answered with.
+    pub model_reply: serde_json::Value,
 }
 
 impl<'a> Upstreams<'a> {
@@ -46,8 +46,8 @@ impl<'a> Upstreams<'a> {
             remotes: Vec::new(),
             a2a_agents: Vec::new(),
             embedding_envs: Vec::new(),
-            routes_by_model: false,
             mcp_servers: Vec::new(),
+            model_reply: model_reply(doc),
         };
         for (d, scope) in all_graphs(doc) {
             if d.has_llm_nodes() {
@@ -80,9 +80,7 @@ impl<'a> Upstreams<'a> {
                         agent_card_url.as_str(),
                         service.as_deref(),
                     )),
-                    AgentKind::Supervisor { router, .. } => {
-                        u.routes_by_model |= *router == SupervisorRouter::Llm;
-                    }
+                    AgentKind::Supervisor { .. } => {}
                     AgentKind::Worker { .. } => {}
                 }
             }
@@ -133,16 +131,9 @@ impl<'a> Upstreams<'a> {
                 } else {
                     w.line(format!("data = {read}"));
                 }
-                let content = if self.routes_by_model {
-                    "finish"
-                } else {
-                    "first idea\nsecond idea"
-                };
                 let mut replies = vec![(
                     "\"/v1/chat/completions\"".to_string(),
-                    js(
-                        &json!({"choices": [{"message": {"role": "assistant", "content": content}}]}),
-                    ),
+                    js(&self.model_reply),
                 )];
                 for (id, _, _, output) in &self.remotes {
                     replies.push((
