@@ -41,6 +41,9 @@ type server struct {
 	// threaded answers /invoke, given the body, for a graph with a
 	// checkpointer (server_threads.go); nil for every other graph.
 	threaded func(w http.ResponseWriter, r *http.Request, body []byte)
+	// mcp answers /mcp for a graph published as an MCP tool (mcp.go); nil
+	// for every other graph.
+	mcp http.Handler
 }
 
 // Prepare readies the graph before the service listens (see graph.Prepare).
@@ -74,8 +77,16 @@ func newServer(cfg Config) *server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &server{cfg: cfg, keyHash: sha256.Sum256([]byte(cfg.Key))}
+	s := &server{cfg: cfg, keyHash: sha256.Sum256([]byte(cfg.Key))}
+	if newMCPHandler != nil {
+		s.mcp = newMCPHandler(s)
+	}
+	return s
 }
+
+// newMCPHandler makes the handler of /mcp (mcp.go sets it); nil unless the
+// graph is published as an MCP tool (settings.mcp.expose).
+var newMCPHandler func(s *server) http.Handler
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Request lines are logged at debug level only; when that is off the
@@ -113,10 +124,20 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.invoke(w, r)
+	case "/mcp":
+		if s.mcp == nil {
+			notFound(w, r)
+			return
+		}
+		s.mcp.ServeHTTP(w, r)
 	default:
-		writeError(w, &graph.Error{Status: http.StatusNotFound, Code: "not_found",
-			Message: "no such path: " + r.URL.Path})
+		notFound(w, r)
 	}
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, &graph.Error{Status: http.StatusNotFound, Code: "not_found",
+		Message: "no such path: " + r.URL.Path})
 }
 
 // authorized compares the credential in constant time (over digests, so
@@ -144,17 +165,22 @@ func (s *server) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(sum[:], s.keyHash[:]) == 1
 }
 
+// unauthorized refuses a request without the right credential.
+func (s *server) unauthorized(w http.ResponseWriter) {
+	if s.cfg.Auth == "bearer" {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	writeError(w, &graph.Error{Status: http.StatusUnauthorized, Code: "unauthorized",
+		Message: "missing or wrong credential"})
+}
+
 func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	// Whatever the answer, the rest of the body (up to a bound) is read
 	// first: closing on unread data makes the kernel reset the connection,
 	// and a client still sending would never see the answer.
 	defer drain(r)
 	if !s.authorized(r) {
-		if s.cfg.Auth == "bearer" {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-		}
-		writeError(w, &graph.Error{Status: http.StatusUnauthorized, Code: "unauthorized",
-			Message: "missing or wrong credential"})
+		s.unauthorized(w)
 		return
 	}
 	if !isJSON(r.Header.Get("Content-Type")) {

@@ -208,6 +208,10 @@ func newSchema(fields []Field) *Schema {
 // schema is the document's own graph (fields: graph.go).
 var schema = newSchema(fields)
 
+// Fields are the state fields of the document's own graph, in declaration
+// order (the state schema published at /mcp).
+func Fields() []Field { return schema.fields }
+
 func (sc *Schema) field(name string) (Field, bool) {
 	i, ok := sc.index[name]
 	if !ok {

@@ -47,13 +47,13 @@ pub fn info() -> BackendInfo {
                         "checkpointer.memory",
                         "checkpointer.sqlite",
                         "checkpointer.postgres",
+                        "mcp.expose",
                     ]
                     .map(String::from),
                 )
                 .collect(),
             reasons: vec![
                 reason("feature:agents.a2a", "A2A peers are called from python-svc only (A2A comes to go and java-svc later)"),
-                reason("feature:mcp.expose", "publishing the graph as an MCP tool is available on python-svc only"),
                 reason("feature:a2a.publish", "publishing the graph as an A2A agent is available on python-svc only"),
                 reason("tool-kind:mcp", "MCP tools are available on python-svc only"),
                 reason("transport:stdio", "MCP servers are available on python-svc only"),

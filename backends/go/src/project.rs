@@ -43,6 +43,9 @@ const AGENTS_STREAM_TEST_GO: &str = include_str!("../runtime/agents_stream_test.
 const SERVER_STREAM_GO: &str = include_str!("../runtime/server_stream.go");
 const STREAM_TEST_GO: &str = include_str!("../runtime/stream_test.go");
 const SERVER_STREAM_TEST_GO: &str = include_str!("../runtime/server_stream_test.go");
+// settings.mcp.expose: the graph as one MCP tool at /mcp.
+const MCP_SERVER_GO: &str = include_str!("../runtime/mcp_server.go");
+const MCP_SERVER_TEST_GO: &str = include_str!("../runtime/mcp_server_test.go");
 const DOCKERIGNORE: &str = include_str!("../runtime/dockerignore");
 const GITIGNORE: &str = include_str!("../runtime/gitignore");
 
@@ -68,13 +71,12 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     let server_go =
         fill("server.go", SERVER_GO, &[("GRAPH_IMPORT", &graph_import)]).map_err(|d| vec![d])?;
 
-    let threaded = crate::threads::emit(doc, module)?;
-    let (go, mut requires) = match &threaded {
-        Some(t) => (t.go.clone(), t.requires.clone()),
-        None => (None, Vec::new()),
+    let pinned = crate::modules::pinned(doc);
+    let (go, mut requires) = match &pinned {
+        Some(p) => (p.go.clone(), p.requires.clone()),
+        None => (DEFAULT_GO.to_string(), Vec::new()),
     };
     requires.extend(placed.dependencies.iter().cloned());
-    let go = go.unwrap_or_else(|| DEFAULT_GO.to_string());
     let mut files = vec![
         File::text("go.mod", go_mod(module, &go, &requires)),
         File::text("main.go", main_go),
@@ -96,18 +98,28 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text("internal/graph/conditions.go", CONDITIONS_GO),
         File::text("internal/graph/graph.go", graph::graph_go(doc)),
         File::text("README.md", readme::readme(doc)),
-        File::text(
-            "Dockerfile",
-            dockerfile(&go, threaded.as_ref().is_some_and(|t| t.sums.is_some())),
-        ),
+        File::text("Dockerfile", dockerfile(&go, pinned.is_some())),
         File::text(".dockerignore", DOCKERIGNORE),
         File::text(".gitignore", GITIGNORE),
     ];
-    if let Some(t) = threaded {
-        if let Some(sums) = t.sums {
-            files.push(File::text("go.sum", sums));
-        }
-        files.extend(t.files);
+    if let Some(p) = &pinned {
+        files.push(File::text("go.sum", p.sums));
+    }
+    files.extend(crate::threads::emit(doc, module)?);
+    if crate::modules::speaks_mcp(doc) {
+        let mcp = &doc.logical.settings.mcp;
+        let tool_name = mcp.tool_name.as_deref().unwrap_or(&doc.id);
+        let values = [
+            ("GRAPH_IMPORT", graph_import.as_str()),
+            ("MCP_TOOL_NAME", tool_name),
+            ("SERVICE_NAME", module.as_str()),
+            ("SERVICE_VERSION", doc.version.as_str()),
+        ];
+        let server = fill("mcp_server.go", MCP_SERVER_GO, &values).map_err(|d| vec![d])?;
+        let test =
+            fill("mcp_server_test.go", MCP_SERVER_TEST_GO, &values[..1]).map_err(|d| vec![d])?;
+        files.push(File::text("internal/server/mcp.go", server));
+        files.push(File::text("internal/server/mcp_test.go", test));
     }
     // Agents and classifiers answer as python-svc does, down to the text
     // they feed the model (pytext.go).
@@ -216,7 +228,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
 }
 
 /// The `go` line of a module whose requirements ask for no newer Go.
-const DEFAULT_GO: &str = "1.22";
+pub const DEFAULT_GO: &str = "1.22";
 
 /// go.mod, with the modules connector code and a database checkpointer
 /// require (`path vX.Y.Z`). Tab-indented, as `go mod edit -fmt` writes it.

@@ -102,6 +102,12 @@ pub fn readme(doc: &Document) -> String {
     if s.checkpointer.kind != CheckpointerKind::None {
         w.line("With `settings.checkpointer` every answer names its thread (`threadId`), and the raw state as the body is refused (`400`).");
     }
+    if s.mcp.expose {
+        let tool = s.mcp.tool_name.as_deref().unwrap_or(&doc.id);
+        w.line(format!(
+            "`/mcp` (MCP over streamable HTTP, stateless) offers the graph as one tool, `{tool}`, whose arguments are the state and whose result is the final state; it needs the credential of `/invoke`."
+        ));
+    }
     w.blank();
     w.line("## Test and build").blank().line("```sh");
     for command in TEST_AND_BUILD {

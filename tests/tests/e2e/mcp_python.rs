@@ -1,15 +1,18 @@
-//! MCP end to end on python-svc: a compiled graph whose tool node and
+//! MCP end to end: on python-svc, a compiled graph whose tool node and
 //! worker agent call a real MCP server (the official SDK's `MCPServer`,
-//! started over stdio by the service), driven over HTTP; and a compiled
-//! graph published with `settings.mcp.expose`, driven by the official
-//! `mcp.Client` over streamable HTTP (A2A publishing: `a2a_python`).
+//! started over stdio by the service), driven over HTTP; on python-svc and
+//! go, a compiled graph published with `settings.mcp.expose`, driven by the
+//! official `mcp.Client` over streamable HTTP (A2A publishing:
+//! `a2a_python`).
 
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use svc_tests::http::{Reply, Request, Stub};
-use svc_tests::service::{check_project, compile, require_python_sdk, run_shell, Service};
+use svc_tests::service::{
+    build, check_project, compile, require_platform, require_python_sdk, run_shell, Service,
+};
 
 const KEY: &str = "mcp-key-51e0";
 
@@ -252,11 +255,33 @@ fn python_mcp_tools_and_published_graphs() {
     );
     drop(s);
 
-    // A published graph, through the official client.
+    drop(s);
+}
+
+/// The graph published with `settings.mcp.expose` on every target that
+/// publishes it, driven by the official `mcp.Client`: the tool listed with
+/// its required fields, a call answered with the final state, bad input an
+/// error result, no credential refused.
+#[test]
+fn published_graphs_answer_the_official_client() {
+    if !require_python_sdk() {
+        return;
+    }
+    for platform in ["python-svc", "go"] {
+        if require_platform(platform) {
+            published(platform);
+            eprintln!("{platform}: the published graph answers the official MCP client");
+        }
+    }
+}
+
+fn published(platform: &str) {
+    let dir = tempfile::tempdir().unwrap();
     let published = dir.path().join("published.graph.json");
     std::fs::write(&published, exposed_graph().to_string()).unwrap();
-    let project = compile("python-svc", &published).expect("the published graph compiles");
-    check_project(&project, "python-svc").unwrap();
+    let project = compile(platform, &published).expect("the published graph compiles");
+    check_project(&project, platform).unwrap();
+    build(&project).unwrap();
     let s = Service::launch(&project, &[("SVC_API_KEY", KEY)], Duration::from_secs(120)).unwrap();
     let client = dir.path().join("client.py");
     std::fs::write(&client, CLIENT).unwrap();
@@ -269,22 +294,27 @@ fn python_mcp_tools_and_published_graphs() {
     )
     .unwrap();
     let line = out.lines().last().unwrap_or_default();
-    let report: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {out}"));
-    assert_eq!(report["tools"], json!(["answer_question"]), "{report}");
+    let report: Value =
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("{platform}: {e}: {out}"));
+    assert_eq!(
+        report["tools"],
+        json!(["answer_question"]),
+        "{platform}: {report}"
+    );
     assert_eq!(
         report["schema"]["required"],
         json!(["question"]),
-        "{report}"
+        "{platform}: {report}"
     );
     assert_eq!(
         report["result"]["structured"],
         json!({"question": "Hi", "answer": "You asked: Hi"}),
-        "{report}"
+        "{platform}: {report}"
     );
-    assert_eq!(report["bad"]["is_error"], true, "{report}");
+    assert_eq!(report["bad"]["is_error"], true, "{platform}: {report}");
     assert!(
         report["anonymous"].as_str().unwrap().starts_with("refused"),
-        "{report}"
+        "{platform}: {report}"
     );
     drop(s);
 }

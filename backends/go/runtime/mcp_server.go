@@ -1,0 +1,162 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"__SVC_GRAPH_IMPORT__"
+)
+
+// The graph published as one MCP tool at /mcp (settings.mcp.expose;
+// docs/http-contract.md, "MCP (/mcp)"), as python-svc publishes it
+// (sdk/python/svc/mcp/server.py): streamable HTTP, stateless, with JSON
+// answers, behind the credential of /invoke.
+const (
+	// mcpToolName is settings.mcp.toolName, else the document's id.
+	mcpToolName = "__SVC_MCP_TOOL_NAME__"
+	// The MCP server is named after the service.
+	mcpServerName    = "__SVC_SERVICE_NAME__"
+	mcpServerVersion = "__SVC_SERVICE_VERSION__"
+)
+
+func init() { newMCPHandler = mcpHandler }
+
+// mcpHandler answers /mcp for s. What the contract says of every endpoint
+// comes first, with its envelope: 405 (Allow: POST; stateless, there is no
+// stream to open with GET and no session to end with DELETE), 401, 413 for
+// a Content-Length over 1 MiB (the SDK cuts a longer chunked body off with
+// a plain 413). There is no Host or Origin allow-list: the credential
+// guards /mcp as it guards /invoke.
+func mcpHandler(s *server) http.Handler {
+	srv := mcp.NewServer(&mcp.Implementation{Name: mcpServerName, Version: mcpServerVersion}, nil)
+	fields := graph.Fields()
+	srv.AddTool(&mcp.Tool{
+		Name: mcpToolName,
+		Description: fmt.Sprintf("Runs the graph %q: the arguments are its input state, "+
+			"the result is its final state.", mcpServerName),
+		InputSchema:  stateSchema(fields, false),
+		OutputSchema: stateSchema(fields, true),
+	}, runGraphTool)
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		JSONResponse:                 true,
+		MaxRequestBodyBytes:          MaxRequestBytes,
+		DisableLocalhostProtection:   true,
+		PropagateRequestCancellation: true,
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer drain(r)
+		switch {
+		case r.Method != http.MethodPost:
+			methodNotAllowed(w, "POST")
+		case !s.authorized(r):
+			s.unauthorized(w)
+		case r.ContentLength > MaxRequestBytes:
+			tooLarge(w)
+		default:
+			sdk.ServeHTTP(w, r)
+		}
+	})
+}
+
+// runGraphTool runs the graph on the call's arguments as /invoke runs
+// {"state": arguments}. A failed run is an error result (isError), never a
+// JSON-RPC error: its structured content is the contract's envelope
+// {"error": {"code", "message", "details"?}}, and its text the same JSON.
+func runGraphTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	input := map[string]any{}
+	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
+		var e *graph.Error
+		if input, e = parseObject(raw, true); e != nil {
+			return mcpFailed(e), nil
+		}
+	}
+	st, err := graph.Invoke(ctx, input)
+	if err != nil {
+		return mcpFailed(asError(err)), nil
+	}
+	return mcpFinalState(st), nil
+}
+
+// mcpFinalState is a run's result: the final state (every declared field) as
+// structured content and as its JSON text.
+func mcpFinalState(st graph.State) *mcp.CallToolResult {
+	buf, err := graph.AppendJSON(nil, st)
+	if err != nil {
+		return mcpFailed(&graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
+			Message: "the result cannot be encoded as JSON"})
+	}
+	if len(buf) > MaxResponseBytes {
+		return mcpFailed(&graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
+			Message: "the response is larger than 4 MiB", Details: map[string]any{"reason": "response_too_large"}})
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(buf)}},
+		StructuredContent: json.RawMessage(buf),
+	}
+}
+
+func mcpFailed(e *graph.Error) *mcp.CallToolResult {
+	body := map[string]any{"code": e.Code, "message": e.Message}
+	if len(e.Details) > 0 {
+		body["details"] = e.Details
+	}
+	envelope, _ := json.Marshal(map[string]any{"error": body})
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(envelope)}},
+		StructuredContent: json.RawMessage(envelope),
+		IsError:           true,
+	}
+}
+
+// stateSchema is the JSON Schema of the graph's state as python-svc
+// publishes it (svc.mcp.server.state_json_schema). As input: each field with
+// its type and its default, the required ones listed, no other allowed. As
+// output (the final state, as in /invoke's result): every field present,
+// each may be null.
+func stateSchema(fields []graph.Field, output bool) map[string]any {
+	properties := make(map[string]any, len(fields))
+	required := []string{}
+	for _, f := range fields {
+		prop := typeSchema(f.Type, f.Items)
+		if output {
+			prop["type"] = []any{prop["type"], "null"}
+		} else if f.Default != nil {
+			prop["default"] = f.Default()
+		}
+		properties[f.Name] = prop
+		if output || f.Required {
+			required = append(required, f.Name)
+		}
+	}
+	schema := map[string]any{"type": "object", "properties": properties}
+	if len(required) > 0 {
+		schema["required"] = required
+	}
+	if !output {
+		schema["additionalProperties"] = false
+	}
+	return schema
+}
+
+func typeSchema(t graph.Type, items *graph.Item) map[string]any {
+	switch {
+	case t == graph.TypeMessages:
+		return map[string]any{"type": "array", "items": map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"role":    map[string]any{"type": "string"},
+				"content": map[string]any{"type": "string"},
+			},
+			"required":             []any{"role", "content"},
+			"additionalProperties": false,
+		}}
+	case t == graph.TypeArray && items != nil:
+		return map[string]any{"type": "array", "items": typeSchema(items.Type, items.Items)}
+	}
+	return map[string]any{"type": t.String()}
+}
