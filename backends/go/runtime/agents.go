@@ -25,6 +25,11 @@ type AgentTool struct {
 	Name string
 	// Description is sent to the model ("" when none).
 	Description string
+	// Listed, when not nil, gives the description and the input schema the
+	// tool's MCP server listed ("" and nil before a session opened): the
+	// model sees that schema as the parameters, and that description when
+	// Description is "".
+	Listed func() (string, map[string]any)
 	// Call runs the tool on the arguments object of the model's call. An
 	// *Error (an HTTP tool's upstream error) ends the run as it is; any
 	// other error is the agent's tool_error.
@@ -269,16 +274,27 @@ func runWorker(ctx context.Context, node, name, instructions string, tools []str
 
 // toolSpecs are the tools offered to the model, in order: a function with
 // the tool's name, its description ("" when none) and any JSON object as
-// its parameters.
+// its parameters (an MCP tool: what its server listed).
 func toolSpecs(tools []string) []any {
 	specs := make([]any, 0, len(tools))
 	for _, t := range tools {
+		tool := agentTools[t]
+		description, parameters := tool.Description, map[string]any{"type": "object"}
+		if tool.Listed != nil {
+			listedDescription, schema := tool.Listed()
+			if description == "" {
+				description = listedDescription
+			}
+			if schema != nil {
+				parameters = schema
+			}
+		}
 		specs = append(specs, map[string]any{
 			"type": "function",
 			"function": map[string]any{
 				"name":        t,
-				"description": agentTools[t].Description,
-				"parameters":  map[string]any{"type": "object"},
+				"description": description,
+				"parameters":  parameters,
 			},
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -80,6 +81,23 @@ func Prepare(ctx context.Context) error {
 		return nil
 	}
 	return prepare(ctx)
+}
+
+// openMCP opens the sessions to the graph's MCP servers and returns what
+// closes them (mcp_client.go sets it); nil for a graph without MCP servers.
+var openMCP func(ctx context.Context, logger *slog.Logger) (func(), error)
+
+// Start readies the graph before the service listens: Prepare, then the
+// sessions to its MCP servers. It returns what releases them, to be called
+// at shutdown; an error stops the service, and then nothing is left open.
+func Start(ctx context.Context, logger *slog.Logger) (func(), error) {
+	if err := Prepare(ctx); err != nil {
+		return nil, err
+	}
+	if openMCP == nil {
+		return func() {}, nil
+	}
+	return openMCP(ctx, logger)
 }
 
 func deadlineError() *Error {

@@ -51,17 +51,24 @@ func Prepare(ctx context.Context) error {
 	return graph.Prepare(ctx)
 }
 
-// Open readies the service before it listens: the graph (Prepare) and, for
-// a graph with a checkpointer, its thread store. It returns the handler
-// and what closes it at shutdown; an error stops the service.
+// Open readies the service before it listens: the graph (graph.Start: its
+// rag indexes, the sessions to its MCP servers) and, for a graph with a
+// checkpointer, its thread store. It returns the handler and what closes
+// it at shutdown; an error stops the service.
 func Open(ctx context.Context, cfg Config) (http.Handler, func(), error) {
-	if err := Prepare(ctx); err != nil {
+	release, err := graph.Start(ctx, cfg.Logger)
+	if err != nil {
 		return nil, nil, err
 	}
 	if openThreaded != nil {
-		return openThreaded(ctx, cfg)
+		handler, closeThreads, err := openThreaded(ctx, cfg)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		return handler, func() { closeThreads(); release() }, nil
 	}
-	return New(cfg), func() {}, nil
+	return New(cfg), release, nil
 }
 
 // openThreaded opens the thread store of a graph with a checkpointer and

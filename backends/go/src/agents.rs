@@ -32,12 +32,7 @@ pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
     let graphs = all_graphs(doc);
     let mut w = CodeWriter::go();
     w.line("// agentTools are the tools agents and tool-calling llm nodes may call.");
-    let tools = graphs.iter().any(|(d, _)| {
-        d.logical
-            .tools
-            .iter()
-            .any(|t| !matches!(t.kind, ToolKind::Mcp { .. }))
-    });
+    let tools = graphs.iter().any(|(d, _)| !d.logical.tools.is_empty());
     literal(&mut w, "agentTools = map[string]AgentTool", tools, |w| {
         for (d, scope) in &graphs {
             tool_entries(w, d, scope);
@@ -71,10 +66,13 @@ pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
     ))
 }
 
-/// The `agentTools` entries of one graph's native and HTTP tools.
+/// The `agentTools` entries of one graph's tools. An MCP tool's model sees
+/// the input schema (and, without its own, the description) its server
+/// listed (`Listed`).
 fn tool_entries(w: &mut CodeWriter, doc: &Document, scope: &GraphScope) {
     for t in &doc.logical.tools {
         let name = scope.name(&t.id);
+        let mut listed = String::new();
         let call = match &t.kind {
             ToolKind::Native => format!(
                 "out, err := {}(ctx, State(args))\nreturn map[string]any(out), err",
@@ -85,20 +83,30 @@ fn tool_entries(w: &mut CodeWriter, doc: &Document, scope: &GraphScope) {
                 quote(&name),
                 tool_name(&name)
             ),
-            // Refused on go (capabilities): no MCP client here.
-            ToolKind::Mcp { .. } => continue,
+            ToolKind::Mcp { .. } => {
+                listed = format!(", Listed: {}.listed", tool_name(&name));
+                format!(
+                    "out, err := callMCPTool(ctx, {}, {}, args)\nif err != nil {{\n\treturn nil, err\n}}\nreturn out.forModel(), nil",
+                    quote(&name),
+                    tool_name(&name)
+                )
+            }
         };
         // Imported only where used: a graph without tools has none.
         let context = w.name("context", "Context");
         w.line(format!(
-                "{}: {{Name: {}, Description: {}, Call: func(ctx {context}, args map[string]any) (any, error) {{",
+                "{}: {{Name: {}, Description: {}{listed}, Call: func(ctx {context}, args map[string]any) (any, error) {{",
                 quote(&name),
                 quote(&name),
                 quote(t.description.as_deref().unwrap_or_default())
             ));
         w.indent();
         for line in call.lines() {
-            w.line(line);
+            // A tab opens a block's body.
+            match line.strip_prefix('\t') {
+                Some(inner) => w.indent().line(inner).dedent(),
+                None => w.line(line),
+            };
         }
         w.dedent();
         w.line("}},");

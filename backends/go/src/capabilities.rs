@@ -31,8 +31,8 @@ pub fn info() -> BackendInfo {
                 "subgraph",
                 "hitl",
             ]),
-            tool_kinds: strings(&["native", "http"]),
-            transports: Vec::new(),
+            tool_kinds: strings(&["native", "http", "mcp"]),
+            transports: strings(&["stdio", "sse", "streamable_http"]),
             auth: strings(&["none", "api_key", "bearer"]),
             features: strings(&ALL_ROUTER_FEATURES)
                 .into_iter()
@@ -55,10 +55,6 @@ pub fn info() -> BackendInfo {
             reasons: vec![
                 reason("feature:agents.a2a", "A2A peers are called from python-svc only (A2A comes to go and java-svc later)"),
                 reason("feature:a2a.publish", "publishing the graph as an A2A agent is available on python-svc only"),
-                reason("tool-kind:mcp", "MCP tools are available on python-svc only"),
-                reason("transport:stdio", "MCP servers are available on python-svc only"),
-                reason("transport:sse", "MCP servers are available on python-svc only"),
-                reason("transport:streamable_http", "MCP servers are available on python-svc only"),
                 reason("feature:tracing", "Go services do not export traces yet (OpenTelemetry comes to go and java-svc later); set `tracing.enabled` to false or compile for python-svc"),
                 reason("feature:model.provider.*", PROVIDER_REASON),
             ],

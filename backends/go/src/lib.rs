@@ -10,6 +10,7 @@ mod agents;
 mod capabilities;
 mod golang;
 mod graph;
+mod mcp;
 mod modules;
 mod names;
 mod nodes;

@@ -1,6 +1,7 @@
 //! The third-party modules a generated service needs, pinned: a graph
 //! with a `sqlite` or `postgres` checkpointer needs its driver, one that
-//! speaks MCP (settings.mcp.expose) the official Go SDK. Each combination
+//! speaks MCP (calls MCP servers, or settings.mcp.expose) the official Go
+//! SDK. Each combination
 //! is its own tidied go.mod and go.sum under `runtime/modules/`: merging
 //! them per feature would not do, since together they select versions
 //! (golang.org/x/sync, ...) that neither file names. A graph needing none
@@ -41,7 +42,7 @@ const MCP_POSTGRES: (&str, &str) = (
 
 /// Whether the service speaks MCP (it needs the SDK).
 pub fn speaks_mcp(doc: &Document) -> bool {
-    doc.logical.settings.mcp.expose
+    doc.logical.settings.mcp.expose || crate::mcp::uses_clients(doc)
 }
 
 /// The modules `doc` needs; None when the standard library does.

@@ -43,6 +43,33 @@ const AGENTS_STREAM_TEST_GO: &str = include_str!("../runtime/agents_stream_test.
 const SERVER_STREAM_GO: &str = include_str!("../runtime/server_stream.go");
 const STREAM_TEST_GO: &str = include_str!("../runtime/stream_test.go");
 const SERVER_STREAM_TEST_GO: &str = include_str!("../runtime/server_stream_test.go");
+// MCP servers the graph calls (the official Go SDK's client).
+const MCP_CLIENT: &[(&str, &str)] = &[
+    (
+        "internal/graph/mcp_client.go",
+        include_str!("../runtime/mcp_client.go"),
+    ),
+    (
+        "internal/graph/mcp_sessions.go",
+        include_str!("../runtime/mcp_sessions.go"),
+    ),
+    (
+        "internal/graph/mcp_proc_unix.go",
+        include_str!("../runtime/mcp_proc_unix.go"),
+    ),
+    (
+        "internal/graph/mcp_proc_other.go",
+        include_str!("../runtime/mcp_proc_other.go"),
+    ),
+    (
+        "internal/graph/mcp_client_test.go",
+        include_str!("../runtime/mcp_client_test.go"),
+    ),
+    (
+        "internal/graph/mcp_proc_unix_test.go",
+        include_str!("../runtime/mcp_proc_unix_test.go"),
+    ),
+];
 // settings.mcp.expose: the graph as one MCP tool at /mcp.
 const MCP_SERVER_GO: &str = include_str!("../runtime/mcp_server.go");
 const MCP_SERVER_TEST_GO: &str = include_str!("../runtime/mcp_server_test.go");
@@ -106,7 +133,13 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         files.push(File::text("go.sum", p.sums));
     }
     files.extend(crate::threads::emit(doc, module)?);
-    if crate::modules::speaks_mcp(doc) {
+    if crate::mcp::uses_clients(doc) {
+        files.push(crate::mcp::servers_file(doc));
+        for (path, text) in MCP_CLIENT {
+            files.push(File::text(*path, *text));
+        }
+    }
+    if doc.logical.settings.mcp.expose {
         let mcp = &doc.logical.settings.mcp;
         let tool_name = mcp.tool_name.as_deref().unwrap_or(&doc.id);
         let values = [

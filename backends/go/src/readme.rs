@@ -102,6 +102,14 @@ pub fn readme(doc: &Document) -> String {
     if s.checkpointer.kind != CheckpointerKind::None {
         w.line("With `settings.checkpointer` every answer names its thread (`threadId`), and the raw state as the body is refused (`400`).");
     }
+    if crate::mcp::uses_clients(doc) {
+        w.line(
+            "The MCP servers of `logical.mcpServers` are opened when the service starts: it does not start when one \
+             cannot be reached, a variable it reads is unset, or it lacks a tool the graph calls. A stdio server's \
+             command runs beside the service; the container image (distroless) has no interpreter, so a `python` \
+             or `npx` server needs an image of your own.",
+        );
+    }
     if s.mcp.expose {
         let tool = s.mcp.tool_name.as_deref().unwrap_or(&doc.id);
         w.line(format!(

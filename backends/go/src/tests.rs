@@ -3,7 +3,9 @@
 //! HTTP tools are pointed at a stub server started by the test itself.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever};
+use svc_backend_sdk::ir::{
+    Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever, ToolKind,
+};
 use svc_backend_sdk::samples::{bad_requests, hitl_answers, model_reply, sample_state, tool_reply};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
@@ -73,6 +75,7 @@ pub fn server_test(doc: &Document) -> String {
         }
     }
     let stub = any_graph(doc, Document::has_llm_nodes)
+        || crate::mcp::uses_clients(doc)
         || !rag_nodes(doc).is_empty()
         || !http_tools.is_empty()
         || !svc_backend_sdk::connectors::env_refs(doc).is_empty();
@@ -492,6 +495,9 @@ fn stub_upstream(
             w.line("http.DefaultTransport = rewrite{target: srv.URL, paths: paths, base: orig}");
             w.line("t.Cleanup(func() { http.DefaultTransport = orig })");
         }
+        if crate::mcp::uses_clients(doc) {
+            mcp_stub(doc, w);
+        }
         if !rag_nodes(doc).is_empty() {
             // The rag nodes' documents and indexes, as the service makes them at start-up.
             let background = w.name("context", "Background");
@@ -548,4 +554,42 @@ pub fn openapi_test() -> String {
         });
     });
     w.finish_file("package main\n\n")
+}
+
+/// The MCP servers of the tests: one streamable HTTP server in process
+/// offers every tool the graph calls (each answers "example"), and every
+/// server of the graph points at it (graph.StubMCP).
+fn mcp_stub(doc: &Document, w: &mut CodeWriter) {
+    let mut names: Vec<&str> = all_graphs(doc)
+        .into_iter()
+        .flat_map(|(d, _)| &d.logical.tools)
+        .filter_map(|t| match &t.kind {
+            ToolKind::Mcp { tool, .. } => Some(tool.as_str()),
+            _ => None,
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    let sdk = "github.com/modelcontextprotocol/go-sdk/mcp";
+    let context = w.name("context", "Context");
+    let server = w.name(sdk, "NewServer");
+    let implementation = w.name(sdk, "Implementation");
+    let stub_mcp = w.name(&format!("{}/internal/graph", doc.id), "StubMCP");
+    w.line("// One MCP server offers every tool the graph calls, whatever its");
+    w.line("// server; each answers \"example\".");
+    w.line(format!(
+        "tools := {server}(&{implementation}{{Name: \"stub\", Version: \"1\"}}, nil)"
+    ));
+    let list: Vec<String> = names.iter().map(|n| quote(n)).collect();
+    w.block(format!("for _, name := range []string{{{}}} {{", list.join(", ")), "}", |w| {
+        w.line("tools.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{\"type\": \"object\"}},");
+        w.indent();
+        w.block(format!("func({context}, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {{"), "})", |w| {
+            w.line("return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: \"example\"}}}, nil");
+        });
+        w.dedent();
+    });
+    w.line("mcpStub := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return tools }, nil))");
+    w.line("t.Cleanup(mcpStub.Close)");
+    w.line(format!("t.Cleanup({stub_mcp}(mcpStub.URL))"));
 }

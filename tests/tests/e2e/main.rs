@@ -22,7 +22,7 @@ mod hostile;
 mod java_projects;
 mod json_text;
 mod manifest_commands;
-mod mcp_python;
+mod mcp;
 mod python_projects;
 mod schemathesis;
 mod snapshots;

@@ -1,9 +1,9 @@
-//! `tool` nodes: a call of a native or HTTP tool with the node's input.
+//! `tool` nodes: a call of a native, HTTP or MCP tool with the node's input.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{Document, Node, ToolKind};
+use svc_backend_sdk::ir::{Document, FieldType, Node, ToolKind};
 use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::template::lone_field;
 use svc_backend_sdk::writer::CodeWriter;
@@ -21,24 +21,33 @@ pub fn write(
     body: &mut CodeWriter,
 ) {
     let (name, tool) = (scope.name(&n.id), tool_name(&scope.name(tool_id)));
-    let http = matches!(
-        doc.tool(tool_id).map(|t| &t.kind),
-        Some(ToolKind::Http { .. })
-    );
-    let (call, result) = if http {
-        (
+    let (call, result) = match doc.tool(tool_id).map(|t| &t.kind) {
+        Some(ToolKind::Http { .. }) => (
             format!(
                 "callHTTPTool(ctx, {}, {tool}, {})",
                 quote(&name),
                 input_map(input)
             ),
-            "out",
-        )
-    } else {
-        (
+            "out".to_string(),
+        ),
+        // An object field gets the structured content, another the text.
+        Some(ToolKind::Mcp { .. }) => {
+            let object = doc
+                .state_field(output_key)
+                .is_some_and(|f| f.ty == FieldType::Object);
+            (
+                format!(
+                    "callMCPTool(ctx, {}, {tool}, {})",
+                    quote(&name),
+                    input_map(input)
+                ),
+                format!("out.output({object})"),
+            )
+        }
+        _ => (
             format!("{tool}(ctx, State({}))", input_map(input)),
-            "map[string]any(out)",
-        )
+            "map[string]any(out)".to_string(),
+        ),
     };
     body.line(format!(
         "// {} calls the tool {} and writes its result to {}.",

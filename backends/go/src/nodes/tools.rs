@@ -1,4 +1,4 @@
-//! One file per native or HTTP tool: `internal/graph/tool_<id>.go`.
+//! One file per tool: `internal/graph/tool_<id>.go`.
 
 use svc_backend_sdk::ir::{Document, ToolKind};
 use svc_backend_sdk::subgraphs::GraphScope;
@@ -66,7 +66,23 @@ pub fn files(doc: &Document, scope: &GraphScope) -> Result<Vec<File>, Vec<Diagno
                 ));
                 out.push(go_file(path, body));
             }
-            ToolKind::Mcp { .. } => {}
+            ToolKind::Mcp { server, tool, .. } => {
+                let server = scope.name(server);
+                body.line(format!(
+                    "// {} is the MCP tool {}: {} on the MCP server {}.",
+                    tool_name(&name),
+                    quote(&name),
+                    quote(tool),
+                    quote(&server)
+                ));
+                body.line(format!(
+                    "var {} = MCPTool{{Server: {}, Tool: {}}}",
+                    tool_name(&name),
+                    quote(&server),
+                    quote(tool)
+                ));
+                out.push(go_file(path, body));
+            }
         }
     }
     if missing.is_empty() {

@@ -1,7 +1,9 @@
-//! MCP end to end: on python-svc, a compiled graph whose tool node and
-//! worker agent call a real MCP server (the official SDK's `MCPServer`,
-//! started over stdio by the service), driven over HTTP; on python-svc and
-//! go, a compiled graph published with `settings.mcp.expose`, driven by the
+//! MCP end to end on python-svc and go: a compiled graph whose tool nodes
+//! and worker agent call a real MCP server (the official SDK's `MCPServer`,
+//! started over stdio by the service), driven over HTTP: structured
+//! content, the declared variable and nothing else in the child, a tool's
+//! error, a killed child respawned, no child left after SIGTERM; and a
+//! compiled graph published with `settings.mcp.expose`, driven by the
 //! official `mcp.Client` over streamable HTTP (A2A publishing:
 //! `a2a_python`).
 
@@ -180,11 +182,21 @@ async def main():
 asyncio.run(main())
 "#;
 
+/// The MCP tools of one graph on every target that calls MCP servers.
 #[test]
-fn python_mcp_tools_and_published_graphs() {
+fn mcp_tools_on_every_target() {
     if !require_python_sdk() {
         return;
     }
+    for platform in ["python-svc", "go"] {
+        if require_platform(platform) {
+            mcp_tools(platform);
+            eprintln!("{platform}: MCP tools over stdio as the contract says");
+        }
+    }
+}
+
+fn mcp_tools(platform: &str) {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("files_server.py");
     std::fs::write(&script, FILES_SERVER).unwrap();
@@ -193,8 +205,9 @@ fn python_mcp_tools_and_published_graphs() {
     let llm = Stub::start(model_reply).unwrap();
     let llm_url = format!("{}/v1", llm.url());
 
-    let project = compile("python-svc", &doc).expect("the MCP graph compiles");
-    check_project(&project, "python-svc").unwrap();
+    let project = compile(platform, &doc).expect("the MCP graph compiles");
+    check_project(&project, platform).unwrap();
+    build(&project).unwrap();
     let env = [
         ("SVC_API_KEY", KEY),
         ("OPENAI_BASE_URL", llm_url.as_str()),
@@ -219,15 +232,15 @@ fn python_mcp_tools_and_published_graphs() {
     // A tool node: the structured content into an object field; the
     // declared variable reaches the child, the service's others do not.
     let (status, body) = invoke("notes.txt", "read");
-    assert_eq!(status, 200, "{body}");
+    assert_eq!(status, 200, "{platform}: {body}");
     assert_eq!(
         body["result"]["record"],
         json!({"path": "notes.txt", "text": "contents of notes.txt", "token": "t-123", "leak": null}),
-        "{body}"
+        "{platform}: {body}"
     );
     // The tool answered is_error: 502 with the server, tool and reason.
     let (status, body) = invoke("on purpose", "explode");
-    assert_eq!(status, 502, "{body}");
+    assert_eq!(status, 502, "{platform}: {body}");
     let details = &body["error"]["details"];
     assert_eq!(
         (
@@ -236,26 +249,43 @@ fn python_mcp_tools_and_published_graphs() {
             details["reason"].clone()
         ),
         (json!("files"), json!("explode"), json!("tool_error")),
-        "{body}"
+        "{platform}: {body}"
     );
     assert!(
         body["error"]["message"]
             .as_str()
             .unwrap()
             .contains("exploded: on purpose"),
-        "{body}"
+        "{platform}: {body}"
     );
     // A worker agent calls the MCP tool through the model.
     let (status, body) = invoke("what is in notes.txt?", "agent");
-    assert_eq!(status, 200, "{body}");
+    assert_eq!(status, 200, "{platform}: {body}");
     let answer = body["result"]["answer"].as_str().unwrap();
     assert!(
         answer.starts_with("read: ") && answer.contains("contents of notes.txt"),
-        "{answer}"
+        "{platform}: {answer}"
     );
-    drop(s);
-
-    drop(s);
+    // The child killed: the next call runs on a new one.
+    let child = |s: &str| -> u32 { s.parse().unwrap_or_else(|e| panic!("{platform}: {e}: {s}")) };
+    let (status, body) = invoke("who", "pid");
+    assert_eq!(status, 200, "{platform}: {body}");
+    let first = child(body["result"]["answer"].as_str().unwrap());
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &first.to_string()])
+        .status();
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, body) = invoke("who", "pid");
+    let second = child(body["result"]["answer"].as_str().unwrap_or_default());
+    assert_eq!(status, 200, "{platform}: {body}");
+    assert_ne!(first, second, "{platform}: the dead child answered");
+    // SIGTERM stops the service and its child: no orphan.
+    s.terminate(Duration::from_secs(20)).unwrap();
+    let alive = std::path::Path::new(&format!("/proc/{second}")).exists();
+    assert!(
+        !alive,
+        "{platform}: the MCP child {second} outlived the service"
+    );
 }
 
 /// The graph published with `settings.mcp.expose` on every target that
