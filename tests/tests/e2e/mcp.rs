@@ -72,11 +72,15 @@ fn graph(server_script: &Path) -> Value {
                     {"when": {"field": "mode", "op": "eq", "value": "explode"}, "to": "boom"},
                     {"when": {"field": "mode", "op": "eq", "value": "agent"}, "to": "ask"},
                     {"when": {"field": "mode", "op": "eq", "value": "pid"}, "to": "who"},
+                    {"when": {"field": "mode", "op": "eq", "value": "web"}, "to": "web"},
+                    {"when": {"field": "mode", "op": "eq", "value": "sse"}, "to": "add"},
                     {"to": "read"}]},
                 {"id": "read", "kind": "tool", "toolId": "read_file", "input": {"path": "{{question}}"}, "outputKey": "record"},
                 {"id": "boom", "kind": "tool", "toolId": "explode", "input": {"reason": "{{question}}"}, "outputKey": "answer"},
                 {"id": "ask", "kind": "agent", "agent": "reader", "input": "{{question}}", "outputKey": "answer"},
                 {"id": "who", "kind": "tool", "toolId": "pid", "input": {}, "outputKey": "answer"},
+                {"id": "web", "kind": "tool", "toolId": "web_header", "input": {"name": "authorization"}, "outputKey": "answer"},
+                {"id": "add", "kind": "tool", "toolId": "sse_add", "input": {"a": 2, "b": 3}, "outputKey": "record"},
                 {"id": "end", "kind": "end"}
             ],
             "edges": [
@@ -84,17 +88,24 @@ fn graph(server_script: &Path) -> Value {
                 {"from": "read", "to": "end"},
                 {"from": "boom", "to": "end"},
                 {"from": "ask", "to": "end"},
-                {"from": "who", "to": "end"}
+                {"from": "who", "to": "end"},
+                {"from": "web", "to": "end"},
+                {"from": "add", "to": "end"}
             ],
             "tools": [
                 {"id": "read_file", "kind": "mcp", "server": "files", "tool": "read_file", "description": "Reads a file."},
                 {"id": "explode", "kind": "mcp", "server": "files", "tool": "explode"},
-                {"id": "pid", "kind": "mcp", "server": "files", "tool": "pid"}
+                {"id": "pid", "kind": "mcp", "server": "files", "tool": "pid"},
+                {"id": "web_header", "kind": "mcp", "server": "web", "tool": "header"},
+                {"id": "sse_add", "kind": "mcp", "server": "legacy", "tool": "add"}
             ],
             "mcpServers": [
                 {"id": "files", "transport": "stdio", "command": "python",
                  "args": [server_script.display().to_string()],
-                 "env": {"FILES_TOKEN": "${MCP_FILES_TOKEN}"}, "timeoutMs": 10000}
+                 "env": {"FILES_TOKEN": "${MCP_FILES_TOKEN}"}, "timeoutMs": 10000},
+                {"id": "web", "transport": "streamable_http", "url": "env:WEB_MCP_URL",
+                 "headers": {"Authorization": "Bearer ${WEB_MCP_TOKEN}"}},
+                {"id": "legacy", "transport": "sse", "url": "env:SSE_MCP_URL"}
             ],
             "agents": [
                 {"id": "reader", "kind": "worker", "instructions": "You read files.", "toolIds": ["read_file"]}
@@ -208,12 +219,19 @@ fn mcp_tools(platform: &str) {
     let project = compile(platform, &doc).expect("the MCP graph compiles");
     check_project(&project, platform).unwrap();
     build(&project).unwrap();
+    let web = HttpServer::start("streamable_http");
+    let legacy = HttpServer::start("sse");
+    let web_url = format!("http://127.0.0.1:{}/mcp", web.port);
+    let sse_url = format!("http://127.0.0.1:{}/sse", legacy.port);
     let env = [
         ("SVC_API_KEY", KEY),
         ("OPENAI_BASE_URL", llm_url.as_str()),
         ("OPENAI_API_KEY", "stub-key"),
         ("MCP_FILES_TOKEN", "t-123"),
         ("SVC_LEAK_PROBE", "must-not-reach-the-child"),
+        ("WEB_MCP_URL", web_url.as_str()),
+        ("WEB_MCP_TOKEN", "w-456"),
+        ("SSE_MCP_URL", sse_url.as_str()),
     ];
     let s = Service::launch(&project, &env, Duration::from_secs(120)).unwrap();
     let invoke = |question: &str, mode: &str| {
@@ -265,6 +283,19 @@ fn mcp_tools(platform: &str) {
     assert!(
         answer.starts_with("read: ") && answer.contains("contents of notes.txt"),
         "{platform}: {answer}"
+    );
+    // Streamable HTTP with its header; SSE with a structured result.
+    let (status, body) = invoke("header", "web");
+    assert_eq!(
+        (status, body["result"]["answer"].clone()),
+        (200, json!("Bearer w-456")),
+        "{platform}: {body}"
+    );
+    let (status, body) = invoke("sum", "sse");
+    assert_eq!(
+        (status, body["result"]["record"].clone()),
+        (200, json!({"result": 5})),
+        "{platform}: {body}"
     );
     // The child killed: the next call runs on a new one.
     let child = |s: &str| -> u32 { s.parse().unwrap_or_else(|e| panic!("{platform}: {e}: {s}")) };
@@ -347,4 +378,42 @@ fn published(platform: &str) {
         "{platform}: {report}"
     );
     drop(s);
+}
+
+/// The SDK tests' MCP server (sdk/python/tests/mcp_fixtures/server.py)
+/// over HTTP on a free loopback port, stopped when dropped.
+struct HttpServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl HttpServer {
+    fn start(transport: &str) -> HttpServer {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../sdk/python/tests/mcp_fixtures/server.py");
+        let port = svc_tests::http::free_port().unwrap();
+        let child = std::process::Command::new("python")
+            .arg(&script)
+            .args([transport, &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+        let server = HttpServer { child, port };
+        let ready = std::time::Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < ready,
+                "the {transport} MCP server did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
