@@ -100,7 +100,7 @@ fn tool_and_server_diagnostics_name_their_id_and_nodes() {
     let compile = |format: &str| {
         run(svc().arg("compile").arg(&name).args([
             "--platform",
-            "go",
+            "java-svc",
             "--out",
             "/nonexistent/x",
             "--format",
@@ -111,7 +111,7 @@ fn tool_and_server_diagnostics_name_their_id_and_nodes() {
     assert_eq!(o.status.code(), Some(1));
     let human = text(&o.stderr) + &text(&o.stdout);
     assert!(
-        human.contains("go does not support tool kind `mcp` (tool `read_file`)"),
+        human.contains("java-svc does not support tool kind `mcp` (tool `read_file`)"),
         "{human}"
     );
     assert!(

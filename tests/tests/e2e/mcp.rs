@@ -202,7 +202,9 @@ fn mcp_tools_on_every_target() {
     for platform in ["python-svc", "go"] {
         if require_platform(platform) {
             mcp_tools(platform);
-            eprintln!("{platform}: MCP tools over stdio as the contract says");
+            eprintln!(
+                "{platform}: MCP tools over stdio, SSE and streamable HTTP as the contract says"
+            );
         }
     }
 }
