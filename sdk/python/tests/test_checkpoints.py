@@ -276,6 +276,29 @@ def test_a_database_that_goes_away_is_503_and_the_thread_waits_for_it(
             postgres_server.start()
 
 
+def test_closing_waits_for_a_cleanup_round_under_way(kind):
+    """A cleanup round reading the database when the store closes ends
+    first: closing a SQLite connection another thread reads crashed the
+    process (a segfault in a generated project's tests)."""
+    (store,) = stores(kind)
+    paused_run(store)
+    reading = threading.Event()
+    rounds = []
+    real = store.cleanup
+
+    def slow_cleanup():
+        reading.set()
+        time.sleep(0.3)
+        rounds.append(real())
+        return rounds[-1]
+
+    store.cleanup = slow_cleanup
+    store.start_cleanup(3600)
+    assert reading.wait(5)
+    store.close()
+    assert rounds == [0], "the round under way ended before the connection closed"
+
+
 def test_a_store_needs_sane_limits():
     with pytest.raises(ValueError, match="ttl_seconds"):
         DurableThreadStore(object(), run_seconds=0)

@@ -129,6 +129,7 @@ class DurableThreadStore:
         self.clock = clock
         self.on_evict: Callable[[str], Any] | None = None
         self._stop = threading.Event()
+        self._cleaner: threading.Thread | None = None
 
     @staticmethod
     def new_id() -> str:
@@ -235,10 +236,15 @@ class DurableThreadStore:
                 if self._stop.wait(every_seconds):
                     return
 
-        threading.Thread(target=loop, name="svc-thread-cleanup", daemon=True).start()
+        self._cleaner = threading.Thread(target=loop, name="svc-thread-cleanup", daemon=True)
+        self._cleaner.start()
 
     def close(self) -> None:
         self._stop.set()
+        # A round under way ends before its connection is closed: closing a
+        # SQLite connection another thread is reading crashes the process.
+        if self._cleaner is not None:
+            self._cleaner.join(timeout=2 * CONNECT_SECONDS)
         self.backend.close()
 
     # --- internals ---
