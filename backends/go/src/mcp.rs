@@ -72,11 +72,7 @@ pub fn servers_file(doc: &Document) -> File {
                     timeout_ms,
                     headers,
                 } => {
-                    let transport = match s.transport {
-                        McpTransport::Sse { .. } => "sse",
-                        _ => "streamable_http",
-                    };
-                    fields.push(format!("Transport: {}", quote(transport)));
+                    fields.push(format!("Transport: {}", quote(s.transport.name())));
                     fields.push(format!("URL: {}", quote(url)));
                     if let Some(headers) = string_map(headers) {
                         fields.push(format!("Headers: {headers}"));
