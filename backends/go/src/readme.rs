@@ -102,20 +102,7 @@ pub fn readme(doc: &Document) -> String {
     if s.checkpointer.kind != CheckpointerKind::None {
         w.line("With `settings.checkpointer` every answer names its thread (`threadId`), and the raw state as the body is refused (`400`).");
     }
-    if crate::mcp::uses_clients(doc) {
-        w.line(
-            "The MCP servers of `logical.mcpServers` are opened when the service starts: it does not start when one \
-             cannot be reached, a variable it reads is unset, or it lacks a tool the graph calls. A stdio server's \
-             command runs beside the service; the container image (distroless) has no interpreter, so a `python` \
-             or `npx` server needs an image of your own.",
-        );
-    }
-    if s.mcp.expose {
-        let tool = s.mcp.tool_name.as_deref().unwrap_or(&doc.id);
-        w.line(format!(
-            "`/mcp` (MCP over streamable HTTP, stateless) offers the graph as one tool, `{tool}`, whose arguments are the state and whose result is the final state; it needs the credential of `/invoke`."
-        ));
-    }
+    svc_backend_sdk::readme::mcp(&mut w, doc, crate::mcp::uses_clients(doc), "distroless");
     w.blank();
     w.line("## Test and build").blank().line("```sh");
     for command in TEST_AND_BUILD {

@@ -14,14 +14,17 @@ use crate::nodes::llm::{list_of, model_literal};
 use crate::nodes::{router_class_name, tool_class_name};
 use crate::scope::Scope;
 
-/// The HTTP tools' ids: `GraphAgents.create` takes each one's `HttpTool`
-/// (built by MainGraph from configuration) in this order.
-pub fn http_tool_ids(doc: &Document) -> Vec<&str> {
+/// The HTTP and MCP tools' ids: `GraphAgents.create` takes each one's
+/// `HttpTool` or `McpTool` (built by MainGraph) in this order.
+pub fn upstream_tool_ids(doc: &Document) -> Vec<(&str, &'static str)> {
     doc.logical
         .tools
         .iter()
-        .filter(|t| matches!(t.kind, ToolKind::Http { .. }))
-        .map(|t| t.id.as_str())
+        .filter_map(|t| match t.kind {
+            ToolKind::Http { .. } => Some((t.id.as_str(), "HttpTool")),
+            ToolKind::Mcp { .. } => Some((t.id.as_str(), "McpTool")),
+            ToolKind::Native => None,
+        })
         .collect()
 }
 
@@ -33,9 +36,9 @@ pub fn graph_agents(doc: &Document, scope: &Scope) -> String {
     let list = w.name("java.util", "List");
     let nodes = format!("{}.nodes", scope.package);
     let mut params = vec![format!("{client} llm")];
-    for id in http_tool_ids(doc) {
-        let http_tool = runtime(&mut w, pkg, "HttpTool");
-        params.push(format!("{http_tool} {}Tool", camel(id)));
+    for (id, class) in upstream_tool_ids(doc) {
+        let class = runtime(&mut w, pkg, class);
+        params.push(format!("{class} {}Tool", camel(id)));
     }
     let mut tools = Vec::new();
     for t in &doc.logical.tools {
@@ -48,8 +51,21 @@ pub fn graph_agents(doc: &Document, scope: &Scope) -> String {
             ToolKind::Http { .. } => {
                 format!("args -> {}Tool.call({}, args)", camel(&t.id), quote(&name))
             }
-            // Refused on java-svc (capabilities): no MCP client here.
-            ToolKind::Mcp { .. } => continue,
+            // The model sees the input schema (and, without a description
+            // of the graph's own, the one) the server listed.
+            ToolKind::Mcp { .. } => {
+                let tool = format!("{}Tool", camel(&t.id));
+                let description = match &t.description {
+                    Some(d) => quote(d),
+                    None => format!("{tool}.description()"),
+                };
+                tools.push(format!(
+                    "new {agents}.Tool({}, {description}, args -> {tool}.call({}, args).forModel(), {tool}::inputSchema)",
+                    quote(&name),
+                    quote(&name)
+                ));
+                continue;
+            }
         };
         tools.push(format!(
             "new {agents}.Tool({}, {}, {call})",

@@ -31,8 +31,8 @@ pub fn info() -> BackendInfo {
                 "subgraph",
                 "hitl",
             ]),
-            tool_kinds: strings(&["native", "http"]),
-            transports: Vec::new(),
+            tool_kinds: strings(&["native", "http", "mcp"]),
+            transports: strings(&["stdio", "sse", "streamable_http"]),
             auth: strings(&["none", "api_key"]),
             features: strings(&ALL_ROUTER_FEATURES)
                 .into_iter()
@@ -45,6 +45,7 @@ pub fn info() -> BackendInfo {
                 "checkpointer.memory",
                 "checkpointer.sqlite",
                 "checkpointer.postgres",
+                "mcp.expose",
                 OPENAI_PROVIDER,
             ]))
                 .collect(),
@@ -61,26 +62,6 @@ pub fn info() -> BackendInfo {
                 reason(
                     "feature:a2a.publish",
                     "publishing the graph as an A2A agent is available on python-svc only",
-                ),
-                reason(
-                    "feature:mcp.expose",
-                    "publishing the graph as an MCP tool is available on python-svc only",
-                ),
-                reason(
-                    "tool-kind:mcp",
-                    "MCP tools are unsupported on Java; the export rejects them",
-                ),
-                reason(
-                    "transport:stdio",
-                    "logical.mcpServers are unsupported on Java",
-                ),
-                reason(
-                    "transport:sse",
-                    "logical.mcpServers are unsupported on Java",
-                ),
-                reason(
-                    "transport:streamable_http",
-                    "logical.mcpServers are unsupported on Java",
                 ),
                 reason(
                     "auth:bearer",

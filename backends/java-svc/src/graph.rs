@@ -70,6 +70,19 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
             _ => None,
         })
         .collect();
+    // Tools of kind mcp: each an McpTool over the service's McpServers
+    // (config/McpConfig.java).
+    let mcp: Vec<(&str, &str, &str)> = doc
+        .logical
+        .tools
+        .iter()
+        .filter_map(|t| match &t.kind {
+            ToolKind::Mcp { server, tool, .. } => {
+                Some((t.id.as_str(), server.as_str(), tool.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
     // Agents and tool-calling llm nodes run through the graph's Agents.
     let agentic = svc_backend_sdk::agents::runs_agents(doc);
     let llm = doc.has_llm_nodes() || agentic;
@@ -152,6 +165,9 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                 camel(id)
             ));
         }
+        if !mcp.is_empty() {
+            params.push(format!("{} mcp", runtime(w, pkg, "McpServers")));
+        }
         // Each subgraph node's child graph, a bean; written in full, as
         // every child's class is a ChildGraph.
         for (i, n) in &runnable {
@@ -185,11 +201,20 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                     c = camel(id)
                 ));
             }
+            for (id, server, tool) in &mcp {
+                let mcp_tool = runtime(w, pkg, "McpTool");
+                w.line(format!(
+                    "{mcp_tool} {}Tool = new {mcp_tool}(mcp, {}, {});",
+                    camel(id),
+                    quote(server),
+                    quote(tool)
+                ));
+            }
             if agentic {
                 let agents = runtime(w, pkg, "Agents");
-                let tools: String = crate::agents::http_tool_ids(doc)
+                let tools: String = crate::agents::upstream_tool_ids(doc)
                     .iter()
-                    .map(|id| format!(", {}Tool", camel(id)))
+                    .map(|(id, _)| format!(", {}Tool", camel(id)))
                     .collect();
                 w.line(format!("{agents} agents = GraphAgents.create(llm{tools});"));
             }
@@ -200,7 +225,10 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                     NodeKind::Llm(_) | NodeKind::IntentClassifier(_) => "llm".to_string(),
                     NodeKind::Agent(_) => "agents".to_string(),
                     NodeKind::Tool(ToolNode { tool_id, .. })
-                        if matches!(doc.tool(tool_id).map(|t| &t.kind), Some(ToolKind::Http { .. })) =>
+                        if matches!(
+                            doc.tool(tool_id).map(|t| &t.kind),
+                            Some(ToolKind::Http { .. } | ToolKind::Mcp { .. })
+                        ) =>
                     {
                         format!("{}Tool", camel(tool_id))
                     }

@@ -8,7 +8,7 @@ use svc_backend_sdk::samples::{bad_requests, hitl_answers, model_reply, sample_s
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::java::quote;
+use crate::java::{quote, runtime};
 use crate::project::legacy_field;
 
 const ASSERTIONS: &str = "org.junit.jupiter.api.Assertions";
@@ -95,6 +95,19 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
         w.line(format!("private final {http_client} client = {http_client}.newHttpClient();")).blank();
         w.line(format!("@{local_server_port}"));
         w.line("private int port;").blank();
+        if crate::project::mcp::uses_clients(doc) {
+            // Spring 6.2's @TestBean replaces the bean: the real servers never start.
+            let test_bean = w.name("org.springframework.test.context.bean.override.convention", "TestBean");
+            let servers = runtime(&mut *w, pkg, "McpServers");
+            w.line("/** The MCP servers are stubs (McpStub), started with the context. */");
+            w.line(format!("@{test_bean}"));
+            w.line(format!("private {servers} mcpServers;"));
+            w.blank();
+            w.block(format!("static {servers} mcpServers() {{"), "}", |w| {
+                w.line("return McpStub.servers();");
+            });
+            w.blank();
+        }
         if checkpointer.env().is_some() {
             // The service the test starts opens the graph's own database.
             let before_all = w.name("org.junit.jupiter.api", "BeforeAll");
@@ -357,8 +370,138 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                 });
             }
         }
+        if doc.logical.settings.mcp.expose {
+            mcp_endpoint_tests(doc, pkg, w, auth, threaded, &sample);
+        }
     });
     w.finish_file(&format!("package com.svc.{pkg};\n\n"))
+}
+
+/// `/mcp` (settings.mcp.expose) through the official MCP Java SDK's client:
+/// the graph is one tool with the state's schema, a call runs the graph, a
+/// failed run is an error result with the envelope, and the credential and
+/// methods are checked as on `/invoke`.
+fn mcp_endpoint_tests(
+    doc: &Document,
+    pkg: &str,
+    w: &mut CodeWriter,
+    auth: bool,
+    threaded: bool,
+    sample: &Value,
+) {
+    let assert_equals = w.static_name(ASSERTIONS, "assertEquals");
+    let assert_false = w.static_name(ASSERTIONS, "assertFalse");
+    let assert_true = w.static_name(ASSERTIONS, "assertTrue");
+    let test = w.name("org.junit.jupiter.api", "Test");
+    let map = w.name("java.util", "Map");
+    let list = w.name("java.util", "List");
+    let http_request = w.name("java.net.http", "HttpRequest");
+    let duration = w.name("java.time", "Duration");
+    let mcp_client = w.name("io.modelcontextprotocol.client", "McpClient");
+    let sync_client = w.name("io.modelcontextprotocol.client", "McpSyncClient");
+    let transport = w.name(
+        "io.modelcontextprotocol.client.transport",
+        "HttpClientStreamableHttpTransport",
+    );
+    let mapper = w.name(
+        "io.modelcontextprotocol.json.jackson2",
+        "JacksonMcpJsonMapper",
+    );
+    let schema = w.name("io.modelcontextprotocol.spec", "McpSchema");
+    let endpoint = w.name(&format!("com.svc.{pkg}.web"), "McpEndpoint");
+    let call = |w: &mut CodeWriter, var: &str, arguments: &str| {
+        w.line(format!(
+            "{schema}.CallToolResult {var} = client.callTool(new {schema}.CallToolRequest(GraphState.MCP_TOOL_NAME, {arguments}, null));"
+        ));
+    };
+    w.blank();
+    w.line("/** A client of the official MCP Java SDK on /mcp, with the credential. */");
+    w.block(format!("private {sync_client} mcpClient() {{"), "}", |w| {
+        w.line(format!(
+            "{sync_client} client = {mcp_client}.sync({transport}.builder(\"http://127.0.0.1:\" + port)"
+        ));
+        w.indent().indent();
+        w.line(".endpoint(\"/mcp\")");
+        w.line(format!(".requestBuilder({http_request}.newBuilder().header(\"X-API-Key\", KEY))"));
+        w.line(format!(".jsonMapper(new {mapper}(JSON))"));
+        w.line(".build())");
+        w.line(format!(".requestTimeout({duration}.ofSeconds(30))"));
+        w.line(".build();");
+        w.dedent().dedent();
+        w.line("client.initialize();");
+        w.line("return client;");
+    });
+    w.blank();
+    w.line("/** The graph is one tool, named and described by the state's schema. */");
+    w.line(format!("@{test}"));
+    w.block("void mcpOffersTheGraphAsOneTool() throws Exception {", "}", |w| {
+        w.block(format!("try ({sync_client} client = mcpClient()) {{"), "}", |w| {
+            w.line(format!("{assert_equals}(GraphState.NAME, client.getServerInfo().name());"));
+            w.line(format!("{list}<{schema}.Tool> tools = client.listTools().tools();"));
+            w.line(format!("{assert_equals}({list}.of(GraphState.MCP_TOOL_NAME), tools.stream().map({schema}.Tool::name).toList());"));
+            w.line("// As the schema travels: JSON, read back by the client.");
+            w.line(format!("Object input = JSON.readValue(JSON.writeValueAsString({endpoint}.stateSchema(GraphState.SCHEMA, false)), {map}.class);"));
+            w.line(format!("{assert_equals}(input, tools.get(0).inputSchema());"));
+            w.line(format!("Object output = JSON.readValue(JSON.writeValueAsString({endpoint}.stateSchema(GraphState.SCHEMA, true)), {map}.class);"));
+            w.line(format!("{assert_equals}(output, tools.get(0).outputSchema());"));
+        });
+    });
+    if !threaded {
+        let fields: Vec<String> = doc.logical.state.iter().map(|f| quote(&f.name)).collect();
+        w.blank();
+        w.line("/** A call runs the graph on its arguments: the final state, as structured content and as text. */");
+        w.line(format!("@{test}"));
+        w.block("void mcpCallRunsTheGraph() throws Exception {", "}", |w| {
+            w.block(format!("try ({sync_client} client = mcpClient()) {{"), "}", |w| {
+                w.line("@SuppressWarnings(\"unchecked\")");
+                w.line(format!(
+                    "{map}<String, Object> state = JSON.readValue({}, {map}.class);",
+                    quote(&sample.to_string())
+                ));
+                call(w, "done", "state");
+                w.line(format!("{assert_false}(done.isError(), () -> String.valueOf(done.content()));"));
+                w.line(format!("{map}<?, ?> result = ({map}<?, ?>) done.structuredContent();"));
+                w.block(format!("for (String field : {list}.of({})) {{", fields.join(", ")), "}", |w| {
+                    w.line(format!("{assert_true}(result.containsKey(field), field);"));
+                });
+                w.line(format!("{assert_equals}(result, JSON.readValue((({schema}.TextContent) done.content().get(0)).text(), {map}.class));"));
+            });
+        });
+    }
+    w.blank();
+    w.line("/** A failed run is an error result whose structured content is the contract's envelope. */");
+    w.line(format!("@{test}"));
+    w.block("void mcpFailedRunIsAnErrorResult() throws Exception {", "}", |w| {
+        w.block(format!("try ({sync_client} client = mcpClient()) {{"), "}", |w| {
+            call(w, "wrong", &format!("{map}.of(\"svc_undeclared_field\", 1)"));
+            w.line(format!("{assert_true}(wrong.isError());"));
+            w.line(format!("{map}<?, ?> error = ({map}<?, ?>) (({map}<?, ?>) wrong.structuredContent()).get(\"error\");"));
+            w.line(format!("{assert_equals}(\"invalid_state\", error.get(\"code\"));"));
+            w.line(format!("{assert_equals}(wrong.structuredContent(), JSON.readValue((({schema}.TextContent) wrong.content().get(0)).text(), {map}.class));"));
+        });
+    });
+    w.blank();
+    w.line("/** The credential of /invoke, and POST only. */");
+    w.line(format!("@{test}"));
+    w.block("void mcpChecksTheCredentialAndTheMethod() throws Exception {", "}", |w| {
+        w.line(format!(
+            "String list = {};",
+            quote(r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#)
+        ));
+        if auth {
+            w.block("for (String key : new String[] {null, \"wrong-credential\"}) {", "}", |w| {
+                w.line("Reply r = send(\"POST\", \"/mcp\", \"application/json\", list, key);");
+                w.line(format!("{assert_equals}(401, r.status());"));
+                w.line(format!("{assert_equals}(\"unauthorized\", error(r).get(\"code\"));"));
+            });
+        }
+        w.block("for (String method : new String[] {\"GET\", \"DELETE\"}) {", "}", |w| {
+            w.line("Reply r = send(method, \"/mcp\", null, null, KEY);");
+            w.line(format!("{assert_equals}(405, r.status(), method);"));
+            w.line(format!("{assert_equals}(\"POST\", r.raw().headers().firstValue(\"Allow\").orElse(\"\"));"));
+            w.line(format!("{assert_equals}(\"method_not_allowed\", error(r).get(\"code\"));"));
+        });
+    });
 }
 
 /// Resumes the run `r` answered until it ends: each paused hitl node gets a

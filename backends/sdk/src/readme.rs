@@ -1,6 +1,6 @@
 //! What every backend's generated README starts with and how it shows a
-//! first request, and the section on paused runs every target serves alike;
-//! each backend writes the rest of its own README.
+//! first request, and the paragraphs on MCP and paused runs every target
+//! serves alike; each backend writes the rest of its own README.
 
 use svc_ir::{CheckpointerKind, Document, NodeKind};
 
@@ -74,4 +74,25 @@ pub fn human_in_the_loop(w: &mut CodeWriter, doc: &Document, header: &str) {
         ))
         .line("```")
         .blank();
+}
+
+/// The MCP paragraph: the servers `uses_servers` says the service opens at
+/// start (their commands need an interpreter `image` lacks), and `/mcp`.
+pub fn mcp(w: &mut CodeWriter, doc: &Document, uses_servers: bool, image: &str) {
+    if uses_servers {
+        w.line(format!(
+            "The MCP servers of `logical.mcpServers` are opened when the service starts: it does not start when one \
+             cannot be reached, a variable it reads is unset, or it lacks a tool the graph calls. A stdio server's \
+             command runs beside the service; the container image ({image}) has no interpreter, so a `python` \
+             or `npx` server needs an image of your own."
+        ));
+    }
+    let mcp = &doc.logical.settings.mcp;
+    if mcp.expose {
+        let tool = mcp.tool_name.as_deref().unwrap_or(&doc.id);
+        w.line(format!(
+            "`/mcp` (MCP over streamable HTTP, stateless) offers the graph as one tool, `{tool}`, whose arguments \
+             are the state and whose result is the final state; it needs the credential of `/invoke`."
+        ));
+    }
 }

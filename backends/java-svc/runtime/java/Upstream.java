@@ -62,18 +62,28 @@ public final class Upstream {
      * is a POST. It is set here unless the command line sets it
      * ({@code -Djdk.httpclient.enableAllMethodRetry=false} turns the resending off). The
      * JDK reads it once, at the first request of the process, and this is the service's
-     * only client (connectors call through it). The price: a server that read a request
-     * and then dropped the connection without answering a byte gets the request a second
-     * time, so a tool with side effects may apply it twice; a model call has none to repeat.
+     * only client besides the MCP SDK's (connectors call through it; McpServers sets the
+     * same before its first request, see {@link #resendPostsOnDeadConnections}). The price:
+     * a server that read a request and then dropped the connection without answering a
+     * byte gets the request a second time, so a tool with side effects may apply it twice;
+     * a model call has none to repeat.
      */
     private static HttpClient client() {
-        if (System.getProperty(RETRY_ALL_METHODS) == null) {
-            System.setProperty(RETRY_ALL_METHODS, "true");
-        }
+        resendPostsOnDeadConnections();
         return HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(10))
                 .build();
+    }
+
+    /**
+     * Lets the JDK's HTTP clients resend a POST whose connection failed before the first
+     * byte of the reply (see {@link #client()}), unless the command line decides.
+     */
+    static void resendPostsOnDeadConnections() {
+        if (System.getProperty(RETRY_ALL_METHODS) == null) {
+            System.setProperty(RETRY_ALL_METHODS, "true");
+        }
     }
 
     /** Replaces ${NAME} with the environment variable NAME (secrets live there). */

@@ -234,9 +234,13 @@ pub fn files(
                 function::class(doc, scope, &class, &n.id, output_key)
             }
             NodeKind::Llm(llm) => Ok(llm::class(doc, scope, &class, &n.id, llm)),
-            NodeKind::Tool(ToolNode { tool_id, input, .. }) => {
-                Ok(tool::class(doc, scope, &class, &n.id, tool_id, input))
-            }
+            NodeKind::Tool(ToolNode {
+                tool_id,
+                input,
+                output_key,
+            }) => Ok(tool::class(
+                doc, scope, &class, &n.id, tool_id, input, output_key,
+            )),
             NodeKind::ResponseTemplate(ResponseTemplateNode {
                 template,
                 output_key,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use svc_backend_sdk::ir::{Document, ToolKind};
+use svc_backend_sdk::ir::{Document, FieldType, ToolKind};
 use svc_backend_sdk::template::lone_field;
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -40,23 +40,30 @@ pub fn class(
     id: &str,
     tool_id: &str,
     input: &BTreeMap<String, Value>,
+    output_key: &str,
 ) -> String {
-    let http = matches!(
-        doc.tool(tool_id).map(|t| &t.kind),
-        Some(ToolKind::Http { .. })
-    );
     let (pkg, name) = (&scope.pkg, scope.name(id));
     let mut w = CodeWriter::java();
     let input = input_map(&mut w, pkg, input);
-    let http_tool = if http {
-        runtime(&mut w, pkg, "HttpTool")
-    } else {
-        String::new()
+    // An HTTP or MCP tool is handed to the node by MainGraph.
+    let upstream = match doc.tool(tool_id).map(|t| &t.kind) {
+        Some(ToolKind::Http { .. }) => Some((runtime(&mut w, pkg, "HttpTool"), String::new())),
+        // An object field gets the structured content, another the text.
+        Some(ToolKind::Mcp { .. }) => {
+            let object = doc
+                .state_field(output_key)
+                .is_some_and(|f| f.ty == FieldType::Object);
+            Some((
+                runtime(&mut w, pkg, "McpTool"),
+                format!(".output({object})"),
+            ))
+        }
+        _ => None,
     };
-    let (fields, call) = if http {
+    let (fields, call) = if let Some((tool_class, output)) = &upstream {
         (
-            vec![format!("private final {http_tool} tool;")],
-            format!("return tool.call({}, {input});", quote(&name)),
+            vec![format!("private final {tool_class} tool;")],
+            format!("return tool.call({}, {input}){output};", quote(&name)),
         )
     } else {
         (
@@ -79,8 +86,8 @@ pub fn class(
         ),
         &fields,
         |w| {
-            if http {
-                w.block(format!("public {class}({http_tool} tool) {{"), "}", |w| {
+            if let Some((tool_class, _)) = &upstream {
+                w.block(format!("public {class}({tool_class} tool) {{"), "}", |w| {
                     w.line("this.tool = tool;");
                 });
                 w.blank();

@@ -12,6 +12,7 @@ use crate::{graph, nodes, tests};
 mod application;
 mod config;
 mod container;
+pub(crate) mod mcp;
 pub(crate) mod pom;
 mod readme;
 mod state;
@@ -194,6 +195,7 @@ const PY_JSON_TESTS: &[(&str, &str)] = &[
         include_str!("../../runtime/test/ModelStub.java"),
     ),
 ];
+const MCP_STUB: &str = include_str!("../../runtime/test/McpStub.java");
 const MVNW: &str = include_str!("../../runtime/wrapper/mvnw");
 const MVNW_CMD: &str = include_str!("../../runtime/wrapper/mvnw.cmd");
 const WRAPPER_PROPERTIES: &str = include_str!("../../runtime/wrapper/maven-wrapper.properties");
@@ -255,7 +257,9 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     let connector_upstream = placed.runtime.contains("upstream");
     // Embeddings are fetched through Upstream too.
     let retrieves = has(|k| matches!(k, NodeKind::Rag(_)));
-    if llm || http_tools || connector_upstream || retrieves {
+    // McpServers has Upstream let the JDK resend a POST on a dead connection.
+    let mcp_clients = mcp::uses_clients(doc);
+    if llm || http_tools || connector_upstream || retrieves || mcp_clients {
         runtime.push(UPSTREAM);
     }
     if llm || http_tools {
@@ -266,6 +270,21 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     runtime.extend(threads_main);
     let mut runtime_tests: Vec<(&str, &str)> = threads_tests;
     files.extend(threads::files(doc, &pkg));
+    if mcp_clients {
+        runtime.extend(mcp::CLIENT);
+        runtime_tests.extend(mcp::CLIENT_TESTS);
+        files.push(mcp::config(doc, &pkg));
+        files.push(mcp::spring_factories(&pkg));
+        // The servers of the project's own tests (GraphHttpTests' @TestBean).
+        let stub = fill("McpStub.java", MCP_STUB, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
+        files.push(File::text(
+            format!("src/test/java/com/svc/{pkg}/McpStub.java"),
+            stub,
+        ));
+    }
+    if doc.logical.settings.mcp.expose {
+        runtime.push(mcp::ENDPOINT);
+    }
     if doc.logical.settings.streaming {
         runtime.extend(STREAMING);
         runtime_tests.push(OBSERVED_RUN_TEST);
@@ -334,6 +353,9 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     // MainGraph), its agents and its nodes.
     let mut errors = Vec::new();
     for (d, scope) in &all_graphs(doc, &pkg) {
+        if !scope.is_root() {
+            errors.extend(mcp::refuse_in_child(d, &scope.at("")));
+        }
         files.push(File::text(
             format!("{}/graph/{}.java", scope.dir, scope.graph_class()),
             graph::graph_class(d, scope),

@@ -156,6 +156,22 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
     let checkpointer = doc.logical.settings.checkpointer.kind;
     w.blank().block("<dependencies>", "</dependencies>", |w| {
         Dependency::managed("org.springframework.boot", "spring-boot-starter-web").write(w);
+        if super::mcp::speaks_mcp(doc) {
+            comment(
+                w,
+                &[
+                    "MCP: the official Java SDK, with Jackson 2 as Spring Boot's (the umbrella",
+                    "artifact `mcp` would bring Jackson 3 beside it).",
+                ],
+            );
+            for (group, artifact, version) in super::mcp::SDK {
+                Dependency {
+                    version: Some(version),
+                    ..Dependency::managed(group, artifact)
+                }
+                .write(w);
+            }
+        }
         if let Some(jdbc) = driver(checkpointer) {
             let kind = checkpointer.as_str();
             comment(

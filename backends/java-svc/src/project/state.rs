@@ -91,6 +91,23 @@ pub(super) fn graph_state(doc: &Document, pkg: &str) -> String {
             "public static final String KEY_ENV = {};",
             quote(&doc.security.key_env)
         ));
+        let mcp = &doc.logical.settings.mcp;
+        if mcp.expose {
+            w.line("/** The graph's id and version: the MCP server's name and version at /mcp. */");
+            w.line(format!(
+                "public static final String NAME = {};",
+                quote(&doc.id)
+            ));
+            w.line(format!(
+                "public static final String VERSION = {};",
+                quote(&doc.version)
+            ));
+            w.line("/** The graph's tool at /mcp (settings.mcp.toolName, else the graph's id). */");
+            w.line(format!(
+                "public static final String MCP_TOOL_NAME = {};",
+                quote(mcp.tool_name.as_deref().unwrap_or(&doc.id))
+            ));
+        }
         w.line("/** The field a legacy {\"input\"} or {\"query\"} request fills, or null. */");
         w.line(format!(
             "public static final String LEGACY_INPUT_FIELD = {};",
