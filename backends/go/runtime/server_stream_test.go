@@ -38,9 +38,18 @@ func TestAQuietRunGetsKeepAliveComments(t *testing.T) {
 	defer func() { KeepAlive = saved }()
 	rec := httptest.NewRecorder()
 	es := newEventStream(rec, func() {})
-	time.Sleep(90 * time.Millisecond)
+	// Read under the stream's lock, which every write holds; a loaded machine
+	// may fire the timer late, so wait for two comments up to a bound.
+	count := func() int {
+		es.mu.Lock()
+		defer es.mu.Unlock()
+		return strings.Count(rec.Body.String(), ": keep-alive\n\n")
+	}
+	for deadline := time.Now().Add(5 * time.Second); count() < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	es.close()
-	if n := strings.Count(rec.Body.String(), ": keep-alive\n\n"); n < 2 {
+	if n := count(); n < 2 {
 		t.Fatalf("%d keep-alive comments in %q", n, rec.Body.String())
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != "text/event-stream" {
