@@ -10,7 +10,12 @@ Measures, in one run and against the same release binary:
     parses every module it emits (Ruff's parser, in the component); with
     --baseline-ref REF, also with the python-svc backend built from git ref
     REF (its component loaded with --backend), so the cost of what changed
-    since REF is a ratio measured in the same run.
+    since REF is a ratio measured in the same run; with --parse-share, also
+    with the backend of this checkout built twice, as shipped and without
+    the parse of the modules it emits (cargo feature
+    bench-without-module-parse), both loaded with --backend and alternated:
+    the parse's share of that compile is their difference over the first
+    (issue 31: under 10%).
 Output goes to a fresh directory per run, on tmpfs (/dev/shm), so the figures
 show the compiler and not the disk. Creating files on this machine's ext4 disk
 costs from 0.05 to 0.6 ms each depending on its recent history, so the disk
@@ -19,7 +24,7 @@ node) are reported next to a baseline that only copies the same tree there
 (`cp -r`).
 Prints a table and writes bench/results/compile.json.
 
-Usage: python3 bench/compile.py [--runs N] [--baseline-ref REF]
+Usage: python3 bench/compile.py [--runs N] [--baseline-ref REF] [--parse-share]
   SVC_BIN=path/to/svc python3 bench/compile.py   # measure that binary instead of a fresh release build
 """
 import argparse
@@ -86,10 +91,27 @@ def baseline_backend(ref, work):
         subprocess.run(["git", "worktree", "remove", "--force", tree], cwd=ROOT, check=False)
 
 
+def parse_variants(work):
+    """The python-svc component of this checkout as shipped and without the
+    parse of its emitted modules, built in a target directory of their own
+    (target/bench-parse, kept between runs)."""
+    target = os.path.join(ROOT, "target", "bench-parse")
+    paths = []
+    for name, features in (("parsed", []), ("unparsed", ["--features", "bench-without-module-parse"])):
+        subprocess.run(["cargo", "build", "-q", "--target", "wasm32-wasip2", "--profile", "component",
+                        "-p", "svc-backend-python", "--target-dir", target, *features], cwd=ROOT, check=True)
+        path = os.path.join(work, f"python-svc-{name}.wasm")
+        shutil.copy(os.path.join(target, "wasm32-wasip2", "component", "svc_backend_python.wasm"), path)
+        paths.append(path)
+    return paths
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--baseline-ref", help="git ref whose python-svc backend is the large python-svc baseline")
+    ap.add_argument("--parse-share", action="store_true",
+                    help="measure the share of parsing in the large python-svc compile")
     args = ap.parse_args()
     svc = os.environ.get("SVC_BIN")
     if not svc:
@@ -141,6 +163,14 @@ def main():
             python_now.append(compile_into(big, shm_work, "python-svc")[0])
             if base_wasm:
                 python_base.append(compile_into(big, shm_work, "python-svc", ("--backend", base_wasm))[0])
+        parsed, unparsed = [], []
+        if args.parse_share:
+            with_parse, without_parse = parse_variants(work)
+            for wasm in (with_parse, without_parse):
+                compile_into(big, shm_work, "python-svc", ("--backend", wasm))
+            for _ in range(max(7, args.runs // 2)):
+                parsed.append(compile_into(big, shm_work, "python-svc", ("--backend", with_parse))[0])
+                unparsed.append(compile_into(big, shm_work, "python-svc", ("--backend", without_parse))[0])
         copy = []
         for i in range(3):
             dest = os.path.join(work, f"copy-{i}")
@@ -165,7 +195,11 @@ def main():
             "large_python_baseline_ref": args.baseline_ref,
             "large_python_baseline_tmpfs_ms": round(med(python_base) * 1000, 1) if python_base else None,
             "large_python_over_baseline": round(med(python_now) / med(python_base), 3) if python_base else None,
-            "targets": {"warm_ms": 10, "cold_ms": 500, "large_ms": 1000, "large_peak_mib": 200},
+            "large_python_parsed_tmpfs_ms": round(med(parsed) * 1000, 1) if parsed else None,
+            "large_python_unparsed_tmpfs_ms": round(med(unparsed) * 1000, 1) if unparsed else None,
+            "large_python_parse_share": round(1 - med(unparsed) / med(parsed), 3) if parsed else None,
+            "targets": {"warm_ms": 10, "cold_ms": 500, "large_ms": 1000, "large_peak_mib": 200,
+                        "large_python_parse_share": 0.10},
         }
         os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
         with open(os.path.join(ROOT, "bench", "results", "compile.json"), "w") as f:
@@ -185,6 +219,10 @@ def main():
         if python_base:
             print(f"  baseline: backend of {args.baseline_ref} {r['large_python_baseline_tmpfs_ms']:8.1f} ms   "
                   f"(ratio {r['large_python_over_baseline']})")
+        if parsed:
+            print(f"  as built / without the module parse {r['large_python_parsed_tmpfs_ms']:8.1f} / "
+                  f"{r['large_python_unparsed_tmpfs_ms']:.1f} ms   (parse share {r['large_python_parse_share']:.1%}; "
+                  "target < 10%)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(shm_work, ignore_errors=True)

@@ -54,12 +54,6 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
         .iter()
         .filter(|n| !matches!(n.kind, NodeKind::Start | NodeKind::End))
         .collect();
-    let names = Expr::Tuple(
-        steps
-            .iter()
-            .map(|n| Expr::atom(quote(&scope.name(&n.id))))
-            .collect(),
-    );
 
     let base = w.name("svc.runtime", "CompiledGraph");
     suite(&mut w, format!("class Graph({base}):"), |w| {
@@ -94,8 +88,8 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
             // No node waits on the network: runs stay on the event loop.
             w.line("calls_upstream = False");
         }
-        write_expr(w, 1, "node_names = ", &names, "");
-        // What run events say each node is (svc.server.events).
+        // What run events say each node is (svc.server.events); its keys
+        // are the graph's node_names, in order (svc.runtime).
         let kinds = Expr::Dict(
             steps
                 .iter()
@@ -110,6 +104,52 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
             &kinds,
             "",
         );
+        // Nodes that run their module and go on to one fixed node are rows
+        // of a table, which the loop reads in one lookup; the rest (routers,
+        // nodes that call upstream within the run's time) are its branches.
+        let (table, branches): (Vec<&Node>, Vec<&Node>) = steps.iter().partition(|n| {
+            matches!(
+                place(doc, &n.kind),
+                Place::Module(Call {
+                    deadline: false,
+                    ..
+                })
+            )
+        });
+        if !table.is_empty() {
+            let callable = w.name("collections.abc", "Callable");
+            let any = w.name("typing", "Any");
+            let nodes = w.name(&scope.package, "nodes");
+            let rows = Expr::Dict(
+                table
+                    .iter()
+                    .map(|n| {
+                        let native = match place(doc, &n.kind) {
+                            Place::Module(call) => call.native,
+                            _ => true,
+                        };
+                        let after = next.get(n.id.as_str()).copied().unwrap_or_default();
+                        let row = Expr::Tuple(vec![
+                            Expr::atom(format!("{nodes}.{}.node", module(&n.id))),
+                            Expr::atom(if native { "True" } else { "False" }),
+                            Expr::atom(quote(after)),
+                        ]);
+                        (quote(&n.id), row)
+                    })
+                    .collect(),
+            );
+            w.line("# Each node that runs its module and goes on to one node: the module's");
+            w.line("# function, whether it gets its own copy of the state, and the next node.");
+            write_expr(
+                w,
+                1,
+                &format!(
+                    "moves: {class_var}[dict[str, tuple[{callable}[[dict], {any}], bool, str]]] = "
+                ),
+                &rows,
+                "",
+            );
+        }
         w.blank();
         // A graph that pauses (hitl) is resumed at the paused node.
         let pauses = doc
@@ -138,8 +178,26 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
             suite(w, format!("while {cond}:"), |w| {
                 w.line("self.check(steps)");
                 w.line("steps += 1");
-                for (i, n) in steps.iter().enumerate() {
-                    let kw = if i == 0 { "if" } else { "elif" };
+                if !table.is_empty() {
+                    w.line("move = self.moves.get(current)");
+                    suite(w, "if move is not None:", |w| {
+                        w.line("node, native, after = move");
+                        // A child's nodes are registered under its prefix.
+                        let name = if scope.prefix.is_empty() {
+                            "current".to_string()
+                        } else {
+                            format!("{} + current", quote(&scope.prefix))
+                        };
+                        w.line(format!("self.step(state, {name}, node, native)"));
+                        w.line("current = after");
+                    });
+                }
+                for (i, n) in branches.iter().enumerate() {
+                    let kw = if i == 0 && table.is_empty() {
+                        "if"
+                    } else {
+                        "elif"
+                    };
                     suite(w, format!("{kw} current == {}:", quote(&n.id)), |w| {
                         step(doc, scope, &next, w, n);
                     });

@@ -200,7 +200,7 @@ pub fn module_file(docstring: &str, w: CodeWriter) -> String {
 /// package registers its modules.
 pub fn package_init(docstring: &str, modules: &[String]) -> String {
     let mut sorted = modules.to_vec();
-    sorted.sort();
+    sorted.sort_by(|a, b| svc_backend_sdk::writer::isort_order(a, b));
     let mut w = CodeWriter::python();
     w.line(format!("\"\"\"{docstring}\"\"\""));
     if sorted.is_empty() {
@@ -223,6 +223,15 @@ pub fn package_init(docstring: &str, modules: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn package_inits_import_in_ruffs_order() {
+        let modules: Vec<String> = ["n10", "n9", "n1"].map(String::from).to_vec();
+        assert_eq!(
+            package_init("Nodes.", &modules),
+            "\"\"\"Nodes.\"\"\"\n\nfrom . import n1, n9, n10  # noqa: F401\n"
+        );
+    }
 
     #[test]
     fn quotes_like_ruff() {

@@ -285,7 +285,7 @@ impl CodeWriter {
     fn python_imports(&self) -> String {
         // (group, is a `from` import, module lowercased, module) -> names:
         // sorted as isort does, written as spelled.
-        let mut lines: BTreeMap<(usize, bool, String, &str), Vec<&str>> = BTreeMap::new();
+        let mut lines: BTreeMap<(usize, bool, &str), Vec<&str>> = BTreeMap::new();
         for i in &self.imports {
             let (module, name) = match i {
                 Import::Module(m) => (m.as_str(), None),
@@ -299,27 +299,28 @@ impl CodeWriter {
             } else {
                 1
             };
-            let entry = lines
-                .entry((group, name.is_some(), module.to_ascii_lowercase(), module))
-                .or_default();
+            let entry = lines.entry((group, name.is_some(), module)).or_default();
             if let Some(n) = name {
                 entry.push(n);
             }
         }
+        let mut lines: Vec<_> = lines.into_iter().collect();
+        lines.sort_by(|((g1, f1, m1), _), ((g2, f2, m2), _)| {
+            (g1, f1).cmp(&(g2, f2)).then_with(|| isort_order(m1, m2))
+        });
         let mut groups: [String; 3] = Default::default();
-        for ((group, from, _, module), mut names) in lines {
-            // isort's order-by-type: CONSTANTS, then Classes, then the rest;
-            // within each, case-insensitively (ruff's default).
-            names.sort_by_key(|n| {
-                let kind = if n.len() > 1 && n.chars().all(|c| !c.is_ascii_lowercase()) {
+        for ((group, from, module), mut names) in lines {
+            // isort's order-by-type: CONSTANTS, then Classes, then the rest.
+            let kind = |n: &str| {
+                if n.len() > 1 && n.chars().all(|c| !c.is_ascii_lowercase()) {
                     0
                 } else if n.starts_with(|c: char| c.is_ascii_uppercase()) {
                     1
                 } else {
                     2
-                };
-                (kind, n.to_ascii_lowercase(), *n)
-            });
+                }
+            };
+            names.sort_by(|a, b| kind(a).cmp(&kind(b)).then_with(|| isort_order(a, b)));
             let line = if from {
                 let one = format!("from {module} import {}", names.join(", "));
                 if one.len() <= PYTHON_LINE {
@@ -398,6 +399,12 @@ pub fn indent_body(body: &str, indent: usize) -> String {
     out
 }
 
+/// How ruff's isort orders two modules or two imported names: naturally
+/// (`n9` before `n10`) and case-insensitively, then by case.
+pub fn isort_order(a: &str, b: &str) -> std::cmp::Ordering {
+    natord::compare_ignore_case(a, b).then_with(|| natord::compare(a, b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,6 +441,22 @@ mod tests {
         assert_eq!(
             w.finish_file("\"\"\"Doc.\"\"\"\n\n"),
             "\"\"\"Doc.\"\"\"\n\nimport json\nfrom typing import Any, TypedDict\n\nfrom svc.runtime import END, Field, StateSchema, as_list\n\nfrom app import tools\n\nState = TypedDict(\"State\", {})\nSCHEMA = StateSchema([])\n"
+        );
+    }
+
+    #[test]
+    fn python_imports_are_in_ruffs_natural_order() {
+        let mut w = CodeWriter::python();
+        for n in ["n10", "n9", "N2", "a10b", "a9b"] {
+            w.name("x", n);
+        }
+        w.import("m10");
+        w.import("m9");
+        w.line("run()");
+        // As `ruff check --select I --fix` orders them.
+        assert_eq!(
+            w.finish_file(""),
+            "import m9\nimport m10\nfrom x import N2, a9b, a10b, n9, n10\n\nrun()\n"
         );
     }
 

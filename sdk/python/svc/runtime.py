@@ -2,29 +2,36 @@
 backend imports. Keep these names and signatures stable.
 
 A generated graph is a `CompiledGraph` subclass whose `run` is a loop
-specialised to the graph's topology, like the Go backend's:
+specialised to the graph's topology, like the Go backend's. The nodes that
+run their module and go on to one node are rows of a table (`moves`), read
+in one lookup; routers, and nodes that call upstream within the run's time,
+are the loop's branches:
 
     class Graph(CompiledGraph):
         name = "support_triage"
         schema = StateSchema([Field("question", "string", required=True), ...])
         max_steps = 25
         request_timeout_ms = 30000
-        node_names = ("classify", "route", "billing", "general")
-        node_kinds = {"classify": "llm", "route": "router", "billing": "llm", ...}
+        node_kinds = {"classify": "function", "route": "router", "billing": "llm", ...}
+        moves = {"classify": (nodes.classify.node, True, "route"), ...}
 
         def run(self, state):
             current, steps = "classify", 0
             while current != "end":
                 self.check(steps)
-                if current == "classify":
-                    self.step(state, "classify", classify)
-                    current = "route"
+                steps += 1
+                move = self.moves.get(current)
+                if move is not None:
+                    node, native, after = move
+                    self.step(state, current, node, native)
+                    current = after
                 elif current == "route":
                     self.routed("route")
                     current = "billing" if cond_eq(state["category"], "billing") else "general"
                 ...
-                steps += 1
             return state
+
+`node_names` (the nodes in order) defaults to the keys of `node_kinds`.
 
 A graph with a `hitl` node says `checkpointer = "memory"`, and its run loop
 takes the node to start from, so that a resumed thread re-runs the paused
@@ -207,8 +214,15 @@ class CompiledGraph:
     calls_upstream: bool = True
 
     _deadline: float = math.inf  # monotonic time; set per run
+
     _resume: Resume | None = None  # set on a resumed run
     _stream: streaming.RunStream | None = None  # set on a streamed run
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Generated graphs name their nodes once, in node_kinds (in order).
+        if "node_names" not in cls.__dict__ and "node_kinds" in cls.__dict__:
+            cls.node_names = tuple(cls.node_kinds)
 
     def run(self, state: dict) -> dict:
         raise NotImplementedError("a compiled graph implements run(state)")

@@ -1,6 +1,7 @@
 import asyncio
 import contextlib
 import time
+from typing import ClassVar
 
 import pytest
 from graphs import ContractCore
@@ -233,3 +234,20 @@ def test_a_child_graph_runs_on_a_copy_with_its_defaults_and_the_parents_time():
     with pytest.raises(SvcError) as e:
         Child().run_child("outer", {"items": []}, 0.0)
     assert e.value.code == "deadline_exceeded"
+
+
+def test_node_names_default_to_the_keys_of_node_kinds_in_order():
+    class Listed(CompiledGraph):
+        node_kinds: ClassVar[dict[str, str]] = {"b": "function", "a": "router"}
+
+    class Named(CompiledGraph):
+        node_names = ("x",)
+        node_kinds: ClassVar[dict[str, str]] = {"y": "function"}
+
+    class Inherited(Listed):
+        pass
+
+    assert Listed.node_names == ("b", "a")
+    assert Named.node_names == ("x",)
+    assert Inherited.node_names == ("b", "a")
+    assert CompiledGraph.node_names == ()
