@@ -17,7 +17,9 @@
 #   chromium for the designer's browser test;
 # - Debian's postgresql server for the durable-thread tests;
 # - Debian's podman, runc and debootstrap for the container test;
-# - cargo-fuzz (crates.io) for the fuzz smoke run, by fuzz/run.sh.
+# - cargo-fuzz (crates.io) for the fuzz smoke run, by fuzz/run.sh;
+# - Jaeger v2 for the e2e test `telemetry`, built from the Go module proxy
+#   once and kept in ~/.cache/svc (tests/telemetry/jaeger.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -99,6 +101,10 @@ fi
 if ! command -v podman >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1; then
   debian_packages "the container test" podman runc debootstrap
 fi
+
+# A real OpenTelemetry collector for the e2e test `telemetry`.
+SVC_JAEGER=$(tests/telemetry/jaeger.sh)
+export SVC_JAEGER
 
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings

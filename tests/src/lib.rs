@@ -2,6 +2,7 @@
 
 pub mod contract;
 pub mod http;
+pub mod jaeger;
 pub mod postgres;
 pub mod service;
 

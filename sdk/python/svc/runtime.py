@@ -56,7 +56,7 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from svc import streaming
+from svc import streaming, telemetry
 from svc import tracing as _tracing
 from svc.errors import (
     Interrupted,
@@ -254,20 +254,24 @@ class CompiledGraph:
         ctx = hitl.current()
         if ctx is not None:
             ctx.enter(node)
-        try:
-            patch = fn(dict(state) if native else state)
-        except SvcError:
-            raise
-        except Exception as e:
-            raise _failure(node, e) from None
-        except hitl.InterruptSignal as signal_:
-            signal_.node, signal_.state = node, state
-            raise
-        self.schema.apply(state, patch, node)
+        with telemetry.node_span(node, self.node_kinds.get(node)):
+            try:
+                patch = fn(dict(state) if native else state)
+            except SvcError:
+                raise
+            except Exception as e:
+                raise _failure(node, e) from None
+            except hitl.InterruptSignal as signal_:
+                signal_.node, signal_.state = node, state
+                raise
+            self.schema.apply(state, patch, node)
 
     def routed(self, node: str) -> None:
         """Called by a router before it picks the next node: an observed run
-        reports it as a node that writes nothing."""
+        reports it as a node that writes nothing, a traced one as a span."""
+        if telemetry.enabled():
+            with telemetry.node_span(node, "router"):
+                pass
 
     def check(self, steps: int) -> None:
         """Called before each node: the step limit, then the deadline."""
@@ -374,15 +378,25 @@ class CompiledGraph:
         token = hitl.enter(hitl.RunContext(self.checkpointed, self.schema, resume))
         streamed = streaming.enter(self._stream) if self._stream is not None else None
         run = _tracing.traced_graph(self.name, self.run) if _tracing.graph_runs else self.run
+        outcome = "ok"
         try:
-            result = run(state) if resume is None else run(state, current=resume.node)
-        except SvcError:
+            with telemetry.workflow_span(self.name):
+                try:
+                    result = run(state) if resume is None else run(state, current=resume.node)
+                except _DeadlineAlarm:  # an error of the run's span too
+                    raise deadline_error(self.request_timeout_ms) from None
+                if time.monotonic() >= self._deadline:
+                    raise deadline_error(self.request_timeout_ms)
+        except SvcError as e:
+            outcome = e.code
             raise
         except Exception as e:  # a bug in run() itself rather than in a node
+            outcome = "execution_error"
             raise SvcError(
                 500, "execution_error", f"the run failed: {type(e).__name__}: {e}"
             ) from None
         except hitl.InterruptSignal as paused:
+            outcome = "interrupted"
             node = paused.node or "?"
             raise Interrupted(
                 node,
@@ -392,11 +406,10 @@ class CompiledGraph:
                 resumes=paused.resumes,
             ) from None
         finally:
+            telemetry.run_finished(self.name, outcome)
             if streamed is not None:
                 streaming.leave(streamed)
             hitl.leave(token)
-        if time.monotonic() >= self._deadline:
-            raise deadline_error(self.request_timeout_ms)
         return result
 
     def _observed_step(self, emit: Emit) -> Callable[..., None]:
@@ -421,9 +434,10 @@ class CompiledGraph:
         return step
 
     def _observed_routed(self, emit: Emit) -> Callable[[str], None]:
-        stream = self._stream
+        stream, plain = self._stream, self.routed
 
         def routed(node: str) -> None:
+            plain(node)
             if stream is not None:
                 if stream.cancelled:
                     raise streaming.cancelled_error()

@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from svc import telemetry
 from svc.errors import ConfigError, require
 
 LOG_FORMATS = ("text", "json")
@@ -77,18 +78,23 @@ def tracing_project(config: dict) -> str:
 
 
 def configure_tracing(config: dict) -> bool:
-    """Turns LangSmith tracing on when `tracing.enabled`; returns whether it is on.
+    """Turns tracing on when `tracing.enabled`; returns whether it is on.
 
-    Sets LANGSMITH_TRACING=true and LANGSMITH_PROJECT (`tracing.project`, else
+    OpenTelemetry always (svc.telemetry: OTLP to where the OTEL_ variables
+    say). LangSmith as well when its key is set (LANGSMITH_API_KEY or
+    LANGCHAIN_API_KEY) or LANGSMITH_TRACING=true: then it sets
+    LANGSMITH_TRACING=true and LANGSMITH_PROJECT (`tracing.project`, else
     the app's name) unless they are set: variables already set win. Compiled
     graphs then trace their runs, and their nodes unless `tracing.trace_nodes`
     is false.
     """
     global graph_runs, node_spans
     section = config.get("tracing") or {}
-    if not section.get("enabled"):
-        graph_runs = node_spans = False
+    graph_runs = node_spans = False
+    if not telemetry.configure(config):
         return False
+    if not _env(_KEY_VARIABLES) and os.environ.get("LANGSMITH_TRACING", "").lower() != "true":
+        return True  # OpenTelemetry only: LangSmith is for those who set its key
     require("langsmith", "tracing", "configure_tracing()")
     os.environ.setdefault("LANGSMITH_TRACING", "true")
     if not _env(_PROJECT_VARIABLES):

@@ -22,11 +22,11 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from svc import registry, streaming
+from svc import registry, streaming, telemetry
 from svc.errors import RegistrationError, SvcError, execution_error, require, upstream_error
 from svc.values import fill_fields, text
 
@@ -175,6 +175,7 @@ def post(
         raise upstream_error(node, "timeout", timed_out)
     sent = {"Content-Type": "application/json", "Accept": "application/json"}
     sent.update(headers or {})
+    telemetry.inject(sent)
     ends = None if timeout is None else time.monotonic() + timeout
     streaming.check_cancelled()
     cut = contextlib.nullcontext({}) if stream is None else _cut_on_cancel(stream)
@@ -316,9 +317,11 @@ def _completion(
     `deadline` is the seconds left in the run (CompiledGraph.remaining()).
     """
     endpoint, headers, body = _completion_request(node, model, messages, tools)
-    return post_json(
-        node, endpoint, headers, body, timeout=call_timeout(None, deadline), feature=feature
-    )
+    timeout = call_timeout(None, deadline)
+    with telemetry.chat_span(model.name) as span:
+        reply = post_json(node, endpoint, headers, body, timeout=timeout, feature=feature)
+        telemetry.record_reply(span, reply, model.name, messages)
+    return reply
 
 
 def _field(obj: dict, key: str, kind: type) -> Any:
@@ -487,52 +490,57 @@ def _stream_chunks(
     MAX_UPSTREAM_BYTES; a stream that ends before `data: [DONE]` is a
     connect error; a run cancelled meanwhile ends with cancelled_error, its
     connection cut at once (_cut_on_cancel)."""
-    endpoint, headers, body = _completion_request(node, model, messages, tools)
-    body["stream"] = True
-    q = json.dumps(node)
-    payload = _request_body(node, "upstream", body)
-    client = streaming_client(feature)
-    import httpx
+    with telemetry.chat_span(model.name) as span:
+        endpoint, headers, body = _completion_request(node, model, messages, tools)
+        body["stream"] = True
+        q = json.dumps(node)
+        payload = _request_body(node, "upstream", body)
+        client = streaming_client(feature)
+        import httpx
 
-    timeout = call_timeout(None, deadline)
-    if timeout is not None and timeout <= 0:
-        raise upstream_error(node, "timeout", f"node {q}: the upstream call timed out")
-    ends = None if timeout is None else time.monotonic() + timeout
-    sent = {"Content-Type": "application/json", "Accept": "text/event-stream", **headers}
-    try:
+        timeout = call_timeout(None, deadline)
+        if timeout is not None and timeout <= 0:
+            raise upstream_error(node, "timeout", f"node {q}: the upstream call timed out")
+        ends = None if timeout is None else time.monotonic() + timeout
+        sent = {"Content-Type": "application/json", "Accept": "text/event-stream", **headers}
+        telemetry.inject(sent)
+        try:
+            if stream.cancelled:
+                raise streaming.cancelled_error()
+            with (
+                _cut_on_cancel(stream) as extensions,
+                client.stream(
+                    "POST",
+                    endpoint,
+                    content=payload,
+                    headers=sent,
+                    timeout=timeout,
+                    extensions=extensions,
+                ) as resp,
+            ):
+                if not 200 <= resp.status_code <= 299:
+                    raise _status_error(node, "upstream", resp.status_code)
+                for data in _data_lines(resp, stream, ends, too_large):
+                    if data == b"[DONE]":
+                        return
+                    try:
+                        chunk = loads_strict(data)
+                        telemetry.record_reply(span, chunk, model.name)
+                        each(chunk)
+                    except ValueError:
+                        raise upstream_error(
+                            node,
+                            "invalid_json",
+                            f"node {q}: a chunk of the model's stream "
+                            "is not a chat-completion chunk",
+                        ) from None
+        except (httpx.HTTPError, httpx.InvalidURL) as e:
+            if stream.cancelled:
+                raise streaming.cancelled_error() from None
+            raise _transport_error(node, endpoint, "upstream", e) from None
         if stream.cancelled:
             raise streaming.cancelled_error()
-        with (
-            _cut_on_cancel(stream) as extensions,
-            client.stream(
-                "POST",
-                endpoint,
-                content=payload,
-                headers=sent,
-                timeout=timeout,
-                extensions=extensions,
-            ) as resp,
-        ):
-            if not 200 <= resp.status_code <= 299:
-                raise _status_error(node, "upstream", resp.status_code)
-            for data in _data_lines(resp, stream, ends, too_large):
-                if data == b"[DONE]":
-                    return
-                try:
-                    each(loads_strict(data))
-                except ValueError:
-                    raise upstream_error(
-                        node,
-                        "invalid_json",
-                        f"node {q}: a chunk of the model's stream is not a chat-completion chunk",
-                    ) from None
-    except (httpx.HTTPError, httpx.InvalidURL) as e:
-        if stream.cancelled:
-            raise streaming.cancelled_error() from None
-        raise _transport_error(node, endpoint, "upstream", e) from None
-    if stream.cancelled:
-        raise streaming.cancelled_error()
-    raise upstream_error(node, "connect", f"node {q}: the model's stream ended before [DONE]")
+        raise upstream_error(node, "connect", f"node {q}: the model's stream ended before [DONE]")
 
 
 def _chat_streamed(
@@ -747,9 +755,15 @@ class HttpTool:
     endpoint: str
     timeout_ms: int = 10000
     headers: dict[str, str] | None = field(default=None, hash=False)
+    tool_id: str = ""  # set by register_http_tool, and the name of its calls' spans
 
 
 def call_http_tool(node: str, tool: HttpTool, input: dict, *, deadline: float | None = None) -> Any:
+    with telemetry.tool_span(tool.tool_id or node):
+        return _post_tool(node, tool, input, deadline)
+
+
+def _post_tool(node: str, tool: HttpTool, input: dict, deadline: float | None) -> Any:
     endpoint = resolve_endpoint(node, tool.endpoint)
     timeout = tool.timeout_ms / 1000 if tool.timeout_ms and tool.timeout_ms > 0 else None
     return post_json(
@@ -766,15 +780,18 @@ def register_http_tool(tool_id: str, tool: HttpTool, description: str = "") -> H
     """Registers `tool` as the registry tool `tool_id`, so worker agents can
     call it: the model's arguments are POSTed as they are and the parsed reply
     is the result (an upstream failure stays a 502 upstream_error). Returns
-    `tool`, for `TOOL = register_http_tool("crm", HttpTool(...))`.
+    `tool` with its `tool_id` set (the name of its calls' spans), for
+    `TOOL = register_http_tool("crm", HttpTool(...))`.
 
     Registering the same `tool_id` again replaces the tool (as a module
     reload does), which is also how a test points it at a stub."""
     if not isinstance(tool, HttpTool):
         raise RegistrationError(f"register_http_tool needs an HttpTool, not {type(tool).__name__}")
+    tool = replace(tool, tool_id=tool_id)
 
     def call(arguments: dict) -> Any:
-        return call_http_tool(tool_id, tool, arguments)
+        # Its span is the caller's (svc.agents.run opens execute_tool).
+        return _post_tool(tool_id, tool, arguments, None)
 
     call.__name__ = tool_id
     call.__qualname__ = f"register_http_tool.{tool_id}"

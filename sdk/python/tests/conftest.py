@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from svc import config, rag, registry
+from svc import config, rag, registry, telemetry
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "fixtures" / "config"
@@ -27,12 +27,16 @@ def clean_state(monkeypatch):
     rag.clear()
     config.clear()
     monkeypatch.delenv("SVC_DEV_EVENTS", raising=False)
+    # Tests that turn tracing on export nowhere unless they say where.
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
     monkeypatch.delenv("SVC_HOST", raising=False)
     monkeypatch.delenv("SVC_PORT", raising=False)
     # LangGraph runs must never try to send traces anywhere.
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
     monkeypatch.setenv("LANGSMITH_PROJECT", "svc-tests")
     yield
+    telemetry.shutdown(0.5)
     registry.clear()
     rag.clear()
     config.clear()

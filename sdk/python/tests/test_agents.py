@@ -4,6 +4,7 @@ scripts its replies in the standard `tool_calls` format."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any, TypedDict
 
 import pytest
@@ -672,7 +673,8 @@ def test_an_http_tool_registered_for_agents_posts_the_arguments(model_stub, stub
     crm = stub(lambda req: (200, json.dumps({"found": req.json()["email"]}).encode()))
     monkeypatch.setenv("CRM_URL", crm.url + "/lookup")
     given = HttpTool("env:CRM_URL", timeout_ms=2000)
-    assert register_http_tool("crm", given, description="Looks a customer up.") is given
+    registered = register_http_tool("crm", given, description="Looks a customer up.")
+    assert registered == replace(given, tool_id="crm")  # its spans are named after it
 
     @worker_agent(model=MODEL, tools=["crm"])
     def clerk():

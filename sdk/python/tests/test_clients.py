@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from svc import configure_tracing, get_http_client, get_llm_provider
+from svc import configure_tracing, get_http_client, get_llm_provider, telemetry
 from svc.errors import ConfigError
 from svc.tracing import configure_logging
 
@@ -78,6 +78,12 @@ def test_configure_tracing(monkeypatch):
     monkeypatch.delenv("LANGSMITH_PROJECT")
     assert configure_tracing({"tracing": {"enabled": False}}) is False
     assert "LANGSMITH_TRACING" not in os.environ
+    monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
+    monkeypatch.delenv("LANGCHAIN_API_KEY", raising=False)
+    # OpenTelemetry only: LangSmith is for those who set its key.
+    assert configure_tracing({"tracing": {"enabled": True, "project": "p1"}}) is True
+    assert telemetry.enabled() and "LANGSMITH_TRACING" not in os.environ
+    monkeypatch.setenv("LANGSMITH_API_KEY", "key")
     assert configure_tracing({"tracing": {"enabled": True, "project": "p1"}}) is True
     assert os.environ["LANGSMITH_TRACING"] == "true" and os.environ["LANGSMITH_PROJECT"] == "p1"
 

@@ -79,7 +79,7 @@ CASES = {
         'invoke_a2a_agent() needs the "a2a" extra: pip install "svc-sdk[a2a]"',
     ),
     "tracing": Case(
-        ("langsmith",),
+        ("langsmith", "opentelemetry.sdk"),
         lambda: configure_tracing({"tracing": {"enabled": True}}),
         'configure_tracing() needs the "tracing" extra: pip install "svc-sdk[tracing]"',
     ),

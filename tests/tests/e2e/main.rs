@@ -27,5 +27,6 @@ mod python_projects;
 mod schemathesis;
 mod snapshots;
 mod streaming;
+mod telemetry;
 mod testkit_api;
 mod threads;

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from svc import telemetry
 from svc.background import BackgroundLoop
 from svc.errors import ConfigError, SvcError, require
 from svc.registry import get
@@ -391,6 +392,8 @@ def invoke_a2a_agent(
     if skill is not None and (not isinstance(skill, str) or not skill):
         raise ValueError(f"skill_id must be a skill's id, not {skill!r}")
     cards, headers, origins = _target(name, meta)
+    headers = dict(headers)
+    telemetry.inject(headers)  # read here: the call runs on the A2A loop's thread
     timeout = call_timeout(meta["timeout_ms"] / 1000, deadline)
     if timeout is None or timeout <= 0:
         raise a2a_upstream_error(name, "timeout", f"A2A agent {json.dumps(name)}: no time left")

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from svc import streaming
+from svc import streaming, telemetry
 from svc.agents.decorators import DEFAULT_MAX_TURNS, FINISH, Transfer
 from svc.errors import RegistrationError, SvcError, upstream_error
 from svc.registry import enforce_policies, get, names, persona_prompt
@@ -292,7 +292,8 @@ def _call_tool(
     c = get("tools", name)
     try:
         # An SvcError (an HTTP tool's upstream_error) keeps its own answer.
-        result = c.obj(arguments) if c.meta["arguments"] == "object" else c.obj(**arguments)
+        with telemetry.tool_span(name):
+            result = c.obj(arguments) if c.meta["arguments"] == "object" else c.obj(**arguments)
     except SvcError:
         raise
     except Exception as e:
@@ -446,24 +447,27 @@ def run_agent(
         {"action": "delegate", "agent": agent, "caller_roles": list(held), "task": task}
     )
     kind = c.meta["kind"]
-    if kind == "supervisor":
-        return run_supervisor(agent, task, held, deadline)
-    if kind == "remote":
-        output = run_remote(agent, task, deadline)
-    elif kind == "a2a":
-        from svc.a2a.peers import invoke_a2a_agent
+    with telemetry.agent_span(agent, remote=kind in ("remote", "a2a")):
+        if kind == "supervisor":
+            return run_supervisor(agent, task, held, deadline)
+        if kind == "remote":
+            output = run_remote(agent, task, deadline)
+        elif kind == "a2a":
+            from svc.a2a.peers import invoke_a2a_agent
 
-        output = invoke_a2a_agent(agent, task, deadline=deadline)
-    elif kind == "local":
-        with streaming.muted():  # its answer is sent whole, below
-            output = c.obj(task)
-        if not isinstance(output, str):
-            raise agent_error(
-                agent, "bad_output", f'agent "{agent}" returned {type(output).__name__}, not text'
-            )
-    else:
-        return run_worker(worker(agent), task, caller_roles=held, deadline=deadline)
-    stream = streaming.replies()
-    if stream is not None:  # an answer that arrived whole is one token
-        stream.whole(output)
-    return output
+            output = invoke_a2a_agent(agent, task, deadline=deadline)
+        elif kind == "local":
+            with streaming.muted():  # its answer is sent whole, below
+                output = c.obj(task)
+            if not isinstance(output, str):
+                raise agent_error(
+                    agent,
+                    "bad_output",
+                    f'agent "{agent}" returned {type(output).__name__}, not text',
+                )
+        else:
+            return run_worker(worker(agent), task, caller_roles=held, deadline=deadline)
+        stream = streaming.replies()
+        if stream is not None:  # an answer that arrived whole is one token
+            stream.whole(output)
+        return output

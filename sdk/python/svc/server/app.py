@@ -24,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from svc import registry
+from svc import registry, telemetry
 from svc.config import (
     app_identity,
     check_secrets,
@@ -603,6 +603,8 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> Any:
         async with contextlib.AsyncExitStack() as stack:
+            # Last out: spans of the other closings are exported too.
+            stack.callback(telemetry.shutdown)
             for store in closing:
                 stack.callback(store.close)
             await stack.enter_async_context(mcp_server.clients_running(config))
@@ -649,4 +651,5 @@ def create_app(
         app.add_exception_handler(fastapi.exceptions.RequestValidationError, validation_error)
     app.state.svc_runner = runner
     app.state.svc_mcp = mcp
+    telemetry.instrument(app)
     return app

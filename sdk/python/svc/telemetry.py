@@ -1,0 +1,432 @@
+"""OpenTelemetry traces and metrics over OTLP (the "tracing" extra): what
+`settings.tracing.enabled` means on every target, with the span tree and the
+metrics of docs/telemetry.md, so a dashboard built for one target reads the
+others.
+
+Configured only by the standard variables: OTEL_EXPORTER_OTLP_ENDPOINT (and
+the per-signal endpoints, headers, timeout), OTEL_EXPORTER_OTLP_PROTOCOL
+(`http/protobuf` by default, or `grpc`), OTEL_SERVICE_NAME (default: the
+app's name, which is the graph's id in a generated project),
+OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, OTEL_BSP_*, and
+OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER (`otlp` or `none`).
+
+Spans wait in the batch processor's bounded queue and leave from its
+thread, so a slow or missing collector never holds a request: when the
+queue is full spans are dropped. `shutdown()` (the server's lifespan end,
+on SIGTERM) exports what is queued, within a bound.
+
+Everything here is a no-op until `configure()` turned it on, and cheap
+then: the runtime calls `span()` on every node.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+from svc.errors import ConfigError, SvcError, require
+
+# The GenAI semantic conventions' names (their packages mark them
+# deprecated while they move to semantic-conventions-genai; the strings stay).
+OPERATION = "gen_ai.operation.name"
+PROVIDER = "gen_ai.provider.name"
+REQUEST_MODEL = "gen_ai.request.model"
+INPUT_TOKENS = "gen_ai.usage.input_tokens"
+OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+WORKFLOW = "gen_ai.workflow.name"
+TOOL = "gen_ai.tool.name"
+AGENT_ID = "gen_ai.agent.id"
+AGENT_NAME = "gen_ai.agent.name"
+ERROR_TYPE = "error.type"
+NODE_ID = "svc.node.id"
+NODE_KIND = "svc.node.kind"
+OUTCOME = "svc.run.outcome"
+
+# Buckets the conventions advise for the two GenAI histograms.
+TOKEN_BUCKETS = [4**i for i in range(14)]
+DURATION_BUCKETS = [0.01 * 2**i for i in range(14)]
+
+PROTOCOLS = ("http/protobuf", "grpc")
+# How long a stopping service waits for its last export, at most.
+SHUTDOWN_SECONDS = 3.0
+
+_on = False
+_nodes = False  # `tracing.trace_nodes`: a span per node
+_content = False  # CONTENT_FLAG: prompts and replies on chat spans
+_tracer: Any = None
+_providers: list[Any] = []
+_instruments: dict[str, Any] = {}
+_lock = threading.Lock()
+_exit_hook = False
+_globals_set = False
+
+
+def enabled() -> bool:
+    return _on
+
+
+CONTENT_FLAG = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+
+def _protocol(signal: str) -> str:
+    value = (
+        os.environ.get(f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL")
+        or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+        or "http/protobuf"
+    ).strip()
+    if value not in PROTOCOLS:
+        raise ConfigError(
+            f"OTEL_EXPORTER_OTLP_PROTOCOL {value!r} is not served: "
+            f"use one of {', '.join(PROTOCOLS)}"
+        )
+    return value
+
+
+def _exporter_wanted(variable: str) -> bool:
+    value = (os.environ.get(variable) or "otlp").strip()
+    if value not in ("otlp", "none"):
+        raise ConfigError(f"{variable} {value!r} is not served: use otlp or none")
+    return value == "otlp"
+
+
+def _span_exporter() -> Any:
+    if _protocol("TRACES") == "grpc":
+        require("opentelemetry.exporter.otlp.proto.grpc", "tracing", "OTLP over gRPC")
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    else:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    return OTLPSpanExporter()
+
+
+def _metric_exporter() -> Any:
+    if _protocol("METRICS") == "grpc":
+        require("opentelemetry.exporter.otlp.proto.grpc", "tracing", "OTLP over gRPC")
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+    else:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    return OTLPMetricExporter()
+
+
+def _resource(default_name: str) -> Any:
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+
+    resource = Resource.create()  # OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME
+    if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({SERVICE_NAME: default_name}))
+    return resource
+
+
+def configure(config: dict, *, span_exporter: Any = None, metric_reader: Any = None) -> bool:
+    """Turns OpenTelemetry on when `tracing.enabled`; returns whether it is on.
+
+    The tracer and meter providers become the process's global ones. Tests
+    pass `span_exporter` / `metric_reader` (an in-memory exporter or
+    reader) instead of OTLP. Configuring again replaces the providers."""
+    global _on, _nodes, _content, _tracer
+    section = config.get("tracing") or {}
+    if not section.get("enabled"):
+        _on = False
+        return False
+    require("opentelemetry.sdk", "tracing", "configure_tracing()")
+    # The ASGI instrumentation reads this once: the stable HTTP conventions
+    # (http.server.request.duration in seconds, http.route), as Go and Java emit.
+    os.environ.setdefault("OTEL_SEMCONV_STABILITY_OPT_IN", "http")
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from svc.config import app_identity
+
+    name, version = app_identity(config)
+    resource = _resource(name)
+    shutdown(0.5)
+    # No exit hook of their own: theirs waits 30 s for a missing collector;
+    # shutdown() is bounded (the server's lifespan, and atexit here).
+    # The sampler is OTEL_TRACES_SAMPLER's.
+    tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
+    if span_exporter is None and _exporter_wanted("OTEL_TRACES_EXPORTER"):
+        span_exporter = _span_exporter()
+    if span_exporter is not None:
+        tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+    readers = []
+    if metric_reader is not None:
+        readers.append(metric_reader)
+    elif _exporter_wanted("OTEL_METRICS_EXPORTER"):
+        readers.append(PeriodicExportingMetricReader(_metric_exporter()))
+    meter_provider = MeterProvider(
+        resource=resource,
+        shutdown_on_exit=False,
+        metric_readers=readers,
+        views=[
+            View(
+                instrument_name="gen_ai.client.token.usage",
+                aggregation=ExplicitBucketHistogramAggregation(TOKEN_BUCKETS),
+            ),
+            View(
+                instrument_name="gen_ai.client.operation.duration",
+                aggregation=ExplicitBucketHistogramAggregation(DURATION_BUCKETS),
+            ),
+        ],
+    )
+    global _globals_set
+    if not _globals_set:
+        # The API's global providers can be set once per process (for code
+        # of the user's own that asks them for a tracer); svc's spans use
+        # the providers of the last configure().
+        trace.set_tracer_provider(tracer_provider)
+        metrics.set_meter_provider(meter_provider)
+        _globals_set = True
+    with _lock:
+        _providers[:] = [tracer_provider, meter_provider]
+    _tracer = tracer_provider.get_tracer("svc", version)
+    meter = meter_provider.get_meter("svc", version)
+    _instruments.update(
+        tokens=meter.create_histogram(
+            "gen_ai.client.token.usage", unit="{token}", description="Tokens used by model calls"
+        ),
+        model_duration=meter.create_histogram(
+            "gen_ai.client.operation.duration", unit="s", description="Duration of model calls"
+        ),
+        runs=meter.create_counter("svc.runs", unit="{run}", description="Runs by outcome"),
+        node_duration=meter.create_histogram(
+            "svc.node.duration", unit="s", description="Duration of node runs by kind"
+        ),
+    )
+    _nodes = section.get("trace_nodes", True) is not False
+    _content = os.environ.get(CONTENT_FLAG, "").strip().lower() == "true"
+    _on = True
+    global _exit_hook
+    if not _exit_hook:
+        atexit.register(shutdown)
+        _exit_hook = True
+    return True
+
+
+def flush(timeout: float = 5.0) -> None:
+    """Exports the spans queued so far (tests read them back after it)."""
+    with _lock:
+        providers = list(_providers)
+    if providers:
+        providers[0].force_flush(int(timeout * 1000))
+
+
+def shutdown(timeout: float = SHUTDOWN_SECONDS) -> None:
+    """Exports what is queued and stops the providers, within `timeout`
+    seconds in all: an unreachable collector (whose exporter retries for
+    longer) never holds a stopping service past it."""
+    global _on
+    with _lock:
+        providers, _providers[:] = list(_providers), []
+    _on = False
+    if not providers:
+        return
+
+    def stop() -> None:
+        for provider in providers:
+            with contextlib.suppress(Exception):
+                provider.shutdown()
+
+    worker = threading.Thread(target=stop, name="svc-telemetry-shutdown", daemon=True)
+    worker.start()
+    worker.join(timeout)
+
+
+# --- spans ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def span(name: str, attributes: dict[str, Any], *, client: bool = False) -> Iterator[Any]:
+    """A span named `name`, the current span's child, current inside. An
+    SvcError leaving it marks it failed with the error's code (`error.type`),
+    any other exception with its class name; both go on. Yields None when
+    telemetry is off."""
+    if not _on:
+        yield None
+        return
+    from opentelemetry.trace import SpanKind
+
+    kind = SpanKind.CLIENT if client else SpanKind.INTERNAL
+    with _tracer.start_as_current_span(
+        name,
+        kind=kind,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as current:
+        try:
+            yield current
+        except SvcError as e:
+            failed(current, e.code, e.message)
+            raise
+        except Exception as e:
+            failed(current, type(e).__name__, str(e))
+            raise
+
+
+def failed(current: Any, code: str, message: str) -> None:
+    from opentelemetry.trace import Status, StatusCode
+
+    current.set_attribute(ERROR_TYPE, code)
+    current.set_status(Status(StatusCode.ERROR, message))
+
+
+def inject(headers: MutableMapping[str, str]) -> None:
+    """Adds `traceparent` (and `tracestate`) of the current span to an
+    outbound call's headers, so the trace goes on in the service called."""
+    if _on:
+        from opentelemetry.propagate import inject as otel_inject
+
+        otel_inject(headers)
+
+
+def workflow_span(graph: str) -> Any:
+    return span(f"invoke_workflow {graph}", {OPERATION: "invoke_workflow", WORKFLOW: graph})
+
+
+def run_finished(graph: str, outcome: str) -> None:
+    """Counts a run: `ok`, `interrupted` or the error envelope's code."""
+    if _on:
+        _instruments["runs"].add(1, {WORKFLOW: graph, OUTCOME: outcome})
+
+
+@contextlib.contextmanager
+def node_span(node: str, kind: str | None) -> Iterator[Any]:
+    """`<kind> <node id>`, and its duration in svc.node.duration by kind;
+    nothing with `tracing.trace_nodes: false`."""
+    if not (_on and _nodes):
+        yield None
+        return
+    kind = kind or "node"
+    started = time.perf_counter()
+    outcome = "ok"
+    try:
+        with span(f"{kind} {node}", {NODE_ID: node, NODE_KIND: kind}) as current:
+            yield current
+    except SvcError as e:
+        outcome = e.code
+        raise
+    except BaseException:  # a human_interrupt pause (a deadline's alarm is rarer)
+        outcome = "interrupted"
+        raise
+    finally:
+        _instruments["node_duration"].record(
+            time.perf_counter() - started, {NODE_KIND: kind, OUTCOME: outcome}
+        )
+
+
+@contextlib.contextmanager
+def chat_span(model: str, provider: str = "openai") -> Iterator[Any]:
+    """`chat <model>`, a client span, and gen_ai.client.operation.duration."""
+    if not _on:
+        yield None
+        return
+    attributes = {OPERATION: "chat", PROVIDER: provider, REQUEST_MODEL: model}
+    started = time.perf_counter()
+    error = None
+    try:
+        with span(f"chat {model}", attributes, client=True) as current:
+            yield current
+    except SvcError as e:
+        error = e.code
+        raise
+    finally:
+        measured = dict(attributes)
+        if error is not None:
+            measured[ERROR_TYPE] = error
+        _instruments["model_duration"].record(time.perf_counter() - started, measured)
+
+
+def record_reply(current: Any, reply: Any, model: str, messages: list | None = None) -> None:
+    """What a chat span learns from a reply (or a streamed chunk): its
+    token usage, and with `messages` (the prompt) the prompt and reply."""
+    _record_usage(current, reply, model)
+    if messages is not None:
+        _record_messages(current, messages, reply)
+
+
+def _record_messages(current: Any, messages: list, reply: Any) -> None:
+    """The prompt and the reply's message on a chat span, as JSON
+    (`gen_ai.input.messages`, `gen_ai.output.messages`), only when
+    OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is true: they may hold
+    what a caller must not find in a tracing backend."""
+    if current is None or not _content:
+        return
+    current.set_attribute("gen_ai.input.messages", json.dumps(messages, ensure_ascii=False))
+    choices = reply.get("choices") if isinstance(reply, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        output = [choices[0].get("message")]
+        current.set_attribute("gen_ai.output.messages", json.dumps(output, ensure_ascii=False))
+
+
+def _record_usage(current: Any, reply: Any, model: str, provider: str = "openai") -> None:
+    """The token counts of an OpenAI-style reply (`usage.prompt_tokens`,
+    `completion_tokens`), on the chat span and in gen_ai.client.token.usage."""
+    if current is None or not isinstance(reply, dict):
+        return
+    usage = reply.get("usage")
+    if not isinstance(usage, dict):
+        return
+    base = {OPERATION: "chat", PROVIDER: provider, REQUEST_MODEL: model}
+    for key, attribute, token_type in (
+        ("prompt_tokens", INPUT_TOKENS, "input"),
+        ("completion_tokens", OUTPUT_TOKENS, "output"),
+    ):
+        count = usage.get(key)
+        if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+            current.set_attribute(attribute, count)
+            _instruments["tokens"].record(count, {**base, "gen_ai.token.type": token_type})
+
+
+def tool_span(tool: str) -> Any:
+    return span(f"execute_tool {tool}", {OPERATION: "execute_tool", TOOL: tool})
+
+
+def agent_span(agent: str, remote: bool = False) -> Any:
+    return span(
+        f"invoke_agent {agent}",
+        {OPERATION: "invoke_agent", AGENT_ID: agent, AGENT_NAME: agent},
+        client=remote,
+    )
+
+
+# --- the HTTP server span ------------------------------------------------------------
+
+
+def instrument(app: Any) -> None:
+    """Puts OpenTelemetry's ASGI middleware in front of `app` (a Starlette or
+    FastAPI app): the server span of each request, named `<METHOD> <route>`
+    (the route's template, as `POST /graphs/{graph}/invoke`), continuing the
+    caller's `traceparent`, and http.server.request.duration by route and
+    status; `GET /health` is neither. Nothing when telemetry is off."""
+    if not _on:
+        return
+    from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+    from starlette.routing import Match
+
+    def details(scope: dict) -> tuple[str, dict]:
+        method = scope.get("method", "HTTP")
+        for route in app.router.routes:
+            match, _ = route.matches(scope)
+            if match == Match.FULL and hasattr(route, "path"):
+                return f"{method} {route.path}", {"http.route": route.path}
+        return method, {}
+
+    tracer_provider, meter_provider = _providers
+    app.add_middleware(
+        OpenTelemetryMiddleware,
+        default_span_details=details,
+        exclude_spans=["receive", "send"],
+        # Liveness probes (every few seconds) would bury the runs.
+        excluded_urls="/health$",
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+    )

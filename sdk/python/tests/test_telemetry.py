@@ -1,0 +1,315 @@
+"""OpenTelemetry (svc.telemetry): the span tree and the metrics of
+docs/telemetry.md, read back from the SDK's in-memory exporter and reader,
+through the app's HTTP routes; traceparent in and out; an unreachable
+collector. The same tree read back from a real collector (Jaeger), on every
+target, is the e2e test `telemetry`."""
+
+import json
+import socket
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from svc import telemetry
+from svc.runtime import (
+    CompiledGraph,
+    Field,
+    HttpTool,
+    Model,
+    StateSchema,
+    call_http_tool,
+    chat,
+    cond_eq,
+    register_http_tool,
+)
+from svc.server import create_app
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+CALLER_SPAN = "00f067aa0ba902b7"
+TRACEPARENT = f"00-{TRACE_ID}-{CALLER_SPAN}-01"
+CONFIG = {
+    "app": {"name": "traced"},
+    "server": {"auth": {"type": "none"}},
+    "tracing": {"enabled": True},
+}
+MODEL = Model("gpt-test", base_url_env="TRACED_MODEL_URL", api_key_env="TRACED_MODEL_KEY")
+LOOKUP = register_http_tool("lookup", HttpTool("env:TRACED_TOOL_URL", timeout_ms=2000))
+
+
+def ask(state):
+    return {"answer": chat("ask", MODEL, "Be brief.", state["question"])}
+
+
+def lookup(state):
+    return {"record": call_http_tool("lookup", LOOKUP, {"q": state["question"]})}
+
+
+def boom(state):
+    raise RuntimeError("deliberate failure")
+
+
+class Traced(CompiledGraph):
+    """ask (llm) -> route (router) -> lookup (tool) | boom (function)."""
+
+    name = "traced"
+    schema = StateSchema(
+        [
+            Field("question", "string", required=True),
+            Field("answer", "string"),
+            Field("record", "object"),
+        ]
+    )
+    node_kinds = {"ask": "llm", "route": "router", "lookup": "tool", "boom": "function"}  # noqa: RUF012
+
+    def run(self, state):
+        self.check(0)
+        self.step(state, "ask", ask)
+        self.check(1)
+        self.routed("route")
+        if cond_eq(state["question"], "fail"):
+            self.step(state, "boom", boom)
+        else:
+            self.step(state, "lookup", lookup)
+        return state
+
+
+@pytest.fixture
+def upstream(stub, monkeypatch):
+    """A model stub reporting token usage and an HTTP tool stub; both keep
+    what they received."""
+    reply = {
+        "choices": [{"message": {"role": "assistant", "content": "short"}}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 3},
+    }
+    model = stub(lambda req: (200, json.dumps(reply).encode()))
+    tool = stub(lambda req: (200, b'{"id": 7}'))
+    monkeypatch.setenv("TRACED_MODEL_URL", model.url)
+    monkeypatch.setenv("TRACED_MODEL_KEY", "k")
+    monkeypatch.setenv("TRACED_TOOL_URL", tool.url + "/lookup")
+    return model, tool
+
+
+@pytest.fixture(params=["fastapi", "starlette"])
+def traced(upstream, request):
+    """A client of the Traced graph's app with telemetry on, its spans and
+    metrics read back in memory: (client, spans(), metrics()). On both app
+    classes (`uvicorn app.main:app` and `svc run`)."""
+    exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    assert telemetry.configure(CONFIG, span_exporter=exporter, metric_reader=reader)
+    client = TestClient(create_app(Traced(), config=CONFIG, framework=request.param))
+    client.__enter__()
+
+    def spans():
+        telemetry.flush()
+        return {s.name: s for s in exporter.get_finished_spans()}
+
+    def metrics():
+        found = {}
+        for rm in reader.get_metrics_data().resource_metrics:
+            for sm in rm.scope_metrics:
+                for m in sm.metrics:
+                    found.setdefault(m.name, []).extend(m.data.data_points)
+        return found
+
+    yield client, spans, metrics
+    client.__exit__(None, None, None)
+
+
+def test_a_run_is_one_span_tree_under_the_server_span(traced, upstream):
+    client, spans, _ = traced
+    assert client.get("/health").status_code == 200  # not traced: probes would bury the runs
+    r = client.post("/invoke", json={"state": {"question": "where?"}})
+    assert r.status_code == 200, r.text
+    s = spans()
+    assert set(s) == {
+        "POST /invoke",
+        "invoke_workflow traced",
+        "llm ask",
+        "chat gpt-test",
+        "router route",
+        "tool lookup",
+        "execute_tool lookup",
+    }
+    parent = {name: span.parent.span_id if span.parent else None for name, span in s.items()}
+    sid = {name: span.context.span_id for name, span in s.items()}
+    assert parent["POST /invoke"] is None
+    assert parent["invoke_workflow traced"] == sid["POST /invoke"]
+    for node in ("llm ask", "router route", "tool lookup"):
+        assert parent[node] == sid["invoke_workflow traced"], node
+    assert parent["chat gpt-test"] == sid["llm ask"]
+    assert parent["execute_tool lookup"] == sid["tool lookup"]
+    assert len({span.context.trace_id for span in s.values()}) == 1
+
+    server = s["POST /invoke"]
+    assert server.kind == SpanKind.SERVER and server.attributes["http.route"] == "/invoke"
+    assert server.attributes["http.response.status_code"] == 200
+    run = s["invoke_workflow traced"].attributes
+    assert run["gen_ai.operation.name"] == "invoke_workflow"
+    assert run["gen_ai.workflow.name"] == "traced"
+    assert dict(s["llm ask"].attributes) == {"svc.node.id": "ask", "svc.node.kind": "llm"}
+    call = s["chat gpt-test"]
+    assert call.kind == SpanKind.CLIENT
+    assert dict(call.attributes) == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-test",
+        "gen_ai.usage.input_tokens": 11,
+        "gen_ai.usage.output_tokens": 3,
+    }
+    tool = s["execute_tool lookup"].attributes
+    assert tool["gen_ai.operation.name"] == "execute_tool"
+    assert tool["gen_ai.tool.name"] == "lookup"
+    assert all(span.status.status_code != StatusCode.ERROR for span in s.values())
+    # No prompt or reply text unless asked for.
+    assert not any("gen_ai.input.messages" in span.attributes for span in s.values())
+
+
+def test_the_callers_traceparent_is_kept_and_sent_upstream(traced, upstream):
+    client, spans, _ = traced
+    model, tool = upstream
+    r = client.post(
+        "/invoke", json={"state": {"question": "where?"}}, headers={"traceparent": TRACEPARENT}
+    )
+    assert r.status_code == 200, r.text
+    s = spans()
+    assert {format(span.context.trace_id, "032x") for span in s.values()} == {TRACE_ID}
+    assert format(s["POST /invoke"].parent.span_id, "016x") == CALLER_SPAN
+    # Each upstream call carries the trace, its parent the span of the call.
+    sent_model = model.received[0].headers["traceparent"].split("-")
+    sent_tool = tool.received[0].headers["traceparent"].split("-")
+    assert sent_model[1] == sent_tool[1] == TRACE_ID
+    assert sent_model[2] == format(s["chat gpt-test"].context.span_id, "016x")
+    assert sent_tool[2] == format(s["execute_tool lookup"].context.span_id, "016x")
+
+
+def test_a_failing_node_marks_its_span_and_the_runs_with_the_code(traced):
+    client, spans, metrics = traced
+    r = client.post("/invoke", json={"state": {"question": "fail"}})
+    assert r.status_code == 500 and r.json()["error"]["code"] == "execution_error"
+    s = spans()
+    for name in ("function boom", "invoke_workflow traced"):
+        assert s[name].status.status_code == StatusCode.ERROR, name
+        assert s[name].attributes["error.type"] == "execution_error", name
+    assert s["POST /invoke"].status.status_code == StatusCode.ERROR
+    assert s["llm ask"].status.status_code == StatusCode.UNSET
+    runs = metrics()["svc.runs"]
+    assert [(p.attributes["svc.run.outcome"], p.value) for p in runs] == [("execution_error", 1)]
+
+
+def test_metrics_count_requests_runs_nodes_and_tokens(traced):
+    client, _, metrics = traced
+    for _ in range(2):
+        assert client.post("/invoke", json={"state": {"question": "q"}}).status_code == 200
+    assert client.post("/invoke", json={"state": {}}).status_code == 422
+    m = metrics()
+    by_status = {
+        p.attributes["http.response.status_code"]: p.count
+        for p in m["http.server.request.duration"]
+        if p.attributes.get("http.route") == "/invoke"
+    }
+    assert by_status == {200: 2, 422: 1}
+    assert [(p.attributes["svc.run.outcome"], p.value) for p in m["svc.runs"]] == [("ok", 2)]
+    kinds = {p.attributes["svc.node.kind"]: p.count for p in m["svc.node.duration"]}
+    assert kinds == {"llm": 2, "router": 2, "tool": 2}
+    tokens = {p.attributes["gen_ai.token.type"]: p.sum for p in m["gen_ai.client.token.usage"]}
+    assert tokens == {"input": 22, "output": 6}
+    (duration,) = m["gen_ai.client.operation.duration"]
+    assert duration.count == 2 and duration.attributes["gen_ai.request.model"] == "gpt-test"
+
+
+def test_trace_nodes_false_keeps_the_run_and_calls_without_node_spans(upstream):
+    exporter = InMemorySpanExporter()
+    config = {**CONFIG, "tracing": {"enabled": True, "trace_nodes": False}}
+    telemetry.configure(config, span_exporter=exporter, metric_reader=InMemoryMetricReader())
+    Traced().invoke({"question": "q"})
+    telemetry.flush()
+    s = {span.name: span for span in exporter.get_finished_spans()}
+    assert set(s) == {"invoke_workflow traced", "chat gpt-test", "execute_tool lookup"}
+    run = s["invoke_workflow traced"].context.span_id
+    assert all(s[n].parent.span_id == run for n in ("chat gpt-test", "execute_tool lookup"))
+
+
+def test_message_content_only_with_the_capture_flag(upstream, monkeypatch):
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    exporter = InMemorySpanExporter()
+    telemetry.configure(CONFIG, span_exporter=exporter, metric_reader=InMemoryMetricReader())
+    Traced().invoke({"question": "where?"})
+    telemetry.flush()
+    (call,) = [s for s in exporter.get_finished_spans() if s.name == "chat gpt-test"]
+    assert json.loads(call.attributes["gen_ai.input.messages"]) == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "where?"},
+    ]
+    assert json.loads(call.attributes["gen_ai.output.messages"]) == [
+        {"role": "assistant", "content": "short"}
+    ]
+
+
+def test_tracing_off_records_nothing_and_sends_no_traceparent(upstream):
+    model, _ = upstream
+    assert telemetry.configure({"tracing": {"enabled": False}}) is False
+    Traced().invoke({"question": "q"})
+    assert "traceparent" not in model.received[0].headers
+
+
+def closed_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_collector_changes_no_answer_and_stops_in_bounded_time(
+    upstream, monkeypatch
+):
+    # OTLP over HTTP to a port nothing listens on, a short export interval.
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{closed_port()}")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "10")
+    monkeypatch.setenv("OTEL_METRIC_EXPORT_INTERVAL", "50")
+    assert telemetry.configure(CONFIG)
+    with TestClient(create_app(Traced(), config=CONFIG, framework="starlette")) as client:
+        for _ in range(20):
+            r = client.post("/invoke", json={"state": {"question": "q"}})
+            assert r.status_code == 200 and r.json()["result"]["answer"] == "short"
+        started = time.monotonic()
+    # The app's lifespan ended with telemetry.shutdown(): bounded, not the
+    # exporters' own retries.
+    assert time.monotonic() - started < telemetry.SHUTDOWN_SECONDS + 1
+    assert not telemetry.enabled()
+
+
+def test_unknown_protocol_and_exporter_values_are_refused(monkeypatch):
+    from svc.errors import ConfigError
+
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+    with pytest.raises(ConfigError, match="OTEL_EXPORTER_OTLP_PROTOCOL 'http/json'"):
+        telemetry.configure(CONFIG)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
+    with pytest.raises(ConfigError, match="OTEL_TRACES_EXPORTER 'zipkin'"):
+        telemetry.configure(CONFIG)
+
+
+def test_the_service_name_defaults_to_the_app_and_the_variables_win(monkeypatch):
+    def resource():
+        exporter = InMemorySpanExporter()
+        telemetry.configure(CONFIG, span_exporter=exporter, metric_reader=InMemoryMetricReader())
+        with telemetry.workflow_span("traced"):
+            pass
+        telemetry.flush()
+        (span,) = exporter.get_finished_spans()
+        return span.resource.attributes
+
+    first = resource()
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "desk")
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=test")
+    second = resource()
+    assert first["service.name"] == "traced"
+    assert second["service.name"] == "desk"
+    assert second["deployment.environment.name"] == "test"

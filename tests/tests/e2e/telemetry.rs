@@ -1,0 +1,419 @@
+//! OpenTelemetry end to end (docs/telemetry.md): one graph with an llm
+//! node, a router, an HTTP tool and a node that fails, compiled with
+//! `tracing.enabled`, run against a real collector (Jaeger, started here on
+//! loopback); the traces read back through Jaeger's query API hold the
+//! span tree of the contract, the caller's trace id, and the upstream calls
+//! carry it on. Metrics arrive through the collector's Prometheus exporter.
+//! With the collector stopped, the service answers as before and stops in
+//! bounded time.
+//!
+//! python-svc exports today; go and java-svc refuse `tracing.enabled`
+//! (fixtures/valid/tracing_enabled.graph.json) until they export the same
+//! tree, and then join `TARGETS`.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use svc_tests::http::{Reply, Stub};
+use svc_tests::jaeger::{self, Jaeger};
+use svc_tests::service::{check_project, compile, require_python_sdk, Service};
+
+const TARGETS: &[&str] = &["python-svc"];
+const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CALLER_SPAN: &str = "00f067aa0ba902b7";
+
+fn graph() -> Value {
+    json!({
+        "irVersion": "2.2",
+        "id": "telemetry",
+        "security": {"auth": "none"},
+        "logical": {
+            "state": [
+                {"name": "question", "type": "string", "required": true},
+                {"name": "answer", "type": "string"},
+                {"name": "record", "type": "object"}
+            ],
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "ask", "kind": "llm", "outputKey": "answer",
+                 "prompt": {"user": "Q: {{question}}"}},
+                {"id": "route", "kind": "router", "branches": [
+                    {"when": {"field": "question", "op": "eq", "value": "fail"}, "to": "boom"},
+                    {"to": "lookup"}
+                ]},
+                {"id": "lookup", "kind": "tool", "toolId": "crm",
+                 "input": {"q": "{{question}}"}, "outputKey": "record"},
+                {"id": "boom", "kind": "function", "outputKey": "answer"},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": [
+                {"from": "start", "to": "ask"},
+                {"from": "ask", "to": "route"},
+                {"from": "lookup", "to": "end"},
+                {"from": "boom", "to": "end"}
+            ],
+            "settings": {
+                "model": {"provider": "openai", "name": "stub-model",
+                          "baseUrlEnv": "TEL_MODEL_URL", "apiKeyEnv": "TEL_MODEL_KEY"},
+                "tracing": {"enabled": true}
+            },
+            "tools": [{"id": "crm", "kind": "http", "endpoint": "env:TEL_TOOL_URL", "timeoutMs": 2000}]
+        },
+        "bodiesByPlatform": {
+            "python-svc": {"boom": "raise RuntimeError(\"deliberate failure\")"},
+            "go": {"boom": "panic(\"deliberate failure\")"},
+            "java-svc": {"boom": "throw new IllegalStateException(\"deliberate failure\");"}
+        }
+    })
+}
+
+/// A span of a Jaeger trace: its name, parent's name and tags.
+struct Span {
+    id: String,
+    parent: Option<String>,
+    tags: BTreeMap<String, Value>,
+}
+
+/// The spans of a Jaeger trace by operation name (names are unique in these
+/// traces), each with its parent's *name*.
+fn spans_by_name(trace: &Value) -> BTreeMap<String, (Option<String>, BTreeMap<String, Value>)> {
+    let spans: Vec<(String, Span)> = trace["spans"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            let tags = s["tags"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| {
+                    (
+                        t["key"].as_str().unwrap_or("").to_string(),
+                        t["value"].clone(),
+                    )
+                })
+                .collect();
+            let parent = s["references"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|r| r["refType"] == "CHILD_OF")
+                .and_then(|r| r["spanID"].as_str())
+                .map(str::to_string);
+            let name = s["operationName"].as_str().unwrap_or("").to_string();
+            (
+                name,
+                Span {
+                    id: s["spanID"].as_str().unwrap_or("").to_string(),
+                    parent,
+                    tags,
+                },
+            )
+        })
+        .collect();
+    let name_of = |id: &str| {
+        spans
+            .iter()
+            .find(|(_, s)| s.id == id)
+            .map(|(n, _)| n.clone())
+            .unwrap_or_else(|| format!("(span {id} outside the trace)"))
+    };
+    spans
+        .iter()
+        .map(|(name, s)| {
+            let parent = s.parent.as_deref().map(name_of);
+            (name.clone(), (parent, s.tags.clone()))
+        })
+        .collect()
+}
+
+fn model_reply(_: &svc_tests::http::Request) -> Reply {
+    Reply::Json(
+        200,
+        json!({
+            "choices": [{"message": {"role": "assistant", "content": "short"}}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 3}
+        })
+        .to_string(),
+    )
+}
+
+#[test]
+fn telemetry_reaches_a_real_collector_with_one_span_tree() {
+    let Some(binary) = jaeger::binary() else {
+        return;
+    };
+    if !require_python_sdk() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("telemetry.graph.json");
+    std::fs::write(&doc, serde_json::to_string_pretty(&graph()).unwrap()).unwrap();
+    for platform in TARGETS {
+        traced_on(platform, &doc, &binary);
+    }
+}
+
+fn traced_on(platform: &str, doc: &std::path::Path, binary: &std::path::Path) {
+    let mut collector = Jaeger::start(binary).unwrap();
+    let llm = Stub::start(model_reply).unwrap();
+    let crm = Stub::start(|_| Reply::Json(200, json!({"id": 7}).to_string())).unwrap();
+    let project = compile(platform, doc).expect("the telemetry graph compiles");
+    check_project(&project, platform).unwrap();
+
+    let (llm_url, crm_url, endpoint) = (
+        format!("{}/v1", llm.url()),
+        format!("{}/crm", crm.url()),
+        collector.endpoint(),
+    );
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "300"),
+        ("TEL_MODEL_URL", llm_url.as_str()),
+        ("TEL_MODEL_KEY", "stub-key"),
+        ("TEL_TOOL_URL", crm_url.as_str()),
+    ];
+    let s = Service::launch(&project, &env, Duration::from_secs(120)).unwrap();
+    let invoke = |question: &str, extra: &[(&str, &str)]| {
+        let body = json!({"state": {"question": question}}).to_string();
+        let mut headers = vec![("Content-Type", "application/json")];
+        headers.extend_from_slice(extra);
+        let r = s
+            .send("POST", "/invoke", &headers, body.as_bytes())
+            .unwrap();
+        (r.status, r.json())
+    };
+    let traceparent = format!("00-{TRACE_ID}-{CALLER_SPAN}-01");
+    let (status, body) = invoke("where?", &[("traceparent", &traceparent)]);
+    assert_eq!(status, 200, "{platform}: {body}");
+    assert_eq!(body["result"]["answer"], "short", "{platform}: {body}");
+    let (status, body) = invoke("fail", &[]);
+    assert_eq!(status, 500, "{platform}: {body}");
+    assert_eq!(
+        body["error"]["code"], "execution_error",
+        "{platform}: {body}"
+    );
+
+    // The service's name is the graph's id; both runs are traces of it.
+    let traces = collector.traces("telemetry", Duration::from_secs(20), |t| {
+        t.len() == 2
+            && t.iter()
+                .map(|t| t["spans"].as_array().map_or(0, Vec::len))
+                .sum::<usize>()
+                == 13
+    });
+    assert_eq!(traces.len(), 2, "{platform}: {traces:?}\n{}", s.output());
+    let (ok, failed) = if traces[0]["traceID"] == TRACE_ID {
+        (&traces[0], &traces[1])
+    } else {
+        (&traces[1], &traces[0])
+    };
+    assert_eq!(
+        ok["traceID"], TRACE_ID,
+        "{platform}: the caller's trace id is kept"
+    );
+
+    let tree = spans_by_name(ok);
+    let parents: BTreeMap<&str, Option<&str>> = tree
+        .iter()
+        .map(|(n, (p, _))| (n.as_str(), p.as_deref()))
+        .collect();
+    let outside = format!("(span {CALLER_SPAN} outside the trace)");
+    assert_eq!(
+        parents,
+        BTreeMap::from([
+            ("POST /invoke", Some(outside.as_str())),
+            ("invoke_workflow telemetry", Some("POST /invoke")),
+            ("llm ask", Some("invoke_workflow telemetry")),
+            ("chat stub-model", Some("llm ask")),
+            ("router route", Some("invoke_workflow telemetry")),
+            ("tool lookup", Some("invoke_workflow telemetry")),
+            ("execute_tool crm", Some("tool lookup")),
+        ]),
+        "{platform}"
+    );
+    let tag = |span: &str, key: &str| tree[span].1.get(key).cloned().unwrap_or(Value::Null);
+    assert_eq!(tag("POST /invoke", "span.kind"), "server", "{platform}");
+    assert_eq!(tag("POST /invoke", "http.route"), "/invoke", "{platform}");
+    assert_eq!(
+        tag("POST /invoke", "http.response.status_code"),
+        200,
+        "{platform}"
+    );
+    assert_eq!(
+        tag("invoke_workflow telemetry", "gen_ai.operation.name"),
+        "invoke_workflow"
+    );
+    assert_eq!(
+        tag("invoke_workflow telemetry", "gen_ai.workflow.name"),
+        "telemetry"
+    );
+    assert_eq!(tag("llm ask", "svc.node.kind"), "llm", "{platform}");
+    assert_eq!(tag("router route", "svc.node.id"), "route", "{platform}");
+    assert_eq!(tag("chat stub-model", "span.kind"), "client", "{platform}");
+    assert_eq!(
+        tag("chat stub-model", "gen_ai.operation.name"),
+        "chat",
+        "{platform}"
+    );
+    assert_eq!(
+        tag("chat stub-model", "gen_ai.provider.name"),
+        "openai",
+        "{platform}"
+    );
+    assert_eq!(tag("chat stub-model", "gen_ai.request.model"), "stub-model");
+    assert_eq!(
+        tag("chat stub-model", "gen_ai.usage.input_tokens"),
+        11,
+        "{platform}"
+    );
+    assert_eq!(
+        tag("chat stub-model", "gen_ai.usage.output_tokens"),
+        3,
+        "{platform}"
+    );
+    assert_eq!(
+        tag("execute_tool crm", "gen_ai.tool.name"),
+        "crm",
+        "{platform}"
+    );
+    assert!(
+        tree.values().all(|(_, tags)| !tags.contains_key("error")),
+        "{platform}: a run that succeeded has no failed span"
+    );
+
+    // The failed run: the failing node and the run carry the envelope's code.
+    let tree = spans_by_name(failed);
+    let names: Vec<&str> = tree.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "POST /invoke",
+            "chat stub-model",
+            "function boom",
+            "invoke_workflow telemetry",
+            "llm ask",
+            "router route"
+        ],
+        "{platform}"
+    );
+    for span in ["function boom", "invoke_workflow telemetry"] {
+        let tags = &tree[span].1;
+        assert_eq!(tags.get("error"), Some(&json!(true)), "{platform}: {span}");
+        assert_eq!(
+            tags.get("error.type"),
+            Some(&json!("execution_error")),
+            "{platform}: {span}"
+        );
+    }
+    assert_eq!(
+        tree["POST /invoke"].1.get("http.response.status_code"),
+        Some(&json!(500))
+    );
+
+    // Every upstream call carries the trace on, from the span of the call.
+    let ids = |stub: &Stub| -> Vec<String> {
+        stub.received()
+            .iter()
+            .filter_map(|r| {
+                r.header("traceparent")
+                    .map(|t| t.split('-').nth(1).unwrap_or("").to_string())
+            })
+            .collect()
+    };
+    let model_traces = ids(&llm);
+    assert_eq!(
+        model_traces.len(),
+        2,
+        "{platform}: every model call has a traceparent"
+    );
+    assert!(
+        model_traces.contains(&TRACE_ID.to_string()),
+        "{platform}: {model_traces:?}"
+    );
+    assert_eq!(ids(&crm), [TRACE_ID], "{platform}");
+
+    // Metrics: requests by route and status, runs by outcome, nodes by kind, tokens.
+    let until = Instant::now() + Duration::from_secs(20);
+    let wanted = [
+        "http_server_request_duration_seconds_count",
+        "svc_runs_total",
+        "svc_node_duration_seconds_count",
+        "gen_ai_client_token_usage_sum",
+        "gen_ai_client_operation_duration_seconds_count",
+    ];
+    let mut metrics = collector.metrics();
+    while !wanted.iter().all(|m| metrics.contains(m)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(200));
+        metrics = collector.metrics();
+    }
+    // The value of the first sample of `name` whose labels include `labels`.
+    let value = |name: &str, labels: &[&str]| -> Option<f64> {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name) && labels.iter().all(|x| l.contains(x)))
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+    };
+    let expected: [(&str, &[&str], f64); 6] = [
+        (
+            "http_server_request_duration_seconds_count",
+            &[
+                "http_route=\"/invoke\"",
+                "http_response_status_code=\"200\"",
+            ],
+            1.0,
+        ),
+        (
+            "http_server_request_duration_seconds_count",
+            &[
+                "http_route=\"/invoke\"",
+                "http_response_status_code=\"500\"",
+            ],
+            1.0,
+        ),
+        ("svc_runs_total", &["svc_run_outcome=\"ok\""], 1.0),
+        (
+            "svc_runs_total",
+            &["svc_run_outcome=\"execution_error\""],
+            1.0,
+        ),
+        (
+            "svc_node_duration_seconds_count",
+            &["svc_node_kind=\"llm\""],
+            2.0,
+        ),
+        // Two model calls of 11 input tokens each.
+        (
+            "gen_ai_client_token_usage_sum",
+            &["gen_ai_token_type=\"input\""],
+            22.0,
+        ),
+    ];
+    for (name, labels, want) in expected {
+        assert_eq!(
+            value(name, labels),
+            Some(want),
+            "{platform}: {name} with {labels:?} in\n{metrics}"
+        );
+    }
+
+    // Without a collector the answers are the same, and the service stops in time.
+    collector.stop();
+    for _ in 0..3 {
+        let (status, body) = invoke("where?", &[]);
+        assert_eq!(
+            (status, &body["result"]["answer"]),
+            (200, &json!("short")),
+            "{platform}: {body}"
+        );
+    }
+    let started = Instant::now();
+    let status = s.terminate(Duration::from_secs(15)).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{platform}: stopping without a collector took {:?} ({status})",
+        started.elapsed()
+    );
+}
