@@ -84,7 +84,7 @@ func runAgent(ctx context.Context, node, name, task string, callerRoles []string
 	return out, runCut(ctx, err)
 }
 
-func dispatchAgent(ctx context.Context, node, name, task string, callerRoles []string) (string, error) {
+func dispatchAgent(ctx context.Context, node, name, task string, callerRoles []string) (out string, err error) {
 	a, ok := agents[name]
 	if !ok {
 		return "", nodeError(node, fmt.Sprintf("node %q failed: no agent is registered as %q", node, name))
@@ -99,6 +99,12 @@ func dispatchAgent(ctx context.Context, node, name, task string, callerRoles []s
 		return "", agentError(name, "forbidden", fmt.Sprintf(`agent "%s" runs only for the roles %s; the caller holds %s`,
 			name, strings.Join(a.Roles, ", "), holds))
 	}
+	op := spanAgent
+	if a.Kind == "remote" {
+		op = spanRemoteAgent
+	}
+	ctx, end := startSpan(ctx, op, name)
+	defer func() { end(err) }()
 	switch a.Kind {
 	case "supervisor":
 		return runSupervisor(ctx, node, a, task, callerRoles)
@@ -386,7 +392,9 @@ func callAgentTool(ctx context.Context, node, agent string, tools []string, call
 	if !ok || tool.Call == nil {
 		return nil, "", nodeError(node, fmt.Sprintf("node %q failed: no tool is registered as %q", node, name))
 	}
-	result, err := runTool(muted(ctx), tool, args)
+	spanCtx, end := startSpan(muted(ctx), spanTool, name)
+	result, err := runTool(spanCtx, tool, args)
+	end(err)
 	if err != nil {
 		if passThrough(err) {
 			return nil, "", err

@@ -8,12 +8,22 @@ import (
 // HTTPTool is a registry tool: the tool input is POSTed as JSON and the
 // parsed reply is the tool's result.
 type HTTPTool struct {
+	// ID is the tool's id, the name of its calls' spans.
+	ID       string
 	Endpoint string
 	Timeout  time.Duration
 	Headers  map[string]string
 }
 
-func callHTTPTool(ctx context.Context, node string, tool HTTPTool, input map[string]any) (any, error) {
+// callHTTPTool is a tool node's call, in a span of its own.
+func callHTTPTool(ctx context.Context, node string, tool HTTPTool, input map[string]any) (out any, err error) {
+	ctx, end := startSpan(ctx, spanTool, tool.ID)
+	defer func() { end(err) }()
+	return postHTTPTool(ctx, node, tool, input)
+}
+
+// postHTTPTool is the call itself (an agent's, whose span callAgentTool opens).
+func postHTTPTool(ctx context.Context, node string, tool HTTPTool, input map[string]any) (any, error) {
 	endpoint, err := resolveEndpoint(node, tool.Endpoint)
 	if err != nil {
 		return nil, err

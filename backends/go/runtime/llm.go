@@ -40,7 +40,7 @@ func chat(ctx context.Context, node string, m Model, system, user string) (strin
 	if observe := observerOf(ctx); observe != nil && chatStreamed != nil {
 		return chatStreamed(ctx, node, endpoint, headers, body, observe)
 	}
-	reply, err := postJSON(ctx, node, endpoint, headers, 0, body)
+	reply, err := modelCall(ctx, node, endpoint, headers, body)
 	if err != nil {
 		return "", err
 	}
@@ -87,7 +87,7 @@ func chatMessage(ctx context.Context, node string, m Model, messages []any, tool
 	if err != nil {
 		return nil, err
 	}
-	reply, err := postJSON(ctx, node, endpoint, headers, 0, body)
+	reply, err := modelCall(ctx, node, endpoint, headers, body)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +95,18 @@ func chatMessage(ctx context.Context, node string, m Model, messages []any, tool
 		return msg, nil
 	}
 	return nil, upstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message", node))
+}
+
+// modelCall is one chat-completions call, not streamed, in its chat span.
+func modelCall(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any) (reply any, err error) {
+	model, _ := body["model"].(string)
+	ctx, end := startSpan(ctx, spanChat, model)
+	defer func() { end(err) }()
+	reply, err = postJSON(ctx, node, endpoint, headers, 0, body)
+	if err == nil && tracing != nil {
+		tracing.usage(ctx, model, reply)
+	}
+	return reply, err
 }
 
 // firstMessage is reply["choices"][0]["message"] when it is an object.

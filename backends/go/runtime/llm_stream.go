@@ -47,7 +47,15 @@ func chatStream(ctx context.Context, node, endpoint string, headers map[string]s
 // stream: every chunk repeats an envelope of a few hundred bytes, so a cap
 // on the stream would cut a long reply that each caller's own bound on
 // what it keeps allows.
-func streamChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) error {
+func streamChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) (err error) {
+	model, _ := body["model"].(string)
+	ctx, end := startSpan(ctx, spanChat, model)
+	defer func() { end(err) }()
+	return readChunks(ctx, node, endpoint, headers, body, each)
+}
+
+// readChunks is streamChunks' call, in its chat span.
+func readChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) error {
 	body["stream"] = true
 	call := upstreamCall{Node: node, Service: "upstream", Endpoint: endpoint, Headers: headers, Body: body}
 	resp, err := call.send(ctx, "text/event-stream")

@@ -46,11 +46,13 @@ func runState(ctx context.Context, st State, observe Observer) (State, error) {
 // (entry, graph.go) for a new run, the paused node for a resumed one
 // (threads.go). A run that pauses returns an *Interrupt; st then holds the
 // state at the pause.
-func runFrom(ctx context.Context, st State, from string, observe Observer) (State, error) {
+func runFrom(ctx context.Context, st State, from string, observe Observer) (out State, err error) {
+	ctx, end := startSpan(ctx, spanWorkflow, "")
+	defer func() { end(err) }()
 	rc := newRunContext(ctx, time.Now().Add(RequestTimeout))
 	rc.observe = observe
 	defer rc.release()
-	out, err := run(rc, st, from)
+	out, err = run(rc, st, from)
 	if errors.Is(err, context.DeadlineExceeded) || (err == nil && errors.Is(rc.Err(), context.DeadlineExceeded)) {
 		return nil, deadlineError()
 	}
@@ -94,10 +96,84 @@ func Start(ctx context.Context, logger *slog.Logger) (func(), error) {
 	if err := Prepare(ctx); err != nil {
 		return nil, err
 	}
-	if openMCP == nil {
-		return func() {}, nil
+	stopTelemetry := func() {}
+	if startTelemetry != nil {
+		stop, err := startTelemetry(ctx)
+		if err != nil {
+			return nil, err
+		}
+		stopTelemetry = stop
 	}
-	return openMCP(ctx, logger)
+	if openMCP == nil {
+		return stopTelemetry, nil
+	}
+	closeMCP, err := openMCP(ctx, logger)
+	if err != nil {
+		stopTelemetry()
+		return nil, err
+	}
+	// Last out: the spans of closing the sessions are exported too.
+	return func() { closeMCP(); stopTelemetry() }, nil
+}
+
+// startTelemetry starts exporting traces and metrics and returns what
+// flushes and stops them (telemetry.go sets it, with settings.tracing.enabled);
+// nil otherwise.
+var startTelemetry func(ctx context.Context) (func(), error)
+
+// tracing records the spans and metrics of docs/telemetry.md (the svc
+// repository's) while telemetry runs; nil when the graph is not traced, and
+// then a span costs one comparison.
+var tracing tracer
+
+type tracer interface {
+	// start begins the span op (one of the span* constants) named after
+	// name, as the child of ctx's; end receives the error it ended with.
+	start(ctx context.Context, op spanOp, name string) (ctx2 context.Context, end func(err error))
+	// usage records a model reply's token counts on ctx's chat span.
+	usage(ctx context.Context, model string, reply any)
+	// inject adds ctx's traceparent to an outbound call's headers.
+	inject(ctx context.Context, h http.Header)
+}
+
+type spanOp int
+
+const (
+	spanWorkflow spanOp = iota
+	spanNode
+	spanChat
+	spanTool
+	spanAgent
+	spanRemoteAgent
+)
+
+// Traced is h with the server span of each request and its duration when
+// the graph is traced (telemetry.go); h itself otherwise.
+func Traced(h http.Handler) http.Handler {
+	if traceHTTP == nil {
+		return h
+	}
+	return traceHTTP(h)
+}
+
+var traceHTTP func(http.Handler) http.Handler
+
+// startSpan is tracing.start, or nothing when the graph is not traced.
+func startSpan(ctx context.Context, op spanOp, name string) (context.Context, func(error)) {
+	if tracing == nil {
+		return ctx, endNothing
+	}
+	return tracing.start(ctx, op, name)
+}
+
+func endNothing(error) {}
+
+// traceRouter records a router's span: a router only picks the next node.
+func traceRouter(ctx context.Context, node string) {
+	if tracing != nil {
+		_, end := tracing.start(ctx, spanNode, node)
+		end(nil)
+	}
 }
 
 func deadlineError() *Error {
@@ -155,6 +231,11 @@ func step(ctx context.Context, st State, node string, fn NodeFunc, native bool) 
 // state, so a body that writes to the map it was handed cannot bypass the
 // reducers; generated nodes only read it.
 func (sc *Schema) step(ctx context.Context, st State, node string, fn NodeFunc, native bool) (err error) {
+	if tracing != nil {
+		var end func(error)
+		ctx, end = tracing.start(ctx, spanNode, node)
+		defer func() { end(err) }() // after the recovery below: it sees a panic's error
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = nodeError(node, fmt.Sprintf("node %q panicked: %v", node, r))

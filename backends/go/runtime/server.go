@@ -66,9 +66,9 @@ func Open(ctx context.Context, cfg Config) (http.Handler, func(), error) {
 			release()
 			return nil, nil, err
 		}
-		return handler, func() { closeThreads(); release() }, nil
+		return graph.Traced(handler), func() { closeThreads(); release() }, nil
 	}
-	return New(cfg), release, nil
+	return graph.Traced(New(cfg)), release, nil
 }
 
 // openThreaded opens the thread store of a graph with a checkpointer and

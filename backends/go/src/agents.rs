@@ -79,7 +79,7 @@ fn tool_entries(w: &mut CodeWriter, doc: &Document, scope: &GraphScope) {
                 tool_name(&name)
             ),
             ToolKind::Http { .. } => format!(
-                "return callHTTPTool(ctx, {}, {}, args)",
+                "return postHTTPTool(ctx, {}, {}, args)",
                 quote(&name),
                 tool_name(&name)
             ),

@@ -48,6 +48,7 @@ pub fn info() -> BackendInfo {
                         "checkpointer.sqlite",
                         "checkpointer.postgres",
                         "mcp.expose",
+                        "tracing",
                     ]
                     .map(String::from),
                 )
@@ -55,7 +56,7 @@ pub fn info() -> BackendInfo {
             reasons: vec![
                 reason("feature:agents.a2a", "A2A peers are called from python-svc only (A2A comes to go and java-svc later)"),
                 reason("feature:a2a.publish", "publishing the graph as an A2A agent is available on python-svc only"),
-                reason("feature:tracing", "Go services do not export traces yet (OpenTelemetry comes to go and java-svc later); set `tracing.enabled` to false or compile for python-svc"),
+                reason("feature:tracing.register", "registering the graph with LangSmith as the service starts is python-svc's (`svc register`); go exports OpenTelemetry only: set `register_on_build` to false"),
                 reason("feature:model.provider.*", PROVIDER_REASON),
             ],
         },

@@ -118,6 +118,9 @@ pub fn graph_go(doc: &Document) -> String {
     w.line("// fields is the state schema of the graph.");
     fields_literal(&mut w, "fields", doc);
     w.blank();
+    if s.tracing.enabled {
+        telemetry_names(&mut w, doc);
+    }
     w.line("// entry is the node after start, where a new run begins.");
     w.line(format!("const entry = {}", quote(start_node(doc))));
     w.blank();
@@ -131,6 +134,7 @@ pub fn graph_go(doc: &Document) -> String {
         over_limit: "stepLimitError()".into(),
         streaming: s.streaming,
         from_argument: true,
+        traced: s.tracing.enabled,
     };
     run_loop(&mut w, doc, &GraphScope::root(), &root);
     w.finish_file("package graph\n\n")
@@ -139,7 +143,7 @@ pub fn graph_go(doc: &Document) -> String {
 /// `internal/graph/subgraph_<owner>.go`: the child graph of a subgraph
 /// node, with its own schema and step limit. Its nodes send no events and
 /// its model calls do not stream, as on python-svc.
-pub fn child_go(doc: &Document, scope: &GraphScope) -> String {
+pub fn child_go(doc: &Document, scope: &GraphScope, traced: bool) -> String {
     let owner = scope.owner.as_deref().unwrap_or_default();
     let max = doc.logical.settings.max_steps;
     let mut w = CodeWriter::go();
@@ -168,9 +172,48 @@ pub fn child_go(doc: &Document, scope: &GraphScope) -> String {
         over_limit: format!("stepLimit({max})"),
         streaming: false,
         from_argument: false,
+        traced,
     };
     run_loop(&mut w, doc, scope, &child);
     w.finish_file("package graph\n\n")
+}
+
+/// `graphID`, `traceNodes` and `nodeKind` (the kind of every graph's nodes,
+/// by registered name): the names of the run's and the nodes' spans
+/// (telemetry.go). A
+/// switch rather than a map literal: gofmt aligns nothing in it.
+fn telemetry_names(w: &mut CodeWriter, doc: &Document) {
+    w.line("// graphID names the run's spans (telemetry.go).");
+    w.line(format!("const graphID = {}", quote(&doc.id)));
+    w.blank();
+    w.line("// traceNodes is settings.tracing.trace_nodes: a span per node.");
+    w.line(format!(
+        "const traceNodes = {}",
+        doc.logical.settings.tracing.trace_nodes
+    ));
+    w.blank();
+    let mut by_kind: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for (d, scope) in svc_backend_sdk::subgraphs::all_graphs(doc) {
+        for n in &d.logical.nodes {
+            if !matches!(n.kind, NodeKind::Start | NodeKind::End) {
+                by_kind
+                    .entry(n.kind.name())
+                    .or_default()
+                    .push(quote(&scope.name(&n.id)));
+            }
+        }
+    }
+    w.line("// nodeKind is the kind of a node, by registered name: the name of its spans.");
+    w.block("func nodeKind(node string) string {", "}", |w| {
+        w.line("switch node {");
+        for (kind, nodes) in &by_kind {
+            w.line(format!("case {}:", nodes.join(", ")));
+            w.indent().line(format!("return {}", quote(kind))).dedent();
+        }
+        w.line("}");
+        w.line("return \"node\"");
+    });
+    w.blank();
 }
 
 /// What differs between the run loop of the document's graph and a child's.
@@ -185,6 +228,9 @@ struct Loop {
     /// Whether the caller names the node to start from (the document's own
     /// graph, which a resume enters at its paused node); else `start`'s.
     from_argument: bool,
+    /// Whether routers record their span (settings.tracing.enabled of the
+    /// document; nodes record theirs in step).
+    traced: bool,
 }
 
 /// The node after `start`.
@@ -287,6 +333,9 @@ fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
                                 w.indent();
                                 if streaming {
                                     w.line(format!("routed(ctx, {})", quote(&name)));
+                                }
+                                if l.traced {
+                                    w.line(format!("traceRouter(ctx, {})", quote(&name)));
                                 }
                                 router(w, branches);
                                 w.dedent();

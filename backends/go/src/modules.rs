@@ -1,8 +1,9 @@
 //! The third-party modules a generated service needs, pinned: a graph
 //! with a `sqlite` or `postgres` checkpointer needs its driver, one that
 //! speaks MCP (calls MCP servers, or settings.mcp.expose) the official Go
-//! SDK. Each combination
-//! is its own tidied go.mod and go.sum under `runtime/modules/`: merging
+//! SDK, a traced one (settings.tracing.enabled) OpenTelemetry's. Each
+//! combination is its own tidied go.mod and go.sum under `runtime/modules/`
+//! (written by its `tidy.sh`): merging
 //! them per feature would not do, since together they select versions
 //! (golang.org/x/sync, ...) that neither file names. A graph needing none
 //! has no go.sum at all.
@@ -39,6 +40,30 @@ const MCP_POSTGRES: (&str, &str) = (
     include_str!("../runtime/modules/mcp-postgres/go.mod"),
     include_str!("../runtime/modules/mcp-postgres/go.sum"),
 );
+const OTEL: (&str, &str) = (
+    include_str!("../runtime/modules/otel/go.mod"),
+    include_str!("../runtime/modules/otel/go.sum"),
+);
+const OTEL_SQLITE: (&str, &str) = (
+    include_str!("../runtime/modules/otel-sqlite/go.mod"),
+    include_str!("../runtime/modules/otel-sqlite/go.sum"),
+);
+const OTEL_POSTGRES: (&str, &str) = (
+    include_str!("../runtime/modules/otel-postgres/go.mod"),
+    include_str!("../runtime/modules/otel-postgres/go.sum"),
+);
+const OTEL_MCP: (&str, &str) = (
+    include_str!("../runtime/modules/otel-mcp/go.mod"),
+    include_str!("../runtime/modules/otel-mcp/go.sum"),
+);
+const OTEL_MCP_SQLITE: (&str, &str) = (
+    include_str!("../runtime/modules/otel-mcp-sqlite/go.mod"),
+    include_str!("../runtime/modules/otel-mcp-sqlite/go.sum"),
+);
+const OTEL_MCP_POSTGRES: (&str, &str) = (
+    include_str!("../runtime/modules/otel-mcp-postgres/go.mod"),
+    include_str!("../runtime/modules/otel-mcp-postgres/go.sum"),
+);
 
 /// Whether the service speaks MCP (it needs the SDK).
 pub fn speaks_mcp(doc: &Document) -> bool {
@@ -47,13 +72,25 @@ pub fn speaks_mcp(doc: &Document) -> bool {
 
 /// The modules `doc` needs; None when the standard library does.
 pub fn pinned(doc: &Document) -> Option<Pinned> {
-    let (go_mod, sums) = match (speaks_mcp(doc), doc.logical.settings.checkpointer.kind) {
-        (false, CheckpointerKind::None | CheckpointerKind::Memory) => return None,
-        (false, CheckpointerKind::Sqlite) => SQLITE,
-        (false, CheckpointerKind::Postgres) => POSTGRES,
-        (true, CheckpointerKind::None | CheckpointerKind::Memory) => MCP,
-        (true, CheckpointerKind::Sqlite) => MCP_SQLITE,
-        (true, CheckpointerKind::Postgres) => MCP_POSTGRES,
+    use CheckpointerKind::{Memory, None as NoStore, Postgres, Sqlite};
+    let traced = doc.logical.settings.tracing.enabled;
+    let (go_mod, sums) = match (
+        traced,
+        speaks_mcp(doc),
+        doc.logical.settings.checkpointer.kind,
+    ) {
+        (false, false, NoStore | Memory) => return None,
+        (false, false, Sqlite) => SQLITE,
+        (false, false, Postgres) => POSTGRES,
+        (false, true, NoStore | Memory) => MCP,
+        (false, true, Sqlite) => MCP_SQLITE,
+        (false, true, Postgres) => MCP_POSTGRES,
+        (true, false, NoStore | Memory) => OTEL,
+        (true, false, Sqlite) => OTEL_SQLITE,
+        (true, false, Postgres) => OTEL_POSTGRES,
+        (true, true, NoStore | Memory) => OTEL_MCP,
+        (true, true, Sqlite) => OTEL_MCP_SQLITE,
+        (true, true, Postgres) => OTEL_MCP_POSTGRES,
     };
     let (go, requires) = requirements(go_mod);
     Some(Pinned {

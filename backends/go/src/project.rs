@@ -71,6 +71,8 @@ const MCP_CLIENT: &[(&str, &str)] = &[
     ),
 ];
 // settings.mcp.expose: the graph as one MCP tool at /mcp.
+const TELEMETRY_GO: &str = include_str!("../runtime/telemetry.go");
+const TELEMETRY_TEST_GO: &str = include_str!("../runtime/telemetry_test.go");
 const MCP_SERVER_GO: &str = include_str!("../runtime/mcp_server.go");
 const MCP_SERVER_TEST_GO: &str = include_str!("../runtime/mcp_server_test.go");
 const DOCKERIGNORE: &str = include_str!("../runtime/dockerignore");
@@ -133,6 +135,13 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         files.push(File::text("go.sum", p.sums));
     }
     files.extend(crate::threads::emit(doc, module)?);
+    if doc.logical.settings.tracing.enabled {
+        files.push(File::text("internal/graph/telemetry.go", TELEMETRY_GO));
+        files.push(File::text(
+            "internal/graph/telemetry_test.go",
+            TELEMETRY_TEST_GO,
+        ));
+    }
     if crate::mcp::uses_clients(doc) {
         files.push(crate::mcp::servers_file(doc));
         for (path, text) in MCP_CLIENT {
@@ -240,7 +249,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             let owner = scope.owner.as_deref().unwrap_or_default();
             files.push(File::text(
                 format!("internal/graph/{}.go", file_stem("subgraph", owner)),
-                graph::child_go(d, &scope),
+                graph::child_go(d, &scope, doc.logical.settings.tracing.enabled),
             ));
         }
         match nodes::files(d, &scope, &placed.snippets) {

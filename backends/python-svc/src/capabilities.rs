@@ -48,6 +48,7 @@ pub fn info() -> BackendInfo {
                     "checkpointer.postgres",
                     "a2a.publish",
                     "tracing",
+                    "tracing.register",
                     "streaming",
                     OPENAI_PROVIDER,
                 ])

@@ -141,6 +141,10 @@ pub(crate) fn readme(doc: &Document, sdk: SdkSource) -> String {
              it installs `svc-sdk` with `--find-links vendor`, as the setup command does."
         ))
         .blank();
+    if s.tracing.enabled {
+        svc_backend_sdk::readme::telemetry(&mut w, doc);
+        w.blank();
+    }
     if s.mcp.expose || s.a2a.enabled {
         w.line("## Published to other agents").blank();
         for (item, on) in [(MCP_ITEM, s.mcp.expose), (A2A_ITEM, s.a2a.enabled)] {

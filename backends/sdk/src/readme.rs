@@ -96,3 +96,20 @@ pub fn mcp(w: &mut CodeWriter, doc: &Document, uses_servers: bool, image: &str) 
         ));
     }
 }
+
+/// What `settings.tracing.enabled` exports, and where to (docs/telemetry.md
+/// of the svc repository): the same on every target.
+pub fn telemetry(w: &mut CodeWriter, doc: &Document) {
+    if !doc.logical.settings.tracing.enabled {
+        return;
+    }
+    w.line(format!(
+        "Traces and metrics (OpenTelemetry) go over OTLP to `OTEL_EXPORTER_OTLP_ENDPOINT` (default \
+         `http://localhost:4318`; `OTEL_EXPORTER_OTLP_PROTOCOL=grpc` for gRPC), as the service `{}` unless \
+         `OTEL_SERVICE_NAME` names another; the standard `OTEL_` variables configure the rest. Each request is \
+         one trace: the HTTP span, the run (`invoke_workflow`), a span per node, model calls (`chat`) and tool \
+         calls (`execute_tool`), the same on every svc target. A collector that cannot be reached never slows \
+         an answer.",
+        doc.id
+    ));
+}

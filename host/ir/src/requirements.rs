@@ -122,6 +122,15 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
             "/logical/settings/tracing/enabled".into(),
             None,
         );
+        // Registering the graph with LangSmith as the service starts.
+        if s.tracing.register_on_build {
+            push(
+                Category::Feature,
+                "tracing.register",
+                "/logical/settings/tracing/register_on_build".into(),
+                None,
+            );
+        }
     }
     if s.checkpointer.kind != CheckpointerKind::None {
         push(

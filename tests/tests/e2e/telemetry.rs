@@ -7,9 +7,10 @@
 //! With the collector stopped, the service answers as before and stops in
 //! bounded time.
 //!
-//! python-svc exports today; go and java-svc refuse `tracing.enabled`
-//! (fixtures/valid/tracing_enabled.graph.json) until they export the same
-//! tree, and then join `TARGETS`.
+//! python-svc and go export today, each against a collector of its own, in
+//! parallel; java-svc refuses `tracing.enabled`
+//! (fixtures/valid/tracing_enabled.graph.json) until it exports the same
+//! tree, and then joins `TARGETS`.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -17,9 +18,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use svc_tests::http::{Reply, Stub};
 use svc_tests::jaeger::{self, Jaeger};
-use svc_tests::service::{check_project, compile, require_python_sdk, Service};
+use svc_tests::service::{
+    build, check_project, compile, require_platform, require_python_sdk, Service,
+};
 
-const TARGETS: &[&str] = &["python-svc"];
+const TARGETS: &[&str] = &["python-svc", "go"];
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN: &str = "00f067aa0ba902b7";
 
@@ -144,15 +147,18 @@ fn telemetry_reaches_a_real_collector_with_one_span_tree() {
     let Some(binary) = jaeger::binary() else {
         return;
     };
-    if !require_python_sdk() {
+    if !require_python_sdk() || !require_platform("go") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let doc = dir.path().join("telemetry.graph.json");
     std::fs::write(&doc, serde_json::to_string_pretty(&graph()).unwrap()).unwrap();
-    for platform in TARGETS {
-        traced_on(platform, &doc, &binary);
-    }
+    std::thread::scope(|threads| {
+        for platform in TARGETS {
+            let (doc, binary) = (&doc, &binary);
+            threads.spawn(move || traced_on(platform, doc, binary));
+        }
+    });
 }
 
 fn traced_on(platform: &str, doc: &std::path::Path, binary: &std::path::Path) {
@@ -161,6 +167,7 @@ fn traced_on(platform: &str, doc: &std::path::Path, binary: &std::path::Path) {
     let crm = Stub::start(|_| Reply::Json(200, json!({"id": 7}).to_string())).unwrap();
     let project = compile(platform, doc).expect("the telemetry graph compiles");
     check_project(&project, platform).unwrap();
+    build(&project).unwrap();
 
     let (llm_url, crm_url, endpoint) = (
         format!("{}/v1", llm.url()),
@@ -336,21 +343,8 @@ fn traced_on(platform: &str, doc: &std::path::Path, binary: &std::path::Path) {
     assert_eq!(ids(&crm), [TRACE_ID], "{platform}");
 
     // Metrics: requests by route and status, runs by outcome, nodes by kind, tokens.
-    let until = Instant::now() + Duration::from_secs(20);
-    let wanted = [
-        "http_server_request_duration_seconds_count",
-        "svc_runs_total",
-        "svc_node_duration_seconds_count",
-        "gen_ai_client_token_usage_sum",
-        "gen_ai_client_operation_duration_seconds_count",
-    ];
-    let mut metrics = collector.metrics();
-    while !wanted.iter().all(|m| metrics.contains(m)) && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(200));
-        metrics = collector.metrics();
-    }
     // The value of the first sample of `name` whose labels include `labels`.
-    let value = |name: &str, labels: &[&str]| -> Option<f64> {
+    let value = |metrics: &str, name: &str, labels: &[&str]| -> Option<f64> {
         metrics
             .lines()
             .find(|l| l.starts_with(name) && labels.iter().all(|x| l.contains(x)))
@@ -391,9 +385,20 @@ fn traced_on(platform: &str, doc: &std::path::Path, binary: &std::path::Path) {
             22.0,
         ),
     ];
+    // Each export holds what was measured by then: wait for the last.
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut metrics = collector.metrics();
+    while !expected
+        .iter()
+        .all(|(name, labels, want)| value(&metrics, name, labels) == Some(*want))
+        && Instant::now() < until
+    {
+        std::thread::sleep(Duration::from_millis(200));
+        metrics = collector.metrics();
+    }
     for (name, labels, want) in expected {
         assert_eq!(
-            value(name, labels),
+            value(&metrics, name, labels),
             Some(want),
             "{platform}: {name} with {labels:?} in\n{metrics}"
         );

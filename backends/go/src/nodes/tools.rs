@@ -60,8 +60,9 @@ pub fn files(doc: &Document, scope: &GraphScope) -> Result<Vec<File>, Vec<Diagno
                     quote(&name)
                 ));
                 body.line(format!(
-                    "var {} = HTTPTool{{Endpoint: {}, Timeout: millis({timeout_ms}), Headers: {headers}}}",
+                    "var {} = HTTPTool{{ID: {}, Endpoint: {}, Timeout: millis({timeout_ms}), Headers: {headers}}}",
                     tool_name(&name),
+                    quote(&name),
                     quote(endpoint)
                 ));
                 out.push(go_file(path, body));

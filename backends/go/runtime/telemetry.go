@@ -1,0 +1,376 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Telemetry (settings.tracing.enabled): OpenTelemetry traces and metrics
+// over OTLP, configured by the standard OTEL_ variables only, with the span
+// tree and the metrics every svc target emits (docs/telemetry.md in the svc
+// repository). Spans leave from the batch processor's bounded queue, so a
+// slow or missing collector never holds a request; at shutdown what is
+// queued is exported within shutdownBound.
+
+func init() {
+	startTelemetry = openTelemetry
+	traceHTTP = tracedHandler
+}
+
+const shutdownBound = 3 * time.Second
+
+// The GenAI conventions' names (their Go package dropped them while they
+// move to semantic-conventions-genai; the strings stay).
+const (
+	attrOperation  = "gen_ai.operation.name"
+	attrProvider   = "gen_ai.provider.name"
+	attrModel      = "gen_ai.request.model"
+	attrInputTok   = "gen_ai.usage.input_tokens"
+	attrOutputTok  = "gen_ai.usage.output_tokens"
+	attrWorkflow   = "gen_ai.workflow.name"
+	attrTool       = "gen_ai.tool.name"
+	attrAgentID    = "gen_ai.agent.id"
+	attrAgentName  = "gen_ai.agent.name"
+	attrErrorType  = "error.type"
+	attrNodeID     = "svc.node.id"
+	attrNodeKind   = "svc.node.kind"
+	attrOutcome    = "svc.run.outcome"
+	attrTokenType  = "gen_ai.token.type"
+	providerOpenAI = "openai"
+)
+
+type otelTracer struct {
+	tracer          trace.Tracer
+	runs            metric.Int64Counter
+	nodeDuration    metric.Float64Histogram
+	tokens          metric.Int64Histogram
+	modelDuration   metric.Float64Histogram
+	requestDuration metric.Float64Histogram
+}
+
+// protocol is OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else
+// OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf (the Go exporters do not
+// read it themselves).
+func protocol(signal string) (string, error) {
+	p := os.Getenv("OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL")
+	if p == "" {
+		p = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	switch p = strings.TrimSpace(p); p {
+	case "":
+		return "http/protobuf", nil
+	case "http/protobuf", "grpc":
+		return p, nil
+	}
+	return "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q is not served: use one of http/protobuf, grpc", p)
+}
+
+// wanted is whether OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER (variable)
+// asks for OTLP (the default) rather than none.
+func wanted(variable string) (bool, error) {
+	switch v := strings.TrimSpace(os.Getenv(variable)); v {
+	case "", "otlp":
+		return true, nil
+	case "none":
+		return false, nil
+	default:
+		return false, fmt.Errorf("%s %q is not served: use otlp or none", variable, v)
+	}
+}
+
+func openTelemetry(ctx context.Context) (func(), error) {
+	res, err := resource.New(ctx,
+		// The graph's id unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names the service.
+		resource.WithAttributes(attribute.String("service.name", graphID)),
+		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	traceOptions := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)} // the sampler is OTEL_TRACES_SAMPLER's
+	if on, err := wanted("OTEL_TRACES_EXPORTER"); err != nil {
+		return nil, err
+	} else if on {
+		p, err := protocol("TRACES")
+		if err != nil {
+			return nil, err
+		}
+		var exporter sdktrace.SpanExporter
+		if p == "grpc" {
+			exporter, err = otlptracegrpc.New(ctx)
+		} else {
+			exporter, err = otlptracehttp.New(ctx)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: %w", err)
+		}
+		traceOptions = append(traceOptions, sdktrace.WithBatcher(exporter))
+	}
+	metricOptions := []sdkmetric.Option{sdkmetric.WithResource(res)}
+	if on, err := wanted("OTEL_METRICS_EXPORTER"); err != nil {
+		return nil, err
+	} else if on {
+		p, err := protocol("METRICS")
+		if err != nil {
+			return nil, err
+		}
+		var exporter sdkmetric.Exporter
+		if p == "grpc" {
+			exporter, err = otlpmetricgrpc.New(ctx)
+		} else {
+			exporter, err = otlpmetrichttp.New(ctx)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: %w", err)
+		}
+		metricOptions = append(metricOptions, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exporter)))
+	}
+	tp := sdktrace.NewTracerProvider(traceOptions...)
+	mp := sdkmetric.NewMeterProvider(metricOptions...)
+	otel.SetTracerProvider(tp)
+	otel.SetMeterProvider(mp)
+	// W3C trace context in and out (Go's default propagator propagates nothing).
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	t, err := newTracer(tp, mp)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	tracing = t
+	return func() {
+		tracing = nil
+		bound, cancel := context.WithTimeout(context.Background(), shutdownBound)
+		defer cancel()
+		_ = tp.Shutdown(bound)
+		_ = mp.Shutdown(bound)
+	}, nil
+}
+
+func newTracer(tp trace.TracerProvider, mp metric.MeterProvider) (*otelTracer, error) {
+	meter := mp.Meter("svc")
+	t := &otelTracer{tracer: tp.Tracer("svc")}
+	var errs [5]error
+	t.runs, errs[0] = meter.Int64Counter("svc.runs", metric.WithUnit("{run}"),
+		metric.WithDescription("Runs by outcome"))
+	t.nodeDuration, errs[1] = meter.Float64Histogram("svc.node.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of node runs by kind"))
+	t.tokens, errs[2] = meter.Int64Histogram("gen_ai.client.token.usage", metric.WithUnit("{token}"),
+		metric.WithDescription("Tokens used by model calls"),
+		metric.WithExplicitBucketBoundaries(1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144,
+			1048576, 4194304, 16777216, 67108864))
+	t.modelDuration, errs[3] = meter.Float64Histogram("gen_ai.client.operation.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of model calls"),
+		metric.WithExplicitBucketBoundaries(0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12,
+			10.24, 20.48, 40.96, 81.92))
+	t.requestDuration, errs[4] = meter.Float64Histogram("http.server.request.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of HTTP server requests"),
+		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10))
+	return t, errors.Join(errs[:]...)
+}
+
+// outcome is an error's code for metrics and error.type: the envelope's
+// code, "interrupted" for a pause, "" for none.
+func outcome(err error) string {
+	if err == nil {
+		return ""
+	}
+	var in *Interrupt
+	if errors.As(err, &in) {
+		return "interrupted"
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "deadline_exceeded"
+	}
+	return "execution_error"
+}
+
+func (t *otelTracer) start(ctx context.Context, op spanOp, name string) (context.Context, func(error)) {
+	if op == spanNode && !traceNodes {
+		return ctx, endNothing
+	}
+	var (
+		spanName string
+		kind     = trace.SpanKindInternal
+		attrs    []attribute.KeyValue
+	)
+	switch op {
+	case spanWorkflow:
+		spanName = "invoke_workflow " + graphID
+		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_workflow"), attribute.String(attrWorkflow, graphID)}
+	case spanNode:
+		nk := nodeKind(name)
+		spanName = nk + " " + name
+		attrs = []attribute.KeyValue{attribute.String(attrNodeID, name), attribute.String(attrNodeKind, nk)}
+	case spanChat:
+		spanName, kind = "chat "+name, trace.SpanKindClient
+		attrs = []attribute.KeyValue{attribute.String(attrOperation, "chat"),
+			attribute.String(attrProvider, providerOpenAI), attribute.String(attrModel, name)}
+	case spanTool:
+		spanName = "execute_tool " + name
+		attrs = []attribute.KeyValue{attribute.String(attrOperation, "execute_tool"), attribute.String(attrTool, name)}
+	case spanAgent, spanRemoteAgent:
+		spanName = "invoke_agent " + name
+		if op == spanRemoteAgent {
+			kind = trace.SpanKindClient
+		}
+		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_agent"),
+			attribute.String(attrAgentID, name), attribute.String(attrAgentName, name)}
+	}
+	ctx, span := t.tracer.Start(ctx, spanName, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	started := time.Now()
+	return ctx, func(err error) {
+		code := outcome(err)
+		if code != "" && code != "interrupted" {
+			span.SetAttributes(attribute.String(attrErrorType, code))
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+		seconds := time.Since(started).Seconds()
+		result := code
+		if result == "" {
+			result = "ok"
+		}
+		switch op {
+		case spanWorkflow:
+			t.runs.Add(ctx, 1, metric.WithAttributes(attribute.String(attrWorkflow, graphID), attribute.String(attrOutcome, result)))
+		case spanNode:
+			t.nodeDuration.Record(ctx, seconds, metric.WithAttributes(attrs[1], attribute.String(attrOutcome, result)))
+		case spanChat:
+			measured := attrs
+			if code != "" {
+				measured = append(measured[:len(measured):len(measured)], attribute.String(attrErrorType, code))
+			}
+			t.modelDuration.Record(ctx, seconds, metric.WithAttributes(measured...))
+		}
+	}
+}
+
+// usage records usage.prompt_tokens and completion_tokens of an
+// OpenAI-style reply on ctx's chat span and in gen_ai.client.token.usage;
+func (t *otelTracer) usage(ctx context.Context, model string, reply any) {
+	span := trace.SpanFromContext(ctx)
+	obj, _ := reply.(map[string]any)
+	usage, _ := obj["usage"].(map[string]any)
+	for _, u := range []struct{ key, attr, tokenType string }{
+		{"prompt_tokens", attrInputTok, "input"}, {"completion_tokens", attrOutputTok, "output"},
+	} {
+		n, ok := tokenCount(usage[u.key])
+		if !ok {
+			continue
+		}
+		span.SetAttributes(attribute.Int64(u.attr, n))
+		t.tokens.Record(ctx, n, metric.WithAttributes(attribute.String(attrOperation, "chat"),
+			attribute.String(attrProvider, providerOpenAI), attribute.String(attrModel, model),
+			attribute.String(attrTokenType, u.tokenType)))
+	}
+}
+
+// tokenCount is a non-negative integer count, however the JSON decoder
+// gave it.
+func tokenCount(v any) (int64, bool) {
+	switch n := v.(type) {
+	case float64:
+		if n >= 0 && n == float64(int64(n)) {
+			return int64(n), true
+		}
+	case interface{ Int64() (int64, error) }:
+		if i, err := n.Int64(); err == nil && i >= 0 {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func (t *otelTracer) inject(ctx context.Context, h http.Header) {
+	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(h))
+}
+
+// routes are the service's paths, each its own route (the server span's
+// name and http.route); /health is left out: liveness probes would bury
+// the runs.
+var routes = map[string]bool{"/invoke": true, "/openapi.json": true, "/mcp": true, "/info": true}
+
+// tracedHandler is h with the server span of each request (continuing the
+// caller's traceparent) and http.server.request.duration.
+func tracedHandler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t, ok := tracing.(*otelTracer)
+		if !ok || r.URL.Path == "/health" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		name := r.Method
+		attrs := []attribute.KeyValue{attribute.String("http.request.method", r.Method), attribute.String("url.scheme", "http")}
+		if routes[r.URL.Path] {
+			name += " " + r.URL.Path
+			attrs = append(attrs, attribute.String("http.route", r.URL.Path))
+		}
+		ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		started := time.Now()
+		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			status := attribute.Int("http.response.status_code", rec.status)
+			span.SetAttributes(status)
+			if rec.status >= 500 {
+				span.SetAttributes(attribute.String(attrErrorType, strconv.Itoa(rec.status)))
+				span.SetStatus(codes.Error, "")
+			}
+			span.End()
+			t.requestDuration.Record(ctx, time.Since(started).Seconds(), metric.WithAttributes(append(attrs, status)...))
+		}()
+		h.ServeHTTP(rec, r.WithContext(ctx))
+	})
+}
+
+// statusWriter keeps the status an answer was sent with; streamed answers
+// still flush through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection (deadlines of
+// streamed answers).
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

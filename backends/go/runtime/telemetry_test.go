@@ -1,0 +1,135 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// traceInMemory points tracing at an in-memory exporter for one test.
+func traceInMemory(t *testing.T) *tracetest.InMemoryExporter {
+	t.Helper()
+	exporter := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+	tr, err := newTracer(tp, noop.NewMeterProvider())
+	if err != nil {
+		t.Fatal(err)
+	}
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	saved := tracing
+	tracing = tr
+	t.Cleanup(func() { tracing = saved })
+	return exporter
+}
+
+func TestSpansNestAndCarryTheErrorCode(t *testing.T) {
+	if !traceNodes {
+		t.Skip("settings.tracing.trace_nodes is false: nodes have no spans")
+	}
+	exporter := traceInMemory(t)
+	ctx, endRun := startSpan(context.Background(), spanWorkflow, "")
+	nodeCtx, endNode := startSpan(ctx, spanNode, "a-node")
+	_, endChat := startSpan(nodeCtx, spanChat, "some-model")
+	endChat(nil)
+	endNode(nodeError("a-node", "node \"a-node\" failed: boom"))
+	traceRouter(ctx, "a-router")
+	endRun(errors.New("a bug"))
+
+	spans := exporter.GetSpans()
+	byName := map[string]tracetest.SpanStub{}
+	for _, s := range spans {
+		byName[s.Name] = s
+	}
+	run, ok := byName["invoke_workflow "+graphID]
+	if !ok || len(spans) != 4 {
+		t.Fatalf("spans: %v", names(spans))
+	}
+	node := byName[nodeKind("a-node")+" a-node"]
+	chat := byName["chat some-model"]
+	router := byName[nodeKind("a-router")+" a-router"]
+	if node.Parent.SpanID() != run.SpanContext.SpanID() || router.Parent.SpanID() != run.SpanContext.SpanID() {
+		t.Errorf("nodes are not the run's children: %v", names(spans))
+	}
+	if chat.Parent.SpanID() != node.SpanContext.SpanID() {
+		t.Errorf("the model call is not the node's child")
+	}
+	if node.Status.Code != codes.Error || attr(node, attrErrorType) != "execution_error" {
+		t.Errorf("the failed node: %v %v", node.Status, node.Attributes)
+	}
+	if run.Status.Code != codes.Error || attr(run, attrErrorType) != "execution_error" {
+		t.Errorf("the failed run: %v %v", run.Status, run.Attributes)
+	}
+	if attr(chat, attrOperation) != "chat" || attr(chat, attrModel) != "some-model" {
+		t.Errorf("the chat span: %v", chat.Attributes)
+	}
+}
+
+func TestTheServerSpanContinuesTheCallersTrace(t *testing.T) {
+	exporter := traceInMemory(t)
+	var sent http.Header
+	h := tracedHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/invoke" {
+			sent = http.Header{}
+			tracing.inject(r.Context(), sent)
+		}
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	req := httptest.NewRequest(http.MethodPost, "/invoke", strings.NewReader("{}"))
+	req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/health", nil))
+
+	spans := exporter.GetSpans()
+	if len(spans) != 1 || spans[0].Name != "POST /invoke" {
+		t.Fatalf("spans (GET /health is not traced): %v", names(spans))
+	}
+	s := spans[0]
+	if s.SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || s.Parent.SpanID().String() != "00f067aa0ba902b7" {
+		t.Errorf("the caller's trace is not continued: %v parent %v", s.SpanContext, s.Parent)
+	}
+	if attr(s, "http.route") != "/invoke" || !strings.Contains(sent.Get("traceparent"), s.SpanContext.SpanID().String()) {
+		t.Errorf("route %q, traceparent sent %q", attr(s, "http.route"), sent.Get("traceparent"))
+	}
+}
+
+func TestProtocolAndExporterVariables(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+	if _, err := protocol("TRACES"); err == nil || !strings.Contains(err.Error(), `"http/json"`) {
+		t.Errorf("http/json: %v", err)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")
+	if p, err := protocol("TRACES"); p != "grpc" || err != nil {
+		t.Errorf("the per-signal variable first: %q %v", p, err)
+	}
+	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
+	if _, err := wanted("OTEL_TRACES_EXPORTER"); err == nil {
+		t.Error("zipkin is not served")
+	}
+}
+
+func names(spans tracetest.SpanStubs) []string {
+	out := []string{}
+	for _, s := range spans {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func attr(s tracetest.SpanStub, key string) string {
+	for _, kv := range s.Attributes {
+		if string(kv.Key) == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
+}
