@@ -177,7 +177,7 @@ func callMCPTool(ctx context.Context, node string, tool MCPTool, args map[string
 		return MCPResult{}, mcpError(node, tool, ReasonInvalidArguments, fmt.Sprintf("%s: invalid arguments: %s", name, problem))
 	}
 
-	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool.Tool, Arguments: json.RawMessage(payload)})
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: traceMeta(ctx), Name: tool.Tool, Arguments: json.RawMessage(payload)})
 	var wire *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -484,4 +484,22 @@ func checkServer(ctx context.Context, server MCPServer, tools []string) string {
 		out = append(out, fmt.Sprintf("MCP server %q has no tool %q (it lists: %s)", server.ID, t, strings.Join(lists, ", ")))
 	}
 	return strings.Join(out, "; ")
+}
+
+// traceMeta carries the run's trace on to the MCP server: traceparent (and
+// tracestate) in the request's _meta, over every transport; nil when the
+// graph is not traced.
+func traceMeta(ctx context.Context) mcp.Meta {
+	if tracing == nil {
+		return nil
+	}
+	h := http.Header{}
+	tracing.inject(ctx, h)
+	meta := mcp.Meta{}
+	for _, key := range []string{"traceparent", "tracestate"} {
+		if v := h.Get(key); v != "" {
+			meta[key] = v
+		}
+	}
+	return meta
 }

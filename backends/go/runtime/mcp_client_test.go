@@ -94,6 +94,11 @@ func newTestMCPServer(calls *atomic.Int64) *mcp.Server {
 		func(_ context.Context, args map[string]any, _ *mcp.CallToolRequest) *mcp.CallToolResult {
 			return text(os.Getenv(str(args, "name")))
 		})
+	tool("meta", "The entry key of the request's _meta.", map[string]any{"key": textArg}, []string{"key"},
+		func(_ context.Context, args map[string]any, req *mcp.CallToolRequest) *mcp.CallToolResult {
+			v, _ := req.Params.Meta[str(args, "key")].(string)
+			return text(v)
+		})
 	tool("pid", "The server's process id.", map[string]any{}, nil,
 		func(context.Context, map[string]any, *mcp.CallToolRequest) *mcp.CallToolResult {
 			return text(strconv.Itoa(os.Getpid()))
@@ -521,5 +526,30 @@ func TestMCPStartUpNamesMissingToolsAndUnreachableServers(t *testing.T) {
 	}
 	if strings.Contains(message, `"add"`) {
 		t.Errorf("a listed tool is named: %s", message)
+	}
+}
+
+// fixedTrace stands for the OpenTelemetry tracer (telemetry.go, in traced
+// projects only): it injects one traceparent.
+type fixedTrace struct{}
+
+const fixedTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+func (fixedTrace) start(ctx context.Context, _ spanOp, _ string) (context.Context, func(error)) {
+	return ctx, endNothing
+}
+func (fixedTrace) usage(context.Context, string, any)      {}
+func (fixedTrace) inject(_ context.Context, h http.Header) { h.Set("traceparent", fixedTraceparent) }
+
+func TestMCPCallsCarryTheTraceInMeta(t *testing.T) {
+	useMCP(t, []MCPServer{mcpStdioServer(t, "local")}, nil)
+	if got := mcpCall(t, "local", "meta", map[string]any{"key": "traceparent"}).Text; got != "" {
+		t.Errorf("an untraced call sent traceparent %q", got)
+	}
+	saved := tracing
+	tracing = fixedTrace{}
+	t.Cleanup(func() { tracing = saved })
+	if got := mcpCall(t, "local", "meta", map[string]any{"key": "traceparent"}).Text; got != fixedTraceparent {
+		t.Errorf("traceparent in _meta: %q", got)
 	}
 }

@@ -249,6 +249,16 @@ def test_a_call_over_each_transport(transport, shared_http, monkeypatch):
     assert mcp_output(echoed, True) == {"text": "héllo"}
     header = call_mcp_tool("h", "srv", "header", {"name": "Authorization"}).text
     assert header == ("" if transport == "stdio" else "Bearer t0k")
+    # Traced, the run's trace goes on in the request's _meta (under the MCP
+    # SDK's own client span, whose parent the run's span is).
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from svc import telemetry
+
+    telemetry.configure({"tracing": {"enabled": True}}, span_exporter=InMemorySpanExporter())
+    with telemetry.workflow_span("g") as span:
+        sent = call_mcp_tool("m", "srv", "meta", {"key": "traceparent"}).text
+    assert sent.split("-")[1] == f"{span.get_span_context().trace_id:032x}", sent
 
 
 def test_arguments_are_checked_before_the_call(monkeypatch):

@@ -59,6 +59,12 @@ def header(name: str, ctx: Context) -> str | None:
 
 
 @server.tool(structured_output=False)
+def meta(key: str, ctx: Context) -> str | None:
+    """The entry `key` of the request's _meta (where the caller's trace context travels)."""
+    return (ctx.request_context.meta or {}).get(key)
+
+
+@server.tool(structured_output=False)
 def pid() -> int:
     """The server's process id, so a test can kill it or check that it is gone."""
     return os.getpid()
