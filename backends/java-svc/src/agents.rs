@@ -49,7 +49,8 @@ pub fn graph_agents(doc: &Document, scope: &Scope) -> String {
                 format!("args -> new {class}().run(args)")
             }
             ToolKind::Http { .. } => {
-                format!("args -> {}Tool.call({}, args)", camel(&t.id), quote(&name))
+                // post: the call's span is the agent's (Agents opens execute_tool).
+                format!("args -> {}Tool.post({}, args)", camel(&t.id), quote(&name))
             }
             // The model sees the input schema (and, without a description
             // of the graph's own, the one) the server listed.
@@ -237,7 +238,7 @@ mod tests {
             "package com.svc.p.subgraphs.sub.graph;\n",
             "import com.svc.p.subgraphs.sub.nodes.TeamRouter;\n",
             "new Agents.Tool(\"sub__lookup\", \"\", args -> new LookupTool().run(args)),",
-            "new Agents.Tool(\"sub__crm\", \"\", args -> crmTool.call(\"sub__crm\", args)))",
+            "new Agents.Tool(\"sub__crm\", \"\", args -> crmTool.post(\"sub__crm\", args)))",
             "Agents.worker(\"sub__writer\", \"\", List.of(), \"\", List.of(\"sub__lookup\", \"sub__crm\"),",
             // The body names members by their ids.
             "Agents.supervisor(\"sub__team\", \"\", List.of(), \"\", List.of(\"sub__writer\"), null, 10, Agents.prefixed(\"sub__\", new TeamRouter()))",

@@ -46,14 +46,11 @@ pub fn info() -> BackendInfo {
                 "checkpointer.sqlite",
                 "checkpointer.postgres",
                 "mcp.expose",
+                "tracing",
                 OPENAI_PROVIDER,
             ]))
                 .collect(),
             reasons: vec![
-                reason(
-                    "feature:tracing",
-                    "Java services do not export traces yet (OpenTelemetry comes to java-svc later); set `tracing.enabled` to false or compile for go or python-svc",
-                ),
                 reason(
                     "feature:tracing.register",
                     "registering the graph with LangSmith as the service starts is python-svc's (`svc register`): set `register_on_build` to false",

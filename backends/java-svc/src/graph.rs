@@ -46,6 +46,53 @@ fn condition(w: &mut CodeWriter, pkg: &str, b: &Branch) -> Option<String> {
 
 /// The node's kind as the second argument of an observed step (`, "llm"`),
 /// which names it in run events; nothing when the graph does not stream.
+/// `GRAPH_ID`, `TRACE_NODES` and `NODE_KINDS` (the kind of every graph's
+/// nodes, by registered name): the names of the run's and the nodes' spans
+/// (config/Telemetry.java).
+fn telemetry_names(w: &mut CodeWriter, doc: &Document, pkg: &str) {
+    let map = w.name("java.util", "Map");
+    w.line("/** The graph's id: the name of its runs' spans (config/Telemetry.java). */");
+    w.line(format!(
+        "public static final String GRAPH_ID = {};",
+        quote(&doc.id)
+    ));
+    w.line("/** settings.tracing.trace_nodes: a span per node. */");
+    w.line(format!(
+        "public static final boolean TRACE_NODES = {};",
+        doc.logical.settings.tracing.trace_nodes
+    ));
+    w.line("/** The kind of each node, by registered name: the names of their spans. */");
+    let entries: Vec<String> = crate::scope::all_graphs(doc, pkg)
+        .iter()
+        .flat_map(|(d, scope)| {
+            d.logical
+                .nodes
+                .iter()
+                .filter(|n| !matches!(n.kind, NodeKind::Start | NodeKind::End))
+                .map(|n| {
+                    format!(
+                        "{map}.entry({}, {})",
+                        quote(&scope.name(&n.id)),
+                        quote(n.kind.name())
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    w.line(format!(
+        "public static final {map}<String, String> NODE_KINDS = {map}.ofEntries("
+    ));
+    w.indent().indent();
+    let last = entries.len().saturating_sub(1);
+    for (i, e) in entries.iter().enumerate() {
+        w.line(format!("{e}{}", if i == last { ");" } else { "," }));
+    }
+    if entries.is_empty() {
+        w.line(");");
+    }
+    w.dedent().dedent();
+}
+
 fn kind_arg(streaming: bool, kind: &NodeKind) -> String {
     if streaming {
         format!(", {}", quote(kind.name()))
@@ -142,6 +189,9 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                 w.line("/** The node after start, where a new run begins (a resumed run begins at its paused node). */");
                 w.line(format!("public static final String ENTRY = {};", quote(start)));
             }
+            if s.tracing.enabled {
+                telemetry_names(w, doc, pkg);
+            }
         } else {
             // A child runs within its parent's deadline.
             w.line("/** The graph's state fields: its subgraph node builds a fresh state with them. */");
@@ -197,7 +247,8 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                 let http_tool = runtime(w, pkg, "HttpTool");
                 let duration = w.name("java.time", "Duration");
                 w.line(format!(
-                    "{http_tool} {c}Tool = new {http_tool}({c}Endpoint, {duration}.ofMillis({timeout}), {headers});",
+                    "{http_tool} {c}Tool = new {http_tool}({}, {c}Endpoint, {duration}.ofMillis({timeout}), {headers});",
+                    quote(&scope.name(id)),
                     c = camel(id)
                 ));
             }
@@ -349,7 +400,8 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                                 NodeKind::Router(RouterNode { branches }) => {
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line("run.count();");
-                                        if streaming {
+                                        // Observed: its events; traced: its span.
+                                        if streaming || scope.traced {
                                             w.line(format!("run.routed({});", quote(&scope.name(&n.id))));
                                         }
                                         for (i, b) in branches.iter().enumerate() {

@@ -26,6 +26,8 @@ pub struct Scope {
     /// The folder of the package below the root's, for messages: empty or
     /// `subgraphs/<node>/`.
     pub label: String,
+    /// The document's settings.tracing.enabled: routers record their span.
+    pub traced: bool,
 }
 
 impl Deref for Scope {
@@ -44,6 +46,7 @@ impl Scope {
             package: format!("com.svc.{pkg}"),
             dir: format!("src/main/java/com/svc/{pkg}"),
             label: String::new(),
+            traced: false,
         }
     }
 
@@ -56,6 +59,7 @@ impl Scope {
             package: format!("{}.subgraphs.{segment}", self.package),
             dir: format!("{}/subgraphs/{segment}", self.dir),
             label: format!("{}subgraphs/{segment}/", self.label),
+            traced: self.traced,
         }
     }
 
@@ -72,7 +76,11 @@ impl Scope {
 /// `doc` and every graph nested in it, each with its scope, breadth first
 /// (the document's own first, as `svc_backend_sdk::subgraphs::all_graphs`).
 pub fn all_graphs<'a>(doc: &'a Document, pkg: &str) -> Vec<(&'a Document, Scope)> {
-    graphs_with(doc, Scope::root(pkg), Scope::child)
+    let root = Scope {
+        traced: doc.logical.settings.tracing.enabled,
+        ..Scope::root(pkg)
+    };
+    graphs_with(doc, root, Scope::child)
 }
 
 #[cfg(test)]

@@ -7,10 +7,7 @@
 //! With the collector stopped, the service answers as before and stops in
 //! bounded time.
 //!
-//! python-svc and go export today, each against a collector of its own, in
-//! parallel; java-svc refuses `tracing.enabled`
-//! (fixtures/valid/tracing_enabled.graph.json) until it exports the same
-//! tree, and then joins `TARGETS`.
+//! Every target runs it, each against a collector of its own, in parallel.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -22,7 +19,7 @@ use svc_tests::service::{
     build, check_project, compile, require_platform, require_python_sdk, Service,
 };
 
-const TARGETS: &[&str] = &["python-svc", "go"];
+const TARGETS: &[&str] = &["python-svc", "go", "java-svc"];
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN: &str = "00f067aa0ba902b7";
 
@@ -66,7 +63,7 @@ fn graph() -> Value {
         "bodiesByPlatform": {
             "python-svc": {"boom": "raise RuntimeError(\"deliberate failure\")"},
             "go": {"boom": "panic(\"deliberate failure\")"},
-            "java-svc": {"boom": "throw new IllegalStateException(\"deliberate failure\");"}
+            "java-svc": {"boom": "if (state != null) {\n    throw new IllegalStateException(\"deliberate failure\");\n}"}
         }
     })
 }
@@ -147,7 +144,7 @@ fn telemetry_reaches_a_real_collector_with_one_span_tree() {
     let Some(binary) = jaeger::binary() else {
         return;
     };
-    if !require_python_sdk() || !require_platform("go") {
+    if !require_python_sdk() || !require_platform("go") || !require_platform("java-svc") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -421,4 +418,147 @@ fn traced_on(platform: &str, doc: &std::path::Path, binary: &std::path::Path) {
         "{platform}: stopping without a collector took {:?} ({status})",
         started.elapsed()
     );
+}
+
+/// A graph whose only node asks the remote agent `peer` (another service).
+fn caller_graph() -> Value {
+    json!({
+        "irVersion": "2.2",
+        "id": "caller",
+        "security": {"auth": "none"},
+        "logical": {
+            "state": [{"name": "question", "type": "string", "required": true},
+                      {"name": "answer", "type": "string"}],
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "ask_peer", "kind": "agent", "agent": "peer", "input": "{{question}}",
+                 "outputKey": "answer"},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": [{"from": "start", "to": "ask_peer"}, {"from": "ask_peer", "to": "end"}],
+            "agents": [{"id": "peer", "kind": "remote", "service": "peer", "url": "env:PEER_URL",
+                        "inputField": "question", "outputField": "answer"}],
+            "settings": {"tracing": {"enabled": true}}
+        }
+    })
+}
+
+/// The service the remote agent calls.
+fn peer_graph() -> Value {
+    json!({
+        "irVersion": "2.2",
+        "id": "peer_service",
+        "logical": {
+            "state": [{"name": "question", "type": "string", "required": true},
+                      {"name": "answer", "type": "string"}],
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "say", "kind": "function", "outputKey": "answer"},
+                      {"id": "end", "kind": "end"}],
+            "edges": [{"from": "start", "to": "say"}, {"from": "say", "to": "end"}],
+            "settings": {"tracing": {"enabled": true}}
+        },
+        "bodiesByPlatform": {
+            "java-svc": {"say": "result = \"peer says \" + state.get(\"question\");"}
+        }
+    })
+}
+
+#[test]
+fn a_go_service_calling_a_java_one_is_one_trace() {
+    let Some(binary) = jaeger::binary() else {
+        return;
+    };
+    if !require_platform("go") || !require_platform("java-svc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (caller_doc, peer_doc) = (
+        dir.path().join("caller.graph.json"),
+        dir.path().join("peer.graph.json"),
+    );
+    std::fs::write(&caller_doc, caller_graph().to_string()).unwrap();
+    std::fs::write(&peer_doc, peer_graph().to_string()).unwrap();
+    let collector = Jaeger::start(&binary).unwrap();
+    let endpoint = collector.endpoint();
+    let otel = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ("OTEL_METRICS_EXPORTER", "none"),
+    ];
+    let (peer, caller) = std::thread::scope(|threads| {
+        let peer = threads.spawn(|| {
+            let project = compile("java-svc", &peer_doc).expect("the peer compiles");
+            build(&project).unwrap();
+            let mut env = otel.to_vec();
+            env.push(("SVC_API_KEY", "peer-key"));
+            let s = Service::launch(&project, &env, Duration::from_secs(120)).unwrap();
+            (project, s)
+        });
+        let caller = threads.spawn(|| {
+            let project = compile("go", &caller_doc).expect("the caller compiles");
+            build(&project).unwrap();
+            project
+        });
+        (peer.join().unwrap(), caller.join().unwrap())
+    });
+    let peer_url = format!("http://127.0.0.1:{}", peer.1.port);
+    let mut env = otel.to_vec();
+    env.extend([
+        ("PEER_URL", peer_url.as_str()),
+        ("PEER_API_KEY", "peer-key"),
+    ]);
+    let s = Service::launch(&caller, &env, Duration::from_secs(60)).unwrap();
+    let r = s
+        .send(
+            "POST",
+            "/invoke",
+            &[("Content-Type", "application/json")],
+            br#"{"state": {"question": "hi"}}"#,
+        )
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["answer"], "peer says hi");
+
+    let complete =
+        |t: &[Value]| t.len() == 1 && t[0]["spans"].as_array().is_some_and(|s| !s.is_empty());
+    let caller_traces = collector.traces("caller", Duration::from_secs(20), complete);
+    let peer_traces = collector.traces("peer_service", Duration::from_secs(20), complete);
+    assert_eq!(caller_traces.len(), 1, "{caller_traces:?}");
+    assert_eq!(peer_traces.len(), 1, "{peer_traces:?}");
+    // One trace: the Java service's spans are in the Go service's trace,
+    // its server span the child of the Go agent's call.
+    assert_eq!(caller_traces[0]["traceID"], peer_traces[0]["traceID"]);
+    // Jaeger returns the whole trace for either service: the Java service's
+    // server span is the child of the Go agent's call.
+    let trace = &peer_traces[0];
+    let service_of = |span: &Value| {
+        let process = span["processID"].as_str().unwrap_or("");
+        trace["processes"][process]["serviceName"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let spans = trace["spans"].as_array().cloned().unwrap_or_default();
+    let find = |name: &str, service: &str| {
+        spans
+            .iter()
+            .find(|s| s["operationName"] == name && service_of(s) == service)
+            .cloned()
+            .unwrap_or_else(|| panic!("no span {name} of {service} in {trace}"))
+    };
+    let agent_call = find("invoke_agent peer", "caller");
+    let java_server = find("POST /invoke", "peer_service");
+    let parent = java_server["references"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["refType"] == "CHILD_OF"))
+        .map(|r| r["spanID"].clone());
+    assert_eq!(parent, Some(agent_call["spanID"].clone()), "{trace}");
+    assert_eq!(
+        agent_call["tags"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["key"] == "span.kind"))
+            .map(|t| t["value"].clone()),
+        Some(json!("client"))
+    );
+    find("invoke_workflow peer_service", "peer_service");
 }

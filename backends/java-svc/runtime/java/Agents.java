@@ -323,16 +323,24 @@ public final class Agents {
             throw agentError(name, "forbidden", "agent \"" + name + "\" runs only for the roles "
                     + String.join(", ", agent.roles()) + "; the caller holds " + (holds.isEmpty() ? "none" : holds));
         }
-        return switch (agent.kind()) {
-            case SUPERVISOR -> runSupervisor(node, agent, task, held);
-            case REMOTE -> {
-                // The peer's answer is not streamed: in a streamed run it is sent whole.
-                String answer = runRemote(node, agent, task);
-                llm.wholeReply(answer);
-                yield answer;
+        Tracing.Op op = agent.kind() == Kind.REMOTE ? Tracing.Op.REMOTE_AGENT : Tracing.Op.AGENT;
+        try (Tracing.Span span = Tracing.start(op, name)) {
+            try {
+                return switch (agent.kind()) {
+                    case SUPERVISOR -> runSupervisor(node, agent, task, held);
+                    case REMOTE -> {
+                        // The peer's answer is not streamed: in a streamed run it is sent whole.
+                        String answer = runRemote(node, agent, task);
+                        llm.wholeReply(answer);
+                        yield answer;
+                    }
+                    case WORKER -> runWorker(agent, task);
+                };
+            } catch (SvcError | InterruptedException | RuntimeException e) {
+                span.fail(e);
+                throw e;
             }
-            case WORKER -> runWorker(agent, task);
-        };
+        }
     }
 
     // --- workers --------------------------------------------------------------------------------
@@ -430,13 +438,18 @@ public final class Agents {
         @SuppressWarnings("unchecked")
         Map<String, Object> input = (Map<String, Object>) args;
         Object result;
-        try {
-            result = tools.get(toolName).call().call(input);
-        } catch (SvcError | InterruptedException e) {
-            throw e;
-        } catch (Exception | StackOverflowError e) {
-            throw agentError(a, "tool_error", "agent \"" + a + "\": tool \"" + toolName + "\" failed: "
-                    + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
+        try (Tracing.Span span = Tracing.start(Tracing.Op.TOOL, toolName)) {
+            try {
+                result = tools.get(toolName).call().call(input);
+            } catch (SvcError | InterruptedException e) {
+                span.fail(e);
+                throw e;
+            } catch (Exception | StackOverflowError e) {
+                SvcError failed = agentError(a, "tool_error", "agent \"" + a + "\": tool \"" + toolName
+                        + "\" failed: " + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()));
+                span.fail(failed);
+                throw failed;
+            }
         }
         String text = result instanceof String s ? s : PyJson.dumps(result);
         return Values.map("role", "tool", "tool_call_id", id, "content", text);

@@ -4,6 +4,7 @@ import com.svc.__SVC_PACKAGE__.graph.MainGraph;
 import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
 import com.svc.__SVC_PACKAGE__.runtime.RunEvents;
 import com.svc.__SVC_PACKAGE__.runtime.SvcError;
+import com.svc.__SVC_PACKAGE__.runtime.Tracing;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -75,17 +76,23 @@ public class EventStream implements GraphController.Streamer {
     private void serve(RunEvents events, Body body, java.util.function.BooleanSupplier abandon,
             HttpServletResponse response) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(MainGraph.REQUEST_TIMEOUT_MS);
-        Future<?> run = runner.submit(() -> {
+        // A failure is the stream's last event; rethrown, it also ends the
+        // run's span with its code (nothing reads the Future's outcome).
+        Future<?> run = runner.submit(Tracing.run(() -> {
             try {
                 body.run(events);
             } catch (SvcError e) {
                 events.fail(e);
+                throw e;
             } catch (InterruptedException e) {
                 // Cancelled: the stream has already ended.
             } catch (RuntimeException e) {
-                events.fail(new SvcError(500, "execution_error", "the run failed", null));
+                SvcError failed = new SvcError(500, "execution_error", "the run failed", null);
+                events.fail(failed);
+                throw failed;
             }
-        });
+            return null;
+        }));
         response.setStatus(200);
         response.setContentType("text/event-stream");
         response.setCharacterEncoding("UTF-8");

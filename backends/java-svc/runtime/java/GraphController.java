@@ -8,6 +8,7 @@ import com.svc.__SVC_PACKAGE__.graph.MainGraph;
 import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
 import com.svc.__SVC_PACKAGE__.runtime.RequestJson;
 import com.svc.__SVC_PACKAGE__.runtime.SvcError;
+import com.svc.__SVC_PACKAGE__.runtime.Tracing;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -202,7 +203,7 @@ public class GraphController {
     }
 
     private GraphRun runWithDeadline(Map<String, Object> state) throws SvcError {
-        Future<GraphRun> future = runner.submit(() -> graph.run(state));
+        Future<GraphRun> future = runner.submit(Tracing.run(() -> graph.run(state)));
         try {
             return future.get(MainGraph.REQUEST_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {

@@ -133,17 +133,25 @@ public class GraphRun {
         }
     }
 
-    /** Runs a node on a read-only view; its failures become execution errors naming it. */
+    /** Runs a node on a read-only view, in its span; its failures become execution errors naming it. */
     protected Object call(String node, GraphNode fn) throws SvcError, InterruptedException {
-        try {
-            return fn.run(StateSchema.readOnly(state));
-        } catch (SvcError e) {
-            throw e;
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception | StackOverflowError e) {
-            throw SvcError.execution(node, "node \"" + node + "\" failed: " + e.getClass().getSimpleName()
-                    + (e.getMessage() == null ? "" : ": " + e.getMessage()));
+        try (Tracing.Span span = Tracing.start(Tracing.Op.NODE, node)) {
+            try {
+                return fn.run(StateSchema.readOnly(state));
+            } catch (SvcError | InterruptedException e) {
+                span.fail(e);
+                throw e;
+            } catch (Exception | StackOverflowError e) {
+                SvcError failed = SvcError.execution(node, "node \"" + node + "\" failed: "
+                        + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage()));
+                span.fail(failed);
+                throw failed;
+            }
         }
+    }
+
+    /** A router's step: it only picks the next node, so its span is empty. */
+    public void routed(String node) {
+        Tracing.start(Tracing.Op.NODE, node).close();
     }
 }

@@ -55,9 +55,23 @@ public class LlmClient {
         return apiKey == null || apiKey.isEmpty() ? Map.of() : Map.of("Authorization", "Bearer " + apiKey);
     }
 
+    /** One chat-completions call, not streamed, in its span ({@code chat <model>}); the parsed reply. */
+    private Object post(String node, Map<String, Object> body) throws SvcError, InterruptedException {
+        try (Tracing.Span span = Tracing.start(Tracing.Op.CHAT, String.valueOf(body.get("model")))) {
+            try {
+                Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers(), timeout, body);
+                span.usage(reply);
+                return reply;
+            } catch (SvcError | InterruptedException e) {
+                span.fail(e);
+                throw e;
+            }
+        }
+    }
+
     /** One chat-completions call with this body; returns the reply's text. */
     protected String complete(String node, Map<String, Object> body) throws SvcError, InterruptedException {
-        Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers(), timeout, body);
+        Object reply = post(node, body);
         if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
                 && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg
                 && msg.get("content") instanceof String content) {
@@ -77,8 +91,7 @@ public class LlmClient {
      */
     public Map<String, Object> chatMessage(String node, Model model, List<?> messages, List<?> tools)
             throws SvcError, InterruptedException {
-        Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers(), timeout,
-                messageBody(model, messages, tools));
+        Object reply = post(node, messageBody(model, messages, tools));
         if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
                 && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg) {
             @SuppressWarnings("unchecked")

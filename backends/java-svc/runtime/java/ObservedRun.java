@@ -96,7 +96,9 @@ public final class ObservedRun extends GraphRun {
     }
 
     /** A router's step: it writes nothing, so its patch is empty. */
+    @Override
     public void routed(String node) {
+        super.routed(node);
         if (events != null) {
             events.emit("node_started", node, Map.of("kind", "router"));
             finished(node, "router", Map.of());

@@ -141,6 +141,19 @@ public final class StreamingLlmClient extends LlmClient {
      * its connection closed.
      */
     private void stream(String node, Map<String, Object> body, Chunks each) throws SvcError, InterruptedException {
+        try (Tracing.Span span = Tracing.start(Tracing.Op.CHAT, String.valueOf(body.get("model")))) {
+            try {
+                streamInSpan(node, body, each);
+            } catch (SvcError | InterruptedException | RuntimeException e) {
+                span.fail(e);
+                throw e;
+            }
+        }
+    }
+
+    /** {@link #stream}'s call, in its chat span. */
+    private void streamInSpan(String node, Map<String, Object> body, Chunks each)
+            throws SvcError, InterruptedException {
         Map<String, Object> streamed = new LinkedHashMap<>(body);
         streamed.put("stream", true);
         HttpRequest request = Upstream.request(node, SERVICE, Upstream.endpoint(node, baseUrl + "/chat/completions"),

@@ -5,6 +5,7 @@ import com.svc.__SVC_PACKAGE__.graph.MainGraph;
 import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
 import com.svc.__SVC_PACKAGE__.runtime.RequestJson;
 import com.svc.__SVC_PACKAGE__.runtime.SvcError;
+import com.svc.__SVC_PACKAGE__.runtime.Tracing;
 import com.svc.__SVC_PACKAGE__.runtime.ThreadRun;
 import com.svc.__SVC_PACKAGE__.runtime.Threads;
 import jakarta.servlet.http.HttpServletRequest;
@@ -116,7 +117,7 @@ public class ThreadedInvoke implements GraphController.Threaded {
      * its answer, after at most a store step).
      */
     private ThreadRun.Outcome runWithDeadline(ThreadRun run) throws SvcError {
-        Future<ThreadRun.Outcome> future = runner.submit(() -> run.run(graph::run, null));
+        Future<ThreadRun.Outcome> future = runner.submit(Tracing.run(() -> run.run(graph::run, null)));
         try {
             try {
                 return future.get(MainGraph.REQUEST_TIMEOUT_MS, TimeUnit.MILLISECONDS);

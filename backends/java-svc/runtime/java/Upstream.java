@@ -219,6 +219,7 @@ public final class Upstream {
             if (headers != null) {
                 headers.forEach(builder::setHeader);
             }
+            Tracing.inject(builder);
             return builder.build();
         } catch (IllegalArgumentException e) {
             throw SvcError.upstream(node, "connect", q + "the " + service + " request cannot be sent: "

@@ -46,6 +46,11 @@ const RUNTIME: &[(&str, &str)] = &[
         "runtime/GraphRun.java",
         include_str!("../../runtime/java/GraphRun.java"),
     ),
+    // The spans of a run; a traced graph's Telemetry installs what records them.
+    (
+        "runtime/Tracing.java",
+        include_str!("../../runtime/java/Tracing.java"),
+    ),
     // GraphRun's hitl step throws it (used by graphs with a checkpointer).
     (
         "runtime/Interrupt.java",
@@ -80,6 +85,12 @@ const RUNTIME: &[(&str, &str)] = &[
         include_str!("../../runtime/java/ErrorAdvice.java"),
     ),
 ];
+/// settings.tracing.enabled: OpenTelemetry, installed as the runtime's tracer.
+const TELEMETRY: (&str, &str) = (
+    "config/Telemetry.java",
+    include_str!("../../runtime/java/Telemetry.java"),
+);
+const TELEMETRY_TEST: &str = include_str!("../../runtime/test/TelemetryTest.java");
 const UPSTREAM: (&str, &str) = (
     "runtime/Upstream.java",
     include_str!("../../runtime/java/Upstream.java"),
@@ -284,6 +295,15 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     }
     if doc.logical.settings.mcp.expose {
         runtime.push(mcp::ENDPOINT);
+    }
+    if doc.logical.settings.tracing.enabled {
+        runtime.push(TELEMETRY);
+        let test = fill("TelemetryTest.java", TELEMETRY_TEST, &[("PACKAGE", &pkg)])
+            .map_err(|d| vec![d])?;
+        files.push(File::text(
+            format!("src/test/java/com/svc/{pkg}/config/TelemetryTest.java"),
+            test,
+        ));
     }
     if doc.logical.settings.streaming {
         runtime.extend(STREAMING);

@@ -50,6 +50,19 @@ impl<'a> Dependency<'a> {
         }
     }
 
+    /// A BOM imported in `<dependencyManagement>`.
+    fn write_import(&self, w: &mut CodeWriter) {
+        w.block("<dependency>", "</dependency>", |w| {
+            element(w, "groupId", self.group);
+            element(w, "artifactId", self.artifact);
+            if let Some(v) = self.version {
+                element(w, "version", v);
+            }
+            element(w, "type", "pom");
+            element(w, "scope", "import");
+        });
+    }
+
     fn write(&self, w: &mut CodeWriter) {
         w.block("<dependency>", "</dependency>", |w| {
             element(w, "groupId", self.group);
@@ -71,6 +84,11 @@ pub(super) fn dependency_xml(spec: &str) -> Result<String, Diagnostic> {
     Dependency::parse(spec)?.write(&mut w);
     Ok(w.finish())
 }
+
+/// OpenTelemetry's Java SDK (settings.tracing.enabled), pinned.
+const OPENTELEMETRY: &str = "1.68.0";
+/// The Kotlin standard library OkHttp 5 declares.
+const KOTLIN: &str = "2.1.21";
 
 /// pom.xml's indentation.
 const INDENT: &str = "    ";
@@ -152,10 +170,45 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
             &["-Dsvc.cds.skip=true: package without the CDS training run below."],
         );
         element(w, "svc.cds.skip", "false");
+        if doc.logical.settings.tracing.enabled {
+            comment(
+                w,
+                &[
+                    "OpenTelemetry: newer than Spring Boot's BOM names; OkHttp (the OTLP",
+                    "exporter's client) needs a newer Kotlin standard library than Boot's.",
+                ],
+            );
+            element(w, "opentelemetry.version", OPENTELEMETRY);
+            element(w, "kotlin.version", KOTLIN);
+        }
     });
+    if doc.logical.settings.tracing.enabled {
+        // Boot does not manage the alpha BOM (the SDK's incubator API).
+        w.blank()
+            .block("<dependencyManagement>", "</dependencyManagement>", |w| {
+                w.block("<dependencies>", "</dependencies>", |w| {
+                    Dependency {
+                        version: Some("${opentelemetry.version}-alpha"),
+                        ..Dependency::managed("io.opentelemetry", "opentelemetry-bom-alpha")
+                    }
+                    .write_import(w);
+                });
+            });
+    }
     let checkpointer = doc.logical.settings.checkpointer.kind;
     w.blank().block("<dependencies>", "</dependencies>", |w| {
         Dependency::managed("org.springframework.boot", "spring-boot-starter-web").write(w);
+        if doc.logical.settings.tracing.enabled {
+            comment(w, &["OpenTelemetry: the SDK configured by OTEL_ variables, OTLP exporters."]);
+            for artifact in ["opentelemetry-sdk-extension-autoconfigure", "opentelemetry-exporter-otlp"] {
+                Dependency::managed("io.opentelemetry", artifact).write(w);
+            }
+            Dependency {
+                scope: Some("test"),
+                ..Dependency::managed("io.opentelemetry", "opentelemetry-sdk-testing")
+            }
+            .write(w);
+        }
         if super::mcp::speaks_mcp(doc) {
             comment(
                 w,

@@ -101,6 +101,7 @@ pub(super) fn readme(doc: &Document) -> String {
         w.line("With `settings.checkpointer` every answer names its thread (`threadId`), and the legacy forms are refused (`400`).");
     }
     svc_backend_sdk::readme::mcp(&mut w, doc, super::mcp::uses_clients(doc), "a JRE");
+    svc_backend_sdk::readme::telemetry(&mut w, doc);
     w.blank();
     svc_backend_sdk::readme::human_in_the_loop(&mut w, doc, &header);
     if let (CheckpointerKind::Sqlite, Some(var)) = (s.checkpointer.kind, s.checkpointer.env()) {

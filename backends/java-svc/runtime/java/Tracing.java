@@ -1,0 +1,93 @@
+package com.svc.__SVC_PACKAGE__.runtime;
+
+import java.net.http.HttpRequest;
+import java.util.concurrent.Callable;
+
+/**
+ * The spans and metrics of a run (docs/telemetry.md of the svc repository),
+ * recorded by the tracer Telemetry installs when the graph has
+ * settings.tracing.enabled; without one every call here does nothing, and the
+ * runtime needs no OpenTelemetry class.
+ */
+public final class Tracing {
+    private Tracing() {
+    }
+
+    /** The spans of the tree. */
+    public enum Op {
+        WORKFLOW, NODE, CHAT, TOOL, AGENT, REMOTE_AGENT
+    }
+
+    /** A span being recorded: {@link #fail} it if its work failed, then close it once. */
+    public interface Span extends AutoCloseable {
+        void fail(Throwable error);
+
+        /** The token usage of an OpenAI-style reply (a chat span's). */
+        default void usage(Object reply) {
+        }
+
+        @Override
+        void close();
+    }
+
+    /** What records them (Telemetry's OpenTelemetry tracer). */
+    public interface Tracer {
+        Span start(Op op, String name);
+
+        void inject(HttpRequest.Builder request);
+
+        <T> Callable<T> wrap(Callable<T> task);
+    }
+
+    private static final Span NOTHING = new Span() {
+        @Override
+        public void fail(Throwable error) {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
+    private static volatile Tracer tracer;
+
+    /** Installs the tracer (null: none). */
+    public static void install(Tracer t) {
+        tracer = t;
+    }
+
+    /** Starts the span {@code op} named after {@code name}, the current span's child. */
+    public static Span start(Op op, String name) {
+        Tracer t = tracer;
+        return t == null ? NOTHING : t.start(op, name);
+    }
+
+    /** Adds the current span's traceparent to an outbound call. */
+    public static void inject(HttpRequest.Builder request) {
+        Tracer t = tracer;
+        if (t != null) {
+            t.inject(request);
+        }
+    }
+
+    /**
+     * A run as a task for the run's thread: it goes on in the request's trace,
+     * in the run's span ({@code invoke_workflow}, named after the graph).
+     */
+    public static <T> Callable<T> run(Callable<T> task) {
+        Tracer t = tracer;
+        if (t == null) {
+            return task;
+        }
+        return t.wrap(() -> {
+            try (Span span = t.start(Op.WORKFLOW, null)) {
+                try {
+                    return task.call();
+                } catch (Exception | Error e) {
+                    span.fail(e);
+                    throw e;
+                }
+            }
+        });
+    }
+}

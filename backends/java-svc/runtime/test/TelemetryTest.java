@@ -1,0 +1,120 @@
+package com.svc.__SVC_PACKAGE__.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.svc.__SVC_PACKAGE__.graph.MainGraph;
+import com.svc.__SVC_PACKAGE__.runtime.SvcError;
+import com.svc.__SVC_PACKAGE__.runtime.Tracing;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.mock.web.MockFilterChain;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.mock.web.MockHttpServletResponse;
+
+/** The spans of docs/telemetry.md, read back from the SDK's in-memory exporter. */
+class TelemetryTest {
+    private final InMemorySpanExporter exporter = InMemorySpanExporter.create();
+    private OpenTelemetrySdk sdk;
+
+    @BeforeEach
+    void traceInMemory() {
+        sdk = OpenTelemetrySdk.builder()
+                .setTracerProvider(SdkTracerProvider.builder()
+                        .addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
+                .build();
+        Tracing.install(new Telemetry.OtelTracer(sdk));
+    }
+
+    @AfterEach
+    void stop() {
+        Tracing.install(null);
+        sdk.close();
+    }
+
+    private Map<String, SpanData> spans() {
+        return exporter.getFinishedSpanItems().stream()
+                .collect(Collectors.toMap(SpanData::getName, Function.identity()));
+    }
+
+    @Test
+    void aFailedRunIsAnErrorSpanWithTheEnvelopesCode() {
+        Exception thrown = null;
+        try {
+            Tracing.run(() -> {
+                try (Tracing.Span node = Tracing.start(Tracing.Op.NODE, "a-node")) {
+                    Tracing.start(Tracing.Op.CHAT, "some-model").close();
+                    SvcError failed = SvcError.execution("a-node", "node \"a-node\" failed: boom");
+                    node.fail(failed);
+                    throw failed;
+                }
+            }).call();
+        } catch (Exception e) {
+            thrown = e;
+        }
+        assertTrue(thrown instanceof SvcError, String.valueOf(thrown));
+        Map<String, SpanData> s = spans();
+        SpanData run = s.get("invoke_workflow " + MainGraph.GRAPH_ID);
+        String nodeName = MainGraph.NODE_KINDS.getOrDefault("a-node", "node") + " a-node";
+        if (!MainGraph.TRACE_NODES) {
+            assertEquals(2, s.size(), s.keySet().toString());
+            return;
+        }
+        SpanData node = s.get(nodeName);
+        SpanData chat = s.get("chat some-model");
+        assertEquals(run.getSpanId(), node.getParentSpanId(), s.keySet().toString());
+        assertEquals(node.getSpanId(), chat.getParentSpanId());
+        for (SpanData failed : List.of(run, node)) {
+            assertEquals(StatusCode.ERROR, failed.getStatus().getStatusCode(), failed.getName());
+            assertEquals("execution_error", failed.getAttributes().get(AttributeKey.stringKey("error.type")));
+        }
+        assertEquals("chat", chat.getAttributes().get(AttributeKey.stringKey("gen_ai.operation.name")));
+        assertNull(chat.getAttributes().get(AttributeKey.stringKey("error.type")));
+    }
+
+    @Test
+    void theServerSpanContinuesTheCallersTraceAndCallsCarryIt() throws Exception {
+        String[] sent = new String[1];
+        var filter = new Telemetry().serverSpans(sdk).getFilter();
+        MockHttpServletRequest request = new MockHttpServletRequest("POST", "/invoke");
+        request.addHeader("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        filter.doFilter(request, new MockHttpServletResponse(), new MockFilterChain(new jakarta.servlet.http.HttpServlet() {
+            @Override
+            protected void service(jakarta.servlet.http.HttpServletRequest req,
+                    jakarta.servlet.http.HttpServletResponse resp) {
+                HttpRequest.Builder call = HttpRequest.newBuilder(URI.create("http://127.0.0.1:9/"));
+                Tracing.inject(call);
+                sent[0] = call.build().headers().firstValue("traceparent").orElse("");
+                resp.setStatus(418);
+            }
+        }));
+        filter.doFilter(new MockHttpServletRequest("GET", "/health"), new MockHttpServletResponse(),
+                new MockFilterChain());
+        List<SpanData> spans = exporter.getFinishedSpanItems();
+        assertEquals(1, spans.size(), "GET /health is not traced: " + spans);
+        SpanData server = spans.get(0);
+        assertEquals("POST /invoke", server.getName());
+        assertEquals("4bf92f3577b34da6a3ce929d0e0e4736", server.getTraceId());
+        assertEquals("00f067aa0ba902b7", server.getParentSpanId());
+        assertEquals(418L, server.getAttributes().get(AttributeKey.longKey("http.response.status_code")));
+        assertTrue(sent[0].contains(server.getSpanId()), "traceparent sent: " + sent[0]);
+    }
+}
