@@ -166,13 +166,15 @@ fn traced_on(platform: &str, doc: &std::path::Path, binary: &std::path::Path) {
     check_project(&project, platform).unwrap();
     build(&project).unwrap();
 
-    let (llm_url, crm_url, endpoint) = (
-        format!("{}/v1", llm.url()),
-        format!("{}/crm", crm.url()),
-        collector.endpoint(),
-    );
+    // OTLP over HTTP from python-svc, over gRPC from go and java-svc.
+    let (protocol, endpoint) = match platform {
+        "python-svc" => ("http/protobuf", collector.endpoint()),
+        _ => ("grpc", format!("http://127.0.0.1:{}", collector.otlp_grpc)),
+    };
+    let (llm_url, crm_url) = (format!("{}/v1", llm.url()), format!("{}/crm", crm.url()));
     let env = [
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
         ("OTEL_BSP_SCHEDULE_DELAY", "100"),
         ("OTEL_METRIC_EXPORT_INTERVAL", "300"),
         ("TEL_MODEL_URL", llm_url.as_str()),
@@ -400,6 +402,36 @@ fn traced_on(platform: &str, doc: &std::path::Path, binary: &std::path::Path) {
             "{platform}: {name} with {labels:?} in\n{metrics}"
         );
     }
+
+    // Spans are exported at SIGTERM: an instance whose batches would wait a
+    // minute answers, stops, and its trace is in the collector.
+    let flushed = "0af7651916cd43dd8448eb211c80319c";
+    let mut waiting = env.to_vec();
+    waiting.retain(|(k, _)| *k != "OTEL_BSP_SCHEDULE_DELAY");
+    waiting.push(("OTEL_BSP_SCHEDULE_DELAY", "60000"));
+    let second = Service::launch(&project, &waiting, Duration::from_secs(120)).unwrap();
+    let body = json!({"state": {"question": "flushed?"}}).to_string();
+    let traceparent = format!("00-{flushed}-b7ad6b7169203331-01");
+    let r = second
+        .send(
+            "POST",
+            "/invoke",
+            &[
+                ("Content-Type", "application/json"),
+                ("traceparent", &traceparent),
+            ],
+            body.as_bytes(),
+        )
+        .unwrap();
+    assert_eq!(r.status, 200, "{platform}: {}", r.text());
+    second.terminate(Duration::from_secs(15)).unwrap();
+    let traces = collector.traces("telemetry", Duration::from_secs(10), |t| {
+        t.iter().any(|t| t["traceID"] == flushed)
+    });
+    assert!(
+        traces.iter().any(|t| t["traceID"] == flushed),
+        "{platform}: the spans of a run answered just before SIGTERM were not exported"
+    );
 
     // Without a collector the answers are the same, and the service stops in time.
     collector.stop();
