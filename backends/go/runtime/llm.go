@@ -104,7 +104,7 @@ func modelCall(ctx context.Context, node, endpoint string, headers map[string]st
 	defer func() { end(err) }()
 	reply, err = postJSON(ctx, node, endpoint, headers, 0, body)
 	if err == nil && tracing != nil {
-		tracing.usage(ctx, model, reply)
+		tracing.reply(ctx, model, body["messages"], reply)
 	}
 	return reply, err
 }

@@ -516,7 +516,7 @@ func TestMCPStartUpNamesMissingToolsAndUnreachableServers(t *testing.T) {
 	}
 	message := err.Error()
 	for _, part := range []string{
-		`MCP server "local" has no tool "read_file" (it lists: add, echo, env_value, fail, pid, slow, spawn)`,
+		`MCP server "local" has no tool "read_file" (it lists: add, echo, env_value, fail, meta, pid, slow, spawn)`,
 		`MCP server "closed" cannot be reached: `,
 		`tool "anything" is needed on MCP server "nowhere", which is not declared`,
 	} {
@@ -538,7 +538,7 @@ const fixedTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0
 func (fixedTrace) start(ctx context.Context, _ spanOp, _ string) (context.Context, func(error)) {
 	return ctx, endNothing
 }
-func (fixedTrace) usage(context.Context, string, any)      {}
+func (fixedTrace) reply(context.Context, string, any, any) {}
 func (fixedTrace) inject(_ context.Context, h http.Header) { h.Set("traceparent", fixedTraceparent) }
 
 func TestMCPCallsCarryTheTraceInMeta(t *testing.T) {

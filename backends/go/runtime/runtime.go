@@ -130,8 +130,10 @@ type tracer interface {
 	// start begins the span op (one of the span* constants) named after
 	// name, as the child of ctx's; end receives the error it ended with.
 	start(ctx context.Context, op spanOp, name string) (ctx2 context.Context, end func(err error))
-	// usage records a model reply's token counts on ctx's chat span.
-	usage(ctx context.Context, model string, reply any)
+	// reply records a model reply's token counts on ctx's chat span and,
+	// with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, the
+	// prompt (messages) and the reply's message.
+	reply(ctx context.Context, model string, messages, reply any)
 	// inject adds ctx's traceparent to an outbound call's headers.
 	inject(ctx context.Context, h http.Header)
 }

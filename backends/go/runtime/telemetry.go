@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -60,6 +61,10 @@ const (
 )
 
 type otelTracer struct {
+	// content: prompts and replies on chat spans, only when
+	// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is true (they may
+	// hold what a tracing backend must not).
+	content         bool
 	tracer          trace.Tracer
 	runs            metric.Int64Counter
 	nodeDuration    metric.Float64Histogram
@@ -166,7 +171,8 @@ func openTelemetry(ctx context.Context) (func(), error) {
 
 func newTracer(tp trace.TracerProvider, mp metric.MeterProvider) (*otelTracer, error) {
 	meter := mp.Meter("svc")
-	t := &otelTracer{tracer: tp.Tracer("svc")}
+	t := &otelTracer{tracer: tp.Tracer("svc"),
+		content: strings.EqualFold(strings.TrimSpace(os.Getenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")), "true")}
 	var errs [5]error
 	t.runs, errs[0] = meter.Int64Counter("svc.runs", metric.WithUnit("{run}"),
 		metric.WithDescription("Runs by outcome"))
@@ -267,11 +273,24 @@ func (t *otelTracer) start(ctx context.Context, op spanOp, name string) (context
 	}
 }
 
-// usage records usage.prompt_tokens and completion_tokens of an
-// OpenAI-style reply on ctx's chat span and in gen_ai.client.token.usage;
-func (t *otelTracer) usage(ctx context.Context, model string, reply any) {
+// reply records usage.prompt_tokens and completion_tokens of an
+// OpenAI-style reply on ctx's chat span and in gen_ai.client.token.usage,
+// and with content on, the prompt and the reply's message.
+func (t *otelTracer) reply(ctx context.Context, model string, messages, reply any) {
 	span := trace.SpanFromContext(ctx)
 	obj, _ := reply.(map[string]any)
+	if t.content {
+		if text, err := json.Marshal(messages); err == nil {
+			span.SetAttributes(attribute.String("gen_ai.input.messages", string(text)))
+		}
+		if choices, _ := obj["choices"].([]any); len(choices) > 0 {
+			if first, ok := choices[0].(map[string]any); ok {
+				if text, err := json.Marshal([]any{first["message"]}); err == nil {
+					span.SetAttributes(attribute.String("gen_ai.output.messages", string(text)))
+				}
+			}
+		}
+	}
 	usage, _ := obj["usage"].(map[string]any)
 	for _, u := range []struct{ key, attr, tokenType string }{
 		{"prompt_tokens", attrInputTok, "input"}, {"completion_tokens", attrOutputTok, "output"},

@@ -117,6 +117,32 @@ func TestProtocolAndExporterVariables(t *testing.T) {
 	}
 }
 
+func TestPromptsAndRepliesOnlyWithTheContentFlag(t *testing.T) {
+	messages := []any{map[string]any{"role": "user", "content": "hi"}}
+	reply := map[string]any{"usage": map[string]any{"prompt_tokens": float64(3)},
+		"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": "yo"}}}}
+	for _, content := range []bool{false, true} {
+		if content {
+			t.Setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+		}
+		exporter := traceInMemory(t)
+		ctx, end := startSpan(context.Background(), spanChat, "m")
+		tracing.reply(ctx, "m", messages, reply)
+		end(nil)
+		span := exporter.GetSpans()[0]
+		if attr(span, attrInputTok) != "3" {
+			t.Errorf("input tokens: %v", span.Attributes)
+		}
+		in, out := attr(span, "gen_ai.input.messages"), attr(span, "gen_ai.output.messages")
+		if content && (in != `[{"content":"hi","role":"user"}]` || out != `[{"content":"yo","role":"assistant"}]`) {
+			t.Errorf("content on: %q %q", in, out)
+		}
+		if !content && (in != "" || out != "") {
+			t.Errorf("content off, yet %q %q", in, out)
+		}
+	}
+}
+
 func names(spans tracetest.SpanStubs) []string {
 	out := []string{}
 	for _, s := range spans {

@@ -60,7 +60,7 @@ public class LlmClient {
         try (Tracing.Span span = Tracing.start(Tracing.Op.CHAT, String.valueOf(body.get("model")))) {
             try {
                 Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers(), timeout, body);
-                span.usage(reply);
+                span.reply(body.get("messages"), reply);
                 return reply;
             } catch (SvcError | InterruptedException e) {
                 span.fail(e);

@@ -294,7 +294,8 @@ public final class McpServers implements AutoCloseable {
         }
         McpSchema.CallToolResult answer;
         try {
-            answer = session.client.callTool(new McpSchema.CallToolRequest(tool, arguments, null));
+            // The run's trace goes on in the server: traceparent in the request's _meta.
+            answer = session.client.callTool(new McpSchema.CallToolRequest(tool, arguments, Tracing.traceMeta()));
         } catch (RuntimeException e) {
             throw callFailure(c, session, node, tool, name, e);
         }

@@ -4,6 +4,8 @@ import com.svc.__SVC_PACKAGE__.graph.MainGraph;
 import com.svc.__SVC_PACKAGE__.runtime.Interrupt;
 import com.svc.__SVC_PACKAGE__.runtime.SvcError;
 import com.svc.__SVC_PACKAGE__.runtime.Tracing;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
@@ -78,6 +80,17 @@ public class Telemetry {
      */
     private static final Set<String> ROUTES = Set.of("/invoke", "/openapi.json", "/mcp", "/info");
 
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static String json(Object value) {
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            return String.valueOf(value);
+        }
+    }
+
     @Bean(destroyMethod = "")
     OpenTelemetrySdk openTelemetry() {
         protocol("TRACES");
@@ -100,7 +113,11 @@ public class Telemetry {
                 .disableShutdownHook() // Spring closes it (telemetryShutdown)
                 .build()
                 .getOpenTelemetrySdk();
-        Tracing.install(new OtelTracer(sdk));
+        // Prompts and replies on chat spans only when asked for: they may hold
+        // what a tracing backend must not.
+        boolean content = "true".equalsIgnoreCase(
+                System.getenv().getOrDefault("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip());
+        Tracing.install(new OtelTracer(sdk, content));
         return sdk;
     }
 
@@ -214,8 +231,10 @@ public class Telemetry {
         private final DoubleHistogram nodeDuration;
         private final LongHistogram tokens;
         private final DoubleHistogram modelDuration;
+        private final boolean content;
 
-        OtelTracer(OpenTelemetrySdk sdk) {
+        OtelTracer(OpenTelemetrySdk sdk, boolean content) {
+            this.content = content;
             tracer = sdk.getTracer("svc");
             propagator = sdk.getPropagators().getTextMapPropagator();
             Meter meter = sdk.getMeter("svc");
@@ -277,6 +296,13 @@ public class Telemetry {
         }
 
         @Override
+        public Map<String, Object> traceMeta() {
+            Map<String, Object> meta = new HashMap<>();
+            propagator.inject(Context.current(), meta, Map::put);
+            return meta.isEmpty() ? null : meta;
+        }
+
+        @Override
         public <T> Callable<T> wrap(Callable<T> task) {
             return Context.current().wrap(task);
         }
@@ -307,7 +333,14 @@ public class Telemetry {
             }
 
             @Override
-            public void usage(Object reply) {
+            public void reply(Object messages, Object reply) {
+                if (content && messages != null) {
+                    span.setAttribute("gen_ai.input.messages", json(messages));
+                    if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices
+                            && !choices.isEmpty() && choices.get(0) instanceof Map<?, ?> first) {
+                        span.setAttribute("gen_ai.output.messages", json(List.of(first.get("message"))));
+                    }
+                }
                 if (!(reply instanceof Map<?, ?> obj) || !(obj.get("usage") instanceof Map<?, ?> usage)) {
                     return;
                 }

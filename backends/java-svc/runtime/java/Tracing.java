@@ -1,6 +1,7 @@
 package com.svc.__SVC_PACKAGE__.runtime;
 
 import java.net.http.HttpRequest;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -22,8 +23,12 @@ public final class Tracing {
     public interface Span extends AutoCloseable {
         void fail(Throwable error);
 
-        /** The token usage of an OpenAI-style reply (a chat span's). */
-        default void usage(Object reply) {
+        /**
+         * The token usage of an OpenAI-style reply (a chat span's) and, with
+         * OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, the prompt
+         * ({@code messages}, null when not known) and the reply's message.
+         */
+        default void reply(Object messages, Object reply) {
         }
 
         @Override
@@ -35,6 +40,9 @@ public final class Tracing {
         Span start(Op op, String name);
 
         void inject(HttpRequest.Builder request);
+
+        /** The current span's traceparent (and tracestate), for an MCP request's {@code _meta}. */
+        Map<String, Object> traceMeta();
 
         <T> Callable<T> wrap(Callable<T> task);
     }
@@ -68,6 +76,12 @@ public final class Tracing {
         if (t != null) {
             t.inject(request);
         }
+    }
+
+    /** The trace context an MCP call carries in its {@code _meta}; null when not traced. */
+    public static Map<String, Object> traceMeta() {
+        Tracer t = tracer;
+        return t == null ? null : t.traceMeta();
     }
 
     /**

@@ -217,6 +217,9 @@ final class McpFixtureServer {
                         : exchange.transportContext().get("authorization"))));
         tool(tools, "calls", "How many tool calls this server received, this one included.", Map.of("type", "object"),
                 (exchange, call) -> text(String.valueOf(CALLS.get())));
+        tool(tools, "meta", "The entry `key` of the request's _meta (\"\" when absent).", stringArgument("key"),
+                (exchange, call) -> text(String.valueOf(call.meta() == null ? ""
+                        : call.meta().getOrDefault((String) call.arguments().get("key"), ""))));
         tool(tools, "pid", "The server's process id.", Map.of("type", "object"),
                 (exchange, call) -> text(String.valueOf(ProcessHandle.current().pid())));
         return tools;

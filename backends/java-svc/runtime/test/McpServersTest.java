@@ -163,6 +163,34 @@ class McpServersTest {
         assertEquals(new Result(null, "héllo"), servers.call("say", "srv", "echo", Map.of("text", "héllo")));
         assertEquals(transport == Transport.STDIO ? "" : "Bearer t0k",
                 servers.call("h", "srv", "header", Map.of()).text());
+        // Traced, the run's trace goes on in the request's _meta.
+        assertEquals("", servers.call("m", "srv", "meta", Map.of("key", "traceparent")).text());
+        String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        Tracing.install(new Tracing.Tracer() {
+            @Override
+            public Tracing.Span start(Tracing.Op op, String name) {
+                throw new AssertionError("no span here");
+            }
+
+            @Override
+            public void inject(java.net.http.HttpRequest.Builder request) {
+            }
+
+            @Override
+            public Map<String, Object> traceMeta() {
+                return Map.of("traceparent", traceparent);
+            }
+
+            @Override
+            public <T> java.util.concurrent.Callable<T> wrap(java.util.concurrent.Callable<T> task) {
+                return task;
+            }
+        });
+        try {
+            assertEquals(traceparent, servers.call("m", "srv", "meta", Map.of("key", "traceparent")).text());
+        } finally {
+            Tracing.install(null);
+        }
     }
 
     @Test

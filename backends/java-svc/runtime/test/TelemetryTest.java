@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.svc.__SVC_PACKAGE__.graph.MainGraph;
 import com.svc.__SVC_PACKAGE__.runtime.SvcError;
 import com.svc.__SVC_PACKAGE__.runtime.Tracing;
@@ -31,6 +32,7 @@ import org.springframework.mock.web.MockHttpServletResponse;
 
 /** The spans of docs/telemetry.md, read back from the SDK's in-memory exporter. */
 class TelemetryTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
     private final InMemorySpanExporter exporter = InMemorySpanExporter.create();
     private OpenTelemetrySdk sdk;
 
@@ -41,7 +43,7 @@ class TelemetryTest {
                         .addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
                 .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
                 .build();
-        Tracing.install(new Telemetry.OtelTracer(sdk));
+        Tracing.install(new Telemetry.OtelTracer(sdk, false));
     }
 
     @AfterEach
@@ -116,5 +118,30 @@ class TelemetryTest {
         assertEquals("00f067aa0ba902b7", server.getParentSpanId());
         assertEquals(418L, server.getAttributes().get(AttributeKey.longKey("http.response.status_code")));
         assertTrue(sent[0].contains(server.getSpanId()), "traceparent sent: " + sent[0]);
+    }
+
+    @Test
+    void promptsAndRepliesOnlyWithTheContentFlag() throws Exception {
+        List<Object> messages = List.of(Map.of("role", "user", "content", "hi"));
+        Map<String, Object> reply = Map.of("choices", List.of(Map.of("message", Map.of("role", "assistant",
+                "content", "yo"))), "usage", Map.of("prompt_tokens", 3, "completion_tokens", 1));
+        for (boolean content : List.of(false, true)) {
+            exporter.reset();
+            Tracing.install(new Telemetry.OtelTracer(sdk, content));
+            try (Tracing.Span chat = Tracing.start(Tracing.Op.CHAT, "m")) {
+                chat.reply(messages, reply);
+            }
+            SpanData span = exporter.getFinishedSpanItems().get(0);
+            assertEquals(3L, span.getAttributes().get(AttributeKey.longKey("gen_ai.usage.input_tokens")));
+            String input = span.getAttributes().get(AttributeKey.stringKey("gen_ai.input.messages"));
+            String output = span.getAttributes().get(AttributeKey.stringKey("gen_ai.output.messages"));
+            if (content) {
+                assertEquals(messages, JSON.readValue(input, List.class));
+                assertEquals(List.of(Map.of("role", "assistant", "content", "yo")), JSON.readValue(output, List.class));
+            } else {
+                assertNull(input);
+                assertNull(output);
+            }
+        }
     }
 }
