@@ -146,6 +146,7 @@ public final class ThreadRun {
         try {
             done = graph.run(state, observer, from, resume);
         } catch (Interrupt in) {
+            Tracing.paused(in);
             Threads.Kept kept;
             try {
                 kept = keep(in);

@@ -59,6 +59,17 @@ public final class Tracing {
 
     private static volatile Tracer tracer;
 
+    /** The span of the run on this thread (Tracing.run), for {@link #paused}. */
+    private static final ThreadLocal<Span> RUN = new ThreadLocal<>();
+
+    /** Marks this thread's run as paused (a hitl node): its outcome, not an error. */
+    public static void paused(Interrupt pause) {
+        Span run = RUN.get();
+        if (run != null) {
+            run.fail(pause);
+        }
+    }
+
     /** Installs the tracer (null: none). */
     public static void install(Tracer t) {
         tracer = t;
@@ -95,11 +106,14 @@ public final class Tracing {
         }
         return t.wrap(() -> {
             try (Span span = t.start(Op.WORKFLOW, null)) {
+                RUN.set(span);
                 try {
                     return task.call();
                 } catch (Exception | Error e) {
                     span.fail(e);
                     throw e;
+                } finally {
+                    RUN.remove();
                 }
             }
         });

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.svc.__SVC_PACKAGE__.graph.MainGraph;
+import com.svc.__SVC_PACKAGE__.runtime.Interrupt;
 import com.svc.__SVC_PACKAGE__.runtime.SvcError;
 import com.svc.__SVC_PACKAGE__.runtime.Tracing;
 import io.opentelemetry.api.common.AttributeKey;
@@ -13,6 +14,8 @@ import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.propagation.ContextPropagators;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
@@ -34,6 +37,7 @@ import org.springframework.mock.web.MockHttpServletResponse;
 class TelemetryTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private final InMemorySpanExporter exporter = InMemorySpanExporter.create();
+    private final InMemoryMetricReader metrics = InMemoryMetricReader.create();
     private OpenTelemetrySdk sdk;
 
     @BeforeEach
@@ -41,6 +45,7 @@ class TelemetryTest {
         sdk = OpenTelemetrySdk.builder()
                 .setTracerProvider(SdkTracerProvider.builder()
                         .addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .setMeterProvider(SdkMeterProvider.builder().registerMetricReader(metrics).build())
                 .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
                 .build();
         Tracing.install(new Telemetry.OtelTracer(sdk, false));
@@ -143,5 +148,22 @@ class TelemetryTest {
                 assertNull(output);
             }
         }
+    }
+
+    @Test
+    void aPausedRunIsNoError() throws Exception {
+        Tracing.run(() -> {
+            Tracing.paused(new Interrupt("review", "approved", Map.of("question", "ok?"), Map.of()));
+            return null;
+        }).call();
+        SpanData run = spans().get("invoke_workflow " + MainGraph.GRAPH_ID);
+        assertEquals(StatusCode.UNSET, run.getStatus().getStatusCode());
+        assertNull(run.getAttributes().get(AttributeKey.stringKey("error.type")));
+        List<String> outcomes = metrics.collectAllMetrics().stream()
+                .filter(m -> m.getName().equals("svc.runs"))
+                .flatMap(m -> m.getLongSumData().getPoints().stream())
+                .map(p -> p.getAttributes().get(AttributeKey.stringKey("svc.run.outcome")))
+                .toList();
+        assertEquals(List.of("interrupted"), outcomes);
     }
 }
