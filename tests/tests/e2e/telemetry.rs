@@ -594,3 +594,29 @@ fn a_go_service_calling_a_java_one_is_one_trace() {
     );
     find("invoke_workflow peer_service", "peer_service");
 }
+
+/// `register_on_build` registers the graph with LangSmith as the service
+/// starts: python-svc's; go and java-svc, which export OpenTelemetry only,
+/// refuse it by name. (No fixture: a python-svc project with it needs a
+/// LangSmith key to start, so its own tests could not run.)
+#[test]
+fn register_on_build_is_python_svc_s() {
+    let mut doc = graph();
+    doc["logical"]["settings"]["tracing"]["register_on_build"] = json!(true);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("register.graph.json");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    assert!(compile("python-svc", &path).is_ok());
+    for platform in ["go", "java-svc"] {
+        let refused = compile(platform, &path).err().unwrap_or_default();
+        assert_eq!(refused.len(), 1, "{platform}: {refused:?}");
+        let d = &refused[0];
+        assert_eq!(d.code, "unsupported", "{platform}: {d:?}");
+        assert_eq!(
+            d.pointer.as_deref(),
+            Some("/logical/settings/tracing/register_on_build"),
+            "{platform}: {d:?}"
+        );
+        assert!(d.message.contains("register"), "{platform}: {d:?}");
+    }
+}
