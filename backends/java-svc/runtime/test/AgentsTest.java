@@ -109,8 +109,8 @@ class AgentsTest {
     }
 
     Agents.Tool crmTool() {
-        HttpTool crm = new HttpTool(stub.url("/crm"), Duration.ofSeconds(5), Map.of());
-        return new Agents.Tool("crm", "Asks the CRM.", args -> crm.call("crm", args));
+        HttpTool crm = new HttpTool("crm", stub.url("/crm"), Duration.ofSeconds(5), Map.of());
+        return new Agents.Tool("crm", "Asks the CRM.", args -> crm.post("crm", args));
     }
 
     static Agents.Router pipeline() {
