@@ -243,15 +243,23 @@ def shutdown(timeout: float = SHUTDOWN_SECONDS) -> None:
 # --- spans ---------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def span(name: str, attributes: dict[str, Any], *, client: bool = False) -> Iterator[Any]:
+# What the span functions return when telemetry is off: entering it costs
+# next to nothing (the runtime opens a node span on every step).
+_OFF = contextlib.nullcontext()
+
+
+def span(
+    name: str, attributes: dict[str, Any], *, client: bool = False
+) -> contextlib.AbstractContextManager[Any]:
     """A span named `name`, the current span's child, current inside. An
     SvcError leaving it marks it failed with the error's code (`error.type`),
     any other exception with its class name; both go on. Yields None when
     telemetry is off."""
-    if not _on:
-        yield None
-        return
+    return _span(name, attributes, client) if _on else _OFF
+
+
+@contextlib.contextmanager
+def _span(name: str, attributes: dict[str, Any], client: bool) -> Iterator[Any]:
     from opentelemetry.trace import SpanKind
 
     kind = SpanKind.CLIENT if client else SpanKind.INTERNAL
@@ -298,14 +306,14 @@ def run_finished(graph: str, outcome: str) -> None:
         _instruments["runs"].add(1, {WORKFLOW: graph, OUTCOME: outcome})
 
 
-@contextlib.contextmanager
-def node_span(node: str, kind: str | None) -> Iterator[Any]:
+def node_span(node: str, kind: str | None) -> contextlib.AbstractContextManager[Any]:
     """`<kind> <node id>`, and its duration in svc.node.duration by kind;
     nothing with `tracing.trace_nodes: false`."""
-    if not (_on and _nodes):
-        yield None
-        return
-    kind = kind or "node"
+    return _node_span(node, kind or "node") if _on and _nodes else _OFF
+
+
+@contextlib.contextmanager
+def _node_span(node: str, kind: str) -> Iterator[Any]:
     started = time.perf_counter()
     outcome = "ok"
     try:
@@ -323,12 +331,13 @@ def node_span(node: str, kind: str | None) -> Iterator[Any]:
         )
 
 
-@contextlib.contextmanager
-def chat_span(model: str, provider: str = "openai") -> Iterator[Any]:
+def chat_span(model: str, provider: str = "openai") -> contextlib.AbstractContextManager[Any]:
     """`chat <model>`, a client span, and gen_ai.client.operation.duration."""
-    if not _on:
-        yield None
-        return
+    return _chat_span(model, provider) if _on else _OFF
+
+
+@contextlib.contextmanager
+def _chat_span(model: str, provider: str) -> Iterator[Any]:
     attributes = {OPERATION: "chat", PROVIDER: provider, REQUEST_MODEL: model}
     started = time.perf_counter()
     error = None

@@ -309,7 +309,7 @@ pub fn path_child() -> Value {
 }
 
 /// The service a remote agent calls: another compiled graph.
-fn peer_graph() -> Value {
+pub fn peer_graph() -> Value {
     json!({
         "irVersion": "2.2",
         "id": "peer_service",

@@ -475,24 +475,11 @@ fn caller_graph() -> Value {
     })
 }
 
-/// The service the remote agent calls.
+/// The service the remote agent calls (the agents suite's), traced.
 fn peer_graph() -> Value {
-    json!({
-        "irVersion": "2.2",
-        "id": "peer_service",
-        "logical": {
-            "state": [{"name": "question", "type": "string", "required": true},
-                      {"name": "answer", "type": "string"}],
-            "nodes": [{"id": "start", "kind": "start"},
-                      {"id": "say", "kind": "function", "outputKey": "answer"},
-                      {"id": "end", "kind": "end"}],
-            "edges": [{"from": "start", "to": "say"}, {"from": "say", "to": "end"}],
-            "settings": {"tracing": {"enabled": true}}
-        },
-        "bodiesByPlatform": {
-            "java-svc": {"say": "result = \"peer says \" + state.get(\"question\");"}
-        }
-    })
+    let mut peer = super::agents::peer_graph();
+    peer["logical"]["settings"] = json!({"tracing": {"enabled": true}});
+    peer
 }
 
 #[test]
