@@ -269,9 +269,8 @@ class CompiledGraph:
     def routed(self, node: str) -> None:
         """Called by a router before it picks the next node: an observed run
         reports it as a node that writes nothing, a traced one as a span."""
-        if telemetry.enabled():
-            with telemetry.node_span(node, "router"):
-                pass
+        with telemetry.node_span(node, "router"):
+            pass
 
     def check(self, steps: int) -> None:
         """Called before each node: the step limit, then the deadline."""
