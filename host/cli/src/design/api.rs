@@ -16,7 +16,7 @@ use svc_runtime::{Backend, Runtime};
 
 use super::format;
 use super::model::{self, Flat};
-use super::server::{Call, Reply};
+use super::server::{Body, Call, Reply};
 use crate::backends::Backends;
 use crate::capabilities::info_json;
 
@@ -314,7 +314,7 @@ impl Api {
         Ok(Preloaded(backend))
     }
 
-    fn check_platform(platform: &str) -> Result<(), Reply> {
+    pub fn check_platform(platform: &str) -> Result<(), Reply> {
         if svc_builtin::BACKENDS.iter().any(|b| b.platform == platform) {
             return Ok(());
         }
@@ -350,6 +350,35 @@ impl Api {
             200,
             &json!({"diagnostics": diagnostics_json(&diagnostics), "ms": (ms * 100.0).round() / 100.0}),
         ))
+    }
+
+    /// The digest of the platform's backend component (part of a run's
+    /// cache key: another backend writes another project).
+    pub fn backend_sha256(&mut self, platform: &str) -> Result<String, Diagnostic> {
+        self.backend(platform)
+            .map(|Preloaded(b)| b.sha256().to_string())
+    }
+
+    /// Compiles a document's text for a run into `dir` (the designer's
+    /// cache), replacing a previous compile there.
+    pub fn compile_to(
+        &mut self,
+        text: String,
+        platform: &str,
+        dir: &Path,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let mut source = self.source(text);
+        let backends = self.backend(platform).map_err(|d| vec![d])?;
+        let previous = dir.join(".svc-build-manifest.json").is_file();
+        svc_compile::compile(
+            &mut source,
+            Some(platform),
+            &backends,
+            &mut self.registry,
+            dir,
+            previous,
+        )
+        .map(drop)
     }
 
     fn capabilities(&mut self) -> Reply {
@@ -424,7 +453,7 @@ impl Api {
             return Ok(Reply {
                 status: 200,
                 content_type: "application/zip",
-                body: bytes,
+                body: Body::Bytes(bytes),
                 headers: vec![(
                     "Content-Disposition",
                     format!(

@@ -1,17 +1,19 @@
 //! `svc design`: the visual editor (`docs/designer.md`). `server` answers
 //! HTTP on loopback, `api` does what the editor asks through the compiler,
+//! `run` builds, starts and calls the services a run panel asks for,
 //! `model` converts between the editor's flat model and IR v2, and
 //! `format` writes documents deterministically.
 
 mod api;
 mod format;
 pub mod model;
+mod run;
 mod server;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use clap::Args;
 
@@ -71,6 +73,19 @@ pub fn run(args: &DesignArgs) -> ExitCode {
     let Some(port) = server.server_addr().to_ip().map(|a| a.port()) else {
         return fail("the server has no IP address".into());
     };
+    let runner = match run::Runner::new(args.engine.cache_dir()) {
+        Ok(r) => Arc::new(r),
+        Err(e) => return fail(e),
+    };
+    // The services a run started stop with the designer, also on Ctrl+C
+    // and SIGTERM (each in its own process group, so their children too).
+    let stopping = Arc::clone(&runner);
+    if let Err(e) = ctrlc::set_handler(move || {
+        stopping.stop();
+        std::process::exit(130);
+    }) {
+        return fail(format!("cannot handle Ctrl+C: {e}"));
+    }
     let mut api = api::Api {
         path: args.document.clone(),
         runtime,
@@ -98,7 +113,8 @@ pub fn run(args: &DesignArgs) -> ExitCode {
     if !args.no_open {
         open_browser(&url);
     }
-    server::serve(&server, port, &token, &mut api);
+    server::serve(&server, port, &token, &Arc::new(Mutex::new(api)), &runner);
+    runner.stop();
     ExitCode::SUCCESS
 }
 

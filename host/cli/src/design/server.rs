@@ -1,4 +1,5 @@
-//! The designer's HTTP server: loopback only, one request at a time.
+//! The designer's HTTP server: loopback only, a thread per request (a run
+//! may build for minutes while the editor goes on validating).
 //!
 //! `tiny_http` is enough for one person's editor on 127.0.0.1 and brings no
 //! async runtime into the compiler. Every request's `Host` and `Origin` are
@@ -7,11 +8,13 @@
 //! the binary.
 
 use std::io::Read;
+use std::sync::{Arc, Mutex};
 
 use include_dir::{include_dir, Dir};
 use serde_json::{json, Value};
 
 use super::api::Api;
+use super::run::Runner;
 
 /// `designer/dist`, built by `npm run build` in `designer/` and committed.
 static APP: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../designer/dist");
@@ -23,8 +26,14 @@ const MAX_BODY: usize = 32 << 20;
 pub struct Reply {
     pub status: u16,
     pub content_type: &'static str,
-    pub body: Vec<u8>,
+    pub body: Body,
     pub headers: Vec<(&'static str, String)>,
+}
+
+/// A whole answer, or one written as it is produced (chunked).
+pub enum Body {
+    Bytes(Vec<u8>),
+    Stream(Box<dyn Read + Send>),
 }
 
 impl Reply {
@@ -32,7 +41,7 @@ impl Reply {
         Reply {
             status,
             content_type: "application/json",
-            body: v.to_string().into_bytes(),
+            body: Body::Bytes(v.to_string().into_bytes()),
             headers: Vec::new(),
         }
     }
@@ -59,35 +68,68 @@ pub struct Call<'a> {
 }
 
 /// Serves until the process is stopped.
-pub fn serve(server: &tiny_http::Server, port: u16, token: &str, api: &mut Api) {
-    for mut request in server.incoming_requests() {
-        let reply = answer(&mut request, port, token, api);
-        let mut response =
-            tiny_http::Response::from_data(reply.body).with_status_code(reply.status);
-        let fixed = [
-            ("Content-Type", reply.content_type),
-            ("X-Content-Type-Options", "nosniff"),
-            // The token is in the page's address: never send it elsewhere.
-            ("Referrer-Policy", "no-referrer"),
-            ("Cache-Control", "no-store"),
-            (
-                "Content-Security-Policy",
-                "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
-            ),
-        ];
-        let extra = reply.headers.iter().map(|(n, v)| (*n, v.as_str()));
-        for (name, value) in fixed.into_iter().chain(extra) {
-            // Names and values are ours (an ETag is hex): always valid.
-            if let Ok(h) = tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()) {
-                response.add_header(h);
-            }
-        }
-        // A client that went away is not the server's problem.
-        let _ = request.respond(response);
+pub fn serve(
+    server: &tiny_http::Server,
+    port: u16,
+    token: &str,
+    api: &Arc<Mutex<Api>>,
+    runner: &Arc<Runner>,
+) {
+    for request in server.incoming_requests() {
+        let token = token.to_string();
+        let api = Arc::clone(api);
+        let runner = Arc::clone(runner);
+        std::thread::spawn(move || respond(request, port, &token, &api, &runner));
     }
 }
 
-fn answer(request: &mut tiny_http::Request, port: u16, token: &str, api: &mut Api) -> Reply {
+fn respond(
+    mut request: tiny_http::Request,
+    port: u16,
+    token: &str,
+    api: &Arc<Mutex<Api>>,
+    runner: &Arc<Runner>,
+) {
+    let reply = answer(&mut request, port, token, api, runner);
+    let status = tiny_http::StatusCode(reply.status);
+    let (reader, length): (Box<dyn Read + Send>, Option<usize>) = match reply.body {
+        Body::Bytes(bytes) => {
+            let n = bytes.len();
+            (Box::new(std::io::Cursor::new(bytes)), Some(n))
+        }
+        // No length: tiny_http sends it chunked, as it is produced.
+        Body::Stream(reader) => (reader, None),
+    };
+    let mut response = tiny_http::Response::new(status, Vec::new(), reader, length, None);
+    let fixed = [
+        ("Content-Type", reply.content_type),
+        ("X-Content-Type-Options", "nosniff"),
+        // The token is in the page's address: never send it elsewhere.
+        ("Referrer-Policy", "no-referrer"),
+        ("Cache-Control", "no-store"),
+        (
+            "Content-Security-Policy",
+            "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+        ),
+    ];
+    let extra = reply.headers.iter().map(|(n, v)| (*n, v.as_str()));
+    for (name, value) in fixed.into_iter().chain(extra) {
+        // Names and values are ours (an ETag is hex): always valid.
+        if let Ok(h) = tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()) {
+            response.add_header(h);
+        }
+    }
+    // A client that went away is not the server's problem.
+    let _ = request.respond(response);
+}
+
+fn answer(
+    request: &mut tiny_http::Request,
+    port: u16,
+    token: &str,
+    api: &Arc<Mutex<Api>>,
+    runner: &Arc<Runner>,
+) -> Reply {
     let headers: Vec<(String, String)> = request
         .headers()
         .iter()
@@ -155,13 +197,23 @@ fn answer(request: &mut tiny_http::Request, port: u16, token: &str, api: &mut Ap
     if body.len() > MAX_BODY {
         return Reply::error(413, "too_large", "the request body is over 32 MiB");
     }
+    match (method.as_str(), path.as_str()) {
+        ("POST", "/api/run") => return runner.handle(api, &body),
+        ("POST", "/api/run/stop") => {
+            return Reply::json(200, &json!({"stopped": runner.stop()}));
+        }
+        (_, "/api/run" | "/api/run/stop") => {
+            return Reply::error(405, "method_not_allowed", format!("{path} takes POST"));
+        }
+        _ => {}
+    }
     let call = Call {
         method: &method,
         path: &path,
         body: &body,
         header: &get,
     };
-    api.handle(&call)
+    api.lock().unwrap_or_else(|p| p.into_inner()).handle(&call)
 }
 
 /// Compares without stopping at the first difference.
@@ -190,7 +242,7 @@ fn asset(path: &str) -> Reply {
     Reply {
         status: 200,
         content_type,
-        body: file.contents().to_vec(),
+        body: Body::Bytes(file.contents().to_vec()),
         headers: Vec::new(),
     }
 }

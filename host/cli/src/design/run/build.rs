@@ -1,0 +1,390 @@
+//! A target's project in the designer's cache: its key, its toolchain's
+//! environment, its manifest's `setup` and `build` commands, and where a
+//! toolchain's error lands in the document's bodies.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::process::Groups;
+
+/// Written into a project once its `setup` and `build` commands passed.
+pub const BUILT: &str = ".svc-design-built";
+/// What the last build printed.
+const BUILD_LOG: &str = ".svc-design-build.log";
+/// The longest a `setup` or `build` command may take (a first Maven build
+/// downloads the world).
+const BUILD_LIMIT: Duration = Duration::from_secs(20 * 60);
+/// Projects kept per platform; the least recently run go first.
+const KEEP: usize = 8;
+
+/// The cache key of a document on a platform: its canonical JSON (keys
+/// sorted, no spaces) without what changes no code on this platform
+/// (`presentation`, other platforms' bodies and templates), the platform,
+/// the backend component's digest and svc's release. So an edit of a Go
+/// body rebuilds only the Go project.
+pub fn key(document: &Value, platform: &str, backend_sha256: &str) -> String {
+    let mut doc = document.clone();
+    if let Some(o) = doc.as_object_mut() {
+        o.remove("presentation");
+        let keep_own = |v: Option<&mut Value>| {
+            if let Some(m) = v.and_then(Value::as_object_mut) {
+                m.retain(|p, _| p == platform);
+            }
+        };
+        keep_own(o.get_mut("bodiesByPlatform"));
+        keep_own(o.get_mut("codegen").and_then(|c| c.get_mut("templates")));
+    }
+    let mut text = String::new();
+    canonical(&doc, &mut text);
+    svc_runtime::sha256_hex(
+        format!(
+            "{}\0{platform}\0{backend_sha256}\0{text}",
+            svc_ir::release::SVC
+        )
+        .as_bytes(),
+    )
+}
+
+fn canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(o) => {
+            let sorted: BTreeMap<&String, &Value> = o.iter().collect();
+            out.push('{');
+            for (i, (k, v)) in sorted.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(v, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// The project folder of a key.
+pub fn project_dir(cache: &Path, key: &str, platform: &str) -> PathBuf {
+    cache
+        .join("projects")
+        .join(format!("{platform}-{}", &key[..24.min(key.len())]))
+}
+
+/// Marks a project as just used, and removes the least recently used
+/// projects of its platform beyond [`KEEP`] (never the one in use).
+pub fn touch_and_prune(cache: &Path, project: &Path, platform: &str) {
+    let stamp = project.join(BUILT);
+    let _ = std::fs::write(&stamp, b"");
+    let Ok(entries) = std::fs::read_dir(cache.join("projects")) else {
+        return;
+    };
+    let prefix = format!("{platform}-");
+    let mut mine: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| {
+            let used = std::fs::metadata(e.path().join(BUILT))
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            (used, e.path())
+        })
+        .collect();
+    mine.sort_by(|a, b| b.0.cmp(&a.0));
+    for (_, old) in mine.into_iter().skip(KEEP) {
+        if old != project {
+            let _ = std::fs::remove_dir_all(old);
+        }
+    }
+}
+
+/// Variables a platform's commands run with: python-svc's commands run in
+/// the designer's own virtual environment (made on first use), so that
+/// `pip install` never touches the user's Python.
+pub fn toolchain_env(
+    cache: &Path,
+    platform: &str,
+    venv_lock: &Mutex<()>,
+) -> Result<Vec<(String, String)>, String> {
+    if platform != "python-svc" {
+        return Ok(Vec::new());
+    }
+    let venv = cache.join("python-venv");
+    let _held = venv_lock.lock().unwrap_or_else(|p| p.into_inner());
+    if !venv.join("bin").join("python").is_file() {
+        let python = std::env::var("SVC_PYTHON").unwrap_or_else(|_| "python3".into());
+        let out = Command::new(&python)
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run `{python} -m venv` for python-svc: {e} (install Python 3.11+, or set SVC_PYTHON)"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "`{python} -m venv {}` failed: {}",
+                venv.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    let path = std::env::var("PATH").unwrap_or_default();
+    Ok(vec![
+        ("VIRTUAL_ENV".into(), venv.display().to_string()),
+        (
+            "PATH".into(),
+            format!("{}:{path}", venv.join("bin").display()),
+        ),
+    ])
+}
+
+/// The manifest's commands of a project written by `svc compile`.
+pub fn commands(project: &Path) -> Result<svc_compile::manifest::Commands, String> {
+    let path = project.join(".svc-build-manifest.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let manifest: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_value(manifest["commands"].clone())
+        .map_err(|e| format!("{}: commands: {e}", path.display()))
+}
+
+/// Runs the manifest's `setup`, then `build`, in the project; on failure,
+/// the output of both.
+pub fn build(
+    project: &Path,
+    platform: &str,
+    env: &[(String, String)],
+    groups: &Groups,
+) -> Result<(), String> {
+    let commands = commands(project)?;
+    let log = project.join(BUILD_LOG);
+    let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    for line in [&commands.setup, &commands.build] {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let out = file.try_clone().map_err(|e| e.to_string())?;
+        let err = file.try_clone().map_err(|e| e.to_string())?;
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(line)
+            .current_dir(project)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err);
+        let mut child = groups
+            .spawn(&mut cmd, platform)
+            .map_err(|e| format!("cannot run `{line}`: {e}"))?;
+        let started = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(s)) => break Some(s),
+                Ok(None) if started.elapsed() > BUILD_LIMIT => {
+                    groups.stop(&mut child);
+                    return Err(format!(
+                        "`{line}` took longer than {} minutes\n{}",
+                        BUILD_LIMIT.as_secs() / 60,
+                        read_log()
+                    ));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                // Reaped by a stop of every service.
+                Err(_) => break None,
+            }
+        };
+        groups.finished(&child);
+        match status {
+            Some(s) if s.success() => {}
+            Some(s) => return Err(format!("`{line}` failed ({s})\n{}", read_log())),
+            None => return Err(format!("`{line}` was stopped\n{}", read_log())),
+        }
+    }
+    Ok(())
+}
+
+/// The toolchain errors in `log` (go's `file.go:L:C: message`, javac's
+/// `File.java:[L,C] message`), each placed in the node body it came from:
+/// the generated line is looked up among the bodies of `platform`
+/// (bodies are copied into the project line for line, re-indented).
+pub fn locations(project: &Path, log: &str, bodies: &[(String, String)]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for line in log.lines() {
+        let Some((file, line_no, column, message)) = toolchain_error(line) else {
+            continue;
+        };
+        let path = if Path::new(&file).is_absolute() {
+            PathBuf::from(&file)
+        } else {
+            project.join(file.trim_start_matches("./"))
+        };
+        let Ok(relative) = path.strip_prefix(project) else {
+            continue;
+        };
+        let generated = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| t.lines().nth(line_no.saturating_sub(1)).map(str::to_string))
+            .unwrap_or_default();
+        let mut place = json!({
+            "file": relative.display().to_string(),
+            "fileLine": line_no,
+            "message": message,
+        });
+        if let Some((node, body_line, body_column)) = in_bodies(&generated, column, bodies) {
+            place["node"] = json!(node);
+            place["line"] = json!(body_line);
+            place["column"] = json!(body_column);
+        }
+        if !out.contains(&place) {
+            out.push(place);
+        }
+    }
+    out
+}
+
+/// `(file, line, column, message)` of one toolchain error line.
+fn toolchain_error(line: &str) -> Option<(String, usize, usize, String)> {
+    let line = line.trim().trim_start_matches("[ERROR]").trim();
+    for ext in [".go:", ".java:"] {
+        let Some(at) = line.find(ext) else { continue };
+        let file = line[..at + ext.len() - 1].to_string();
+        let rest = &line[at + ext.len()..];
+        // javac through Maven: `[12,5] message`; go: `12:5: message`.
+        let (numbers, message) = if let Some(r) = rest.strip_prefix('[') {
+            let (n, m) = r.split_once(']')?;
+            (n.replace(',', ":"), m)
+        } else {
+            let mut parts = rest.splitn(3, ':');
+            let l = parts.next()?;
+            let c = parts.next()?;
+            (format!("{l}:{c}"), parts.next().unwrap_or(""))
+        };
+        let (l, c) = numbers.split_once(':')?;
+        let (l, c) = (l.trim().parse().ok()?, c.trim().parse().ok()?);
+        return Some((file, l, c, message.trim().to_string()));
+    }
+    None
+}
+
+/// The node, line and column (1-based) in a body of the generated line.
+fn in_bodies(
+    generated: &str,
+    column: usize,
+    bodies: &[(String, String)],
+) -> Option<(String, usize, usize)> {
+    let wanted = generated.trim();
+    if wanted.is_empty() {
+        return None;
+    }
+    let indent = |s: &str| s.len() - s.trim_start().len();
+    for (node, body) in bodies {
+        for (i, line) in body.lines().enumerate() {
+            if line.trim() == wanted {
+                let col = (column + indent(line))
+                    .saturating_sub(indent(generated))
+                    .max(1);
+                return Some((node.clone(), i + 1, col));
+            }
+        }
+    }
+    None
+}
+
+/// The last `max` bytes of a log (at a line start), for an answer.
+pub fn tail(log: &str, max: usize) -> String {
+    if log.len() <= max {
+        return log.to_string();
+    }
+    let mut start = log.len() - max;
+    while !log.is_char_boundary(start) {
+        start += 1;
+    }
+    let from = log[start..].find('\n').map_or(start, |i| start + i + 1);
+    let mut out = String::new();
+    let _ = write!(out, "[... {} bytes before]\n{}", from, &log[from..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_ignores_key_order_spacing_and_positions_but_not_content() {
+        let a = json!({"id": "g", "logical": {"nodes": [1, 2]}, "presentation": {"nodes": {"a": {"x": 1}}}});
+        let b = json!({"logical": {"nodes": [1, 2]}, "id": "g"});
+        assert_eq!(key(&a, "go", "s"), key(&b, "go", "s"));
+        assert_ne!(key(&a, "go", "s"), key(&a, "python-svc", "s"));
+        assert_ne!(key(&a, "go", "s"), key(&a, "go", "t"));
+        let c = json!({"id": "g", "logical": {"nodes": [2, 1]}});
+        assert_ne!(key(&a, "go", "s"), key(&c, "go", "s"));
+        // Another platform's body or template changes no Go code.
+        let d =
+            json!({"id": "g", "bodiesByPlatform": {"go": {"n": "a"}, "python-svc": {"n": "b"}}});
+        let e = json!({"id": "g", "bodiesByPlatform": {"go": {"n": "a"}, "python-svc": {"n": "c"}},
+            "codegen": {"templates": {"java-svc": {}}}});
+        assert_eq!(key(&d, "go", "s"), key(&e, "go", "s"));
+        assert_ne!(key(&d, "python-svc", "s"), key(&e, "python-svc", "s"));
+    }
+
+    #[test]
+    fn go_and_javac_errors_are_read_with_their_positions() {
+        assert_eq!(
+            toolchain_error("graph/node_classify.go:12:9: undefined: nope"),
+            Some((
+                "graph/node_classify.go".into(),
+                12,
+                9,
+                "undefined: nope".into()
+            ))
+        );
+        assert_eq!(
+            toolchain_error(
+                "[ERROR] /tmp/p/src/main/java/a/Classify.java:[7,20] cannot find symbol"
+            ),
+            Some((
+                "/tmp/p/src/main/java/a/Classify.java".into(),
+                7,
+                20,
+                "cannot find symbol".into()
+            ))
+        );
+        assert_eq!(toolchain_error("# example.com/graph"), None);
+    }
+
+    #[test]
+    fn a_generated_line_is_found_in_its_body_with_the_column_moved_by_the_indent() {
+        let bodies = vec![
+            ("a".to_string(), "x := 1\nreturn x".to_string()),
+            (
+                "b".to_string(),
+                "y := nope\n  return State{}, nil".to_string(),
+            ),
+        ];
+        assert_eq!(
+            in_bodies("\ty := nope", 7, &bodies),
+            Some(("b".into(), 1, 6))
+        );
+        assert_eq!(
+            in_bodies("\treturn State{}, nil", 2, &bodies),
+            Some(("b".into(), 2, 3))
+        );
+        assert_eq!(in_bodies("z := 2", 1, &bodies), None);
+    }
+}

@@ -1,0 +1,578 @@
+//! Running what the designer edits (`docs/designer.md`, "Running a
+//! graph"): each chosen target's project is compiled into the designer's
+//! cache (keyed by the document's canonical JSON and the target), built
+//! with its manifest's commands, started on a free loopback port with a
+//! fresh key, and sent the panel's request; the answers are compared.
+//!
+//! `build` keeps the projects, `process` the process groups (so that
+//! nothing is left behind), `service` a started service, `echo` the
+//! offline model, `compare` the differences between targets.
+
+mod build;
+mod compare;
+mod echo;
+mod process;
+mod service;
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::api::Api;
+use super::model::{self, Flat};
+use super::server::{Body, Reply};
+use service::{Auth, Running};
+
+/// A fresh random secret (128 bits from the OS), in hex.
+pub fn fresh_secret() -> Result<String, String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness from the OS: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunBody {
+    model: Flat,
+    platforms: Vec<String>,
+    request: Value,
+    #[serde(default)]
+    llm: Llm,
+    #[serde(default)]
+    stream: bool,
+}
+
+/// Where the services' model calls go.
+#[derive(Deserialize, Default, Clone)]
+#[serde(tag = "mode", rename_all = "lowercase", deny_unknown_fields)]
+enum Llm {
+    /// The designer's echo model on loopback.
+    #[default]
+    Echo,
+    /// The provider the document configures, with these variables added
+    /// to the designer's own environment (kept in memory only).
+    Provider {
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+    },
+}
+
+/// Everything one request runs with, shared by its targets' threads.
+struct Ctx {
+    document: Value,
+    text: String,
+    bodies: HashMap<String, Vec<(String, String)>>,
+    request: Value,
+    streaming: bool,
+    llm: Llm,
+    lines: Option<mpsc::Sender<Vec<u8>>>,
+}
+
+impl Ctx {
+    /// One NDJSON line to a streamed answer (nobody listening is fine).
+    fn emit(&self, line: Value) {
+        if let Some(tx) = &self.lines {
+            let mut bytes = line.to_string().into_bytes();
+            bytes.push(b'\n');
+            let _ = tx.send(bytes);
+        }
+    }
+
+    fn phase(&self, platform: &str, phase: &str) {
+        self.emit(json!({"platform": platform, "type": "phase", "phase": phase}));
+    }
+}
+
+/// The services of this designer session, one slot per platform.
+pub struct Runner {
+    cache: PathBuf,
+    /// The cache's folder when there is no cache directory (`--no-cache`).
+    _temporary: Option<tempfile::TempDir>,
+    slots: HashMap<&'static str, Mutex<Option<Running>>>,
+    groups: process::Groups,
+    /// Bumped by every stop: a run that started before it gives up.
+    generation: AtomicU64,
+    echo: Mutex<Option<Arc<echo::Echo>>>,
+    venv: Mutex<()>,
+}
+
+impl Runner {
+    /// Keeps projects under `<cache_dir>/design`, or in a temporary folder
+    /// removed at exit when there is no cache directory.
+    pub fn new(cache_dir: Option<PathBuf>) -> Result<Runner, String> {
+        let (cache, temporary) = match cache_dir {
+            Some(d) => (d.join("design"), None),
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix("svc-design-")
+                    .tempdir()
+                    .map_err(|e| format!("no temporary folder for runs: {e}"))?;
+                (t.path().to_path_buf(), Some(t))
+            }
+        };
+        let slots = svc_builtin::BACKENDS
+            .iter()
+            .map(|b| (b.platform, Mutex::new(None)))
+            .collect();
+        Ok(Runner {
+            cache,
+            _temporary: temporary,
+            slots,
+            groups: process::Groups::default(),
+            generation: AtomicU64::new(0),
+            echo: Mutex::new(None),
+            venv: Mutex::new(()),
+        })
+    }
+
+    /// Stops every service and build; what the API's stop, the end of
+    /// `svc design` and Ctrl+C call.
+    pub fn stop(&self) -> Vec<String> {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        let mut stopped = self.groups.stop_all();
+        // Reap what idle slots hold; a slot in use is a run that will see
+        // the new generation and drop its service itself.
+        for (platform, slot) in &self.slots {
+            if let Ok(mut held) = slot.try_lock() {
+                if let Some(mut s) = held.take() {
+                    self.groups.stop(&mut s.child);
+                    stopped.push(platform.to_string());
+                }
+            }
+        }
+        stopped.sort();
+        stopped.dedup();
+        stopped
+    }
+
+    /// `POST /api/run`.
+    pub fn handle(self: &Arc<Self>, api: &Arc<Mutex<Api>>, body: &[u8]) -> Reply {
+        match self.prepare(body) {
+            Err(r) => r,
+            Ok((platforms, mut ctx, stream)) => {
+                if !stream {
+                    return Reply::json(200, &self.run_all(api, &platforms, &ctx));
+                }
+                let (tx, rx) = mpsc::channel();
+                ctx.lines = Some(tx);
+                let runner = Arc::clone(self);
+                let api = Arc::clone(api);
+                std::thread::spawn(move || {
+                    let mut done = runner.run_all(&api, &platforms, &ctx);
+                    done["type"] = json!("done");
+                    ctx.emit(done);
+                });
+                Reply {
+                    status: 200,
+                    content_type: "application/x-ndjson",
+                    body: Body::Stream(Box::new(Lines {
+                        rx,
+                        buf: Vec::new(),
+                        at: 0,
+                    })),
+                    headers: Vec::new(),
+                }
+            }
+        }
+    }
+
+    fn prepare(&self, body: &[u8]) -> Result<(Vec<String>, Ctx, bool), Reply> {
+        let body: RunBody = serde_json::from_slice(body)
+            .map_err(|e| Reply::error(400, "bad_request", format!("the request body: {e}")))?;
+        if body.platforms.is_empty() {
+            return Err(Reply::error(
+                400,
+                "bad_request",
+                "name one or more platforms to run on",
+            ));
+        }
+        let mut platforms = Vec::new();
+        for p in body.platforms {
+            Api::check_platform(&p)?;
+            if !platforms.contains(&p) {
+                platforms.push(p);
+            }
+        }
+        if !body.request.is_object() {
+            return Err(Reply::error(
+                400,
+                "bad_request",
+                "\"request\" is the body of POST /invoke: an object such as {\"state\": {...}}",
+            ));
+        }
+        if let Llm::Provider { env } = &body.llm {
+            if let Some(bad) = env.keys().find(|k| !is_env_name(k)) {
+                return Err(Reply::error(
+                    400,
+                    "bad_request",
+                    format!("`{bad}` is not an environment variable name (letters, digits and _, not starting with a digit)"),
+                ));
+            }
+        }
+        let document = model::unflatten(&body.model);
+        let text = super::format::document(&document);
+        let mut bodies: HashMap<String, Vec<(String, String)>> = HashMap::new();
+        for n in &body.model.nodes {
+            let id = n.node.get("id").and_then(Value::as_str).unwrap_or_default();
+            for (platform, text) in &n.bodies {
+                if let Some(t) = text.as_str() {
+                    bodies
+                        .entry(platform.clone())
+                        .or_default()
+                        .push((id.to_string(), t.to_string()));
+                }
+            }
+        }
+        let streaming = document["logical"]["settings"]["streaming"] == true;
+        let ctx = Ctx {
+            document,
+            text,
+            bodies,
+            request: body.request,
+            streaming,
+            llm: body.llm,
+            lines: None,
+        };
+        Ok((platforms, ctx, body.stream))
+    }
+
+    /// Runs on every platform at once; the answer of `/api/run`.
+    fn run_all(&self, api: &Mutex<Api>, platforms: &[String], ctx: &Ctx) -> Value {
+        let results: Vec<(String, Value)> = std::thread::scope(|s| {
+            let handles: Vec<_> = platforms
+                .iter()
+                .map(|p| (p.clone(), s.spawn(move || self.run_one(api, p, ctx))))
+                .collect();
+            handles
+                .into_iter()
+                .map(|(p, h)| {
+                    let r = h.join().unwrap_or_else(|_| {
+                        failure(
+                            "compile",
+                            "internal",
+                            "the run of this target stopped unexpectedly",
+                        )
+                    });
+                    (p, r)
+                })
+                .collect()
+        });
+        let runs: Map<String, Value> = results.into_iter().collect();
+        let differences = compare::differences(&runs);
+        json!({"runs": runs, "differences": differences})
+    }
+
+    fn run_one(&self, api: &Mutex<Api>, platform: &str, ctx: &Ctx) -> Value {
+        let Some(slot) = self.slots.get(platform) else {
+            return failure(
+                "compile",
+                "bad_request",
+                format!("unknown platform `{platform}`"),
+            );
+        };
+        // One run per platform at a time: the next waits for this one.
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = self.generation.load(Ordering::SeqCst);
+        let stopped = || self.generation.load(Ordering::SeqCst) != generation;
+        let started = Instant::now();
+
+        ctx.phase(platform, "compile");
+        let lock_api = || api.lock().unwrap_or_else(|p| p.into_inner());
+        let backend_sha = match lock_api().backend_sha256(platform) {
+            Ok(s) => s,
+            Err(d) => {
+                return with_diagnostics(
+                    failure("compile", "compile_failed", d.message.clone()),
+                    &[d],
+                )
+            }
+        };
+        let key = build::key(&ctx.document, platform, &backend_sha);
+        let project = build::project_dir(&self.cache, &key, platform);
+        let reused = project.join(build::BUILT).is_file();
+        let env = match build::toolchain_env(&self.cache, platform, &self.venv) {
+            Ok(e) => e,
+            Err(why) => return failure("build", "build_failed", why),
+        };
+        if !reused {
+            if let Err(diags) = lock_api().compile_to(ctx.text.clone(), platform, &project) {
+                return with_diagnostics(
+                    failure(
+                        "compile",
+                        "compile_failed",
+                        format!("the document does not compile for {platform}"),
+                    ),
+                    &diags,
+                );
+            }
+            ctx.phase(platform, "build");
+            if let Err(log) = build::build(&project, platform, &env, &self.groups) {
+                if stopped() {
+                    return failure(
+                        "build",
+                        "stopped",
+                        "the services were stopped during the build",
+                    );
+                }
+                let bodies = ctx.bodies.get(platform).cloned().unwrap_or_default();
+                let mut f = failure(
+                    "build",
+                    "build_failed",
+                    format!(
+                        "the {platform} project does not build: see the log and the places below"
+                    ),
+                );
+                f["locations"] = json!(build::locations(&project, &log, &bodies));
+                f["log"] = json!(build::tail(&log, 16 << 10));
+                return f;
+            }
+        }
+        build::touch_and_prune(&self.cache, &project, platform);
+        let build_info =
+            json!({"reused": reused, "ms": ms(started), "dir": project.display().to_string()});
+
+        // The service: reused while its project and variables are the
+        // same, else replaced.
+        ctx.phase(platform, "start");
+        let mut service_env = env.clone();
+        match self.model_env(&ctx.document, &ctx.llm) {
+            Ok(e) => service_env.extend(e),
+            Err(why) => return failure("start", "start_failed", why),
+        }
+        let fingerprint = svc_runtime::sha256_hex(format!("{key}\0{service_env:?}").as_bytes());
+        let current = slot
+            .as_mut()
+            .is_some_and(|s| s.fingerprint == fingerprint && s.alive());
+        if !current {
+            if let Some(mut old) = slot.take() {
+                self.groups.stop(&mut old.child);
+            }
+            let run = match build::commands(&project) {
+                Ok(c) => c.run,
+                Err(why) => return failure("start", "start_failed", why),
+            };
+            let ready = match platform {
+                "java-svc" => Duration::from_secs(180),
+                "python-svc" => Duration::from_secs(90),
+                _ => Duration::from_secs(30),
+            };
+            let auth = Auth::of(&ctx.document);
+            match Running::start(
+                &project,
+                platform,
+                &run,
+                &service_env,
+                &auth,
+                fingerprint,
+                ready,
+                &self.groups,
+            ) {
+                Ok(s) => *slot = Some(s),
+                Err(log) => {
+                    if stopped() {
+                        return failure(
+                            "start",
+                            "stopped",
+                            "the services were stopped while this one started",
+                        );
+                    }
+                    let mut f = failure(
+                        "start",
+                        "start_failed",
+                        format!("the {platform} service did not start"),
+                    );
+                    f["log"] = json!(build::tail(&log, 16 << 10));
+                    f["build"] = build_info;
+                    return f;
+                }
+            }
+        }
+        if stopped() {
+            if let Some(mut s) = slot.take() {
+                self.groups.stop(&mut s.child);
+            }
+            return failure("start", "stopped", "the services were stopped");
+        }
+        let Some(service) = slot.as_ref() else {
+            return failure("start", "start_failed", "no service");
+        };
+
+        ctx.phase(platform, "run");
+        let asked = Instant::now();
+        let mut on_event =
+            |e: &Value| ctx.emit(json!({"platform": platform, "type": "event", "event": e}));
+        let mut out = match service.invoke(&ctx.request, ctx.streaming, &mut on_event) {
+            Ok((status, body, events)) => {
+                let mut r =
+                    json!({"phase": "run", "status": status, "body": body, "ms": ms(asked)});
+                if let Some(e) = events {
+                    r["events"] = json!(e);
+                }
+                r
+            }
+            Err(why) if stopped() => failure(
+                "run",
+                "stopped",
+                format!("the services were stopped during the run ({why})"),
+            ),
+            Err(why) => {
+                let mut f = failure("run", "run_failed", why);
+                f["log"] = json!(build::tail(&service.output(), 16 << 10));
+                f
+            }
+        };
+        out["build"] = build_info;
+        out["port"] = json!(service.port);
+        out["pid"] = json!(service.child.id());
+        out
+    }
+
+    /// The variables of the services' model calls: the echo model's
+    /// address and key under every base-URL and key variable the document
+    /// names, or the provider's variables from the panel.
+    fn model_env(&self, document: &Value, llm: &Llm) -> Result<Vec<(String, String)>, String> {
+        match llm {
+            Llm::Provider { env } => Ok(env.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+            Llm::Echo => {
+                let echo = {
+                    let mut held = self.echo.lock().unwrap_or_else(|p| p.into_inner());
+                    match &*held {
+                        Some(e) => Arc::clone(e),
+                        None => {
+                            let e = Arc::new(echo::Echo::start(fresh_secret()?)?);
+                            *held = Some(Arc::clone(&e));
+                            e
+                        }
+                    }
+                };
+                let mut bases = vec!["OPENAI_BASE_URL".to_string()];
+                let mut keys = vec!["OPENAI_API_KEY".to_string()];
+                named_variables(document, &mut bases, &mut keys);
+                let mut env: Vec<(String, String)> = bases
+                    .into_iter()
+                    .map(|b| (b, echo.base_url.clone()))
+                    .collect();
+                env.extend(keys.into_iter().map(|k| (k, echo.key.clone())));
+                Ok(env)
+            }
+        }
+    }
+}
+
+/// Every `baseUrlEnv` and `apiKeyEnv` the document names (the settings'
+/// model, nodes', agents' and retrievers' own).
+fn named_variables(v: &Value, bases: &mut Vec<String>, keys: &mut Vec<String>) {
+    match v {
+        Value::Object(o) => {
+            for (k, v) in o {
+                match (k.as_str(), v.as_str()) {
+                    ("baseUrlEnv", Some(name)) if !bases.iter().any(|b| b == name) => {
+                        bases.push(name.into())
+                    }
+                    ("apiKeyEnv", Some(name)) if !keys.iter().any(|b| b == name) => {
+                        keys.push(name.into())
+                    }
+                    _ => named_variables(v, bases, keys),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| named_variables(v, bases, keys)),
+        _ => {}
+    }
+}
+
+fn is_env_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn ms(since: Instant) -> f64 {
+    (since.elapsed().as_secs_f64() * 10_000.0).round() / 10.0
+}
+
+fn failure(phase: &str, code: &str, message: impl Into<String>) -> Value {
+    json!({"phase": phase, "error": {"code": code, "message": message.into()}})
+}
+
+fn with_diagnostics(mut f: Value, diags: &[svc_ir::Diagnostic]) -> Value {
+    f["diagnostics"] = serde_json::to_value(diags).unwrap_or(Value::Array(Vec::new()));
+    f
+}
+
+/// A streamed answer's body: the NDJSON lines as the run threads send
+/// them, until the last sender is gone.
+struct Lines {
+    rx: mpsc::Receiver<Vec<u8>>,
+    buf: Vec<u8>,
+    at: usize,
+}
+
+impl Read for Lines {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.buf.len() {
+            match self.rx.recv() {
+                Ok(next) => {
+                    self.buf = next;
+                    self.at = 0;
+                }
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = out.len().min(self.buf.len() - self.at);
+        out[..n].copy_from_slice(&self.buf[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_model_variable_the_document_names_is_found() {
+        let doc = json!({"logical": {"settings": {"model": {"baseUrlEnv": "A_URL", "apiKeyEnv": "A_KEY"}},
+            "nodes": [{"model": {"baseUrlEnv": "B_URL"}}, {"retriever": {"apiKeyEnv": "A_KEY"}}]}});
+        let (mut bases, mut keys) = (
+            vec!["OPENAI_BASE_URL".to_string()],
+            vec!["OPENAI_API_KEY".to_string()],
+        );
+        named_variables(&doc, &mut bases, &mut keys);
+        assert_eq!(bases, ["OPENAI_BASE_URL", "A_URL", "B_URL"]);
+        assert_eq!(keys, ["OPENAI_API_KEY", "A_KEY"]);
+    }
+
+    #[test]
+    fn variable_names_are_checked() {
+        assert!(is_env_name("OPENAI_API_KEY"));
+        assert!(!is_env_name("1X"));
+        assert!(!is_env_name("A-B"));
+        assert!(!is_env_name(""));
+    }
+
+    fn project_of(cache: &std::path::Path, document: &Value, platform: &str, sha: &str) -> PathBuf {
+        build::project_dir(cache, &build::key(document, platform, sha), platform)
+    }
+
+    #[test]
+    fn projects_are_kept_per_key_and_platform() {
+        let cache = std::path::Path::new("/c");
+        let doc = json!({"id": "g"});
+        assert_ne!(
+            project_of(cache, &doc, "go", "s"),
+            project_of(cache, &doc, "python-svc", "s")
+        );
+        let go = project_of(cache, &doc, "go", "s");
+        assert!(go.starts_with("/c/projects"));
+        assert!(go
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("go-")));
+    }
+}
