@@ -13,6 +13,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use svc_tests::http::{send, Response};
 
+#[path = "design/run.rs"]
+mod run;
+
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// A running `svc design`; stopped when dropped.
@@ -23,7 +26,21 @@ struct Designer {
 }
 
 impl Drop for Designer {
+    /// SIGTERM first, so that it stops the services it started.
     fn drop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let started = std::time::Instant::now();
+        while started.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -41,6 +58,9 @@ impl Designer {
             .arg("design")
             .arg(doc)
             .arg("--no-open")
+            // The tests' compiled components, and the runs' projects and
+            // python-svc venv (kept between test runs) beside them.
+            .env("SVC_CACHE_DIR", svc_tests::service::cache_dir())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

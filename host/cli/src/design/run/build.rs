@@ -335,8 +335,8 @@ mod tests {
         let c = json!({"id": "g", "logical": {"nodes": [2, 1]}});
         assert_ne!(key(&a, "go", "s"), key(&c, "go", "s"));
         // Another platform's body or template changes no Go code.
-        let d =
-            json!({"id": "g", "bodiesByPlatform": {"go": {"n": "a"}, "python-svc": {"n": "b"}}});
+        let d = json!({"id": "g", "bodiesByPlatform": {"go": {"n": "a"}, "python-svc": {"n": "b"}},
+            "codegen": {"templates": {"python-svc": {}}}});
         let e = json!({"id": "g", "bodiesByPlatform": {"go": {"n": "a"}, "python-svc": {"n": "c"}},
             "codegen": {"templates": {"java-svc": {}}}});
         assert_eq!(key(&d, "go", "s"), key(&e, "go", "s"));
