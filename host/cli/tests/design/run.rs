@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use svc_tests::http::send;
-use svc_tests::service::require_tool;
+use svc_tests::service::{require_jdk21, require_tool};
 
 use super::{fixture, Designer};
 
@@ -203,12 +203,11 @@ fn a_run_compares_go_and_python_svc_and_reuses_its_cache() {
 }
 
 #[test]
-fn a_paused_run_resumes_on_both_targets_and_the_designers_exit_stops_every_service() {
-    // The designer makes python-svc's venv itself: Go and a Python are
-    // all it needs.
-    if !require_tool("go") || !require_tool("python3") {
+fn a_paused_run_resumes_on_every_target_and_the_designers_exit_stops_every_service() {
+    if !require_tool("go") || !require_tool("python3") || !require_jdk21() {
         return;
     }
+    let targets = ["go", "python-svc", "java-svc"];
     let dir = tempfile::tempdir().unwrap();
     let mut d = Designer::start(&unique_copy("hitl_node.graph.json", dir.path()));
     let model = d.model();
@@ -223,7 +222,7 @@ fn a_paused_run_resumes_on_both_targets_and_the_designers_exit_stops_every_servi
             ("X-Svc-Token", d.token.as_str()),
             ("Content-Type", "application/json"),
         ],
-        json!({"model": model, "platforms": ["go", "python-svc"], "stream": true,
+        json!({"model": model, "platforms": targets, "stream": true,
                "request": {"state": {"question": "ship it?"}, "threadId": thread}})
         .to_string()
         .as_bytes(),
@@ -243,13 +242,13 @@ fn a_paused_run_resumes_on_both_targets_and_the_designers_exit_stops_every_servi
             .map(|l| l["phase"].clone())
             .collect()
     };
-    for p in ["go", "python-svc"] {
+    for p in targets {
         assert_eq!(phases(p).first(), Some(&json!("compile")), "{p}");
         assert_eq!(phases(p).last(), Some(&json!("run")), "{p}");
     }
     let done = lines.last().unwrap();
     assert_eq!(done["type"], "done");
-    for p in ["go", "python-svc"] {
+    for p in targets {
         let body = &done["runs"][p]["body"];
         assert_eq!(body["interrupt"]["node"], "review", "{p}: {body}");
         assert_eq!(
@@ -260,17 +259,17 @@ fn a_paused_run_resumes_on_both_targets_and_the_designers_exit_stops_every_servi
     }
     assert_eq!(done["differences"], json!([]));
 
-    // Resumed with the reviewer's value, on both, through the same call.
-    let resumed = d.run(&json!({"model": model, "platforms": ["go", "python-svc"],
+    // Resumed with the reviewer's value, on each, through the same call.
+    let resumed = d.run(&json!({"model": model, "platforms": targets,
         "request": {"threadId": thread, "resume": "approved"}}));
-    for p in ["go", "python-svc"] {
+    for p in targets {
         assert_eq!(resumed["runs"][p]["status"], 200, "{resumed}");
         assert_eq!(resumed["runs"][p]["body"]["result"]["answer"], "approved");
     }
 
     // The designer stopped as a process manager (or Ctrl+C) would: no
     // service is left.
-    let services: Vec<(u64, u64)> = ["go", "python-svc"]
+    let services: Vec<(u64, u64)> = targets
         .iter()
         .map(|p| {
             let r = &resumed["runs"][*p];

@@ -37,7 +37,8 @@ impl Groups {
         signal(pid, Signal::Term);
         let started = Instant::now();
         while started.elapsed() < GRACE {
-            if matches!(child.try_wait(), Ok(Some(_))) {
+            // Err: reaped already (by `stop_all`).
+            if !matches!(child.try_wait(), Ok(None)) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(25));
