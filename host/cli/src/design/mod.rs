@@ -81,7 +81,7 @@ pub fn run(args: &DesignArgs) -> ExitCode {
     // and SIGTERM (each in its own process group, so their children too).
     let stopping = Arc::clone(&runner);
     if let Err(e) = ctrlc::set_handler(move || {
-        stopping.stop();
+        stopping.shutdown();
         std::process::exit(130);
     }) {
         return fail(format!("cannot handle Ctrl+C: {e}"));
@@ -114,7 +114,7 @@ pub fn run(args: &DesignArgs) -> ExitCode {
         open_browser(&url);
     }
     server::serve(&server, port, &token, &Arc::new(Mutex::new(api)), &runner);
-    runner.stop();
+    runner.shutdown();
     ExitCode::SUCCESS
 }
 

@@ -106,7 +106,7 @@ pub fn touch_and_prune(cache: &Path, project: &Path, platform: &str) {
             (used, e.path())
         })
         .collect();
-    mine.sort_by(|a, b| b.0.cmp(&a.0));
+    mine.sort_by_key(|m| std::cmp::Reverse(m.0));
     for (_, old) in mine.into_iter().skip(KEEP) {
         if old != project {
             let _ = std::fs::remove_dir_all(old);

@@ -93,7 +93,7 @@ impl Ctx {
 pub struct Runner {
     cache: PathBuf,
     /// The cache's folder when there is no cache directory (`--no-cache`).
-    _temporary: Option<tempfile::TempDir>,
+    temporary: Option<tempfile::TempDir>,
     slots: HashMap<&'static str, Mutex<Option<Running>>>,
     groups: process::Groups,
     /// Bumped by every stop: a run that started before it gives up.
@@ -122,7 +122,7 @@ impl Runner {
             .collect();
         Ok(Runner {
             cache,
-            _temporary: temporary,
+            temporary,
             slots,
             groups: process::Groups::default(),
             generation: AtomicU64::new(0),
@@ -149,6 +149,16 @@ impl Runner {
         stopped.sort();
         stopped.dedup();
         stopped
+    }
+
+    /// Stops everything, and removes the temporary cache (`--no-cache`):
+    /// the end of `svc design`, also on Ctrl+C, where the process exits
+    /// without running destructors.
+    pub fn shutdown(&self) {
+        self.stop();
+        if self.temporary.is_some() {
+            let _ = std::fs::remove_dir_all(&self.cache);
+        }
     }
 
     /// `POST /api/run`.
