@@ -16,6 +16,8 @@ import {
   getDocument,
   getSession,
   putDocument,
+  stopRuns,
+  stopRunsOnExit,
   validate,
 } from "./api/client.ts";
 import { EditorContext, makeEditor, initialState, reducer } from "./state/editor.ts";
@@ -29,9 +31,14 @@ import { Palette, kindStatus } from "./canvas/Palette.tsx";
 import { Inspector } from "./inspector/Inspector.tsx";
 import { DiagnosticsPanel, type ValidationStatus } from "./ui/DiagnosticsPanel.tsx";
 import { type ExportState, type SaveState, Toolbar } from "./ui/Toolbar.tsx";
+import { RunPanel } from "./run/RunPanel.tsx";
+import { RunHighlightContext, type RunMark } from "./run/highlight.ts";
 
 const EMPTY: Model = { document: {}, nodes: [], edges: [] };
 const VALIDATE_DEBOUNCE_MS = 150;
+/** How long after an edit the services of the last run are stopped. */
+const STOP_AFTER_EDIT_MS = 1500;
+const NO_MARKS = new Map<string, RunMark>();
 
 type Boot =
   | { status: "loading" }
@@ -64,6 +71,42 @@ export function App() {
   const model = state.history.present;
   const target = targetOf(model);
   const flow = useReactFlow();
+
+  // ------------------------------------------------------------ run panel
+  const [runOpen, setRunOpen] = useState(false);
+  const [marks, setMarks] = useState<Map<string, RunMark>>(NO_MARKS);
+  // Services may run (a run ended); a run is in progress; a stop is pending.
+  const servicesUp = useRef(false);
+  const runBusy = useRef(false);
+  const stopTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const stopServices = useCallback(() => {
+    if (stopTimer.current) clearTimeout(stopTimer.current);
+    stopTimer.current = null;
+    if (!servicesUp.current || runBusy.current) return;
+    servicesUp.current = false;
+    void stopRuns().catch(() => undefined);
+  }, []);
+  const onRunBusy = useCallback((busy: boolean) => {
+    runBusy.current = busy;
+    if (busy && stopTimer.current) {
+      clearTimeout(stopTimer.current);
+      stopTimer.current = null;
+    }
+    if (!busy) servicesUp.current = true;
+  }, []);
+  const toggleRun = useCallback(() => {
+    setRunOpen((open) => {
+      if (open) {
+        stopServices();
+        setMarks(NO_MARKS);
+      }
+      return !open;
+    });
+  }, [stopServices]);
+  useEffect(() => {
+    window.addEventListener("pagehide", stopRunsOnExit);
+    return () => window.removeEventListener("pagehide", stopRunsOnExit);
+  }, []);
 
   const [validation, setValidation] = useState<ValidationStatus>({ diagnostics: [], ms: null, pending: false, error: null, platform: target });
 
@@ -118,6 +161,13 @@ export function App() {
       ctl.abort();
     };
   }, [model, target, boot.status]);
+
+  // The document changed: the running services are stale.
+  useEffect(() => {
+    if (!servicesUp.current) return;
+    if (stopTimer.current) clearTimeout(stopTimer.current);
+    stopTimer.current = setTimeout(stopServices, STOP_AFTER_EDIT_MS);
+  }, [model, stopServices]);
 
   // ------------------------------------------------------------ save
   const dirty = saved !== null && model !== saved;
@@ -307,7 +357,8 @@ export function App() {
   return (
     <EditorContext.Provider value={editor}>
       <AppDataContext.Provider value={appData}>
-        <div className="app">
+        <RunHighlightContext.Provider value={runOpen ? marks : NO_MARKS}>
+        <div className={`app${runOpen ? " with-run" : ""}`}>
           <Toolbar
             title={typeof model.document.id === "string" ? model.document.id : "untitled"}
             path={session?.path ?? null}
@@ -325,6 +376,8 @@ export function App() {
             onReload={reload}
             onExport={(p, dir) => void doExport(p, dir)}
             exportState={exportState}
+            runOpen={runOpen}
+            onRun={toggleRun}
           />
           <Palette caps={caps[target]} platform={target} onAdd={addFromPalette} />
           <main className="centre">
@@ -333,8 +386,19 @@ export function App() {
             <DiagnosticsPanel status={validation} />
           </main>
           <Inspector />
+          {/* Kept mounted when closed: its history stays. */}
+          <div className="run-column" hidden={!runOpen}>
+            <RunPanel
+              model={model}
+              platforms={platforms}
+              onHighlight={setMarks}
+              onSelectNode={(id) => dispatch({ type: "select", selection: { kind: "node", id } })}
+              onBusy={onRunBusy}
+            />
+          </div>
           <Datalists model={model} />
         </div>
+        </RunHighlightContext.Provider>
       </AppDataContext.Provider>
     </EditorContext.Provider>
   );

@@ -168,3 +168,75 @@ export async function exportZip(model: Model, platform: Platform): Promise<Blob>
   const res = await call("POST", "/api/export", { model, platform, zip: true });
   return res.blob();
 }
+
+// ------------------------------------------------------------ runs
+
+/** One target's answer of `POST /api/run` (docs/designer.md, Running a graph). */
+export interface RunResult {
+  phase: "compile" | "build" | "start" | "run";
+  status?: number;
+  body?: unknown;
+  events?: unknown[];
+  ms?: number;
+  build?: { reused: boolean; ms: number; dir?: string };
+  error?: { code: string; message: string };
+  diagnostics?: Diagnostic[];
+  locations?: { node?: string; line?: number; column?: number; message: string; file: string; fileLine: number }[];
+  log?: string;
+  port?: number;
+  pid?: number;
+}
+
+export interface RunAnswer {
+  runs: Record<string, RunResult>;
+  differences: { field: string; values: Record<string, unknown> }[];
+}
+
+export interface RunBody {
+  model: Model;
+  platforms: Platform[];
+  request: unknown;
+  llm: { mode: "echo" } | { mode: "provider"; env: Record<string, string> };
+}
+
+/** A line of a streamed run. */
+export type RunLine =
+  | { type: "phase"; platform: Platform; phase: string }
+  | { type: "event"; platform: Platform; event: unknown }
+  | ({ type: "done" } & RunAnswer);
+
+/** Runs on each platform, handing every NDJSON line to `onLine` as it comes;
+ * resolves with the final answer. */
+export async function run(body: RunBody, onLine: (line: RunLine) => void, signal?: AbortSignal): Promise<RunAnswer> {
+  const res = await call("POST", "/api/run", { ...body, stream: true }, undefined, signal);
+  const reader = res.body?.getReader();
+  if (!reader) throw new ApiError(500, "no_body", "the run answered nothing", null);
+  const decoder = new TextDecoder();
+  let buffered = "";
+  let done: RunAnswer | null = null;
+  for (;;) {
+    const { value, done: end } = await reader.read();
+    if (value) buffered += decoder.decode(value, { stream: true });
+    let nl: number;
+    while ((nl = buffered.indexOf("\n")) >= 0) {
+      const text = buffered.slice(0, nl).trim();
+      buffered = buffered.slice(nl + 1);
+      if (!text) continue;
+      const line = JSON.parse(text) as RunLine;
+      onLine(line);
+      if (line.type === "done") done = line;
+    }
+    if (end) break;
+  }
+  if (!done) throw new ApiError(500, "cut_short", "the run's answer ended before its last line", null);
+  return done;
+}
+
+export const stopRuns = () => json<{ stopped: string[] }>("POST", "/api/run/stop", {});
+
+/** Stops the services when the page goes away (the request outlives it). */
+export function stopRunsOnExit(): void {
+  const headers: Record<string, string> = { "Content-Type": "application/json" };
+  if (token) headers["X-Svc-Token"] = token;
+  void fetch("/api/run/stop", { method: "POST", headers, body: "{}", keepalive: true }).catch(() => undefined);
+}

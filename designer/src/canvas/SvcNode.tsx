@@ -4,6 +4,7 @@
 import { memo } from "react";
 import { Handle, type NodeProps, type Node, Position } from "@xyflow/react";
 import type { Diagnostic, FlatNode } from "../model/types.ts";
+import { useRunMark } from "../run/highlight.ts";
 
 export type SvcNodeData = { flat: FlatNode; diags: Diagnostic[] };
 export type SvcFlowNode = Node<SvcNodeData, "svc">;
@@ -33,8 +34,12 @@ export const SvcNode = memo(function SvcNode({ data, selected }: NodeProps<SvcFl
   const { id, kind } = flat.node;
   const errors = diags.filter((d) => d.severity === "error").length;
   const label = typeof flat.node.label === "string" ? flat.node.label : null;
+  const mark = useRunMark(id);
   return (
-    <div className={`svc-node kind-${kind}${errors ? " has-errors" : diags.length ? " has-warnings" : ""}${selected ? " selected" : ""}`}>
+    <div
+      className={`svc-node kind-${kind}${errors ? " has-errors" : diags.length ? " has-warnings" : ""}${selected ? " selected" : ""}${mark ? ` svc-node--${mark}` : ""}`}
+      data-run={mark}
+    >
       {kind !== "start" ? <Handle type="target" position={Position.Left} /> : null}
       <div className="svc-node-title">
         <span className="svc-node-id">{id}</span>

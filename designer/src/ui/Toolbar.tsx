@@ -48,6 +48,8 @@ export interface ToolbarProps {
   onReload: () => void;
   onExport: (platform: Platform, dir: string) => void;
   exportState: ExportState;
+  runOpen: boolean;
+  onRun: () => void;
 }
 
 const SHORTCUTS: [string, string][] = [
@@ -92,6 +94,16 @@ export function Toolbar(p: ToolbarProps) {
         </button>
         <button type="button" data-testid="layout" onClick={p.onLayout} title="Lay out every node (one undo step)">
           Auto-layout
+        </button>
+        <button
+          type="button"
+          data-testid="run-toggle"
+          className={p.runOpen ? "active" : undefined}
+          aria-pressed={p.runOpen}
+          onClick={p.onRun}
+          title="Build and run the graph on one or more targets"
+        >
+          ▶ Run
         </button>
       </div>
       <div className="group">

@@ -1,0 +1,188 @@
+// The run panel's pure parts: the request form from the state schema, the
+// request it sends, and what the answers and events mean for the screen.
+
+import type { Json, JsonObject, Model } from "../model/types.ts";
+
+/** A field of `logical.state`, as the form shows it. */
+export interface FormField {
+  name: string;
+  type: string;
+  required: boolean;
+  /** The default, as the form's text. */
+  initial: string;
+  description: string | null;
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The form's fields, in the schema's order. */
+export function formFields(model: Model): FormField[] {
+  const logical = model.document.logical;
+  const state = isObject(logical) && Array.isArray(logical.state) ? logical.state : [];
+  return state.filter(isObject).map((f) => {
+    const type = typeof f.type === "string" ? f.type : "string";
+    const d = f.default;
+    const initial = d === undefined || d === null ? "" : type === "string" && typeof d === "string" ? d : JSON.stringify(d);
+    return {
+      name: String(f.name ?? ""),
+      type,
+      required: f.required === true,
+      initial,
+      description: typeof f.description === "string" ? f.description : null,
+    };
+  });
+}
+
+export type FormValues = Record<string, string>;
+
+export function initialValues(fields: FormField[]): FormValues {
+  return Object.fromEntries(fields.map((f) => [f.name, f.initial]));
+}
+
+/** The state the form stands for, or the first problem with it. Empty
+ * optional fields are left out (the service fills their defaults). */
+export function stateFromForm(fields: FormField[], values: FormValues): { state: JsonObject } | { error: string } {
+  const state: JsonObject = {};
+  for (const f of fields) {
+    const text = (values[f.name] ?? "").trim();
+    if (text === "") {
+      if (f.required) return { error: `${f.name} is required` };
+      continue;
+    }
+    switch (f.type) {
+      case "string":
+        state[f.name] = values[f.name] ?? "";
+        break;
+      case "integer":
+      case "number": {
+        const n = Number(text);
+        if (!Number.isFinite(n) || (f.type === "integer" && !Number.isInteger(n))) return { error: `${f.name} must be ${f.type === "integer" ? "an integer" : "a number"}` };
+        state[f.name] = n;
+        break;
+      }
+      case "boolean":
+        if (text !== "true" && text !== "false") return { error: `${f.name} must be true or false` };
+        state[f.name] = text === "true";
+        break;
+      default:
+        try {
+          const v = JSON.parse(text) as Json;
+          if (f.type === "array" && !Array.isArray(v)) return { error: `${f.name} must be a JSON array` };
+          if (f.type === "object" && !isObject(v)) return { error: `${f.name} must be a JSON object` };
+          state[f.name] = v;
+        } catch {
+          return { error: `${f.name} is not valid JSON` };
+        }
+    }
+  }
+  return { state };
+}
+
+/** The form's values for a state (raw JSON back to the form). */
+export function valuesFromState(fields: FormField[], state: JsonObject): FormValues {
+  const out: FormValues = {};
+  for (const f of fields) {
+    const v = state[f.name];
+    out[f.name] = v === undefined || v === null ? "" : typeof v === "string" ? v : JSON.stringify(v);
+  }
+  return out;
+}
+
+/** Whether runs of this graph keep threads (and may pause). */
+export function hasCheckpointer(model: Model): boolean {
+  const logical = model.document.logical;
+  const settings = isObject(logical) ? logical.settings : undefined;
+  const cp = isObject(settings) ? settings.checkpointer : undefined;
+  return isObject(cp) && typeof cp.type === "string" && cp.type !== "none";
+}
+
+/** 32 hex digits. */
+export function newThreadId(): string {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A resume value as typed: JSON when it parses, else the text itself. */
+export function resumeValue(text: string): Json {
+  try {
+    return JSON.parse(text) as Json;
+  } catch {
+    return text;
+  }
+}
+
+/** A run event of docs/http-contract.md (Streaming). */
+export interface RunEvent {
+  seq?: number;
+  type: string;
+  node?: string;
+  data?: JsonObject;
+}
+
+/** One row of a timeline: a node's run (its tokens joined) or a run event. */
+export interface TimelineRow {
+  key: string;
+  node: string | null;
+  label: string;
+  tokens: string;
+  patch: Json | undefined;
+  state: "running" | "done" | "failed" | "info";
+}
+
+export function timeline(events: RunEvent[]): TimelineRow[] {
+  const rows: TimelineRow[] = [];
+  const open = new Map<string, TimelineRow>();
+  for (const [i, e] of events.entries()) {
+    const node = e.node ?? null;
+    const row = node ? open.get(node) : undefined;
+    switch (e.type) {
+      case "node_started": {
+        const r: TimelineRow = { key: `${i}`, node, label: `${node} (${String(e.data?.kind ?? "")})`, tokens: "", patch: undefined, state: "running" };
+        rows.push(r);
+        if (node) open.set(node, r);
+        break;
+      }
+      case "token":
+        if (row) row.tokens += String(e.data?.delta ?? "");
+        break;
+      case "tokens_discarded":
+        if (row) row.tokens = "";
+        break;
+      case "node_finished":
+        if (row) {
+          row.state = "done";
+          row.patch = e.data?.patch;
+          if (node) open.delete(node);
+        }
+        break;
+      case "run_failed":
+        for (const r of open.values()) r.state = "failed";
+        rows.push({ key: `${i}`, node, label: `run failed: ${String(e.data?.code ?? "")} ${String(e.data?.message ?? "")}`, tokens: "", patch: undefined, state: "failed" });
+        break;
+      default:
+        rows.push({ key: `${i}`, node, label: e.type.replace(/_/g, " "), tokens: "", patch: undefined, state: "info" });
+    }
+  }
+  return rows;
+}
+
+/** What the canvas highlights: the node running now, and those done. */
+export function highlights(events: RunEvent[]): Map<string, "running" | "visited"> {
+  const out = new Map<string, "running" | "visited">();
+  for (const e of events) {
+    if (!e.node) continue;
+    if (e.type === "node_started") out.set(e.node, "running");
+    else if (e.type === "node_finished" || e.type === "interrupted") out.set(e.node, "visited");
+  }
+  return out;
+}
+
+/** A short line for the history: the status of each target. */
+export function summary(runs: Record<string, { status?: number; phase?: string; error?: { code?: string } }>): string {
+  return Object.entries(runs)
+    .map(([p, r]) => `${p} ${r.status ?? r.error?.code ?? r.phase ?? "?"}`)
+    .join(", ");
+}
