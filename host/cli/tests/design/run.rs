@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use svc_tests::http::send;
+use svc_tests::http::{send, Reply, Stub};
 use svc_tests::service::{require_jdk21, require_tool};
 
 use super::{fixture, Designer};
@@ -318,4 +318,41 @@ fn the_echo_model_streams_its_tokens_as_events() {
         .filter_map(|e| e["data"]["delta"].as_str())
         .collect();
     assert_eq!(tokens, "echo: Q: hello");
+}
+
+#[test]
+fn with_the_documents_provider_the_services_get_the_panels_variables() {
+    if !require_tool("go") {
+        return;
+    }
+    let provider = Stub::start(|_| {
+        Reply::Json(
+            200,
+            json!({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                   "choices": [{"index": 0, "message": {"role": "assistant", "content": "[\"from the provider\"]"}, "finish_reason": "stop"}],
+                   "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+            .to_string(),
+        )
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = Designer::start(&unique_copy("llm_chat.graph.json", dir.path()));
+    let r = d.run(&json!({"model": d.model(), "platforms": ["go"],
+        "request": {"state": {"question": "hello"}},
+        "llm": {"mode": "provider", "env": {
+            "OPENAI_BASE_URL": format!("{}/v1", provider.url()),
+            "OPENAI_API_KEY": "typed-in-the-panel"}}}));
+    assert_eq!(r["runs"]["go"]["status"], 200, "{r}");
+    let calls = provider.received();
+    assert!(!calls.is_empty(), "the provider was not called");
+    for call in calls {
+        assert!(call.path.ends_with("/v1/chat/completions"), "{}", call.path);
+        assert_eq!(
+            call.header("authorization"),
+            Some("Bearer typed-in-the-panel")
+        );
+    }
+    // Nothing of it is written to the document.
+    let saved = std::fs::read_to_string(dir.path().join("llm_chat.graph.json")).unwrap();
+    assert!(!saved.contains("typed-in-the-panel"));
 }
