@@ -9,12 +9,12 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createInterface } from "node:readline";
+import { startDesigner } from "./designer.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -23,19 +23,6 @@ const svc = process.env.SVC_BIN;
 const missing = !chromium ? "no chromium (apt-get install chromium)" : !svc || !existsSync(svc) ? "SVC_BIN names no svc binary" : null;
 if (missing && process.env.CI === "true") {
   throw new Error(`the designer's browser test cannot run: ${missing}`);
-}
-
-/** Starts `svc design DOC` and resolves with its address once printed. */
-function startDesigner(doc) {
-  const child = spawn(svc, ["design", doc, "--no-open"], { stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("svc design printed no address in 30 s")), 30_000);
-    createInterface({ input: child.stdout }).once("line", (line) => {
-      clearTimeout(timer);
-      resolve({ child, url: line.trim().split(" ").pop() });
-    });
-    child.once("exit", (code) => reject(new Error(`svc design exited with ${code}`)));
-  });
 }
 
 test("edit, validate, save and export a graph in the browser", { skip: missing ?? false, timeout: 240_000 }, async (t) => {

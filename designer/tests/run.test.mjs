@@ -9,12 +9,12 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createInterface } from "node:readline";
+import { startDesigner } from "./designer.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -43,22 +43,6 @@ if (missing && process.env.CI === "true") {
 // and python-svc venv, kept between runs.
 const cache = join(tmpdir(), "svc-tests-component-cache");
 const BUILD = 600_000;
-
-/** Starts `svc design DOC` and resolves with its address once printed. */
-function startDesigner(doc) {
-  const child = spawn(svc, ["design", doc, "--no-open"], {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, SVC_CACHE_DIR: cache },
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("svc design printed no address in 30 s")), 30_000);
-    createInterface({ input: child.stdout }).once("line", (line) => {
-      clearTimeout(timer);
-      resolve({ child, url: line.trim().split(" ").pop() });
-    });
-    child.once("exit", (code) => reject(new Error(`svc design exited with ${code}`)));
-  });
-}
 
 /** Stops a designer as Ctrl+C would and waits for it to exit. */
 function stop(child) {
@@ -104,7 +88,7 @@ test("run a graph on go and python-svc, compare, resume, and leave nothing behin
   copyFileSync(join(root, "fixtures", "valid", "support_triage.graph.json"), triage);
   const hitl = join(dir, "review.graph.json");
   copyFileSync(join(root, "fixtures", "valid", "hitl_node.graph.json"), hitl);
-  const first = await startDesigner(triage);
+  const first = await startDesigner(triage, { SVC_CACHE_DIR: cache });
   t.after(() => stop(first.child));
   const browser = await browserType.launch({ executablePath: chromium, args: ["--no-sandbox"] });
   t.after(() => browser.close());
@@ -140,7 +124,7 @@ test("run a graph on go and python-svc, compare, resume, and leave nothing behin
   assert.match(await text(page, "run-body-go"), /General answer to: Where is my invoice\?/);
 
   // A hitl graph: paused on both targets, resumed from the form.
-  const second = await startDesigner(hitl);
+  const second = await startDesigner(hitl, { SVC_CACHE_DIR: cache });
   t.after(() => stop(second.child));
   await openPanel(page, second.url, ["go", "python-svc"]);
   await page.getByTestId("run-field-question").fill("ship it?");
