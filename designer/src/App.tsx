@@ -37,7 +37,7 @@ import { RunHighlightContext, type RunMark } from "./run/highlight.ts";
 const EMPTY: Model = { document: {}, nodes: [], edges: [] };
 const VALIDATE_DEBOUNCE_MS = 150;
 /** How long after an edit the services of the last run are stopped. */
-const STOP_AFTER_EDIT_MS = 1500;
+const STOP_AFTER_EDIT_MS = 1000;
 const NO_MARKS = new Map<string, RunMark>();
 
 type Boot =
@@ -79,10 +79,11 @@ export function App() {
   const servicesUp = useRef(false);
   const runBusy = useRef(false);
   const stopTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  const stopServices = useCallback(() => {
+  // `force`: also while a run is going (its builds and services stop too).
+  const stopServices = useCallback((force = false) => {
     if (stopTimer.current) clearTimeout(stopTimer.current);
     stopTimer.current = null;
-    if (!servicesUp.current || runBusy.current) return;
+    if (force ? !servicesUp.current && !runBusy.current : !servicesUp.current || runBusy.current) return;
     servicesUp.current = false;
     void stopRuns().catch(() => undefined);
   }, []);
@@ -95,14 +96,10 @@ export function App() {
     if (!busy) servicesUp.current = true;
   }, []);
   const toggleRun = useCallback(() => {
-    setRunOpen((open) => {
-      if (open) {
-        stopServices();
-        setMarks(NO_MARKS);
-      }
-      return !open;
-    });
-  }, [stopServices]);
+    // Closing stops the services; the canvas marks hide with the panel.
+    if (runOpen) stopServices(true);
+    setRunOpen(!runOpen);
+  }, [runOpen, stopServices]);
   useEffect(() => {
     window.addEventListener("pagehide", stopRunsOnExit);
     return () => window.removeEventListener("pagehide", stopRunsOnExit);
@@ -166,7 +163,7 @@ export function App() {
   useEffect(() => {
     if (!servicesUp.current) return;
     if (stopTimer.current) clearTimeout(stopTimer.current);
-    stopTimer.current = setTimeout(stopServices, STOP_AFTER_EDIT_MS);
+    stopTimer.current = setTimeout(() => stopServices(), STOP_AFTER_EDIT_MS);
   }, [model, stopServices]);
 
   // ------------------------------------------------------------ save

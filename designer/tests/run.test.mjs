@@ -10,7 +10,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -84,8 +84,11 @@ test("run a graph on go and python-svc, compare, resume, and leave nothing behin
   const { chromium: browserType } = await import("playwright-core");
   const dir = mkdtempSync(join(tmpdir(), "svc-design-run-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // A new name each time: the cache keys are new, so both builds are real.
   const triage = join(dir, "triage.graph.json");
-  copyFileSync(join(root, "fixtures", "valid", "support_triage.graph.json"), triage);
+  const doc = JSON.parse(readFileSync(join(root, "fixtures", "valid", "support_triage.graph.json"), "utf8"));
+  doc.name = `run test ${process.pid} ${Date.now()}`;
+  writeFileSync(triage, JSON.stringify(doc, null, 2) + "\n");
   const hitl = join(dir, "review.graph.json");
   copyFileSync(join(root, "fixtures", "valid", "hitl_node.graph.json"), hitl);
   const first = await startDesigner(triage, { SVC_CACHE_DIR: cache });

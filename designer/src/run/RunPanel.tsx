@@ -3,17 +3,24 @@
 // target's answer, its events and tokens as they come, the differences
 // between targets, and resumes a paused thread (docs/designer.md).
 
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { ApiError, type RunAnswer, type RunLine, type RunResult, run, stopRuns } from "../api/client.ts";
 import { type Json, type JsonObject, type Model, PLATFORMS, type Platform, targetOf } from "../model/types.ts";
 import {
   type FormValues,
   type RunEvent,
+  buildText,
+  comparison,
+  draftState,
   formFields,
+  formatMs,
+  formProblems,
   hasCheckpointer,
   highlights,
   initialValues,
+  interrupted as pausedOn,
   newThreadId,
+  resumeThread,
   resumeValue,
   stateFromForm,
   summary,
@@ -49,7 +56,13 @@ export interface RunPanelProps {
 
 export function RunPanel(p: RunPanelProps) {
   const fields = useMemo(() => formFields(p.model), [p.model]);
-  const [chosen, setChosen] = useState<Platform[]>(() => [targetOf(p.model)]);
+  const target = targetOf(p.model);
+  const [chosen, setChosen] = useState<Platform[]>(() => [target]);
+  // Until a box is ticked by hand, the targets follow the document's.
+  const chosenByHand = useRef(false);
+  useEffect(() => {
+    if (!chosenByHand.current) setChosen([target]);
+  }, [target]);
   const [values, setValues] = useState<FormValues>(() => initialValues(fields));
   const [raw, setRaw] = useState(false);
   const [rawText, setRawText] = useState("");
@@ -63,16 +76,21 @@ export function RunPanel(p: RunPanelProps) {
   const [last, setLast] = useState<{ platforms: Platform[]; threadId: string | null } | null>(null);
   const [resumeText, setResumeText] = useState("");
   const [history, setHistory] = useState<HistoryItem[]>([]);
+  // A field's problem shows once it has text, or once a run was tried.
+  const [tried, setTried] = useState(false);
+  const problems = useMemo(() => formProblems(fields, values), [fields, values]);
+  const problemOf = (name: string) => (tried || (values[name] ?? "").trim() !== "" ? problems[name] : undefined);
 
   // New fields (an edited schema) start at their defaults; typed values stay.
   useEffect(() => {
     setValues((v) => ({ ...initialValues(fields), ...Object.fromEntries(Object.entries(v).filter(([k]) => fields.some((f) => f.name === k))) }));
   }, [fields]);
 
+  // The canvas follows the first target of the last run that has events.
   const marks = useMemo(() => {
-    const events = chosen.map((pl) => live.events[pl] ?? []).find((e) => e.length) ?? [];
+    const events = (last?.platforms ?? []).map((pl) => live.events[pl] ?? []).find((e) => e.length) ?? [];
     return highlights(events);
-  }, [live, chosen]);
+  }, [live, last]);
   const { onHighlight } = p;
   useEffect(() => onHighlight(marks), [marks, onHighlight]);
 
@@ -91,12 +109,11 @@ export function RunPanel(p: RunPanelProps) {
 
   const toggleRaw = () => {
     if (!raw) {
-      const r = formRequest();
-      setRawText(pretty(typeof r === "string" ? { state: {} } : r));
+      setRawText(pretty({ state: draftState(fields, values) }));
     } else {
       try {
-        const r = JSON.parse(rawText) as { state?: JsonObject };
-        if (r && typeof r.state === "object") setValues(valuesFromState(fields, r.state));
+        const r = JSON.parse(rawText) as Json;
+        if (isObject(r) && isObject(r.state)) setValues(valuesFromState(fields, r.state));
       } catch {
         /* keep the form as it was */
       }
@@ -140,6 +157,7 @@ export function RunPanel(p: RunPanelProps) {
   };
 
   const submit = () => {
+    setTried(true);
     const r = formRequest();
     if (typeof r === "string") {
       setError(r);
@@ -152,21 +170,26 @@ export function RunPanel(p: RunPanelProps) {
   };
 
   const resume = () => {
-    if (!last?.threadId) return;
-    void send({ threadId: last.threadId, resume: resumeValue(resumeText) }, last.platforms, true);
+    const threadId = last ? resumeThread(last.threadId, answer?.runs ?? {}) : null;
+    if (!last || !threadId) {
+      setError("no thread to resume: the answer named none");
+      return;
+    }
+    void send({ threadId, resume: resumeValue(resumeText) }, last.platforms, true);
   };
 
   const replay = (h: HistoryItem) => {
     const request = { ...h.request };
     if (typeof request.threadId === "string" && request.resume === undefined) request.threadId = newThreadId();
-    if (request.state && typeof request.state === "object" && !Array.isArray(request.state)) setValues(valuesFromState(fields, request.state));
+    if (isObject(request.state)) setValues(valuesFromState(fields, request.state));
     setRawText(pretty(request));
+    chosenByHand.current = true;
     setChosen(h.platforms);
     void send(request, h.platforms, true);
   };
 
   const shown = (answer ? (Object.keys(answer.runs) as Platform[]) : last?.platforms) ?? [];
-  const interrupted = answer ? shown.filter((pl) => isObject(answer.runs[pl]?.body) && (answer.runs[pl]?.body as JsonObject).interrupt !== undefined) : [];
+  const interrupted = answer ? (pausedOn(answer.runs) as Platform[]) : [];
 
   return (
     <aside className="run-panel" data-testid="run-panel">
@@ -181,7 +204,11 @@ export function RunPanel(p: RunPanelProps) {
               type="checkbox"
               data-testid={`run-platform-${pl}`}
               checked={chosen.includes(pl)}
-              onChange={(e) => setChosen((c) => (e.target.checked ? [...c.filter((x) => x !== pl), pl] : c.filter((x) => x !== pl)))}
+              onChange={(e) => {
+                chosenByHand.current = true;
+                const on = e.target.checked;
+                setChosen((c) => (on ? [...c.filter((x) => x !== pl), pl] : c.filter((x) => x !== pl)));
+              }}
             />
             {pl}
           </label>
@@ -199,8 +226,8 @@ export function RunPanel(p: RunPanelProps) {
             <div className="dim">Variables added to this machine's environment for the services (kept in this page's memory only, never saved).</div>
             {env.map((e, i) => (
               <div key={i} className="run-env-row">
-                <input data-testid="run-env-name" placeholder="OPENAI_API_KEY" value={e.name} onChange={(ev) => setEnv((all) => all.map((x, j) => (j === i ? { ...x, name: ev.target.value } : x)))} />
-                <input data-testid="run-env-value" type="password" autoComplete="off" value={e.value} onChange={(ev) => setEnv((all) => all.map((x, j) => (j === i ? { ...x, value: ev.target.value } : x)))} />
+                <input type="text" data-testid="run-env-name" aria-label="variable name" spellCheck={false} placeholder="OPENAI_API_KEY" value={e.name} onChange={(ev) => setEnv((all) => all.map((x, j) => (j === i ? { ...x, name: ev.target.value } : x)))} />
+                <input data-testid="run-env-value" type="password" aria-label="variable value" autoComplete="off" value={e.value} onChange={(ev) => setEnv((all) => all.map((x, j) => (j === i ? { ...x, value: ev.target.value } : x)))} />
                 <button type="button" onClick={() => setEnv((all) => all.filter((_, j) => j !== i))} title="Remove">
                   ×
                 </button>
@@ -236,15 +263,25 @@ export function RunPanel(p: RunPanelProps) {
                 </select>
               ) : (
                 <input
+                  type="text"
                   data-testid={`run-field-${f.name}`}
+                  spellCheck={f.type === "string"}
+                  inputMode={f.type === "integer" ? "numeric" : f.type === "number" ? "decimal" : undefined}
+                  aria-invalid={problemOf(f.name) !== undefined}
                   value={values[f.name] ?? ""}
                   placeholder={f.type === "array" ? "[...]" : f.type === "object" ? "{...}" : ""}
                   onChange={(e) => setValues((v) => ({ ...v, [f.name]: e.target.value }))}
                 />
               )}
+              {problemOf(f.name) ? (
+                <span className="run-field-problem err" data-testid={`run-field-problem-${f.name}`}>
+                  {problemOf(f.name)}
+                </span>
+              ) : null}
             </label>
           ))
         )}
+        {!raw && !fields.length ? <div className="dim">The document's state has no fields: the request is {"{\"state\": {}}"}.</div> : null}
         <div className="run-actions">
           <button type="button" className="primary" data-testid="run-submit" disabled={busy} onClick={submit}>
             {busy ? "Running…" : "Run"}
@@ -302,12 +339,16 @@ function isObject(v: unknown): v is JsonObject {
 }
 
 function Differences({ answer, platforms }: { answer: RunAnswer; platforms: Platform[] }) {
-  if (!answer.differences.length) {
+  const how = comparison(answer.runs, answer.differences, platforms);
+  if (how === "same") {
     return (
       <section className="run-same" data-testid="run-same">
         Same answer on {platforms.join(", ")}
       </section>
     );
+  }
+  if (how === "incomplete") {
+    return <section className="dim">Not every target answered: nothing to compare.</section>;
   }
   return (
     <section className="run-differences" data-testid="run-differences">
@@ -356,8 +397,8 @@ function TargetResult(p: { platform: Platform; result: RunResult | undefined; ph
             {r.status}
           </span>
         ) : null}
-        {r?.ms !== undefined ? <span className="dim">{r.ms} ms</span> : null}
-        {r?.build ? <span className="dim">{r.build.reused ? "cached build" : `built in ${(r.build.ms / 1000).toFixed(1)} s`}</span> : null}
+        {r?.ms !== undefined ? <span className="dim" title="the request's time">{formatMs(r.ms)}</span> : null}
+        {r?.build ? <span className="dim" data-testid={`run-build-${p.platform}`}>{buildText(r.build)}</span> : null}
       </header>
       {r?.error ? (
         <div className="err" data-testid={`run-failure-${p.platform}`}>

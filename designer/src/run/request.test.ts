@@ -1,7 +1,26 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Model } from "../model/types.ts";
-import { type RunEvent, formFields, hasCheckpointer, highlights, initialValues, newThreadId, resumeValue, stateFromForm, timeline, valuesFromState } from "./request.ts";
+import {
+  type RunEvent,
+  buildText,
+  comparison,
+  draftState,
+  formFields,
+  formProblems,
+  formatMs,
+  hasCheckpointer,
+  highlights,
+  initialValues,
+  interrupted,
+  newThreadId,
+  resumeThread,
+  resumeValue,
+  stateFromForm,
+  summary,
+  timeline,
+  valuesFromState,
+} from "./request.ts";
 
 const model = (logical: unknown): Model => ({ document: { logical } as Model["document"], nodes: [], edges: [] });
 
@@ -75,4 +94,41 @@ test("events become a timeline with each node's tokens and patch, and canvas hig
   const failed = timeline([...events, { type: "run_failed", data: { code: "internal", message: "boom" } }]);
   assert.equal(failed[2].state, "failed");
   assert.match(failed[3].label, /internal boom/);
+});
+
+test("each field's problem is named for the form, and a draft keeps what does not parse", () => {
+  const fields = formFields(doc);
+  const values = { ...initialValues(fields), limit: "many", tags: '["a"', ratio: "0.5" };
+  assert.deepEqual(formProblems(fields, values), { question: "question is required", limit: "limit must be an integer", tags: "tags is not valid JSON" });
+  assert.deepEqual(formProblems(fields, { ...initialValues(fields), question: "q" }), {});
+  // The raw JSON view of a form with problems: typed where it parses.
+  assert.deepEqual(draftState(fields, values), { limit: "many", ratio: 0.5, urgent: false, tags: '["a"' });
+  // The string field keeps its spaces; an empty optional field is left out.
+  assert.deepEqual(stateFromForm(fields, { question: "  hi " }), { state: { question: "  hi " } });
+});
+
+test("answers compare as the same only when every target ran", () => {
+  const ran = { phase: "run", status: 200, body: { result: { answer: "x" } } };
+  assert.equal(comparison({ go: ran, "python-svc": ran }, [], ["go", "python-svc"]), "same");
+  assert.equal(comparison({ go: ran, "python-svc": ran }, [{ field: "/result/answer" }], ["go", "python-svc"]), "differ");
+  const failed = { phase: "build", error: { code: "build_failed", message: "no" } };
+  assert.equal(comparison({ go: ran, "python-svc": failed }, [], ["go", "python-svc"]), "incomplete");
+  assert.equal(comparison({ go: ran }, [], ["go", "java-svc"]), "incomplete");
+});
+
+test("a pause names its targets and the thread a resume goes to", () => {
+  const paused = { phase: "run", body: { interrupt: { question: "ok?" }, threadId: "t1" } };
+  const done = { phase: "run", body: { result: {} } };
+  assert.deepEqual(interrupted({ go: paused, "python-svc": done }), ["go"]);
+  assert.equal(resumeThread("sent", { go: paused }), "sent");
+  assert.equal(resumeThread(null, { go: paused }), "t1");
+  assert.equal(resumeThread(null, { go: done }), null);
+});
+
+test("times, builds and the history line read as the panel shows them", () => {
+  assert.equal(formatMs(12.54), "12.5 ms");
+  assert.equal(formatMs(1834), "1.8 s");
+  assert.equal(buildText({ reused: true, ms: 0 }), "cached build");
+  assert.equal(buildText({ reused: false, ms: 1834 }), "built in 1.8 s");
+  assert.equal(summary({ go: { phase: "run", status: 200 }, "java-svc": { phase: "build", error: { code: "build_failed" } } }), "go 200, java-svc build_failed");
 });

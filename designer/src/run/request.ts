@@ -41,43 +41,67 @@ export function initialValues(fields: FormField[]): FormValues {
   return Object.fromEntries(fields.map((f) => [f.name, f.initial]));
 }
 
+/** A field's text as its typed value, or what is wrong with it. `undefined`:
+ * empty and optional (left out; the service fills its default). */
+export function parseField(f: FormField, raw: string | undefined): { value: Json | undefined } | { error: string } {
+  const text = (raw ?? "").trim();
+  if (text === "") return f.required ? { error: `${f.name} is required` } : { value: undefined };
+  switch (f.type) {
+    case "string":
+      return { value: raw ?? "" };
+    case "integer":
+    case "number": {
+      const n = Number(text);
+      if (!Number.isFinite(n) || (f.type === "integer" && !Number.isInteger(n))) return { error: `${f.name} must be ${f.type === "integer" ? "an integer" : "a number"}` };
+      return { value: n };
+    }
+    case "boolean":
+      return text === "true" || text === "false" ? { value: text === "true" } : { error: `${f.name} must be true or false` };
+    default:
+      try {
+        const v = JSON.parse(text) as Json;
+        if (f.type === "array" && !Array.isArray(v)) return { error: `${f.name} must be a JSON array` };
+        if (f.type === "object" && !isObject(v)) return { error: `${f.name} must be a JSON object` };
+        return { value: v };
+      } catch {
+        return { error: `${f.name} is not valid JSON` };
+      }
+  }
+}
+
+/** Each field's problem, by name (the form shows them next to the inputs). */
+export function formProblems(fields: FormField[], values: FormValues): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of fields) {
+    const r = parseField(f, values[f.name]);
+    if ("error" in r) out[f.name] = r.error;
+  }
+  return out;
+}
+
 /** The state the form stands for, or the first problem with it. Empty
  * optional fields are left out (the service fills their defaults). */
 export function stateFromForm(fields: FormField[], values: FormValues): { state: JsonObject } | { error: string } {
   const state: JsonObject = {};
   for (const f of fields) {
-    const text = (values[f.name] ?? "").trim();
-    if (text === "") {
-      if (f.required) return { error: `${f.name} is required` };
-      continue;
-    }
-    switch (f.type) {
-      case "string":
-        state[f.name] = values[f.name] ?? "";
-        break;
-      case "integer":
-      case "number": {
-        const n = Number(text);
-        if (!Number.isFinite(n) || (f.type === "integer" && !Number.isInteger(n))) return { error: `${f.name} must be ${f.type === "integer" ? "an integer" : "a number"}` };
-        state[f.name] = n;
-        break;
-      }
-      case "boolean":
-        if (text !== "true" && text !== "false") return { error: `${f.name} must be true or false` };
-        state[f.name] = text === "true";
-        break;
-      default:
-        try {
-          const v = JSON.parse(text) as Json;
-          if (f.type === "array" && !Array.isArray(v)) return { error: `${f.name} must be a JSON array` };
-          if (f.type === "object" && !isObject(v)) return { error: `${f.name} must be a JSON object` };
-          state[f.name] = v;
-        } catch {
-          return { error: `${f.name} is not valid JSON` };
-        }
-    }
+    const r = parseField(f, values[f.name]);
+    if ("error" in r) return r;
+    if (r.value !== undefined) state[f.name] = r.value;
   }
   return { state };
+}
+
+/** The form as a state even when it has problems (for the raw JSON view):
+ * what parses is typed, the rest kept as typed text, empty fields left out. */
+export function draftState(fields: FormField[], values: FormValues): JsonObject {
+  const state: JsonObject = {};
+  for (const f of fields) {
+    const raw = values[f.name] ?? "";
+    if (raw.trim() === "") continue;
+    const r = parseField(f, raw);
+    state[f.name] = "error" in r || r.value === undefined ? raw : r.value;
+  }
+  return state;
 }
 
 /** The form's values for a state (raw JSON back to the form). */
@@ -186,3 +210,44 @@ export function summary(runs: Record<string, { status?: number; phase?: string; 
     .map(([p, r]) => `${p} ${r.status ?? r.error?.code ?? r.phase ?? "?"}`)
     .join(", ");
 }
+
+/** A duration as the panel shows it: "12.5 ms", "1.8 s". */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms * 10) / 10} ms`;
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** A target's build: "cached build" when the cache had it, else its time. */
+export function buildText(build: { reused: boolean; ms: number }): string {
+  return build.reused ? "cached build" : `built in ${formatMs(build.ms)}`;
+}
+
+interface Ran {
+  phase?: string;
+  error?: unknown;
+  body?: unknown;
+}
+
+/** How the targets' answers compare: "same" only when every target ran and
+ * nothing differs; "incomplete" when one stopped before answering. */
+export function comparison(runs: Record<string, Ran>, differences: unknown[], platforms: string[]): "same" | "differ" | "incomplete" {
+  if (differences.length) return "differ";
+  return platforms.every((p) => runs[p] && runs[p].phase === "run" && !runs[p].error) ? "same" : "incomplete";
+}
+
+/** The targets whose answer is a pause (`{"interrupt", "threadId"}`). */
+export function interrupted(runs: Record<string, Ran>): string[] {
+  return Object.keys(runs).filter((p) => isObject(runs[p]?.body) && (runs[p].body as JsonObject).interrupt !== undefined);
+}
+
+/** The thread a resume goes to: the one the run was sent with, else the one
+ * a paused target answered with. */
+export function resumeThread(sent: string | null, runs: Record<string, Ran>): string | null {
+  if (sent) return sent;
+  for (const p of interrupted(runs)) {
+    const id = (runs[p].body as JsonObject).threadId;
+    if (typeof id === "string" && id) return id;
+  }
+  return null;
+}
+

@@ -242,9 +242,10 @@ fn a_paused_run_resumes_on_every_target_and_the_designers_exit_stops_every_servi
             .map(|l| l["phase"].clone())
             .collect()
     };
+    let answer = lines.last().cloned().unwrap_or_default();
     for p in targets {
-        assert_eq!(phases(p).first(), Some(&json!("compile")), "{p}");
-        assert_eq!(phases(p).last(), Some(&json!("run")), "{p}");
+        assert_eq!(phases(p).first(), Some(&json!("compile")), "{p}: {answer}");
+        assert_eq!(phases(p).last(), Some(&json!("run")), "{p}: {answer}");
     }
     let done = lines.last().unwrap();
     assert_eq!(done["type"], "done");

@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Value};
 
@@ -20,8 +19,10 @@ const BUILD_LOG: &str = ".svc-design-build.log";
 /// The longest a `setup` or `build` command may take (a first Maven build
 /// downloads the world).
 const BUILD_LIMIT: Duration = Duration::from_secs(20 * 60);
-/// Projects kept per platform; the least recently run go first.
+/// Projects kept per platform; the least recently run go first, but none
+/// used in the last [`IN_USE`] (another `svc design` may be running it).
 const KEEP: usize = 8;
+const IN_USE: Duration = Duration::from_secs(3600);
 
 /// The cache key of a document on a platform: its canonical JSON (keys
 /// sorted, no spaces) without what changes no code on this platform
@@ -87,8 +88,28 @@ pub fn project_dir(cache: &Path, key: &str, platform: &str) -> PathBuf {
         .join(format!("{platform}-{}", &key[..24.min(key.len())]))
 }
 
+/// An exclusive lock on `<cache>/locks/<name>.lock`, held until dropped:
+/// several `svc design` sessions (and the threads of one) share the cache,
+/// and neither a project nor the python-svc venv may be written by two at
+/// once.
+pub fn lock(cache: &Path, name: &str) -> Result<std::fs::File, String> {
+    let dir = cache.join("locks");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(format!("{name}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    file.lock()
+        .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
+    Ok(file)
+}
+
 /// Marks a project as just used, and removes the least recently used
-/// projects of its platform beyond [`KEEP`] (never the one in use).
+/// projects of its platform beyond [`KEEP`]: never the one in use, one
+/// used within [`IN_USE`], or one another session holds the lock of.
 pub fn touch_and_prune(cache: &Path, project: &Path, platform: &str) {
     let stamp = project.join(BUILT);
     let _ = std::fs::write(&stamp, b"");
@@ -96,20 +117,33 @@ pub fn touch_and_prune(cache: &Path, project: &Path, platform: &str) {
         return;
     };
     let prefix = format!("{platform}-");
-    let mut mine: Vec<(std::time::SystemTime, PathBuf)> = entries
+    let mut mine: Vec<(SystemTime, PathBuf)> = entries
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
         .map(|e| {
+            // A project without its stamp is being built: its folder's time.
             let used = std::fs::metadata(e.path().join(BUILT))
+                .or_else(|_| std::fs::metadata(e.path()))
                 .and_then(|m| m.modified())
-                .unwrap_or(std::time::UNIX_EPOCH);
+                .unwrap_or(SystemTime::UNIX_EPOCH);
             (used, e.path())
         })
         .collect();
     mine.sort_by_key(|m| std::cmp::Reverse(m.0));
-    for (_, old) in mine.into_iter().skip(KEEP) {
-        if old != project {
-            let _ = std::fs::remove_dir_all(old);
+    let now = SystemTime::now();
+    for (used, old) in mine.into_iter().skip(KEEP) {
+        let recent = now.duration_since(used).map_or(true, |age| age < IN_USE);
+        let name = old.file_name().map(|n| n.to_string_lossy().into_owned());
+        let Some(name) = name.filter(|_| !recent && old != project) else {
+            continue;
+        };
+        let held = std::fs::OpenOptions::new()
+            .write(true)
+            .open(cache.join("locks").join(format!("{name}.lock")))
+            .map(|f| f.try_lock().is_err())
+            .unwrap_or(false);
+        if !held {
+            let _ = std::fs::remove_dir_all(&old);
         }
     }
 }
@@ -117,16 +151,12 @@ pub fn touch_and_prune(cache: &Path, project: &Path, platform: &str) {
 /// Variables a platform's commands run with: python-svc's commands run in
 /// the designer's own virtual environment (made on first use), so that
 /// `pip install` never touches the user's Python.
-pub fn toolchain_env(
-    cache: &Path,
-    platform: &str,
-    venv_lock: &Mutex<()>,
-) -> Result<Vec<(String, String)>, String> {
+pub fn toolchain_env(cache: &Path, platform: &str) -> Result<Vec<(String, String)>, String> {
     if platform != "python-svc" {
         return Ok(Vec::new());
     }
     let venv = cache.join("python-venv");
-    let _held = venv_lock.lock().unwrap_or_else(|p| p.into_inner());
+    let _held = lock(cache, "python-venv")?;
     if !venv.join("bin").join("python").is_file() {
         let python = std::env::var("SVC_PYTHON").unwrap_or_else(|_| "python3".into());
         let out = Command::new(&python)
@@ -341,6 +371,55 @@ mod tests {
             "codegen": {"templates": {"java-svc": {}}}});
         assert_eq!(key(&d, "go", "s"), key(&e, "go", "s"));
         assert_ne!(key(&d, "python-svc", "s"), key(&e, "python-svc", "s"));
+    }
+
+    #[test]
+    fn pruning_keeps_the_recent_the_unbuilt_and_the_locked() {
+        let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let projects = cache.path().join("projects");
+        let old = SystemTime::now() - Duration::from_secs(2 * 3600);
+        let make = |name: &str, stamped_at: Option<SystemTime>| {
+            let dir = projects.join(name);
+            std::fs::create_dir_all(&dir).unwrap_or_default();
+            if let Some(t) = stamped_at {
+                let f = std::fs::File::create(dir.join(BUILT));
+                let _ = f.and_then(|f| f.set_modified(t));
+            }
+            dir
+        };
+        for i in 0..10 {
+            make(&format!("go-old{i:02}"), Some(old - Duration::from_secs(i)));
+        }
+        let recent = make(
+            "go-recent",
+            Some(SystemTime::now() - Duration::from_secs(60)),
+        );
+        let building = make("go-building", None);
+        let _held = lock(cache.path(), "go-old09");
+        let current = make("go-current", None);
+        touch_and_prune(cache.path(), &current, "go");
+        let left: Vec<String> = std::fs::read_dir(&projects)
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for kept in [
+            "go-current",
+            "go-recent",
+            "go-building",
+            "go-old00",
+            "go-old04",
+            "go-old09",
+        ] {
+            assert!(left.contains(&kept.to_string()), "{kept} pruned: {left:?}");
+        }
+        // Eight kept by age (current, recent, building, old00..old04); of
+        // the rest only the locked one stays.
+        assert!(!left.contains(&"go-old05".to_string()), "{left:?}");
+        assert_eq!(left.len(), 9, "{left:?}");
+        assert!(recent.exists() && building.exists());
     }
 
     #[test]

@@ -99,7 +99,6 @@ pub struct Runner {
     /// Bumped by every stop: a run that started before it gives up.
     generation: AtomicU64,
     echo: Mutex<Option<Arc<echo::Echo>>>,
-    venv: Mutex<()>,
 }
 
 impl Runner {
@@ -127,7 +126,6 @@ impl Runner {
             groups: process::Groups::default(),
             generation: AtomicU64::new(0),
             echo: Mutex::new(None),
-            venv: Mutex::new(()),
         })
     }
 
@@ -305,12 +303,29 @@ impl Runner {
         };
         let key = build::key(&ctx.document, platform, &backend_sha);
         let project = build::project_dir(&self.cache, &key, platform);
-        let reused = project.join(build::BUILT).is_file();
-        let env = match build::toolchain_env(&self.cache, platform, &self.venv) {
+        let env = match build::toolchain_env(&self.cache, platform) {
             Ok(e) => e,
             Err(why) => return failure("build", "build_failed", why),
         };
+        // The project's lock while it is checked, compiled and built; and
+        // python-svc's venv's, which its `setup` installs into.
+        let name = project
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let project_lock = match build::lock(&self.cache, &name) {
+            Ok(l) => l,
+            Err(why) => return failure("build", "build_failed", why),
+        };
+        let reused = project.join(build::BUILT).is_file();
         if !reused {
+            let _venv = match platform {
+                "python-svc" => match build::lock(&self.cache, "python-venv") {
+                    Ok(l) => Some(l),
+                    Err(why) => return failure("build", "build_failed", why),
+                },
+                _ => None,
+            };
             if let Err(diags) = lock_api().compile_to(ctx.text.clone(), platform, &project) {
                 return with_diagnostics(
                     failure(
@@ -344,6 +359,7 @@ impl Runner {
             }
         }
         build::touch_and_prune(&self.cache, &project, platform);
+        drop(project_lock);
         let build_info =
             json!({"reused": reused, "ms": ms(started), "dir": project.display().to_string()});
 
