@@ -89,6 +89,16 @@ impl Ctx {
     }
 }
 
+/// A project compiled and built in the cache.
+struct Built {
+    project: PathBuf,
+    key: String,
+    /// The toolchain's variables (python-svc's venv).
+    env: Vec<(String, String)>,
+    /// The answer's `build`: `reused`, `ms`, `dir`.
+    info: Value,
+}
+
 /// The services of this designer session, one slot per platform.
 pub struct Runner {
     cache: PathBuf,
@@ -276,159 +286,28 @@ impl Runner {
         json!({"runs": runs, "differences": differences})
     }
 
+    /// Compile, build, start (each only when needed) and run on one
+    /// platform: its entry of the answer's `runs`.
     fn run_one(&self, api: &Mutex<Api>, platform: &str, ctx: &Ctx) -> Value {
         let Some(slot) = self.slots.get(platform) else {
-            return failure(
-                "compile",
-                "bad_request",
-                format!("unknown platform `{platform}`"),
-            );
+            let why = format!("unknown platform `{platform}`");
+            return failure("compile", "bad_request", why);
         };
         // One run per platform at a time: the next waits for this one.
         let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
         let generation = self.generation.load(Ordering::SeqCst);
         let stopped = || self.generation.load(Ordering::SeqCst) != generation;
-        let started = Instant::now();
-
-        ctx.phase(platform, "compile");
-        let lock_api = || api.lock().unwrap_or_else(|p| p.into_inner());
-        let backend_sha = match lock_api().backend_sha256(platform) {
-            Ok(s) => s,
-            Err(d) => {
-                return with_diagnostics(
-                    failure("compile", "compile_failed", d.message.clone()),
-                    &[d],
-                )
-            }
+        let built = match self.built(api, platform, ctx, &stopped) {
+            Ok(b) => b,
+            Err(f) => return f,
         };
-        let key = build::key(&ctx.document, platform, &backend_sha);
-        let project = build::project_dir(&self.cache, &key, platform);
-        let env = match build::toolchain_env(&self.cache, platform) {
-            Ok(e) => e,
-            Err(why) => return failure("build", "build_failed", why),
-        };
-        // The project's lock while it is checked, compiled and built; and
-        // python-svc's venv's, which its `setup` installs into.
-        let name = project
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let project_lock = match build::lock(&self.cache, &name) {
-            Ok(l) => l,
-            Err(why) => return failure("build", "build_failed", why),
-        };
-        let reused = project.join(build::BUILT).is_file();
-        if !reused {
-            let _venv = match platform {
-                "python-svc" => match build::lock(&self.cache, "python-venv") {
-                    Ok(l) => Some(l),
-                    Err(why) => return failure("build", "build_failed", why),
-                },
-                _ => None,
-            };
-            if let Err(diags) = lock_api().compile_to(ctx.text.clone(), platform, &project) {
-                return with_diagnostics(
-                    failure(
-                        "compile",
-                        "compile_failed",
-                        format!("the document does not compile for {platform}"),
-                    ),
-                    &diags,
-                );
-            }
-            ctx.phase(platform, "build");
-            if let Err(log) = build::build(&project, platform, &env, &self.groups) {
-                if stopped() {
-                    return failure(
-                        "build",
-                        "stopped",
-                        "the services were stopped during the build",
-                    );
-                }
-                let bodies = ctx.bodies.get(platform).cloned().unwrap_or_default();
-                let mut f = failure(
-                    "build",
-                    "build_failed",
-                    format!(
-                        "the {platform} project does not build: see the log and the places below"
-                    ),
-                );
-                f["locations"] = json!(build::locations(&project, &log, &bodies));
-                f["log"] = json!(build::tail(&log, 16 << 10));
-                return f;
-            }
-        }
-        build::touch_and_prune(&self.cache, &project, platform);
-        drop(project_lock);
-        let build_info =
-            json!({"reused": reused, "ms": ms(started), "dir": project.display().to_string()});
-
-        // The service: reused while its project and variables are the
-        // same, else replaced.
-        ctx.phase(platform, "start");
-        let mut service_env = env.clone();
-        match self.model_env(&ctx.document, &ctx.llm) {
-            Ok(e) => service_env.extend(e),
-            Err(why) => return failure("start", "start_failed", why),
-        }
-        let fingerprint = svc_runtime::sha256_hex(format!("{key}\0{service_env:?}").as_bytes());
-        let current = slot
-            .as_mut()
-            .is_some_and(|s| s.fingerprint == fingerprint && s.alive());
-        if !current {
-            if let Some(mut old) = slot.take() {
-                self.groups.stop(&mut old.child);
-            }
-            let run = match build::commands(&project) {
-                Ok(c) => c.run,
-                Err(why) => return failure("start", "start_failed", why),
-            };
-            let ready = match platform {
-                "java-svc" => Duration::from_secs(180),
-                "python-svc" => Duration::from_secs(90),
-                _ => Duration::from_secs(30),
-            };
-            let auth = Auth::of(&ctx.document);
-            match Running::start(
-                &project,
-                platform,
-                &run,
-                &service_env,
-                &auth,
-                fingerprint,
-                ready,
-                &self.groups,
-            ) {
-                Ok(s) => *slot = Some(s),
-                Err(log) => {
-                    if stopped() {
-                        return failure(
-                            "start",
-                            "stopped",
-                            "the services were stopped while this one started",
-                        );
-                    }
-                    let mut f = failure(
-                        "start",
-                        "start_failed",
-                        format!("the {platform} service did not start"),
-                    );
-                    f["log"] = json!(build::tail(&log, 16 << 10));
-                    f["build"] = build_info;
-                    return f;
-                }
-            }
-        }
-        if stopped() {
-            if let Some(mut s) = slot.take() {
-                self.groups.stop(&mut s.child);
-            }
-            return failure("start", "stopped", "the services were stopped");
+        if let Err(mut f) = self.started(&mut slot, platform, ctx, &built, &stopped) {
+            f["build"] = built.info;
+            return f;
         }
         let Some(service) = slot.as_ref() else {
             return failure("start", "start_failed", "no service");
         };
-
         ctx.phase(platform, "run");
         let asked = Instant::now();
         let mut on_event =
@@ -442,21 +321,159 @@ impl Runner {
                 }
                 r
             }
-            Err(why) if stopped() => failure(
-                "run",
-                "stopped",
-                format!("the services were stopped during the run ({why})"),
-            ),
+            Err(why) if stopped() => {
+                let why = format!("the services were stopped during the run ({why})");
+                failure("run", "stopped", why)
+            }
             Err(why) => {
                 let mut f = failure("run", "run_failed", why);
                 f["log"] = json!(build::tail(&service.output(), 16 << 10));
                 f
             }
         };
-        out["build"] = build_info;
+        out["build"] = built.info;
         out["port"] = json!(service.port);
         out["pid"] = json!(service.child.id());
         out
+    }
+
+    /// The platform's project in the cache, compiled and built unless it
+    /// was already; or the failure to answer.
+    fn built(
+        &self,
+        api: &Mutex<Api>,
+        platform: &str,
+        ctx: &Ctx,
+        stopped: &dyn Fn() -> bool,
+    ) -> Result<Built, Value> {
+        let started = Instant::now();
+        ctx.phase(platform, "compile");
+        let lock_api = || api.lock().unwrap_or_else(|p| p.into_inner());
+        let backend_sha = lock_api().backend_sha256(platform).map_err(|d| {
+            with_diagnostics(
+                failure("compile", "compile_failed", d.message.clone()),
+                &[d],
+            )
+        })?;
+        let key = build::key(&ctx.document, platform, &backend_sha);
+        let project = build::project_dir(&self.cache, &key, platform);
+        let env = build::toolchain_env(&self.cache, platform)
+            .map_err(|why| failure("build", "build_failed", why))?;
+        // The project's lock while it is checked, compiled and built; and
+        // python-svc's venv's, which its `setup` installs into.
+        let name = project
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let _project =
+            build::lock(&self.cache, &name).map_err(|why| failure("build", "build_failed", why))?;
+        let reused = project.join(build::BUILT).is_file();
+        if !reused {
+            let _venv = match platform {
+                "python-svc" => Some(
+                    build::lock(&self.cache, "python-venv")
+                        .map_err(|why| failure("build", "build_failed", why))?,
+                ),
+                _ => None,
+            };
+            if let Err(diags) = lock_api().compile_to(ctx.text.clone(), platform, &project) {
+                let why = format!("the document does not compile for {platform}");
+                return Err(with_diagnostics(
+                    failure("compile", "compile_failed", why),
+                    &diags,
+                ));
+            }
+            ctx.phase(platform, "build");
+            if let Err(log) = build::build(&project, platform, &env, &self.groups) {
+                if stopped() {
+                    let why = "the services were stopped during the build";
+                    return Err(failure("build", "stopped", why));
+                }
+                let bodies = ctx.bodies.get(platform).cloned().unwrap_or_default();
+                let why = format!(
+                    "the {platform} project does not build: see the log and the places below"
+                );
+                let mut f = failure("build", "build_failed", why);
+                f["locations"] = json!(build::locations(&project, &log, &bodies));
+                f["log"] = json!(build::tail(&log, 16 << 10));
+                return Err(f);
+            }
+        }
+        build::touch_and_prune(&self.cache, &project, platform);
+        let info =
+            json!({"reused": reused, "ms": ms(started), "dir": project.display().to_string()});
+        Ok(Built {
+            project,
+            key,
+            env,
+            info,
+        })
+    }
+
+    /// The platform's service in `slot`: reused while its project and
+    /// variables are the same, else replaced by a new one.
+    fn started(
+        &self,
+        slot: &mut Option<Running>,
+        platform: &str,
+        ctx: &Ctx,
+        built: &Built,
+        stopped: &dyn Fn() -> bool,
+    ) -> Result<(), Value> {
+        ctx.phase(platform, "start");
+        let mut env = built.env.clone();
+        env.extend(
+            self.model_env(&ctx.document, &ctx.llm)
+                .map_err(|why| failure("start", "start_failed", why))?,
+        );
+        let fingerprint = svc_runtime::sha256_hex(format!("{}\0{env:?}", built.key).as_bytes());
+        let current = slot
+            .as_mut()
+            .is_some_and(|s| s.fingerprint == fingerprint && s.alive());
+        if !current {
+            if let Some(mut old) = slot.take() {
+                self.groups.stop(&mut old.child);
+            }
+            let run = build::commands(&built.project)
+                .map_err(|why| failure("start", "start_failed", why))?
+                .run;
+            let ready = match platform {
+                "java-svc" => Duration::from_secs(180),
+                "python-svc" => Duration::from_secs(90),
+                _ => Duration::from_secs(30),
+            };
+            let auth = Auth::of(&ctx.document);
+            let service = Running::start(
+                &built.project,
+                platform,
+                &run,
+                &env,
+                &auth,
+                fingerprint,
+                ready,
+                &self.groups,
+            );
+            match service {
+                Ok(s) => *slot = Some(s),
+                Err(_) if stopped() => {
+                    let why = "the services were stopped while this one started";
+                    return Err(failure("start", "stopped", why));
+                }
+                Err(log) => {
+                    let why = format!("the {platform} service did not start");
+                    let mut f = failure("start", "start_failed", why);
+                    f["log"] = json!(build::tail(&log, 16 << 10));
+                    return Err(f);
+                }
+            }
+        }
+        if stopped() {
+            if let Some(mut s) = slot.take() {
+                self.groups.stop(&mut s.child);
+            }
+            return Err(failure("start", "stopped", "the services were stopped"));
+        }
+        Ok(())
     }
 
     /// The variables of the services' model calls: the echo model's
