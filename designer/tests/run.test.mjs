@@ -103,6 +103,8 @@ test("run a graph on go and python-svc, compare, resume, and leave nothing behin
   await openPanel(page, first.url, ["go", "python-svc"]);
   await page.getByTestId("run-field-question").fill("Where is my invoice?");
   await page.getByTestId("run-submit").click();
+  // The phases show while the targets build (the run's progress, live).
+  await page.waitForFunction(() => /building|starting|running/.test(document.querySelector('[data-testid="run-phase-python-svc"]')?.textContent ?? ""), null, { timeout: BUILD });
   for (const p of ["go", "python-svc"]) {
     await page.waitForFunction((id) => document.querySelector(`[data-testid="${id}"]`)?.textContent?.includes("200"), `run-status-${p}`, { timeout: BUILD });
     assert.match(await text(page, `run-body-${p}`), /Billing team will answer: Where is my invoice\?/);

@@ -199,37 +199,44 @@ export interface RunBody {
   llm: { mode: "echo" } | { mode: "provider"; env: Record<string, string> };
 }
 
-/** A line of a streamed run. */
-export type RunLine =
-  | { type: "phase"; platform: Platform; phase: string }
-  | { type: "event"; platform: Platform; event: unknown }
-  | ({ type: "done" } & RunAnswer);
+/** A line of a run's progress. */
+export type RunLine = { type: "phase"; platform: Platform; phase: string } | { type: "event"; platform: Platform; event: unknown };
 
-/** Runs on each platform, handing every NDJSON line to `onLine` as it comes;
- * resolves with the final answer. */
-export async function run(body: RunBody, onLine: (line: RunLine) => void, signal?: AbortSignal): Promise<RunAnswer> {
-  const res = await call("POST", "/api/run", { ...body, stream: true }, undefined, signal);
-  const reader = res.body?.getReader();
-  if (!reader) throw new ApiError(500, "no_body", "the run answered nothing", null);
-  const decoder = new TextDecoder();
-  let buffered = "";
-  let done: RunAnswer | null = null;
+/** Runs on each platform and resolves with the answer; meanwhile every
+ * line of the run's progress (phases, run events with the model's tokens)
+ * goes to `onLine` as it comes, through `GET /api/run/progress`. */
+export async function run(body: RunBody, onLine: (line: RunLine) => void): Promise<RunAnswer> {
+  const bytes = new Uint8Array(12);
+  crypto.getRandomValues(bytes);
+  const progress = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const answer = json<RunAnswer>("POST", "/api/run", { ...body, progress });
+  const ended = answer.then(
+    () => "ok" as const,
+    () => "failed" as const,
+  );
+  type Progress = { lines: RunLine[]; next: number; done: boolean };
+  const poll = (after: number) => json<Progress>("GET", `/api/run/progress?id=${progress}&after=${after}`).catch(() => null);
+  let after = 0;
+  // Each call waits for something new, until the run says it is over or
+  // its POST is answered.
   for (;;) {
-    const { value, done: end } = await reader.read();
-    if (value) buffered += decoder.decode(value, { stream: true });
-    let nl: number;
-    while ((nl = buffered.indexOf("\n")) >= 0) {
-      const text = buffered.slice(0, nl).trim();
-      buffered = buffered.slice(nl + 1);
-      if (!text) continue;
-      const line = JSON.parse(text) as RunLine;
-      onLine(line);
-      if (line.type === "done") done = line;
+    const p = await Promise.race([poll(after), ended]);
+    if (p === "failed") break;
+    if (p === "ok") {
+      // Over: what came before the answer, at once (the run is done).
+      (await poll(after))?.lines.forEach(onLine);
+      break;
     }
-    if (end) break;
+    if (!p) {
+      // The progress call failed (the server is busy or gone): wait a little.
+      await new Promise((r) => setTimeout(r, 500));
+      continue;
+    }
+    p.lines.forEach(onLine);
+    after = p.next;
+    if (p.done) break;
   }
-  if (!done) throw new ApiError(500, "cut_short", "the run's answer ended before its last line", null);
-  return done;
+  return answer;
 }
 
 export const stopRuns = () => json<{ stopped: string[] }>("POST", "/api/run/stop", {});

@@ -16,7 +16,7 @@ use svc_runtime::{Backend, Runtime};
 
 use super::format;
 use super::model::{self, Flat};
-use super::server::{Body, Call, Reply};
+use super::server::{Call, Reply};
 use crate::backends::Backends;
 use crate::capabilities::info_json;
 
@@ -453,7 +453,7 @@ impl Api {
             return Ok(Reply {
                 status: 200,
                 content_type: "application/zip",
-                body: Body::Bytes(bytes),
+                body: bytes,
                 headers: vec![(
                     "Content-Disposition",
                     format!(

@@ -26,14 +26,8 @@ const MAX_BODY: usize = 32 << 20;
 pub struct Reply {
     pub status: u16,
     pub content_type: &'static str,
-    pub body: Body,
+    pub body: Vec<u8>,
     pub headers: Vec<(&'static str, String)>,
-}
-
-/// A whole answer, or one written as it is produced (chunked).
-pub enum Body {
-    Bytes(Vec<u8>),
-    Stream(Box<dyn Read + Send>),
 }
 
 impl Reply {
@@ -41,7 +35,7 @@ impl Reply {
         Reply {
             status,
             content_type: "application/json",
-            body: Body::Bytes(v.to_string().into_bytes()),
+            body: v.to_string().into_bytes(),
             headers: Vec::new(),
         }
     }
@@ -91,16 +85,7 @@ fn respond(
     runner: &Arc<Runner>,
 ) {
     let reply = answer(&mut request, port, token, api, runner);
-    let status = tiny_http::StatusCode(reply.status);
-    let (reader, length): (Box<dyn Read + Send>, Option<usize>) = match reply.body {
-        Body::Bytes(bytes) => {
-            let n = bytes.len();
-            (Box::new(std::io::Cursor::new(bytes)), Some(n))
-        }
-        // No length: tiny_http sends it chunked, as it is produced.
-        Body::Stream(reader) => (reader, None),
-    };
-    let mut response = tiny_http::Response::new(status, Vec::new(), reader, length, None);
+    let mut response = tiny_http::Response::from_data(reply.body).with_status_code(reply.status);
     let fixed = [
         ("Content-Type", reply.content_type),
         ("X-Content-Type-Options", "nosniff"),
@@ -171,7 +156,8 @@ fn answer(
     }
     let method = request.method().as_str().to_string();
     let url = request.url().to_string();
-    let path = url.split('?').next().unwrap_or("/").to_string();
+    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+    let (path, query) = (path.to_string(), query.to_string());
     if !path.starts_with("/api/") {
         if method != "GET" && method != "HEAD" {
             return Reply::error(405, "method_not_allowed", "the app's files are read-only");
@@ -199,11 +185,15 @@ fn answer(
     }
     match (method.as_str(), path.as_str()) {
         ("POST", "/api/run") => return runner.handle(api, &body),
+        ("GET", "/api/run/progress") => return runner.progress(&query),
         ("POST", "/api/run/stop") => {
             return Reply::json(200, &json!({"stopped": runner.stop()}));
         }
         (_, "/api/run" | "/api/run/stop") => {
             return Reply::error(405, "method_not_allowed", format!("{path} takes POST"));
+        }
+        (_, "/api/run/progress") => {
+            return Reply::error(405, "method_not_allowed", format!("{path} takes GET"));
         }
         _ => {}
     }
@@ -242,7 +232,7 @@ fn asset(path: &str) -> Reply {
     Reply {
         status: 200,
         content_type,
-        body: Body::Bytes(file.contents().to_vec()),
+        body: file.contents().to_vec(),
         headers: Vec::new(),
     }
 }

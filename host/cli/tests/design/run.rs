@@ -213,28 +213,49 @@ fn a_paused_run_resumes_on_every_target_and_the_designers_exit_stops_every_servi
     let model = d.model();
     let thread = format!("t{}", std::process::id());
 
-    // Streamed: the phases of each target as NDJSON lines, then the answer.
-    let r = send(
-        d.port,
-        "POST",
-        "/api/run",
-        &[
-            ("X-Svc-Token", d.token.as_str()),
+    // The run's progress, asked for while it goes: each target's phases
+    // arrive before the answer does.
+    let id = format!("p{}", std::process::id());
+    let body = json!({"model": model, "platforms": targets, "progress": id,
+           "request": {"state": {"question": "ship it?"}, "threadId": thread}});
+    let (port, token) = (d.port, d.token.clone());
+    let post = std::thread::spawn(move || {
+        let headers = [
+            ("X-Svc-Token", token.as_str()),
             ("Content-Type", "application/json"),
-        ],
-        json!({"model": model, "platforms": targets, "stream": true,
-               "request": {"state": {"question": "ship it?"}, "threadId": thread}})
-        .to_string()
-        .as_bytes(),
-        RUN_LIMIT,
-    )
-    .unwrap();
-    assert_eq!(r.header("content-type"), Some("application/x-ndjson"));
-    let lines: Vec<Value> = r
-        .text()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        ];
+        let r = send(
+            port,
+            "POST",
+            "/api/run",
+            &headers,
+            body.to_string().as_bytes(),
+            RUN_LIMIT,
+        );
+        (Instant::now(), r.unwrap())
+    });
+    let (mut lines, mut after, mut first_seen) = (Vec::<Value>::new(), 0, None);
+    loop {
+        let r = d.get(&format!("/api/run/progress?id={id}&after={after}"));
+        assert_eq!(r.status, 200, "{}", r.text());
+        let r = r.json();
+        let new = r["lines"].as_array().unwrap();
+        if !new.is_empty() && first_seen.is_none() {
+            first_seen = Some(Instant::now());
+        }
+        lines.extend(new.iter().cloned());
+        after = r["next"].as_u64().unwrap() as usize;
+        if r["done"] == true {
+            break;
+        }
+    }
+    let (answered, r) = post.join().unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        first_seen.unwrap() < answered,
+        "no progress before the answer"
+    );
+    assert_eq!(d.get("/api/run/progress").status, 400);
     let phases = |p: &str| -> Vec<Value> {
         lines
             .iter()
@@ -242,13 +263,11 @@ fn a_paused_run_resumes_on_every_target_and_the_designers_exit_stops_every_servi
             .map(|l| l["phase"].clone())
             .collect()
     };
-    let answer = lines.last().cloned().unwrap_or_default();
+    let done = r.json();
     for p in targets {
-        assert_eq!(phases(p).first(), Some(&json!("compile")), "{p}: {answer}");
-        assert_eq!(phases(p).last(), Some(&json!("run")), "{p}: {answer}");
+        assert_eq!(phases(p).first(), Some(&json!("compile")), "{p}: {done}");
+        assert_eq!(phases(p).last(), Some(&json!("run")), "{p}: {done}");
     }
-    let done = lines.last().unwrap();
-    assert_eq!(done["type"], "done");
     for p in targets {
         let body = &done["runs"][p]["body"];
         assert_eq!(body["interrupt"]["node"], "review", "{p}: {body}");

@@ -6,19 +6,20 @@
 //!
 //! `build` keeps the projects, `process` the process groups (so that
 //! nothing is left behind), `service` a started service, `echo` the
-//! offline model, `compare` the differences between targets.
+//! offline model, `compare` the differences between targets, `progress`
+//! what runs have done so far.
 
 mod build;
 mod compare;
 mod echo;
 mod process;
+mod progress;
 mod service;
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -26,7 +27,7 @@ use serde_json::{json, Map, Value};
 
 use super::api::Api;
 use super::model::{self, Flat};
-use super::server::{Body, Reply};
+use super::server::Reply;
 use service::{Auth, Running};
 
 /// A fresh random secret (128 bits from the OS), in hex.
@@ -44,8 +45,10 @@ struct RunBody {
     request: Value,
     #[serde(default)]
     llm: Llm,
+    /// An id of the caller's choice under which `GET /api/run/progress`
+    /// shows the run as it goes.
     #[serde(default)]
-    stream: bool,
+    progress: Option<String>,
 }
 
 /// Where the services' model calls go.
@@ -71,22 +74,7 @@ struct Ctx {
     request: Value,
     streaming: bool,
     llm: Llm,
-    lines: Option<mpsc::Sender<Vec<u8>>>,
-}
-
-impl Ctx {
-    /// One NDJSON line to a streamed answer (nobody listening is fine).
-    fn emit(&self, line: Value) {
-        if let Some(tx) = &self.lines {
-            let mut bytes = line.to_string().into_bytes();
-            bytes.push(b'\n');
-            let _ = tx.send(bytes);
-        }
-    }
-
-    fn phase(&self, platform: &str, phase: &str) {
-        self.emit(json!({"platform": platform, "type": "phase", "phase": phase}));
-    }
+    progress: Option<String>,
 }
 
 /// A project compiled and built in the cache.
@@ -109,6 +97,7 @@ pub struct Runner {
     /// Bumped by every stop: a run that started before it gives up.
     generation: AtomicU64,
     echo: Mutex<Option<Arc<echo::Echo>>>,
+    progress: progress::Board,
 }
 
 impl Runner {
@@ -136,6 +125,7 @@ impl Runner {
             groups: process::Groups::default(),
             generation: AtomicU64::new(0),
             echo: Mutex::new(None),
+            progress: progress::Board::default(),
         })
     }
 
@@ -170,37 +160,63 @@ impl Runner {
     }
 
     /// `POST /api/run`.
-    pub fn handle(self: &Arc<Self>, api: &Arc<Mutex<Api>>, body: &[u8]) -> Reply {
+    pub fn handle(&self, api: &Mutex<Api>, body: &[u8]) -> Reply {
         match self.prepare(body) {
             Err(r) => r,
-            Ok((platforms, mut ctx, stream)) => {
-                if !stream {
-                    return Reply::json(200, &self.run_all(api, &platforms, &ctx));
+            Ok((platforms, ctx)) => {
+                if let Some(id) = &ctx.progress {
+                    self.progress.open(id);
                 }
-                let (tx, rx) = mpsc::channel();
-                ctx.lines = Some(tx);
-                let runner = Arc::clone(self);
-                let api = Arc::clone(api);
-                std::thread::spawn(move || {
-                    let mut done = runner.run_all(&api, &platforms, &ctx);
-                    done["type"] = json!("done");
-                    ctx.emit(done);
-                });
-                Reply {
-                    status: 200,
-                    content_type: "application/x-ndjson",
-                    body: Body::Stream(Box::new(Lines {
-                        rx,
-                        buf: Vec::new(),
-                        at: 0,
-                    })),
-                    headers: Vec::new(),
+                let answer = self.run_all(api, &platforms, &ctx);
+                if let Some(id) = &ctx.progress {
+                    self.progress.finish(id);
                 }
+                Reply::json(200, &answer)
             }
         }
     }
 
-    fn prepare(&self, body: &[u8]) -> Result<(Vec<String>, Ctx, bool), Reply> {
+    /// `GET /api/run/progress?id=ID&after=N`: the lines of run `ID` after
+    /// its first `N`, as they come (each call waits up to 20 s for one).
+    pub fn progress(&self, query: &str) -> Reply {
+        let param = |name: &str| {
+            query
+                .split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        };
+        let Some(id) = param("id").filter(|i| is_progress_id(i)) else {
+            return Reply::error(
+                400,
+                "bad_request",
+                "name the run: ?id= the \"progress\" id sent with POST /api/run (letters, digits, - and _, at most 64)",
+            );
+        };
+        let Ok(after) = param("after").map_or(Ok(0), |a| a.parse::<usize>()) else {
+            return Reply::error(400, "bad_request", "?after= is a number of lines");
+        };
+        Reply::json(
+            200,
+            &self.progress.wait(&id, after, Duration::from_secs(20)),
+        )
+    }
+
+    /// A line of the run's progress (when the caller asked for it).
+    fn note(&self, ctx: &Ctx, line: Value) {
+        if let Some(id) = &ctx.progress {
+            self.progress.push(id, line);
+        }
+    }
+
+    fn phase(&self, ctx: &Ctx, platform: &str, phase: &str) {
+        self.note(
+            ctx,
+            json!({"platform": platform, "type": "phase", "phase": phase}),
+        );
+    }
+
+    fn prepare(&self, body: &[u8]) -> Result<(Vec<String>, Ctx), Reply> {
         let body: RunBody = serde_json::from_slice(body)
             .map_err(|e| Reply::error(400, "bad_request", format!("the request body: {e}")))?;
         if body.platforms.is_empty() {
@@ -216,6 +232,15 @@ impl Runner {
             if !platforms.contains(&p) {
                 platforms.push(p);
             }
+        }
+        if let Some(bad) = body.progress.as_deref().filter(|i| !is_progress_id(i)) {
+            return Err(Reply::error(
+                400,
+                "bad_request",
+                format!(
+                    "\"progress\": `{bad}` is not an id (letters, digits, - and _, at most 64)"
+                ),
+            ));
         }
         if !body.request.is_object() {
             return Err(Reply::error(
@@ -255,9 +280,9 @@ impl Runner {
             request: body.request,
             streaming,
             llm: body.llm,
-            lines: None,
+            progress: body.progress,
         };
-        Ok((platforms, ctx, body.stream))
+        Ok((platforms, ctx))
     }
 
     /// Runs on every platform at once; the answer of `/api/run`.
@@ -308,10 +333,14 @@ impl Runner {
         let Some(service) = slot.as_ref() else {
             return failure("start", "start_failed", "no service");
         };
-        ctx.phase(platform, "run");
+        self.phase(ctx, platform, "run");
         let asked = Instant::now();
-        let mut on_event =
-            |e: &Value| ctx.emit(json!({"platform": platform, "type": "event", "event": e}));
+        let mut on_event = |e: &Value| {
+            self.note(
+                ctx,
+                json!({"platform": platform, "type": "event", "event": e}),
+            );
+        };
         let mut out = match service.invoke(&ctx.request, ctx.streaming, &mut on_event) {
             Ok((status, body, events)) => {
                 let mut r =
@@ -347,7 +376,7 @@ impl Runner {
         stopped: &dyn Fn() -> bool,
     ) -> Result<Built, Value> {
         let started = Instant::now();
-        ctx.phase(platform, "compile");
+        self.phase(ctx, platform, "compile");
         let lock_api = || api.lock().unwrap_or_else(|p| p.into_inner());
         let backend_sha = lock_api().backend_sha256(platform).map_err(|d| {
             with_diagnostics(
@@ -383,7 +412,7 @@ impl Runner {
                     &diags,
                 ));
             }
-            ctx.phase(platform, "build");
+            self.phase(ctx, platform, "build");
             if let Err(log) = build::build(&project, platform, &env, &self.groups) {
                 if stopped() {
                     let why = "the services were stopped during the build";
@@ -420,7 +449,7 @@ impl Runner {
         built: &Built,
         stopped: &dyn Fn() -> bool,
     ) -> Result<(), Value> {
-        ctx.phase(platform, "start");
+        self.phase(ctx, platform, "start");
         let mut env = built.env.clone();
         env.extend(
             self.model_env(&ctx.document, &ctx.llm)
@@ -549,30 +578,10 @@ fn with_diagnostics(mut f: Value, diags: &[svc_ir::Diagnostic]) -> Value {
     f
 }
 
-/// A streamed answer's body: the NDJSON lines as the run threads send
-/// them, until the last sender is gone.
-struct Lines {
-    rx: mpsc::Receiver<Vec<u8>>,
-    buf: Vec<u8>,
-    at: usize,
-}
-
-impl Read for Lines {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        while self.at == self.buf.len() {
-            match self.rx.recv() {
-                Ok(next) => {
-                    self.buf = next;
-                    self.at = 0;
-                }
-                Err(_) => return Ok(0),
-            }
-        }
-        let n = out.len().min(self.buf.len() - self.at);
-        out[..n].copy_from_slice(&self.buf[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
+fn is_progress_id(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 #[cfg(test)]
