@@ -2,6 +2,7 @@
 // session token the address was opened with.
 
 import type { Diagnostic, Model, Platform } from "../model/types.ts";
+import { randomId } from "../run/request.ts";
 
 const TOKEN_KEY = "svc-design-token";
 
@@ -206,9 +207,7 @@ export type RunLine = { type: "phase"; platform: Platform; phase: string } | { t
  * line of the run's progress (phases, run events with the model's tokens)
  * goes to `onLine` as it comes, through `GET /api/run/progress`. */
 export async function run(body: RunBody, onLine: (line: RunLine) => void): Promise<RunAnswer> {
-  const bytes = new Uint8Array(12);
-  crypto.getRandomValues(bytes);
-  const progress = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const progress = randomId();
   const answer = json<RunAnswer>("POST", "/api/run", { ...body, progress });
   const ended = answer.then(
     () => "ok" as const,

@@ -19,7 +19,7 @@ import {
   highlights,
   initialValues,
   interrupted as pausedOn,
-  newThreadId,
+  randomId,
   resumeThread,
   resumeValue,
   stateFromForm,
@@ -165,7 +165,7 @@ export function RunPanel(p: RunPanelProps) {
     }
     const request = { ...r };
     // One thread id for every target, so that one resume reaches them all.
-    if (hasCheckpointer(p.model) && request.threadId === undefined && request.resume === undefined) request.threadId = newThreadId();
+    if (hasCheckpointer(p.model) && request.threadId === undefined && request.resume === undefined) request.threadId = randomId();
     void send(request, chosen, true);
   };
 
@@ -180,7 +180,7 @@ export function RunPanel(p: RunPanelProps) {
 
   const replay = (h: HistoryItem) => {
     const request = { ...h.request };
-    if (typeof request.threadId === "string" && request.resume === undefined) request.threadId = newThreadId();
+    if (typeof request.threadId === "string" && request.resume === undefined) request.threadId = randomId();
     if (isObject(request.state)) setValues(valuesFromState(fields, request.state));
     setRawText(pretty(request));
     chosenByHand.current = true;

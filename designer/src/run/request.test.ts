@@ -13,7 +13,7 @@ import {
   highlights,
   initialValues,
   interrupted,
-  newThreadId,
+  randomId,
   resumeThread,
   resumeValue,
   stateFromForm,
@@ -66,7 +66,7 @@ test("checkpointed graphs get one thread id per run; resume values parse as JSON
   assert.equal(hasCheckpointer(doc), false);
   assert.equal(hasCheckpointer(model({ settings: { checkpointer: { type: "memory" } } })), true);
   assert.equal(hasCheckpointer(model({ settings: { checkpointer: { type: "none" } } })), false);
-  assert.match(newThreadId(), /^[0-9a-f]{32}$/);
+  assert.match(randomId(), /^[0-9a-f]{32}$/);
   assert.deepEqual(resumeValue('{"ok": true}'), { ok: true });
   assert.equal(resumeValue("approved"), "approved");
 });

@@ -122,8 +122,8 @@ export function hasCheckpointer(model: Model): boolean {
   return isObject(cp) && typeof cp.type === "string" && cp.type !== "none";
 }
 
-/** 32 hex digits. */
-export function newThreadId(): string {
+/** 32 random hex digits: a thread id shared by every target, a run's progress id. */
+export function randomId(): string {
   const bytes = new Uint8Array(16);
   crypto.getRandomValues(bytes);
   return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");

@@ -55,6 +55,16 @@ impl Designer {
     }
 }
 
+/// The flat node `id` of a model.
+fn node_mut<'a>(model: &'a mut Value, id: &str) -> &'a mut Value {
+    model["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|n| n["node"]["id"] == id)
+        .unwrap()
+}
+
 fn answers(port: u64) -> bool {
     std::net::TcpStream::connect(("127.0.0.1", u16::try_from(port).unwrap())).is_ok()
 }
@@ -102,13 +112,8 @@ fn a_run_compares_go_and_python_svc_and_reuses_its_cache() {
     // A Go body changed: go rebuilds and answers otherwise; python-svc
     // keeps its project and its service.
     let mut edited = model.clone();
-    let classify = edited["nodes"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|n| n["node"]["id"] == "classify")
-        .unwrap();
-    classify["bodies"]["go"] = json!("return State{\"category\": \"general\"}, nil");
+    node_mut(&mut edited, "classify")["bodies"]["go"] =
+        json!("return State{\"category\": \"general\"}, nil");
     let started = Instant::now();
     let changed =
         d.run(&json!({"model": edited, "platforms": ["go", "python-svc"], "request": request}));
@@ -140,12 +145,7 @@ fn a_run_compares_go_and_python_svc_and_reuses_its_cache() {
 
     // A body that does not build: the failure names the node and line.
     let mut broken = model.clone();
-    let classify = broken["nodes"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|n| n["node"]["id"] == "classify")
-        .unwrap();
+    let classify = node_mut(&mut broken, "classify");
     let body = classify["bodies"]["go"].as_str().unwrap().to_string();
     classify["bodies"]["go"] = json!(format!("{body}\nreturn nope, nil"));
     let failed = d.run(&json!({"model": broken, "platforms": ["go"], "request": request}));

@@ -2,7 +2,6 @@
 //! environment, its manifest's `setup` and `build` commands, and where a
 //! toolchain's error lands in the document's bodies.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -41,8 +40,8 @@ pub fn key(document: &Value, platform: &str, backend_sha256: &str) -> String {
         keep_own(o.get_mut("bodiesByPlatform"));
         keep_own(o.get_mut("codegen").and_then(|c| c.get_mut("templates")));
     }
-    let mut text = String::new();
-    canonical(&doc, &mut text);
+    doc.sort_all_objects();
+    let text = doc.to_string();
     svc_runtime::sha256_hex(
         format!(
             "{}\0{platform}\0{backend_sha256}\0{text}",
@@ -50,35 +49,6 @@ pub fn key(document: &Value, platform: &str, backend_sha256: &str) -> String {
         )
         .as_bytes(),
     )
-}
-
-fn canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(o) => {
-            let sorted: BTreeMap<&String, &Value> = o.iter().collect();
-            out.push('{');
-            for (i, (k, v)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                canonical(v, out);
-            }
-            out.push('}');
-        }
-        Value::Array(a) => {
-            out.push('[');
-            for (i, v) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(v, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
 }
 
 /// The project folder of a key.
@@ -93,9 +63,10 @@ pub fn project_dir(cache: &Path, key: &str, platform: &str) -> PathBuf {
 /// and neither a project nor the python-svc venv may be written by two at
 /// once.
 pub fn lock(cache: &Path, name: &str) -> Result<std::fs::File, String> {
-    let dir = cache.join("locks");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let path = dir.join(format!("{name}.lock"));
+    let path = lock_path(cache, name);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -105,6 +76,10 @@ pub fn lock(cache: &Path, name: &str) -> Result<std::fs::File, String> {
     file.lock()
         .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
     Ok(file)
+}
+
+fn lock_path(cache: &Path, name: &str) -> PathBuf {
+    cache.join("locks").join(format!("{name}.lock"))
 }
 
 /// Marks a project as just used, and removes the least recently used
@@ -139,7 +114,7 @@ pub fn touch_and_prune(cache: &Path, project: &Path, platform: &str) {
         };
         let held = std::fs::OpenOptions::new()
             .write(true)
-            .open(cache.join("locks").join(format!("{name}.lock")))
+            .open(lock_path(cache, &name))
             .map(|f| f.try_lock().is_err())
             .unwrap_or(false);
         if !held {

@@ -30,13 +30,6 @@ use super::model::{self, Flat};
 use super::server::Reply;
 use service::{Auth, Running};
 
-/// A fresh random secret (128 bits from the OS), in hex.
-pub fn fresh_secret() -> Result<String, String> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness from the OS: {e}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RunBody {
@@ -517,7 +510,7 @@ impl Runner {
                     match &*held {
                         Some(e) => Arc::clone(e),
                         None => {
-                            let e = Arc::new(echo::Echo::start(fresh_secret()?)?);
+                            let e = Arc::new(echo::Echo::start(super::random_secret()?)?);
                             *held = Some(Arc::clone(&e));
                             e
                         }

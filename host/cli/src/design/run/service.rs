@@ -76,7 +76,7 @@ impl Running {
         groups: &Groups,
     ) -> Result<Running, String> {
         let port = free_port()?;
-        let key = super::fresh_secret()?;
+        let key = crate::design::random_secret()?;
         let log = project.join(SERVICE_LOG);
         let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = file.try_clone().map_err(|e| e.to_string())?;
