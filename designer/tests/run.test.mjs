@@ -55,7 +55,7 @@ function stop(child) {
 
 /** Processes whose working folder is one of the designer's projects. */
 function servicesLeft() {
-  const projects = join(cache, "design", "projects");
+  const projects = join(cache, "runs", "projects");
   const left = [];
   for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {

@@ -133,6 +133,16 @@ impl Backends<'_> {
     }
 }
 
+/// One backend already loaded, for `svc_compile` (loading a compiled
+/// component costs more than a compile).
+pub struct Loaded(pub Backend);
+
+impl BackendSource for Loaded {
+    fn backend(&self, _platform: &str) -> Result<Backend, Diagnostic> {
+        Ok(self.0.clone())
+    }
+}
+
 impl BackendSource for Backends<'_> {
     fn backend(&self, platform: &str) -> Result<Backend, Diagnostic> {
         let (name, bytes, sha256) = self.locate(platform)?;

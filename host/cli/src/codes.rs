@@ -7,5 +7,10 @@ pub use crate::plugin_new::{SCAFFOLD_TEMPLATE, SDK_NOT_FOUND};
 
 /// Every code this crate declares.
 pub fn all() -> Vec<&'static svc_ir::codes::Code> {
-    [crate::backends::CODES, crate::plugin_new::CODES].concat()
+    [
+        crate::backends::CODES,
+        crate::plugin_new::CODES,
+        crate::test_cases::file::CODES,
+    ]
+    .concat()
 }

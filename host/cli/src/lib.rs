@@ -7,10 +7,12 @@ pub(crate) mod backends;
 mod capabilities;
 pub mod codes;
 pub mod design;
+mod launch;
 mod output;
 mod packs;
 pub(crate) mod plugin_new;
 mod sdk;
+mod test_cases;
 mod test_plugin;
 
 use std::path::PathBuf;
@@ -62,6 +64,9 @@ enum SvcCommand {
     Capabilities(CapabilitiesArgs),
     /// Edit a graph document in the visual designer, served on 127.0.0.1
     Design(design::DesignArgs),
+    /// Run the test cases of DOC (NAME.tests.json beside it) against the
+    /// compiled service on each target.
+    Test(test_cases::TestArgs),
     /// Run a backend component against the shared fixtures.
     TestPlugin(test_plugin::TestPluginArgs),
     /// Print the version of svc and of its built-in backends.
@@ -194,6 +199,7 @@ pub fn main_svc() -> ExitCode {
             args.platform.map(Platform::as_str),
             args.format,
         ),
+        SvcCommand::Test(args) => test_cases::run(&args),
         SvcCommand::TestPlugin(args) => test_plugin::run(&args),
         SvcCommand::Design(args) => design::run(&args),
         SvcCommand::Version => {

@@ -116,6 +116,10 @@ pub const GROUPS: &[(&str, &str)] = &[
     ("archive", "The ZIP layer that reads packs as hostile input."),
     ("project", "Pack projects: `svc.project.json`."),
     ("cli", "The command line: files, output folders, scaffolding."),
+    (
+        "tests",
+        "Test files (`NAME.tests.json`) that `svc test` runs against the compiled services.",
+    ),
 ];
 
 /// Declares diagnostic codes, each with its doc comment as its

@@ -17,7 +17,7 @@ use svc_runtime::{Backend, Runtime};
 use super::format;
 use super::model::{self, Flat};
 use super::server::{Call, Reply};
-use crate::backends::Backends;
+use crate::backends::{Backends, Loaded};
 use crate::capabilities::info_json;
 
 pub struct Api {
@@ -32,15 +32,6 @@ pub struct Api {
     /// and loading a compiled component each time would cost more than
     /// the compile.
     pub loaded: HashMap<String, Backend>,
-}
-
-/// One backend already loaded, for `svc_compile`.
-struct Preloaded(Backend);
-
-impl BackendSource for Preloaded {
-    fn backend(&self, _platform: &str) -> Result<Backend, Diagnostic> {
-        Ok(self.0.clone())
-    }
 }
 
 #[derive(Deserialize)]
@@ -301,9 +292,9 @@ impl Api {
     }
 
     /// The platform's backend, loaded on first use.
-    fn backend(&mut self, platform: &str) -> Result<Preloaded, Diagnostic> {
+    fn backend(&mut self, platform: &str) -> Result<Loaded, Diagnostic> {
         if let Some(b) = self.loaded.get(platform) {
-            return Ok(Preloaded(b.clone()));
+            return Ok(Loaded(b.clone()));
         }
         let backend = Backends {
             runtime: &self.runtime,
@@ -311,7 +302,7 @@ impl Api {
         }
         .backend(platform)?;
         self.loaded.insert(platform.to_string(), backend.clone());
-        Ok(Preloaded(backend))
+        Ok(Loaded(backend))
     }
 
     pub fn check_platform(platform: &str) -> Result<(), Reply> {
@@ -356,7 +347,7 @@ impl Api {
     /// cache key: another backend writes another project).
     pub fn backend_sha256(&mut self, platform: &str) -> Result<String, Diagnostic> {
         self.backend(platform)
-            .map(|Preloaded(b)| b.sha256().to_string())
+            .map(|Loaded(b)| b.sha256().to_string())
     }
 
     /// Compiles a document's text for a run into `dir` (the designer's
@@ -389,7 +380,7 @@ impl Api {
         for b in svc_builtin::BACKENDS {
             let info = self
                 .backend(b.platform)
-                .and_then(|Preloaded(backend)| {
+                .and_then(|Loaded(backend)| {
                     backend
                         .session()
                         .and_then(|mut s| s.info())

@@ -37,14 +37,6 @@ pub struct DesignArgs {
     engine: EngineArgs,
 }
 
-/// A random secret (128 bits from the OS), in hex: the session's token,
-/// and the keys of the services and the echo model a run starts.
-pub(crate) fn random_secret() -> Result<String, String> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness from the OS: {e}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
 pub fn run(args: &DesignArgs) -> ExitCode {
     let fail = |message: String| {
         eprintln!("svc design: {message}");
@@ -58,7 +50,7 @@ pub fn run(args: &DesignArgs) -> ExitCode {
         Ok(r) => r,
         Err(d) => return fail(d.render()),
     };
-    let token = match random_secret() {
+    let token = match crate::launch::random_secret() {
         Ok(t) => t,
         Err(e) => return fail(e),
     };

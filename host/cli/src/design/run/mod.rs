@@ -4,17 +4,12 @@
 //! with its manifest's commands, started on a free loopback port with a
 //! fresh key, and sent the panel's request; the answers are compared.
 //!
-//! `build` keeps the projects, `process` the process groups (so that
-//! nothing is left behind), `service` a started service, `echo` the
-//! offline model, `compare` the differences between targets, `progress`
-//! what runs have done so far.
+//! `crate::launch` compiles, builds and starts (shared with `svc test`);
+//! here are the designer's service per platform, `compare` the
+//! differences between targets and `progress` what runs have done so far.
 
-mod build;
 mod compare;
-mod echo;
-mod process;
 mod progress;
-mod service;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -28,7 +23,8 @@ use serde_json::{json, Map, Value};
 use super::api::Api;
 use super::model::{self, Flat};
 use super::server::Reply;
-use service::{Auth, Running};
+use crate::launch::service::{Auth, Running};
+use crate::launch::{self, build, model as stand_in, process, NotBuilt, RunCache};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,50 +66,28 @@ struct Ctx {
     progress: Option<String>,
 }
 
-/// A project compiled and built in the cache.
-struct Built {
-    project: PathBuf,
-    key: String,
-    /// The toolchain's variables (python-svc's venv).
-    env: Vec<(String, String)>,
-    /// The answer's `build`: `reused`, `ms`, `dir`.
-    info: Value,
-}
-
 /// The services of this designer session, one slot per platform.
 pub struct Runner {
-    cache: PathBuf,
-    /// The cache's folder when there is no cache directory (`--no-cache`).
-    temporary: Option<tempfile::TempDir>,
+    cache: RunCache,
     slots: HashMap<&'static str, Mutex<Option<Running>>>,
     groups: process::Groups,
     /// Bumped by every stop: a run that started before it gives up.
     generation: AtomicU64,
-    echo: Mutex<Option<Arc<echo::Echo>>>,
+    echo: Mutex<Option<Arc<stand_in::Model>>>,
     progress: progress::Board,
 }
 
 impl Runner {
-    /// Keeps projects under `<cache_dir>/design`, or in a temporary folder
+    /// Keeps projects under `<cache_dir>/runs`, or in a temporary folder
     /// removed at exit when there is no cache directory.
     pub fn new(cache_dir: Option<PathBuf>) -> Result<Runner, String> {
-        let (cache, temporary) = match cache_dir {
-            Some(d) => (d.join("design"), None),
-            None => {
-                let t = tempfile::Builder::new()
-                    .prefix("svc-design-")
-                    .tempdir()
-                    .map_err(|e| format!("no temporary folder for runs: {e}"))?;
-                (t.path().to_path_buf(), Some(t))
-            }
-        };
+        let cache = RunCache::new(cache_dir)?;
         let slots = svc_builtin::BACKENDS
             .iter()
             .map(|b| (b.platform, Mutex::new(None)))
             .collect();
         Ok(Runner {
             cache,
-            temporary,
             slots,
             groups: process::Groups::default(),
             generation: AtomicU64::new(0),
@@ -147,8 +121,8 @@ impl Runner {
     /// without running destructors.
     pub fn shutdown(&self) {
         self.stop();
-        if self.temporary.is_some() {
-            let _ = std::fs::remove_dir_all(&self.cache);
+        if self.cache.is_temporary() {
+            let _ = std::fs::remove_dir_all(&self.cache.dir);
         }
     }
 
@@ -315,12 +289,12 @@ impl Runner {
         let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
         let generation = self.generation.load(Ordering::SeqCst);
         let stopped = || self.generation.load(Ordering::SeqCst) != generation;
-        let built = match self.built(api, platform, ctx, &stopped) {
+        let (built, info) = match self.built(api, platform, ctx, &stopped) {
             Ok(b) => b,
             Err(f) => return f,
         };
         if let Err(mut f) = self.started(&mut slot, platform, ctx, &built, &stopped) {
-            f["build"] = built.info;
+            f["build"] = info;
             return f;
         }
         let Some(service) = slot.as_ref() else {
@@ -334,10 +308,9 @@ impl Runner {
                 json!({"platform": platform, "type": "event", "event": e}),
             );
         };
-        let mut out = match service.invoke(&ctx.request, ctx.streaming, &mut on_event) {
+        let mut out = match service.invoke(&ctx.request, &[], ctx.streaming, &mut on_event) {
             Ok((status, body, events)) => {
-                let mut r =
-                    json!({"phase": "run", "status": status, "body": body, "ms": ms(asked)});
+                let mut r = json!({"phase": "run", "status": status, "body": body, "ms": launch::ms(asked)});
                 if let Some(e) = events {
                     r["events"] = json!(e);
                 }
@@ -353,22 +326,22 @@ impl Runner {
                 f
             }
         };
-        out["build"] = built.info;
+        out["build"] = info;
         out["port"] = json!(service.port);
         out["pid"] = json!(service.child.id());
         out
     }
 
     /// The platform's project in the cache, compiled and built unless it
-    /// was already; or the failure to answer.
+    /// was already, with the answer's `build` (`reused`, `ms`, `dir`); or
+    /// the failure to answer.
     fn built(
         &self,
         api: &Mutex<Api>,
         platform: &str,
         ctx: &Ctx,
         stopped: &dyn Fn() -> bool,
-    ) -> Result<Built, Value> {
-        let started = Instant::now();
+    ) -> Result<(launch::Built, Value), Value> {
         self.phase(ctx, platform, "compile");
         let lock_api = || api.lock().unwrap_or_else(|p| p.into_inner());
         let backend_sha = lock_api().backend_sha256(platform).map_err(|d| {
@@ -377,59 +350,52 @@ impl Runner {
                 &[d],
             )
         })?;
-        let key = build::key(&ctx.document, platform, &backend_sha);
-        let project = build::project_dir(&self.cache, &key, platform);
-        let env = build::toolchain_env(&self.cache, platform)
-            .map_err(|why| failure("build", "build_failed", why))?;
-        // The project's lock while it is checked, compiled and built; and
-        // python-svc's venv's, which its `setup` installs into.
-        let name = project
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let _project =
-            build::lock(&self.cache, &name).map_err(|why| failure("build", "build_failed", why))?;
-        let reused = project.join(build::BUILT).is_file();
-        if !reused {
-            let _venv = match platform {
-                "python-svc" => Some(
-                    build::lock(&self.cache, "python-venv")
-                        .map_err(|why| failure("build", "build_failed", why))?,
-                ),
-                _ => None,
-            };
-            if let Err(diags) = lock_api().compile_to(ctx.text.clone(), platform, &project) {
+        let bodies = ctx.bodies.get(platform).cloned().unwrap_or_default();
+        let source = launch::Source {
+            document: &ctx.document,
+            platform,
+            backend_sha256: &backend_sha,
+            bodies: &bodies,
+        };
+        let mut compile =
+            |dir: &std::path::Path| lock_api().compile_to(ctx.text.clone(), platform, dir);
+        let mut phase = |p: &str| self.phase(ctx, platform, p);
+        match launch::built(
+            &self.cache.dir,
+            &self.groups,
+            &source,
+            &mut compile,
+            &mut phase,
+            stopped,
+        ) {
+            Ok(b) => {
+                let info =
+                    json!({"reused": b.reused, "ms": b.ms, "dir": b.project.display().to_string()});
+                Ok((b, info))
+            }
+            Err(NotBuilt::Compile(diags)) => {
                 let why = format!("the document does not compile for {platform}");
-                return Err(with_diagnostics(
+                Err(with_diagnostics(
                     failure("compile", "compile_failed", why),
                     &diags,
-                ));
+                ))
             }
-            self.phase(ctx, platform, "build");
-            if let Err(log) = build::build(&project, platform, &env, &self.groups) {
-                if stopped() {
-                    let why = "the services were stopped during the build";
-                    return Err(failure("build", "stopped", why));
-                }
-                let bodies = ctx.bodies.get(platform).cloned().unwrap_or_default();
+            Err(NotBuilt::Stopped) => Err(failure(
+                "build",
+                "stopped",
+                "the services were stopped during the build",
+            )),
+            Err(NotBuilt::Other(why)) => Err(failure("build", "build_failed", why)),
+            Err(NotBuilt::Build { log, locations }) => {
                 let why = format!(
                     "the {platform} project does not build: see the log and the places below"
                 );
                 let mut f = failure("build", "build_failed", why);
-                f["locations"] = json!(build::locations(&project, &log, &bodies));
+                f["locations"] = json!(locations);
                 f["log"] = json!(build::tail(&log, 16 << 10));
-                return Err(f);
+                Err(f)
             }
         }
-        build::touch_and_prune(&self.cache, &project, platform);
-        let info =
-            json!({"reused": reused, "ms": ms(started), "dir": project.display().to_string()});
-        Ok(Built {
-            project,
-            key,
-            env,
-            info,
-        })
     }
 
     /// The platform's service in `slot`: reused while its project and
@@ -439,7 +405,7 @@ impl Runner {
         slot: &mut Option<Running>,
         platform: &str,
         ctx: &Ctx,
-        built: &Built,
+        built: &launch::Built,
         stopped: &dyn Fn() -> bool,
     ) -> Result<(), Value> {
         self.phase(ctx, platform, "start");
@@ -459,11 +425,7 @@ impl Runner {
             let run = build::commands(&built.project)
                 .map_err(|why| failure("start", "start_failed", why))?
                 .run;
-            let ready = match platform {
-                "java-svc" => Duration::from_secs(180),
-                "python-svc" => Duration::from_secs(90),
-                _ => Duration::from_secs(30),
-            };
+            let ready = launch::ready_limit(platform);
             let auth = Auth::of(&ctx.document);
             let service = Running::start(
                 &built.project,
@@ -510,15 +472,13 @@ impl Runner {
                     match &*held {
                         Some(e) => Arc::clone(e),
                         None => {
-                            let e = Arc::new(echo::Echo::start(super::random_secret()?)?);
+                            let e = Arc::new(stand_in::Model::start(launch::random_secret()?)?);
                             *held = Some(Arc::clone(&e));
                             e
                         }
                     }
                 };
-                let mut bases = vec!["OPENAI_BASE_URL".to_string()];
-                let mut keys = vec!["OPENAI_API_KEY".to_string()];
-                named_variables(document, &mut bases, &mut keys);
+                let (bases, keys) = launch::model_variables(document);
                 let mut env: Vec<(String, String)> = bases
                     .into_iter()
                     .map(|b| (b, echo.base_url.clone()))
@@ -530,36 +490,10 @@ impl Runner {
     }
 }
 
-/// Every `baseUrlEnv` and `apiKeyEnv` the document names (the settings'
-/// model, nodes', agents' and retrievers' own).
-fn named_variables(v: &Value, bases: &mut Vec<String>, keys: &mut Vec<String>) {
-    match v {
-        Value::Object(o) => {
-            for (k, v) in o {
-                match (k.as_str(), v.as_str()) {
-                    ("baseUrlEnv", Some(name)) if !bases.iter().any(|b| b == name) => {
-                        bases.push(name.into())
-                    }
-                    ("apiKeyEnv", Some(name)) if !keys.iter().any(|b| b == name) => {
-                        keys.push(name.into())
-                    }
-                    _ => named_variables(v, bases, keys),
-                }
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|v| named_variables(v, bases, keys)),
-        _ => {}
-    }
-}
-
 fn is_env_name(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with(|c: char| c.is_ascii_digit())
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-fn ms(since: Instant) -> f64 {
-    (since.elapsed().as_secs_f64() * 10_000.0).round() / 10.0
 }
 
 fn failure(phase: &str, code: &str, message: impl Into<String>) -> Value {
@@ -580,19 +514,6 @@ fn is_progress_id(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_model_variable_the_document_names_is_found() {
-        let doc = json!({"logical": {"settings": {"model": {"baseUrlEnv": "A_URL", "apiKeyEnv": "A_KEY"}},
-            "nodes": [{"model": {"baseUrlEnv": "B_URL"}}, {"retriever": {"apiKeyEnv": "A_KEY"}}]}});
-        let (mut bases, mut keys) = (
-            vec!["OPENAI_BASE_URL".to_string()],
-            vec!["OPENAI_API_KEY".to_string()],
-        );
-        named_variables(&doc, &mut bases, &mut keys);
-        assert_eq!(bases, ["OPENAI_BASE_URL", "A_URL", "B_URL"]);
-        assert_eq!(keys, ["OPENAI_API_KEY", "A_KEY"]);
-    }
 
     #[test]
     fn variable_names_are_checked() {

@@ -1,4 +1,4 @@
-//! A target's project in the designer's cache: its key, its toolchain's
+//! A target's project in the run cache: its key, its toolchain's
 //! environment, its manifest's `setup` and `build` commands, and where a
 //! toolchain's error lands in the document's bodies.
 
@@ -12,14 +12,14 @@ use serde_json::{json, Value};
 use super::process::Groups;
 
 /// Written into a project once its `setup` and `build` commands passed.
-pub const BUILT: &str = ".svc-design-built";
+pub const BUILT: &str = ".svc-run-built";
 /// What the last build printed.
-const BUILD_LOG: &str = ".svc-design-build.log";
+const BUILD_LOG: &str = ".svc-run-build.log";
 /// The longest a `setup` or `build` command may take (a first Maven build
 /// downloads the world).
 const BUILD_LIMIT: Duration = Duration::from_secs(20 * 60);
 /// Projects kept per platform; the least recently run go first, but none
-/// used in the last [`IN_USE`] (another `svc design` may be running it).
+/// used in the last [`IN_USE`] (another `svc design` or `svc test` may be running it).
 const KEEP: usize = 8;
 const IN_USE: Duration = Duration::from_secs(3600);
 
@@ -59,7 +59,7 @@ pub fn project_dir(cache: &Path, key: &str, platform: &str) -> PathBuf {
 }
 
 /// An exclusive lock on `<cache>/locks/<name>.lock`, held until dropped:
-/// several `svc design` sessions (and the threads of one) share the cache,
+/// several `svc design` and `svc test` sessions (and the threads of one) share the cache,
 /// and neither a project nor the python-svc venv may be written by two at
 /// once.
 pub fn lock(cache: &Path, name: &str) -> Result<std::fs::File, String> {
@@ -124,7 +124,7 @@ pub fn touch_and_prune(cache: &Path, project: &Path, platform: &str) {
 }
 
 /// Variables a platform's commands run with: python-svc's commands run in
-/// the designer's own virtual environment (made on first use), so that
+/// the run cache's own virtual environment (made on first use), so that
 /// `pip install` never touches the user's Python.
 pub fn toolchain_env(cache: &Path, platform: &str) -> Result<Vec<(String, String)>, String> {
     if platform != "python-svc" {

@@ -1,4 +1,4 @@
-//! A service the designer started from a project in its cache: its `run`
+//! A service started from a project in the run cache: its `run`
 //! command on a free loopback port with a fresh key, `/health` until it
 //! answers, and `POST /invoke` (JSON, or the run's events when the graph
 //! streams).
@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::process::Groups;
 
 /// What the service prints.
-const SERVICE_LOG: &str = ".svc-design-service.log";
+const SERVICE_LOG: &str = ".svc-run-service.log";
 /// The most an answer may hold.
 const MAX_ANSWER: u64 = 16 << 20;
 
@@ -76,7 +76,7 @@ impl Running {
         groups: &Groups,
     ) -> Result<Running, String> {
         let port = free_port()?;
-        let key = crate::design::random_secret()?;
+        let key = super::random_secret()?;
         let log = project.join(SERVICE_LOG);
         let file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         let err = file.try_clone().map_err(|e| e.to_string())?;
@@ -148,13 +148,15 @@ impl Running {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// Sends `request` to `POST /invoke`. When `stream` is on the service
+    /// Sends `request` to `POST /invoke`, with `headers` besides the
+    /// credential. When `stream` is on the service
     /// is asked for its events, each handed to `on_event` as it arrives;
     /// the answer is then rebuilt from the terminal event, as the JSON
     /// answer would have been. Returns status, body and events.
     pub fn invoke(
         &self,
         request: &Value,
+        headers: &[(String, String)],
         stream: bool,
         on_event: &mut dyn FnMut(&Value),
     ) -> Result<(u16, Value, Option<Vec<Value>>), String> {
@@ -163,6 +165,9 @@ impl Running {
             .post(&url)
             .header("Content-Type", "application/json");
         if let Some((name, value)) = &self.credential {
+            call = call.header(name.as_str(), value.as_str());
+        }
+        for (name, value) in headers {
             call = call.header(name.as_str(), value.as_str());
         }
         if stream {

@@ -1,7 +1,7 @@
-//! The processes the designer starts (builds and services), each in a
+//! The processes a run starts (builds and services), each in a
 //! process group of its own, so that stopping one also stops what it
 //! started (Maven's forks, a shell's children), and so that every group
-//! still alive can be stopped when `svc design` exits.
+//! still alive can be stopped when `svc design` or `svc test` exits.
 
 use std::collections::HashMap;
 use std::process::{Child, Command};

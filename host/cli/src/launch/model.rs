@@ -1,0 +1,432 @@
+//! The stand-in model: an OpenAI-compatible chat-completions endpoint on
+//! loopback. With no script it echoes the last user message (the
+//! designer's offline model, so that a graph with `llm` nodes can be
+//! tried without a provider's key); with a script (`svc test`) it answers
+//! each call with the next scripted reply: the first unused one whose
+//! `when` is part of the last user message, else the first unused one
+//! without `when`. A call the script has no reply for is answered 500 and
+//! remembered, for the test to report. Streamed calls get the same text
+//! (or tool calls) as chunks, then the usage.
+
+use std::io::Read;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+/// One scripted reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scripted {
+    /// Answers only a call whose last user message contains this.
+    pub when: Option<String>,
+    pub content: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// What the stand-in answers, and what it saw.
+#[derive(Default)]
+struct Script {
+    /// `None`: echo. Each reply with whether it was used.
+    replies: Option<Vec<(Scripted, bool)>>,
+    calls: usize,
+    /// Calls that found no reply.
+    unanswered: Vec<String>,
+}
+
+/// A running stand-in model; stops when dropped with its owner.
+pub struct Model {
+    /// `http://127.0.0.1:<port>/v1`, what a service's base-URL variable
+    /// gets.
+    pub base_url: String,
+    /// The key the services must send (a fresh one per session).
+    pub key: String,
+    script: Arc<Mutex<Script>>,
+    _server: Arc<tiny_http::Server>,
+}
+
+/// What a case's script left behind.
+pub struct Seen {
+    pub calls: usize,
+    pub unanswered: Vec<String>,
+    /// Scripted replies no call used.
+    pub unused: usize,
+}
+
+impl Model {
+    pub fn start(key: String) -> Result<Model, String> {
+        let server = tiny_http::Server::http(("127.0.0.1", 0))
+            .map_err(|e| format!("cannot start the stand-in model on loopback: {e}"))?;
+        let port = server
+            .server_addr()
+            .to_ip()
+            .map(|a| a.port())
+            .ok_or("the stand-in model has no IP address")?;
+        let server = Arc::new(server);
+        let serving = Arc::clone(&server);
+        let expected = format!("Bearer {key}");
+        let script = Arc::new(Mutex::new(Script::default()));
+        let shared = Arc::clone(&script);
+        std::thread::spawn(move || {
+            for request in serving.incoming_requests() {
+                // Each call on its own thread: a service may call the model
+                // from several nodes at once.
+                let expected = expected.clone();
+                let script = Arc::clone(&shared);
+                std::thread::spawn(move || answer(request, &expected, &script));
+            }
+        });
+        Ok(Model {
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            key,
+            script,
+            _server: server,
+        })
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Script> {
+        self.script.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Answers the next calls from `replies` (`None`: echo), forgetting
+    /// what earlier calls saw.
+    pub fn script(&self, replies: Option<Vec<Scripted>>) {
+        *self.held() = Script {
+            replies: replies.map(|r| r.into_iter().map(|s| (s, false)).collect()),
+            ..Script::default()
+        };
+    }
+
+    /// What the calls since [`Model::script`] did.
+    pub fn seen(&self) -> Seen {
+        let s = self.held();
+        Seen {
+            calls: s.calls,
+            unanswered: s.unanswered.clone(),
+            unused: s
+                .replies
+                .as_ref()
+                .map_or(0, |r| r.iter().filter(|(_, used)| !used).count()),
+        }
+    }
+}
+
+fn answer(mut request: tiny_http::Request, expected: &str, script: &Mutex<Script>) {
+    let authorized = request
+        .headers()
+        .iter()
+        .any(|h| h.field.equiv("Authorization") && h.value.as_str() == expected);
+    let path = request.url().split('?').next().unwrap_or("").to_string();
+    let mut body = Vec::new();
+    let read = request
+        .as_reader()
+        .take(16 << 20)
+        .read_to_end(&mut body)
+        .is_ok();
+    let (status, content_type, text) = if !authorized {
+        (
+            401,
+            "application/json",
+            error("the stand-in model of svc needs its key: this service was not started by `svc design` or `svc test`"),
+        )
+    } else if request.method() != &tiny_http::Method::Post || !path.ends_with("/chat/completions") {
+        (
+            404,
+            "application/json",
+            error(&format!(
+                "the stand-in model serves only POST /v1/chat/completions, not {} {path}: run with a provider for other calls",
+                request.method()
+            )),
+        )
+    } else {
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(call) if read => {
+                let mut held = script.lock().unwrap_or_else(|p| p.into_inner());
+                respond(&call, &mut held)
+            }
+            _ => (400, "application/json", error("the request is not JSON")),
+        }
+    };
+    let mut response = tiny_http::Response::from_data(text.into_bytes()).with_status_code(status);
+    if let Ok(h) = tiny_http::Header::from_bytes("Content-Type", content_type) {
+        response.add_header(h);
+    }
+    let _ = request.respond(response);
+}
+
+fn error(message: &str) -> String {
+    json!({"error": {"message": message, "type": "invalid_request_error"}}).to_string()
+}
+
+/// The answer to one call: the script's next reply, or the echo.
+fn respond(call: &Value, script: &mut Script) -> (u16, &'static str, String) {
+    script.calls += 1;
+    let last = last_user_text(call);
+    let Some(replies) = script.replies.as_mut() else {
+        return reply(call, Some(&format!("echo: {last}")), &[]);
+    };
+    let by_text = replies
+        .iter()
+        .position(|(r, used)| !used && r.when.as_deref().is_some_and(|w| last.contains(w)));
+    let next = by_text.or_else(|| {
+        replies
+            .iter()
+            .position(|(r, used)| !used && r.when.is_none())
+    });
+    match next {
+        Some(i) => {
+            replies[i].1 = true;
+            let r = replies[i].0.clone();
+            reply(call, r.content.as_deref(), &r.tool_calls)
+        }
+        None => {
+            let why = format!(
+                "model call {} has no scripted reply left (last user message: {})",
+                script.calls,
+                json!(shorten(&last, 200))
+            );
+            script.unanswered.push(why.clone());
+            (500, "application/json", error(&why))
+        }
+    }
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// The text of the last user message (a string, or the text parts of a
+/// list of content parts).
+fn last_user_text(call: &Value) -> String {
+    let messages = call["messages"].as_array().cloned().unwrap_or_default();
+    let Some(last) = messages.iter().rev().find(|m| m["role"] == "user") else {
+        return String::new();
+    };
+    match &last["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// A chat completion with `text` and `tool_calls`, whole or streamed.
+fn reply(call: &Value, text: Option<&str>, tool_calls: &[ToolCall]) -> (u16, &'static str, String) {
+    let model = call["model"].as_str().unwrap_or("stand-in").to_string();
+    let prompt_tokens = call["messages"]
+        .as_array()
+        .map_or(0, |m| m.iter().map(|m| words(&m["content"])).sum::<usize>());
+    let completion_tokens = text.map_or(0, |t| t.split_whitespace().count()) + tool_calls.len();
+    let usage = json!({
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    });
+    let finish = if tool_calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    let calls_json = |with_index: bool| -> Vec<Value> {
+        tool_calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut v = json!({
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments.to_string()},
+                });
+                if with_index {
+                    v["index"] = json!(i);
+                }
+                v
+            })
+            .collect()
+    };
+    if call["stream"] != true {
+        let mut message = json!({"role": "assistant", "content": text});
+        if !tool_calls.is_empty() {
+            message["tool_calls"] = json!(calls_json(false));
+        }
+        let body = json!({
+            "id": "chatcmpl-svc",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage,
+        });
+        return (200, "application/json", body.to_string());
+    }
+    // One chunk per word (with the space that follows it), as a provider
+    // streams, then the tool calls, the finish reason, and the usage when
+    // asked for.
+    let chunk = |delta: Value, finish: Value| {
+        json!({
+            "id": "chatcmpl-svc",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        })
+    };
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    for piece in text.unwrap_or_default().split_inclusive(' ') {
+        events.push(chunk(json!({"content": piece}), Value::Null));
+    }
+    if !tool_calls.is_empty() {
+        events.push(chunk(json!({"tool_calls": calls_json(true)}), Value::Null));
+    }
+    events.push(chunk(json!({}), json!(finish)));
+    if call["stream_options"]["include_usage"] == true {
+        events.push(json!({
+            "id": "chatcmpl-svc",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [],
+            "usage": usage,
+        }));
+    }
+    let mut out = String::new();
+    for e in events {
+        out.push_str(&format!("data: {e}\n\n"));
+    }
+    out.push_str("data: [DONE]\n\n");
+    (200, "text/event-stream", out)
+}
+
+fn words(content: &Value) -> usize {
+    content.as_str().map_or(0, |s| s.split_whitespace().count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_echo_repeats_the_last_user_message_whole_or_in_chunks() {
+        let call = json!({"model": "m", "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": "x"},
+            {"role": "user", "content": [{"type": "text", "text": "hello there"}]}
+        ]});
+        let (status, _, body) = respond(&call, &mut Script::default());
+        assert_eq!(status, 200);
+        let v: Value = serde_json::from_str(&body).unwrap_or_default();
+        assert_eq!(v["choices"][0]["message"]["content"], "echo: hello there");
+        assert_eq!(v["usage"]["completion_tokens"], 3);
+
+        let mut streamed = call.clone();
+        streamed["stream"] = json!(true);
+        streamed["stream_options"] = json!({"include_usage": true});
+        let (_, content_type, sse) = respond(&streamed, &mut Script::default());
+        assert_eq!(content_type, "text/event-stream");
+        let chunks: Vec<Value> = sse
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter(|d| *d != "[DONE]")
+            .filter_map(|d| serde_json::from_str(d).ok())
+            .collect();
+        let text: String = chunks
+            .iter()
+            .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+            .collect();
+        assert_eq!(text, "echo: hello there");
+        assert_eq!(
+            chunks.last().map(|c| c["usage"]["total_tokens"].clone()),
+            Some(json!(7))
+        );
+        assert!(sse.ends_with("data: [DONE]\n\n"));
+    }
+
+    fn scripted(when: Option<&str>, content: Option<&str>, tool: Option<&str>) -> Scripted {
+        Scripted {
+            when: when.map(str::to_string),
+            content: content.map(str::to_string),
+            tool_calls: tool
+                .map(|name| ToolCall {
+                    id: "call_1".into(),
+                    name: name.into(),
+                    arguments: json!({"q": 1}),
+                })
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    fn user(text: &str) -> Value {
+        json!({"model": "m", "messages": [{"role": "user", "content": text}]})
+    }
+
+    #[test]
+    fn a_script_answers_by_text_first_then_in_order_and_reports_what_it_lacks() {
+        let mut script = Script {
+            replies: Some(
+                [
+                    scripted(None, Some("first"), None),
+                    scripted(Some("refund"), None, Some("lookup")),
+                    scripted(None, Some("second"), None),
+                ]
+                .into_iter()
+                .map(|s| (s, false))
+                .collect(),
+            ),
+            ..Script::default()
+        };
+        let content = |r: (u16, &str, String)| -> Value {
+            serde_json::from_str::<Value>(&r.2).unwrap_or_default()["choices"][0]["message"].clone()
+        };
+        assert_eq!(
+            content(respond(&user("hello"), &mut script))["content"],
+            "first"
+        );
+        let call = content(respond(&user("a refund please"), &mut script));
+        assert_eq!(call["tool_calls"][0]["function"]["name"], "lookup");
+        assert_eq!(call["tool_calls"][0]["function"]["arguments"], "{\"q\":1}");
+        // The rule is used up: the next refund call takes the next in order.
+        assert_eq!(
+            content(respond(&user("refund"), &mut script))["content"],
+            "second"
+        );
+        let (status, _, body) = respond(&user("more"), &mut script);
+        assert_eq!(status, 500, "{body}");
+        assert_eq!(script.calls, 4);
+        assert_eq!(script.unanswered.len(), 1);
+        assert!(
+            script.unanswered[0].contains("model call 4"),
+            "{:?}",
+            script.unanswered
+        );
+
+        let mut streamed = user("refund");
+        streamed["stream"] = json!(true);
+        let mut script = Script {
+            replies: Some(vec![(
+                scripted(Some("refund"), None, Some("lookup")),
+                false,
+            )]),
+            ..Script::default()
+        };
+        let (_, content_type, sse) = respond(&streamed, &mut script);
+        assert_eq!(content_type, "text/event-stream");
+        assert!(sse.contains("\"tool_calls\":[{\"function\""), "{sse}");
+        assert!(sse.contains("\"finish_reason\":\"tool_calls\""), "{sse}");
+    }
+}

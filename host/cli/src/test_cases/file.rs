@@ -1,0 +1,473 @@
+//! The test file, `NAME.tests.json` beside `NAME.graph.json`
+//! (`docs/testing.md`): its shape (serde types, from which the published
+//! JSON Schema is generated), read as strictly as a graph document (no
+//! repeated keys), and checked against the document it tests. Every
+//! problem is a diagnostic at file:line:col and JSON pointer.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use svc_ir::diag::{did_you_mean, pointer_token};
+use svc_ir::Diagnostic;
+
+/// Test cases of one graph, run by `svc test` on every target.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "svc test cases")]
+pub struct TestFile {
+    /// The schema's URL, for editors.
+    #[serde(rename = "$schema", default)]
+    #[allow(dead_code)] // for editors; svc checks with its own schema
+    pub schema: Option<String>,
+    /// Variables the services start with, besides those `svc test` sets
+    /// (the stand-in model's, the HTTP tools' endpoints, the key). Not for
+    /// secrets: a test needs none.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[schemars(length(min = 1))]
+    pub cases: Vec<Case>,
+}
+
+/// One request to `POST /invoke`, what stands in for the model and the
+/// tools meanwhile, and what the answer must hold.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// Unique in the file: reports and `threadOf` name it.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// What the case is about, for its readers.
+    #[serde(default)]
+    #[allow(dead_code)] // for readers of the file
+    pub description: Option<String>,
+    pub request: Request,
+    /// The model's replies to this case's calls: each call takes the first
+    /// unused reply whose `when` is part of its last user message, else
+    /// the first unused one without `when`. Absent: the model echoes the
+    /// last user message as `echo: <text>`.
+    #[serde(default)]
+    pub model: Option<Vec<ModelReply>>,
+    /// Replies of HTTP tools, by tool id: one reply for every call, or a
+    /// list used one per call.
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolReplies>,
+    #[serde(default)]
+    pub expect: Expect,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Request {
+    /// The run's input state (`{"state": ...}` of `POST /invoke`).
+    #[serde(default)]
+    pub state: Option<Map<String, Value>>,
+    /// Continue the thread of an earlier case, by its name: its answer's
+    /// `threadId` is sent.
+    #[serde(default)]
+    pub thread_of: Option<String>,
+    /// The value that resumes the interrupt of `threadOf`'s case.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "Value")]
+    pub resume: Option<Value>,
+    /// More request headers (the credential is added by `svc test`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+/// `Some` for a key that is present, `null` included.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ModelReply {
+    /// Answers only a call whose last user message contains this text.
+    #[serde(default)]
+    pub when: Option<String>,
+    /// The reply's text.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// Tool calls the model asks for.
+    #[serde(default)]
+    pub tool_calls: Vec<ScriptedToolCall>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedToolCall {
+    /// The call's id (default `call_<n>`).
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The tool's name as the model sees it.
+    pub name: String,
+    #[serde(default)]
+    pub arguments: Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ToolReplies {
+    One(ToolReply),
+    InOrder(Vec<ToolReply>),
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolReply {
+    /// The HTTP status (default 200).
+    #[serde(default = "ok")]
+    #[schemars(range(min = 100, max = 599))]
+    pub status: u16,
+    /// The JSON body (default `{}`).
+    #[serde(default = "empty_object")]
+    pub json: Value,
+    /// How long the reply takes, in milliseconds (at most 600000).
+    #[serde(default)]
+    #[schemars(range(max = 600_000))]
+    pub delay_ms: u64,
+}
+
+fn ok() -> u16 {
+    200
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
+}
+
+/// What the answer must hold; every field given is checked.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// The HTTP status (default 200, unless `error` is expected).
+    #[serde(default)]
+    #[schemars(range(min = 100, max = 599))]
+    pub status: Option<u16>,
+    /// A subset of `result`: every key given must be there with this value
+    /// (objects compared the same way, arrays element by element).
+    #[serde(default)]
+    pub result: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub error: Option<ExpectError>,
+    #[serde(default)]
+    pub interrupt: Option<ExpectInterrupt>,
+    /// The nodes the run started, in order (from its events: the graph
+    /// must have `settings.streaming: true`).
+    #[serde(default)]
+    pub visited: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectError {
+    #[serde(default)]
+    pub code: Option<String>,
+    /// Text the message must contain.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// A subset of `error.details`.
+    #[serde(default)]
+    pub details: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectInterrupt {
+    /// The node that paused.
+    #[serde(default)]
+    pub node: Option<String>,
+    /// A subset of the interrupt's value (any JSON: objects as a subset,
+    /// others equal).
+    #[serde(default)]
+    pub value: Option<Value>,
+}
+
+svc_ir::diagnostic_codes! {
+    /// The test file does not have the shape of a test file.
+    ///
+    /// `svc test` reads `NAME.tests.json` beside the graph document (or the file given with `--cases`). It must match the published schema (`fixtures/schema/svc-tests.schema.json`): a `cases` list, each case with a `name`, a `request` and what to `expect`, and no field the schema does not name. The message says which rule the value at the position breaks.
+    ///
+    /// Correct the value at the position; the schema lists every field.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// { "cases": [ { "name": "billing", "request": { "state": {} }, "expect": { "stauts": 200 } } ] }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "cases": [ { "name": "billing", "request": { "state": {} }, "expect": { "status": 200 } } ] }
+    /// ```
+    pub TEST_FILE = "test-file", group "tests";
+
+    /// A test case names something the graph or the file does not have, or asks for what the graph cannot show.
+    ///
+    /// A case's `expect.visited` and `expect.interrupt.node` name nodes of the graph; its `tools` name HTTP tools whose endpoint is `env:NAME` (a fixed URL cannot be pointed at the stand-in); `request.threadOf` names an earlier case; `expect.visited` needs the run's events (`settings.streaming: true`); a request has either a `state` or a `resume`; case names are unique; `env` does not set what `svc test` sets itself.
+    ///
+    /// Name what exists, or change the graph so that it can be tested that way.
+    ///
+    /// # Example
+    ///
+    /// ```json
+    /// { "name": "billing", "request": { "state": { "question": "invoice" } }, "expect": { "visited": ["clasify"] } }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "name": "billing", "request": { "state": { "question": "invoice" } }, "expect": { "visited": ["classify"] } }
+    /// ```
+    pub TEST_REFERENCE = "test-reference", group "tests";
+}
+
+/// The published JSON Schema of test files, pretty, with a final newline
+/// (`fixtures/schema/svc-tests.schema.json`, kept equal by a test).
+pub fn json_schema() -> String {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut text =
+        serde_json::to_string_pretty(&generator.into_root_schema_for::<TestFile>().to_value())
+            .unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// What the checks need of the graph document.
+pub struct Graph<'a> {
+    pub document: &'a Value,
+}
+
+impl Graph<'_> {
+    fn node_ids(&self) -> Vec<&str> {
+        self.document["logical"]["nodes"]
+            .as_array()
+            .map(|n| n.iter().filter_map(|n| n["id"].as_str()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The HTTP tools' ids and endpoints.
+    pub fn http_tools(&self) -> Vec<(&str, &str)> {
+        self.document["logical"]["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .filter(|t| t["kind"] == "http")
+                    .filter_map(|t| Some((t["id"].as_str()?, t["endpoint"].as_str().unwrap_or(""))))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn streams(&self) -> bool {
+        self.document["logical"]["settings"]["streaming"] == true
+    }
+}
+
+/// Reads a test file: its diagnostics point into `text`, named `name`.
+pub fn read(
+    name: &str,
+    text: &str,
+    graph: &Graph<'_>,
+    reserved: &[String],
+) -> Result<TestFile, Vec<Diagnostic>> {
+    let place = |d: Diagnostic, offset: Option<usize>| -> Diagnostic {
+        let mut d = d;
+        d.file = Some(name.to_string());
+        if let Some(o) = offset {
+            let (line, column) = svc_ir::json::LineIndex::new(text).line_col(o);
+            d.position = Some(svc_ir::Position { line, column });
+        }
+        d
+    };
+    let tree = svc_ir::json::parse(text).map_err(|e| {
+        let d = Diagnostic::error(&svc_ir::json::JSON_SYNTAX, e.message)
+            .hint("a test file is one JSON object (no comments or trailing commas)");
+        vec![place(d, Some(e.offset))]
+    })?;
+    let at = |d: Diagnostic| {
+        let offset = d.pointer.as_deref().map(|p| tree.offset_of(p));
+        place(d, offset)
+    };
+    let value = tree.to_value();
+    let schema: Value = serde_json::from_str(&json_schema()).unwrap_or_default();
+    let checker = svc_packs::schema::ConfigSchema::compile(schema).map_err(|e| {
+        vec![Diagnostic::error(
+            &TEST_FILE,
+            format!("the test file schema does not compile: {e}"),
+        )]
+    })?;
+    let violations = checker.check(&value);
+    if !violations.is_empty() {
+        return Err(violations
+            .into_iter()
+            .map(|v| {
+                at(Diagnostic::error(&TEST_FILE, v.message).at(v.pointer).hint(
+                    "see fixtures/schema/svc-tests.schema.json (docs/testing.md) for every field",
+                ))
+            })
+            .collect());
+    }
+    let file: TestFile = serde_json::from_value(value)
+        .map_err(|e| vec![at(Diagnostic::error(&TEST_FILE, e.to_string()))])?;
+    let diags: Vec<Diagnostic> = check(&file, graph, reserved).into_iter().map(at).collect();
+    if diags.is_empty() {
+        Ok(file)
+    } else {
+        Err(diags)
+    }
+}
+
+/// The checks against the graph and between cases.
+fn check(file: &TestFile, graph: &Graph<'_>, reserved: &[String]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let problem = |pointer: String, message: String, hint: &str| {
+        Diagnostic::error(&TEST_REFERENCE, message)
+            .at(pointer)
+            .hint(hint.to_string())
+    };
+    for name in file.env.keys() {
+        let pointer = format!("/env/{}", pointer_token(name));
+        if !is_env_name(name) {
+            out.push(problem(
+                pointer,
+                format!("`{name}` is not a variable name"),
+                "letters, digits and _, not starting with a digit",
+            ));
+        } else if reserved.iter().any(|r| r == name) {
+            out.push(problem(
+                pointer,
+                format!("`{name}` is set by `svc test` itself (the stand-in model, an HTTP tool's endpoint or the service's key)"),
+                "leave it out of `env`",
+            ));
+        }
+    }
+    let nodes = graph.node_ids();
+    let tools = graph.http_tools();
+    let mut names: Vec<&str> = Vec::new();
+    for (i, case) in file.cases.iter().enumerate() {
+        let base = format!("/cases/{i}");
+        if names.contains(&case.name.as_str()) {
+            out.push(problem(
+                format!("{base}/name"),
+                format!("a case named `{}` comes earlier", case.name),
+                "give each case its own name",
+            ));
+        }
+        let r = &case.request;
+        match (&r.state, &r.resume) {
+            (Some(_), Some(_)) => out.push(problem(
+                format!("{base}/request/resume"),
+                "a request has a `state` (a new run) or a `resume` (of a paused thread), not both".into(),
+                "drop one",
+            )),
+            (None, None) => out.push(problem(
+                format!("{base}/request"),
+                "the request has neither `state` nor `resume`".into(),
+                "give the run's input as `state`, or `threadOf` and `resume` to resume a paused case",
+            )),
+            (None, Some(_)) if r.thread_of.is_none() => out.push(problem(
+                format!("{base}/request/resume"),
+                "`resume` needs `threadOf`: the earlier case whose thread paused".into(),
+                "add \"threadOf\": \"<name of the case that paused>\"",
+            )),
+            _ => {}
+        }
+        if let Some(of) = &r.thread_of {
+            if !names.contains(&of.as_str()) {
+                let hint = match did_you_mean(of, names.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`? (cases run in file order)"),
+                    None => {
+                        "name a case that comes before this one (cases run in file order)".into()
+                    }
+                };
+                out.push(problem(
+                    format!("{base}/request/threadOf"),
+                    format!("no earlier case is named `{of}`"),
+                    &hint,
+                ));
+            }
+        }
+        for (j, reply) in case.model.iter().flatten().enumerate() {
+            if reply.content.is_none() && reply.tool_calls.is_empty() {
+                out.push(problem(
+                    format!("{base}/model/{j}"),
+                    "a model reply has no `content` and no `toolCalls`".into(),
+                    "give the reply's text as `content`, or the calls it makes as `toolCalls`",
+                ));
+            }
+        }
+        for id in case.tools.keys() {
+            let pointer = format!("{base}/tools/{}", pointer_token(id));
+            match tools.iter().find(|(t, _)| t == id) {
+                None => {
+                    let hint = match did_you_mean(id, tools.iter().map(|(t, _)| *t)) {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None => "name an HTTP tool of logical.tools".into(),
+                    };
+                    out.push(problem(pointer, format!("the graph has no HTTP tool `{id}`"), &hint));
+                }
+                Some((_, endpoint)) if !endpoint.starts_with("env:") => out.push(problem(
+                    pointer,
+                    format!("tool `{id}` calls the fixed endpoint `{endpoint}`, which a test cannot point at its stand-in"),
+                    "give the tool an `env:NAME` endpoint (the URL then comes from the environment)",
+                )),
+                _ => {}
+            }
+        }
+        let node_problem = |pointer: String, id: &str| {
+            let hint = match did_you_mean(id, nodes.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => "name a node of logical.nodes".into(),
+            };
+            problem(pointer, format!("the graph has no node `{id}`"), &hint)
+        };
+        if let Some(visited) = &case.expect.visited {
+            if !graph.streams() {
+                out.push(problem(
+                    format!("{base}/expect/visited"),
+                    "`visited` is read from the run's events, and this graph does not stream them"
+                        .into(),
+                    "set logical.settings.streaming to true, or leave `visited` out",
+                ));
+            }
+            for (j, id) in visited.iter().enumerate() {
+                if !nodes.contains(&id.as_str()) {
+                    out.push(node_problem(format!("{base}/expect/visited/{j}"), id));
+                }
+            }
+        }
+        if let Some(node) = case
+            .expect
+            .interrupt
+            .as_ref()
+            .and_then(|i| i.node.as_deref())
+        {
+            if !nodes.contains(&node) {
+                out.push(node_problem(format!("{base}/expect/interrupt/node"), node));
+            }
+        }
+        let e = &case.expect;
+        if e.error.is_some() && (e.result.is_some() || e.interrupt.is_some()) {
+            out.push(problem(
+                format!("{base}/expect/error"),
+                "an answer is an error, a result or an interrupt: this case expects more than one"
+                    .into(),
+                "keep the one the case is about",
+            ));
+        }
+        names.push(&case.name);
+    }
+    out
+}
+
+pub fn is_env_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
