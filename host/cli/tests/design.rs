@@ -2,7 +2,9 @@
 
 //! `svc design`'s server and API over HTTP: the loopback checks, the token,
 //! loading and saving (lossless, refused over a file changed on disk),
-//! validation, capabilities, export to a folder and to a zip.
+//! validation, capabilities, export to a folder and to a zip; its runs
+//! (`run`); and `svc test`, which shares how runs build and start
+//! services (`svc_test`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -15,6 +17,8 @@ use svc_tests::http::{send, Response};
 
 #[path = "design/run.rs"]
 mod run;
+#[path = "design/svc_test.rs"]
+mod svc_test;
 
 const LIMIT: Duration = Duration::from_secs(60);
 

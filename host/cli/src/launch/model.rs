@@ -426,7 +426,7 @@ mod tests {
         };
         let (_, content_type, sse) = respond(&streamed, &mut script);
         assert_eq!(content_type, "text/event-stream");
-        assert!(sse.contains("\"tool_calls\":[{\"function\""), "{sse}");
+        assert!(sse.contains("\"tool_calls\":[{\"id\":\"call_1\""), "{sse}");
         assert!(sse.contains("\"finish_reason\":\"tool_calls\""), "{sse}");
     }
 }

@@ -188,7 +188,7 @@ pub struct ExpectInterrupt {
 svc_ir::diagnostic_codes! {
     /// The test file does not have the shape of a test file.
     ///
-    /// `svc test` reads `NAME.tests.json` beside the graph document (or the file given with `--cases`). It must match the published schema (`fixtures/schema/svc-tests.schema.json`): a `cases` list, each case with a `name`, a `request` and what to `expect`, and no field the schema does not name. The message says which rule the value at the position breaks.
+    /// `svc test` reads `NAME.tests.json` beside the graph document (or the file given with `--cases`). It must match the published schema (`svc-tests.schema.json`, see `docs/testing.md`): a `cases` list, each case with a `name`, a `request` and what to `expect`, and no field the schema does not name. The message says which rule the value at the position breaks.
     ///
     /// Correct the value at the position; the schema lists every field.
     ///
@@ -470,4 +470,149 @@ pub fn is_env_name(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with(|c: char| c.is_ascii_digit())
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::path::Path;
+
+    fn fixtures() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+    }
+
+    #[test]
+    fn the_published_schema_is_current() {
+        let path = fixtures().join("schema/svc-tests.schema.json");
+        let current = json_schema();
+        if std::env::var_os("SVC_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &current).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == current,
+            "{} is stale: run `SVC_UPDATE_DOCS=1 cargo test -p svc-cli --lib test_cases` and commit it",
+            path.display()
+        );
+    }
+
+    #[test]
+    fn every_fixture_test_file_reads_against_its_graph() {
+        let mut seen = 0;
+        for entry in std::fs::read_dir(fixtures().join("valid"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let path = entry.path();
+            let name = path.to_string_lossy().into_owned();
+            let Some(graph) = name.strip_suffix(".tests.json") else {
+                continue;
+            };
+            let document: Value = serde_json::from_str(
+                &std::fs::read_to_string(format!("{graph}.graph.json")).unwrap_or_default(),
+            )
+            .unwrap_or_default();
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let read = read(
+                &name,
+                &text,
+                &Graph {
+                    document: &document,
+                },
+                &[],
+            );
+            assert!(read.is_ok(), "{name}: {:?}", read.err());
+            seen += 1;
+        }
+        assert!(seen >= 6, "{seen} test files");
+    }
+
+    fn problems(text: &str) -> Vec<String> {
+        let document = json!({"logical": {
+            "nodes": [{"id": "start"}, {"id": "classify"}, {"id": "end"}],
+            "tools": [{"id": "crm", "kind": "http", "endpoint": "env:CRM_URL"},
+                      {"id": "fixed", "kind": "http", "endpoint": "https://example.com/x"}]
+        }});
+        match read(
+            "t.tests.json",
+            text,
+            &Graph {
+                document: &document,
+            },
+            &["CRM_URL".to_string()],
+        ) {
+            Ok(_) => Vec::new(),
+            Err(diags) => diags
+                .iter()
+                .map(|d| {
+                    let p = d
+                        .position
+                        .map(|p| format!("{}:{}", p.line, p.column))
+                        .unwrap_or_default();
+                    format!(
+                        "{p} {} {} {}",
+                        d.code,
+                        d.pointer.as_deref().unwrap_or(""),
+                        d.message
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn shape_errors_point_at_the_value_with_a_guess() {
+        let text = "{\"cases\": [\n  {\"name\": \"a\", \"request\": {\"state\": {}},\n   \"expect\": {\"stauts\": 200}}\n]}";
+        assert_eq!(
+            problems(text),
+            ["3:15 test-file /cases/0/expect/stauts unknown field `stauts` (did you mean `status`?)"]
+        );
+        let p = problems("{\"cases\": []}");
+        assert!(
+            p.len() == 1 && p[0].starts_with("1:2 test-file /cases [] has less than 1 item"),
+            "{p:?}"
+        );
+        let p = problems("{\"cases\": [{\"name\": \"a\", \"request\": {\"state\": {}}, \"tools\": {\"crm\": {\"status\": 7}}}]}");
+        assert!(
+            p.len() == 1 && p[0].contains("test-file /cases/0/tools/crm"),
+            "{p:?}"
+        );
+        let p = problems("{\"cases\": [{\"name\": \"a\", \"name\": \"b\"}]}");
+        assert!(p.len() == 1 && p[0].contains("json-syntax"), "{p:?}");
+    }
+
+    #[test]
+    fn references_are_checked_against_the_graph_and_the_earlier_cases() {
+        let text = r#"{"env": {"CRM_URL": "x", "1BAD": "y"}, "cases": [
+  {"name": "a", "request": {"state": {}}, "expect": {"visited": ["clasify"], "interrupt": {"node": "nope"}}},
+  {"name": "a", "request": {"threadOf": "b", "resume": 1}, "tools": {"crn": {}, "fixed": {}}},
+  {"name": "c", "request": {"resume": 1}, "model": [{"when": "x"}]},
+  {"name": "d", "request": {}, "expect": {"error": {}, "result": {}}}
+]}"#;
+        let p = problems(text);
+        let expected = [
+            "1:26 test-reference /env/1BAD `1BAD` is not a variable name",
+            "1:10 test-reference /env/CRM_URL `CRM_URL` is set by `svc test` itself",
+            "2:54 test-reference /cases/0/expect/visited `visited` is read from the run's events",
+            "2:66 test-reference /cases/0/expect/visited/0 the graph has no node `clasify`",
+            "2:92 test-reference /cases/0/expect/interrupt/node the graph has no node `nope`",
+            "3:4 test-reference /cases/1/name a case named `a` comes earlier",
+            "3:29 test-reference /cases/1/request/threadOf no earlier case is named `b`",
+            "3:70 test-reference /cases/1/tools/crn the graph has no HTTP tool `crn`",
+            "3:81 test-reference /cases/1/tools/fixed tool `fixed` calls the fixed endpoint",
+            "4:29 test-reference /cases/2/request/resume `resume` needs `threadOf`",
+            "4:53 test-reference /cases/2/model/0 a model reply has no `content` and no `toolCalls`",
+            "5:17 test-reference /cases/3/request the request has neither `state` nor `resume`",
+            "5:43 test-reference /cases/3/expect/error an answer is an error, a result or an interrupt",
+        ];
+        assert_eq!(p.len(), expected.len(), "{p:#?}");
+        for (got, want) in p.iter().zip(expected) {
+            assert!(
+                got.starts_with(want),
+                "{got}\n  does not start with\n{want}"
+            );
+        }
+    }
 }

@@ -1,0 +1,226 @@
+//! `svc test`: the fixtures' test files pass on every target (or are
+//! skipped where a target refuses the graph, with its reason), a wrong
+//! case fails naming the case, the target and the first differing field,
+//! a broken test file is a diagnostic, and the JUnit file reads with a
+//! standard JUnit reader.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use super::fixture;
+
+fn svc_test(doc: &Path, extra: &[&str]) -> (Output, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_svc"))
+        .arg("test")
+        .arg(doc)
+        .args(extra)
+        .env("SVC_CACHE_DIR", svc_tests::service::cache_dir())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, text)
+}
+
+/// The table row of a case: its marks per target, in the header's order.
+fn row<'a>(table: &'a str, case: &str) -> Vec<&'a str> {
+    let line = table
+        .lines()
+        .find(|l| l.starts_with(case) && l[case.len()..].starts_with("  "))
+        .unwrap_or_else(|| panic!("no row for `{case}` in\n{table}"));
+    line[case.len()..].split_whitespace().collect()
+}
+
+/// A JUnit reader that is not ours (Python's junitparser): per suite, its
+/// name and (tests, failures, skipped); per case, classname, name and
+/// result.
+fn read_junit(path: &Path) -> serde_json::Value {
+    let script = r#"
+import json, sys
+from junitparser import JUnitXml, Failure, Skipped
+xml = JUnitXml.fromfile(sys.argv[1])
+out = []
+for suite in xml:
+    cases = []
+    for case in suite:
+        kind = "pass"
+        msg = ""
+        for r in case.result:
+            kind = "failure" if isinstance(r, Failure) else "skipped" if isinstance(r, Skipped) else "other"
+            msg = r.message or ""
+        cases.append({"classname": case.classname, "name": case.name, "result": kind, "message": msg})
+    out.append({"name": suite.name, "tests": suite.tests, "failures": suite.failures, "skipped": suite.skipped, "cases": cases})
+print(json.dumps(out))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "junitparser (tests/requirements.txt) failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_fixtures_cases_pass_on_every_target_that_takes_the_graph() {
+    if std::env::var_os("CI").is_none() && Command::new("mvn").arg("-v").output().is_err() {
+        eprintln!("skipped: no Maven for java-svc");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for graph in [
+        "support_triage",
+        "llm_chat",
+        "tools_http_native",
+        "hitl_node",
+        "streaming_chat",
+        "a2a_publish",
+    ] {
+        let junit = dir.path().join(format!("{graph}.xml"));
+        let doc = fixture(&format!("{graph}.graph.json"));
+        let (out, text) = svc_test(&doc, &["--junit", junit.to_str().unwrap()]);
+        assert!(out.status.success(), "{graph}:\n{text}");
+        let cases: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(fixture(&format!("{graph}.tests.json"))).unwrap(),
+        )
+        .unwrap();
+        let suites = read_junit(&junit);
+        for case in cases["cases"].as_array().unwrap() {
+            let name = case["name"].as_str().unwrap();
+            let marks = row(&text, name);
+            let expected: &[&str] = if graph == "a2a_publish" {
+                // go, java-svc, python-svc: A2A publishing is python-svc's alone.
+                &["skipped", "skipped", "pass"]
+            } else {
+                &["pass", "pass", "pass"]
+            };
+            assert_eq!(marks, expected, "{graph} / {name}:\n{text}");
+        }
+        let suites = suites.as_array().unwrap();
+        assert_eq!(suites.len(), 3, "{suites:?}");
+        for s in suites {
+            assert_eq!(s["failures"], 0, "{s}");
+            assert_eq!(
+                s["tests"].as_u64().unwrap() as usize,
+                cases["cases"].as_array().unwrap().len()
+            );
+        }
+        if graph == "a2a_publish" {
+            assert!(
+                text.contains("go: go refuses the graph:")
+                    && text.contains(
+                        "a2a_publish.graph.json:45:9: go does not support feature `a2a.publish`"
+                    ),
+                "{text}"
+            );
+            let go = suites
+                .iter()
+                .find(|s| s["name"].as_str().unwrap().ends_with(" on go"))
+                .unwrap();
+            assert_eq!(go["skipped"], 1, "{go}");
+            assert_eq!(go["cases"][0]["result"], "skipped");
+        }
+    }
+}
+
+#[test]
+fn a_wrong_case_fails_naming_the_case_the_target_and_the_first_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("triage.graph.json");
+    std::fs::copy(fixture("support_triage.graph.json"), &doc).unwrap();
+    std::fs::write(
+        dir.path().join("triage.tests.json"),
+        r#"{"cases": [
+  {"name": "billing", "request": {"state": {"question": "my invoice"}}, "expect": {"result": {"category": "billing"}}},
+  {"name": "wrongly billing", "request": {"state": {"question": "a password"}}, "expect": {"result": {"category": "billing"}}},
+  {"name": "wrong status", "request": {"state": {}}, "expect": {"status": 400}}
+]}"#,
+    )
+    .unwrap();
+    let junit = dir.path().join("out.xml");
+    let (out, text) = svc_test(
+        &doc,
+        &[
+            "--platform",
+            "go,python-svc",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(row(&text, "billing"), ["pass", "pass"], "{text}");
+    assert_eq!(row(&text, "wrongly billing"), ["FAIL", "FAIL"], "{text}");
+    for platform in ["go", "python-svc"] {
+        assert!(
+            text.contains(&format!(
+                "case `wrongly billing` on {platform}: /result/category: expected \"billing\", got \"general\""
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "case `wrong status` on {platform}: status: expected 400, got 422 (invalid_state:"
+            )),
+            "{text}"
+        );
+    }
+    assert!(text.contains("2 passed, 4 failed, 0 skipped"), "{text}");
+    let suites = read_junit(&junit);
+    let go = &suites[0];
+    assert_eq!(go["failures"], 2, "{go}");
+    assert_eq!(go["cases"][1]["classname"], "go");
+    assert_eq!(go["cases"][1]["result"], "failure");
+    assert_eq!(
+        go["cases"][1]["message"],
+        "/result/category: expected \"billing\", got \"general\""
+    );
+
+    // A model reply the graph never asks for fails the case too.
+    std::fs::write(
+        dir.path().join("triage.tests.json"),
+        r#"{"cases": [{"name": "unused reply", "request": {"state": {"question": "q"}}, "model": [{"content": "x"}]}]}"#,
+    )
+    .unwrap();
+    let (out, text) = svc_test(&doc, &["--platform", "go"]);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("case `unused reply` on go: 1 scripted model reply went unused (the graph made 0 model calls)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_broken_test_file_is_a_diagnostic_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("triage.graph.json");
+    std::fs::copy(fixture("support_triage.graph.json"), &doc).unwrap();
+    std::fs::write(
+        dir.path().join("triage.tests.json"),
+        "{\"cases\": [\n  {\"name\": \"a\", \"request\": {\"state\": {}}, \"expect\": {\"visited\": [\"clasify\"]}}\n]}",
+    )
+    .unwrap();
+    let (out, text) = svc_test(&doc, &["--platform", "go"]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("error[test-reference]"), "{text}");
+    assert!(text.contains("triage.tests.json:2:"), "{text}");
+    assert!(text.contains("did you mean `classify`?"), "{text}");
+    assert!(!text.contains("case "), "nothing ran:\n{text}");
+
+    let (out, text) = svc_test(&dir.path().join("missing.graph.json"), &[]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("cannot read"), "{text}");
+    std::fs::remove_file(dir.path().join("triage.tests.json")).unwrap();
+    let (out, text) = svc_test(&doc, &[]);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("cannot read the test file") && text.contains("triage.tests.json"),
+        "{text}"
+    );
+}
