@@ -75,12 +75,23 @@ const TELEMETRY_GO: &str = include_str!("../runtime/telemetry.go");
 const TELEMETRY_TEST_GO: &str = include_str!("../runtime/telemetry_test.go");
 const MCP_SERVER_GO: &str = include_str!("../runtime/mcp_server.go");
 const MCP_SERVER_TEST_GO: &str = include_str!("../runtime/mcp_server_test.go");
+// The graph's test cases (svc test's NAME.tests.json) as `go test` runs them.
+const CASES_TEST_GO: &str = include_str!("../runtime/cases_test.go");
 const DOCKERIGNORE: &str = include_str!("../runtime/dockerignore");
 const GITIGNORE: &str = include_str!("../runtime/gitignore");
 
 /// The runtime helpers connectors may ask for (`svc-runtime:NAME`):
 /// `upstream` is upstream.go, the HTTP client of HTTP tools and models.
 const CONNECTOR_HELPERS: &[&str] = &["upstream"];
+
+/// The runner of the graph's test cases and the cases themselves (the
+/// bundle svc compile passes as the option `testCases`).
+pub fn cases(bundle: &str) -> Vec<File> {
+    vec![
+        File::text("internal/server/cases_test.go", CASES_TEST_GO),
+        File::text("internal/server/testdata/svc-cases.json", bundle),
+    ]
+}
 
 pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
     let placed = svc_backend_sdk::connectors::place(doc, "go", CONNECTOR_HELPERS, connectors)?;

@@ -48,7 +48,11 @@ impl Backend for PythonBackend {
         let sdk = project::SdkSource::from_option(options.get("sdk")).map_err(|d| vec![d])?;
         names::check(doc)?;
         syntax::check_bodies(doc)?;
-        let files = project::emit(doc, connectors, sdk)?;
+        let mut files = project::emit(doc, connectors, sdk)?;
+        // The graph's test cases, when svc compile found a test file.
+        if let Some(cases) = options.get("testCases") {
+            files.extend(project::cases(cases));
+        }
         // Off only in the baseline bench/compile.py builds to measure what parsing costs.
         if !cfg!(feature = "bench-without-module-parse") {
             syntax::check_modules(doc, &files)?;

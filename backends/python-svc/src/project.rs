@@ -64,6 +64,17 @@ const GITIGNORE: &str = include_str!("../runtime/gitignore");
 const DOCKERIGNORE: &str = include_str!("../runtime/dockerignore");
 /// `app/connectors/__init__.py`, when connector code is placed there.
 const CONNECTORS_INIT: &str = include_str!("../runtime/connectors/__init__.py");
+// The graph's test cases (svc test's NAME.tests.json) as pytest runs them.
+const CASES_TEST_PY: &str = include_str!("../runtime/tests/test_svc_cases.py");
+
+/// The runner of the graph's test cases and the cases themselves (the
+/// bundle svc compile passes as the option `testCases`).
+pub fn cases(bundle: &str) -> Vec<File> {
+    vec![
+        File::text("tests/test_svc_cases.py", CASES_TEST_PY),
+        File::text("tests/svc_cases.json", bundle),
+    ]
+}
 
 /// Where a project installs `svc-sdk` from (`svc compile --sdk`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

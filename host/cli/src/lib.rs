@@ -327,7 +327,13 @@ fn compile(
         runtime: &runtime,
         override_path: args.engine.backend.clone(),
     };
-    let options = [("sdk".to_string(), args.sdk.as_str().to_string())];
+    let mut options = vec![("sdk".to_string(), args.sdk.as_str().to_string())];
+    // The graph's test cases become the project's own tests.
+    match test_cases::bundle_for(document, &source.text) {
+        Ok(Some(bundle)) => options.push(("testCases".to_string(), bundle)),
+        Ok(None) => {}
+        Err(diags) => return output::fail(args.format, &diags),
+    }
     match svc_compile::compile_with(
         &mut source,
         platform,

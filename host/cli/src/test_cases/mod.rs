@@ -114,26 +114,15 @@ pub fn run(args: &TestArgs) -> ExitCode {
             ))
         }
     };
-    let (model_bases, model_keys) = launch::model_variables(&document);
-    let graph = file::Graph {
-        document: &document,
-    };
-    let tool_vars: Vec<(String, String)> = graph
-        .http_tools()
-        .into_iter()
-        .filter_map(|(id, endpoint)| {
-            Some((endpoint.strip_prefix("env:")?.to_string(), id.to_string()))
-        })
-        .collect();
-    let key_env = launch::service::Auth::of(&document).key_env;
-    let reserved: Vec<String> = model_bases
-        .iter()
-        .chain(&model_keys)
-        .cloned()
-        .chain(tool_vars.iter().map(|(v, _)| v.clone()))
-        .chain([key_env, "SVC_HOST".into(), "SVC_PORT".into()])
-        .collect();
-    let tests = match file::read(&cases_name, &cases_text, &graph, &reserved) {
+    let stand_ins = StandIns::of(&document);
+    let tests = match file::read(
+        &cases_name,
+        &cases_text,
+        &file::Graph {
+            document: &document,
+        },
+        &stand_ins.reserved(&document),
+    ) {
         Ok(t) => t,
         Err(diags) => return print_diagnostics(&diags),
     };
@@ -191,9 +180,7 @@ pub fn run(args: &TestArgs) -> ExitCode {
         document: &document,
         tests: &tests,
         compiler: &compiler,
-        model_bases: &model_bases,
-        model_keys: &model_keys,
-        tool_vars: &tool_vars,
+        stand_ins: &stand_ins,
     };
     println!(
         "svc test {doc_name}: {} case{} on {}",
@@ -240,6 +227,88 @@ pub fn run(args: &TestArgs) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// The variables the stand-ins are put under: the model's base URLs and
+/// keys, and each HTTP tool's endpoint variable with the tool's id.
+pub struct StandIns {
+    pub model_bases: Vec<String>,
+    pub model_keys: Vec<String>,
+    pub tool_vars: Vec<(String, String)>,
+}
+
+impl StandIns {
+    pub fn of(document: &Value) -> StandIns {
+        let (model_bases, model_keys) = launch::model_variables(document);
+        let tool_vars = file::Graph { document }
+            .http_tools()
+            .into_iter()
+            .filter_map(|(id, endpoint)| {
+                Some((endpoint.strip_prefix("env:")?.to_string(), id.to_string()))
+            })
+            .collect();
+        StandIns {
+            model_bases,
+            model_keys,
+            tool_vars,
+        }
+    }
+
+    /// What a test file's `env` may not set.
+    fn reserved(&self, document: &Value) -> Vec<String> {
+        let key_env = launch::service::Auth::of(document).key_env;
+        self.model_bases
+            .iter()
+            .chain(&self.model_keys)
+            .cloned()
+            .chain(self.tool_vars.iter().map(|(v, _)| v.clone()))
+            .chain([key_env, "SVC_HOST".into(), "SVC_PORT".into()])
+            .collect()
+    }
+}
+
+/// For `svc compile`: the graph's test cases, when `NAME.tests.json` is
+/// beside the document, checked and bundled for the backend (the option
+/// `testCases`): the cases as written, the file's `env`, the variables the
+/// stand-ins go under, the auth scheme and whether the graph streams. The
+/// project's own tests run them (docs/testing.md).
+pub fn bundle_for(
+    document_path: &Path,
+    text: &str,
+) -> Result<Option<String>, Vec<svc_ir::Diagnostic>> {
+    let path = cases_path(document_path);
+    let Ok(cases_text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    // A document that is not JSON is reported by the compile.
+    let Ok(document) = serde_json::from_str::<Value>(text) else {
+        return Ok(None);
+    };
+    let stand_ins = StandIns::of(&document);
+    let name = path.display().to_string();
+    file::read(
+        &name,
+        &cases_text,
+        &file::Graph {
+            document: &document,
+        },
+        &stand_ins.reserved(&document),
+    )?;
+    let raw: Value = serde_json::from_str(&cases_text).unwrap_or_default();
+    let auth = launch::service::Auth::of(&document);
+    let bundle = serde_json::json!({
+        "auth": auth.scheme,
+        "keyEnv": auth.key_env,
+        "streaming": document["logical"]["settings"]["streaming"] == true,
+        "modelBaseVars": stand_ins.model_bases,
+        "modelKeyVars": stand_ins.model_keys,
+        "toolVars": stand_ins.tool_vars.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+        "env": raw.get("env").cloned().unwrap_or_else(|| serde_json::json!({})),
+        "cases": raw["cases"],
+    });
+    let mut text = serde_json::to_string_pretty(&bundle).unwrap_or_default();
+    text.push('\n');
+    Ok(Some(text))
 }
 
 fn print_diagnostics(diags: &[svc_ir::Diagnostic]) -> ExitCode {

@@ -35,11 +35,7 @@ pub struct Shared<'a> {
     pub document: &'a Value,
     pub tests: &'a TestFile,
     pub compiler: &'a Mutex<Compiler>,
-    /// The variables the stand-ins are put under: base URLs, keys, and
-    /// each HTTP tool's endpoint variable with its id.
-    pub model_bases: &'a [String],
-    pub model_keys: &'a [String],
-    pub tool_vars: &'a [(String, String)],
+    pub stand_ins: &'a super::StandIns,
 }
 
 pub enum Verdict {
@@ -160,18 +156,21 @@ pub fn target(shared: &Shared<'_>, platform: &str) -> TargetReport {
     let mut env = built.env.clone();
     env.extend(
         shared
+            .stand_ins
             .model_bases
             .iter()
             .map(|b| (b.clone(), model.base_url.clone())),
     );
     env.extend(
         shared
+            .stand_ins
             .model_keys
             .iter()
             .map(|k| (k.clone(), model.key.clone())),
     );
     env.extend(
         shared
+            .stand_ins
             .tool_vars
             .iter()
             .map(|(var, id)| (var.clone(), tools.url(id))),

@@ -1,0 +1,383 @@
+"""The graph's test cases (NAME.tests.json beside the graph document, copied
+into tests/svc_cases.json by svc compile; docs/testing.md of svc), run
+against this service as `svc test` runs them: the same stand-ins on loopback
+for the model (scripted replies, else an echo) and the HTTP tools, the same
+expectations. Regenerate the project to change them.
+"""
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from svc.server import create_app
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = json.loads((Path(__file__).resolve().parent / "svc_cases.json").read_text())
+KEY = "svc-cases-credential"
+MODEL_KEY = "svc-cases-model-key"
+
+
+class Script:
+    """What the stand-ins answer in the current case, and what they saw."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.set(None, {})
+
+    def set(self, replies, tools):
+        with self.lock:
+            self.replies = None if replies is None else [[r, False] for r in replies]
+            self.calls = 0
+            self.tools = tools
+            self.tool_calls = {}
+            self.missing = []
+
+    def model_reply(self, last):
+        with self.lock:
+            self.calls += 1
+            if self.replies is None:
+                return {"content": "echo: " + last}
+            for wanted in (True, False):
+                for entry in self.replies:
+                    reply, used = entry
+                    if used:
+                        continue
+                    when = reply.get("when")
+                    if (wanted and when is not None and when in last) or (
+                        not wanted and when is None
+                    ):
+                        entry[1] = True
+                        return reply
+            quoted = json.dumps(last, ensure_ascii=False)
+            self.missing.append(
+                f"model call {self.calls} has no scripted reply left (last user message: {quoted})"
+            )
+            return None
+
+    def tool_reply(self, tool):
+        with self.lock:
+            n = self.tool_calls[tool] = self.tool_calls.get(tool, 0) + 1
+            if tool not in self.tools:
+                self.missing.append(
+                    f"tool `{tool}` was called; the case scripts no reply for it"
+                )
+                return None
+            replies = self.tools[tool]
+            if isinstance(replies, dict):
+                return replies
+            if n <= len(replies):
+                return replies[n - 1]
+            self.missing.append(
+                f"tool `{tool}` was called {n} times; the case scripts fewer replies"
+            )
+            return None
+
+    def unused(self):
+        with self.lock:
+            n = sum(1 for _, used in self.replies or [] if not used)
+            if not n:
+                return None
+            replies = "reply" if n == 1 else "replies"
+            calls = "call" if self.calls == 1 else "calls"
+            return f"{n} scripted model {replies} went unused (the graph made {self.calls} model {calls})"
+
+
+SCRIPT = Script()
+
+
+def text_of(content):
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            p["text"]
+            for p in content
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
+class StandIns(BaseHTTPRequestHandler):
+    """The model at /v1/chat/completions, the HTTP tools at /tools/<id>."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        body = json.loads(
+            self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null"
+        )
+        if self.path.startswith("/tools/"):
+            return self.tool(self.path.removeprefix("/tools/"))
+        if self.headers.get("Authorization") != "Bearer " + MODEL_KEY:
+            return self.send(
+                401,
+                "application/json",
+                b'{"error": {"message": "the stand-in model needs its key"}}',
+            )
+        users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+        reply = SCRIPT.model_reply(text_of(users[-1].get("content")) if users else "")
+        if reply is None:
+            return self.send(
+                500,
+                "application/json",
+                b'{"error": {"message": "no scripted reply left"}}',
+            )
+        calls = [
+            {
+                "index": i,
+                "id": c.get("id") or f"call_{i + 1}",
+                "type": "function",
+                "function": {
+                    "name": c["name"],
+                    "arguments": json.dumps(c.get("arguments") or {}),
+                },
+            }
+            for i, c in enumerate(reply.get("toolCalls") or [])
+        ]
+        finish = "tool_calls" if calls else "stop"
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        base = {"id": "chatcmpl-svc", "model": body.get("model")}
+        if not body.get("stream"):
+            message = {"role": "assistant", "content": reply.get("content")}
+            if calls:
+                message["tool_calls"] = calls
+            choice = {"index": 0, "message": message, "finish_reason": finish}
+            answer = {
+                **base,
+                "object": "chat.completion",
+                "choices": [choice],
+                "usage": usage,
+            }
+            return self.send(200, "application/json", json.dumps(answer).encode())
+
+        def chunk(delta, finish_reason=None):
+            choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+            return (
+                "data: "
+                + json.dumps(
+                    {**base, "object": "chat.completion.chunk", "choices": [choice]}
+                )
+                + "\n\n"
+            )
+
+        out = [chunk({"role": "assistant", "content": ""})]
+        words = (reply.get("content") or "").split(" ")
+        out += [
+            chunk({"content": w + (" " if i < len(words) - 1 else "")})
+            for i, w in enumerate(words)
+            if w
+        ]
+        if calls:
+            out.append(chunk({"tool_calls": calls}))
+        out.append(chunk({}, finish))
+        out.append(
+            "data: "
+            + json.dumps(
+                {
+                    **base,
+                    "object": "chat.completion.chunk",
+                    "choices": [],
+                    "usage": usage,
+                }
+            )
+        )
+        out.append("\n\ndata: [DONE]\n\n")
+        self.send(200, "text/event-stream", "".join(out).encode())
+
+    def tool(self, tool):
+        reply = SCRIPT.tool_reply(tool)
+        if reply is None:
+            return self.send(500, "application/json", b'{"error": "no scripted reply"}')
+        time.sleep(reply.get("delayMs", 0) / 1000)
+        self.send(
+            reply.get("status", 200),
+            "application/json",
+            json.dumps(reply.get("json", {})).encode(),
+        )
+
+    def send(self, status, content_type, body):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def service():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StandIns)
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    ).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    env = dict(CASES["env"])
+    env.update({name: base + "/v1" for name in CASES["modelBaseVars"]})
+    env.update({name: MODEL_KEY for name in CASES["modelKeyVars"]})
+    env.update(
+        {name: f"{base}/tools/{tool}" for name, tool in CASES["toolVars"].items()}
+    )
+    if CASES["auth"] != "none":
+        env[CASES["keyEnv"]] = KEY
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        with TestClient(create_app(root=ROOT)) as client:
+            yield client, {}
+    server.shutdown()
+
+
+def answer_of(response):
+    """The JSON answer, or the one a streamed run's terminal event stands for."""
+    if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        return response.status_code, response.json(), []
+    events = [
+        json.loads(line[5:].strip())
+        for line in response.iter_lines()
+        if line.startswith("data:")
+    ]
+    last = events[-1]
+    data = last.get("data") or {}
+    thread = {"threadId": data["threadId"]} if "threadId" in data else {}
+    if last["type"] == "run_finished":
+        return 200, {"result": data.get("result"), **thread}, events
+    if last["type"] == "interrupted":
+        return (
+            200,
+            {
+                "interrupt": {"node": last.get("node"), "value": data.get("value")},
+                **thread,
+            },
+            events,
+        )
+    error = {"code": data.get("code"), "message": data.get("message")}
+    if "details" in data:
+        error["details"] = data["details"]
+    return data.get("status", 500), {"error": error}, events
+
+
+def as_json(value):
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def subset(want, got, at):
+    """Objects by the keys want has, arrays element by element (same length), numbers by value."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        for key in want:
+            here = at + "/" + key.replace("~", "~0").replace("/", "~1")
+            if key not in got:
+                return f"{here}: expected {as_json(want[key])}, missing"
+            problem = subset(want[key], got[key], here)
+            if problem:
+                return problem
+        return None
+    if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+        for i, (w, g) in enumerate(zip(want, got)):
+            problem = subset(w, g, f"{at}/{i}")
+            if problem:
+                return problem
+        return None
+    numbers = all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in (want, got)
+    )
+    if (numbers and want == got) or (
+        not numbers and want == got and type(want) is type(got)
+    ):
+        return None
+    return f"{at}: expected {as_json(want)}, got {as_json(got)}"
+
+
+def difference(expect, status, body, events):
+    """The first field where the answer differs from the case's expectations."""
+    if "status" in expect or "error" not in expect:
+        want = expect.get("status", 200)
+        if status != want:
+            error = body.get("error") if isinstance(body, dict) else None
+            summary = (
+                f" ({error.get('code')}: {error.get('message')})"
+                if isinstance(error, dict)
+                else ""
+            )
+            return f"status: expected {want}, got {status}{summary}"
+    if "error" in expect:
+        got = body.get("error")
+        if got is None:
+            return "/error: expected an error, got " + as_json(body)
+        e = expect["error"]
+        if "code" in e and got.get("code") != e["code"]:
+            return f"/error/code: expected {as_json(e['code'])}, got {as_json(got.get('code'))}"
+        if "message" in e and e["message"] not in (got.get("message") or ""):
+            return f"/error/message: expected it to contain {as_json(e['message'])}, got {as_json(got.get('message'))}"
+        if "details" in e:
+            problem = subset(e["details"], got.get("details"), "/error/details")
+            if problem:
+                return problem
+    if "result" in expect:
+        if "result" not in body:
+            return "/result: expected a result, got " + as_json(body)
+        problem = subset(expect["result"], body["result"], "/result")
+        if problem:
+            return problem
+    if "interrupt" in expect:
+        got = body.get("interrupt")
+        if got is None:
+            return "/interrupt: expected the run to pause, got " + as_json(body)
+        i = expect["interrupt"]
+        if "node" in i and got.get("node") != i["node"]:
+            return f"/interrupt/node: expected {as_json(i['node'])}, got {as_json(got.get('node'))}"
+        if "value" in i:
+            problem = subset(i["value"], got.get("value"), "/interrupt/value")
+            if problem:
+                return problem
+    if "visited" in expect:
+        visited = [e.get("node") for e in events if e.get("type") == "node_started"]
+        if visited != expect["visited"]:
+            return f"visited: expected {as_json(expect['visited'])}, got {as_json(visited)}"
+    return None
+
+
+@pytest.mark.parametrize(
+    "case", CASES["cases"], ids=[c["name"] for c in CASES["cases"]]
+)
+def test_case(service, case):
+    client, threads = service
+    request = case["request"]
+    body = {}
+    if "state" in request:
+        body["state"] = request["state"]
+    if "threadOf" in request:
+        if request["threadOf"] not in threads:
+            pytest.fail(
+                f"case `{request['threadOf']}` left no thread to continue (it failed, or its answer had no threadId)"
+            )
+        body["threadId"] = threads[request["threadOf"]]
+    if "resume" in request:
+        body["resume"] = request["resume"]
+    SCRIPT.set(case.get("model"), case.get("tools") or {})
+    headers = {"Content-Type": "application/json", **(request.get("headers") or {})}
+    if CASES["auth"] == "bearer":
+        headers["Authorization"] = "Bearer " + KEY
+    elif CASES["auth"] == "api_key":
+        headers["X-API-Key"] = KEY
+    if CASES["streaming"]:
+        headers["Accept"] = "text/event-stream"
+    with client.stream(
+        "POST", "/invoke", content=json.dumps(body), headers=headers
+    ) as response:
+        response.read()
+        status, answer, events = answer_of(response)
+    if isinstance(answer, dict) and isinstance(answer.get("threadId"), str):
+        threads[case["name"]] = answer["threadId"]
+    problem = (
+        (SCRIPT.missing[0] if SCRIPT.missing else None)
+        or difference(case.get("expect") or {}, status, answer, events)
+        or SCRIPT.unused()
+    )
+    if problem:
+        pytest.fail(problem, pytrace=False)
