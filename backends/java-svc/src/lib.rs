@@ -33,11 +33,16 @@ impl Backend for JavaBackend {
 
     fn emit(
         doc: &Document,
-        _options: &EmitOptions,
+        options: &EmitOptions,
         connectors: &Connectors,
     ) -> Result<Emitted, Vec<Diagnostic>> {
         names::check(doc)?;
-        project::emit(doc, connectors).map(Emitted::from)
+        let mut files = project::emit(doc, connectors)?;
+        // The graph's test cases, when svc compile found a test file.
+        if let Some(cases) = options.get("testCases") {
+            files.extend(project::cases(doc, cases)?);
+        }
+        Ok(Emitted::from(files))
     }
 }
 

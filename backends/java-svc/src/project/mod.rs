@@ -215,6 +215,24 @@ const GITIGNORE: &str = include_str!("../../runtime/gitignore");
 /// Spring Boot version of generated projects.
 pub const SPRING_BOOT: &str = "3.5.16";
 
+/// The graph's test cases (svc test's NAME.tests.json) as JUnit runs them.
+const CASES_TEST: &str = include_str!("../../runtime/test/SvcCasesTests.java");
+
+/// The runner of the graph's test cases and the cases themselves (the
+/// bundle svc compile passes as the option `testCases`).
+pub fn cases(doc: &Document, bundle: &str) -> Result<Vec<File>, Vec<Diagnostic>> {
+    let pkg = package_segment(&doc.id);
+    let runner =
+        fill("SvcCasesTests.java", CASES_TEST, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
+    Ok(vec![
+        File::text(
+            format!("src/test/java/com/svc/{pkg}/SvcCasesTests.java"),
+            runner,
+        ),
+        File::text("src/test/resources/svc-cases.json", bundle),
+    ])
+}
+
 pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
     let placed =
         svc_backend_sdk::connectors::place(doc, "java-svc", CONNECTOR_HELPERS, connectors)?;

@@ -1,10 +1,11 @@
 //! `svc test`: the fixtures' test files pass on every target (or are
 //! skipped where a target refuses the graph, with its reason), a wrong
 //! case fails naming the case, the target and the first differing field,
-//! a broken test file is a diagnostic, and the JUnit file reads with a
-//! standard JUnit reader.
+//! a broken test file is a diagnostic, the JUnit file reads with a
+//! standard JUnit reader, and the projects `svc compile` writes run the
+//! cases as their own tests (go test, pytest, JUnit).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use super::fixture;
@@ -223,4 +224,112 @@ fn a_broken_test_file_is_a_diagnostic_and_nothing_runs() {
         text.contains("cannot read the test file") && text.contains("triage.tests.json"),
         "{text}"
     );
+}
+
+#[test]
+fn the_generated_projects_run_the_cases_as_their_own_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("triage.graph.json");
+    std::fs::copy(fixture("support_triage.graph.json"), &doc).unwrap();
+    std::fs::write(
+        dir.path().join("triage.tests.json"),
+        r#"{"cases": [
+  {"name": "billing", "request": {"state": {"question": "my invoice"}}, "expect": {"result": {"category": "billing"}}},
+  {"name": "wrongly billing", "request": {"state": {"question": "a password"}}, "expect": {"result": {"category": "billing"}}},
+  {"name": "required", "request": {"state": {}}, "expect": {"status": 422, "error": {"code": "invalid_state"}}}
+]}"#,
+    )
+    .unwrap();
+    // python-svc's project runs in the run cache's venv, which a run of
+    // `svc test` on python-svc makes (with the SDK and pytest).
+    let (out, text) = svc_test(&doc, &["--platform", "python-svc"]);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let difference = "/result/category: expected \"billing\", got \"general\"";
+    for platform in ["go", "python-svc", "java-svc"] {
+        let project = dir.path().join(platform);
+        let compiled = Command::new(env!("CARGO_BIN_EXE_svc"))
+            .args(["compile"])
+            .arg(&doc)
+            .arg("--out")
+            .arg(&project)
+            .args(["--platform", platform])
+            .output()
+            .unwrap();
+        assert!(compiled.status.success(), "{compiled:?}");
+        let (program, args): (PathBuf, Vec<&str>) = match platform {
+            "go" => (
+                "go".into(),
+                vec!["test", "-v", "-run", "TestCases", "./internal/server"],
+            ),
+            "python-svc" => (
+                svc_tests::service::cache_dir().join("runs/python-venv/bin/python"),
+                vec![
+                    "-m",
+                    "pytest",
+                    "-rA",
+                    "-p",
+                    "no:cacheprovider",
+                    "tests/test_svc_cases.py",
+                ],
+            ),
+            _ => (
+                "./mvnw".into(),
+                vec!["-q", "-B", "test", "-Dtest=SvcCasesTests"],
+            ),
+        };
+        let run = Command::new(&program)
+            .args(&args)
+            .current_dir(&project)
+            .output()
+            .unwrap_or_else(|e| panic!("{platform}: {}: {e}", program.display()));
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert!(
+            !run.status.success(),
+            "{platform}: the wrong case must fail\n{log}"
+        );
+        assert!(log.contains(difference), "{platform}:\n{log}");
+        match platform {
+            "go" => {
+                for passed in ["TestCases/billing ", "TestCases/required "] {
+                    assert!(log.contains(&format!("--- PASS: {passed}")), "{log}");
+                }
+                assert!(
+                    log.contains("--- FAIL: TestCases/wrongly_billing "),
+                    "{log}"
+                );
+            }
+            "python-svc" => {
+                assert!(
+                    log.contains("PASSED tests/test_svc_cases.py::test_case[billing]"),
+                    "{log}"
+                );
+                assert!(
+                    log.contains("PASSED tests/test_svc_cases.py::test_case[required]"),
+                    "{log}"
+                );
+                assert!(
+                    log.contains("FAILED tests/test_svc_cases.py::test_case[wrongly billing]"),
+                    "{log}"
+                );
+            }
+            _ => {
+                let report = std::fs::read_to_string(
+                    project.join("target/surefire-reports/TEST-com.svc.support_triage.SvcCasesTests.xml"),
+                )
+                .unwrap_or_else(|e| panic!("{e}\n{log}"));
+                assert!(
+                    report.contains(r#"tests="3""#) && report.contains(r#"failures="1""#),
+                    "{report}"
+                );
+                assert!(
+                    log.contains(&format!("case `wrongly billing`: {difference}")),
+                    "{log}"
+                );
+            }
+        }
+    }
 }
