@@ -111,6 +111,15 @@ test("run a graph on go and python-svc, compare, resume, and leave nothing behin
   }
   await page.getByTestId("run-same").waitFor();
 
+  // The run saved as a test case beside the document, for svc test.
+  await page.getByTestId("run-case-name").fill("an invoice goes to billing");
+  await page.getByTestId("run-case-save").click();
+  await page.getByTestId("run-case-saved").waitFor({ timeout: 30_000 });
+  assert.match(await text(page, "run-case-saved"), /saved as case 1 of .*triage\.tests\.json/);
+  const cases = JSON.parse(readFileSync(join(dir, "triage.tests.json"), "utf8"));
+  assert.equal(cases.cases[0].request.state.question, "Where is my invoice?");
+  assert.equal(cases.cases[0].expect.result.category, "billing");
+
   // The Go body now answers otherwise: go is rebuilt, the difference shown.
   await page.getByTestId("node-classify").click();
   await page.getByTestId("body-tab-go").click();

@@ -240,6 +240,19 @@ export async function run(body: RunBody, onLine: (line: RunLine) => void): Promi
 
 export const stopRuns = () => json<{ stopped: string[] }>("POST", "/api/run/stop", {});
 
+/** A run saved as a case of the document's test file (`NAME.tests.json`,
+ * docs/testing.md): the request sent and one target's answer. */
+export interface SaveCaseBody {
+  model: Model;
+  name: string;
+  request: unknown;
+  status: number;
+  body: unknown;
+  events?: unknown[];
+}
+
+export const saveCase = (body: SaveCaseBody) => json<{ path: string; cases: number }>("POST", "/api/cases", body);
+
 /** Stops the services when the page goes away (the request outlives it). */
 export function stopRunsOnExit(): void {
   const headers: Record<string, string> = { "Content-Type": "application/json" };

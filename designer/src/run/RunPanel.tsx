@@ -4,12 +4,13 @@
 // between targets, and resumes a paused thread (docs/designer.md).
 
 import { useEffect, useMemo, useRef, useState } from "react";
-import { ApiError, type RunAnswer, type RunLine, type RunResult, run, stopRuns } from "../api/client.ts";
+import { ApiError, type RunAnswer, type RunLine, type RunResult, run, saveCase, stopRuns } from "../api/client.ts";
 import { type Json, type JsonObject, type Model, PLATFORMS, type Platform, targetOf } from "../model/types.ts";
 import {
   type FormValues,
   type RunEvent,
   buildText,
+  caseSource,
   comparison,
   draftState,
   formFields,
@@ -73,7 +74,9 @@ export function RunPanel(p: RunPanelProps) {
   const [live, setLive] = useState<Live>({ phases: {}, events: {} });
   const [answer, setAnswer] = useState<RunAnswer | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [last, setLast] = useState<{ platforms: Platform[]; threadId: string | null } | null>(null);
+  const [last, setLast] = useState<{ platforms: Platform[]; threadId: string | null; request: JsonObject; llm: "echo" | "provider" } | null>(null);
+  const [caseName, setCaseName] = useState("");
+  const [caseSaved, setCaseSaved] = useState<{ ok: boolean; text: string } | null>(null);
   const [resumeText, setResumeText] = useState("");
   const [history, setHistory] = useState<HistoryItem[]>([]);
   // A field's problem shows once it has text, or once a run was tried.
@@ -132,7 +135,8 @@ export function RunPanel(p: RunPanelProps) {
     setAnswer(null);
     setLive({ phases: {}, events: {} });
     const threadId = typeof request.threadId === "string" ? request.threadId : null;
-    setLast({ platforms, threadId });
+    setLast({ platforms, threadId, request, llm });
+    setCaseSaved(null);
     const onLine = (line: RunLine) => {
       if (line.type === "phase") setLive((l) => ({ ...l, phases: { ...l.phases, [line.platform]: line.phase } }));
       else if (line.type === "event")
@@ -189,6 +193,21 @@ export function RunPanel(p: RunPanelProps) {
   };
 
   const shown = (answer ? (Object.keys(answer.runs) as Platform[]) : last?.platforms) ?? [];
+  const source = answer && !busy ? caseSource(answer.runs, shown) : null;
+
+  // The run as a case of the document's test file; `svc test` runs it on
+  // every target with the stand-in model, so only echo-model runs qualify.
+  const saveAsCase = async () => {
+    if (!source || !last) return;
+    try {
+      const { platform, ...from } = source;
+      const saved = await saveCase({ model: p.model, name: caseName.trim(), request: last.request, ...from });
+      setCaseSaved({ ok: true, text: `saved as case ${saved.cases} of ${saved.path} (from ${platform}'s answer)` });
+      setCaseName("");
+    } catch (e) {
+      setCaseSaved({ ok: false, text: e instanceof ApiError ? `${e.message} (${e.code})` : e instanceof Error ? e.message : String(e) });
+    }
+  };
   const interrupted = answer ? (pausedOn(answer.runs) as Platform[]) : [];
 
   return (
@@ -298,6 +317,26 @@ export function RunPanel(p: RunPanelProps) {
       </section>
 
       {shown.length > 1 && answer ? <Differences answer={answer} platforms={shown} /> : null}
+
+      {source && last ? (
+        <section className="run-save-case" data-testid="run-save-case">
+          <b>Save as a test case</b>{" "}
+          <span className="dim">
+            {last.llm === "echo" ? `the request and ${source.platform}'s answer, in the document's NAME.tests.json (svc test)` : "only runs with the offline echo model: svc test stands in for the model the same way"}
+          </span>
+          <div className="run-actions">
+            <input data-testid="run-case-name" placeholder="the case's name" value={caseName} onChange={(e) => setCaseName(e.target.value)} />
+            <button type="button" data-testid="run-case-save" disabled={last.llm !== "echo" || !caseName.trim()} onClick={() => void saveAsCase()}>
+              Save case
+            </button>
+          </div>
+          {caseSaved ? (
+            <div className={caseSaved.ok ? "dim" : "err"} data-testid="run-case-saved">
+              {caseSaved.text}
+            </div>
+          ) : null}
+        </section>
+      ) : null}
 
       {interrupted.length ? (
         <section className="run-resume">

@@ -4,6 +4,7 @@ import type { Model } from "../model/types.ts";
 import {
   type RunEvent,
   buildText,
+  caseSource,
   comparison,
   draftState,
   formFields,
@@ -131,4 +132,20 @@ test("times, builds and the history line read as the panel shows them", () => {
   assert.equal(buildText({ reused: true, ms: 0 }), "cached build");
   assert.equal(buildText({ reused: false, ms: 1834 }), "built in 1.8 s");
   assert.equal(summary({ go: { phase: "run", status: 200 }, "java-svc": { phase: "build", error: { code: "build_failed" } } }), "go 200, java-svc build_failed");
+});
+
+test("a case is saved from the first target that answered", () => {
+  const runs = {
+    go: { phase: "build", error: { code: "build_failed" } },
+    "python-svc": { phase: "run", status: 200, body: { result: { a: 1 } }, events: [{ type: "node_started" }] },
+    "java-svc": { phase: "run", status: 200, body: { result: { a: 2 } } },
+  };
+  assert.deepEqual(caseSource(runs, ["go", "python-svc", "java-svc"]), {
+    platform: "python-svc",
+    status: 200,
+    body: { result: { a: 1 } },
+    events: [{ type: "node_started" }],
+  });
+  assert.deepEqual(caseSource(runs, ["java-svc", "python-svc"])?.platform, "java-svc");
+  assert.equal(caseSource(runs, ["go"]), null);
 });

@@ -251,3 +251,19 @@ export function resumeThread(sent: string | null, runs: Record<string, Ran>): st
   return null;
 }
 
+
+/** The answer a run is saved from as a test case: the first target (in the
+ * order shown) that answered over HTTP (a status and a body, no failure of
+ * its own). */
+export function caseSource(
+  runs: Record<string, Ran & { status?: number; error?: unknown; events?: unknown[] }>,
+  platforms: string[],
+): { platform: string; status: number; body: unknown; events?: unknown[] } | null {
+  for (const p of platforms) {
+    const r = runs[p];
+    if (r && r.error === undefined && typeof r.status === "number" && r.body !== undefined) {
+      return { platform: p, status: r.status, body: r.body, ...(r.events ? { events: r.events } : {}) };
+    }
+  }
+  return null;
+}

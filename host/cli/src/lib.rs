@@ -12,7 +12,7 @@ mod output;
 mod packs;
 pub(crate) mod plugin_new;
 mod sdk;
-mod test_cases;
+pub(crate) mod test_cases;
 mod test_plugin;
 
 use std::path::PathBuf;

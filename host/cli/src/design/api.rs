@@ -19,6 +19,7 @@ use super::model::{self, Flat};
 use super::server::{Call, Reply};
 use crate::backends::{Backends, Loaded};
 use crate::capabilities::info_json;
+use crate::test_cases;
 
 pub struct Api {
     /// The file being edited; `None` until the first save names one.
@@ -48,6 +49,20 @@ struct ModelBody {
 struct ValidateBody {
     model: Flat,
     platform: String,
+}
+
+/// A run saved as a test case: the request sent, and the answer of the
+/// target it is saved from.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseBody {
+    model: Flat,
+    name: String,
+    request: serde_json::Map<String, Value>,
+    status: u16,
+    body: Value,
+    #[serde(default)]
+    events: Option<Vec<Value>>,
 }
 
 #[derive(Deserialize)]
@@ -116,6 +131,7 @@ impl Api {
             ("GET", "/api/capabilities") => Ok(self.capabilities()),
             ("GET", "/api/connectors") => Ok(self.connectors()),
             ("POST", "/api/export") => self.export(call.body),
+            ("POST", "/api/cases") => self.save_case(call.body),
             (_, path)
                 if [
                     "/api/session",
@@ -124,6 +140,7 @@ impl Api {
                     "/api/capabilities",
                     "/api/connectors",
                     "/api/export",
+                    "/api/cases",
                 ]
                 .contains(&path) =>
             {
@@ -289,6 +306,72 @@ impl Api {
         self.path = Some(path);
         let tag = etag(text.as_bytes());
         Ok(Reply::json(200, &json!({"etag": tag, "bytes": text.len()})).with_header("ETag", tag))
+    }
+
+    /// `POST /api/cases`: appends the run as a case to `NAME.tests.json`
+    /// beside the document (`docs/testing.md`), checked as `svc test`
+    /// checks the file; nothing is written when it would not pass.
+    fn save_case(&mut self, body: &[u8]) -> Result<Reply, Reply> {
+        let body: CaseBody = parse(body)?;
+        let Some(doc_path) = &self.path else {
+            return Err(Reply::error(
+                409,
+                "no_path",
+                "save the document first: its test file goes beside it",
+            ));
+        };
+        let path = test_cases::cases_path(doc_path);
+        let mut file = match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str::<Value>(&text)
+                .ok()
+                .filter(|v| v["cases"].is_array())
+                .ok_or_else(|| {
+                    Reply::error(
+                        409,
+                        "invalid_test_file",
+                        format!("{} is not a test file (JSON with a \"cases\" list): fix it before saving cases into it", path.display()),
+                    )
+                })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({"cases": []}),
+            Err(e) => {
+                return Err(Reply::error(500, "io", format!("cannot read {}: {e}", path.display())))
+            }
+        };
+        let cases = file["cases"].as_array().cloned().unwrap_or_default();
+        let case = test_cases::saved::case_of_run(
+            &body.name,
+            &body.request,
+            body.status,
+            &body.body,
+            body.events.as_deref(),
+            &cases,
+        )
+        .map_err(|why| Reply::error(400, "bad_request", why))?;
+        if let Some(list) = file["cases"].as_array_mut() {
+            list.push(case.clone());
+        }
+        let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
+        text.push('\n');
+        let document = model::unflatten(&body.model);
+        let name = path.display().to_string();
+        let reserved = test_cases::StandIns::of(&document).reserved(&document);
+        let graph = test_cases::file::Graph {
+            document: &document,
+        };
+        if let Err(diags) = test_cases::file::read(&name, &text, &graph, &reserved) {
+            return Err(Reply::json(
+                422,
+                &json!({"error": {"code": "invalid_case", "message": "the case would not pass the test file's checks; nothing was written"},
+                    "diagnostics": diagnostics_json(&diags)}),
+            ));
+        }
+        write_atomically(&path, text.as_bytes()).map_err(|e| {
+            Reply::error(500, "io", format!("cannot write {}: {e}", path.display()))
+        })?;
+        Ok(Reply::json(
+            200,
+            &json!({"path": name, "cases": cases.len() + 1, "case": case}),
+        ))
     }
 
     /// The platform's backend, loaded on first use.

@@ -2,12 +2,14 @@
 //! against the compiled service on each target. `file` reads and checks
 //! the test file, `run` runs one target (compile, build, start with the
 //! stand-ins, cases in order), `expect` compares an answer with a case,
-//! `report` prints the table and writes JUnit XML.
+//! `report` prints the table and writes JUnit XML, `saved` turns a run of
+//! the designer into a case.
 
 mod expect;
 pub mod file;
 mod report;
 mod run;
+pub mod saved;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -255,7 +257,7 @@ impl StandIns {
     }
 
     /// What a test file's `env` may not set.
-    fn reserved(&self, document: &Value) -> Vec<String> {
+    pub fn reserved(&self, document: &Value) -> Vec<String> {
         let key_env = launch::service::Auth::of(document).key_env;
         self.model_bases
             .iter()

@@ -33,7 +33,7 @@ fn unique_copy(name: &str, dir: &Path) -> std::path::PathBuf {
 }
 
 impl Designer {
-    fn run(&self, body: &Value) -> Value {
+    pub(super) fn run(&self, body: &Value) -> Value {
         let r = send(
             self.port,
             "POST",
@@ -50,7 +50,7 @@ impl Designer {
         r.json()
     }
 
-    fn model(&self) -> Value {
+    pub(super) fn model(&self) -> Value {
         self.get("/api/document").json()["model"].clone()
     }
 }

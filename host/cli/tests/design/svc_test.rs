@@ -317,10 +317,11 @@ fn the_generated_projects_run_the_cases_as_their_own_tests() {
                 );
             }
             _ => {
-                let report = std::fs::read_to_string(
-                    project.join("target/surefire-reports/TEST-com.svc.support_triage.SvcCasesTests.xml"),
-                )
-                .unwrap_or_else(|e| panic!("{e}\n{log}"));
+                let report =
+                    std::fs::read_to_string(project.join(
+                        "target/surefire-reports/TEST-com.svc.support_triage.SvcCasesTests.xml",
+                    ))
+                    .unwrap_or_else(|e| panic!("{e}\n{log}"));
                 assert!(
                     report.contains(r#"tests="3""#) && report.contains(r#"failures="1""#),
                     "{report}"
@@ -332,4 +333,67 @@ fn the_generated_projects_run_the_cases_as_their_own_tests() {
             }
         }
     }
+}
+
+/// The designer saves runs as cases (`POST /api/cases`): a paused run, then
+/// its resume (which continues the paused case's thread), refusals, and
+/// `svc test` then passes on what was saved.
+#[test]
+fn the_designer_saves_runs_as_cases_that_svc_test_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("review.graph.json");
+    std::fs::copy(fixture("hitl_node.graph.json"), &doc).unwrap();
+    let d = super::Designer::start(&doc);
+    let model = d.model();
+    let save = |name: &str, request: &serde_json::Value, run: &serde_json::Value| {
+        let body = serde_json::json!({"model": model, "name": name, "request": request,
+            "status": run["status"], "body": run["body"]});
+        d.call("POST", "/api/cases", &[], &body)
+    };
+    let paused_request =
+        serde_json::json!({"state": {"question": "refund 12 EUR"}, "threadId": "thread-saved-1"});
+    let paused =
+        d.run(&serde_json::json!({"model": model, "platforms": ["go"], "request": paused_request}));
+    let paused = &paused["runs"]["go"];
+    assert_eq!(paused["body"]["interrupt"]["node"], "review", "{paused}");
+
+    // A resume before its paused run is a case has no thread to continue.
+    let resume_request = serde_json::json!({"threadId": "thread-saved-1", "resume": "approved"});
+    let r = save(
+        "too early",
+        &resume_request,
+        &serde_json::json!({"status": 200, "body": {"result": {}}}),
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(
+        r.text().contains("save the run that paused it"),
+        "{}",
+        r.text()
+    );
+
+    let r = save("asks for review", &paused_request, paused);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["cases"], 1);
+    let resumed =
+        d.run(&serde_json::json!({"model": model, "platforms": ["go"], "request": resume_request}));
+    let resumed = &resumed["runs"]["go"];
+    assert_eq!(resumed["body"]["result"]["answer"], "approved", "{resumed}");
+    let r = save("approved", &resume_request, resumed);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json()["case"]["request"],
+        serde_json::json!({"threadOf": "asks for review", "resume": "approved"})
+    );
+    let r = save("approved", &resume_request, resumed);
+    assert_eq!(r.status, 400, "a second case of one name: {}", r.text());
+
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("review.tests.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(saved["cases"].as_array().unwrap().len(), 2, "{saved}");
+    let (out, text) = svc_test(&doc, &["--platform", "go"]);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(row(&text, "asks for review"), ["pass"], "{text}");
+    assert_eq!(row(&text, "approved"), ["pass"], "{text}");
 }
