@@ -124,7 +124,7 @@ mod tests {
             200,
             &json!({"result": {"answer": "ok"}}),
             None,
-            &[paused.clone()],
+            std::slice::from_ref(&paused),
         );
         assert_eq!(
             resumed.map(|c| c["request"].clone()),
