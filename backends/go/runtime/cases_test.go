@@ -25,6 +25,7 @@ import (
 
 type casesFile struct {
 	Auth          string            `json:"auth"`
+	MCPServers    bool              `json:"mcpServers"`
 	Streaming     bool              `json:"streaming"`
 	ModelBaseVars []string          `json:"modelBaseVars"`
 	ModelKeyVars  []string          `json:"modelKeyVars"`
@@ -85,6 +86,9 @@ func TestCases(t *testing.T) {
 	var file casesFile
 	if err := json.Unmarshal(raw, &file); err != nil {
 		t.Fatalf("testdata/svc-cases.json: %v", err)
+	}
+	if file.MCPServers {
+		t.Skip("the graph has MCP servers, which these tests cannot stand in for yet: run `svc test` on the graph document")
 	}
 	model := &casesModel{key: "svc-cases-model-key"}
 	modelServer := httptest.NewServer(model)

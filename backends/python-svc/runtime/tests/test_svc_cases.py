@@ -17,6 +17,11 @@ from svc.server import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = json.loads((Path(__file__).resolve().parent / "svc_cases.json").read_text())
+if CASES.get("mcpServers"):
+    pytest.skip(
+        "the graph has MCP servers, which these tests cannot stand in for yet: run `svc test` on the graph document",
+        allow_module_level=True,
+    )
 KEY = "svc-cases-credential"
 MODEL_KEY = "svc-cases-model-key"
 

@@ -53,8 +53,33 @@ pub struct Case {
     /// list used one per call.
     #[serde(default)]
     pub tools: BTreeMap<String, ToolReplies>,
+    /// Replies of MCP tools, by server id and then tool name: one reply for
+    /// every call, or a list used one per call. The server must be a
+    /// `streamable_http` one with an `env:NAME` URL.
+    #[serde(default)]
+    pub mcp: BTreeMap<String, BTreeMap<String, McpReplies>>,
     #[serde(default)]
     pub expect: Expect,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum McpReplies {
+    One(McpReply),
+    InOrder(Vec<McpReply>),
+}
+
+/// What an MCP tool answers: its text, its structured content (the text
+/// is then that JSON), or both; `isError` for a failure the tool reports.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct McpReply {
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub json: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub is_error: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -207,7 +232,7 @@ svc_ir::diagnostic_codes! {
 
     /// A test case names something the graph or the file does not have, or asks for what the graph cannot show.
     ///
-    /// A case's `expect.visited` and `expect.interrupt.node` name nodes of the graph; its `tools` name HTTP tools whose endpoint is `env:NAME` (a fixed URL cannot be pointed at the stand-in); `request.threadOf` names an earlier case; `expect.visited` needs the run's events (`settings.streaming: true`); a request has either a `state` or a `resume`; case names are unique; `env` does not set what `svc test` sets itself.
+    /// A case's `expect.visited` and `expect.interrupt.node` name nodes of the graph; its `tools` name HTTP tools whose endpoint is `env:NAME` (a fixed URL cannot be pointed at the stand-in), and its `mcp` replies `streamable_http` MCP servers whose `url` is `env:NAME`, each reply with a `text` or a `json`; `request.threadOf` names an earlier case; `expect.visited` needs the run's events (`settings.streaming: true`); a request has either a `state` or a `resume`; case names are unique; `env` does not set what `svc test` sets itself.
     ///
     /// Name what exists, or change the graph so that it can be tested that way.
     ///
@@ -259,6 +284,37 @@ impl Graph<'_> {
                 t.iter()
                     .filter(|t| t["kind"] == "http")
                     .filter_map(|t| Some((t["id"].as_str()?, t["endpoint"].as_str().unwrap_or(""))))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The MCP servers: id, transport and URL (empty for stdio).
+    pub fn mcp_servers(&self) -> Vec<(&str, &str, &str)> {
+        self.document["logical"]["mcpServers"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|s| {
+                        Some((
+                            s["id"].as_str()?,
+                            s["transport"].as_str().unwrap_or(""),
+                            s["url"].as_str().unwrap_or(""),
+                        ))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The `(server, tool)` of every tool of kind `mcp`.
+    pub fn mcp_tools(&self) -> Vec<(&str, &str)> {
+        self.document["logical"]["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .filter(|t| t["kind"] == "mcp")
+                    .filter_map(|t| Some((t["server"].as_str()?, t["tool"].as_str()?)))
                     .collect()
             })
             .unwrap_or_default()
@@ -420,6 +476,51 @@ fn check(file: &TestFile, graph: &Graph<'_>, reserved: &[String]) -> Vec<Diagnos
                 _ => {}
             }
         }
+        let servers = graph.mcp_servers();
+        for (server, tools) in &case.mcp {
+            let pointer = format!("{base}/mcp/{}", pointer_token(server));
+            match servers.iter().find(|(id, _, _)| id == server) {
+                None => {
+                    let hint = match did_you_mean(server, servers.iter().map(|(id, _, _)| *id)) {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None => "name an MCP server of logical.mcpServers".into(),
+                    };
+                    out.push(problem(
+                        pointer.clone(),
+                        format!("the graph has no MCP server `{server}`"),
+                        &hint,
+                    ));
+                }
+                Some((_, transport, url))
+                    if *transport != "streamable_http" || !url.starts_with("env:") =>
+                {
+                    out.push(problem(
+                        pointer.clone(),
+                        format!(
+                            "MCP server `{server}` ({transport}) cannot be pointed at a stand-in"
+                        ),
+                        "svc test stands in for streamable_http servers whose url is env:NAME",
+                    ))
+                }
+                _ => {}
+            }
+            for (tool, replies) in tools {
+                let one = |r: &McpReply| r.text.is_none() && r.json.is_none();
+                let empty = match replies {
+                    McpReplies::One(r) => one(r),
+                    McpReplies::InOrder(list) => list.iter().any(one),
+                };
+                if empty {
+                    out.push(problem(
+                        format!("{pointer}/{}", pointer_token(tool)),
+                        format!(
+                            "a reply of MCP tool `{server}/{tool}` has no `text` and no `json`"
+                        ),
+                        "give the tool's text, or its structured content as `json`",
+                    ));
+                }
+            }
+        }
         let node_problem = |pointer: String, id: &str| {
             let hint = match did_you_mean(id, nodes.iter().copied()) {
                 Some(s) => format!("did you mean `{s}`?"),
@@ -560,6 +661,41 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn mcp_replies_name_a_server_that_can_be_stood_in_for() {
+        let document = json!({"logical": {"nodes": [], "mcpServers": [
+            {"id": "web", "transport": "streamable_http", "url": "env:WEB_MCP"},
+            {"id": "fixed", "transport": "streamable_http", "url": "https://mcp.example.com"},
+            {"id": "files", "transport": "stdio", "command": "mcp-files"}
+        ]}});
+        let text = r#"{"cases": [{"name": "a", "request": {"state": {}}, "mcp": {
+  "web": {"search": {"json": {"n": 1}}, "empty": [{"isError": true}]},
+  "fixed": {"x": {"text": "t"}}, "files": {"x": {"text": "t"}}, "wbe": {"x": {"text": "t"}}}}]}"#;
+        let got: Vec<String> = read(
+            "t.tests.json",
+            text,
+            &Graph {
+                document: &document,
+            },
+            &[],
+        )
+        .err()
+        .unwrap_or_default()
+        .iter()
+        .map(|d| format!("{} {}", d.pointer.as_deref().unwrap_or(""), d.message))
+        .collect();
+        assert_eq!(
+            got,
+            [
+                "/cases/0/mcp/files MCP server `files` (stdio) cannot be pointed at a stand-in",
+                "/cases/0/mcp/fixed MCP server `fixed` (streamable_http) cannot be pointed at a stand-in",
+                "/cases/0/mcp/wbe the graph has no MCP server `wbe`",
+                "/cases/0/mcp/web/empty a reply of MCP tool `web/empty` has no `text` and no `json`",
+            ],
+            "{got:#?}"
+        );
     }
 
     #[test]

@@ -237,6 +237,9 @@ pub struct StandIns {
     pub model_bases: Vec<String>,
     pub model_keys: Vec<String>,
     pub tool_vars: Vec<(String, String)>,
+    /// Each stand-in MCP server's URL variable, with the server's id
+    /// (`streamable_http` servers with an `env:NAME` URL).
+    pub mcp_vars: Vec<(String, String)>,
 }
 
 impl StandIns {
@@ -249,10 +252,19 @@ impl StandIns {
                 Some((endpoint.strip_prefix("env:")?.to_string(), id.to_string()))
             })
             .collect();
+        let mcp_vars = file::Graph { document }
+            .mcp_servers()
+            .into_iter()
+            .filter(|(_, transport, _)| *transport == "streamable_http")
+            .filter_map(|(id, _, url)| {
+                Some((url.strip_prefix("env:")?.to_string(), id.to_string()))
+            })
+            .collect();
         StandIns {
             model_bases,
             model_keys,
             tool_vars,
+            mcp_vars,
         }
     }
 
@@ -263,7 +275,12 @@ impl StandIns {
             .iter()
             .chain(&self.model_keys)
             .cloned()
-            .chain(self.tool_vars.iter().map(|(v, _)| v.clone()))
+            .chain(
+                self.tool_vars
+                    .iter()
+                    .chain(&self.mcp_vars)
+                    .map(|(v, _)| v.clone()),
+            )
             .chain([key_env, "SVC_HOST".into(), "SVC_PORT".into()])
             .collect()
     }
@@ -306,6 +323,9 @@ pub fn bundle_for(
         "modelKeyVars": stand_ins.model_keys,
         "toolVars": stand_ins.tool_vars.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
         "env": raw.get("env").cloned().unwrap_or_else(|| serde_json::json!({})),
+        // The projects' runners have no MCP stand-ins yet: they skip a
+        // graph that has MCP servers (svc test runs it).
+        "mcpServers": !file::Graph { document: &document }.mcp_servers().is_empty(),
         "cases": raw["cases"],
     });
     let mut text = serde_json::to_string_pretty(&bundle).unwrap_or_default();

@@ -2,7 +2,7 @@
 //! run cache (or the reason it is skipped), its service started with the
 //! stand-in model and HTTP tools, and the cases run in file order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -13,10 +13,10 @@ use svc_packs::registry::Registry;
 use svc_runtime::Backend;
 
 use super::expect::{self, Answer};
-use super::file::{Case, TestFile, ToolReplies};
+use super::file::{Case, McpReplies, TestFile, ToolReplies};
 use crate::backends::Loaded;
 use crate::launch::service::{Auth, Running};
-use crate::launch::{self, build, model, process::Groups, tools, NotBuilt};
+use crate::launch::{self, build, mcp, model, process::Groups, tools, NotBuilt};
 
 /// The compiler, shared by the targets' threads (compiles are short).
 pub struct Compiler {
@@ -147,9 +147,14 @@ pub fn target(shared: &Shared<'_>, platform: &str) -> TargetReport {
     };
     report.project = Some(built.project.clone());
     let started = Instant::now();
-    let stand_ins = launch::random_secret()
-        .and_then(|key| Ok((model::Model::start(key)?, tools::Tools::start()?)));
-    let (model, tools) = match stand_ins {
+    let stand_ins = launch::random_secret().and_then(|key| {
+        Ok((
+            model::Model::start(key)?,
+            tools::Tools::start()?,
+            mcp::McpServers::start(mcp_tools(shared))?,
+        ))
+    });
+    let (model, tools, mcp) = match stand_ins {
         Ok(s) => s,
         Err(why) => return broken(report, why),
     };
@@ -174,6 +179,13 @@ pub fn target(shared: &Shared<'_>, platform: &str) -> TargetReport {
             .tool_vars
             .iter()
             .map(|(var, id)| (var.clone(), tools.url(id))),
+    );
+    env.extend(
+        shared
+            .stand_ins
+            .mcp_vars
+            .iter()
+            .map(|(var, id)| (var.clone(), mcp.url(id))),
     );
     env.extend(shared.tests.env.iter().map(|(k, v)| (k.clone(), v.clone())));
     let run = match build::commands(&built.project) {
@@ -207,7 +219,12 @@ pub fn target(shared: &Shared<'_>, platform: &str) -> TargetReport {
     let mut threads: HashMap<&str, String> = HashMap::new();
     for case in &shared.tests.cases {
         let asked = Instant::now();
-        let verdict = one_case(case, &service, &model, &tools, streaming, &mut threads);
+        let stand_ins = StandIns {
+            model: &model,
+            tools: &tools,
+            mcp: &mcp,
+        };
+        let verdict = one_case(case, &service, &stand_ins, streaming, &mut threads);
         report.cases.push(CaseReport {
             name: case.name.clone(),
             verdict,
@@ -284,14 +301,48 @@ fn place(d: &Diagnostic) -> String {
     format!("{at}{} [{}]", d.message, d.code)
 }
 
+/// The stand-ins of one target's service.
+struct StandIns<'a> {
+    model: &'a model::Model,
+    tools: &'a tools::Tools,
+    mcp: &'a mcp::McpServers,
+}
+
+/// The tools each stand-in MCP server lists: those of the graph's `mcp`
+/// tools, and those any case scripts.
+fn mcp_tools(shared: &Shared<'_>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut tools: BTreeMap<String, BTreeSet<String>> = shared
+        .stand_ins
+        .mcp_vars
+        .iter()
+        .map(|(_, id)| (id.clone(), BTreeSet::new()))
+        .collect();
+    let graph = super::file::Graph {
+        document: shared.document,
+    };
+    for (server, tool) in graph.mcp_tools() {
+        if let Some(t) = tools.get_mut(server) {
+            t.insert(tool.to_string());
+        }
+    }
+    for case in &shared.tests.cases {
+        for (server, scripted) in &case.mcp {
+            if let Some(t) = tools.get_mut(server) {
+                t.extend(scripted.keys().cloned());
+            }
+        }
+    }
+    tools
+}
+
 fn one_case<'a>(
     case: &'a Case,
     service: &Running,
-    model: &model::Model,
-    tools: &tools::Tools,
+    stand_ins: &StandIns<'_>,
     streaming: bool,
     threads: &mut HashMap<&'a str, String>,
 ) -> Verdict {
+    let (model, tools) = (stand_ins.model, stand_ins.tools);
     let mut body = Map::new();
     if let Some(state) = &case.request.state {
         body.insert("state".into(), Value::Object(state.clone()));
@@ -353,6 +404,31 @@ fn one_case<'a>(
             })
             .collect::<BTreeMap<_, _>>(),
     );
+    let mcp_reply = |r: &super::file::McpReply| mcp::McpReply {
+        text: r.text.clone(),
+        json: r.json.clone().map(Value::Object),
+        is_error: r.is_error,
+    };
+    stand_ins.mcp.script(
+        case.mcp
+            .iter()
+            .map(|(server, tools)| {
+                let tools = tools
+                    .iter()
+                    .map(|(name, replies)| {
+                        let r = match replies {
+                            McpReplies::One(r) => mcp::Replies::Always(mcp_reply(r)),
+                            McpReplies::InOrder(list) => {
+                                mcp::Replies::InOrder(list.iter().map(mcp_reply).collect())
+                            }
+                        };
+                        (name.clone(), r)
+                    })
+                    .collect();
+                (server.clone(), tools)
+            })
+            .collect(),
+    );
     let headers: Vec<(String, String)> = case
         .request
         .headers
@@ -377,6 +453,9 @@ fn one_case<'a>(
         return Verdict::Fail(first.clone());
     }
     if let Some(first) = tools.seen().1.first() {
+        return Verdict::Fail(first.clone());
+    }
+    if let Some(first) = stand_ins.mcp.unanswered().first() {
         return Verdict::Fail(first.clone());
     }
     let got = Answer {

@@ -397,3 +397,79 @@ fn the_designer_saves_runs_as_cases_that_svc_test_passes() {
     assert_eq!(row(&text, "asks for review"), ["pass"], "{text}");
     assert_eq!(row(&text, "approved"), ["pass"], "{text}");
 }
+
+/// A graph that calls a streamable HTTP MCP server: `svc test` stands in
+/// for it on every target (each target's official MCP client), a tool call
+/// without a scripted reply fails its case, and the compiled projects' own
+/// runners say they skip such a graph.
+#[test]
+fn mcp_servers_are_stood_in_for_on_every_target() {
+    if std::env::var_os("CI").is_none() && Command::new("mvn").arg("-v").output().is_err() {
+        eprintln!("skipped: no Maven for java-svc");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("mcp_tools.graph.json")).unwrap())
+            .unwrap();
+    let logical = &mut doc["logical"];
+    logical["mcpServers"] = serde_json::json!([
+        {"id": "search", "transport": "streamable_http", "url": "env:SEARCH_MCP_URL", "timeoutMs": 10000}
+    ]);
+    logical["tools"] = serde_json::json!([{"id": "web_search", "kind": "mcp", "server": "search", "tool": "web_search"}]);
+    for node in logical["nodes"].as_array_mut().unwrap() {
+        if node["kind"] == "tool" {
+            node["toolId"] = serde_json::json!("web_search");
+            node["input"] = serde_json::json!({"query": "{{question}}"});
+        }
+    }
+    let path = dir.path().join("search.graph.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    std::fs::write(
+        dir.path().join("search.tests.json"),
+        r#"{"cases": [
+  {"name": "structured", "request": {"state": {"question": "svc"}}, "mcp": {"search": {"web_search": {"json": {"hits": 3}}}}, "expect": {"result": {"answer": {"hits": 3}}}},
+  {"name": "text", "request": {"state": {"question": "svc"}}, "mcp": {"search": {"web_search": {"text": "three hits"}}}, "expect": {"result": {"answer": {"text": "three hits"}}}},
+  {"name": "tool error", "request": {"state": {"question": "svc"}}, "mcp": {"search": {"web_search": {"text": "quota", "isError": true}}}, "expect": {"status": 502, "error": {"code": "upstream_error", "details": {"reason": "tool_error"}}}},
+  {"name": "unscripted", "request": {"state": {"question": "svc"}}, "expect": {"result": {}}}
+]}"#,
+    )
+    .unwrap();
+    let (out, text) = svc_test(&path, &[]);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for case in ["structured", "text", "tool error"] {
+        assert_eq!(row(&text, case), ["pass", "pass", "pass"], "{text}");
+    }
+    assert_eq!(row(&text, "unscripted"), ["FAIL", "FAIL", "FAIL"], "{text}");
+    for platform in ["go", "java-svc", "python-svc"] {
+        assert!(
+            text.contains(&format!(
+                "case `unscripted` on {platform}: MCP tool `search/web_search` was called; the case scripts no reply for it"
+            )),
+            "{text}"
+        );
+    }
+
+    // The projects' own runners have no MCP stand-in: they skip, saying so.
+    let project = dir.path().join("go");
+    let compiled = Command::new(env!("CARGO_BIN_EXE_svc"))
+        .arg("compile")
+        .arg(&path)
+        .arg("--out")
+        .arg(&project)
+        .args(["--platform", "go"])
+        .output()
+        .unwrap();
+    assert!(compiled.status.success(), "{compiled:?}");
+    let run = Command::new("go")
+        .args(["test", "-v", "-run", "TestCases", "./internal/server"])
+        .current_dir(&project)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{log}");
+    assert!(
+        log.contains("--- SKIP: TestCases") && log.contains("run `svc test`"),
+        "{log}"
+    );
+}
