@@ -24,14 +24,16 @@ import (
 )
 
 type casesFile struct {
-	Auth          string            `json:"auth"`
-	MCPServers    bool              `json:"mcpServers"`
-	Streaming     bool              `json:"streaming"`
-	ModelBaseVars []string          `json:"modelBaseVars"`
-	ModelKeyVars  []string          `json:"modelKeyVars"`
-	ToolVars      map[string]string `json:"toolVars"`
-	Env           map[string]string `json:"env"`
-	Cases         []casesCase       `json:"cases"`
+	Auth          string              `json:"auth"`
+	Skip          string              `json:"skip"`
+	MCPVars       map[string]string   `json:"mcpVars"`
+	MCPTools      map[string][]string `json:"mcpTools"`
+	Streaming     bool                `json:"streaming"`
+	ModelBaseVars []string            `json:"modelBaseVars"`
+	ModelKeyVars  []string            `json:"modelKeyVars"`
+	ToolVars      map[string]string   `json:"toolVars"`
+	Env           map[string]string   `json:"env"`
+	Cases         []casesCase         `json:"cases"`
 }
 
 type casesCase struct {
@@ -42,8 +44,9 @@ type casesCase struct {
 		Resume   json.RawMessage   `json:"resume"`
 		Headers  map[string]string `json:"headers"`
 	} `json:"request"`
-	Model  *[]casesReply              `json:"model"`
-	Tools  map[string]json.RawMessage `json:"tools"`
+	Model  *[]casesReply                         `json:"model"`
+	Tools  map[string]json.RawMessage            `json:"tools"`
+	MCP    map[string]map[string]json.RawMessage `json:"mcp"`
 	Expect struct {
 		Status *int           `json:"status"`
 		Result map[string]any `json:"result"`
@@ -87,8 +90,8 @@ func TestCases(t *testing.T) {
 	if err := json.Unmarshal(raw, &file); err != nil {
 		t.Fatalf("testdata/svc-cases.json: %v", err)
 	}
-	if file.MCPServers {
-		t.Skip("the graph has MCP servers, which these tests cannot stand in for yet: run `svc test` on the graph document")
+	if file.Skip != "" {
+		t.Skip(file.Skip)
 	}
 	model := &casesModel{key: "svc-cases-model-key"}
 	modelServer := httptest.NewServer(model)
@@ -105,6 +108,12 @@ func TestCases(t *testing.T) {
 	for name, id := range file.ToolVars {
 		t.Setenv(name, toolServer.URL+"/tools/"+id)
 	}
+	mcpServers := &casesMCP{tools: file.MCPTools}
+	mcpServer := httptest.NewServer(mcpServers)
+	defer mcpServer.Close()
+	for name, id := range file.MCPVars {
+		t.Setenv(name, mcpServer.URL+"/mcp/"+id)
+	}
 	for name, value := range file.Env {
 		t.Setenv(name, value)
 	}
@@ -120,7 +129,7 @@ func TestCases(t *testing.T) {
 	for _, c := range file.Cases {
 		c := c
 		t.Run(c.Name, func(t *testing.T) {
-			if problem := casesRun(&c, &file, service.URL, model, tools, threads); problem != "" {
+			if problem := casesRun(&c, &file, service.URL, model, tools, mcpServers, threads); problem != "" {
 				t.Fatal(problem)
 			}
 		})
@@ -128,7 +137,7 @@ func TestCases(t *testing.T) {
 }
 
 // casesRun sends one case and returns its first problem ("" when it passes).
-func casesRun(c *casesCase, file *casesFile, url string, model *casesModel, tools *casesTools, threads map[string]string) string {
+func casesRun(c *casesCase, file *casesFile, url string, model *casesModel, tools *casesTools, mcpServers *casesMCP, threads map[string]string) string {
 	body := map[string]any{}
 	if c.Request.State != nil {
 		body["state"] = c.Request.State
@@ -147,6 +156,7 @@ func casesRun(c *casesCase, file *casesFile, url string, model *casesModel, tool
 	if problem := tools.script(c.Tools); problem != "" {
 		return problem
 	}
+	mcpServers.script(c.MCP)
 	payload, _ := json.Marshal(body)
 	req, _ := http.NewRequest("POST", url+"/invoke", strings.NewReader(string(payload)))
 	req.Header.Set("Content-Type", "application/json")
@@ -178,6 +188,9 @@ func casesRun(c *casesCase, file *casesFile, url string, model *casesModel, tool
 		return problem
 	}
 	if problem := tools.unanswered(); problem != "" {
+		return problem
+	}
+	if problem := mcpServers.unanswered(); problem != "" {
 		return problem
 	}
 	if problem := casesExpect(c, status, answer, events); problem != "" {
@@ -619,4 +632,140 @@ func (s *casesTools) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// casesMCP stands in for the graph's MCP servers at /mcp/<server id>: the
+// streamable HTTP transport (JSON-RPC over POST, answered as JSON; GET is
+// 405), listing each server's tools, each call answered with the case's
+// reply for that server and tool.
+type casesMCP struct {
+	tools   map[string][]string
+	mu      sync.Mutex
+	replies map[string]map[string]json.RawMessage
+	calls   map[string]int
+	missing []string
+}
+
+type casesMCPReply struct {
+	Text    *string        `json:"text"`
+	JSON    map[string]any `json:"json"`
+	IsError bool           `json:"isError"`
+}
+
+func (s *casesMCP) script(replies map[string]map[string]json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies, s.calls, s.missing = replies, map[string]int{}, nil
+}
+
+func (s *casesMCP) unanswered() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.missing) > 0 {
+		return s.missing[0]
+	}
+	return ""
+}
+
+func (s *casesMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	server := strings.TrimPrefix(r.URL.Path, "/mcp/")
+	tools, known := s.tools[server]
+	if !known {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+			Name            string `json:"name"`
+		} `json:"params"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if msg.ID == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	var result any
+	var failure map[string]any
+	switch msg.Method {
+	case "initialize":
+		version := "2025-06-18"
+		for _, v := range []string{"2025-06-18", "2025-03-26", "2024-11-05"} {
+			if v == msg.Params.ProtocolVersion {
+				version = v
+			}
+		}
+		result = map[string]any{"protocolVersion": version, "capabilities": map[string]any{"tools": map[string]any{"listChanged": false}},
+			"serverInfo": map[string]any{"name": "stand-in for " + server, "version": "1"}}
+	case "ping":
+		result = map[string]any{}
+	case "tools/list":
+		list := []any{}
+		for _, name := range tools {
+			list = append(list, map[string]any{"name": name, "description": "stand-in for " + server + "/" + name,
+				"inputSchema": map[string]any{"type": "object"}})
+		}
+		result = map[string]any{"tools": list}
+	case "tools/call":
+		result = s.call(server, msg.Params.Name)
+	default:
+		failure = map[string]any{"code": -32601, "message": "the stand-in serves initialize, ping, tools/list and tools/call"}
+	}
+	answer := map[string]any{"jsonrpc": "2.0", "id": msg.ID}
+	if failure != nil {
+		answer["error"] = failure
+	} else {
+		answer["result"] = result
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(answer)
+}
+
+func (s *casesMCP) call(server, tool string) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := server + "/" + tool
+	s.calls[key]++
+	n := s.calls[key]
+	raw, scripted := s.replies[server][tool]
+	var reply *casesMCPReply
+	if scripted {
+		var list []casesMCPReply
+		var one casesMCPReply
+		if json.Unmarshal(raw, &list) == nil {
+			if n <= len(list) {
+				reply = &list[n-1]
+			}
+		} else if json.Unmarshal(raw, &one) == nil {
+			reply = &one
+		}
+	}
+	if reply == nil {
+		why := fmt.Sprintf("MCP tool `%s` was called; the case scripts no reply for it", key)
+		if scripted {
+			why = fmt.Sprintf("MCP tool `%s` was called %d times; the case scripts fewer replies", key, n)
+		}
+		s.missing = append(s.missing, why)
+		return map[string]any{"content": []any{map[string]any{"type": "text", "text": why}}, "isError": true}
+	}
+	text := ""
+	if reply.Text != nil {
+		text = *reply.Text
+	} else if reply.JSON != nil {
+		text = casesJSON(reply.JSON)
+	}
+	result := map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": reply.IsError}
+	if reply.JSON != nil {
+		result["structuredContent"] = reply.JSON
+	}
+	return result
 }

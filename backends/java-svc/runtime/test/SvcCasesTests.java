@@ -38,8 +38,7 @@ import org.springframework.test.context.DynamicPropertySource;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"svc.security.key=" + SvcCasesTests.KEY})
-@DisabledIf(value = "hasMcpServers", disabledReason = "the graph has MCP servers, which these tests cannot stand in"
-        + " for yet: run `svc test` on the graph document")
+@DisabledIf(value = "skipped", disabledReason = "svc-cases.json says why: its \"skip\"")
 class SvcCasesTests {
     static final String KEY = "svc-cases-credential";
     private static final String MODEL_KEY = "svc-cases-model-key";
@@ -63,8 +62,9 @@ class SvcCasesTests {
         }
     }
 
-    static boolean hasMcpServers() {
-        return Boolean.TRUE.equals(CASES.get("mcpServers"));
+    /** A graph with an MCP server no stand-in can replace (stdio, a fixed URL). */
+    static boolean skipped() {
+        return CASES.get("skip") != null;
     }
 
     @SuppressWarnings("unchecked")
@@ -78,6 +78,7 @@ class SvcCasesTests {
         standIns = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         standIns.createContext("/v1/chat/completions", SvcCasesTests::model);
         standIns.createContext("/tools/", SvcCasesTests::tool);
+        standIns.createContext("/mcp/", SvcCasesTests::mcp);
         standIns.start();
         String base = "http://127.0.0.1:" + standIns.getAddress().getPort();
         Map<String, String> env = new LinkedHashMap<>();
@@ -89,6 +90,8 @@ class SvcCasesTests {
         keys.forEach(name -> env.put(name, MODEL_KEY));
         Map<String, Object> tools = get(CASES, "toolVars");
         tools.forEach((name, id) -> env.put(name, base + "/tools/" + id));
+        Map<String, Object> mcp = get(CASES, "mcpVars");
+        mcp.forEach((name, id) -> env.put(name, base + "/mcp/" + id));
         // Spring placeholders (${NAME}) read the registry; the runtime's EnvFile.get reads
         // system properties when the variable is not in the environment.
         env.forEach((name, value) -> {
@@ -131,7 +134,8 @@ class SvcCasesTests {
             body.put("resume", request.get("resume"));
         }
         Map<String, Object> tools = get(c, "tools");
-        SCRIPT.set(get(c, "model"), tools == null ? Map.of() : tools);
+        Map<String, Object> mcp = get(c, "mcp");
+        SCRIPT.set(get(c, "model"), tools == null ? Map.of() : tools, mcp == null ? Map.of() : mcp);
         HttpRequest.Builder call = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/invoke"))
                 .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
                 .header("Content-Type", "application/json");
@@ -320,14 +324,18 @@ class SvcCasesTests {
         private boolean[] used;
         private Map<String, Object> tools = Map.of();
         private final Map<String, Integer> toolCalls = new HashMap<>();
+        private Map<String, Object> mcp = Map.of();
+        private final Map<String, Integer> mcpCalls = new HashMap<>();
         private final List<String> missing = new ArrayList<>();
         private int calls;
 
-        synchronized void set(List<Map<String, Object>> replies, Map<String, Object> tools) {
+        synchronized void set(List<Map<String, Object>> replies, Map<String, Object> tools, Map<String, Object> mcp) {
             this.replies = replies;
             this.used = replies == null ? null : new boolean[replies.size()];
             this.tools = tools;
             this.toolCalls.clear();
+            this.mcp = mcp;
+            this.mcpCalls.clear();
             this.missing.clear();
             this.calls = 0;
         }
@@ -365,6 +373,24 @@ class SvcCasesTests {
             }
             missing.add("model call " + calls + " has no scripted reply left (last user message: " + json(last) + ")");
             return null;
+        }
+
+        @SuppressWarnings("unchecked")
+        synchronized Map<String, Object> mcpReply(String server, String tool) {
+            String key = server + "/" + tool;
+            int n = mcpCalls.merge(key, 1, Integer::sum);
+            Object replies = mcp.get(server) instanceof Map<?, ?> byTool ? byTool.get(tool) : null;
+            if (replies instanceof Map<?, ?> one) {
+                return (Map<String, Object>) one;
+            }
+            if (replies instanceof List<?> list && n <= list.size()) {
+                return (Map<String, Object>) list.get(n - 1);
+            }
+            String why = replies == null
+                    ? "MCP tool `" + key + "` was called; the case scripts no reply for it"
+                    : "MCP tool `" + key + "` was called " + n + " times; the case scripts fewer replies";
+            missing.add(why);
+            return Map.of("text", why, "isError", true);
         }
 
         @SuppressWarnings("unchecked")
@@ -469,6 +495,67 @@ class SvcCasesTests {
             }
         }
         return String.join(" ", parts);
+    }
+
+    /** The MCP streamable HTTP transport at /mcp/<server id>, answered as JSON. */
+    @SuppressWarnings("unchecked")
+    private static void mcp(HttpExchange exchange) throws IOException {
+        String server = exchange.getRequestURI().getPath().substring("/mcp/".length());
+        Map<String, Object> servers = get(CASES, "mcpTools");
+        if (!(servers.get(server) instanceof List<?> tools)) {
+            send(exchange, 404, "application/json", "{}");
+            return;
+        }
+        if (!"POST".equals(exchange.getRequestMethod())) {
+            exchange.getRequestBody().readAllBytes();
+            exchange.sendResponseHeaders(405, -1);
+            exchange.close();
+            return;
+        }
+        Map<String, Object> message = JSON.readValue(exchange.getRequestBody().readAllBytes(), Map.class);
+        if (!message.containsKey("id")) {
+            exchange.sendResponseHeaders(202, -1);
+            exchange.close();
+            return;
+        }
+        Map<String, Object> params = message.get("params") instanceof Map<?, ?> p ? (Map<String, Object>) p : Map.of();
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("jsonrpc", "2.0");
+        answer.put("id", message.get("id"));
+        switch (String.valueOf(message.get("method"))) {
+            case "initialize" -> {
+                Object asked = params.get("protocolVersion");
+                String version = List.of("2025-06-18", "2025-03-26", "2024-11-05").contains(asked)
+                        ? (String) asked : "2025-06-18";
+                answer.put("result", Map.of("protocolVersion", version,
+                        "capabilities", Map.of("tools", Map.of("listChanged", false)),
+                        "serverInfo", Map.of("name", "stand-in for " + server, "version", "1")));
+            }
+            case "ping" -> answer.put("result", Map.of());
+            case "tools/list" -> {
+                List<Object> list = new ArrayList<>();
+                for (Object name : tools) {
+                    list.add(Map.of("name", name, "description", "stand-in for " + server + "/" + name,
+                            "inputSchema", Map.of("type", "object")));
+                }
+                answer.put("result", Map.of("tools", list));
+            }
+            case "tools/call" -> {
+                Map<String, Object> reply = SCRIPT.mcpReply(server, String.valueOf(params.get("name")));
+                Object text = reply.get("text");
+                Map<String, Object> result = new LinkedHashMap<>();
+                result.put("content", List.of(Map.of("type", "text",
+                        "text", text != null ? text : json(reply.get("json")))));
+                result.put("isError", Boolean.TRUE.equals(reply.get("isError")));
+                if (reply.get("json") != null) {
+                    result.put("structuredContent", reply.get("json"));
+                }
+                answer.put("result", result);
+            }
+            default -> answer.put("error", Map.of("code", -32601,
+                    "message", "the stand-in serves initialize, ping, tools/list and tools/call"));
+        }
+        send(exchange, 200, "application/json", json(answer));
     }
 
     private static void tool(HttpExchange exchange) throws IOException {

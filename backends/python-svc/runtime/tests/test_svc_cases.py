@@ -17,11 +17,8 @@ from svc.server import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = json.loads((Path(__file__).resolve().parent / "svc_cases.json").read_text())
-if CASES.get("mcpServers"):
-    pytest.skip(
-        "the graph has MCP servers, which these tests cannot stand in for yet: run `svc test` on the graph document",
-        allow_module_level=True,
-    )
+if CASES.get("skip"):
+    pytest.skip(CASES["skip"], allow_module_level=True)
 KEY = "svc-cases-credential"
 MODEL_KEY = "svc-cases-model-key"
 
@@ -31,14 +28,16 @@ class Script:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.set(None, {})
+        self.set(None, {}, {})
 
-    def set(self, replies, tools):
+    def set(self, replies, tools, mcp):
         with self.lock:
             self.replies = None if replies is None else [[r, False] for r in replies]
             self.calls = 0
             self.tools = tools
             self.tool_calls = {}
+            self.mcp = mcp
+            self.mcp_calls = {}
             self.missing = []
 
     def model_reply(self, last):
@@ -81,6 +80,22 @@ class Script:
             )
             return None
 
+    def mcp_reply(self, server, tool):
+        with self.lock:
+            key = f"{server}/{tool}"
+            n = self.mcp_calls[key] = self.mcp_calls.get(key, 0) + 1
+            replies = self.mcp.get(server, {}).get(tool)
+            if isinstance(replies, dict):
+                return replies
+            if isinstance(replies, list) and n <= len(replies):
+                return replies[n - 1]
+            if replies is None:
+                why = f"MCP tool `{key}` was called; the case scripts no reply for it"
+            else:
+                why = f"MCP tool `{key}` was called {n} times; the case scripts fewer replies"
+            self.missing.append(why)
+            return {"text": why, "isError": True}
+
     def unused(self):
         with self.lock:
             n = sum(1 for _, used in self.replies or [] if not used)
@@ -117,6 +132,8 @@ class StandIns(BaseHTTPRequestHandler):
         )
         if self.path.startswith("/tools/"):
             return self.tool(self.path.removeprefix("/tools/"))
+        if self.path.startswith("/mcp/"):
+            return self.mcp(self.path.removeprefix("/mcp/"), body)
         if self.headers.get("Authorization") != "Bearer " + MODEL_KEY:
             return self.send(
                 401,
@@ -193,6 +210,64 @@ class StandIns(BaseHTTPRequestHandler):
         out.append("\n\ndata: [DONE]\n\n")
         self.send(200, "text/event-stream", "".join(out).encode())
 
+    def do_GET(self):
+        # No server-to-client stream: the MCP transport allows 405.
+        self.send(405, "application/json", b"")
+
+    def mcp(self, server, message):
+        """The MCP streamable HTTP transport, answered as JSON."""
+        tools = CASES["mcpTools"].get(server)
+        if tools is None:
+            return self.send(404, "application/json", b"{}")
+        if "id" not in message:
+            return self.send(202, "application/json", b"")
+        method, params = message.get("method"), message.get("params") or {}
+        result, error = None, None
+        if method == "initialize":
+            asked = params.get("protocolVersion")
+            version = (
+                asked
+                if asked in ("2025-06-18", "2025-03-26", "2024-11-05")
+                else "2025-06-18"
+            )
+            result = {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": f"stand-in for {server}", "version": "1"},
+            }
+        elif method == "ping":
+            result = {}
+        elif method == "tools/list":
+            result = {
+                "tools": [
+                    {
+                        "name": n,
+                        "description": f"stand-in for {server}/{n}",
+                        "inputSchema": {"type": "object"},
+                    }
+                    for n in tools
+                ]
+            }
+        elif method == "tools/call":
+            reply = SCRIPT.mcp_reply(server, params.get("name"))
+            text = reply.get("text")
+            if text is None:
+                text = json.dumps(reply.get("json"), separators=(",", ":"))
+            result = {
+                "content": [{"type": "text", "text": text}],
+                "isError": bool(reply.get("isError")),
+            }
+            if reply.get("json") is not None:
+                result["structuredContent"] = reply["json"]
+        else:
+            error = {
+                "code": -32601,
+                "message": "the stand-in serves initialize, ping, tools/list and tools/call",
+            }
+        answer = {"jsonrpc": "2.0", "id": message["id"]}
+        answer.update({"error": error} if error else {"result": result})
+        self.send(200, "application/json", json.dumps(answer).encode())
+
     def tool(self, tool):
         reply = SCRIPT.tool_reply(tool)
         if reply is None:
@@ -227,6 +302,9 @@ def service():
     env.update({name: MODEL_KEY for name in CASES["modelKeyVars"]})
     env.update(
         {name: f"{base}/tools/{tool}" for name, tool in CASES["toolVars"].items()}
+    )
+    env.update(
+        {name: f"{base}/mcp/{server}" for name, server in CASES["mcpVars"].items()}
     )
     if CASES["auth"] != "none":
         env[CASES["keyEnv"]] = KEY
@@ -364,7 +442,7 @@ def test_case(service, case):
         body["threadId"] = threads[request["threadOf"]]
     if "resume" in request:
         body["resume"] = request["resume"]
-    SCRIPT.set(case.get("model"), case.get("tools") or {})
+    SCRIPT.set(case.get("model"), case.get("tools") or {}, case.get("mcp") or {})
     headers = {"Content-Type": "application/json", **(request.get("headers") or {})}
     if CASES["auth"] == "bearer":
         headers["Authorization"] = "Bearer " + KEY

@@ -11,7 +11,7 @@ mod report;
 mod run;
 pub mod saved;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -268,6 +268,33 @@ impl StandIns {
         }
     }
 
+    /// The tools each stand-in MCP server lists: the graph's `mcp` tools of
+    /// that server, and those any case scripts for it.
+    pub fn mcp_tools(
+        &self,
+        document: &Value,
+        tests: &file::TestFile,
+    ) -> BTreeMap<String, BTreeSet<String>> {
+        let mut tools: BTreeMap<String, BTreeSet<String>> = self
+            .mcp_vars
+            .iter()
+            .map(|(_, id)| (id.clone(), BTreeSet::new()))
+            .collect();
+        for (server, tool) in (file::Graph { document }).mcp_tools() {
+            if let Some(t) = tools.get_mut(server) {
+                t.insert(tool.to_string());
+            }
+        }
+        for case in &tests.cases {
+            for (server, scripted) in &case.mcp {
+                if let Some(t) = tools.get_mut(server) {
+                    t.extend(scripted.keys().cloned());
+                }
+            }
+        }
+        tools
+    }
+
     /// What a test file's `env` may not set.
     pub fn reserved(&self, document: &Value) -> Vec<String> {
         let key_env = launch::service::Auth::of(document).key_env;
@@ -305,7 +332,7 @@ pub fn bundle_for(
     };
     let stand_ins = StandIns::of(&document);
     let name = path.display().to_string();
-    file::read(
+    let tests = file::read(
         &name,
         &cases_text,
         &file::Graph {
@@ -323,11 +350,25 @@ pub fn bundle_for(
         "modelKeyVars": stand_ins.model_keys,
         "toolVars": stand_ins.tool_vars.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
         "env": raw.get("env").cloned().unwrap_or_else(|| serde_json::json!({})),
-        // The projects' runners have no MCP stand-ins yet: they skip a
-        // graph that has MCP servers (svc test runs it).
-        "mcpServers": !file::Graph { document: &document }.mcp_servers().is_empty(),
+        "mcpVars": stand_ins.mcp_vars.iter().cloned().collect::<BTreeMap<_, _>>(),
+        "mcpTools": stand_ins.mcp_tools(&document, &tests),
         "cases": raw["cases"],
     });
+    let mut bundle = bundle;
+    // An MCP server no stand-in can replace (stdio, a fixed URL) is opened
+    // by the service before it serves: the runners skip, saying why.
+    let graph = file::Graph {
+        document: &document,
+    };
+    if let Some((id, transport, _)) = graph
+        .mcp_servers()
+        .into_iter()
+        .find(|(id, _, _)| !stand_ins.mcp_vars.iter().any(|(_, s)| s == id))
+    {
+        bundle["skip"] = serde_json::json!(format!(
+            "MCP server `{id}` ({transport}) has no stand-in: give it transport streamable_http and an env:NAME url to test this graph"
+        ));
+    }
     let mut text = serde_json::to_string_pretty(&bundle).unwrap_or_default();
     text.push('\n');
     Ok(Some(text))

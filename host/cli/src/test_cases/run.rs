@@ -2,7 +2,7 @@
 //! run cache (or the reason it is skipped), its service started with the
 //! stand-in model and HTTP tools, and the cases run in file order.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -151,7 +151,7 @@ pub fn target(shared: &Shared<'_>, platform: &str) -> TargetReport {
         Ok((
             model::Model::start(key)?,
             tools::Tools::start()?,
-            mcp::McpServers::start(mcp_tools(shared))?,
+            mcp::McpServers::start(shared.stand_ins.mcp_tools(shared.document, shared.tests))?,
         ))
     });
     let (model, tools, mcp) = match stand_ins {
@@ -306,33 +306,6 @@ struct StandIns<'a> {
     model: &'a model::Model,
     tools: &'a tools::Tools,
     mcp: &'a mcp::McpServers,
-}
-
-/// The tools each stand-in MCP server lists: those of the graph's `mcp`
-/// tools, and those any case scripts.
-fn mcp_tools(shared: &Shared<'_>) -> BTreeMap<String, BTreeSet<String>> {
-    let mut tools: BTreeMap<String, BTreeSet<String>> = shared
-        .stand_ins
-        .mcp_vars
-        .iter()
-        .map(|(_, id)| (id.clone(), BTreeSet::new()))
-        .collect();
-    let graph = super::file::Graph {
-        document: shared.document,
-    };
-    for (server, tool) in graph.mcp_tools() {
-        if let Some(t) = tools.get_mut(server) {
-            t.insert(tool.to_string());
-        }
-    }
-    for case in &shared.tests.cases {
-        for (server, scripted) in &case.mcp {
-            if let Some(t) = tools.get_mut(server) {
-                t.extend(scripted.keys().cloned());
-            }
-        }
-    }
-    tools
 }
 
 fn one_case<'a>(

@@ -247,50 +247,8 @@ fn the_generated_projects_run_the_cases_as_their_own_tests() {
     let difference = "/result/category: expected \"billing\", got \"general\"";
     for platform in ["go", "python-svc", "java-svc"] {
         let project = dir.path().join(platform);
-        let compiled = Command::new(env!("CARGO_BIN_EXE_svc"))
-            .args(["compile"])
-            .arg(&doc)
-            .arg("--out")
-            .arg(&project)
-            .args(["--platform", platform])
-            .output()
-            .unwrap();
-        assert!(compiled.status.success(), "{compiled:?}");
-        let (program, args): (PathBuf, Vec<&str>) = match platform {
-            "go" => (
-                "go".into(),
-                vec!["test", "-v", "-run", "TestCases", "./internal/server"],
-            ),
-            "python-svc" => (
-                svc_tests::service::cache_dir().join("runs/python-venv/bin/python"),
-                vec![
-                    "-m",
-                    "pytest",
-                    "-rA",
-                    "-p",
-                    "no:cacheprovider",
-                    "tests/test_svc_cases.py",
-                ],
-            ),
-            _ => (
-                "./mvnw".into(),
-                vec!["-q", "-B", "test", "-Dtest=SvcCasesTests"],
-            ),
-        };
-        let run = Command::new(&program)
-            .args(&args)
-            .current_dir(&project)
-            .output()
-            .unwrap_or_else(|e| panic!("{platform}: {}: {e}", program.display()));
-        let log = format!(
-            "{}{}",
-            String::from_utf8_lossy(&run.stdout),
-            String::from_utf8_lossy(&run.stderr)
-        );
-        assert!(
-            !run.status.success(),
-            "{platform}: the wrong case must fail\n{log}"
-        );
+        let (ok, log) = project_cases(&doc, platform, &project);
+        assert!(!ok, "{platform}: the wrong case must fail\n{log}");
         assert!(log.contains(difference), "{platform}:\n{log}");
         match platform {
             "go" => {
@@ -400,8 +358,9 @@ fn the_designer_saves_runs_as_cases_that_svc_test_passes() {
 
 /// A graph that calls a streamable HTTP MCP server: `svc test` stands in
 /// for it on every target (each target's official MCP client), a tool call
-/// without a scripted reply fails its case, and the compiled projects' own
-/// runners say they skip such a graph.
+/// without a scripted reply fails its case, the compiled project's own
+/// runner stands in the same way, and a stdio server makes it skip, saying
+/// why.
 #[test]
 fn mcp_servers_are_stood_in_for_on_every_target() {
     if std::env::var_os("CI").is_none() && Command::new("mvn").arg("-v").output().is_err() {
@@ -450,26 +409,92 @@ fn mcp_servers_are_stood_in_for_on_every_target() {
         );
     }
 
-    // The projects' own runners have no MCP stand-in: they skip, saying so.
-    let project = dir.path().join("go");
+    // The projects' own runners stand in for it the same way.
+    for platform in ["go", "python-svc", "java-svc"] {
+        let (ok, log) = project_cases(&path, platform, &dir.path().join(platform));
+        assert!(!ok, "{platform}: {log}");
+        assert!(
+            log.contains(
+                "MCP tool `search/web_search` was called; the case scripts no reply for it"
+            ),
+            "{platform}: {log}"
+        );
+        let passed = match platform {
+            "go" => {
+                log.contains("--- PASS: TestCases/structured ")
+                    && log.contains("--- FAIL: TestCases/unscripted ")
+            }
+            "python-svc" => {
+                log.contains("PASSED tests/test_svc_cases.py::test_case[structured]")
+                    && log.contains("3 passed")
+            }
+            _ => log.contains("Tests run: 4, Failures: 1, Errors: 0"),
+        };
+        assert!(passed, "{platform}: {log}");
+    }
+
+    // A stdio server has no stand-in: svc compile's bundle says so, and the
+    // runner skips with that reason.
+    let stdio = dir.path().join("files.graph.json");
+    std::fs::copy(fixture("mcp_tools.graph.json"), &stdio).unwrap();
+    std::fs::write(
+        dir.path().join("files.tests.json"),
+        r#"{"cases": [{"name": "read", "request": {"state": {"question": "a.txt"}}, "expect": {"result": {}}}]}"#,
+    )
+    .unwrap();
+    let (ok, log) = project_cases(&stdio, "go", &dir.path().join("files-go"));
+    assert!(ok, "{log}");
+    assert!(
+        log.contains("--- SKIP: TestCases")
+            && log.contains("MCP server `files` (stdio) has no stand-in"),
+        "{log}"
+    );
+}
+
+/// Compiles `doc` for `platform` into `project` with `svc compile` and runs
+/// the cases with the project's own toolchain: whether they passed, and
+/// the output. python-svc runs in the run cache's venv, which a `svc test`
+/// on python-svc makes.
+fn project_cases(doc: &Path, platform: &str, project: &Path) -> (bool, String) {
     let compiled = Command::new(env!("CARGO_BIN_EXE_svc"))
         .arg("compile")
-        .arg(&path)
+        .arg(doc)
         .arg("--out")
-        .arg(&project)
-        .args(["--platform", "go"])
+        .arg(project)
+        .args(["--platform", platform])
         .output()
         .unwrap();
     assert!(compiled.status.success(), "{compiled:?}");
-    let run = Command::new("go")
-        .args(["test", "-v", "-run", "TestCases", "./internal/server"])
-        .current_dir(&project)
+    let (program, args): (PathBuf, Vec<&str>) = match platform {
+        "go" => (
+            "go".into(),
+            vec!["test", "-v", "-run", "TestCases", "./internal/server"],
+        ),
+        "python-svc" => (
+            svc_tests::service::cache_dir().join("runs/python-venv/bin/python"),
+            vec![
+                "-m",
+                "pytest",
+                "-rA",
+                "-p",
+                "no:cacheprovider",
+                "tests/test_svc_cases.py",
+            ],
+        ),
+        _ => (
+            "./mvnw".into(),
+            vec!["-q", "-B", "test", "-Dtest=SvcCasesTests"],
+        ),
+    };
+    let run = Command::new(&program)
+        .args(&args)
+        .current_dir(project)
         .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{log}");
-    assert!(
-        log.contains("--- SKIP: TestCases") && log.contains("run `svc test`"),
-        "{log}"
+        .unwrap_or_else(|e| panic!("{platform}: {}: {e}", program.display()));
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
     );
+    (run.status.success(), log)
 }
