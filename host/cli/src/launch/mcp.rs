@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
+use super::Replies;
+
 /// One scripted answer of an MCP tool: its text and structured content,
 /// or an error the tool reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,17 +23,10 @@ pub struct McpReply {
     pub is_error: bool,
 }
 
-/// A tool's replies: one for every call, or one per call in order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Replies {
-    Always(McpReply),
-    InOrder(Vec<McpReply>),
-}
-
 #[derive(Default)]
 struct Script {
     /// By server, then tool.
-    replies: BTreeMap<String, BTreeMap<String, Replies>>,
+    replies: BTreeMap<String, BTreeMap<String, Replies<McpReply>>>,
     calls: BTreeMap<(String, String), usize>,
     unanswered: Vec<String>,
 }
@@ -50,25 +45,11 @@ const VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
 impl McpServers {
     /// Serves `tools`: the tool names each server lists.
     pub fn start(tools: BTreeMap<String, BTreeSet<String>>) -> Result<McpServers, String> {
-        let server = tiny_http::Server::http(("127.0.0.1", 0))
-            .map_err(|e| format!("cannot start the stand-in MCP servers on loopback: {e}"))?;
-        let port = server
-            .server_addr()
-            .to_ip()
-            .map(|a| a.port())
-            .ok_or("the stand-in MCP servers have no IP address")?;
-        let server = Arc::new(server);
-        let serving = Arc::clone(&server);
         let script = Arc::new(Mutex::new(Script::default()));
         let shared = Arc::clone(&script);
-        let tools = Arc::new(tools);
-        std::thread::spawn(move || {
-            for request in serving.incoming_requests() {
-                let script = Arc::clone(&shared);
-                let tools = Arc::clone(&tools);
-                std::thread::spawn(move || answer(request, &tools, &script));
-            }
-        });
+        let (server, port) = super::serve("the stand-in MCP servers", move |request| {
+            answer(request, &tools, &shared)
+        })?;
         Ok(McpServers {
             base_url: format!("http://127.0.0.1:{port}"),
             script,
@@ -86,7 +67,7 @@ impl McpServers {
     }
 
     /// The replies of the next calls, forgetting earlier calls.
-    pub fn script(&self, replies: BTreeMap<String, BTreeMap<String, Replies>>) {
+    pub fn script(&self, replies: BTreeMap<String, BTreeMap<String, Replies<McpReply>>>) {
         *self.held() = Script {
             replies,
             ..Script::default()
@@ -188,11 +169,7 @@ fn respond(
                 *count
             };
             let scripted = script.replies.get(server).and_then(|t| t.get(&name));
-            let reply = match scripted {
-                Some(Replies::Always(r)) => Some(r.clone()),
-                Some(Replies::InOrder(list)) => list.get(n - 1).cloned(),
-                None => None,
-            };
+            let reply = scripted.and_then(|r| r.for_call(n)).cloned();
             match reply {
                 Some(r) => {
                     let text = r.text.clone().unwrap_or_else(|| {

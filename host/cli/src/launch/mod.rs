@@ -14,6 +14,7 @@ pub mod service;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -24,6 +25,51 @@ pub(crate) fn random_secret() -> Result<String, String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| format!("no randomness from the OS: {e}"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A stand-in's HTTP server on a free loopback port (`what` names it in
+/// errors): each request is answered by `handle` on a thread of its own,
+/// since a service may call from several nodes at once. Returns the
+/// server, held by its owner, and its port.
+fn serve(
+    what: &str,
+    handle: impl Fn(tiny_http::Request) + Send + Sync + 'static,
+) -> Result<(Arc<tiny_http::Server>, u16), String> {
+    let server = tiny_http::Server::http(("127.0.0.1", 0))
+        .map_err(|e| format!("cannot start {what} on loopback: {e}"))?;
+    let port = server
+        .server_addr()
+        .to_ip()
+        .map(|a| a.port())
+        .ok_or_else(|| format!("{what} has no IP address"))?;
+    let server = Arc::new(server);
+    let serving = Arc::clone(&server);
+    let handle = Arc::new(handle);
+    std::thread::spawn(move || {
+        for request in serving.incoming_requests() {
+            let handle = Arc::clone(&handle);
+            std::thread::spawn(move || handle(request));
+        }
+    });
+    Ok((server, port))
+}
+
+/// What a stand-in answers one tool's calls with: one reply for every
+/// call, or one reply per call in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Replies<T> {
+    Always(T),
+    InOrder(Vec<T>),
+}
+
+impl<T> Replies<T> {
+    /// The reply to the `n`th call (from 1), when the script has one.
+    pub fn for_call(&self, n: usize) -> Option<&T> {
+        match self {
+            Replies::Always(r) => Some(r),
+            Replies::InOrder(list) => n.checked_sub(1).and_then(|i| list.get(i)),
+        }
+    }
 }
 
 /// The run cache: `<cache dir>/runs`, or a temporary folder removed when

@@ -60,27 +60,12 @@ pub struct Seen {
 
 impl Model {
     pub fn start(key: String) -> Result<Model, String> {
-        let server = tiny_http::Server::http(("127.0.0.1", 0))
-            .map_err(|e| format!("cannot start the stand-in model on loopback: {e}"))?;
-        let port = server
-            .server_addr()
-            .to_ip()
-            .map(|a| a.port())
-            .ok_or("the stand-in model has no IP address")?;
-        let server = Arc::new(server);
-        let serving = Arc::clone(&server);
         let expected = format!("Bearer {key}");
         let script = Arc::new(Mutex::new(Script::default()));
         let shared = Arc::clone(&script);
-        std::thread::spawn(move || {
-            for request in serving.incoming_requests() {
-                // Each call on its own thread: a service may call the model
-                // from several nodes at once.
-                let expected = expected.clone();
-                let script = Arc::clone(&shared);
-                std::thread::spawn(move || answer(request, &expected, &script));
-            }
-        });
+        let (server, port) = super::serve("the stand-in model", move |request| {
+            answer(request, &expected, &shared)
+        })?;
         Ok(Model {
             base_url: format!("http://127.0.0.1:{port}/v1"),
             key,

@@ -63,18 +63,19 @@ fn agent(timeout: Duration) -> ureq::Agent {
 }
 
 impl Running {
-    /// Starts `run` in `project` and waits up to `ready` for `/health`.
-    #[allow(clippy::too_many_arguments)]
+    /// Starts the manifest's `run` command in `project` and waits for
+    /// `/health` as long as the platform may take
+    /// ([`super::ready_limit`]).
     pub fn start(
         project: &Path,
         platform: &str,
-        run: &str,
         env: &[(String, String)],
         auth: &Auth,
         fingerprint: String,
-        ready: Duration,
         groups: &Groups,
     ) -> Result<Running, String> {
+        let run = super::build::commands(project)?.run;
+        let ready = super::ready_limit(platform);
         let port = free_port()?;
         let key = super::random_secret()?;
         let log = project.join(SERVICE_LOG);

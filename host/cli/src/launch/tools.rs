@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::Replies;
+
 /// One scripted answer of a tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolReply {
@@ -19,16 +21,9 @@ pub struct ToolReply {
     pub delay: Duration,
 }
 
-/// A tool's replies: one for every call, or one per call in order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Replies {
-    Always(ToolReply),
-    InOrder(Vec<ToolReply>),
-}
-
 #[derive(Default)]
 struct Script {
-    replies: BTreeMap<String, Replies>,
+    replies: BTreeMap<String, Replies<ToolReply>>,
     /// Calls so far per tool, and each call's input.
     calls: BTreeMap<String, Vec<Value>>,
     unanswered: Vec<String>,
@@ -43,23 +38,11 @@ pub struct Tools {
 
 impl Tools {
     pub fn start() -> Result<Tools, String> {
-        let server = tiny_http::Server::http(("127.0.0.1", 0))
-            .map_err(|e| format!("cannot start the stand-in tools on loopback: {e}"))?;
-        let port = server
-            .server_addr()
-            .to_ip()
-            .map(|a| a.port())
-            .ok_or("the stand-in tools have no IP address")?;
-        let server = Arc::new(server);
-        let serving = Arc::clone(&server);
         let script = Arc::new(Mutex::new(Script::default()));
         let shared = Arc::clone(&script);
-        std::thread::spawn(move || {
-            for request in serving.incoming_requests() {
-                let script = Arc::clone(&shared);
-                std::thread::spawn(move || answer(request, &script));
-            }
-        });
+        let (server, port) = super::serve("the stand-in tools", move |request| {
+            answer(request, &shared)
+        })?;
         Ok(Tools {
             base_url: format!("http://127.0.0.1:{port}"),
             script,
@@ -77,7 +60,7 @@ impl Tools {
     }
 
     /// The replies of the next calls, forgetting earlier calls.
-    pub fn script(&self, replies: BTreeMap<String, Replies>) {
+    pub fn script(&self, replies: BTreeMap<String, Replies<ToolReply>>) {
         *self.held() = Script {
             replies,
             ..Script::default()
@@ -122,11 +105,7 @@ fn respond(script: &mut Script, id: &str, input: Value) -> (u16, String, Duratio
     let calls = script.calls.entry(id.to_string()).or_default();
     calls.push(input);
     let n = calls.len();
-    let reply = match script.replies.get(id) {
-        Some(Replies::Always(r)) => Some(r.clone()),
-        Some(Replies::InOrder(list)) => list.get(n - 1).cloned(),
-        None => None,
-    };
+    let reply = script.replies.get(id).and_then(|r| r.for_call(n)).cloned();
     match reply {
         Some(r) => (r.status, r.json.to_string(), r.delay),
         None => {

@@ -52,21 +52,43 @@ pub struct Case {
     /// Replies of HTTP tools, by tool id: one reply for every call, or a
     /// list used one per call.
     #[serde(default)]
-    pub tools: BTreeMap<String, ToolReplies>,
+    pub tools: BTreeMap<String, Replies<ToolReply>>,
     /// Replies of MCP tools, by server id and then tool name: one reply for
     /// every call, or a list used one per call. The server must be a
     /// `streamable_http` one with an `env:NAME` URL.
     #[serde(default)]
-    pub mcp: BTreeMap<String, BTreeMap<String, McpReplies>>,
+    pub mcp: BTreeMap<String, BTreeMap<String, Replies<McpReply>>>,
     #[serde(default)]
     pub expect: Expect,
 }
 
+/// A tool's replies in a case: one for every call, or a list used one
+/// per call.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum McpReplies {
-    One(McpReply),
-    InOrder(Vec<McpReply>),
+pub enum Replies<T> {
+    One(T),
+    InOrder(Vec<T>),
+}
+
+impl<T> Replies<T> {
+    /// What a stand-in is scripted with, each reply turned by `reply`.
+    pub fn scripted<U>(&self, reply: impl Fn(&T) -> U) -> crate::launch::Replies<U> {
+        match self {
+            Replies::One(r) => crate::launch::Replies::Always(reply(r)),
+            Replies::InOrder(list) => {
+                crate::launch::Replies::InOrder(list.iter().map(reply).collect())
+            }
+        }
+    }
+
+    /// Every reply given.
+    pub fn all(&self) -> &[T] {
+        match self {
+            Replies::One(r) => std::slice::from_ref(r),
+            Replies::InOrder(list) => list,
+        }
+    }
 }
 
 /// What an MCP tool answers: its text, its structured content (the text
@@ -130,13 +152,6 @@ pub struct ScriptedToolCall {
     pub name: String,
     #[serde(default)]
     pub arguments: Map<String, Value>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum ToolReplies {
-    One(ToolReply),
-    InOrder(Vec<ToolReply>),
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -505,12 +520,8 @@ fn check(file: &TestFile, graph: &Graph<'_>, reserved: &[String]) -> Vec<Diagnos
                 _ => {}
             }
             for (tool, replies) in tools {
-                let one = |r: &McpReply| r.text.is_none() && r.json.is_none();
-                let empty = match replies {
-                    McpReplies::One(r) => one(r),
-                    McpReplies::InOrder(list) => list.iter().any(one),
-                };
-                if empty {
+                let empty = |r: &McpReply| r.text.is_none() && r.json.is_none();
+                if replies.all().iter().any(empty) {
                     out.push(problem(
                         format!("{pointer}/{}", pointer_token(tool)),
                         format!(

@@ -2,7 +2,7 @@
 //! run cache (or the reason it is skipped), its service started with the
 //! stand-in model and HTTP tools, and the cases run in file order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -13,7 +13,7 @@ use svc_packs::registry::Registry;
 use svc_runtime::Backend;
 
 use super::expect::{self, Answer};
-use super::file::{Case, McpReplies, TestFile, ToolReplies};
+use super::file::{Case, TestFile};
 use crate::backends::Loaded;
 use crate::launch::service::{Auth, Running};
 use crate::launch::{self, build, mcp, model, process::Groups, tools, NotBuilt};
@@ -188,19 +188,13 @@ pub fn target(shared: &Shared<'_>, platform: &str) -> TargetReport {
             .map(|(var, id)| (var.clone(), mcp.url(id))),
     );
     env.extend(shared.tests.env.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let run = match build::commands(&built.project) {
-        Ok(c) => c.run,
-        Err(why) => return broken(report, why),
-    };
     let auth = Auth::of(shared.document);
     let service = Running::start(
         &built.project,
         platform,
-        &run,
         &env,
         &auth,
         built.key.clone(),
-        launch::ready_limit(platform),
         shared.groups,
     );
     let mut service = match service {
@@ -358,7 +352,7 @@ fn one_case<'a>(
             })
             .collect()
     }));
-    let reply = |r: &super::file::ToolReply| tools::ToolReply {
+    let tool_reply = |r: &super::file::ToolReply| tools::ToolReply {
         status: r.status,
         json: r.json.clone(),
         delay: Duration::from_millis(r.delay_ms),
@@ -366,16 +360,8 @@ fn one_case<'a>(
     tools.script(
         case.tools
             .iter()
-            .map(|(id, replies)| {
-                let r = match replies {
-                    ToolReplies::One(r) => tools::Replies::Always(reply(r)),
-                    ToolReplies::InOrder(list) => {
-                        tools::Replies::InOrder(list.iter().map(reply).collect())
-                    }
-                };
-                (id.clone(), r)
-            })
-            .collect::<BTreeMap<_, _>>(),
+            .map(|(id, replies)| (id.clone(), replies.scripted(tool_reply)))
+            .collect(),
     );
     let mcp_reply = |r: &super::file::McpReply| mcp::McpReply {
         text: r.text.clone(),
@@ -388,15 +374,7 @@ fn one_case<'a>(
             .map(|(server, tools)| {
                 let tools = tools
                     .iter()
-                    .map(|(name, replies)| {
-                        let r = match replies {
-                            McpReplies::One(r) => mcp::Replies::Always(mcp_reply(r)),
-                            McpReplies::InOrder(list) => {
-                                mcp::Replies::InOrder(list.iter().map(mcp_reply).collect())
-                            }
-                        };
-                        (name.clone(), r)
-                    })
+                    .map(|(name, replies)| (name.clone(), replies.scripted(mcp_reply)))
                     .collect();
                 (server.clone(), tools)
             })

@@ -422,19 +422,13 @@ impl Runner {
             if let Some(mut old) = slot.take() {
                 self.groups.stop(&mut old.child);
             }
-            let run = build::commands(&built.project)
-                .map_err(|why| failure("start", "start_failed", why))?
-                .run;
-            let ready = launch::ready_limit(platform);
             let auth = Auth::of(&ctx.document);
             let service = Running::start(
                 &built.project,
                 platform,
-                &run,
                 &env,
                 &auth,
                 fingerprint,
-                ready,
                 &self.groups,
             );
             match service {
