@@ -26,6 +26,15 @@ fn svc_test(doc: &Path, extra: &[&str]) -> (Output, String) {
     (out, text)
 }
 
+/// support_triage as `triage.graph.json` in `dir`, with `cases` as its
+/// test file.
+fn triage_with_cases(dir: &Path, cases: &str) -> PathBuf {
+    let doc = dir.join("triage.graph.json");
+    std::fs::copy(fixture("support_triage.graph.json"), &doc).unwrap();
+    std::fs::write(dir.join("triage.tests.json"), cases).unwrap();
+    doc
+}
+
 /// The table row of a case: its marks per target, in the header's order.
 fn row<'a>(table: &'a str, case: &str) -> Vec<&'a str> {
     let line = table
@@ -138,17 +147,14 @@ fn the_fixtures_cases_pass_on_every_target_that_takes_the_graph() {
 #[test]
 fn a_wrong_case_fails_naming_the_case_the_target_and_the_first_difference() {
     let dir = tempfile::tempdir().unwrap();
-    let doc = dir.path().join("triage.graph.json");
-    std::fs::copy(fixture("support_triage.graph.json"), &doc).unwrap();
-    std::fs::write(
-        dir.path().join("triage.tests.json"),
+    let doc = triage_with_cases(
+        dir.path(),
         r#"{"cases": [
   {"name": "billing", "request": {"state": {"question": "my invoice"}}, "expect": {"result": {"category": "billing"}}},
   {"name": "wrongly billing", "request": {"state": {"question": "a password"}}, "expect": {"result": {"category": "billing"}}},
   {"name": "wrong status", "request": {"state": {}}, "expect": {"status": 400}}
 ]}"#,
-    )
-    .unwrap();
+    );
     let junit = dir.path().join("out.xml");
     let (out, text) = svc_test(
         &doc,
@@ -204,13 +210,7 @@ fn a_wrong_case_fails_naming_the_case_the_target_and_the_first_difference() {
 #[test]
 fn a_broken_test_file_is_a_diagnostic_and_nothing_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let doc = dir.path().join("triage.graph.json");
-    std::fs::copy(fixture("support_triage.graph.json"), &doc).unwrap();
-    std::fs::write(
-        dir.path().join("triage.tests.json"),
-        "{\"cases\": [\n  {\"name\": \"a\", \"request\": {\"state\": {}}, \"expect\": {\"visited\": [\"clasify\"]}}\n]}",
-    )
-    .unwrap();
+    let doc = triage_with_cases(dir.path(), "{\"cases\": [\n  {\"name\": \"a\", \"request\": {\"state\": {}}, \"expect\": {\"visited\": [\"clasify\"]}}\n]}");
     let (out, text) = svc_test(&doc, &["--platform", "go"]);
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("error[test-reference]"), "{text}");
@@ -233,17 +233,14 @@ fn a_broken_test_file_is_a_diagnostic_and_nothing_runs() {
 #[test]
 fn the_generated_projects_run_the_cases_as_their_own_tests() {
     let dir = tempfile::tempdir().unwrap();
-    let doc = dir.path().join("triage.graph.json");
-    std::fs::copy(fixture("support_triage.graph.json"), &doc).unwrap();
-    std::fs::write(
-        dir.path().join("triage.tests.json"),
+    let doc = triage_with_cases(
+        dir.path(),
         r#"{"cases": [
   {"name": "billing", "request": {"state": {"question": "my invoice"}}, "expect": {"result": {"category": "billing"}}},
   {"name": "wrongly billing", "request": {"state": {"question": "a password"}}, "expect": {"result": {"category": "billing"}}},
   {"name": "required", "request": {"state": {}}, "expect": {"status": 422, "error": {"code": "invalid_state"}}}
 ]}"#,
-    )
-    .unwrap();
+    );
     // python-svc's project runs in the run cache's venv, which a run of
     // `svc test` on python-svc makes (with the SDK and pytest).
     let (out, text) = svc_test(&doc, &["--platform", "python-svc"]);
