@@ -38,7 +38,7 @@ type AgentTool struct {
 
 // An Agent of logical.agents.
 type Agent struct {
-	Name, Kind, Description string // Kind: "worker", "supervisor", "remote"
+	Name, Kind, Description string // Kind: "worker", "supervisor", "remote", "a2a"
 	// Roles are the caller roles allowed to run the agent (any one
 	// suffices); none means anyone.
 	Roles []string
@@ -66,12 +66,25 @@ type Agent struct {
 
 	// URL is a literal http(s) URL or "env:NAME".
 	URL string
-	// KeyEnv names the variable holding the X-API-Key credential, read at
-	// call time; "" sends none.
+	// KeyEnv names the variable holding the credential (remote: sent as
+	// X-API-Key; a2a: as the peer's card asks), read at call time; "" sends
+	// none.
 	KeyEnv                  string
 	InputField, OutputField string
 	Timeout                 time.Duration
+
+	// a2a
+
+	// CardURL is the agent card's http(s) URL or "env:NAME"; without a
+	// path, the well-known card paths are asked.
+	CardURL string
+	// SkillID goes in the message's metadata; "" names none.
+	SkillID string
 }
+
+// callA2A runs an agent of kind a2a (a2a_client.go sets it); nil when the
+// graph calls none.
+var callA2A func(ctx context.Context, node string, a *Agent, task string) (string, error)
 
 // routeFinish is the decision that ends a supervisor's run.
 const routeFinish = "finish"
@@ -100,7 +113,7 @@ func dispatchAgent(ctx context.Context, node, name, task string, callerRoles []s
 			name, strings.Join(a.Roles, ", "), holds))
 	}
 	op := spanAgent
-	if a.Kind == "remote" {
+	if a.Kind == "remote" || a.Kind == "a2a" {
 		op = spanRemoteAgent
 	}
 	ctx, end := startSpan(ctx, op, name)
@@ -112,6 +125,15 @@ func dispatchAgent(ctx context.Context, node, name, task string, callerRoles []s
 		out, err := runRemote(ctx, node, a, task)
 		if err == nil {
 			// The peer's answer is not streamed: it is sent whole.
+			repliesOf(ctx).token(out)
+		}
+		return out, err
+	case "a2a":
+		if callA2A == nil {
+			break
+		}
+		out, err := callA2A(ctx, node, a, task)
+		if err == nil {
 			repliesOf(ctx).token(out)
 		}
 		return out, err

@@ -968,9 +968,9 @@ func TestAgentRunDeadline(t *testing.T) {
 }
 
 func TestAgentUnknown(t *testing.T) {
-	useAgents(t, map[string]*Agent{"fx": {Name: "fx", Kind: "a2a"}}, map[string]AgentTool{})
+	useAgents(t, map[string]*Agent{"fx": {Name: "fx", Kind: "telepathy"}}, map[string]AgentTool{})
 	_, err := runAgent(context.Background(), "ask", "nobody", "task", nil)
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "ask"}, `node "ask" failed: no agent is registered as "nobody"`)
 	_, err = runAgent(context.Background(), "ask", "fx", "task", nil)
-	wantError(t, err, 500, "execution_error", map[string]any{"node": "ask"}, `node "ask" failed: agent "fx" has the kind "a2a", which this service cannot run`)
+	wantError(t, err, 500, "execution_error", map[string]any{"node": "ask"}, `node "ask" failed: agent "fx" has the kind "telepathy", which this service cannot run`)
 }

@@ -44,6 +44,9 @@ type server struct {
 	// mcp answers /mcp for a graph published as an MCP tool (mcp.go); nil
 	// for every other graph.
 	mcp http.Handler
+	// a2a answers /a2a and the agent card's paths for a graph published as
+	// an A2A agent (a2a.go); nil for every other graph.
+	a2a http.Handler
 }
 
 // Prepare readies the graph before the service listens (see graph.Prepare).
@@ -88,8 +91,15 @@ func newServer(cfg Config) *server {
 	if newMCPHandler != nil {
 		s.mcp = newMCPHandler(s)
 	}
+	if newA2AHandler != nil {
+		s.a2a = newA2AHandler(s)
+	}
 	return s
 }
+
+// newA2AHandler makes the handler of the A2A paths (a2a.go sets it); nil
+// unless the graph is published as an A2A agent (settings.a2a.enabled).
+var newA2AHandler func(s *server) http.Handler
 
 // newMCPHandler makes the handler of /mcp (mcp.go sets it); nil unless the
 // graph is published as an MCP tool (settings.mcp.expose).
@@ -137,6 +147,12 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.mcp.ServeHTTP(w, r)
+	case "/a2a", "/.well-known/agent-card.json", "/.well-known/agent.json":
+		if s.a2a == nil {
+			notFound(w, r)
+			return
+		}
+		s.a2a.ServeHTTP(w, r)
 	default:
 		notFound(w, r)
 	}

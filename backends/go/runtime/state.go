@@ -315,3 +315,30 @@ func (sc *Schema) applyOne(st State, k string, v any, node string) error {
 	st[k] = v
 	return nil
 }
+
+// deepCopy copies a state value: maps and lists are the only containers a
+// state holds (matches refuses others), every other value is immutable. A
+// nil container stays nil, which JSON writes as null.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		c := make(map[string]any, len(x))
+		for k, e := range x {
+			c[k] = deepCopy(e)
+		}
+		return c
+	case []any:
+		if x == nil {
+			return x
+		}
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = deepCopy(e)
+		}
+		return c
+	}
+	return v
+}

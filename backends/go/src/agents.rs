@@ -5,6 +5,7 @@
 //! subgraph's prefix, as on python-svc).
 
 use svc_backend_sdk::agents::{remote_endpoint, worker_instructions};
+use svc_backend_sdk::environment::remote_service_env;
 use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, SupervisorRouter, ToolKind};
 use svc_backend_sdk::subgraphs::{all_graphs, GraphScope};
 use svc_backend_sdk::writer::CodeWriter;
@@ -52,11 +53,10 @@ pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
         for (d, scope) in &graphs {
             for a in &d.logical.agents {
                 // One entry per block: gofmt aligns nothing across them.
-                if let Some(fields) = agent_fields(d, scope, a) {
-                    w.block(format!("{}: {{", quote(&scope.name(&a.id))), "},", |w| {
-                        w.line(format!("{},", fields.join(", ")));
-                    });
-                }
+                let fields = agent_fields(d, scope, a);
+                w.block(format!("{}: {{", quote(&scope.name(&a.id))), "},", |w| {
+                    w.line(format!("{},", fields.join(", ")));
+                });
             }
         }
     });
@@ -156,9 +156,19 @@ fn routers(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, missing: &mut
     }
 }
 
-/// The fields of an agent's `Agent` literal; `None` for a kind go does not
-/// run (a2a, refused by negotiation first).
-fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Option<Vec<String>> {
+/// Whether any graph of the document has an agent of kind a2a (the service
+/// then carries the A2A client, a2a_client.go).
+pub fn calls_a2a(doc: &Document) -> bool {
+    all_graphs(doc).iter().any(|(d, _)| {
+        d.logical
+            .agents
+            .iter()
+            .any(|a| matches!(a.kind, AgentKind::A2a { .. }))
+    })
+}
+
+/// The fields of an agent's `Agent` literal.
+fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Vec<String> {
     let names = |ids: &[String]| strings(&ids.iter().map(|id| scope.name(id)).collect::<Vec<_>>());
     let mut f = vec![
         format!("Name: {}", quote(&scope.name(&a.id))),
@@ -229,7 +239,25 @@ fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Option<Vec<
             f.push(format!("OutputField: {}", quote(output_field)));
             f.push(format!("Timeout: millis({timeout_ms})"));
         }
-        AgentKind::A2a { .. } => return None,
+        AgentKind::A2a {
+            agent_card_url,
+            service,
+            skill_id,
+        } => {
+            f.push(format!("CardURL: {}", quote(agent_card_url)));
+            if let Some(service) = service {
+                let (_, key_env) = remote_service_env(service, None);
+                f.push(format!("KeyEnv: {}", quote(&key_env)));
+            }
+            if let Some(skill) = skill_id {
+                f.push(format!("SkillID: {}", quote(skill)));
+            }
+            // python-svc's default bound of an A2A call.
+            f.push(format!("Timeout: millis({A2A_TIMEOUT_MS})"));
+        }
     }
-    Some(f)
+    f
 }
+
+/// How long an A2A call may take, as on python-svc (its `timeout_ms`).
+const A2A_TIMEOUT_MS: u64 = 20_000;

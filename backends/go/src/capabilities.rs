@@ -44,6 +44,8 @@ pub fn info() -> BackendInfo {
                         "agents.worker",
                         "agents.supervisor",
                         "agents.remote",
+                        "agents.a2a",
+                        "a2a.publish",
                         "checkpointer.memory",
                         "checkpointer.sqlite",
                         "checkpointer.postgres",
@@ -54,8 +56,6 @@ pub fn info() -> BackendInfo {
                 )
                 .collect(),
             reasons: vec![
-                reason("feature:agents.a2a", "A2A peers are called from python-svc only (A2A comes to go and java-svc later)"),
-                reason("feature:a2a.publish", "publishing the graph as an A2A agent is available on python-svc only"),
                 reason("feature:tracing.register", "registering the graph with LangSmith as the service starts is python-svc's (`svc register`); go exports OpenTelemetry only: set `register_on_build` to false"),
                 reason("feature:model.provider.*", PROVIDER_REASON),
             ],

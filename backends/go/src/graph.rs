@@ -132,7 +132,9 @@ pub fn graph_go(doc: &Document) -> String {
         step: "step".into(),
         limit: "steps == MaxSteps".into(),
         over_limit: "stepLimitError()".into(),
-        streaming: s.streaming,
+        // A published A2A agent answers with the field the run wrote last,
+        // which the node events tell.
+        streaming: s.streaming || s.a2a.enabled,
         from_argument: true,
         traced: s.tracing.enabled,
     };

@@ -6,6 +6,7 @@
 //! (`graph.rs`), one file per node (`nodes.rs`), tests that drive the
 //! service through `httptest` (`tests.rs`), a README and a Dockerfile.
 
+mod a2a;
 mod agents;
 mod capabilities;
 mod golang;

@@ -1,7 +1,8 @@
 //! The third-party modules a generated service needs, pinned: a graph
 //! with a `sqlite` or `postgres` checkpointer needs its driver, one that
 //! speaks MCP (calls MCP servers, or settings.mcp.expose) the official Go
-//! SDK, a traced one (settings.tracing.enabled) OpenTelemetry's. Each
+//! SDK, one that speaks A2A (settings.a2a, `a2a` agents) a2a-go, a traced
+//! one (settings.tracing.enabled) OpenTelemetry's. Each
 //! combination is its own tidied go.mod and go.sum under `runtime/modules/`
 //! (written by its `tidy.sh`): merging
 //! them per feature would not do, since together they select versions
@@ -19,50 +20,42 @@ pub struct Pinned {
     pub sums: &'static str,
 }
 
-/// (go.mod, go.sum) of each combination of features with modules.
-const SQLITE: (&str, &str) = (
-    include_str!("../runtime/modules/sqlite/go.mod"),
-    include_str!("../runtime/modules/sqlite/go.sum"),
-);
-const POSTGRES: (&str, &str) = (
-    include_str!("../runtime/modules/postgres/go.mod"),
-    include_str!("../runtime/modules/postgres/go.sum"),
-);
-const MCP: (&str, &str) = (
-    include_str!("../runtime/modules/mcp/go.mod"),
-    include_str!("../runtime/modules/mcp/go.sum"),
-);
-const MCP_SQLITE: (&str, &str) = (
-    include_str!("../runtime/modules/mcp-sqlite/go.mod"),
-    include_str!("../runtime/modules/mcp-sqlite/go.sum"),
-);
-const MCP_POSTGRES: (&str, &str) = (
-    include_str!("../runtime/modules/mcp-postgres/go.mod"),
-    include_str!("../runtime/modules/mcp-postgres/go.sum"),
-);
-const OTEL: (&str, &str) = (
-    include_str!("../runtime/modules/otel/go.mod"),
-    include_str!("../runtime/modules/otel/go.sum"),
-);
-const OTEL_SQLITE: (&str, &str) = (
-    include_str!("../runtime/modules/otel-sqlite/go.mod"),
-    include_str!("../runtime/modules/otel-sqlite/go.sum"),
-);
-const OTEL_POSTGRES: (&str, &str) = (
-    include_str!("../runtime/modules/otel-postgres/go.mod"),
-    include_str!("../runtime/modules/otel-postgres/go.sum"),
-);
-const OTEL_MCP: (&str, &str) = (
-    include_str!("../runtime/modules/otel-mcp/go.mod"),
-    include_str!("../runtime/modules/otel-mcp/go.sum"),
-);
-const OTEL_MCP_SQLITE: (&str, &str) = (
-    include_str!("../runtime/modules/otel-mcp-sqlite/go.mod"),
-    include_str!("../runtime/modules/otel-mcp-sqlite/go.sum"),
-);
-const OTEL_MCP_POSTGRES: (&str, &str) = (
-    include_str!("../runtime/modules/otel-mcp-postgres/go.mod"),
-    include_str!("../runtime/modules/otel-mcp-postgres/go.sum"),
+/// Each combination's directory under `runtime/modules/` with its (go.mod,
+/// go.sum): the features present, in the order otel, mcp, a2a, then the
+/// checkpointer's driver, joined by `-`.
+macro_rules! combinations {
+    ($($name:literal),* $(,)?) => {
+        &[$((
+            $name,
+            include_str!(concat!("../runtime/modules/", $name, "/go.mod")),
+            include_str!(concat!("../runtime/modules/", $name, "/go.sum")),
+        )),*]
+    };
+}
+const COMBINATIONS: &[(&str, &str, &str)] = combinations!(
+    "sqlite",
+    "postgres",
+    "mcp",
+    "mcp-sqlite",
+    "mcp-postgres",
+    "a2a",
+    "a2a-sqlite",
+    "a2a-postgres",
+    "mcp-a2a",
+    "mcp-a2a-sqlite",
+    "mcp-a2a-postgres",
+    "otel",
+    "otel-sqlite",
+    "otel-postgres",
+    "otel-mcp",
+    "otel-mcp-sqlite",
+    "otel-mcp-postgres",
+    "otel-a2a",
+    "otel-a2a-sqlite",
+    "otel-a2a-postgres",
+    "otel-mcp-a2a",
+    "otel-mcp-a2a-sqlite",
+    "otel-mcp-a2a-postgres",
 );
 
 /// Whether the service speaks MCP (it needs the SDK).
@@ -70,28 +63,38 @@ pub fn speaks_mcp(doc: &Document) -> bool {
     doc.logical.settings.mcp.expose || crate::mcp::uses_clients(doc)
 }
 
+/// Whether the service speaks A2A (it needs the a2a-go SDK): it is
+/// published as an A2A agent or calls one.
+pub fn speaks_a2a(doc: &Document) -> bool {
+    doc.logical.settings.a2a.enabled || crate::agents::calls_a2a(doc)
+}
+
 /// The modules `doc` needs; None when the standard library does.
 pub fn pinned(doc: &Document) -> Option<Pinned> {
-    use CheckpointerKind::{Memory, None as NoStore, Postgres, Sqlite};
-    let traced = doc.logical.settings.tracing.enabled;
-    let (go_mod, sums) = match (
-        traced,
-        speaks_mcp(doc),
-        doc.logical.settings.checkpointer.kind,
-    ) {
-        (false, false, NoStore | Memory) => return None,
-        (false, false, Sqlite) => SQLITE,
-        (false, false, Postgres) => POSTGRES,
-        (false, true, NoStore | Memory) => MCP,
-        (false, true, Sqlite) => MCP_SQLITE,
-        (false, true, Postgres) => MCP_POSTGRES,
-        (true, false, NoStore | Memory) => OTEL,
-        (true, false, Sqlite) => OTEL_SQLITE,
-        (true, false, Postgres) => OTEL_POSTGRES,
-        (true, true, NoStore | Memory) => OTEL_MCP,
-        (true, true, Sqlite) => OTEL_MCP_SQLITE,
-        (true, true, Postgres) => OTEL_MCP_POSTGRES,
+    let s = &doc.logical.settings;
+    let driver = match s.checkpointer.kind {
+        CheckpointerKind::Sqlite => Some("sqlite"),
+        CheckpointerKind::Postgres => Some("postgres"),
+        CheckpointerKind::Memory | CheckpointerKind::None => None,
     };
+    let features: Vec<&str> = [
+        s.tracing.enabled.then_some("otel"),
+        speaks_mcp(doc).then_some("mcp"),
+        speaks_a2a(doc).then_some("a2a"),
+        driver,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if features.is_empty() {
+        return None;
+    }
+    let name = features.join("-");
+    let (_, go_mod, sums) = COMBINATIONS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .copied()
+        .unwrap_or_else(|| unreachable!("every combination of features has its modules: {name}"));
     let (go, requires) = requirements(go_mod);
     Some(Pinned {
         go: go.unwrap_or_else(|| crate::project::DEFAULT_GO.to_string()),
@@ -127,14 +130,21 @@ mod tests {
 
     #[test]
     fn the_pinned_modules_are_read_from_their_go_mod() {
-        let (go, requires) = requirements(super::SQLITE.0);
+        let go_mod = |name: &str| {
+            super::COMBINATIONS
+                .iter()
+                .find(|(n, _, _)| *n == name)
+                .map(|c| c.1)
+                .unwrap()
+        };
+        let (go, requires) = requirements(go_mod("sqlite"));
         assert_eq!(go.as_deref(), Some("1.26.0"));
         assert_eq!(requires[0], "modernc.org/sqlite v1.62.0");
         assert!(requires.iter().skip(1).all(|r| r.ends_with("// indirect")));
-        let (go, requires) = requirements(super::POSTGRES.0);
+        let (go, requires) = requirements(go_mod("postgres"));
         assert_eq!(go.as_deref(), Some("1.25.0"));
         assert_eq!(requires[0], "github.com/jackc/pgx/v5 v5.12.0");
-        let (go, requires) = requirements(super::MCP_SQLITE.0);
+        let (go, requires) = requirements(go_mod("mcp-sqlite"));
         assert_eq!(go.as_deref(), Some("1.26.0"));
         for direct in [
             "github.com/modelcontextprotocol/go-sdk v1.8.0",
@@ -144,6 +154,47 @@ mod tests {
                 requires.iter().any(|r| r == direct),
                 "{direct}: {requires:?}"
             );
+        }
+    }
+
+    #[test]
+    fn every_combination_of_features_has_its_modules() {
+        for otel in [false, true] {
+            for mcp in [false, true] {
+                for a2a in [false, true] {
+                    for driver in [None, Some("sqlite"), Some("postgres")] {
+                        let name: Vec<&str> = [
+                            otel.then_some("otel"),
+                            mcp.then_some("mcp"),
+                            a2a.then_some("a2a"),
+                            driver,
+                        ]
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                        if name.is_empty() {
+                            continue;
+                        }
+                        let name = name.join("-");
+                        let found = super::COMBINATIONS.iter().find(|c| c.0 == name);
+                        let (_, go_mod, _) =
+                            found.unwrap_or_else(|| panic!("no modules for {name}"));
+                        let (_, requires) = requirements(go_mod);
+                        let has = |m: &str| {
+                            requires
+                                .iter()
+                                .any(|r| r.starts_with(m) && !r.ends_with("// indirect"))
+                        };
+                        assert_eq!(has("github.com/a2aproject/a2a-go/v2 "), a2a, "{name}");
+                        assert_eq!(
+                            has("github.com/modelcontextprotocol/go-sdk "),
+                            mcp,
+                            "{name}"
+                        );
+                        assert_eq!(has("go.opentelemetry.io/otel "), otel, "{name}");
+                    }
+                }
+            }
         }
     }
 }

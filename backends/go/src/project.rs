@@ -75,6 +75,15 @@ const TELEMETRY_GO: &str = include_str!("../runtime/telemetry.go");
 const TELEMETRY_TEST_GO: &str = include_str!("../runtime/telemetry_test.go");
 const MCP_SERVER_GO: &str = include_str!("../runtime/mcp_server.go");
 const MCP_SERVER_TEST_GO: &str = include_str!("../runtime/mcp_server_test.go");
+// settings.a2a: the graph as an A2A agent (the card, /a2a), and the client
+// of agents of kind a2a (the official a2a-go SDK, both).
+const A2A_SERVER_GO: &str = include_str!("../runtime/a2a_server.go");
+const A2A_SERVER_TEST_GO: &str = include_str!("../runtime/a2a_server_test.go");
+const A2A_RUN_GO: &str = include_str!("../runtime/a2a_run.go");
+const A2A_CARD_GO: &str = include_str!("../runtime/a2a_card.go");
+const A2A_CLIENT_GO: &str = include_str!("../runtime/a2a_client.go");
+const A2A_STUB_TEST_GO: &str = include_str!("../runtime/a2a_stub_test.go");
+const A2A_CLIENT_TEST_GO: &str = include_str!("../runtime/a2a_client_test.go");
 // The graph's test cases (svc test's NAME.tests.json) as `go test` runs them.
 const CASES_TEST_GO: &str = include_str!("../runtime/cases_test.go");
 const DOCKERIGNORE: &str = include_str!("../runtime/dockerignore");
@@ -177,6 +186,35 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     // Agents and classifiers answer as python-svc does, down to the text
     // they feed the model (pytext.go).
     let agentic = any_graph(doc, svc_backend_sdk::agents::runs_agents);
+    let published = doc.logical.settings.a2a.enabled;
+    if published {
+        let values = [("GRAPH_IMPORT", graph_import.as_str())];
+        let server = fill("a2a_server.go", A2A_SERVER_GO, &values).map_err(|d| vec![d])?;
+        let test = fill("a2a_server_test.go", A2A_SERVER_TEST_GO, &values).map_err(|d| vec![d])?;
+        files.push(File::text("internal/server/a2a.go", server));
+        files.push(File::text("internal/server/a2a_test.go", test));
+        files.push(crate::a2a::agent_file(doc).map_err(|d| vec![d])?);
+        files.push(File::text("internal/graph/a2a_run.go", A2A_RUN_GO));
+        // The reply is the field the run wrote last: the run's node events
+        // say which (stream.go), whether or not the graph streams.
+        if !doc.logical.settings.streaming {
+            files.push(File::text("internal/graph/stream.go", STREAM_GO));
+        }
+    }
+    if crate::modules::speaks_a2a(doc) {
+        files.push(File::text("internal/graph/a2a_card.go", A2A_CARD_GO));
+    }
+    if crate::agents::calls_a2a(doc) {
+        files.push(File::text("internal/graph/a2a_client.go", A2A_CLIENT_GO));
+        files.push(File::text(
+            "internal/graph/a2a_client_test.go",
+            A2A_CLIENT_TEST_GO,
+        ));
+        files.push(File::text(
+            "internal/server/a2a_stub_test.go",
+            A2A_STUB_TEST_GO,
+        ));
+    }
     if doc.logical.settings.streaming {
         let graph_import = [("GRAPH_IMPORT", graph_import.as_str())];
         let server_stream =
@@ -239,8 +277,11 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         files.push(File::text("internal/graph/rag.go", RAG_GO));
         files.push(File::text("internal/graph/rag_test.go", RAG_TEST_GO));
     }
-    if agentic || classifies || retrieves {
+    if agentic || classifies || retrieves || published {
         files.push(File::text("internal/graph/pytext.go", PYTEXT_GO));
+    }
+    // Its tests call the model client too.
+    if agentic || classifies || retrieves {
         files.push(File::text("internal/graph/pytext_test.go", PYTEXT_TEST_GO));
     }
     // The model client's plumbing serves agents and embeddings too.

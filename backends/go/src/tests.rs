@@ -3,8 +3,9 @@
 //! HTTP tools are pointed at a stub server started by the test itself.
 
 use serde_json::{json, Value};
+use svc_backend_sdk::environment::remote_service_env;
 use svc_backend_sdk::ir::{
-    Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever, ToolKind,
+    AgentKind, Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever, ToolKind,
 };
 use svc_backend_sdk::samples::{bad_requests, hitl_answers, model_reply, sample_state, tool_reply};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
@@ -78,7 +79,8 @@ pub fn server_test(doc: &Document) -> String {
         || crate::mcp::uses_clients(doc)
         || !rag_nodes(doc).is_empty()
         || !http_tools.is_empty()
-        || !svc_backend_sdk::connectors::env_refs(doc).is_empty();
+        || !svc_backend_sdk::connectors::env_refs(doc).is_empty()
+        || crate::agents::calls_a2a(doc);
 
     // The helpers below name these packages in their text.
     let mut w = CodeWriter::go();
@@ -387,6 +389,51 @@ fn resume_each_interrupt(doc: &Document, w: &mut CodeWriter) {
     );
 }
 
+/// Points every A2A agent at the stand-in (a2a_stub_test.go): an
+/// `env:NAME` card URL through its variable, one written in the graph
+/// through its host; and sets each credential's variable.
+fn a2a_stub(doc: &Document, w: &mut CodeWriter) {
+    let mut vars = Vec::new();
+    let mut hosts = Vec::new();
+    for (d, _) in all_graphs(doc) {
+        for a in &d.logical.agents {
+            if let AgentKind::A2a {
+                agent_card_url,
+                service,
+                ..
+            } = &a.kind
+            {
+                if let Some(var) = agent_card_url.strip_prefix("env:") {
+                    vars.push((var.to_string(), "a2aStub.URL".to_string()));
+                } else {
+                    // The URL's authority, as Go's url.URL.Host spells it.
+                    let rest = agent_card_url.split_once("://").map_or("", |(_, r)| r);
+                    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+                    hosts.push(quote(host));
+                }
+                if let Some(service) = service {
+                    let (_, key_env) = remote_service_env(service, None);
+                    vars.push((key_env, quote("stub-key")));
+                }
+            }
+        }
+    }
+    if vars.is_empty() && hosts.is_empty() {
+        return;
+    }
+    vars.sort();
+    vars.dedup();
+    hosts.sort();
+    hosts.dedup();
+    w.line("a2aStub := startA2AStub(t)");
+    for (var, value) in vars {
+        w.line(format!("t.Setenv({}, {value})", quote(&var)));
+    }
+    if !hosts.is_empty() {
+        w.line(format!("stubA2AHosts(t, a2aStub, {})", hosts.join(", ")));
+    }
+}
+
 fn stub_upstream(
     doc: &Document,
     w: &mut CodeWriter,
@@ -498,6 +545,7 @@ fn stub_upstream(
         if crate::mcp::uses_clients(doc) {
             mcp_stub(doc, w);
         }
+        a2a_stub(doc, w);
         if !rag_nodes(doc).is_empty() {
             // The rag nodes' documents and indexes, as the service makes them at start-up.
             let background = w.name("context", "Background");

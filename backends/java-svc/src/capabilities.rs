@@ -58,11 +58,11 @@ pub fn info() -> BackendInfo {
                 reason("feature:model.provider.*", PROVIDER_REASON),
                 reason(
                     "feature:agents.a2a",
-                    "A2A peers are called from python-svc only (A2A comes to go and java-svc later)",
+                    "A2A peers are called from python-svc and go only (A2A comes to java-svc later)",
                 ),
                 reason(
                     "feature:a2a.publish",
-                    "publishing the graph as an A2A agent is available on python-svc only",
+                    "publishing the graph as an A2A agent is available on python-svc and go only",
                 ),
                 reason(
                     "auth:bearer",

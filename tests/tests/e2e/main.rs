@@ -5,7 +5,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
 
-mod a2a_python;
+mod a2a;
 mod agents;
 mod agents_python;
 mod cache;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes the pinned go.mod and go.sum of each combination of features named
 # on the command line (directories of runtime/modules: sqlite, mcp-postgres,
-# otel-mcp-sqlite, ...): a throwaway module that imports what the features'
+# otel-mcp-a2a-sqlite, ...; features in that order): a throwaway module that imports what the features'
 # runtime files import, tidied against the Go module proxy. Run it after
 # changing a version below; src/modules.rs embeds the results.
 set -euo pipefail
@@ -11,6 +11,7 @@ PGX=github.com/jackc/pgx/v5@v5.12.0
 MCP_SDK=github.com/modelcontextprotocol/go-sdk@v1.8.0
 JSONSCHEMA=github.com/google/jsonschema-go@v0.4.3
 OTEL=v1.47.0
+A2A=github.com/a2aproject/a2a-go/v2@v2.3.1
 for combo in "$@"; do
   work=$(mktemp -d)
   imports=""
@@ -22,6 +23,11 @@ for combo in "$@"; do
       mcp)
         imports+=$'\t_ "github.com/google/jsonschema-go/jsonschema"\n\t_ "github.com/modelcontextprotocol/go-sdk/mcp"\n'
         requires+=("$MCP_SDK" "$JSONSCHEMA") ;;
+      a2a)
+        for p in a2a a2asrv a2aclient a2aclient/agentcard a2acompat/a2av0; do
+          imports+=$'\t_ "github.com/a2aproject/a2a-go/v2/'"$p"$'"\n'
+        done
+        requires+=("$A2A") ;;
       otel)
         for p in otel otel/attribute otel/codes otel/propagation otel/trace otel/metric \
           otel/sdk/resource otel/sdk/trace otel/sdk/metric \

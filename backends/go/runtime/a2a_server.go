@@ -1,0 +1,399 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"__SVC_GRAPH_IMPORT__"
+)
+
+// The graph published as an A2A agent (settings.a2a; docs/http-contract.md,
+// "A2A"), as python-svc publishes it: the agent card at both well-known
+// paths (public, with an ETag), JSON-RPC at /a2a behind the credential of
+// /invoke, A2A 1.0 and 0.3 answered at the same URL by the a2a-go SDK's
+// two JSON-RPC handlers over one stateless request handler: a message in,
+// one reply message out, no task kept (any replica answers any request).
+const (
+	a2aRPCPath    = "/a2a"
+	a2aCardPath   = "/.well-known/agent-card.json"
+	a2aLegacyPath = "/.well-known/agent.json"
+)
+
+// a2aSpec is settings.a2a as compiled (a2a_agent.go holds the graph's).
+type a2aSpec struct {
+	Title, Description, Version string
+	// InputField takes a message's text; InputMessages appends it to that
+	// field as a user message instead.
+	InputField    string
+	InputMessages bool
+	Skills        []a2aSkill
+}
+
+type a2aSkill struct {
+	ID, Name, Description string
+	Tags, Roles           []string
+}
+
+func init() { newA2AHandler = a2aHandler }
+
+type a2aServer struct {
+	s       *server
+	current http.Handler // A2A 1.0
+	legacy  http.Handler // A2A 0.3
+}
+
+// a2aHandler answers the card's paths and /a2a for s.
+func a2aHandler(s *server) http.Handler {
+	h := &a2aResponder{skills: map[string]*a2aSkill{}}
+	for i := range a2aAgent.Skills {
+		h.skills[a2aAgent.Skills[i].ID] = &a2aAgent.Skills[i]
+	}
+	panics := a2asrv.WithTransportPanicHandler(func(r any) error {
+		s.cfg.Logger.Error("the A2A request failed", "panic", fmt.Sprint(r))
+		return a2a.NewError(a2a.ErrInternalError, "execution_error: the request failed")
+	})
+	return &a2aServer{
+		s:       s,
+		current: a2asrv.NewJSONRPCHandler(h, panics),
+		legacy:  a2av0.NewJSONRPCHandler(h, panics),
+	}
+}
+
+func (a *a2aServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != a2aRPCPath {
+		a.card(w, r)
+		return
+	}
+	defer drain(r)
+	switch {
+	case r.Method != http.MethodPost:
+		methodNotAllowed(w, "POST")
+		return
+	case !a.s.authorized(r):
+		a.s.unauthorized(w)
+		return
+	case r.ContentLength > MaxRequestBytes:
+		tooLarge(w)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	if err != nil {
+		tooLarge(w)
+		return
+	}
+	var head struct {
+		ID     any    `json:"id"`
+		Method string `json:"method"`
+	}
+	// A body that is not JSON-RPC is the SDK's to answer (-32700, -32600).
+	_ = json.Unmarshal(body, &head)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	w.Header().Set("Content-Type", "application/json")
+	// Every A2A 0.3 method name has a "/", no 1.0 name has one.
+	if strings.Contains(head.Method, "/") {
+		a.legacy.ServeHTTP(w, r)
+		return
+	}
+	if head.Method != "" && !strings.HasPrefix(r.Header.Get("A2A-Version"), "1.") {
+		// As a2a-sdk for Python answers: a request without the header is
+		// taken as 0.3, whose methods these are not.
+		writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": head.ID, "error": map[string]any{
+			"code":    -32009,
+			"message": fmt.Sprintf("%s is an A2A 1.0 method: send the header A2A-Version: 1.0", head.Method),
+		}})
+		return
+	}
+	a.current.ServeHTTP(w, r)
+}
+
+// card answers GET (and HEAD) of the card at either path, without a
+// credential.
+func (a *a2aServer) card(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		methodNotAllowed(w, "GET, HEAD")
+		return
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(cardOf(a2aAgent, scheme+"://"+r.Host+a2aRPCPath, a.s.cfg.Auth))
+	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if err != nil {
+		writeError(w, &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
+			Message: "the agent card cannot be written"})
+		return
+	}
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Cache-Control", "no-cache")
+	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(body)
+	}
+}
+
+// The card, in the layout a2a-sdk for Python writes: the A2A 1.0 fields
+// (ProtoJSON), then the 0.3 ones for older clients. Field order is the
+// struct's.
+type agentCard struct {
+	Name                 string                `json:"name"`
+	Description          string                `json:"description"`
+	SupportedInterfaces  []agentInterface      `json:"supportedInterfaces"`
+	Version              string                `json:"version"`
+	Capabilities         agentCapabilities     `json:"capabilities"`
+	SecuritySchemes      map[string]any        `json:"securitySchemes,omitempty"`
+	SecurityRequirements []securityRequirement `json:"securityRequirements,omitempty"`
+	DefaultInputModes    []string              `json:"defaultInputModes"`
+	DefaultOutputModes   []string              `json:"defaultOutputModes"`
+	Skills               []cardSkill           `json:"skills"`
+	PreferredTransport   string                `json:"preferredTransport"`
+	ProtocolVersion      string                `json:"protocolVersion"`
+	Security             []map[string][]string `json:"security,omitempty"`
+	URL                  string                `json:"url"`
+}
+
+type agentInterface struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+type agentCapabilities struct {
+	Streaming         bool `json:"streaming"`
+	PushNotifications bool `json:"pushNotifications"`
+}
+
+// securityRequirement is one alternative: scheme name to its scopes, in
+// ProtoJSON's {"list": [...]} (written {} when empty).
+type securityRequirement struct {
+	Schemes map[string]scopeList `json:"schemes"`
+}
+
+type scopeList struct {
+	List []string `json:"list,omitempty"`
+}
+
+type cardSkill struct {
+	ID                   string                `json:"id"`
+	Name                 string                `json:"name"`
+	Description          string                `json:"description"`
+	Tags                 []string              `json:"tags"`
+	SecurityRequirements []securityRequirement `json:"securityRequirements,omitempty"`
+	Security             []map[string][]string `json:"security,omitempty"`
+}
+
+// cardOf is the card of spec served at endpoint, declaring what /invoke's
+// credential is: an API key in X-API-Key, a bearer token, or nothing.
+func cardOf(spec a2aSpec, endpoint, auth string) agentCard {
+	schemes := map[string]any{}
+	var names []string
+	switch auth {
+	case "api_key":
+		names = []string{"api_key"}
+		schemes["api_key"] = map[string]any{
+			"apiKeySecurityScheme": map[string]any{"description": "X-API-Key: <key>", "location": "header", "name": "X-API-Key"},
+			"description":          "X-API-Key: <key>", "in": "header", "name": "X-API-Key", "type": "apiKey",
+		}
+	case "bearer":
+		names = []string{"bearer"}
+		schemes["bearer"] = map[string]any{
+			"httpAuthSecurityScheme": map[string]any{"description": "Authorization: Bearer <token>", "scheme": "Bearer"},
+			"description":            "Authorization: Bearer <token>", "scheme": "Bearer", "type": "http",
+		}
+	}
+	// Alternatives: any one scheme suffices; a skill's roles are its scopes.
+	requirements := func(roles []string) ([]securityRequirement, []map[string][]string) {
+		var current []securityRequirement
+		var legacy []map[string][]string
+		for _, n := range names {
+			current = append(current, securityRequirement{Schemes: map[string]scopeList{n: {List: roles}}})
+			legacy = append(legacy, map[string][]string{n: append([]string{}, roles...)})
+		}
+		return current, legacy
+	}
+	card := agentCard{
+		Name:        spec.Title,
+		Description: spec.Description,
+		SupportedInterfaces: []agentInterface{
+			{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
+			{URL: endpoint, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
+		},
+		Version:            spec.Version,
+		Capabilities:       agentCapabilities{Streaming: true},
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+		PreferredTransport: "JSONRPC",
+		ProtocolVersion:    "0.3",
+		URL:                endpoint,
+	}
+	if len(names) > 0 {
+		card.SecuritySchemes = schemes
+		card.SecurityRequirements, card.Security = requirements(nil)
+	}
+	for _, s := range spec.Skills {
+		skill := cardSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags}
+		if len(s.Roles) > 0 && len(names) > 0 {
+			skill.SecurityRequirements, skill.Security = requirements(s.Roles)
+		}
+		card.Skills = append(card.Skills, skill)
+	}
+	return card
+}
+
+// a2aResponder is the stateless request handler: the graph answers each
+// message; there are no tasks to get, cancel or subscribe to.
+type a2aResponder struct {
+	skills map[string]*a2aSkill
+}
+
+func (h *a2aResponder) skill(meta map[string]any) (*a2aSkill, error) {
+	ids := make([]string, 0, len(h.skills))
+	for id := range h.skills {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	known := strings.Join(ids, ", ")
+	id, present := meta["skillId"]
+	if !present || id == nil || id == "" {
+		if len(h.skills) == 1 {
+			return h.skills[ids[0]], nil
+		}
+		return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+			`name the skill in the message metadata, {"skillId": "<id>"}: this agent has %s`, known))
+	}
+	name, _ := id.(string)
+	if s, ok := h.skills[name]; ok {
+		return s, nil
+	}
+	return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("no skill %s: this agent has %s", quoted(id), known))
+}
+
+func quoted(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// answer runs the graph on the message's text and replies with one
+// message.
+func (h *a2aResponder) answer(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.Message, error) {
+	if req == nil || req.Message == nil {
+		return nil, a2a.NewError(a2a.ErrInvalidParams, "the request has no message")
+	}
+	msg := req.Message
+	if msg.TaskID != "" {
+		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("no task %s: this agent keeps no tasks", quoted(msg.TaskID)))
+	}
+	if _, err := h.skill(msg.Metadata); err != nil {
+		return nil, err
+	}
+	var texts []string
+	for _, p := range msg.Parts {
+		if t, ok := p.Content.(a2a.Text); ok {
+			texts = append(texts, string(t))
+		}
+	}
+	if len(texts) == 0 {
+		return nil, a2a.NewError(a2a.ErrUnsupportedContentType, "send the message as text parts")
+	}
+	text, err := graph.RunA2A(ctx, graph.A2AInput{Name: a2aAgent.InputField, Messages: a2aAgent.InputMessages},
+		strings.Join(texts, "\n"))
+	if err == nil && len(text) > MaxResponseBytes {
+		err = &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
+			Message: "the response is larger than 4 MiB", Details: map[string]any{"reason": "response_too_large"}}
+	}
+	if err != nil {
+		e := asError(err)
+		kind := a2a.ErrInternalError
+		if e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity {
+			kind = a2a.ErrInvalidParams
+		}
+		return nil, a2a.NewError(kind, e.Code+": "+e.Message).WithErrorInfoMeta(graph.A2AErrorData(e))
+	}
+	reply := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(text))
+	reply.ContextID = msg.ContextID
+	if reply.ContextID == "" {
+		reply.ContextID = a2a.NewContextID()
+	}
+	return reply, nil
+}
+
+func (h *a2aResponder) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	reply, err := h.answer(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// SendStreamingMessage sends the reply as the stream's only event.
+func (h *a2aResponder) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		reply, err := h.answer(ctx, req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		yield(reply, nil)
+	}
+}
+
+var errNoTasks = a2a.NewError(a2a.ErrTaskNotFound, "this agent keeps no tasks")
+
+func (h *a2aResponder) GetTask(context.Context, *a2a.GetTaskRequest) (*a2a.Task, error) {
+	return nil, errNoTasks
+}
+
+func (h *a2aResponder) ListTasks(context.Context, *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	return &a2a.ListTasksResponse{Tasks: []*a2a.Task{}}, nil
+}
+
+func (h *a2aResponder) CancelTask(context.Context, *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	return nil, errNoTasks
+}
+
+func (h *a2aResponder) SubscribeToTask(context.Context, *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) { yield(nil, errNoTasks) }
+}
+
+func (h *a2aResponder) GetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (h *a2aResponder) ListTaskPushConfigs(context.Context, *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (h *a2aResponder) CreateTaskPushConfig(context.Context, *a2a.PushConfig) (*a2a.PushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+func (h *a2aResponder) DeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigRequest) error {
+	return a2a.ErrPushNotificationNotSupported
+}
+
+func (h *a2aResponder) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	return nil, a2a.ErrExtendedCardNotConfigured
+}
