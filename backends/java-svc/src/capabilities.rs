@@ -46,6 +46,7 @@ pub fn info() -> BackendInfo {
                 "checkpointer.sqlite",
                 "checkpointer.postgres",
                 "mcp.expose",
+                "a2a.publish",
                 "tracing",
                 OPENAI_PROVIDER,
             ]))
@@ -59,10 +60,6 @@ pub fn info() -> BackendInfo {
                 reason(
                     "feature:agents.a2a",
                     "A2A peers are called from python-svc and go only (A2A comes to java-svc later)",
-                ),
-                reason(
-                    "feature:a2a.publish",
-                    "publishing the graph as an A2A agent is available on python-svc and go only",
                 ),
                 reason(
                     "auth:bearer",

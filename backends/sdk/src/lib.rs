@@ -11,6 +11,7 @@
 //! Running a finished component against the shared fixtures: the `testkit`
 //! feature (native builds only), or `svc test-plugin COMPONENT.wasm`.
 
+pub mod a2a;
 pub mod agents;
 pub mod bindings;
 pub mod codes;

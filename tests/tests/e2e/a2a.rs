@@ -15,7 +15,7 @@ use svc_tests::service::{
     build, check_project, compile, require_python_sdk, require_tool, run_shell, Service,
 };
 
-/// The targets that publish graphs over A2A and call A2A agents.
+/// The targets whose graphs call A2A agents (each publishes graphs too).
 const PLATFORMS: [&str; 2] = ["python-svc", "go"];
 const DESK_KEY: &str = "desk-key-7c1";
 const CONCIERGE_KEY: &str = "concierge-key-2f9";
@@ -273,12 +273,13 @@ fn a2a_published_graphs_and_agent_nodes_on_every_target() {
     let dir = tempfile::tempdir().unwrap();
 
     // The published graph on each target with an API key, and on go with a
-    // bearer token too (java-svc, which refuses bearer tokens, comes later).
+    // bearer token too (java-svc refuses bearer tokens).
     let mut desks = Vec::new();
     for (platform, auth) in [
         ("python-svc", "api_key"),
         ("go", "api_key"),
         ("go", "bearer"),
+        ("java-svc", "api_key"),
     ] {
         let project = project(
             dir.path(),

@@ -28,6 +28,11 @@ public class AuthSettings {
                 + "or compile the graph with security.auth \"none\"";
     }
 
+    /** Whether requests need the key (security.auth is not "none"). */
+    public boolean required() {
+        return keyDigest != null;
+    }
+
     /** Compares in constant time, over digests so the key's length does not leak either. */
     public boolean accepts(String presented) {
         if (keyDigest == null) {

@@ -202,6 +202,17 @@ public class GraphController {
         return runWithDeadline(GraphState.SCHEMA.newState(input)).state();
     }
 
+    /**
+     * Validates {@code input} as /invoke does, shows the validated state to {@code before},
+     * then runs it under requestTimeoutMs (the A2A agent, A2aEndpoint).
+     */
+    GraphRun runValidated(Map<String, Object> input, java.util.function.Consumer<Map<String, Object>> before)
+            throws SvcError {
+        Map<String, Object> state = GraphState.SCHEMA.newState(input);
+        before.accept(state);
+        return runWithDeadline(state);
+    }
+
     private GraphRun runWithDeadline(Map<String, Object> state) throws SvcError {
         Future<GraphRun> future = runner.submit(Tracing.run(() -> graph.run(state)));
         try {
@@ -236,7 +247,7 @@ public class GraphController {
         }
     }
 
-    private static byte[] readBody(HttpServletRequest request) throws SvcError {
+    static byte[] readBody(HttpServletRequest request) throws SvcError {
         // Tomcat reads and discards the rest of a refused body
         // (server.tomcat.max-swallow-size in application.yml).
         if (request.getContentLengthLong() > MAX_REQUEST_BYTES) {

@@ -1,6 +1,8 @@
 package com.svc.__SVC_PACKAGE__.runtime;
 
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.SequencedSet;
 
 /**
  * One run of the graph: its own state, the step count and the node that
@@ -34,6 +36,8 @@ public class GraphRun {
     private final int maxSteps;
     private int steps;
     private String lastOutputKey;
+    /** The fields written, each where it was last written (an A2A reply is the last one that changed). */
+    private final SequencedSet<String> written = new LinkedHashSet<>();
     private Resume resume;
 
     public GraphRun(StateSchema schema, Map<String, Object> state, int maxSteps) {
@@ -52,6 +56,11 @@ public class GraphRun {
 
     public String lastOutputKey() {
         return lastOutputKey;
+    }
+
+    /** The fields the run wrote, in the order of their last writes. */
+    public SequencedSet<String> written() {
+        return written;
     }
 
     /** The answer this run, resumed at its node, gives to its first hitl step; null for a new run. */
@@ -107,6 +116,7 @@ public class GraphRun {
     protected void write(String node, String outputKey, Object result) throws SvcError {
         schema.apply(state, outputKey, result, node);
         lastOutputKey = outputKey;
+        written.addLast(outputKey);
     }
 
     /**
@@ -130,6 +140,7 @@ public class GraphRun {
             String key = String.valueOf(e.getKey());
             schema.apply(state, key, e.getValue(), node);
             lastOutputKey = key;
+            written.addLast(key);
         }
     }
 

@@ -9,6 +9,7 @@ use crate::java::package_segment;
 use crate::scope::all_graphs;
 use crate::{graph, nodes, tests};
 
+mod a2a;
 mod application;
 mod config;
 mod container;
@@ -314,6 +315,11 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     if doc.logical.settings.mcp.expose {
         runtime.push(mcp::ENDPOINT);
     }
+    let published = doc.logical.settings.a2a.enabled;
+    if published {
+        runtime.push(a2a::ENDPOINT);
+        files.push(a2a::agent(doc, &pkg).map_err(|d| vec![d])?);
+    }
     if doc.logical.settings.tracing.enabled {
         runtime.push(TELEMETRY);
         let test = fill("TelemetryTest.java", TELEMETRY_TEST, &[("PACKAGE", &pkg)])
@@ -354,8 +360,11 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         runtime.push(RETRIEVAL);
         runtime_tests.push(RETRIEVAL_TEST);
     }
-    if agentic || classifies || retrieves {
+    if agentic || classifies || retrieves || published {
         runtime.push(PY_JSON);
+    }
+    // Its tests call the model client too.
+    if agentic || classifies || retrieves {
         runtime_tests.extend(PY_JSON_TESTS);
     }
     for (name, text) in runtime_tests {

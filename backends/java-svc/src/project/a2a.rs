@@ -1,0 +1,63 @@
+//! A2A (issue 40) on java-svc, with our own binding of the A2A JSON-RPC
+//! specification (Jackson): `settings.a2a` (web/A2aEndpoint.java, and the
+//! generated `web/A2aAgent.java`: the card's title, description, skills and
+//! the field a message's text goes to, with python-svc's defaults).
+
+use svc_backend_sdk::a2a::{input_field, skills, title_and_description};
+use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::writer::CodeWriter;
+use svc_backend_sdk::{Diagnostic, File};
+
+use crate::java::quote;
+
+pub(super) const ENDPOINT: (&str, &str) = (
+    "web/A2aEndpoint.java",
+    include_str!("../../runtime/java/A2aEndpoint.java"),
+);
+
+/// `web/A2aAgent.java`.
+pub(super) fn agent(doc: &Document, pkg: &str) -> Result<File, Diagnostic> {
+    let (input, messages) = input_field(doc)?;
+    let (title, description) = title_and_description(doc);
+    let mut w = CodeWriter::java();
+    let list = w.name("java.util", "List");
+    let strings = |items: &[String]| {
+        let quoted: Vec<String> = items.iter().map(|i| quote(i)).collect();
+        format!("{list}.of({})", quoted.join(", "))
+    };
+    let skills: Vec<String> = skills(doc)
+        .iter()
+        .map(|s| {
+            format!(
+                "new A2aEndpoint.Skill({}, {}, {}, {}, {})",
+                quote(&s.id),
+                quote(&s.name),
+                quote(s.description.as_deref().unwrap_or_default()),
+                strings(&s.tags),
+                strings(&s.roles)
+            )
+        })
+        .collect();
+    w.line("/** settings.a2a: the agent card's title, description and skills, and where a message's text goes. */");
+    w.block("final class A2aAgent {", "}", |w| {
+        w.line(format!("static final String TITLE = {};", quote(&title)));
+        w.line(format!("static final String DESCRIPTION = {};", quote(&description)));
+        w.line(format!("static final String VERSION = {};", quote(&doc.version)));
+        w.line("/** The state field a message's text goes to; appended to it as a user message when INPUT_MESSAGES. */");
+        w.line(format!("static final String INPUT_FIELD = {};", quote(input)));
+        w.line(format!("static final boolean INPUT_MESSAGES = {messages};"));
+        w.line(format!("static final {list}<A2aEndpoint.Skill> SKILLS = {list}.of("));
+        w.indent().indent();
+        let n = skills.len();
+        for (i, s) in skills.iter().enumerate() {
+            w.line(format!("{s}{}", if i + 1 < n { "," } else { ");" }));
+        }
+        w.dedent().dedent();
+        w.blank();
+        w.block("private A2aAgent() {", "}", |_| {});
+    });
+    Ok(File::text(
+        format!("src/main/java/com/svc/{pkg}/web/A2aAgent.java"),
+        w.finish_file(&format!("package com.svc.{pkg}.web;\n\n")),
+    ))
+}
