@@ -6,6 +6,7 @@
 //! python-svc).
 
 use svc_backend_sdk::agents::{remote_endpoint, worker_instructions};
+use svc_backend_sdk::environment::remote_service_env;
 use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, SupervisorRouter, ToolKind};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -74,12 +75,12 @@ pub fn graph_agents(doc: &Document, scope: &Scope) -> String {
             quote(t.description.as_deref().unwrap_or_default())
         ));
     }
-    let mut registered = Vec::new();
-    for a in &doc.logical.agents {
-        if let Some(agent) = agent(&mut w, scope, &agents, &client, a) {
-            registered.push(agent);
-        }
-    }
+    let registered: Vec<String> = doc
+        .logical
+        .agents
+        .iter()
+        .map(|a| agent(&mut w, scope, &agents, &client, a))
+        .collect();
     w.line(
         "/** The graph's agents and the tools they may call (logical.agents, logical.tools). */",
     );
@@ -120,15 +121,8 @@ fn entries(w: &mut CodeWriter, list: &str, items: &[String], end: &str) {
     w.dedent().dedent();
 }
 
-/// The `Agents.worker/supervisor/remote(...)` call of one agent; `None` for
-/// a kind java-svc does not run (a2a, refused by negotiation first).
-fn agent(
-    w: &mut CodeWriter,
-    scope: &Scope,
-    agents: &str,
-    client: &str,
-    a: &AgentDef,
-) -> Option<String> {
+/// The `Agents.worker/supervisor/remote/a2a(...)` call of one agent.
+fn agent(w: &mut CodeWriter, scope: &Scope, agents: &str, client: &str, a: &AgentDef) -> String {
     let names = |ids: &[String]| ids.iter().map(|id| scope.name(id)).collect::<Vec<_>>();
     let head = format!(
         "{}, {}, {}",
@@ -136,7 +130,7 @@ fn agent(
         quote(a.description.as_deref().unwrap_or_default()),
         list_of(w, &a.roles)
     );
-    Some(match &a.kind {
+    match &a.kind {
         AgentKind::Worker {
             instructions,
             persona,
@@ -199,9 +193,25 @@ fn agent(
                 quote(output_field)
             )
         }
-        AgentKind::A2a { .. } => return None,
-    })
+        AgentKind::A2a {
+            agent_card_url,
+            service,
+            skill_id,
+        } => {
+            let key_env = service.as_ref().map(|s| remote_service_env(s, None).1);
+            let or_null = |v: Option<&str>| v.map_or("null".to_string(), quote);
+            format!(
+                "{agents}.a2a({head}, {}, {}, {}, {A2A_TIMEOUT_MS})",
+                quote(agent_card_url),
+                or_null(key_env.as_deref()),
+                or_null(skill_id.as_deref())
+            )
+        }
+    }
 }
+
+/// How long an A2A call may take, as on python-svc (its `timeout_ms`).
+const A2A_TIMEOUT_MS: u64 = 20_000;
 
 #[cfg(test)]
 mod tests {

@@ -42,6 +42,7 @@ pub fn info() -> BackendInfo {
                 "agents.worker",
                 "agents.supervisor",
                 "agents.remote",
+                "agents.a2a",
                 "checkpointer.memory",
                 "checkpointer.sqlite",
                 "checkpointer.postgres",
@@ -57,10 +58,6 @@ pub fn info() -> BackendInfo {
                     "registering the graph with LangSmith as the service starts is python-svc's (`svc register`): set `register_on_build` to false",
                 ),
                 reason("feature:model.provider.*", PROVIDER_REASON),
-                reason(
-                    "feature:agents.a2a",
-                    "A2A peers are called from python-svc and go only (A2A comes to java-svc later)",
-                ),
                 reason(
                     "auth:bearer",
                     "Java services offer none and api_key only; use api_key (X-API-Key)",

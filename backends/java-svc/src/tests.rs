@@ -3,7 +3,10 @@
 //! model and HTTP tool calls go to a stub server the test starts itself.
 
 use serde_json::{json, Value};
-use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever};
+use svc_backend_sdk::environment::remote_service_env;
+use svc_backend_sdk::ir::{
+    AgentKind, Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever,
+};
 use svc_backend_sdk::samples::{bad_requests, hitl_answers, model_reply, sample_state, tool_reply};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
@@ -52,13 +55,39 @@ fn http_tools(doc: &Document) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// Every graph's A2A agents: the registered name and the variable of its
+/// credential, if any.
+fn a2a_agents(doc: &Document) -> Vec<(String, Option<String>)> {
+    all_graphs(doc)
+        .into_iter()
+        .flat_map(|(d, scope)| {
+            d.logical
+                .agents
+                .iter()
+                .filter_map(|a| match &a.kind {
+                    AgentKind::A2a { service, .. } => Some((
+                        scope.name(&a.id),
+                        service.as_ref().map(|s| remote_service_env(s, None).1),
+                    )),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 pub fn http_tests(doc: &Document, pkg: &str) -> String {
     let auth = doc.security.auth != Auth::None;
     let llm = any_graph(doc, Document::has_llm_nodes);
     let http = http_tools(doc);
     let connector_env = svc_backend_sdk::connectors::env_refs(doc);
     let embeddings = embedding_envs(doc);
-    let stub = llm || !http.is_empty() || !connector_env.is_empty() || !embeddings.is_empty();
+    let a2a = a2a_agents(doc);
+    let stub = llm
+        || !http.is_empty()
+        || !connector_env.is_empty()
+        || !embeddings.is_empty()
+        || !a2a.is_empty();
     let sample = Value::Object(sample_state(doc));
     let envelope = json!({ "state": sample }).to_string();
     let checkpointer = &doc.logical.settings.checkpointer;
@@ -168,8 +197,41 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                     w.dedent();
                     w.line("});");
                 }
+                if !a2a.is_empty() {
+                    // A stand-in A2A agent: its card names its JSON-RPC endpoint,
+                    // which answers every message with one text message.
+                    let list = w.name("java.util", "List");
+                    w.line("String stubRpc = \"http://127.0.0.1:\" + stub.getAddress().getPort() + \"/a2a-stub/rpc\";");
+                    w.line(format!("String stubCard = JSON.writeValueAsString({map}.of(\"name\", \"stub\", \"supportedInterfaces\","));
+                    w.indent().indent()
+                        .line(format!("{list}.of({map}.of(\"url\", stubRpc, \"protocolBinding\", \"JSONRPC\", \"protocolVersion\", \"1.0\"))));"))
+                        .dedent().dedent();
+                    w.line("stub.createContext(\"/a2a-stub/card\", exchange -> reply(exchange, stubCard));");
+                    w.line("stub.createContext(\"/a2a-stub/rpc\", exchange -> {");
+                    w.indent();
+                    w.line(format!("Object id = JSON.readValue(exchange.getRequestBody().readAllBytes(), {map}.class).get(\"id\");"));
+                    w.line(format!("{map}<String, Object> message = {map}.of(\"messageId\", \"m\", \"role\", \"ROLE_AGENT\","));
+                    w.indent().indent()
+                        .line(format!("\"parts\", {list}.of({map}.of(\"text\", \"stub reply\")));"))
+                        .dedent().dedent();
+                    w.line(format!("reply(exchange, JSON.writeValueAsString({map}.of(\"jsonrpc\", \"2.0\", \"id\", id,"));
+                    w.indent().indent()
+                        .line(format!("\"result\", {map}.of(\"message\", message))));"))
+                        .dedent().dedent();
+                    w.dedent();
+                    w.line("});");
+                }
                 w.line("stub.start();");
                 w.line("String base = \"http://127.0.0.1:\" + stub.getAddress().getPort();");
+                for (name, key_env) in &a2a {
+                    w.line(format!(
+                        "System.setProperty({}, base + \"/a2a-stub/card\");",
+                        quote(&format!("svc.agents.{name}.card-url"))
+                    ));
+                    if let Some(var) = key_env {
+                        w.line(format!("System.setProperty({}, \"stub-key\");", quote(var)));
+                    }
+                }
                 // The rag nodes' embedding APIs: the runtime reads the variables'
                 // system properties first, and builds the indexes at start-up.
                 for (url, key) in &embeddings {

@@ -1,11 +1,12 @@
-//! A2A end to end on every target that speaks it (python-svc, go), with
+//! A2A end to end on every target (python-svc, go, java-svc), with
 //! peers the repository did not write: a compiled graph published with
 //! `settings.a2a`, called by the official a2a-sdk client for Python and by
 //! the npm @a2a-js/sdk client (both card paths, an API key and a bearer
 //! token, A2A 1.0, streaming and 0.3, refusals); and a compiled graph whose
 //! agent nodes call A2A agents: a reference server built only from
-//! a2a-sdk's route factories and request handler, and the graph published
-//! by the other target.
+//! a2a-sdk's route factories and request handler, and the graphs published
+//! by the two other targets (java-svc calling go and go calling java-svc
+//! among them).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,7 +17,7 @@ use svc_tests::service::{
 };
 
 /// The targets whose graphs call A2A agents (each publishes graphs too).
-const PLATFORMS: [&str; 2] = ["python-svc", "go"];
+const PLATFORMS: [&str; 3] = ["python-svc", "go", "java-svc"];
 const DESK_KEY: &str = "desk-key-7c1";
 const CONCIERGE_KEY: &str = "concierge-key-2f9";
 const PEER_TOKEN: &str = "peer-token-58a";
@@ -43,7 +44,8 @@ fn desk_graph(auth: &str) -> Value {
     })
 }
 
-/// Calls two A2A agents, chosen by `mode`.
+/// Calls three A2A agents, chosen by `mode`: the reference peer and the
+/// desks of the two other targets.
 fn concierge_graph() -> Value {
     json!({
         "irVersion": "2.2",
@@ -55,16 +57,20 @@ fn concierge_graph() -> Value {
             "nodes": [{"id": "start", "kind": "start"},
                       {"id": "route", "kind": "router", "branches": [
                           {"when": {"field": "mode", "op": "eq", "value": "desk"}, "to": "ask_desk"},
+                          {"when": {"field": "mode", "op": "eq", "value": "other_desk"}, "to": "ask_other_desk"},
                           {"to": "ask_peer"}]},
                       {"id": "ask_peer", "kind": "agent", "agent": "peer", "input": "{{question}}", "outputKey": "answer"},
                       {"id": "ask_desk", "kind": "agent", "agent": "desk", "input": "{{question}}", "outputKey": "answer"},
+                      {"id": "ask_other_desk", "kind": "agent", "agent": "other_desk", "input": "{{question}}", "outputKey": "answer"},
                       {"id": "end", "kind": "end"}],
             "edges": [{"from": "start", "to": "route"},
                       {"from": "ask_peer", "to": "end"},
-                      {"from": "ask_desk", "to": "end"}],
+                      {"from": "ask_desk", "to": "end"},
+                      {"from": "ask_other_desk", "to": "end"}],
             "agents": [
                 {"id": "peer", "kind": "a2a", "agentCardUrl": "env:PEER_CARD_URL", "service": "peer", "skillId": "convert"},
-                {"id": "desk", "kind": "a2a", "agentCardUrl": "env:DESK_CARD_URL", "service": "desk", "skillId": "answer"}
+                {"id": "desk", "kind": "a2a", "agentCardUrl": "env:DESK_CARD_URL", "service": "desk", "skillId": "answer"},
+                {"id": "other_desk", "kind": "a2a", "agentCardUrl": "env:OTHER_DESK_CARD_URL", "service": "desk", "skillId": "answer"}
             ]
         }
     })
@@ -414,12 +420,14 @@ fn a2a_published_graphs_and_agent_nodes_on_every_target() {
     let peer_url = format!("http://127.0.0.1:{}", peer.port);
     let mut concierges = Vec::new();
     for platform in PLATFORMS {
-        let other = desks
+        // The desks (API key) of the two other targets.
+        let others: Vec<&Desk> = desks
             .iter()
-            .find(|d| d.platform != platform && d.auth == "api_key")
-            .unwrap();
+            .filter(|d| d.platform != platform && d.auth == "api_key")
+            .collect();
+        assert_eq!(others.len(), 2);
         let project = project(dir.path(), platform, "concierge", &concierge_graph());
-        let desk_url = other.url();
+        let (desk_url, other_url) = (others[0].url(), others[1].url());
         let service = Service::launch(
             &project,
             &[
@@ -427,12 +435,14 @@ fn a2a_published_graphs_and_agent_nodes_on_every_target() {
                 ("PEER_CARD_URL", peer_url.as_str()),
                 ("PEER_API_KEY", PEER_TOKEN),
                 ("DESK_CARD_URL", desk_url.as_str()),
+                ("OTHER_DESK_CARD_URL", other_url.as_str()),
                 ("DESK_API_KEY", DESK_KEY),
             ],
             Duration::from_secs(120),
         )
         .unwrap();
-        concierges.push((platform, other.platform, service, project));
+        let called = [others[0].platform, others[1].platform];
+        concierges.push((platform, called, service, project));
     }
     let invoke = |concierge: &Service, question: &str, mode: &str| {
         let body = json!({"state": {"question": question, "mode": mode}}).to_string();
@@ -449,7 +459,7 @@ fn a2a_published_graphs_and_agent_nodes_on_every_target() {
             .unwrap();
         (r.status, r.json())
     };
-    for (platform, desk_platform, concierge, _) in &concierges {
+    for (platform, called, concierge, _) in &concierges {
         // The reference peer got the text, the skill id and the key.
         let (status, body) = invoke(concierge, "100 EUR in CHF?", "peer");
         assert_eq!(
@@ -481,13 +491,15 @@ fn a2a_published_graphs_and_agent_nodes_on_every_target() {
             (json!("peer"), json!("a2a_error")),
             "{platform}: {body}"
         );
-        // One compiled graph calling another, on the other target, over A2A.
-        let (status, body) = invoke(concierge, "Hi", "desk");
-        assert_eq!(status, 200, "{platform} calling {desk_platform}: {body}");
-        assert_eq!(
-            body["result"]["answer"], "Desk answer to: Hi",
-            "{platform} calling {desk_platform}: {body}"
-        );
+        // One compiled graph calling the graphs of the two other targets over A2A.
+        for (mode, desk_platform) in [("desk", called[0]), ("other_desk", called[1])] {
+            let (status, body) = invoke(concierge, "Hi", mode);
+            assert_eq!(status, 200, "{platform} calling {desk_platform}: {body}");
+            assert_eq!(
+                body["result"]["answer"], "Desk answer to: Hi",
+                "{platform} calling {desk_platform}: {body}"
+            );
+        }
     }
 
     // A peer that is gone: 502 with reason connect.

@@ -95,10 +95,13 @@ public final class Agents {
 
     /** The kinds of agents. */
     public enum Kind {
-        WORKER, SUPERVISOR, REMOTE
+        WORKER, SUPERVISOR, REMOTE, A2A
     }
 
-    /** One agent of logical.agents; built by {@link #worker}, {@link #supervisor} and {@link #remote}. */
+    /**
+     * One agent of logical.agents; built by {@link #worker}, {@link #supervisor}, {@link #remote}
+     * and {@link #a2a}.
+     */
     public static final class Agent {
         private final Kind kind;
         private final String name;
@@ -116,10 +119,12 @@ public final class Agents {
         private final String inputField;
         private final String outputField;
         private final long timeoutMs;
+        private final String skillId;
 
         private Agent(Kind kind, String name, String description, List<String> roles, String instructions,
                 List<String> tools, LlmClient.Model model, int maxTurns, List<String> members, int maxRounds,
-                Router router, String url, String keyEnv, String inputField, String outputField, long timeoutMs) {
+                Router router, String url, String keyEnv, String inputField, String outputField, long timeoutMs,
+                String skillId) {
             this.kind = kind;
             this.name = Objects.requireNonNull(name, "name");
             this.description = description == null ? "" : description;
@@ -136,6 +141,7 @@ public final class Agents {
             this.inputField = inputField;
             this.outputField = outputField;
             this.timeoutMs = timeoutMs;
+            this.skillId = skillId;
         }
 
         public Kind kind() {
@@ -179,14 +185,14 @@ public final class Agents {
     public static Agent worker(String name, String description, List<String> roles, String instructions,
             List<String> tools, LlmClient.Model model, int maxTurns) {
         return new Agent(Kind.WORKER, name, description, roles, instructions, tools, model, maxTurns, null, 0,
-                null, null, null, null, null, 0);
+                null, null, null, null, null, 0, null);
     }
 
     /** A supervisor; {@code customOrNull} null routes with the model. */
     public static Agent supervisor(String name, String description, List<String> roles, String instructions,
             List<String> members, LlmClient.Model model, int maxRounds, Router customOrNull) {
         return new Agent(Kind.SUPERVISOR, name, description, roles, instructions, null, model, 0, members,
-                maxRounds, customOrNull, null, null, null, null, 0);
+                maxRounds, customOrNull, null, null, null, null, 0, null);
     }
 
     /**
@@ -196,7 +202,18 @@ public final class Agents {
     public static Agent remote(String name, String description, List<String> roles, String url, String keyEnv,
             String inputField, String outputField, long timeoutMs) {
         return new Agent(Kind.REMOTE, name, description, roles, "", null, null, 0, null, 0, null, url, keyEnv,
-                inputField, outputField, timeoutMs);
+                inputField, outputField, timeoutMs, null);
+    }
+
+    /**
+     * An A2A agent (A2aPeers): its card at {@code cardUrl} (a literal or env:NAME), its
+     * credential in the variable {@code keyEnv} (null: none is sent), {@code skillId} (null:
+     * none named) in the message's metadata.
+     */
+    public static Agent a2a(String name, String description, List<String> roles, String cardUrl, String keyEnv,
+            String skillId, long timeoutMs) {
+        return new Agent(Kind.A2A, name, description, roles, "", null, null, 0, null, 0, null, cardUrl, keyEnv,
+                null, null, timeoutMs, skillId);
     }
 
     private final LlmClient llm;
@@ -323,7 +340,8 @@ public final class Agents {
             throw agentError(name, "forbidden", "agent \"" + name + "\" runs only for the roles "
                     + String.join(", ", agent.roles()) + "; the caller holds " + (holds.isEmpty() ? "none" : holds));
         }
-        Tracing.Op op = agent.kind() == Kind.REMOTE ? Tracing.Op.REMOTE_AGENT : Tracing.Op.AGENT;
+        Tracing.Op op = agent.kind() == Kind.REMOTE || agent.kind() == Kind.A2A
+                ? Tracing.Op.REMOTE_AGENT : Tracing.Op.AGENT;
         try (Tracing.Span span = Tracing.start(op, name)) {
             try {
                 return switch (agent.kind()) {
@@ -331,6 +349,12 @@ public final class Agents {
                     case REMOTE -> {
                         // The peer's answer is not streamed: in a streamed run it is sent whole.
                         String answer = runRemote(node, agent, task);
+                        llm.wholeReply(answer);
+                        yield answer;
+                    }
+                    case A2A -> {
+                        String answer = A2aPeers.call(node, name, agent.url, agent.keyEnv, agent.skillId,
+                                agent.timeoutMs, task);
                         llm.wholeReply(answer);
                         yield answer;
                     }

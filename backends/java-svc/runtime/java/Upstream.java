@@ -180,6 +180,12 @@ public final class Upstream {
             Duration timeout, Object body, boolean keepReply) throws SvcError, InterruptedException {
         HttpRequest request = request(node, service, uri, headers, timeout, body, "application/json");
         HttpResponse<byte[]> response = send(node, service, request, timeout, info -> new Limited());
+        return reply(node, service, response, keepReply);
+    }
+
+    /** A reply's body checked (size, status) and, when kept, parsed. */
+    private static Object reply(String node, String service, HttpResponse<byte[]> response, boolean keepReply)
+            throws SvcError {
         String q = "node \"" + node + "\": ";
         byte[] data = response.body();
         if (data == null) {
@@ -198,6 +204,26 @@ public final class Upstream {
         } catch (IOException e) {
             throw SvcError.upstream(node, "invalid_json", q + "the " + service + " reply is not valid JSON", null);
         }
+    }
+
+    /**
+     * One GET of a JSON document without a credential (an A2A agent card), its reply parsed;
+     * failures as {@link #post}'s.
+     */
+    public static Object get(String node, String service, URI uri, Duration timeout)
+            throws SvcError, InterruptedException {
+        HttpRequest request;
+        try {
+            HttpRequest.Builder builder = HttpRequest.newBuilder(uri).timeout(timeout)
+                    .setHeader("Accept", "application/json").GET();
+            Tracing.inject(builder);
+            request = builder.build();
+        } catch (IllegalArgumentException e) {
+            throw SvcError.upstream(node, "connect", "node \"" + node + "\": the " + service
+                    + " request cannot be sent: " + e.getMessage(), null);
+        }
+        HttpResponse<byte[]> response = send(node, service, request, timeout, info -> new Limited());
+        return reply(node, service, response, true);
     }
 
     /** A POST of {@code body} as JSON that accepts {@code accept}; headers are sent as they are. */

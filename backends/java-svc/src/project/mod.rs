@@ -173,6 +173,11 @@ const AGENTS: (&str, &str) = (
     "runtime/Agents.java",
     include_str!("../../runtime/java/Agents.java"),
 );
+/// Agents of kind a2a (Agents reaches them through it).
+const A2A_PEERS: (&str, &str) = (
+    "runtime/A2aPeers.java",
+    include_str!("../../runtime/java/A2aPeers.java"),
+);
 const AGENTS_TEST: (&str, &str) = (
     "AgentsTest.java",
     include_str!("../../runtime/test/AgentsTest.java"),
@@ -347,6 +352,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     }
     if agentic {
         runtime.push(AGENTS);
+        runtime.push(A2A_PEERS);
         runtime_tests.push(AGENTS_TEST);
         if doc.logical.settings.streaming {
             runtime_tests.push(STREAMING_AGENTS_TEST);
