@@ -160,7 +160,7 @@ fn graph_variables(doc: &Document, vars: &mut Vec<(String, String)>) {
             }
             if let Some(service) = service {
                 let (_, key_env) = remote_service_env(service, None);
-                let what = format!("the API key sent to the A2A service `{service}` in X-API-Key");
+                let what = format!("the credential sent to the A2A service `{service}` (X-API-Key, or as its card asks on go and java-svc)");
                 push(vars, key_env, what);
             }
         }

@@ -97,6 +97,24 @@ pub fn mcp(w: &mut CodeWriter, doc: &Document, uses_servers: bool, image: &str) 
     }
 }
 
+/// What `settings.a2a` serves and what A2A agents need, for the go and
+/// java-svc READMEs (python-svc's SDK writes its own).
+pub fn a2a(w: &mut CodeWriter, doc: &Document, calls_agents: bool) {
+    if doc.logical.settings.a2a.enabled {
+        w.line(
+            "A2A: the agent card is at `/.well-known/agent-card.json` (and `/.well-known/agent.json`), public; \
+             JSON-RPC (A2A 1.0 and 0.3) at `/a2a`, with the credential of `/invoke`. A message's text goes to the \
+             graph's first required `string` field (or its `messages`), and the reply is the field the run wrote last.",
+        );
+    }
+    if calls_agents {
+        w.line(
+            "The graph's A2A agents are reached through their agent cards (the variables above); each credential \
+             goes only to its card's origin, in the header the card asks for.",
+        );
+    }
+}
+
 /// What `settings.tracing.enabled` exports, and where to (docs/telemetry.md
 /// of the svc repository): the same on every target.
 pub fn telemetry(w: &mut CodeWriter, doc: &Document) {

@@ -5,7 +5,7 @@
 //! error, a killed child respawned, no child left after SIGTERM; and a
 //! compiled graph published with `settings.mcp.expose`, driven by the
 //! official `mcp.Client` over streamable HTTP (A2A publishing:
-//! `a2a_python`).
+//! `a2a`).
 
 use std::path::Path;
 use std::time::Duration;

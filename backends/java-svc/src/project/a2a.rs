@@ -15,6 +15,9 @@ pub(super) const ENDPOINT: (&str, &str) = (
     include_str!("../../runtime/java/A2aEndpoint.java"),
 );
 
+/// The endpoint's tests (`web/A2aEndpointTests.java`), for any published graph.
+pub(super) const ENDPOINT_TESTS: &str = include_str!("../../runtime/test/A2aEndpointTests.java");
+
 /// `web/A2aAgent.java`.
 pub(super) fn agent(doc: &Document, pkg: &str) -> Result<File, Diagnostic> {
     let (input, messages) = input_field(doc)?;

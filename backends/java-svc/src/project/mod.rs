@@ -178,6 +178,10 @@ const A2A_PEERS: (&str, &str) = (
     "runtime/A2aPeers.java",
     include_str!("../../runtime/java/A2aPeers.java"),
 );
+const A2A_PEERS_TEST: (&str, &str) = (
+    "A2aPeersTest.java",
+    include_str!("../../runtime/test/A2aPeersTest.java"),
+);
 const AGENTS_TEST: (&str, &str) = (
     "AgentsTest.java",
     include_str!("../../runtime/test/AgentsTest.java"),
@@ -324,6 +328,16 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     if published {
         runtime.push(a2a::ENDPOINT);
         files.push(a2a::agent(doc, &pkg).map_err(|d| vec![d])?);
+        let tests = fill(
+            "A2aEndpointTests.java",
+            a2a::ENDPOINT_TESTS,
+            &[("PACKAGE", &pkg)],
+        )
+        .map_err(|d| vec![d])?;
+        files.push(File::text(
+            format!("src/test/java/com/svc/{pkg}/web/A2aEndpointTests.java"),
+            tests,
+        ));
     }
     if doc.logical.settings.tracing.enabled {
         runtime.push(TELEMETRY);
@@ -353,6 +367,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     if agentic {
         runtime.push(AGENTS);
         runtime.push(A2A_PEERS);
+        runtime_tests.push(A2A_PEERS_TEST);
         runtime_tests.push(AGENTS_TEST);
         if doc.logical.settings.streaming {
             runtime_tests.push(STREAMING_AGENTS_TEST);
