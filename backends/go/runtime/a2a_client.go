@@ -59,7 +59,7 @@ type a2aCall struct {
 	headers map[string]string
 	origins map[string]bool
 	mu      sync.Mutex
-	status  int  // the last answer outside 2xx
+	status  int  // the last answer's, when outside 2xx
 	large   bool // a reply over MaxUpstreamBytes
 }
 
@@ -90,6 +90,9 @@ func (a2aTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	call.mu.Lock()
 	defer call.mu.Unlock()
+	// The status of the last answer, when it is outside 2xx (a card found at
+	// the legacy path after a 404 leaves none).
+	call.status = 0
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		call.status = resp.StatusCode
 	}

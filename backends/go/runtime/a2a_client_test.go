@@ -122,6 +122,11 @@ func TestA2AAgentFallsBackToTheLegacyCardPath(t *testing.T) {
 	if _, err := runA2A(context.Background(), "ask", a2aTestAgent(peer.URL+"/"), "hi"); err != nil {
 		t.Fatal(err)
 	}
+	// The 404 of the first path is not the failure of a later call.
+	a2aCards.Clear()
+	if r, _ := a2aTestReason(t, a2aTestAgent(peer.URL), "fail"); r != ReasonA2AError {
+		t.Fatalf("a failed task after the fallback: %s", r)
+	}
 }
 
 // a2aTestReason runs the agent and returns its error's reason.

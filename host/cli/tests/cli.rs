@@ -391,7 +391,9 @@ fn every_declared_refusal_exits_1_and_writes_nothing() {
             checked += 1;
         }
     }
-    assert!(checked >= 15, "only {checked} refusals checked");
+    // The fixtures' refusals shrink as targets gain features (A2A came to go
+    // and java-svc): this only guards against a directory read that finds none.
+    assert!(checked >= 10, "only {checked} refusals checked");
 }
 
 /// A built-in component written to a file, to load it as a third-party one.
