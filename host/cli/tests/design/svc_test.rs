@@ -95,6 +95,7 @@ fn the_fixtures_cases_pass_on_every_target_that_takes_the_graph() {
         "append_text",
         "bearer_auth",
         "a2a_publish",
+        "bounded_loop",
     ] {
         let junit = dir.path().join(format!("{graph}.xml"));
         let doc = fixture(&format!("{graph}.graph.json"));
