@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -23,8 +22,9 @@ type A2AInput struct {
 // RunA2A runs the graph as /invoke runs {"state": ...} on the state a
 // message's text makes, and returns the reply: the field the run wrote
 // last (from the node patches in order, skipping writes that left the
-// field as the input had it; else the last declared field that changed),
-// as text. Errors are *Error, as Invoke's.
+// field as the input had it), as text: every node of a published graph
+// reports its patch, so every change of the state is in them. Errors are
+// *Error, as Invoke's.
 func RunA2A(ctx context.Context, in A2AInput, text string) (string, error) {
 	input := map[string]any{in.Name: text}
 	if in.Messages {
@@ -56,12 +56,7 @@ func RunA2A(ctx context.Context, in A2AInput, text string) (string, error) {
 			written = append(written, f.Name)
 		}
 	}
-	out, err := runState(ctx, st, observe)
-	var in2 *Interrupt
-	if errors.As(err, &in2) {
-		return "", nodeError(in2.Node, fmt.Sprintf("node %q pauses the run for a person, "+
-			"which only POST /invoke can resume", in2.Node))
-	}
+	out, err := runWhole(ctx, st, observe)
 	if err != nil {
 		return "", err
 	}
@@ -69,12 +64,6 @@ func RunA2A(ctx context.Context, in A2AInput, text string) (string, error) {
 	for i := len(written) - 1; i >= 0 && field == ""; i-- {
 		if v, ok := out[written[i]]; ok && !reflect.DeepEqual(v, before[written[i]]) {
 			field = written[i]
-		}
-	}
-	for i := len(schema.fields) - 1; i >= 0 && field == "" && len(written) == 0; i-- {
-		name := schema.fields[i].Name
-		if !reflect.DeepEqual(out[name], before[name]) {
-			field = name
 		}
 	}
 	if field == "" {

@@ -26,7 +26,15 @@ func Invoke(ctx context.Context, input map[string]any) (State, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := runState(ctx, st, nil)
+	return runWhole(ctx, st, nil)
+}
+
+// runWhole runs a validated state from the graph's first node to its end
+// (Invoke, and a published A2A agent's run with its observer): a run that
+// reaches a hitl node fails, since it cannot pause where nothing keeps
+// threads.
+func runWhole(ctx context.Context, st State, observe Observer) (State, error) {
+	out, err := runState(ctx, st, observe)
 	var in *Interrupt
 	if errors.As(err, &in) {
 		return nil, nodeError(in.Node, fmt.Sprintf("node %q pauses the run for a person, "+

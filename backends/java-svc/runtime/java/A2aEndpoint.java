@@ -5,6 +5,7 @@ import com.svc.__SVC_PACKAGE__.config.AuthSettings;
 import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
 import com.svc.__SVC_PACKAGE__.runtime.PyJson;
 import com.svc.__SVC_PACKAGE__.runtime.SvcError;
+import com.svc.__SVC_PACKAGE__.runtime.Values;
 import jakarta.servlet.http.HttpServletRequest;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -308,8 +309,8 @@ public class A2aEndpoint {
 
     /**
      * Runs the graph as /invoke runs {"state": ...} on the state the text makes, and returns
-     * the field the run wrote last (skipping writes that left it as the input had it; else
-     * the last declared field that changed) as text.
+     * the field the run wrote last (skipping writes that left it as the input had it) as
+     * text. Every change of the state is a write the run records.
      */
     private String reply(String text) throws RpcError {
         Map<String, Object> input = new LinkedHashMap<>();
@@ -317,7 +318,8 @@ public class A2aEndpoint {
                 ? List.of(Map.of("role", "user", "content", text)) : text);
         try {
             Map<String, Object> before = new LinkedHashMap<>();
-            GraphRun run = graph.runValidated(input, state -> before.putAll(copy(state)));
+            GraphRun run = graph.runValidated(input,
+                    state -> state.forEach((k, v) -> before.put(k, Values.copy(v))));
             Map<String, Object> out = run.state();
             String field = null;
             List<String> written = new ArrayList<>(run.written());
@@ -377,26 +379,5 @@ public class A2aEndpoint {
         info.put("domain", "a2a-protocol.org");
         info.put("metadata", metadata);
         return new RpcError(params ? -32602 : -32603, e.code() + ": " + e.getMessage(), List.of(info));
-    }
-
-    /** A deep copy of a state value (maps and lists are the only containers). */
-    private static Map<String, Object> copy(Map<String, Object> state) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        state.forEach((k, v) -> out.put(k, copyValue(v)));
-        return out;
-    }
-
-    private static Object copyValue(Object v) {
-        if (v instanceof Map<?, ?> m) {
-            Map<Object, Object> out = new LinkedHashMap<>();
-            m.forEach((k, e) -> out.put(k, copyValue(e)));
-            return out;
-        }
-        if (v instanceof List<?> l) {
-            List<Object> out = new ArrayList<>();
-            l.forEach(e -> out.add(copyValue(e)));
-            return out;
-        }
-        return v;
     }
 }

@@ -1,7 +1,5 @@
 package com.svc.__SVC_PACKAGE__.runtime;
 
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -33,7 +31,7 @@ public final class Subgraphs {
             throws SvcError, InterruptedException {
         Map<String, Object> state;
         try {
-            state = schema.newState((Map<String, Object>) copy(values));
+            state = schema.newState((Map<String, Object>) Values.copy(values));
         } catch (SvcError e) {
             throw SvcError.execution(node, "subgraph \"" + node + "\": " + e.getMessage());
         }
@@ -52,24 +50,5 @@ public final class Subgraphs {
             }
         }
         return out;
-    }
-
-    /** A deep copy of a JSON-like value; the state's only containers are maps and lists, the rest is immutable. */
-    static Object copy(Object v) {
-        if (v instanceof Map<?, ?> map) {
-            Map<Object, Object> out = new LinkedHashMap<>();
-            for (Map.Entry<?, ?> e : map.entrySet()) {
-                out.put(e.getKey(), copy(e.getValue()));
-            }
-            return out;
-        }
-        if (v instanceof List<?> list) {
-            List<Object> out = new ArrayList<>(list.size());
-            for (Object x : list) {
-                out.add(copy(x));
-            }
-            return out;
-        }
-        return v;
     }
 }

@@ -23,4 +23,23 @@ public final class Values {
         }
         return out;
     }
+
+    /** A deep copy of a JSON-like value; the state's only containers are maps and lists, the rest is immutable. */
+    public static Object copy(Object v) {
+        if (v instanceof Map<?, ?> map) {
+            Map<Object, Object> out = new LinkedHashMap<>();
+            for (Map.Entry<?, ?> e : map.entrySet()) {
+                out.put(e.getKey(), copy(e.getValue()));
+            }
+            return out;
+        }
+        if (v instanceof List<?> list) {
+            List<Object> out = new ArrayList<>(list.size());
+            for (Object x : list) {
+                out.add(copy(x));
+            }
+            return out;
+        }
+        return v;
+    }
 }

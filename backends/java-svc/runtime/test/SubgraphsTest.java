@@ -44,11 +44,11 @@ class SubgraphsTest {
         assertEquals(Values.map("tags", Values.list("a"), "inner", Values.map("n", 1)), values.get("doc"));
         assertEquals(Values.list("x", Values.map("k", "changed"), "child"), result.get("items"));
 
-        Object copied = Subgraphs.copy(doc);
+        Object copied = Values.copy(doc);
         assertEquals(doc, copied);
         assertNotSame(doc, copied);
         assertNotSame(doc.get("tags"), ((Map<String, Object>) copied).get("tags"));
-        assertSame("hi", Subgraphs.copy("hi"));
+        assertSame("hi", Values.copy("hi"));
     }
 
     @Test
