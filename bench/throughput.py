@@ -8,6 +8,12 @@ baselines doing the same work, in one run with one load tool
 Each server gets a warm-up, then rounds alternate between the servers so
 drift on the machine hits both alike; the median requests/s of the rounds is
 compared. Results go to bench/results/throughput-<platform>.json.
+
+  python3 bench/throughput.py --platform go --tool wrk
+
+loads the same servers with wrk (a third-party load tool: `apt-get install
+wrk`) instead, as a cross-check of the ratio; its results go to
+bench/results/throughput-<platform>-wrk.json.
 """
 import argparse
 import json
@@ -68,6 +74,18 @@ def load(loadgen, server, seconds, conc):
     return json.loads(out.stdout)
 
 
+def load_wrk(server, seconds, conc):
+    """Requests/s of wrk against server: 2 threads, conc connections, the
+    same body and headers (wrk posts through a Lua script)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrk-invoke.lua")
+    out = subprocess.run(["wrk", "-t2", f"-c{conc}", f"-d{seconds}s", "-s", script, server.url],
+                         capture_output=True, text=True, env=dict(os.environ, SVC_BENCH_BODY=BODY, SVC_BENCH_KEY=KEY))
+    rps = [line.split()[1] for line in out.stdout.splitlines() if line.startswith("Requests/sec:")]
+    if out.returncode != 0 or not rps or "Non-2xx" in out.stdout or "Socket errors" in out.stdout:
+        sys.exit(f"wrk against {server.name} failed: {out.stdout} {out.stderr}")
+    return {"rps": float(rps[0])}
+
+
 def go_servers(work):
     gen = os.path.join(work, "generated")
     sh([svc_binary(), "compile", EXAMPLE, "--out", gen, "--platform", "go"])
@@ -121,12 +139,22 @@ def main():
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--tool", choices=["loadgen", "wrk"], default="loadgen",
+                    help="the load tool: bench/loadgen, or wrk as a third-party cross-check")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="svc-tput-")
     servers = []
     try:
-        loadgen = os.path.join(work, "loadgen")
-        sh(["go", "build", "-o", loadgen, "."], cwd=os.path.join(ROOT, "bench", "loadgen"))
+        if args.tool == "wrk":
+            if not shutil.which("wrk"):
+                sys.exit("wrk is not installed (apt-get install wrk)")
+            run_load = load_wrk
+        else:
+            loadgen = os.path.join(work, "loadgen")
+            sh(["go", "build", "-o", loadgen, "."], cwd=os.path.join(ROOT, "bench", "loadgen"))
+
+            def run_load(server, seconds, conc):
+                return load(loadgen, server, seconds, conc)
         specs, targets = PLATFORMS[args.platform](work)
         for name, (cmd, cwd, env) in specs.items():
             servers.append(Server(name, cmd, cwd, env))
@@ -135,13 +163,13 @@ def main():
             if s.sample != gen.sample:
                 sys.exit(f"{s.name} answers {s.sample}, the generated service {gen.sample}: not the same work")
         for s in servers:
-            load(loadgen, s, WARMUP_SECONDS[args.platform], args.concurrency)  # warm-up
+            run_load(s, WARMUP_SECONDS[args.platform], args.concurrency)  # warm-up
         rps = {s.name: [] for s in servers}
         for _ in range(args.rounds):
             for s in servers:
-                rps[s.name].append(load(loadgen, s, args.seconds, args.concurrency)["rps"])
+                rps[s.name].append(run_load(s, args.seconds, args.concurrency)["rps"])
         med = {k: statistics.median(v) for k, v in rps.items()}
-        result = {"platform": args.platform, "graph": "support_triage", "seconds": args.seconds,
+        result = {"platform": args.platform, "graph": "support_triage", "tool": args.tool, "seconds": args.seconds,
                   "rounds": args.rounds, "concurrency": args.concurrency,
                   "rps_median": {k: round(v, 1) for k, v in med.items()},
                   "rps_rounds": {k: [round(x, 1) for x in v] for k, v in rps.items()},
@@ -154,7 +182,7 @@ def main():
             result["ratios"][f"generated / {name}"] = round(ratio, 3)
             print(f"generated / {name}: {ratio:.3f} (target >= {target})")
         os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-        with open(os.path.join(ROOT, "bench", "results", f"throughput-{args.platform}.json"), "w") as f:
+        with open(os.path.join(ROOT, "bench", "results", f"throughput-{args.platform}{'-wrk' if args.tool == 'wrk' else ''}.json"), "w") as f:
             json.dump(result, f, indent=2)
             f.write("\n")
     finally:

@@ -3,12 +3,11 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -37,89 +36,300 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // decodeStrict decodes one JSON value with the contract's rules: UTF-8
 // only, no lone surrogate escapes, at most MaxDepth levels, no duplicate
 // keys, numbers within the float64 range. A leading byte-order mark is
-// ignored. Numbers stay json.Number, as with Decoder.UseNumber. rawState
-// says whether the body itself may be the state (the legacy form; not for
-// a graph with a checkpointer, whose top-level keys are the request's).
+// ignored. Objects are map[string]any, arrays []any, numbers json.Number
+// (as with Decoder.UseNumber). rawState says whether the body itself may be
+// the state (the legacy form; not for a graph with a checkpointer, whose
+// top-level keys are the request's).
+//
+// One pass over the bytes of our own: encoding/json's token API, which the
+// duplicate-key and depth checks need, costs a few allocations per token
+// and was a third of /invoke's time (bench/throughput.py); its Unmarshal
+// cannot see duplicate keys. request_test.go holds it to encoding/json's
+// results on what both accept.
 func decodeStrict(body []byte, rawState bool) (any, error) {
 	body = bytes.TrimPrefix(body, utf8BOM)
 	if !utf8.Valid(body) {
 		return nil, &jsonError{msg: "the body is not valid UTF-8"}
 	}
-	// encoding/json replaces a lone surrogate with U+FFFD, so the escapes
-	// are checked on the raw text. Backslashes occur only inside strings.
+	// Backslashes occur only inside strings: most bodies have none.
 	if bytes.IndexByte(body, '\\') >= 0 {
 		if err := checkSurrogates(body); err != nil {
 			return nil, err
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	d := &decoder{dec: dec, rawState: rawState}
+	d := &decoder{data: body, rawState: rawState}
+	d.space()
 	v, err := d.value(0, false)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	d.space()
+	if d.pos < len(d.data) {
 		return nil, &jsonError{msg: "the body has data after the JSON value"}
 	}
 	return v, nil
 }
 
+// errNotJSON is every syntax error: the contract names none more closely.
+var errNotJSON = &jsonError{msg: "the body is not JSON"}
+
 type decoder struct {
-	dec      *json.Decoder
+	data     []byte
+	pos      int
 	rawState bool
 }
 
-// value reads the next value at depth (0 for the body itself); inState is
-// true for the value of the body's "state" key, whose keys are state fields.
-func (d *decoder) value(depth int, inState bool) (any, error) {
-	tok, err := d.dec.Token()
-	if err != nil {
-		return nil, notJSON(err)
+// space skips JSON whitespace.
+func (d *decoder) space() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
 	}
-	switch t := tok.(type) {
-	case json.Delim:
+}
+
+// value reads the value at d.pos, which is not whitespace, at depth (0 for
+// the body itself); inState is true for the value of the body's "state"
+// key, whose keys are state fields.
+func (d *decoder) value(depth int, inState bool) (any, error) {
+	if d.pos >= len(d.data) {
+		return nil, errNotJSON
+	}
+	switch c := d.data[d.pos]; {
+	case c == '{' || c == '[':
 		if depth+1 > MaxDepth {
 			return nil, &jsonError{msg: "the body nests deeper than " + strconv.Itoa(MaxDepth) + " levels"}
 		}
-		if t == '[' {
-			list := []any{}
-			for d.dec.More() {
-				item, err := d.value(depth+1, false)
-				if err != nil {
-					return nil, err
-				}
-				list = append(list, item)
-			}
-			_, err := d.dec.Token()
-			return list, notJSON(err)
+		d.pos++
+		if c == '[' {
+			return d.array(depth)
 		}
-		obj := map[string]any{}
-		for d.dec.More() {
-			keyTok, err := d.dec.Token()
-			if err != nil {
-				return nil, notJSON(err)
-			}
-			key, _ := keyTok.(string)
-			if _, dup := obj[key]; dup {
-				return nil, d.duplicateKey(key, depth, inState)
-			}
-			item, err := d.value(depth+1, depth == 0 && key == "state")
-			if err != nil {
-				return nil, err
-			}
-			obj[key] = item
-		}
-		_, err := d.dec.Token()
-		return obj, notJSON(err)
-	case json.Number:
-		if f, err := strconv.ParseFloat(string(t), 64); err != nil && math.IsInf(f, 0) {
-			return nil, &jsonError{msg: "the number " + abbreviate(string(t)) + " is outside the range of a 64-bit float"}
-		}
-		return wholeNumber(t), nil
-	default:
-		return t, nil
+		return d.object(depth, inState)
+	case c == '"':
+		return d.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	case d.literal("true"):
+		return true, nil
+	case d.literal("false"):
+		return false, nil
+	case d.literal("null"):
+		return nil, nil
 	}
+	return nil, errNotJSON
+}
+
+// literal consumes word when it is next.
+func (d *decoder) literal(word string) bool {
+	if bytes.HasPrefix(d.data[d.pos:], []byte(word)) {
+		d.pos += len(word)
+		return true
+	}
+	return false
+}
+
+// array reads the items after '['.
+func (d *decoder) array(depth int) (any, error) {
+	list := []any{}
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == ']' {
+		d.pos++
+		return list, nil
+	}
+	for {
+		d.space()
+		item, err := d.value(depth+1, false)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, item)
+		d.space()
+		if d.pos >= len(d.data) {
+			return nil, errNotJSON
+		}
+		d.pos++
+		switch d.data[d.pos-1] {
+		case ',':
+		case ']':
+			return list, nil
+		default:
+			return nil, errNotJSON
+		}
+	}
+}
+
+// object reads the members after '{'.
+func (d *decoder) object(depth int, inState bool) (any, error) {
+	obj := map[string]any{}
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		return obj, nil
+	}
+	for {
+		d.space()
+		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+			return nil, errNotJSON
+		}
+		key, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		d.space()
+		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+			return nil, errNotJSON
+		}
+		d.pos++
+		d.space()
+		if _, dup := obj[key]; dup {
+			return nil, d.duplicateKey(key, depth, inState)
+		}
+		item, err := d.value(depth+1, depth == 0 && key == "state")
+		if err != nil {
+			return nil, err
+		}
+		obj[key] = item
+		d.space()
+		if d.pos >= len(d.data) {
+			return nil, errNotJSON
+		}
+		d.pos++
+		switch d.data[d.pos-1] {
+		case ',':
+		case '}':
+			return obj, nil
+		default:
+			return nil, errNotJSON
+		}
+	}
+}
+
+// str reads the string at d.pos (its opening quote). The body is valid
+// UTF-8 and its surrogate escapes are paired (decodeStrict checked both).
+func (d *decoder) str() (string, error) {
+	start := d.pos + 1
+	// Most strings have no escape: one copy of their bytes.
+	for i := start; i < len(d.data); i++ {
+		switch c := d.data[i]; {
+		case c == '"':
+			d.pos = i + 1
+			return string(d.data[start:i]), nil
+		case c == '\\':
+			return d.escapedStr(start, i)
+		case c < 0x20:
+			return "", errNotJSON
+		}
+	}
+	return "", errNotJSON
+}
+
+// escapedStr reads the rest of a string from its first escape at i.
+func (d *decoder) escapedStr(start, i int) (string, error) {
+	buf := append(make([]byte, 0, i-start+16), d.data[start:i]...)
+	for i < len(d.data) {
+		c := d.data[i]
+		switch {
+		case c == '"':
+			d.pos = i + 1
+			return string(buf), nil
+		case c < 0x20:
+			return "", errNotJSON
+		case c != '\\':
+			buf = append(buf, c)
+			i++
+			continue
+		}
+		if i+1 >= len(d.data) {
+			return "", errNotJSON
+		}
+		switch e := d.data[i+1]; e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			u, ok := hex4(d.data, i+2)
+			if !ok {
+				return "", errNotJSON
+			}
+			r := rune(u)
+			if utf16.IsSurrogate(r) {
+				// Paired, as checkSurrogates made sure.
+				low, ok := hex4(d.data, i+8)
+				if !ok || i+7 >= len(d.data) || d.data[i+6] != '\\' || d.data[i+7] != 'u' {
+					return "", errNotJSON
+				}
+				r = utf16.DecodeRune(r, rune(low))
+				i += 6
+			}
+			buf = utf8.AppendRune(buf, r)
+			i += 6
+			continue
+		default:
+			return "", errNotJSON
+		}
+		i += 2
+	}
+	return "", errNotJSON
+}
+
+// number reads a number with JSON's grammar, refusing one outside the
+// float64 range; a whole one written with a fraction or an exponent becomes
+// the integer it equals (wholeNumber).
+func (d *decoder) number() (any, error) {
+	start := d.pos
+	i := start
+	if d.data[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		from := i
+		for i < len(d.data) && d.data[i] >= '0' && d.data[i] <= '9' {
+			i++
+		}
+		return i > from
+	}
+	switch {
+	case i < len(d.data) && d.data[i] == '0':
+		i++
+	case !digits():
+		return nil, errNotJSON
+	}
+	if i < len(d.data) && d.data[i] == '.' {
+		i++
+		if !digits() {
+			return nil, errNotJSON
+		}
+	}
+	if i < len(d.data) && (d.data[i] == 'e' || d.data[i] == 'E') {
+		i++
+		if i < len(d.data) && (d.data[i] == '+' || d.data[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return nil, errNotJSON
+		}
+	}
+	d.pos = i
+	text := string(d.data[start:i])
+	// Short integers are always in range; the rest are checked.
+	if i-start > 15 || strings.ContainsAny(text, ".eE") {
+		if f, err := strconv.ParseFloat(text, 64); err != nil && math.IsInf(f, 0) {
+			return nil, &jsonError{msg: "the number " + abbreviate(text) + " is outside the range of a 64-bit float"}
+		}
+	}
+	return wholeNumber(json.Number(text)), nil
 }
 
 // duplicateKey names the state field when the object is the state: the
@@ -130,17 +340,6 @@ func (d *decoder) duplicateKey(key string, depth int, inState bool) error {
 		e.field = key
 	}
 	return e
-}
-
-func notJSON(err error) error {
-	if err == nil {
-		return nil
-	}
-	var je *jsonError
-	if errors.As(err, &je) {
-		return err
-	}
-	return &jsonError{msg: "the body is not JSON"}
 }
 
 // checkSurrogates refuses \u escapes that leave a UTF-16 surrogate unpaired.
@@ -177,8 +376,21 @@ func hex4(b []byte, at int) (uint16, bool) {
 	if at+4 > len(b) {
 		return 0, false
 	}
-	v, err := strconv.ParseUint(string(b[at:at+4]), 16, 16)
-	return uint16(v), err == nil
+	var v uint16
+	for _, c := range b[at : at+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint16(c)
+	}
+	return v, true
 }
 
 func abbreviate(s string) string {

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"__SVC_GRAPH_IMPORT__"
@@ -200,27 +201,32 @@ func (s *server) unauthorized(w http.ResponseWriter) {
 func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	// Whatever the answer, the rest of the body (up to a bound) is read
 	// first: closing on unread data makes the kernel reset the connection,
-	// and a client still sending would never see the answer.
-	defer drain(r)
+	// and a client still sending would never see the answer. Past the body
+	// check the whole body has been read.
 	if !s.authorized(r) {
+		defer drain(r)
 		s.unauthorized(w)
 		return
 	}
 	if !isJSON(r.Header.Get("Content-Type")) {
+		defer drain(r)
 		writeError(w, &graph.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
 			Message: "send the request with Content-Type: application/json"})
 		return
 	}
 	if r.ContentLength > MaxRequestBytes {
+		defer drain(r)
 		tooLarge(w)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
+	body, err := readBody(r)
 	if err != nil {
+		defer drain(r)
 		writeError(w, badRequest("cannot read the request body"))
 		return
 	}
 	if len(body) > MaxRequestBytes {
+		defer drain(r)
 		tooLarge(w)
 		return
 	}
@@ -256,15 +262,36 @@ func asError(err error) *graph.Error {
 // writeState answers {"result": state}, or the raw state for the legacy
 // form; with {"threadId"} for a run on a thread (threadID not "").
 func writeState(w http.ResponseWriter, st graph.State, legacy bool, threadID string) {
-	buf := make([]byte, 0, 512)
+	pooled := responseBuffers.Get().(*[]byte)
+	buf, err := appendResult((*pooled)[:0], st, legacy, threadID)
+	switch {
+	case err != nil:
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]any{
+			"code": "execution_error", "message": "the result cannot be encoded as JSON"}})
+	case len(buf) > MaxResponseBytes:
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]any{
+			"code": "execution_error", "message": "the response is larger than 4 MiB",
+			"details": map[string]any{"reason": "response_too_large"}}})
+	default:
+		w.Header()["Content-Type"] = jsonContentType
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(buf)
+	}
+	// A rare huge answer does not stay in the pool.
+	if cap(buf) <= 64<<10 {
+		*pooled = buf[:0]
+		responseBuffers.Put(pooled)
+	}
+}
+
+// appendResult appends writeState's answer to buf.
+func appendResult(buf []byte, st graph.State, legacy bool, threadID string) ([]byte, error) {
 	if !legacy {
 		buf = append(buf, `{"result":`...)
 	}
 	buf, err := graph.AppendJSON(buf, st)
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]any{
-			"code": "execution_error", "message": "the result cannot be encoded as JSON"}})
-		return
+		return buf, err
 	}
 	if threadID != "" {
 		id, _ := json.Marshal(threadID)
@@ -273,16 +300,12 @@ func writeState(w http.ResponseWriter, st graph.State, legacy bool, threadID str
 	if !legacy {
 		buf = append(buf, '}')
 	}
-	if len(buf) > MaxResponseBytes {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]any{
-			"code": "execution_error", "message": "the response is larger than 4 MiB",
-			"details": map[string]any{"reason": "response_too_large"}}})
-		return
-	}
-	w.Header()["Content-Type"] = jsonContentType
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf)
+	return buf, nil
 }
+
+// responseBuffers hold the bytes of answers being written: Write copies
+// them into the connection's buffer, so they are free again on return.
+var responseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // isJSON accepts application/json with or without parameters.
 func isJSON(contentType string) bool {
@@ -351,6 +374,19 @@ type runFunc func(ctx context.Context, observe graph.Observer) (graph.Event, err
 
 func badRequest(msg string) *graph.Error {
 	return &graph.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: msg}
+}
+
+// readBody reads up to MaxRequestBytes+1 bytes of the body: into a buffer
+// of its exact size when the request gives its length.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength < 0 {
+		return io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
+	}
+	body := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, body); err != nil {
+		return nil, err
+	}
+	return body, nil
 }
 
 // drain reads and discards what is left of a request body, up to

@@ -231,11 +231,13 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // NewState validates a request's state and applies the declared defaults.
+// The input map becomes the state: callers hand over a map of their own (a
+// parsed request's, a copy), which saves a copy on every run.
 func NewState(input map[string]any) (State, error) { return schema.newState(input) }
 
-// newState validates a state and applies the declared defaults. Unknown
-// fields are reported first, then wrong types, then missing required
-// fields.
+// newState validates a state and applies the declared defaults, in input
+// itself. Unknown fields are reported first, then wrong types, then missing
+// required fields.
 func (sc *Schema) newState(input map[string]any) (State, error) {
 	known := 0
 	for _, f := range sc.fields {
@@ -250,27 +252,25 @@ func (sc *Schema) newState(input map[string]any) (State, error) {
 			}
 		}
 	}
-	st := make(State, len(sc.fields))
 	for _, f := range sc.fields {
 		v, ok := input[f.Name]
-		if ok && v != nil && !matches(f.Type, f.Items, v) {
-			return nil, invalidState(f.Name, fmt.Sprintf("state field %q must be %s", f.Name, describe(f)))
-		}
 		switch {
 		case ok && v != nil:
-			st[f.Name] = v
+			if !matches(f.Type, f.Items, v) {
+				return nil, invalidState(f.Name, fmt.Sprintf("state field %q must be %s", f.Name, describe(f)))
+			}
 		case f.Default != nil:
-			st[f.Name] = f.Default()
+			input[f.Name] = f.Default()
 		default:
-			st[f.Name] = nil
+			input[f.Name] = nil
 		}
 	}
 	for _, f := range sc.fields {
-		if f.Required && st[f.Name] == nil {
+		if f.Required && input[f.Name] == nil {
 			return nil, invalidState(f.Name, fmt.Sprintf("required state field %q is missing", f.Name))
 		}
 	}
-	return st, nil
+	return State(input), nil
 }
 
 // Replace marks a patch value that replaces an append field's list instead

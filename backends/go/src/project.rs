@@ -85,6 +85,7 @@ const A2A_CLIENT_GO: &str = include_str!("../runtime/a2a_client.go");
 const A2A_STUB_TEST_GO: &str = include_str!("../runtime/a2a_stub_test.go");
 const A2A_CLIENT_TEST_GO: &str = include_str!("../runtime/a2a_client_test.go");
 // The graph's test cases (svc test's NAME.tests.json) as `go test` runs them.
+const REQUEST_TEST_GO: &str = include_str!("../runtime/request_test.go");
 const CASES_TEST_GO: &str = include_str!("../runtime/cases_test.go");
 const DOCKERIGNORE: &str = include_str!("../runtime/dockerignore");
 const GITIGNORE: &str = include_str!("../runtime/gitignore");
@@ -137,6 +138,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text("config.go", config_go(doc)),
         File::text("internal/server/server.go", server_go),
         File::text("internal/server/request.go", REQUEST_GO),
+        File::text("internal/server/request_test.go", REQUEST_TEST_GO),
         File::text("internal/server/server_test.go", tests::server_test(doc)),
         File::text("internal/graph/state.go", STATE_GO),
         File::text("internal/graph/errors.go", ERRORS_GO),
