@@ -13,6 +13,10 @@ the same script:
   java-svc    the extracted jar with Spring AOT and what the build's training
               run wrote (`java @target/app/java.args`: an AOT cache on JDK 25+,
               a CDS archive before), against `java -jar target/service.jar`
+--container also measures java-svc's container image (built with podman on
+the stand-in base images of tests/containers/stand-ins.sh, in the container
+test's storage, ~/.cache/svc/containers): `podman run` of the image to its
+first /health, the process-start time of a user who runs the image.
 --python-sdk DIR measures `python -m svc run` with the SDK in DIR instead
 (e.g. a `git worktree` of an older commit's sdk/python), for before/after.
 Results go to bench/results/startup.json (--results NAME: NAME.json).
@@ -75,6 +79,17 @@ def start_time(cmd, cwd, env, limit=60):
         proc.stderr.close()
 
 
+def podman_line():
+    """podman with the container test's configuration and storage, where the
+    stand-in base images are (tests/containers/stand-ins.sh)."""
+    store = os.path.join(os.path.expanduser("~"), ".cache", "svc", "containers")
+    if not os.path.isdir(os.path.join(store, "root")):
+        sys.exit(f"no stand-in images in {store}: run tests/containers/stand-ins.sh "
+                 f"with SVC_CONTAINER_STORE={store} first")
+    conf = os.path.join(ROOT, "tests", "containers", "containers.conf")
+    return f"env CONTAINERS_CONF={conf} podman --root {store}/root --runroot {store}/run"
+
+
 def median_ms(cmd, cwd, env, runs):
     start_time(cmd, cwd, env)  # warms the page cache and Python's bytecode cache
     samples = [start_time(cmd, cwd, env) * 1000 for _ in range(runs)]
@@ -86,6 +101,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--python-sdk", help="measure python -m svc run with the SDK in this directory")
     ap.add_argument("--results", default="startup", help="bench/results/<name>.json (default: startup)")
+    ap.add_argument("--container", action="store_true",
+                    help="also java-svc's container image, run with podman (needs the tests' stand-in images)")
     args = ap.parse_args()
     svc = svc_binary()
     work = tempfile.mkdtemp(prefix="svc-startup-")
@@ -130,6 +147,18 @@ def main():
         record("java-svc", "java " + " ".join(cds), [java, *cds], jv)
         record("java-svc", "baseline: java -jar target/service.jar",
                [java, "-jar", "target/service.jar"], jv)
+        if args.container:
+            image = f"localhost/svc-bench-startup-java:{os.getpid()}"
+            podman = podman_line()
+            sh(f"{podman} build -q --network host --pull=never --format docker "
+               f"-v {os.path.expanduser('~/.m2')}:/root/.m2 -t {image} .", cwd=jv, env=jenv)
+            try:
+                # The service's variables pass from podman's environment.
+                record("java-svc", "container image: podman run",
+                       ["sh", "-c", f"exec {podman} run --rm --network host -e SVC_HOST -e SVC_PORT "
+                        f"-e SVC_API_KEY {image}"], jv)
+            finally:
+                subprocess.run(f"{podman} rmi -f {image}", shell=True, capture_output=True)
         results["java"] = subprocess.run([java, "-version"], capture_output=True, text=True).stderr.splitlines()[0]
         results["python"] = sys.version.split()[0]
     finally:

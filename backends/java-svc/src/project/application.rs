@@ -10,6 +10,7 @@ pub(super) fn application_java(doc: &Document, pkg: &str) -> String {
     let mut w = CodeWriter::java();
     let auth_settings = w.name(&format!("com.svc.{pkg}.config"), "AuthSettings");
     let env_file = runtime(&mut w, pkg, "EnvFile");
+    let training_run = runtime(&mut w, pkg, "TrainingRun");
     let path = w.name("java.nio.file", "Path");
     let spring_application = w.name("org.springframework.boot", "SpringApplication");
     let spring_boot_application = w.name(
@@ -62,7 +63,15 @@ pub(super) fn application_java(doc: &Document, pkg: &str) -> String {
                     w.line(format!("System.setProperty(\"{property}\", {var});"));
                 });
             }
-            w.line(format!("{spring_application}.run(Application.class, args);"));
+            w.line(format!(
+                "var context = {spring_application}.run(Application.class, args);"
+            ));
+            w.line("// The build's training run (pom.xml, Dockerfile) serves a request of each kind, then stops.");
+            w.block("if (Boolean.getBoolean(\"svc.training-run\")) {", "}", |w| {
+                w.line(format!(
+                    "{training_run}.exercise(context, {env_file}.get(GraphState.KEY_ENV));"
+                ));
+            });
         });
     });
     w.finish_file(&format!("package com.svc.{pkg};\n\n"))

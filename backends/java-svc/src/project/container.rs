@@ -34,16 +34,17 @@ pub(super) fn dockerfile(doc: &Document, pkg: &str) -> String {
         .line("WORKDIR /app")
         .line("COPY --from=build /src/target/service.jar /tmp/service.jar")
         .line("# Spring Boot's CDS support on JDK 25: the extracted jar, and a training run that")
-        .line("# starts the application context, stops, and writes the AOT cache of the classes it")
-        .line("# loaded and linked to service.aot (the key is a stand-in for that run only).")
+        .line("# starts the service on a loopback port, answers one request of each kind, stops,")
+        .line("# and writes the AOT cache of the classes it loaded and linked to service.aot (the")
+        .line("# key is a stand-in for that run only).")
         .line("RUN java -Djarmode=tools -jar /tmp/service.jar extract --destination /app \\");
     w.indent()
         .line("&& rm /tmp/service.jar \\")
         .line(format!(
-            "&& {key_env}=cds-training-run SVC_PORT=0 java -XX:AOTCacheOutput=/app/service.aot \\"
+            "&& {key_env}=cds-training-run SVC_HOST=127.0.0.1 SVC_PORT=0 java -XX:AOTCacheOutput=/app/service.aot \\"
         ))
         .indent()
-        .line("-Dspring.aot.enabled=true -Dspring.context.exit=onRefresh -jar /app/service.jar");
+        .line("-Dspring.aot.enabled=true -Dsvc.training-run=true -jar /app/service.jar");
     w.dedent().dedent();
     w.line(format!("ENV SVC_HOST=0.0.0.0 SVC_PORT={port}"))
         .line("USER 10001")

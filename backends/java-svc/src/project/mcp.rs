@@ -219,11 +219,12 @@ pub(super) fn config(doc: &Document, pkg: &str) -> File {
         });
         w.blank();
         w.line("/**");
-        w.line(" * A CDS training run (the pom's, the Dockerfile's) starts the context and stops: it");
-        w.line(" * serves nothing and has none of the servers' variables, so no session is opened.");
+        w.line(" * The build's training run (the pom's, the Dockerfile's; TrainingRun) answers only");
+        w.line(" * requests no node runs for and has none of the servers' variables, so no session is");
+        w.line(" * opened.");
         w.line(" */");
         w.block("private static boolean trainingRun() {", "}", |w| {
-            w.line("return \"onRefresh\".equals(System.getProperty(\"spring.context.exit\"));");
+            w.line("return Boolean.getBoolean(\"svc.training-run\");");
         });
     });
     File::text(

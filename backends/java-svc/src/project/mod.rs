@@ -74,6 +74,10 @@ const RUNTIME: &[(&str, &str)] = &[
         include_str!("../../runtime/java/HealthCheck.java"),
     ),
     (
+        "runtime/TrainingRun.java",
+        include_str!("../../runtime/java/TrainingRun.java"),
+    ),
+    (
         "config/AuthSettings.java",
         include_str!("../../runtime/java/AuthSettings.java"),
     ),

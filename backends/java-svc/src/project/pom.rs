@@ -339,9 +339,10 @@ fn cds_training_run(w: &mut CodeWriter, key_env: &str) {
         w,
         &[
             "Spring Boot's CDS support, after the jar is built: the jar is extracted",
-            "to target/app, and a training run starts the application context there",
-            "and stops (spring.context.exit=onRefresh). On a JDK 25 or newer it writes",
-            "an AOT cache (the classes loaded and linked, and method profiles) to",
+            "to target/app, and a training run starts the service there on a loopback",
+            "port, answers one request of each kind (svc.training-run: TrainingRun.java)",
+            "and stops. On a JDK 25 or newer it writes an AOT cache (the classes",
+            "loaded and linked, and method profiles) to",
             "target/app/service.aot; on JDK 21 to 24 a CDS archive of the classes",
             "loaded, target/app/service.jsa. target/app/java.args names the one",
             "written: start with `java @target/app/java.args -jar target/app/service.jar`",
@@ -369,12 +370,13 @@ fn cds_training_run(w: &mut CodeWriter, key_env: &str) {
                         w.line(r#"<arg line="-Djarmode=tools -jar target/service.jar extract --destination target/app"/>"#);
                     });
                     w.block(java, "</exec>", |w| {
-                        comment(w, &["Stand-ins for this run only: it serves nothing."]);
+                        comment(w, &["Stand-ins for this run only: it answers only itself."]);
                         w.line(format!(r#"<env key="{key_env}" value="cds-training-run"/>"#))
+                            .line(r#"<env key="SVC_HOST" value="127.0.0.1"/>"#)
                             .line(r#"<env key="SVC_PORT" value="0"/>"#)
                             .line(r#"<arg line="-XX:AOTCacheOutput=target/app/service.aot" if:set="svc.aot.cache"/>"#)
                             .line(r#"<arg line="-XX:ArchiveClassesAtExit=target/app/service.jsa" unless:set="svc.aot.cache"/>"#)
-                            .line(r#"<arg line="-Dspring.aot.enabled=true -Dspring.context.exit=onRefresh -jar target/app/service.jar"/>"#);
+                            .line(r#"<arg line="-Dspring.aot.enabled=true -Dsvc.training-run=true -jar target/app/service.jar"/>"#);
                     });
                     w.line(r#"<echo file="target/app/java.args" message="-XX:AOTCache=target/app/service.aot -Dspring.aot.enabled=true" if:set="svc.aot.cache"/>"#)
                         .line(r#"<echo file="target/app/java.args" message="-XX:SharedArchiveFile=target/app/service.jsa -Dspring.aot.enabled=true" unless:set="svc.aot.cache"/>"#);

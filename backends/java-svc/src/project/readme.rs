@@ -7,7 +7,9 @@ use super::SPRING_BOOT;
 /// What `package` does besides the jar: Spring AOT and the training run.
 const PACKAGE: &str = "`package` runs Spring AOT (the application context analysed once, its bean definitions \
     written as code), extracts the jar to `target/app` and makes a training run there (Spring Boot's \
-    CDS support): the application context starts and stops, and what the JVM loaded is written to \
+    CDS support): the service starts on a loopback port, answers one request of each kind it serves \
+    (`/health`, `/openapi.json`, and an `/invoke` refused before any node runs) and stops, and what \
+    the JVM loaded is written to \
     `target/app/service.aot` (an AOT cache, on a JDK 25 or newer) or `target/app/service.jsa` (a CDS \
     archive, on JDK 21 to 24). `target/app/java.args` names the one written, and the command above \
     starts the service with it in less than half the time `java -jar target/service.jar` takes. \

@@ -206,11 +206,12 @@ fn threads_config(doc: &Document, pkg: &str) -> String {
         if database.is_some() {
             w.blank();
             w.line("/**");
-            w.line(" * A CDS training run (the pom's, the Dockerfile's) starts the context and");
-            w.line(" * stops: it serves nothing and has no database, so its store is a stand-in.");
+            w.line(" * The build's training run (the pom's, the Dockerfile's; TrainingRun) answers");
+            w.line(" * only requests refused before the store, and has no database, so its store is");
+            w.line(" * a stand-in.");
             w.line(" */");
             w.block("private static boolean trainingRun() {", "}", |w| {
-                w.line("return \"onRefresh\".equals(System.getProperty(\"spring.context.exit\"));");
+                w.line("return Boolean.getBoolean(\"svc.training-run\");");
             });
         }
     });
