@@ -109,7 +109,7 @@ func (d *decoder) value(depth int, inState bool) (any, error) {
 		}
 		return d.object(depth, inState)
 	case c == '"':
-		return d.str()
+		return d.str(false)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
 	case d.literal("true"):
@@ -174,7 +174,7 @@ func (d *decoder) object(depth int, inState bool) (any, error) {
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 			return nil, errNotJSON
 		}
-		key, err := d.str()
+		key, err := d.str(true)
 		if err != nil {
 			return nil, err
 		}
@@ -209,13 +209,20 @@ func (d *decoder) object(depth int, inState bool) (any, error) {
 
 // str reads the string at d.pos (its opening quote). The body is valid
 // UTF-8 and its surrogate escapes are paired (decodeStrict checked both).
-func (d *decoder) str() (string, error) {
+// A key that is a state field's name or "state" is that name's own string
+// (requestKeys, server.go): no copy.
+func (d *decoder) str(key bool) (string, error) {
 	start := d.pos + 1
 	// Most strings have no escape: one copy of their bytes.
 	for i := start; i < len(d.data); i++ {
 		switch c := d.data[i]; {
 		case c == '"':
 			d.pos = i + 1
+			if key {
+				if known, ok := requestKeys[string(d.data[start:i])]; ok {
+					return known, nil
+				}
+			}
 			return string(d.data[start:i]), nil
 		case c == '\\':
 			return d.escapedStr(start, i)

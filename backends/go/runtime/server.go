@@ -303,6 +303,16 @@ func appendResult(buf []byte, st graph.State, legacy bool, threadID string) ([]b
 	return buf, nil
 }
 
+// requestKeys are the keys most request bodies have, each its own value:
+// the request decoder (request.go) reads these without copying them.
+var requestKeys = func() map[string]string {
+	keys := map[string]string{"state": "state"}
+	for _, f := range graph.Fields() {
+		keys[f.Name] = f.Name
+	}
+	return keys
+}()
+
 // responseBuffers hold the bytes of answers being written: Write copies
 // them into the connection's buffer, so they are free again on return.
 var responseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
