@@ -41,10 +41,11 @@ pub(super) fn dockerfile(doc: &Document, pkg: &str) -> String {
     w.indent()
         .line("&& rm /tmp/service.jar \\")
         .line(format!(
-            "&& {key_env}=cds-training-run SVC_HOST=127.0.0.1 SVC_PORT=0 java -XX:AOTCacheOutput=/app/service.aot \\"
+            "&& {key_env}=cds-training-run SVC_HOST=127.0.0.1 SVC_PORT=0 OTEL_SDK_DISABLED=true \\"
         ))
         .indent()
-        .line("-Dspring.aot.enabled=true -Dsvc.training-run=true -jar /app/service.jar");
+        .line("java -XX:AOTCacheOutput=/app/service.aot -Dspring.aot.enabled=true -Dsvc.training-run=true \\")
+        .line("-jar /app/service.jar");
     w.dedent().dedent();
     w.line(format!("ENV SVC_HOST=0.0.0.0 SVC_PORT={port}"))
         .line("USER 10001")

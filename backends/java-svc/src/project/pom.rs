@@ -373,6 +373,7 @@ fn cds_training_run(w: &mut CodeWriter, key_env: &str) {
                         comment(w, &["Stand-ins for this run only: it answers only itself."]);
                         w.line(format!(r#"<env key="{key_env}" value="cds-training-run"/>"#))
                             .line(r#"<env key="SVC_HOST" value="127.0.0.1"/>"#)
+                            .line(r#"<env key="OTEL_SDK_DISABLED" value="true"/>"#)
                             .line(r#"<env key="SVC_PORT" value="0"/>"#)
                             .line(r#"<arg line="-XX:AOTCacheOutput=target/app/service.aot" if:set="svc.aot.cache"/>"#)
                             .line(r#"<arg line="-XX:ArchiveClassesAtExit=target/app/service.jsa" unless:set="svc.aot.cache"/>"#)
