@@ -134,9 +134,7 @@ func (d *decoder) literal(word string) bool {
 // array reads the items after '['.
 func (d *decoder) array(depth int) (any, error) {
 	list := []any{}
-	d.space()
-	if d.pos < len(d.data) && d.data[d.pos] == ']' {
-		d.pos++
+	if d.closes(']') {
 		return list, nil
 	}
 	for {
@@ -146,17 +144,8 @@ func (d *decoder) array(depth int) (any, error) {
 			return nil, err
 		}
 		list = append(list, item)
-		d.space()
-		if d.pos >= len(d.data) {
-			return nil, errNotJSON
-		}
-		d.pos++
-		switch d.data[d.pos-1] {
-		case ',':
-		case ']':
-			return list, nil
-		default:
-			return nil, errNotJSON
+		if more, err := d.separator(']'); !more {
+			return list, err
 		}
 	}
 }
@@ -164,9 +153,7 @@ func (d *decoder) array(depth int) (any, error) {
 // object reads the members after '{'.
 func (d *decoder) object(depth int, inState bool) (any, error) {
 	obj := map[string]any{}
-	d.space()
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
-		d.pos++
+	if d.closes('}') {
 		return obj, nil
 	}
 	for {
@@ -192,19 +179,38 @@ func (d *decoder) object(depth int, inState bool) (any, error) {
 			return nil, err
 		}
 		obj[key] = item
-		d.space()
-		if d.pos >= len(d.data) {
-			return nil, errNotJSON
-		}
-		d.pos++
-		switch d.data[d.pos-1] {
-		case ',':
-		case '}':
-			return obj, nil
-		default:
-			return nil, errNotJSON
+		if more, err := d.separator('}'); !more {
+			return obj, err
 		}
 	}
+}
+
+// closes consumes closer when it comes next (after whitespace): an empty
+// array or object.
+func (d *decoder) closes(closer byte) bool {
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == closer {
+		d.pos++
+		return true
+	}
+	return false
+}
+
+// separator reads what follows an item: a comma (more to come), closer (the
+// end, err nil), or anything else (the end, errNotJSON).
+func (d *decoder) separator(closer byte) (more bool, err error) {
+	d.space()
+	if d.pos >= len(d.data) {
+		return false, errNotJSON
+	}
+	d.pos++
+	switch d.data[d.pos-1] {
+	case ',':
+		return true, nil
+	case closer:
+		return false, nil
+	}
+	return false, errNotJSON
 }
 
 // str reads the string at d.pos (its opening quote). The body is valid
