@@ -366,23 +366,11 @@ pub fn read(
         place(d, offset)
     };
     let value = tree.to_value();
-    let schema: Value = serde_json::from_str(&json_schema()).unwrap_or_default();
-    let checker = svc_packs::schema::ConfigSchema::compile(schema).map_err(|e| {
-        vec![Diagnostic::error(
-            &TEST_FILE,
-            format!("the test file schema does not compile: {e}"),
-        )]
-    })?;
-    let violations = checker.check(&value);
-    if !violations.is_empty() {
-        return Err(violations
-            .into_iter()
-            .map(|v| {
-                at(Diagnostic::error(&TEST_FILE, v.message).at(v.pointer).hint(
-                    "see fixtures/schema/svc-tests.schema.json (docs/testing.md) for every field",
-                ))
-            })
-            .collect());
+    if !PublishedSchema::is_valid(&value) {
+        let refused = violations(&value);
+        if !refused.is_empty() {
+            return Err(refused.into_iter().map(at).collect());
+        }
     }
     let file: TestFile = serde_json::from_value(value)
         .map_err(|e| vec![at(Diagnostic::error(&TEST_FILE, e.to_string()))])?;
@@ -392,6 +380,43 @@ pub fn read(
     } else {
         Err(diags)
     }
+}
+
+/// The published schema (the committed copy, kept equal to [`json_schema`]
+/// by a test) made into code when svc is built: `svc compile` and `svc
+/// test` check a valid file without compiling a schema on every run, which
+/// took most of a warm compile's time.
+#[jsonschema::validator(
+    path = "../../fixtures/schema/svc-tests.schema.json",
+    draft = Draft202012,
+    validate_formats = true,
+    methods = { is_valid = true, validate = false, iter_errors = false }
+)]
+struct PublishedSchema;
+
+/// Why a file the published schema refuses is refused: the same schema,
+/// compiled at run time for its messages (one per unknown key, with a
+/// guess at the known one meant).
+fn violations(value: &Value) -> Vec<Diagnostic> {
+    let hint = "see fixtures/schema/svc-tests.schema.json (docs/testing.md) for every field";
+    let schema: Value = serde_json::from_str(&json_schema()).unwrap_or_default();
+    let found = match svc_packs::schema::ConfigSchema::compile(schema) {
+        Ok(checker) => checker.check(value),
+        Err(e) => {
+            return vec![Diagnostic::error(
+                &TEST_FILE,
+                format!("the test file schema does not compile: {e}"),
+            )]
+        }
+    };
+    found
+        .into_iter()
+        .map(|v| {
+            Diagnostic::error(&TEST_FILE, v.message)
+                .at(v.pointer)
+                .hint(hint)
+        })
+        .collect()
 }
 
 /// The checks against the graph and between cases.
@@ -606,6 +631,114 @@ mod tests {
             committed == current,
             "{} is stale: run `SVC_UPDATE_DOCS=1 cargo test -p svc-cli --lib test_cases` and commit it",
             path.display()
+        );
+    }
+
+    /// Every value reachable in `v`, each with a way to rebuild `v` with
+    /// another value in its place: the mutations of a file.
+    fn mutations(v: &Value, out: &mut Vec<Value>, rebuild: &dyn Fn(Value) -> Value) {
+        let palette = [
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(99),
+            json!(100),
+            json!(599),
+            json!(600),
+            json!(600000),
+            json!(600001),
+            json!(1.5),
+            json!(-1),
+            json!(65536),
+            json!(""),
+            json!("x"),
+            json!([]),
+            json!([{}]),
+            json!({}),
+            json!({"status": 200}),
+            json!([{"status": 700}]),
+            json!({"text": "t"}),
+            json!([{"name": "n"}]),
+        ];
+        for p in &palette {
+            out.push(rebuild(p.clone()));
+        }
+        match v {
+            Value::Object(map) => {
+                let mut extra = map.clone();
+                extra.insert("unknownKey".into(), json!(1));
+                out.push(rebuild(Value::Object(extra)));
+                for key in map.keys() {
+                    let mut without = map.clone();
+                    without.remove(key);
+                    out.push(rebuild(Value::Object(without)));
+                    let child_rebuild = |c: Value| {
+                        let mut m = map.clone();
+                        m.insert(key.clone(), c);
+                        rebuild(Value::Object(m))
+                    };
+                    mutations(&map[key], out, &child_rebuild);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let child_rebuild = |c: Value| {
+                        let mut a = items.clone();
+                        a[i] = c;
+                        rebuild(Value::Array(a))
+                    };
+                    mutations(item, out, &child_rebuild);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The schema made into code at build time accepts exactly what the
+    /// schema compiled at run time accepts, on every fixture test file and
+    /// on thousands of mutations of them (each value replaced by a palette
+    /// of wrong ones and bounds, keys dropped, unknown keys added), so the
+    /// fast check loosens nothing.
+    #[test]
+    fn the_built_schema_agrees_with_the_run_time_one() {
+        let schema: Value = serde_json::from_str(&json_schema()).unwrap_or_default();
+        let checker =
+            svc_packs::schema::ConfigSchema::compile(schema).unwrap_or_else(|e| panic!("{e}"));
+        let mut checked = 0;
+        let (mut valid, mut invalid) = (0, 0);
+        for entry in std::fs::read_dir(fixtures().join("valid"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let path = entry.path();
+            if !path.to_string_lossy().ends_with(".tests.json") {
+                continue;
+            }
+            let file: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+                    .unwrap_or_default();
+            let mut all = vec![file.clone()];
+            mutations(&file, &mut all, &|v| v);
+            for v in &all {
+                let run_time = checker.check(v).is_empty();
+                assert_eq!(
+                    PublishedSchema::is_valid(v),
+                    run_time,
+                    "{}: {v}",
+                    path.display()
+                );
+                if run_time {
+                    valid += 1
+                } else {
+                    invalid += 1
+                }
+                checked += 1;
+            }
+        }
+        assert!(
+            checked > 5_000 && valid > 500 && invalid > 2_000,
+            "{checked} checked, {valid} valid"
         );
     }
 
