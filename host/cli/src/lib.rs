@@ -334,7 +334,7 @@ fn compile(
         Ok(None) => {}
         Err(diags) => return output::fail(args.format, &diags),
     }
-    match svc_compile::compile_with(
+    let code = match svc_compile::compile_with(
         &mut source,
         platform,
         &backends,
@@ -354,7 +354,14 @@ fn compile(
             ExitCode::SUCCESS
         }
         Err(diags) => output::fail(args.format, &diags),
-    }
+    };
+    // The process ends now: its exit returns the engine, the components'
+    // code and their memory to the system at once, which tearing them
+    // down one by one took ~4% of a warm compile.
+    drop(backends);
+    std::mem::forget(registry);
+    std::mem::forget(runtime);
+    code
 }
 
 #[cfg(test)]
