@@ -538,8 +538,26 @@ fn a_go_service_calling_a_java_one_is_one_trace() {
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.json()["result"]["answer"], "peer says hi");
 
-    let complete =
-        |t: &[Value]| t.len() == 1 && t[0]["spans"].as_array().is_some_and(|s| !s.is_empty());
+    // Read when the one trace holds every span checked below: each SDK
+    // exports a span when it ends, in batches, so a server span (ended after
+    // its answer is written) can reach the collector a batch after its
+    // children.
+    let complete = |t: &[Value]| {
+        t.len() == 1 && {
+            let trace = &t[0];
+            let spans = trace["spans"].as_array().cloned().unwrap_or_default();
+            let has = |name: &str, service: &str| {
+                spans.iter().any(|s| {
+                    let process = s["processID"].as_str().unwrap_or("");
+                    s["operationName"] == name
+                        && trace["processes"][process]["serviceName"] == service
+                })
+            };
+            has("invoke_agent peer", "caller")
+                && has("POST /invoke", "peer_service")
+                && has("invoke_workflow peer_service", "peer_service")
+        }
+    };
     let caller_traces = collector.traces("caller", Duration::from_secs(20), complete);
     let peer_traces = collector.traces("peer_service", Duration::from_secs(20), complete);
     assert_eq!(caller_traces.len(), 1, "{caller_traces:?}");
