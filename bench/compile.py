@@ -28,7 +28,9 @@ With protoc on the PATH (Debian's protobuf-compiler), the warm compile of
 the example is also alternated with protoc compiling the same contract as a
 6-message proto (bench/protoc/support_triage.proto) to Python and Java, and
 with a compile of the example without the test file beside it (issue 41: at
-most 0.5x protoc).
+most 0.5x protoc). Where a warm compile's time goes inside the process is
+read from `svc compile --timings` (medians per phase, in the JSON as
+warm_phases_ms; the process's start is what `svc version` takes).
 
 Usage: python3 bench/compile.py [--runs N] [--baseline-ref REF] [--parse-share]
   SVC_BIN=path/to/svc python3 bench/compile.py   # measure that binary instead of a fresh release build
@@ -148,6 +150,14 @@ def main():
 
         compile_into(EXAMPLE, shm_work)  # fill the cache
         warm = [compile_into(EXAMPLE, shm_work)[0] for _ in range(args.runs)]
+        # Where the warm compile's time goes, phase by phase (--timings).
+        phase_runs = []
+        for _ in range(args.runs):
+            out = os.path.join(shm_work, f"out-{next(runs)}")
+            done = subprocess.run([svc, "compile", EXAMPLE, "--out", out, "--platform", "go", "--timings"],
+                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, text=True)
+            phase_runs.append(json.loads(done.stderr.strip().splitlines()[-1])["timings_ms"])
+        phases = {name: round(statistics.median(run[name] for run in phase_runs), 3) for name in phase_runs[0]}
         # Against protoc (issue 41): the example's contract as a 6-message proto
         # (bench/protoc) to Python and Java, alternated with the warm compile of
         # the example, and of the example without the test file beside it.
@@ -207,6 +217,7 @@ def main():
             "cold_ms": round(med(cold) * 1000, 1),
             "warm_ms": round(med(warm) * 1000, 2),
             "warm_over_baseline": round(med(warm) / med(baseline), 2),
+            "warm_phases_ms": phases,
             "protoc_ms": round(med(protoc) * 1000, 2) if protoc else None,
             "warm_over_protoc": round(med(warm_alt) / med(protoc), 3) if protoc else None,
             "warm_without_test_file_ms": round(med(warm_no_tests) * 1000, 2) if protoc else None,
@@ -236,6 +247,9 @@ def main():
         print(f"baseline `svc version`          {r['baseline_version_ms']:8.2f} ms")
         print(f"warm compile (example)          {r['warm_ms']:8.2f} ms   "
               f"({r['warm_over_baseline']}x baseline; target <= 10 ms)")
+        for name, ms in phases.items():
+            print(f"    {name:36} {ms:6.3f} ms")
+        print(f"    {'in these phases':36} {sum(phases.values()):6.3f} ms (the rest: starting and ending the process)")
         if protoc:
             print(f"  protoc, 6 messages to Python and Java {r['protoc_ms']:8.2f} ms   "
                   f"(warm / protoc = {r['warm_over_protoc']}; target <= 0.5)")

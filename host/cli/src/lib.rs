@@ -150,6 +150,10 @@ struct CompileArgs {
     /// Show what the backend component printed.
     #[arg(long)]
     verbose: bool,
+    /// Print where the compile's time went, phase by phase, as one JSON
+    /// object on stderr (milliseconds).
+    #[arg(long)]
+    timings: bool,
     #[command(flatten)]
     plugins: packs::PluginArgs,
     #[command(flatten)]
@@ -266,6 +270,7 @@ pub fn main_svc_java() -> ExitCode {
                 sdk: SdkSource::Vendor,
                 format: a.format,
                 verbose: a.verbose,
+                timings: false,
                 plugins: a.plugins,
                 engine: a.engine,
             };
@@ -302,6 +307,9 @@ fn compile(
     out: &std::path::Path,
     platform: Option<&str>,
 ) -> ExitCode {
+    if args.timings {
+        svc_compile::timings::start();
+    }
     let doc_name = document.display().to_string();
     let text = match std::fs::read_to_string(document) {
         Ok(t) => t,
@@ -315,14 +323,17 @@ fn compile(
         }
     };
     let mut source = SourceFile::new(doc_name, text);
+    svc_compile::timings::lap("read the document");
     let runtime = match args.engine.runtime() {
         Ok(r) => std::sync::Arc::new(r),
         Err(d) => return output::fail(args.format, &[d]),
     };
+    svc_compile::timings::lap("start the engine");
     let mut registry = match args.plugins.registry(std::sync::Arc::clone(&runtime)) {
         Ok(r) => r,
         Err(d) => return output::fail(args.format, &[d]),
     };
+    svc_compile::timings::lap("find plugins");
     let backends = Backends {
         runtime: &runtime,
         override_path: args.engine.backend.clone(),
@@ -334,6 +345,7 @@ fn compile(
         Ok(None) => {}
         Err(diags) => return output::fail(args.format, &diags),
     }
+    svc_compile::timings::lap("read the test file");
     let code = match svc_compile::compile_with(
         &mut source,
         platform,
@@ -355,6 +367,9 @@ fn compile(
         }
         Err(diags) => output::fail(args.format, &diags),
     };
+    if args.timings {
+        output::timings(&svc_compile::timings::finish());
+    }
     // The process ends now: its exit returns the engine, the components'
     // code and their memory to the system at once, which tearing them
     // down one by one took ~4% of a warm compile.

@@ -69,3 +69,19 @@ pub fn compiled(format: Format, out: &Path, g: &Generated) {
         ),
     }
 }
+
+/// `svc compile --timings`: each phase's milliseconds, in order, and their
+/// total, as one JSON object on stderr (stdout keeps the compile's own
+/// output, in either format).
+pub fn timings(phases: &[(&'static str, std::time::Duration)]) {
+    let ms = |d: std::time::Duration| (d.as_secs_f64() * 1e6).round() / 1e3;
+    let total: std::time::Duration = phases.iter().map(|(_, d)| *d).sum();
+    let mut by_phase = serde_json::Map::new();
+    for (name, d) in phases {
+        by_phase.insert((*name).to_string(), json!(ms(*d)));
+    }
+    eprintln!(
+        "{}",
+        json!({ "timings_ms": by_phase, "total_ms": ms(total) })
+    );
+}

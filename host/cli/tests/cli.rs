@@ -175,6 +175,61 @@ fn compiling_twice_gives_identical_trees_and_force_replaces_only_out() {
     assert_eq!(names.len(), 3, "{names:?}");
 }
 
+/// `--timings` prints every phase of a compile, in the order they run,
+/// with their total, as one JSON object on stderr; stdout stays the
+/// compile's own output (here JSON, still parseable).
+#[test]
+fn timings_name_every_phase_in_order() {
+    let base = tempfile::tempdir().unwrap();
+    let out = base.path().join("p");
+    let doc = fixtures().join("valid/support_triage.graph.json");
+    let o = run(svc().arg("compile").arg(&doc).arg("--out").arg(&out).args([
+        "--platform",
+        "go",
+        "--format",
+        "json",
+        "--timings",
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let result: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(result["ok"], true);
+    let t: serde_json::Value = serde_json::from_str(text(&o.stderr).trim()).unwrap();
+    let phases = t["timings_ms"].as_object().unwrap();
+    let names: Vec<&str> = phases.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "read the document",
+            "start the engine",
+            "find plugins",
+            "read the test file",
+            "check --out",
+            "parse and check the document",
+            "load the backend",
+            "instantiate it",
+            "info, negotiate, render connectors",
+            "emit",
+            "check paths, manifest",
+            "write the project",
+        ]
+    );
+    let sum: f64 = phases.values().map(|v| v.as_f64().unwrap()).sum();
+    let total = t["total_ms"].as_f64().unwrap();
+    assert!(
+        total > 0.0 && (sum - total).abs() < 0.01 * phases.len() as f64,
+        "{t}"
+    );
+    // Without the flag, nothing is printed on stderr.
+    let quiet = run(svc()
+        .arg("compile")
+        .arg(&doc)
+        .arg("--out")
+        .arg(base.path().join("q"))
+        .args(["--platform", "go"]));
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(text(&quiet.stderr), "");
+}
+
 #[test]
 fn the_manifest_records_every_file_with_its_hash() {
     let base = tempfile::tempdir().unwrap();

@@ -8,7 +8,8 @@
 //! backends see none), `negotiate` (what the
 //! graph needs against what the backend declares), `render` (every
 //! connector node, through its connector, before the backend emits),
-//! `check` (every emitted path), `manifest`, `write` (atomically, to disk).
+//! `check` (every emitted path), `manifest`, `write` (atomically, to disk);
+//! `timings` records each stage's time for `svc compile --timings`.
 //! Any step can stop the run with diagnostics; nothing is written unless
 //! every step succeeded.
 
@@ -21,6 +22,7 @@ pub mod negotiate;
 pub mod render;
 pub mod resolve;
 pub mod testkit;
+pub mod timings;
 pub mod write;
 
 use std::path::Path;
@@ -77,6 +79,7 @@ fn front(
 ) -> Result<(Document, String, Backend), Vec<Diagnostic>> {
     let mut doc = source.parse()?;
     resolve::resolve(&mut doc, source)?;
+    timings::lap("parse and check the document");
     let platform = match platform_override.or(doc.platform()) {
         Some(p) => p.to_string(),
         None => {
@@ -88,6 +91,7 @@ fn front(
         }
     };
     let backend = backends.backend(&platform).map_err(|d| vec![d])?;
+    timings::lap("load the backend");
     Ok((doc, platform, backend))
 }
 
@@ -150,7 +154,9 @@ pub fn generate_with(
 ) -> Result<Generated, Vec<Diagnostic>> {
     let (doc, platform, backend) = front(source, platform_override, backends)?;
     let mut session = backend.session().map_err(|e| vec![plugin_diag(&e)])?;
+    timings::lap("instantiate it");
     let (info, rendered) = negotiated(source, &doc, &platform, &backend, &mut session, connectors)?;
+    timings::lap("info, negotiate, render connectors");
 
     let ir = doc.to_canonical_json();
     let request = EmitRequest {
@@ -165,6 +171,7 @@ pub fn generate_with(
         connectors: rendered.nodes,
     };
     let emitted = session.emit(&request).map_err(|e| vec![plugin_diag(&e)])?;
+    timings::lap("emit");
     let files = match emitted.result {
         Ok(files) => files,
         Err(diags) => {
@@ -224,6 +231,7 @@ pub fn generate_with(
     };
     files.push(manifest.to_file());
     files.sort_by(|a, b| a.path.cmp(&b.path));
+    timings::lap("check paths, manifest");
     Ok(Generated {
         platform,
         document_id: doc.id.clone(),
@@ -315,7 +323,9 @@ pub fn compile_with(
 ) -> Result<Generated, Vec<Diagnostic>> {
     // Refuse a non-empty --out before doing any work.
     write::check_out_dir(out, force).map_err(|d| vec![d])?;
+    timings::lap("check --out");
     let generated = generate_with(source, platform_override, backends, connectors, options)?;
     write::write_project(out, &generated.files, force).map_err(|d| vec![d])?;
+    timings::lap("write the project");
     Ok(generated)
 }
