@@ -50,7 +50,7 @@ EXAMPLE = os.path.join(ROOT, "fixtures", "valid", "support_triage.graph.json")
 
 
 def timed(cmd, env=None):
-    """Wall time (s) and peak RSS (KiB) of one process."""
+    """Wall time (s), peak RSS (KiB) and stderr of one process."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -59,7 +59,7 @@ def timed(cmd, env=None):
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"command failed: {' '.join(cmd)}\n{err}")
-    return elapsed, usage.ru_maxrss
+    return elapsed, usage.ru_maxrss, err
 
 
 def large_graph(n):
@@ -149,14 +149,10 @@ def main():
             cold.append(compile_into(EXAMPLE, shm_work)[0])
 
         compile_into(EXAMPLE, shm_work)  # fill the cache
-        warm = [compile_into(EXAMPLE, shm_work)[0] for _ in range(args.runs)]
-        # Where the warm compile's time goes, phase by phase (--timings).
-        phase_runs = []
-        for _ in range(args.runs):
-            out = os.path.join(shm_work, f"out-{next(runs)}")
-            done = subprocess.run([svc, "compile", EXAMPLE, "--out", out, "--platform", "go", "--timings"],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, text=True)
-            phase_runs.append(json.loads(done.stderr.strip().splitlines()[-1])["timings_ms"])
+        # The same runs say where their time goes, phase by phase (--timings).
+        warm_runs = [compile_into(EXAMPLE, shm_work, extra=("--timings",)) for _ in range(args.runs)]
+        warm = [elapsed for elapsed, _, _ in warm_runs]
+        phase_runs = [json.loads(err.strip().splitlines()[-1])["timings_ms"] for _, _, err in warm_runs]
         phases = {name: round(statistics.median(run[name] for run in phase_runs), 3) for name in phase_runs[0]}
         # Against protoc (issue 41): the example's contract as a 6-message proto
         # (bench/protoc) to Python and Java, alternated with the warm compile of
@@ -225,11 +221,11 @@ def main():
             "warm_disk_ms": round(med(warm_disk) * 1000, 2),
             "large_nodes": 10_000,
             "large_files": files,
-            "large_tmpfs_ms": round(med(t for t, _ in large_mem) * 1000, 1),
-            "large_peak_mib": round(max(m for _, m in large_mem + large_disk) / 1024, 1),
-            "large_disk_ms": round(med(t for t, _ in large_disk) * 1000, 1),
+            "large_tmpfs_ms": round(med(t for t, _, _ in large_mem) * 1000, 1),
+            "large_peak_mib": round(max(m for _, m, _ in large_mem + large_disk) / 1024, 1),
+            "large_disk_ms": round(med(t for t, _, _ in large_disk) * 1000, 1),
             "copy_tree_disk_ms": round(med(copy) * 1000, 1),
-            "large_disk_over_copy": round(med(t for t, _ in large_disk) / med(copy), 2),
+            "large_disk_over_copy": round(med(t for t, _, _ in large_disk) / med(copy), 2),
             "large_python_tmpfs_ms": round(med(python_now) * 1000, 1),
             "large_python_baseline_ref": args.baseline_ref,
             "large_python_baseline_tmpfs_ms": round(med(python_base) * 1000, 1) if python_base else None,
