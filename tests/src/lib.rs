@@ -35,7 +35,7 @@ pub fn hostile(name: &str) -> Option<PathBuf> {
 }
 
 /// A runtime with the given limits and the tests' component cache.
-pub fn runtime(limits: Limits) -> Result<Runtime, svc_runtime::PluginError> {
+pub fn runtime(limits: Limits) -> Runtime {
     Runtime::new(RuntimeOptions {
         cache_dir: Some(service::cache_dir()),
         limits,

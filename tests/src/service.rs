@@ -37,17 +37,16 @@ pub fn cache_dir() -> PathBuf {
     std::env::temp_dir().join("svc-tests-component-cache")
 }
 
-pub fn test_runtime() -> Result<Runtime, String> {
+pub fn test_runtime() -> Runtime {
     Runtime::new(RuntimeOptions {
         cache_dir: Some(cache_dir()),
         limits: Limits::default(),
     })
-    .map_err(|e| e.to_string())
 }
 
 /// Compiles `fixture` for `platform` with the built-in backends.
 pub fn compile(platform: &str, fixture: &Path) -> Result<Project, Vec<svc_ir::Diagnostic>> {
-    let runtime = test_runtime().map_err(|e| vec![svc_ir::Diagnostic::reported("runtime", e)])?;
+    let runtime = test_runtime();
     let text = std::fs::read_to_string(fixture).map_err(|e| {
         vec![svc_ir::Diagnostic::error(
             &svc_ir::codes::IO,

@@ -37,7 +37,7 @@ impl BackendSource for File<'_> {
 /// or loaded.
 pub fn run_component(path: &Path, fixtures: &Path) -> Result<Vec<FixtureResult>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let runtime = Runtime::new(RuntimeOptions::default()).map_err(|e| e.to_string())?;
+    let runtime = Runtime::new(RuntimeOptions::default());
     let name = path.display().to_string();
     let platform = runtime
         .load_backend(&name, &bytes)

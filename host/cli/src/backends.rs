@@ -16,10 +16,11 @@ pub struct EngineArgs {
     /// (also: SVC_BACKEND_GO, SVC_BACKEND_PYTHON_SVC, SVC_BACKEND_JAVA_SVC).
     #[arg(long, value_name = "PATH.wasm")]
     pub backend: Option<PathBuf>,
-    /// Do not read or write the compiled-component cache.
+    /// Do not read or write the cache (compiled components, and the
+    /// projects `svc compile` keeps for a compile of the same inputs).
     #[arg(long)]
     pub no_cache: bool,
-    /// Where compiled components are cached (default: $SVC_CACHE_DIR, else
+    /// Where compiled components and projects are cached (default: $SVC_CACHE_DIR, else
     /// $XDG_CACHE_HOME/svc, else ~/.cache/svc).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
@@ -70,12 +71,13 @@ impl EngineArgs {
         self.cache_dir().map(|d| d.join("connector-builds"))
     }
 
-    pub fn runtime(&self) -> Result<Runtime, Diagnostic> {
+    /// The runtime these flags describe (its engine starts when the first
+    /// component loads).
+    pub fn runtime(&self) -> Runtime {
         Runtime::new(RuntimeOptions {
             cache_dir: self.cache_dir(),
             limits: self.limits(),
         })
-        .map_err(|e| svc_compile::plugin_diag(&e))
     }
 }
 

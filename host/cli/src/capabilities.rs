@@ -61,10 +61,7 @@ fn print_human(i: &BackendInfo) {
 }
 
 pub fn run(engine: &EngineArgs, platform: Option<&str>, format: Format) -> ExitCode {
-    let runtime = match engine.runtime() {
-        Ok(r) => r,
-        Err(d) => return output::fail(format, &[d]),
-    };
+    let runtime = engine.runtime();
     let backends = Backends {
         runtime: &runtime,
         override_path: engine.backend.clone(),

@@ -6,6 +6,7 @@
 pub(crate) mod backends;
 mod capabilities;
 pub mod codes;
+mod compile;
 pub mod design;
 mod launch;
 mod output;
@@ -19,9 +20,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use svc_ir::SourceFile;
 
-use backends::{Backends, EngineArgs};
+use backends::EngineArgs;
 use output::Format;
 
 #[derive(Debug, Parser)]
@@ -187,7 +187,7 @@ pub fn main_svc() -> ExitCode {
                     .exit()
             };
             let platform = args.platform.map(Platform::as_str);
-            compile(&args, document, out, platform)
+            compile::run(&args, document, out, platform)
         }
         SvcCommand::New(args) => sdk::new(&args),
         SvcCommand::Get(args) => sdk::get(&args),
@@ -274,7 +274,7 @@ pub fn main_svc_java() -> ExitCode {
                 plugins: a.plugins,
                 engine: a.engine,
             };
-            compile(&args, &a.document, &a.out, Some("java-svc"))
+            compile::run(&args, &a.document, &a.out, Some("java-svc"))
         }
         JavaCommand::Capabilities { format, engine } => {
             capabilities::run(&engine, Some("java-svc"), format)
@@ -299,84 +299,6 @@ fn print_version(name: &str, version: &str) {
     }
     // A reader that stops early (`svc version | head -1`) is not an error.
     let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
-}
-
-fn compile(
-    args: &CompileArgs,
-    document: &std::path::Path,
-    out: &std::path::Path,
-    platform: Option<&str>,
-) -> ExitCode {
-    if args.timings {
-        svc_compile::timings::start();
-    }
-    let doc_name = document.display().to_string();
-    let text = match std::fs::read_to_string(document) {
-        Ok(t) => t,
-        Err(e) => {
-            let d = svc_ir::Diagnostic::error(
-                &svc_ir::codes::IO,
-                format!("cannot read `{doc_name}`: {e}"),
-            )
-            .hint("check the path of the graph document");
-            return output::fail(args.format, &[d]);
-        }
-    };
-    let mut source = SourceFile::new(doc_name, text);
-    svc_compile::timings::lap("read the document");
-    let runtime = match args.engine.runtime() {
-        Ok(r) => std::sync::Arc::new(r),
-        Err(d) => return output::fail(args.format, &[d]),
-    };
-    svc_compile::timings::lap("start the engine");
-    let mut registry = match args.plugins.registry(std::sync::Arc::clone(&runtime)) {
-        Ok(r) => r,
-        Err(d) => return output::fail(args.format, &[d]),
-    };
-    svc_compile::timings::lap("find plugins");
-    let backends = Backends {
-        runtime: &runtime,
-        override_path: args.engine.backend.clone(),
-    };
-    let mut options = vec![("sdk".to_string(), args.sdk.as_str().to_string())];
-    // The graph's test cases become the project's own tests.
-    match test_cases::bundle_for(document, &source.text) {
-        Ok(Some(bundle)) => options.push(("testCases".to_string(), bundle)),
-        Ok(None) => {}
-        Err(diags) => return output::fail(args.format, &diags),
-    }
-    svc_compile::timings::lap("read the test file");
-    let code = match svc_compile::compile_with(
-        &mut source,
-        platform,
-        &backends,
-        &mut registry,
-        out,
-        args.force,
-        &options,
-    ) {
-        Ok(generated) => {
-            if args.verbose && !generated.plugin_output.is_empty() {
-                eprintln!(
-                    "--- output of the backend component ---\n{}",
-                    generated.plugin_output
-                );
-            }
-            output::compiled(args.format, out, &generated);
-            ExitCode::SUCCESS
-        }
-        Err(diags) => output::fail(args.format, &diags),
-    };
-    if args.timings {
-        output::timings(&svc_compile::timings::finish());
-    }
-    // The process ends now: its exit returns the engine, the components'
-    // code and their memory to the system at once, which tearing them
-    // down one by one took ~4% of a warm compile.
-    drop(backends);
-    std::mem::forget(registry);
-    std::mem::forget(runtime);
-    code
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::ValueEnum;
 use serde_json::json;
-use svc_compile::Generated;
+use svc_compile::reuse::Made;
 use svc_ir::Diagnostic;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -36,7 +36,7 @@ pub fn fail(format: Format, diags: &[Diagnostic]) -> ExitCode {
 }
 
 /// Prints a successful compile, with its warnings.
-pub fn compiled(format: Format, out: &Path, g: &Generated) {
+pub fn compiled(format: Format, out: &Path, g: &Made) {
     match format {
         Format::Human => {
             for d in &g.warnings {
@@ -48,8 +48,8 @@ pub fn compiled(format: Format, out: &Path, g: &Generated) {
                 g.platform,
                 out.display(),
                 g.files.len(),
-                g.info.name,
-                g.info.version,
+                g.backend,
+                g.backend_version,
                 match g.warnings.len() {
                     0 => String::new(),
                     1 => "; 1 warning".to_string(),

@@ -78,7 +78,7 @@ pub struct ValidatePackArgs {
 }
 
 fn checked(engine: &EngineArgs, options: &PackOptions) -> Result<Packed, Vec<Diagnostic>> {
-    let runtime = Arc::new(engine.runtime().map_err(|d| vec![d])?);
+    let runtime = Arc::new(engine.runtime());
     let backends = Backends {
         runtime: &runtime,
         override_path: engine.backend.clone(),

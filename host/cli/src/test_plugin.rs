@@ -30,10 +30,7 @@ fn fail(message: String) -> ExitCode {
 }
 
 pub fn run(args: &TestPluginArgs) -> ExitCode {
-    let runtime = match args.engine.runtime() {
-        Ok(r) => Arc::new(r),
-        Err(d) => return fail(d.render()),
-    };
+    let runtime = Arc::new(args.engine.runtime());
     let bytes = match std::fs::read(&args.component) {
         Ok(b) => b,
         Err(e) => {

@@ -175,34 +175,75 @@ fn compiling_twice_gives_identical_trees_and_force_replaces_only_out() {
     assert_eq!(names.len(), 3, "{names:?}");
 }
 
+/// A compile with `--timings` and `--format json` into `out`, with its own
+/// cache directory: its stdout as JSON and the names of its phases.
+fn timed_compile(
+    doc: &Path,
+    out: &Path,
+    cache: &Path,
+    extra: &[&str],
+) -> (Output, serde_json::Value, Vec<String>) {
+    let o = run(svc()
+        .env("SVC_CACHE_DIR", cache)
+        .arg("compile")
+        .arg(doc)
+        .arg("--out")
+        .arg(out)
+        .args(["--format", "json", "--timings"])
+        .args(extra));
+    let t: serde_json::Value = text(&o.stderr)
+        .lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no timings: {}", text(&o.stderr)));
+    let names = t["timings_ms"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    (o, t, names)
+}
+
+/// Every file under `dir`: its path, bytes and whether it is executable.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>, bool)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut files: Vec<_> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let mode = e.metadata().unwrap().permissions().mode();
+            (
+                e.path().strip_prefix(dir).unwrap().display().to_string(),
+                std::fs::read(e.path()).unwrap(),
+                mode & 0o111 != 0,
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 /// `--timings` prints every phase of a compile, in the order they run,
 /// with their total, as one JSON object on stderr; stdout stays the
 /// compile's own output (here JSON, still parseable).
 #[test]
 fn timings_name_every_phase_in_order() {
     let base = tempfile::tempdir().unwrap();
-    let out = base.path().join("p");
+    let cache = base.path().join("cache");
     let doc = fixtures().join("valid/support_triage.graph.json");
-    let o = run(svc().arg("compile").arg(&doc).arg("--out").arg(&out).args([
-        "--platform",
-        "go",
-        "--format",
-        "json",
-        "--timings",
-    ]));
+    let (o, t, names) = timed_compile(&doc, &base.path().join("p"), &cache, &["--platform", "go"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let result: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(result["ok"], true);
-    let t: serde_json::Value = serde_json::from_str(text(&o.stderr).trim()).unwrap();
-    let phases = t["timings_ms"].as_object().unwrap();
-    let names: Vec<&str> = phases.keys().map(String::as_str).collect();
     assert_eq!(
         names,
         [
             "read the document",
-            "start the engine",
             "find plugins",
             "read the test file",
+            "check the test file",
             "check --out",
             "parse and check the document",
             "load the backend",
@@ -210,24 +251,166 @@ fn timings_name_every_phase_in_order() {
             "info, negotiate, render connectors",
             "emit",
             "check paths, manifest",
-            "write the project",
+            "write the project, keep it for reuse",
         ]
     );
+    let phases = t["timings_ms"].as_object().unwrap();
     let sum: f64 = phases.values().map(|v| v.as_f64().unwrap()).sum();
     let total = t["total_ms"].as_f64().unwrap();
     assert!(
         total > 0.0 && (sum - total).abs() < 0.01 * phases.len() as f64,
         "{t}"
     );
+    // The same compile again reuses the project: no engine, no emission.
+    let (o, _, names) = timed_compile(&doc, &base.path().join("q"), &cache, &["--platform", "go"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(
+        names,
+        [
+            "read the document",
+            "find plugins",
+            "read the test file",
+            "find the project made before",
+            "write the project",
+        ]
+    );
     // Without the flag, nothing is printed on stderr.
     let quiet = run(svc()
         .arg("compile")
         .arg(&doc)
         .arg("--out")
-        .arg(base.path().join("q"))
+        .arg(base.path().join("r"))
         .args(["--platform", "go"]));
     assert_eq!(quiet.status.code(), Some(0));
     assert_eq!(text(&quiet.stderr), "");
+}
+
+/// A compile of exactly the inputs of an earlier one writes the project
+/// that one made, byte for byte, and reports the same; any changed input
+/// (document, test file, platform, options, limits, a backend from a file,
+/// a file the document names) compiles again, and every check still runs.
+#[test]
+fn only_an_unchanged_compile_reuses_a_project() {
+    let base = tempfile::tempdir().unwrap();
+    let cache = base.path().join("cache");
+    let src = base.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let doc = src.join("support_triage.graph.json");
+    let tests = src.join("support_triage.tests.json");
+    std::fs::copy(fixtures().join("valid/support_triage.graph.json"), &doc).unwrap();
+    std::fs::copy(fixtures().join("valid/support_triage.tests.json"), &tests).unwrap();
+    let outs = std::cell::Cell::new(0);
+    let compile = |doc: &Path, extra: &[&str]| {
+        outs.set(outs.get() + 1);
+        let out = base.path().join(format!("out{}", outs.get()));
+        let (o, _, names) = timed_compile(doc, &out, &cache, extra);
+        let reused = names.iter().any(|n| n == "find the project made before");
+        if o.status.success() {
+            assert_eq!(reused, !names.iter().any(|n| n == "emit"), "{names:?}");
+        }
+        (o, out, reused)
+    };
+
+    let (first, first_out, reused) = compile(&doc, &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert!(!reused);
+    let (again, again_out, reused) = compile(&doc, &[]);
+    assert!(reused);
+    assert_eq!(tree(&first_out), tree(&again_out));
+    let report = |o: &Output| {
+        let mut r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        r["out"] = serde_json::Value::Null;
+        r
+    };
+    assert_eq!(report(&first), report(&again));
+    // --out is still checked: not empty, no --force.
+    let refused = run(svc()
+        .env("SVC_CACHE_DIR", &cache)
+        .arg("compile")
+        .arg(&doc)
+        .arg("--out")
+        .arg(&first_out));
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        text(&refused.stderr).contains("out-not-empty"),
+        "{}",
+        text(&refused.stderr)
+    );
+
+    // A limit the project does not fit is enforced, though a project was kept.
+    let (o, _, reused) = compile(&doc, &["--max-files", "3"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+    assert!(!reused);
+    assert!(
+        text(&o.stdout).contains("too-many-files"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(!compile(&doc, &["--platform", "python-svc"]).2);
+    assert!(!compile(&doc, &["--sdk", "index", "--platform", "python-svc"]).2);
+
+    // The document's text, then the test file beside it.
+    let mut text_now = std::fs::read_to_string(&doc).unwrap();
+    text_now.push('\n');
+    std::fs::write(&doc, &text_now).unwrap();
+    assert!(!compile(&doc, &[]).2);
+    assert!(compile(&doc, &[]).2);
+    let cases = std::fs::read_to_string(&tests).unwrap();
+    std::fs::write(&tests, format!("{cases}\n")).unwrap();
+    assert!(!compile(&doc, &[]).2);
+    std::fs::remove_file(&tests).unwrap();
+    let (o, out, reused) = compile(&doc, &[]);
+    assert!(!reused && o.status.success());
+    assert_ne!(
+        tree(&out),
+        tree(&first_out),
+        "the test file's cases are gone"
+    );
+
+    // A backend loaded from a file is neither kept nor reused.
+    let wasm = base.path().join("go.wasm");
+    std::fs::write(&wasm, svc_builtin::backend("go").unwrap().wasm).unwrap();
+    let backend = ["--backend", wasm.to_str().unwrap()];
+    assert!(!compile(&doc, &backend).2);
+    assert!(!compile(&doc, &backend).2);
+
+    // A document naming a folder is compiled every time: its files change
+    // the project without changing the document.
+    let mut rag: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("valid/rag_node.graph.json")).unwrap(),
+    )
+    .unwrap();
+    let nodes = rag["logical"]["nodes"].as_array_mut().unwrap();
+    let node = nodes.iter_mut().find(|n| n["kind"] == "rag").unwrap();
+    node["documents"] = serde_json::json!("docs");
+    let rag_doc = src.join("rag.graph.json");
+    std::fs::write(&rag_doc, rag.to_string()).unwrap();
+    std::fs::create_dir(src.join("docs")).unwrap();
+    std::fs::write(src.join("docs/a.md"), "Refunds take fourteen days.").unwrap();
+    let (o, before, reused) = compile(&rag_doc, &["--platform", "go"]);
+    assert!(o.status.success() && !reused, "{}", text(&o.stdout));
+    std::fs::write(src.join("docs/a.md"), "Refunds take three weeks.").unwrap();
+    let (_, after, reused) = compile(&rag_doc, &["--platform", "go"]);
+    assert!(!reused);
+    let mentions = |dir: &Path, words: &str| {
+        tree(dir)
+            .iter()
+            .any(|(_, bytes, _)| String::from_utf8_lossy(bytes).contains(words))
+    };
+    assert!(mentions(&before, "fourteen days") && !mentions(&before, "three weeks"));
+    assert!(mentions(&after, "three weeks") && !mentions(&after, "fourteen days"));
+
+    // --no-cache keeps nothing.
+    let fresh = base.path().join("fresh-cache");
+    let o = run(svc()
+        .env("SVC_CACHE_DIR", &fresh)
+        .arg("compile")
+        .arg(&doc)
+        .arg("--out")
+        .arg(base.path().join("nocache"))
+        .arg("--no-cache"));
+    assert!(o.status.success());
+    assert!(!fresh.exists());
 }
 
 #[test]
@@ -289,11 +472,14 @@ fn the_component_cache_is_written_reused_and_survives_corruption() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
+        .filter(|p| p.is_file())
         .collect();
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert!(entries[0].to_string_lossy().ends_with(".cwasm"));
     assert_eq!(compile("two").status.code(), Some(0));
-    // A damaged entry is ignored and the component compiled again.
+    // A damaged entry is ignored and the component compiled again (the
+    // project kept for reuse is removed, so the compile loads the backend).
+    std::fs::remove_dir_all(cache.path().join("projects")).unwrap();
     std::fs::write(&entries[0], b"not a compiled component").unwrap();
     let o = compile("three");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -303,6 +489,7 @@ fn the_component_cache_is_written_reused_and_survives_corruption() {
     );
     // --no-cache leaves the directory alone.
     std::fs::remove_file(&entries[0]).unwrap();
+    std::fs::remove_dir_all(cache.path().join("projects")).unwrap();
     let o = run(svc()
         .arg("compile")
         .arg(&doc)

@@ -9,7 +9,8 @@
 //! graph needs against what the backend declares), `render` (every
 //! connector node, through its connector, before the backend emits),
 //! `check` (every emitted path), `manifest`, `write` (atomically, to disk);
-//! `timings` records each stage's time for `svc compile --timings`.
+//! `timings` records each stage's time for `svc compile --timings`; `reuse`
+//! keeps finished projects by their inputs for the next identical compile.
 //! Any step can stop the run with diagnostics; nothing is written unless
 //! every step succeeded.
 
@@ -21,6 +22,7 @@ pub mod manifest;
 pub mod negotiate;
 pub mod render;
 pub mod resolve;
+pub mod reuse;
 pub mod testkit;
 pub mod timings;
 pub mod write;
@@ -55,6 +57,9 @@ pub struct Generated {
     pub warnings: Vec<Diagnostic>,
     /// What the backend printed (shown with `--verbose`).
     pub plugin_output: String,
+    /// The document names other files (a rag folder, a subgraph file): the
+    /// project depends on more than its text.
+    pub reads_files: bool,
 }
 
 /// Turns a plugin failure into a diagnostic naming the component.
@@ -76,8 +81,9 @@ fn front(
     source: &mut SourceFile,
     platform_override: Option<&str>,
     backends: &dyn BackendSource,
-) -> Result<(Document, String, Backend), Vec<Diagnostic>> {
+) -> Result<(Document, bool, String, Backend), Vec<Diagnostic>> {
     let mut doc = source.parse()?;
+    let reads_files = resolve::names_files(&doc);
     resolve::resolve(&mut doc, source)?;
     timings::lap("parse and check the document");
     let platform = match platform_override.or(doc.platform()) {
@@ -92,7 +98,7 @@ fn front(
     };
     let backend = backends.backend(&platform).map_err(|d| vec![d])?;
     timings::lap("load the backend");
-    Ok((doc, platform, backend))
+    Ok((doc, reads_files, platform, backend))
 }
 
 /// The backend reads the document's IR version, the document asks nothing
@@ -128,7 +134,7 @@ pub fn check(
     backends: &dyn BackendSource,
     connectors: &mut dyn ConnectorSource,
 ) -> Result<(), Vec<Diagnostic>> {
-    let (doc, platform, backend) = front(source, platform_override, backends)?;
+    let (doc, _, platform, backend) = front(source, platform_override, backends)?;
     let mut session = backend.session().map_err(|e| vec![plugin_diag(&e)])?;
     negotiated(source, &doc, &platform, &backend, &mut session, connectors).map(|_| ())
 }
@@ -152,7 +158,7 @@ pub fn generate_with(
     connectors: &mut dyn ConnectorSource,
     options: &[(String, String)],
 ) -> Result<Generated, Vec<Diagnostic>> {
-    let (doc, platform, backend) = front(source, platform_override, backends)?;
+    let (doc, reads_files, platform, backend) = front(source, platform_override, backends)?;
     let mut session = backend.session().map_err(|e| vec![plugin_diag(&e)])?;
     timings::lap("instantiate it");
     let (info, rendered) = negotiated(source, &doc, &platform, &backend, &mut session, connectors)?;
@@ -243,6 +249,7 @@ pub fn generate_with(
             .map(|d| source.locate(d))
             .collect(),
         plugin_output: emitted.output,
+        reads_files,
     })
 }
 

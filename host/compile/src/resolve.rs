@@ -34,6 +34,19 @@ pub fn resolve(doc: &mut Document, source: &SourceFile) -> Result<(), Vec<Diagno
     }
 }
 
+/// Whether `doc` names a file by path (a `rag` folder, a `subgraph` file)
+/// at any depth: its project then depends on more than its own text.
+pub fn names_files(doc: &Document) -> bool {
+    doc.logical.nodes.iter().any(|n| match &n.kind {
+        NodeKind::Rag(rag) => matches!(rag.documents, RagDocuments::Path(_)),
+        NodeKind::Subgraph(sub) => match &sub.graph {
+            SubgraphRef::Path(_) => true,
+            SubgraphRef::Embedded(child) => names_files(child),
+        },
+        _ => false,
+    })
+}
+
 /// `doc` lies at `prefix` inside `source` (embedded children have one).
 fn resolve_in(
     doc: &mut Document,
@@ -273,6 +286,39 @@ mod tests {
         let mut doc = source.parse()?;
         resolve(&mut doc, &source)?;
         Ok(doc)
+    }
+
+    /// `svc compile` keeps a project for reuse only when its document names
+    /// no file: a rag folder or subgraph file, at any depth, is noticed.
+    #[test]
+    fn names_files_sees_folders_and_subgraph_files_at_any_depth() {
+        let parsed = |text: &str| SourceFile::new("d.graph.json", text).parse().unwrap();
+        assert!(names_files(&parsed(&rag("docs"))));
+        assert!(names_files(&parsed(&sub("p", "child.graph.json"))));
+        let inline = |documents: serde_json::Value| {
+            graph(
+                "d",
+                json!([{"name": "q", "type": "string"}, {"name": "p", "type": "array"}]),
+                json!({"id": "search", "kind": "rag", "query": "{{q}}", "documents": documents, "outputKey": "p"}),
+            )
+        };
+        let listed_inline = inline(json!([{"id": "a", "text": "alpha"}]));
+        assert!(!names_files(&parsed(&listed_inline)));
+        let embed = |child: &str| {
+            let child: serde_json::Value = serde_json::from_str(child).unwrap();
+            graph(
+                "p",
+                json!([{"name": "q", "type": "string", "required": true}, {"name": "a", "type": "string"}]),
+                json!({"id": "inner", "kind": "subgraph", "graph": child, "input": {"q": "q"}, "output": {"a": "a"}}),
+            )
+        };
+        assert!(names_files(&parsed(&embed(&sub("c", "leaf.graph.json")))));
+        let leaf = graph(
+            "leaf",
+            json!([{"name": "q", "type": "string", "required": true}, {"name": "a", "type": "string"}]),
+            json!({"id": "say", "kind": "response_template", "template": "{{q}}", "outputKey": "a"}),
+        );
+        assert!(!names_files(&parsed(&embed(&leaf))));
     }
 
     fn listed(doc: &Document) -> Vec<(String, String)> {

@@ -1,10 +1,10 @@
 //! Diagnostics: what went wrong, where, and how to fix it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::subject::Subject;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -12,7 +12,7 @@ pub enum Severity {
 }
 
 /// A line and column in the user's document, both 1-based.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Position {
     pub line: usize,
     pub column: usize,
@@ -21,7 +21,9 @@ pub struct Position {
 /// One problem. `code` is stable and kebab-case (fixtures declare it);
 /// `pointer` is a JSON pointer into the document; `position` is filled in
 /// from the pointer (or the syntax error) once the source text is known.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// (Read back from JSON too: `svc compile` keeps a project's warnings with
+/// the project for reuse.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diagnostic {
     pub severity: Severity,
     pub code: String,
@@ -43,7 +45,7 @@ pub struct Diagnostic {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<Subject>,
     /// The ids of the nodes that use the subject.
-    #[serde(rename = "usedBy", skip_serializing_if = "Vec::is_empty")]
+    #[serde(rename = "usedBy", default, skip_serializing_if = "Vec::is_empty")]
     pub used_by: Vec<String>,
 }
 

@@ -28,7 +28,7 @@ impl SubjectKind {
 }
 
 /// A tool, MCP server, agent or connector, by id.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Subject {
     pub kind: SubjectKind,
     pub id: String,

@@ -145,6 +145,13 @@ impl Registry {
         Ok(())
     }
 
+    /// Each pack's source and the sha256 of its archive, in the order found.
+    pub fn packs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries
+            .iter()
+            .map(|e| (e.pack.source.as_str(), e.pack.sha256.as_str()))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

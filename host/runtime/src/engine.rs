@@ -25,10 +25,11 @@ pub struct RuntimeOptions {
     pub limits: Limits,
 }
 
-/// One engine for the process, shared by every component it loads.
+/// One engine for the process, shared by every component it loads. The
+/// engine starts when the first component loads: a run that loads none
+/// (`svc compile` reusing a project it made before) never pays for it.
 pub struct Runtime {
-    engine: Engine,
-    backend_linker: Linker<Sandbox>,
+    started: std::sync::OnceLock<Started>,
     /// Built on first use: most runs load no connector.
     connector_linker: std::sync::OnceLock<Linker<Sandbox>>,
     /// Components loaded in this process, by sha256: a long-lived host
@@ -36,9 +37,15 @@ pub struct Runtime {
     /// and reads its compiled code once.
     loaded: Mutex<HashMap<String, Component>>,
     cache_dir: Option<PathBuf>,
-    fingerprint: String,
     limits: Limits,
     ticker_stop: Arc<AtomicBool>,
+}
+
+/// The engine, its backend linker and the fingerprint of its compiled code.
+struct Started {
+    engine: Engine,
+    backend_linker: Linker<Sandbox>,
+    fingerprint: String,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -58,7 +65,27 @@ fn engine_error(e: impl std::fmt::Display) -> PluginError {
 }
 
 impl Runtime {
-    pub fn new(options: RuntimeOptions) -> Result<Self, PluginError> {
+    pub fn new(options: RuntimeOptions) -> Self {
+        Runtime {
+            started: std::sync::OnceLock::new(),
+            connector_linker: std::sync::OnceLock::new(),
+            loaded: Mutex::new(HashMap::new()),
+            cache_dir: options.cache_dir,
+            limits: options.limits,
+            ticker_stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The engine, started on first use.
+    fn started(&self) -> Result<&Started, PluginError> {
+        if let Some(s) = self.started.get() {
+            return Ok(s);
+        }
+        let s = self.start()?;
+        Ok(self.started.get_or_init(|| s))
+    }
+
+    fn start(&self) -> Result<Started, PluginError> {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.epoch_interruption(true);
@@ -89,8 +116,7 @@ impl Runtime {
         )
         .map_err(engine_error)?;
 
-        let ticker_stop = Arc::new(AtomicBool::new(false));
-        let (weak_engine, stop) = (engine.weak(), ticker_stop.clone());
+        let (weak_engine, stop) = (engine.weak(), self.ticker_stop.clone());
         std::thread::Builder::new()
             .name("svc-epoch".into())
             .spawn(move || {
@@ -105,15 +131,10 @@ impl Runtime {
             .map_err(engine_error)?;
 
         let fingerprint = cache::engine_fingerprint(&engine);
-        Ok(Runtime {
+        Ok(Started {
             engine,
             backend_linker,
-            connector_linker: std::sync::OnceLock::new(),
-            loaded: Mutex::new(HashMap::new()),
-            cache_dir: options.cache_dir,
             fingerprint,
-            limits: options.limits,
-            ticker_stop,
         })
     }
 
@@ -157,16 +178,17 @@ impl Runtime {
         bytes: &[u8],
         sha: &str,
     ) -> Result<Component, PluginError> {
+        let started = self.started()?;
         let entry = self
             .cache_dir
             .as_ref()
-            .map(|dir| (dir, cache::entry_path(dir, sha, &self.fingerprint)));
+            .map(|dir| (dir, cache::entry_path(dir, sha, &started.fingerprint)));
         if let Some((_, path)) = &entry {
-            if let Some(component) = cache::load(&self.engine, path) {
+            if let Some(component) = cache::load(&started.engine, path) {
                 return Ok(component);
             }
         }
-        let component = Component::new(&self.engine, bytes).map_err(|e| PluginError::Load {
+        let component = Component::new(&started.engine, bytes).map_err(|e| PluginError::Load {
             component: name.to_string(),
             message: format!("{e:#}"),
         })?;
@@ -193,14 +215,15 @@ impl Runtime {
         sha256: Option<&str>,
     ) -> Result<Backend, PluginError> {
         let (component, sha256) = self.compile(name, bytes, sha256)?;
+        let started = self.started()?;
         let wrong_world = |message: String| PluginError::WrongWorld {
             component: name.to_string(),
             world: "backend",
             message,
         };
-        let version = WitVersion::exported(&self.engine, &component, "emitter")
-            .ok_or_else(|| wrong_world(self.no_version(&component, "emitter")))?;
-        let pre = self
+        let version = WitVersion::exported(&started.engine, &component, "emitter")
+            .ok_or_else(|| wrong_world(no_version(&started.engine, &component, "emitter")))?;
+        let pre = started
             .backend_linker
             .instantiate_pre(&component)
             .and_then(|pre| match version {
@@ -211,7 +234,7 @@ impl Runtime {
         Ok(Backend::new(
             name,
             sha256,
-            self.engine.clone(),
+            started.engine.clone(),
             pre,
             self.limits,
         ))
@@ -220,10 +243,11 @@ impl Runtime {
     /// Loads a connector component (world `connector-plugin`).
     pub fn load_connector(&self, name: &str, bytes: &[u8]) -> Result<Connector, PluginError> {
         let (component, sha256) = self.compile(name, bytes, None)?;
+        let started = self.started()?;
         let linker = match self.connector_linker.get() {
             Some(l) => l,
             None => {
-                let mut l = Linker::new(&self.engine);
+                let mut l = Linker::new(&started.engine);
                 wasmtime_wasi::p2::add_to_linker_sync(&mut l).map_err(engine_error)?;
                 self.connector_linker.get_or_init(|| l)
             }
@@ -233,8 +257,8 @@ impl Runtime {
             world: "connector-plugin",
             message,
         };
-        let version = WitVersion::exported(&self.engine, &component, "connector")
-            .ok_or_else(|| wrong_world(self.no_version(&component, "connector")))?;
+        let version = WitVersion::exported(&started.engine, &component, "connector")
+            .ok_or_else(|| wrong_world(no_version(&started.engine, &component, "connector")))?;
         let pre = linker
             .instantiate_pre(&component)
             .and_then(|pre| match version {
@@ -249,35 +273,33 @@ impl Runtime {
         Ok(Connector::new(
             name,
             sha256,
-            self.engine.clone(),
+            started.engine.clone(),
             pre,
             self.limits,
         ))
     }
 }
 
-impl Runtime {
-    /// Why a component is none of the versions this host loads.
-    fn no_version(&self, component: &Component, interface: &str) -> String {
-        let wanted: Vec<String> = WitVersion::SUPPORTED
-            .iter()
-            .map(|v| format!("svc:codegen/{interface}@{}", v.semver()))
-            .collect();
-        let exports: Vec<String> = component
-            .component_type()
-            .exports(&self.engine)
-            .map(|(name, _)| name.to_string())
-            .collect();
-        format!(
-            "it exports none of {} (its exports: {})",
-            wanted.join(", "),
-            if exports.is_empty() {
-                "none".to_string()
-            } else {
-                exports.join(", ")
-            }
-        )
-    }
+/// Why a component is none of the versions this host loads.
+fn no_version(engine: &Engine, component: &Component, interface: &str) -> String {
+    let wanted: Vec<String> = WitVersion::SUPPORTED
+        .iter()
+        .map(|v| format!("svc:codegen/{interface}@{}", v.semver()))
+        .collect();
+    let exports: Vec<String> = component
+        .component_type()
+        .exports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    format!(
+        "it exports none of {} (its exports: {})",
+        wanted.join(", "),
+        if exports.is_empty() {
+            "none".to_string()
+        } else {
+            exports.join(", ")
+        }
+    )
 }
 
 impl Drop for Runtime {

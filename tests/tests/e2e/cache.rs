@@ -12,8 +12,7 @@ fn concurrent_loads_into_an_empty_cache_all_succeed() {
     let runtime = Runtime::new(RuntimeOptions {
         cache_dir: Some(cache.clone()),
         limits: Default::default(),
-    })
-    .unwrap();
+    });
     std::thread::scope(|s| {
         let loads: Vec<_> = (0..6)
             .map(|_| s.spawn(|| runtime.load_backend(backend.name, backend.wasm).map(drop)))

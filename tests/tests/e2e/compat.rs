@@ -77,7 +77,7 @@ fn compile(
 
 #[test]
 fn a_0_1_backend_and_pack_produce_what_they_did_under_the_0_1_host() {
-    let runtime = Arc::new(test_runtime().expect("runtime"));
+    let runtime = Arc::new(test_runtime());
     let backend = OneBackend {
         runtime: &runtime,
         name: "go backend 0.1".into(),
@@ -95,7 +95,7 @@ fn a_0_1_backend_and_pack_produce_what_they_did_under_the_0_1_host() {
 
 #[test]
 fn a_0_1_pack_renders_for_every_builtin_backend() {
-    let runtime = Arc::new(test_runtime().expect("runtime"));
+    let runtime = Arc::new(test_runtime());
     let _bound = settings().bind_to_scope();
     for platform in ["go", "java-svc", "python-svc"] {
         let files = compile(
@@ -125,7 +125,7 @@ fn a_0_1_pack_renders_for_every_builtin_backend() {
 
 #[test]
 fn the_host_tells_the_versions_apart_and_names_what_it_looked_for() {
-    let runtime = test_runtime().expect("runtime");
+    let runtime = test_runtime();
     let old = std::fs::read(compat().join("go-backend.wasm")).expect("read the 0.1 backend");
     let backend = runtime.load_backend("go 0.1", &old).expect("loads");
     assert_eq!(backend.wit_version(), WitVersion::V0_1);

@@ -25,7 +25,7 @@ fn minimal() -> SourceFile {
 /// Runs one hostile component; returns its diagnostics and the time taken.
 fn run(name: &str) -> (Vec<Diagnostic>, Duration) {
     let path = hostile(name).expect("hostile component built by build.rs");
-    let rt = runtime(LIMITS).expect("runtime");
+    let rt = runtime(LIMITS);
     let bytes = std::fs::read(path).expect("component bytes");
     // Compile (or load) the component before the clock starts: the limits
     // under test apply to calls into it.
@@ -92,7 +92,7 @@ fn a_flood_of_files_hits_the_file_cap() {
 #[test]
 fn the_host_survives_every_hostile_component() {
     // One runtime, every hostile component in turn, then a good compile.
-    let rt = runtime(LIMITS).expect("runtime");
+    let rt = runtime(LIMITS);
     for name in [
         "svc-hostile-trap",
         "svc-hostile-memory",
@@ -120,7 +120,7 @@ fn the_host_survives_every_hostile_component() {
 
 #[test]
 fn a_backends_warnings_come_with_its_project_placed_in_the_document() {
-    let rt = runtime(LIMITS).expect("runtime");
+    let rt = runtime(LIMITS);
     let name = "svc-hostile-warning";
     let backends = OneBackend {
         runtime: &rt,

@@ -20,7 +20,7 @@ use svc_tests::{fixtures, workspace, Builtins};
 
 #[test]
 fn emitted_projects_match_their_snapshots() {
-    let runtime = test_runtime().expect("runtime");
+    let runtime = test_runtime();
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(workspace().join("tests/snapshots"));
     settings.set_prepend_module_to_snapshot(false);

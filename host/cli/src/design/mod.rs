@@ -42,10 +42,7 @@ pub fn run(args: &DesignArgs) -> ExitCode {
         eprintln!("svc design: {message}");
         ExitCode::from(1)
     };
-    let runtime = match args.engine.runtime() {
-        Ok(r) => Arc::new(r),
-        Err(d) => return fail(d.render()),
-    };
+    let runtime = Arc::new(args.engine.runtime());
     let registry = match args.plugins.registry(Arc::clone(&runtime)) {
         Ok(r) => r,
         Err(d) => return fail(d.render()),

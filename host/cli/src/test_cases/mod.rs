@@ -129,10 +129,7 @@ pub fn run(args: &TestArgs) -> ExitCode {
         Err(diags) => return print_diagnostics(&diags),
     };
 
-    let runtime = match args.engine.runtime() {
-        Ok(r) => Arc::new(r),
-        Err(d) => return print_diagnostics(&[d]),
-    };
+    let runtime = Arc::new(args.engine.runtime());
     let registry = match args.plugins.registry(Arc::clone(&runtime)) {
         Ok(r) => r,
         Err(d) => return print_diagnostics(&[d]),
@@ -313,19 +310,24 @@ impl StandIns {
     }
 }
 
+/// The text of `NAME.tests.json` beside the document, if there is one.
+pub fn read_beside(document_path: &Path) -> Option<String> {
+    std::fs::read_to_string(cases_path(document_path)).ok()
+}
+
 /// For `svc compile`: the graph's test cases, when `NAME.tests.json` is
 /// beside the document, checked and bundled for the backend (the option
 /// `testCases`): the cases as written, the file's `env`, the variables the
 /// stand-ins go under, the auth scheme and whether the graph streams. The
 /// project's own tests run them (docs/testing.md).
-pub fn bundle_for(
+///
+/// `cases_text` is the file as [`read_beside`] read it.
+pub fn bundle(
     document_path: &Path,
     text: &str,
+    cases_text: &str,
 ) -> Result<Option<String>, Vec<svc_ir::Diagnostic>> {
     let path = cases_path(document_path);
-    let Ok(cases_text) = std::fs::read_to_string(&path) else {
-        return Ok(None);
-    };
     // A document that is not JSON is reported by the compile.
     let Ok(document) = serde_json::from_str::<Value>(text) else {
         return Ok(None);
@@ -334,13 +336,13 @@ pub fn bundle_for(
     let name = path.display().to_string();
     let tests = file::read(
         &name,
-        &cases_text,
+        cases_text,
         &file::Graph {
             document: &document,
         },
         &stand_ins.reserved(&document),
     )?;
-    let raw: Value = serde_json::from_str(&cases_text).unwrap_or_default();
+    let raw: Value = serde_json::from_str(cases_text).unwrap_or_default();
     let auth = launch::service::Auth::of(&document);
     let bundle = serde_json::json!({
         "auth": auth.scheme,
