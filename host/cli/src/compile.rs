@@ -58,11 +58,11 @@ pub(crate) fn run(
             &registry,
         )
     });
-    let kept = shelf
+    let earlier = shelf
         .as_ref()
         .zip(key.as_deref())
         .and_then(|(s, k)| s.load(k));
-    let code = if let Some(made) = kept {
+    let code = if let Some(made) = earlier {
         svc_compile::timings::lap("find the project made before");
         match svc_compile::write::write_project(out, &made.files, args.force) {
             Ok(()) => {
@@ -110,10 +110,11 @@ pub(crate) fn run(
                 match (written, kept) {
                     (Err(d), _) => output::fail(args.format, &[d]),
                     (Ok(()), kept) => {
-                        // The project is written; not keeping it only costs
-                        // the next compile its time.
-                        if let Some(Ok(Err(e))) = kept {
-                            eprintln!("warning: the project is not kept for reuse in the cache directory: {e} (--no-cache skips keeping it)");
+                        // The project is written; not keeping it (a cache
+                        // that cannot be written) only costs the next
+                        // compile its time.
+                        if let (true, Some(Ok(Err(e)))) = (args.verbose, kept) {
+                            eprintln!("note: the project is not kept for reuse in the cache directory: {e}");
                         }
                         report(args, out, &made)
                     }
@@ -167,7 +168,8 @@ fn reuse_key(
     if backend_from_file {
         return None;
     }
-    // A rebuilt svc is a new file: its identity changes with it.
+    // A rebuilt svc is a new file: its identity changes with it; the
+    // release and the built-in backends' digests are named besides.
     let exe = std::env::current_exe().ok()?;
     let meta = std::fs::metadata(&exe).ok()?;
     let identity = format!(
@@ -181,7 +183,11 @@ fn reuse_key(
     );
     let mut key = svc_compile::reuse::Key::default();
     key.part("svc", identity.as_bytes())
-        .part("document path", document.display().to_string().as_bytes())
+        .part("host", svc_compile::HOST_VERSION.as_bytes());
+    for b in svc_builtin::BACKENDS {
+        key.part("built-in backend", b.sha256.as_bytes());
+    }
+    key.part("document path", document.display().to_string().as_bytes())
         .part("document", text.as_bytes())
         .part("platform", platform.unwrap_or_default().as_bytes())
         .part("sdk", args.sdk.as_str().as_bytes())

@@ -9,11 +9,16 @@
 //! successful compiles are kept, and only of documents that name no other
 //! file ([`Generated::reads_files`]); anything else compiles every time.
 //!
-//! An entry is one file, `projects/<key>.project`: a line `svc-project 1`,
-//! one line of JSON (what `svc compile` reports, and each file's path, size
-//! and mode), then the files' bytes back to back, so a hit is one read and
-//! no decoding of the contents. Entries are written to a temporary file and
-//! renamed; a damaged entry is a miss. The directory keeps the 32 most
+//! An entry is one file, `projects/<key>.project`: a line `svc-project 2`,
+//! a line with the CRC-32 of the rest, one line of JSON (what `svc compile`
+//! reports, and each file's path, size and mode), then the files' bytes back
+//! to back, so a hit is one read and no decoding of the contents. Entries
+//! are written to a temporary file and renamed. A damaged entry (cut short,
+//! or blocks lost in a crash before the file system wrote them: the
+//! checksum; a CRC rather than a sha256 because the cache is the user's own,
+//! as trusted as the compiled components beside it, and only accidents need
+//! catching) is removed and counts as a miss; so does one whose paths fail
+//! the check every emitted path passes (`check::paths`). The directory keeps the 32 most
 //! recently used entries of at most 8 MiB each (a 10,000-node graph's
 //! project is 6 MiB); it is cut back to them once it holds 8 more, so most
 //! stores read no entry's times.
@@ -29,7 +34,7 @@ use svc_ir::Diagnostic;
 
 use crate::{Generated, ProjectFile};
 
-const MAGIC: &[u8] = b"svc-project 1\n";
+const MAGIC: &[u8] = b"svc-project 2\n";
 const MAX_ENTRIES: usize = 32;
 /// How many entries past [`MAX_ENTRIES`] wait for the next cut.
 const SLACK: usize = 8;
@@ -124,16 +129,19 @@ impl Shelf {
     /// The project kept under `key`, if there is a sound one (and it is
     /// marked as just used).
     pub fn load(&self, key: &str) -> Option<Made> {
-        let mut file = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(self.entry(key))
-            .ok()?;
+        let path = self.entry(key);
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).ok()?;
-        // Least recently used goes first when the shelf is full.
-        let _ = file.set_modified(SystemTime::now());
-        decode(&bytes)
+        fs::File::open(&path).ok()?.read_to_end(&mut bytes).ok()?;
+        let Some(made) = decode(&bytes) else {
+            let _ = fs::remove_file(&path);
+            return None;
+        };
+        // Least recently used goes first when the shelf is full (a cache
+        // that cannot be written is still read).
+        if let Ok(file) = fs::OpenOptions::new().write(true).open(&path) {
+            let _ = file.set_modified(SystemTime::now());
+        }
+        Some(made)
     }
 
     /// Keeps `made` under `key`, then drops the least recently used entries
@@ -180,17 +188,24 @@ fn encode(made: &Made) -> serde_json::Result<Vec<u8>> {
     };
     // Compact JSON escapes every newline inside strings: the header is
     // exactly one line.
-    let mut out = MAGIC.to_vec();
-    serde_json::to_writer(&mut out, &header)?;
-    out.push(b'\n');
+    let mut body = serde_json::to_vec(&header)?;
+    body.push(b'\n');
     for f in &made.files {
-        out.extend_from_slice(&f.contents);
+        body.extend_from_slice(&f.contents);
     }
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(format!("{:08x}\n", crc32fast::hash(&body)).as_bytes());
+    out.extend_from_slice(&body);
     Ok(out)
 }
 
 fn decode(bytes: &[u8]) -> Option<Made> {
     let rest = bytes.strip_prefix(MAGIC)?;
+    let (crc, rest) = (rest.get(..8)?, rest.get(9..)?);
+    let crc = u32::from_str_radix(std::str::from_utf8(crc).ok()?, 16).ok()?;
+    if crc32fast::hash(rest) != crc {
+        return None;
+    }
     let end = rest.iter().position(|&b| b == b'\n')?;
     let header: Header = serde_json::from_slice(&rest[..end]).ok()?;
     let mut contents = &rest[end + 1..];
@@ -207,7 +222,17 @@ fn decode(bytes: &[u8]) -> Option<Made> {
         });
         contents = more;
     }
-    contents.is_empty().then_some(made)
+    // The emitted paths, checked as they were when emitted, and the
+    // manifest the host added.
+    let (manifests, emitted): (Vec<&str>, Vec<&str>) = made
+        .files
+        .iter()
+        .map(|f| f.path.as_str())
+        .partition(|p| *p == crate::check::MANIFEST);
+    let sound = contents.is_empty()
+        && manifests.len() <= 1
+        && crate::check::paths(&made.backend, &emitted).is_empty();
+    sound.then_some(made)
 }
 
 /// Once more than [`MAX_ENTRIES`] + [`SLACK`] entries are kept, removes the
@@ -217,11 +242,22 @@ fn prune(dir: &Path) {
     let Ok(listing) = fs::read_dir(dir) else {
         return;
     };
-    let entries: Vec<PathBuf> = listing
+    let (entries, temporary): (Vec<PathBuf>, Vec<PathBuf>) = listing
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "project"))
-        .collect();
+        .filter(|p| p.extension().is_some_and(|x| x == "project" || x == "tmp"))
+        .partition(|p| p.extension().is_some_and(|x| x == "project"));
+    // What a writer killed mid-store left behind (a live one is younger).
+    for tmp in temporary {
+        let stale = fs::metadata(&tmp)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(600));
+        if stale {
+            let _ = fs::remove_file(&tmp);
+        }
+    }
     if entries.len() <= MAX_ENTRIES + SLACK {
         return;
     }
@@ -256,6 +292,11 @@ mod tests {
                 ProjectFile {
                     path: "main.go".into(),
                     contents: b"package main\n\nfunc main() {}\n".to_vec(),
+                    executable: false,
+                },
+                ProjectFile {
+                    path: crate::check::MANIFEST.into(),
+                    contents: b"{}\n".to_vec(),
                     executable: false,
                 },
                 ProjectFile {
@@ -319,8 +360,25 @@ mod tests {
         longer.push(b'x');
         fs::write(&path, longer).unwrap();
         assert!(shelf.load("k").is_none());
-        fs::write(&path, whole).unwrap();
+        // A block of zeros where the files were, the length unchanged.
+        let mut zeroed = whole.clone();
+        let n = zeroed.len();
+        zeroed[n - 20..n - 4].fill(0);
+        fs::write(&path, zeroed).unwrap();
+        assert!(shelf.load("k").is_none());
+        assert!(!path.exists(), "a damaged entry is removed");
+        fs::write(&path, &whole).unwrap();
         assert!(shelf.load("k").is_some());
+    }
+
+    #[test]
+    fn an_entry_whose_paths_leave_the_project_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let shelf = Shelf::new(dir.path().to_path_buf());
+        let mut bad = made();
+        bad.files[0].path = "../outside.go".into();
+        shelf.store("k", &bad).unwrap();
+        assert!(shelf.load("k").is_none());
     }
 
     #[test]
