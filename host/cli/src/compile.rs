@@ -7,6 +7,8 @@ use std::process::ExitCode;
 
 use svc_ir::SourceFile;
 
+use svc_compile::reuse::{Made, Shelf};
+
 use crate::backends::Backends;
 use crate::{output, test_cases, CompileArgs};
 
@@ -47,7 +49,7 @@ pub(crate) fn run(
     let shelf = args
         .engine
         .cache_dir()
-        .map(|d| svc_compile::reuse::Shelf::new(d.join("projects")));
+        .map(|d| Shelf::new(d.join("projects")));
     let key = shelf.as_ref().and_then(|_| {
         reuse_key(
             args,
@@ -98,14 +100,8 @@ pub(crate) fn run(
                     .as_ref()
                     .zip(key.as_deref())
                     .filter(|_| !generated.reads_files);
-                let made = svc_compile::reuse::Made::from(generated);
-                // The entry is kept on the other core while the project is
-                // written: a first compile does not wait for it.
-                let (written, kept) = std::thread::scope(|s| {
-                    let keeping = keep.map(|(shelf, key)| s.spawn(|| shelf.store(key, &made)));
-                    let written = svc_compile::write::write_project(out, &made.files, args.force);
-                    (written, keeping.map(|k| k.join()))
-                });
+                let made = Made::from(generated);
+                let (written, kept) = write_and_keep(out, args.force, &made, keep);
                 svc_compile::timings::lap("write the project, keep it for reuse");
                 match (written, kept) {
                     (Err(d), _) => output::fail(args.format, &[d]),
@@ -113,7 +109,7 @@ pub(crate) fn run(
                         // The project is written; not keeping it (a cache
                         // that cannot be written) only costs the next
                         // compile its time.
-                        if let (true, Some(Ok(Err(e)))) = (args.verbose, kept) {
+                        if let (true, Some(Err(e))) = (args.verbose, kept) {
                             eprintln!("note: the project is not kept for reuse in the cache directory: {e}");
                         }
                         report(args, out, &made)
@@ -134,8 +130,40 @@ pub(crate) fn run(
     code
 }
 
+/// Writes the project to `out` and keeps it on the shelf under the key (if
+/// given): a large project's entry on a second thread while the project is
+/// written, so a first compile hardly waits for it; a small one's after it
+/// (for the example's 27 files, starting a thread costs more than the
+/// entry's write).
+fn write_and_keep(
+    out: &std::path::Path,
+    force: bool,
+    made: &Made,
+    keep: Option<(&Shelf, &str)>,
+) -> (Result<(), svc_ir::Diagnostic>, Option<Result<(), String>>) {
+    const LARGE: usize = 1 << 20;
+    let size: usize = made.files.iter().map(|f| f.contents.len()).sum();
+    let write = || svc_compile::write::write_project(out, &made.files, force);
+    match keep {
+        Some((shelf, key)) if size > LARGE => std::thread::scope(|s| {
+            let keeping = s.spawn(|| shelf.store(key, made));
+            let written = write();
+            let kept = keeping
+                .join()
+                .unwrap_or_else(|_| Err("the thread keeping it stopped".to_string()));
+            (written, Some(kept))
+        }),
+        Some((shelf, key)) => {
+            let written = write();
+            let kept = written.is_ok().then(|| shelf.store(key, made));
+            (written, kept)
+        }
+        None => (write(), None),
+    }
+}
+
 /// Prints what a compile made (the backend's own output with --verbose).
-fn report(args: &CompileArgs, out: &std::path::Path, made: &svc_compile::reuse::Made) -> ExitCode {
+fn report(args: &CompileArgs, out: &std::path::Path, made: &Made) -> ExitCode {
     if args.verbose && !made.plugin_output.is_empty() {
         eprintln!(
             "--- output of the backend component ---\n{}",
