@@ -206,9 +206,14 @@ pub fn split_config(text: &str) -> (String, Sources) {
     (path, sources)
 }
 
+/// Whether serde_json, the oracle here, reads every number of `v`. JSON
+/// sets no range, and what `svc get` prints is Python's `json.dumps`: any
+/// integer in full (and non-finite floats as `NaN`, `Infinity`); serde_json
+/// refuses an integer past f64's range.
 fn finite(v: &Yaml) -> bool {
     match v {
         Yaml::Float(_, f) => f.is_finite(),
+        Yaml::Int(..) => json::compact(v).parse::<f64>().is_ok_and(f64::is_finite),
         Yaml::List(items) => items.iter().all(finite),
         Yaml::Map(entries) => entries.iter().all(|(_, v)| finite(v)),
         _ => true,
