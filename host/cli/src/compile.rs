@@ -46,24 +46,18 @@ pub(crate) fn run(
 
     // A project made before from exactly these inputs is written again as
     // it is, without the engine.
-    let shelf = args
-        .engine
-        .cache_dir()
-        .map(|d| Shelf::new(d.join("projects")));
-    let key = shelf.as_ref().and_then(|_| {
-        reuse_key(
+    let reuse = args.engine.cache_dir().and_then(|d| {
+        let key = reuse_key(
             args,
             document,
             &source.text,
             platform,
             cases.as_deref(),
             &registry,
-        )
+        )?;
+        Some((Shelf::new(d.join("projects")), key))
     });
-    let earlier = shelf
-        .as_ref()
-        .zip(key.as_deref())
-        .and_then(|(s, k)| s.load(k));
+    let earlier = reuse.as_ref().and_then(|(shelf, key)| shelf.load(key));
     let code = if let Some(made) = earlier {
         svc_compile::timings::lap("find the project made before");
         match svc_compile::write::write_project(out, &made.files, args.force) {
@@ -96,10 +90,10 @@ pub(crate) fn run(
         match svc_compile::generate_with(&mut source, platform, &backends, &mut registry, &options)
         {
             Ok(generated) => {
-                let keep = shelf
+                let keep = reuse
                     .as_ref()
-                    .zip(key.as_deref())
-                    .filter(|_| !generated.reads_files);
+                    .filter(|_| !generated.reads_files)
+                    .map(|(shelf, key)| (shelf, key.as_str()));
                 let made = Made::from(generated);
                 let (written, kept) = write_and_keep(out, args.force, &made, keep);
                 svc_compile::timings::lap("write the project, keep it for reuse");

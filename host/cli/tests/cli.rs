@@ -205,26 +205,6 @@ fn timed_compile(
     (o, t, names)
 }
 
-/// Every file under `dir`: its path, bytes and whether it is executable.
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>, bool)> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut files: Vec<_> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(Result::unwrap)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            let mode = e.metadata().unwrap().permissions().mode();
-            (
-                e.path().strip_prefix(dir).unwrap().display().to_string(),
-                std::fs::read(e.path()).unwrap(),
-                mode & 0o111 != 0,
-            )
-        })
-        .collect();
-    files.sort();
-    files
-}
-
 /// `--timings` prints every phase of a compile, in the order they run,
 /// with their total, as one JSON object on stderr; stdout stays the
 /// compile's own output (here JSON, still parseable).
@@ -316,7 +296,10 @@ fn only_an_unchanged_compile_reuses_a_project() {
     assert!(!reused);
     let (again, again_out, reused) = compile(&doc, &[]);
     assert!(reused);
-    assert_eq!(tree(&first_out), tree(&again_out));
+    assert_eq!(
+        common::tree_with_modes(&first_out),
+        common::tree_with_modes(&again_out)
+    );
     let report = |o: &Output| {
         let mut r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         r["out"] = serde_json::Value::Null;
@@ -362,14 +345,13 @@ fn only_an_unchanged_compile_reuses_a_project() {
     let (o, out, reused) = compile(&doc, &[]);
     assert!(!reused && o.status.success());
     assert_ne!(
-        tree(&out),
-        tree(&first_out),
+        common::tree(&out),
+        common::tree(&first_out),
         "the test file's cases are gone"
     );
 
     // A backend loaded from a file is neither kept nor reused.
-    let wasm = base.path().join("go.wasm");
-    std::fs::write(&wasm, svc_builtin::backend("go").unwrap().wasm).unwrap();
+    let wasm = component_file(base.path(), "go");
     let backend = ["--backend", wasm.to_str().unwrap()];
     assert!(!compile(&doc, &backend).2);
     assert!(!compile(&doc, &backend).2);
@@ -393,9 +375,9 @@ fn only_an_unchanged_compile_reuses_a_project() {
     let (_, after, reused) = compile(&rag_doc, &["--platform", "go"]);
     assert!(!reused);
     let mentions = |dir: &Path, words: &str| {
-        tree(dir)
-            .iter()
-            .any(|(_, bytes, _)| String::from_utf8_lossy(bytes).contains(words))
+        common::tree(dir)
+            .values()
+            .any(|bytes| String::from_utf8_lossy(bytes).contains(words))
     };
     assert!(mentions(&before, "fourteen days") && !mentions(&before, "three weeks"));
     assert!(mentions(&after, "three weeks") && !mentions(&after, "fourteen days"));

@@ -307,32 +307,9 @@ pub fn compile(
     out: &Path,
     force: bool,
 ) -> Result<Generated, Vec<Diagnostic>> {
-    compile_with(
-        source,
-        platform_override,
-        backends,
-        connectors,
-        out,
-        force,
-        &[],
-    )
-}
-
-/// [`compile`] with emit options for the backend (see [`generate_with`]).
-pub fn compile_with(
-    source: &mut SourceFile,
-    platform_override: Option<&str>,
-    backends: &dyn BackendSource,
-    connectors: &mut dyn ConnectorSource,
-    out: &Path,
-    force: bool,
-    options: &[(String, String)],
-) -> Result<Generated, Vec<Diagnostic>> {
     // Refuse a non-empty --out before doing any work.
     write::check_out_dir(out, force).map_err(|d| vec![d])?;
-    timings::lap("check --out");
-    let generated = generate_with(source, platform_override, backends, connectors, options)?;
+    let generated = generate(source, platform_override, backends, connectors)?;
     write::write_project(out, &generated.files, force).map_err(|d| vec![d])?;
-    timings::lap("write the project");
     Ok(generated)
 }

@@ -98,10 +98,11 @@ impl From<Generated> for Made {
     }
 }
 
-/// The header line of an entry.
+/// The header line of an entry: written from a `&Made` (its files are not
+/// serialized), read back as a `Made`.
 #[derive(Serialize, Deserialize)]
-struct Header {
-    made: Made,
+struct Header<M> {
+    made: M,
     files: Vec<FileEntry>,
 }
 
@@ -167,15 +168,7 @@ impl Shelf {
 
 fn encode(made: &Made) -> serde_json::Result<Vec<u8>> {
     let header = Header {
-        made: Made {
-            files: Vec::new(),
-            platform: made.platform.clone(),
-            document_id: made.document_id.clone(),
-            backend: made.backend.clone(),
-            backend_version: made.backend_version.clone(),
-            warnings: made.warnings.clone(),
-            plugin_output: made.plugin_output.clone(),
-        },
+        made,
         files: made
             .files
             .iter()
@@ -207,7 +200,7 @@ fn decode(bytes: &[u8]) -> Option<Made> {
         return None;
     }
     let end = rest.iter().position(|&b| b == b'\n')?;
-    let header: Header = serde_json::from_slice(&rest[..end]).ok()?;
+    let header: Header<Made> = serde_json::from_slice(&rest[..end]).ok()?;
     let mut contents = &rest[end + 1..];
     let mut made = header.made;
     for f in header.files {

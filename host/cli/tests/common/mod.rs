@@ -6,6 +6,15 @@ use std::path::Path;
 /// Every file under `root` (path relative to it -> bytes), for comparing
 /// two written trees.
 pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    tree_with_modes(root)
+        .into_iter()
+        .map(|(rel, (bytes, _))| (rel, bytes))
+        .collect()
+}
+
+/// [`tree`] with whether each file is executable.
+pub fn tree_with_modes(root: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
+    use std::os::unix::fs::PermissionsExt;
     walkdir::WalkDir::new(root)
         .into_iter()
         .map(|e| e.expect("walk"))
@@ -17,7 +26,9 @@ pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
                 .expect("under root")
                 .to_string_lossy()
                 .into_owned();
-            (rel, std::fs::read(e.path()).expect("read"))
+            let mode = e.metadata().expect("metadata").permissions().mode();
+            let bytes = std::fs::read(e.path()).expect("read");
+            (rel, (bytes, mode & 0o111 != 0))
         })
         .collect()
 }
