@@ -2,21 +2,28 @@
 // benchmark: a minimal net/http JSON handler doing the same work as the
 // service generated from the ir-v2.md example (support_triage): API-key
 // check, content type and size limits, state validation with defaults, the
-// classify function, the router and the response templates.
+// classify function, the router and the response templates. It serves with
+// the read, header and idle timeouts the generated service sets (as a careful
+// engineer's server would); -no-timeouts serves with http.ListenAndServe's
+// defaults instead, a reference point for what those timeouts cost.
 package main
 
 import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"flag"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 )
 
 func main() {
+	noTimeouts := flag.Bool("no-timeouts", false, "serve without read, header and idle timeouts")
+	flag.Parse()
 	key := sha256.Sum256([]byte(os.Getenv("SVC_API_KEY")))
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/invoke" || r.Method != http.MethodPost {
@@ -67,8 +74,13 @@ func main() {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(out)
 	})
-	addr := net.JoinHostPort("127.0.0.1", os.Getenv("SVC_PORT"))
-	if err := http.ListenAndServe(addr, h); err != nil {
+	srv := &http.Server{Addr: net.JoinHostPort("127.0.0.1", os.Getenv("SVC_PORT")), Handler: h}
+	if !*noTimeouts {
+		srv.ReadHeaderTimeout = 10 * time.Second
+		srv.ReadTimeout = 30 * time.Second
+		srv.IdleTimeout = 120 * time.Second
+	}
+	if err := srv.ListenAndServe(); err != nil {
 		os.Exit(1)
 	}
 }
