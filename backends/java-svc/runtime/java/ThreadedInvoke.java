@@ -68,7 +68,7 @@ public class ThreadedInvoke implements GraphController.Threaded {
             }, response);
             return null; // answered on the response itself
         }
-        return GraphController.json(200, runWithDeadline(thread).body());
+        return GraphController.send(response, 200, runWithDeadline(thread).body());
     }
 
     /**
