@@ -250,11 +250,11 @@ public class GraphController {
     static byte[] readBody(HttpServletRequest request) throws SvcError {
         // Tomcat reads and discards the rest of a refused body
         // (server.tomcat.max-swallow-size in application.yml).
-        if (request.getContentLengthLong() > MAX_REQUEST_BYTES) {
+        long length = request.getContentLengthLong();
+        if (length > MAX_REQUEST_BYTES) {
             throw tooLarge();
         }
         try (InputStream in = request.getInputStream()) {
-            long length = request.getContentLengthLong();
             if (length >= 0) {
                 // The declared length, read into an array of that size (the stream
                 // ends there); no growing buffers for a body of known size.
