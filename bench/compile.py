@@ -20,7 +20,10 @@ Measures, in one run and against the same release binary:
     the parse of the modules it emits (cargo feature
     bench-without-module-parse), both loaded with --backend and alternated:
     the parse's share of that compile is their difference over the first
-    (issue 31: under 10%).
+    (issue 31: under 10%). As shipped, svc compile runs that parse in a
+    second instance of the backend while it writes the project
+    (docs/wit-versions.md, "Emit options"); the build without it declares
+    no `emit.module-check`, so its compile is one instance and no parse.
 Output goes to a fresh directory per run, on tmpfs (/dev/shm), so the figures
 show the compiler and not the disk. Creating files on this machine's ext4 disk
 costs from 0.05 to 0.6 ms each depending on its recent history, so the disk
@@ -56,7 +59,8 @@ EXAMPLE = os.path.join(ROOT, "fixtures", "valid", "support_triage.graph.json")
 
 
 def timed(cmd, env=None):
-    """Wall time (s), peak RSS (KiB) and stderr of one process."""
+    """Wall time (s), peak RSS (KiB), stderr and CPU time (s, user and
+    system) of one process."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -65,7 +69,7 @@ def timed(cmd, env=None):
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"command failed: {' '.join(cmd)}\n{err}")
-    return elapsed, usage.ru_maxrss, err
+    return elapsed, usage.ru_maxrss, err, usage.ru_utime + usage.ru_stime
 
 
 def large_graph(n):
@@ -176,12 +180,12 @@ def main():
 
         def phases_of(runs_):
             """Medians per phase of `--timings` runs."""
-            per_run = [json.loads(err.strip().splitlines()[-1])["timings_ms"] for _, _, err in runs_]
+            per_run = [json.loads(err.strip().splitlines()[-1])["timings_ms"] for _, _, err, _ in runs_]
             return {name: round(statistics.median(run[name] for run in per_run), 3) for name in per_run[0]}
 
         # The same runs say where their time goes, phase by phase (--timings).
         warm_runs = [compile_into(EXAMPLE, shm_work, extra=("--timings",)) for _ in range(args.runs)]
-        warm = [elapsed for elapsed, _, _ in warm_runs]
+        warm = [elapsed for elapsed, *_ in warm_runs]
         phases = phases_of(warm_runs)
         edited_runs = [compile_into(edited(EXAMPLE), shm_work, extra=("--timings",)) for _ in range(args.runs)]
         edited_phases = phases_of(edited_runs)
@@ -227,8 +231,8 @@ def main():
             for wasm in (with_parse, without_parse):
                 compile_into(big, shm_work, "python-svc", ("--backend", wasm))
             for _ in range(max(7, args.runs // 2)):
-                parsed.append(compile_into(big, shm_work, "python-svc", ("--backend", with_parse))[0])
-                unparsed.append(compile_into(big, shm_work, "python-svc", ("--backend", without_parse))[0])
+                parsed.append(compile_into(big, shm_work, "python-svc", ("--backend", with_parse)))
+                unparsed.append(compile_into(big, shm_work, "python-svc", ("--backend", without_parse)))
         copy = []
         for i in range(3):
             dest = os.path.join(work, f"copy-{i}")
@@ -252,18 +256,24 @@ def main():
             "warm_disk_ms": round(med(warm_disk) * 1000, 2),
             "large_nodes": 10_000,
             "large_files": files,
-            "large_tmpfs_ms": round(med(t for t, _, _ in large_mem) * 1000, 1),
-            "large_peak_mib": round(max(m for _, m, _ in large_mem + large_disk) / 1024, 1),
-            "large_disk_ms": round(med(t for t, _, _ in large_disk) * 1000, 1),
+            "large_tmpfs_ms": round(med(t for t, *_ in large_mem) * 1000, 1),
+            "large_peak_mib": round(max(m for _, m, *_ in large_mem + large_disk) / 1024, 1),
+            "large_disk_ms": round(med(t for t, *_ in large_disk) * 1000, 1),
             "copy_tree_disk_ms": round(med(copy) * 1000, 1),
-            "large_disk_over_copy": round(med(t for t, _, _ in large_disk) / med(copy), 2),
+            "large_disk_over_copy": round(med(t for t, *_ in large_disk) / med(copy), 2),
             "large_python_tmpfs_ms": round(med(python_now) * 1000, 1),
             "large_python_baseline_ref": args.baseline_ref,
             "large_python_baseline_tmpfs_ms": round(med(python_base) * 1000, 1) if python_base else None,
             "large_python_over_baseline": round(med(python_now) / med(python_base), 3) if python_base else None,
-            "large_python_parsed_tmpfs_ms": round(med(parsed) * 1000, 1) if parsed else None,
-            "large_python_unparsed_tmpfs_ms": round(med(unparsed) * 1000, 1) if unparsed else None,
-            "large_python_parse_share": round(1 - med(unparsed) / med(parsed), 3) if parsed else None,
+            "large_python_parsed_tmpfs_ms": round(med(t for t, *_ in parsed) * 1000, 1) if parsed else None,
+            "large_python_unparsed_tmpfs_ms": round(med(t for t, *_ in unparsed) * 1000, 1) if unparsed else None,
+            "large_python_parse_share": round(1 - med(t for t, *_ in unparsed) / med(t for t, *_ in parsed), 3)
+            if parsed else None,
+            # What the parse costs in CPU (both cores) and memory, beside its wall-clock share.
+            "large_python_parsed_cpu_ms": round(med(c for *_, c in parsed) * 1000, 1) if parsed else None,
+            "large_python_unparsed_cpu_ms": round(med(c for *_, c in unparsed) * 1000, 1) if unparsed else None,
+            "large_python_parsed_peak_mib": round(max(m for _, m, *_ in parsed) / 1024, 1) if parsed else None,
+            "large_python_unparsed_peak_mib": round(max(m for _, m, *_ in unparsed) / 1024, 1) if unparsed else None,
             "targets": {"warm_ms": 10, "cold_ms": 500, "large_ms": 1000, "large_peak_mib": 200,
                         "large_python_parse_share": 0.10, "warm_over_protoc": 0.5},
         }
@@ -305,6 +315,9 @@ def main():
             print(f"  as built / without the module parse {r['large_python_parsed_tmpfs_ms']:8.1f} / "
                   f"{r['large_python_unparsed_tmpfs_ms']:.1f} ms   (parse share {r['large_python_parse_share']:.1%}; "
                   "target < 10%)")
+            print(f"  CPU as built / without          {r['large_python_parsed_cpu_ms']:8.1f} / "
+                  f"{r['large_python_unparsed_cpu_ms']:.1f} ms   peak RSS {r['large_python_parsed_peak_mib']} / "
+                  f"{r['large_python_unparsed_peak_mib']} MiB")
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(shm_work, ignore_errors=True)

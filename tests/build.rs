@@ -12,6 +12,7 @@ const HOSTILE: &[&str] = &[
     "svc-hostile-many-files",
     "svc-hostile-trap",
     "svc-hostile-warning",
+    "svc-hostile-late-check",
 ];
 
 fn main() {

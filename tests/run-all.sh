@@ -111,6 +111,11 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace --quiet
 # The designer in a real browser, against the svc binary the tests built.
 SVC_BIN="$PWD/target/debug/svc" node --test designer/tests/
+# The projects the tests built and ran (tests/src/service.rs's cache and the
+# designer's runs, a java-svc one 80 MB with its jar and AOT cache) are not
+# needed past this point: free their space before the install check links
+# more binaries.
+rm -rf "${TMPDIR:-/tmp}/svc-tests-component-cache/runs"
 (cd sdk/python && python -m pytest -q -p no:cacheprovider && ruff check --no-cache . && ruff format --check --no-cache .)
 # Both ways to install svc, from a clean environment (the svc-compiler wheel
 # with the SDK's compiler extra; cargo install), on the dev build above.

@@ -1,5 +1,6 @@
 //! What the Python backend compiles, and why it refuses the rest (for now).
 
+use svc_backend_sdk::ir::emit_options::MODULE_CHECK_FEATURE;
 use svc_backend_sdk::{
     BackendInfo, BuildCommands, Capabilities, ALL_ROUTER_FEATURES, OPENAI_PROVIDER, PROVIDER_REASON,
 };
@@ -52,6 +53,12 @@ pub fn info() -> BackendInfo {
                     "streaming",
                     OPENAI_PROVIDER,
                 ])
+                // The host may run the module check in a call of its own (not
+                // in the bench/compile.py build without the check).
+                .chain(
+                    (!cfg!(feature = "bench-without-module-parse"))
+                        .then_some(&MODULE_CHECK_FEATURE),
+                )
                 .map(|s| s.to_string())
                 .collect(),
             reasons: vec![reason("feature:model.provider.*", PROVIDER_REASON)],

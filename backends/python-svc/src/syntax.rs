@@ -12,6 +12,7 @@
 //! document's `file:line:col` (`svc_ir::SourceFile::locate`).
 
 use ruff_python_parser::parse_module;
+use svc_backend_sdk::ir::emit_options::{MODULE_CHECK, ONLY, SEPARATE};
 use svc_backend_sdk::ir::{Document, NodeKind};
 use svc_backend_sdk::writer::indent_body;
 use svc_backend_sdk::{Diagnostic, File};
@@ -49,6 +50,34 @@ pub fn check_bodies(doc: &Document) -> Result<(), Vec<Diagnostic>> {
         Ok(())
     } else {
         Err(found)
+    }
+}
+
+/// Where this emit call parses the modules it emits: the emit option
+/// `module-check` (`svc_ir::emit_options`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModuleCheck {
+    /// In this call, before the files are returned: without the option.
+    Here,
+    /// Not in this call: the host runs an `Only` call beside it and renames
+    /// the project into place only when that call passed.
+    Separate,
+    /// Every check, and no files returned.
+    Only,
+}
+
+impl ModuleCheck {
+    pub fn from_option(value: Option<&str>) -> Result<Self, Vec<Diagnostic>> {
+        match value {
+            None => Ok(ModuleCheck::Here),
+            Some(SEPARATE) => Ok(ModuleCheck::Separate),
+            Some(ONLY) => Ok(ModuleCheck::Only),
+            Some(other) => Err(vec![Diagnostic::error(
+                &svc_backend_sdk::ir::codes::INVALID_VALUE,
+                format!("the option `{MODULE_CHECK}` is `{other}`; python-svc takes `{SEPARATE}` or `{ONLY}`"),
+            )
+            .hint("this option is the host's; a host that passes it runs both calls (docs/wit-versions.md, \"Emit options\")")]),
+        }
     }
 }
 

@@ -9,6 +9,8 @@
 //! graph needs against what the backend declares), `render` (every
 //! connector node, through its connector, before the backend emits),
 //! `check` (every emitted path), `manifest`, `write` (atomically, to disk);
+//! `late_check` (a backend's module check in an emit call of its own,
+//! running while the project is written);
 //! `timings` records each stage's time for `svc compile --timings`; `reuse`
 //! keeps finished projects by their inputs for the next identical compile.
 //! Any step can stop the run with diagnostics; nothing is written unless
@@ -18,6 +20,7 @@ pub mod codes;
 
 use codes::{BACKEND_INFO, BACKEND_PLATFORM, IR_VERSION_UNSUPPORTED, NO_PLATFORM, PLUGIN_FAILED};
 pub mod check;
+pub mod late_check;
 pub mod manifest;
 pub mod negotiate;
 pub mod render;
@@ -32,6 +35,7 @@ use std::path::Path;
 use svc_ir::{Diagnostic, Document, SourceFile};
 use svc_runtime::{Backend, BackendInfo, BackendSession, EmitRequest, PluginError};
 
+pub use late_check::LateCheck;
 pub use manifest::Manifest;
 pub use render::{ConnectorNode, ConnectorSource, NoConnectors, RenderedConnector};
 pub use write::ProjectFile;
@@ -158,6 +162,47 @@ pub fn generate_with(
     connectors: &mut dyn ConnectorSource,
     options: &[(String, String)],
 ) -> Result<Generated, Vec<Diagnostic>> {
+    generate_checked(
+        source,
+        platform_override,
+        backends,
+        connectors,
+        options,
+        false,
+    )
+    .map(|(generated, _)| generated)
+}
+
+/// [`generate_with`] for a caller that writes the project before it uses
+/// it: a backend's module check may still be running when this returns
+/// ([`late_check`]), and the files count only once [`LateCheck::wait`]
+/// passed ([`write::write_project_checked`] waits for it between writing
+/// the temporary directory and renaming it into place).
+pub fn generate_then_check(
+    source: &mut SourceFile,
+    platform_override: Option<&str>,
+    backends: &dyn BackendSource,
+    connectors: &mut dyn ConnectorSource,
+    options: &[(String, String)],
+) -> Result<(Generated, LateCheck), Vec<Diagnostic>> {
+    generate_checked(
+        source,
+        platform_override,
+        backends,
+        connectors,
+        options,
+        true,
+    )
+}
+
+fn generate_checked(
+    source: &mut SourceFile,
+    platform_override: Option<&str>,
+    backends: &dyn BackendSource,
+    connectors: &mut dyn ConnectorSource,
+    options: &[(String, String)],
+    late: bool,
+) -> Result<(Generated, LateCheck), Vec<Diagnostic>> {
     let (doc, reads_files, platform, backend) = front(source, platform_override, backends)?;
     let mut session = backend.session().map_err(|e| vec![plugin_diag(&e)])?;
     timings::lap("instantiate it");
@@ -165,7 +210,7 @@ pub fn generate_with(
     timings::lap("info, negotiate, render connectors");
 
     let ir = doc.to_canonical_json();
-    let request = EmitRequest {
+    let mut request = EmitRequest {
         ir: ir.clone(),
         options: [
             ("host-version".to_string(), HOST_VERSION.to_string()),
@@ -175,6 +220,13 @@ pub fn generate_with(
         .chain(options.iter().cloned())
         .collect(),
         connectors: rendered.nodes,
+    };
+    let late_check = if late {
+        let (check, option) = LateCheck::start(&backend, &info, &request);
+        request.options.extend(option);
+        check
+    } else {
+        LateCheck::none()
     };
     let emitted = session.emit(&request).map_err(|e| vec![plugin_diag(&e)])?;
     timings::lap("emit");
@@ -238,7 +290,7 @@ pub fn generate_with(
     files.push(manifest.to_file());
     files.sort_by(|a, b| a.path.cmp(&b.path));
     timings::lap("check paths, manifest");
-    Ok(Generated {
+    let generated = Generated {
         platform,
         document_id: doc.id.clone(),
         info,
@@ -250,7 +302,8 @@ pub fn generate_with(
             .collect(),
         plugin_output: emitted.output,
         reads_files,
-    })
+    };
+    Ok((generated, late_check))
 }
 
 /// The backend serves the platform and reads this IR version.
@@ -309,7 +362,8 @@ pub fn compile(
 ) -> Result<Generated, Vec<Diagnostic>> {
     // Refuse a non-empty --out before doing any work.
     write::check_out_dir(out, force).map_err(|d| vec![d])?;
-    let generated = generate(source, platform_override, backends, connectors)?;
-    write::write_project(out, &generated.files, force).map_err(|d| vec![d])?;
+    let (generated, late_check) =
+        generate_then_check(source, platform_override, backends, connectors, &[])?;
+    write::write_project_checked(out, &generated.files, force, || late_check.wait(source))?;
     Ok(generated)
 }

@@ -124,20 +124,37 @@ fn write_tree(root: &Path, files: &[ProjectFile]) -> io::Result<()> {
 
 /// Writes `files` to `out` atomically.
 pub fn write_project(out: &Path, files: &[ProjectFile], force: bool) -> Result<(), Diagnostic> {
-    check_out_dir(out, force)?;
+    write_project_checked(out, files, force, || Ok(())).map_err(|mut ds| ds.remove(0))
+}
+
+/// [`write_project`], asking `verdict` between writing the temporary
+/// directory and moving it into place (a check still running while the
+/// files were written, `crate::LateCheck`): when it fails, the temporary
+/// directory is removed and `out` left as it was.
+pub fn write_project_checked(
+    out: &Path,
+    files: &[ProjectFile],
+    force: bool,
+    verdict: impl FnOnce() -> Result<(), Vec<Diagnostic>>,
+) -> Result<(), Vec<Diagnostic>> {
+    check_out_dir(out, force).map_err(|d| vec![d])?;
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent).map_err(|e| io_diag("cannot create", parent, &e))?;
+        fs::create_dir_all(parent).map_err(|e| vec![io_diag("cannot create", parent, &e)])?;
     }
-    let tmp = sibling(out, "tmp")?;
+    let tmp = sibling(out, "tmp").map_err(|d| vec![d])?;
     if let Err(e) = write_tree(&tmp, files) {
         let _ = fs::remove_dir_all(&tmp);
-        return Err(io_diag("cannot write the project into", &tmp, &e));
+        return Err(vec![io_diag("cannot write the project into", &tmp, &e)]);
+    }
+    if let Err(ds) = verdict() {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(ds);
     }
     let old = if out.exists() {
-        let old = sibling(out, "old")?;
+        let old = sibling(out, "old").map_err(|d| vec![d])?;
         if let Err(e) = fs::rename(out, &old) {
             let _ = fs::remove_dir_all(&tmp);
-            return Err(io_diag("cannot move aside", out, &e));
+            return Err(vec![io_diag("cannot move aside", out, &e)]);
         }
         Some(old)
     } else {
@@ -148,7 +165,7 @@ pub fn write_project(out: &Path, files: &[ProjectFile], force: bool) -> Result<(
         if let Some(old) = &old {
             let _ = fs::rename(old, out);
         }
-        return Err(io_diag("cannot move the project into", out, &e));
+        return Err(vec![io_diag("cannot move the project into", out, &e)]);
     }
     if let Some(old) = old {
         let _ = fs::remove_dir_all(old);
@@ -278,6 +295,46 @@ mod tests {
         assert!(write_project(&fresh, &bad, false).is_err());
         assert!(!fresh.exists());
         assert!(leftovers(base.path()).is_empty());
+    }
+
+    #[test]
+    fn a_failed_verdict_removes_what_was_written_and_keeps_the_old_tree() {
+        let base = tempfile::tempdir().expect("tempdir");
+        let out = base.path().join("proj");
+        write_project(&out, &[file("keep.txt", "old")], false).expect("write");
+        let refused = || {
+            Err(vec![Diagnostic::error(
+                &svc_ir::codes::IO,
+                "the late check failed",
+            )])
+        };
+        let mut asked = false;
+        let err = write_project_checked(&out, &[file("new.txt", "new")], true, || {
+            // Asked once every file is written, before anything moves.
+            asked = true;
+            assert!(!out.join("new.txt").exists());
+            assert_eq!(leftovers(base.path()).len(), 1);
+            refused()
+        })
+        .expect_err("refused");
+        assert!(asked);
+        assert_eq!(err[0].message, "the late check failed");
+        assert_eq!(
+            fs::read_to_string(out.join("keep.txt")).expect("kept"),
+            "old"
+        );
+        assert!(!out.join("new.txt").exists());
+        assert!(leftovers(base.path()).is_empty());
+
+        let fresh = base.path().join("fresh");
+        assert!(write_project_checked(&fresh, &[file("a.txt", "1")], false, refused).is_err());
+        assert!(!fresh.exists());
+        assert!(leftovers(base.path()).is_empty());
+        write_project_checked(&fresh, &[file("a.txt", "1")], false, || Ok(())).expect("passed");
+        assert_eq!(
+            fs::read_to_string(fresh.join("a.txt")).expect("written"),
+            "1"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod codes;
 pub mod diag;
+pub mod emit_options;
 pub mod json;
 pub mod model;
 pub(crate) mod nodes;

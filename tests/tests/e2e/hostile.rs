@@ -143,3 +143,69 @@ fn a_backends_warnings_come_with_its_project_placed_in_the_document() {
         w.render()
     );
 }
+
+#[test]
+fn a_late_module_check_that_fails_removes_the_project_it_waited_for() {
+    let rt = runtime(LIMITS);
+    let name = "svc-hostile-late-check";
+    let backends = OneBackend {
+        runtime: &rt,
+        name: name.into(),
+        bytes: std::fs::read(hostile(name).expect("built")).expect("bytes"),
+    };
+    let two_cores = std::thread::available_parallelism().map_or(1, |n| n.get()) > 1;
+    // The files come first, unchecked; the checking call's verdict after.
+    let mut source = minimal();
+    let (generated, late) = svc_compile::generate_then_check(
+        &mut source,
+        Some("go"),
+        &backends,
+        &mut NoConnectors,
+        &[],
+    )
+    .unwrap_or_else(|d| panic!("the separate call emits: {d:#?}"));
+    assert!(generated.files.iter().any(|f| f.path == "README.md"));
+    assert_eq!(late.is_running(), two_cores);
+    let found = late.wait(&source).expect_err("the check fails");
+    assert_eq!(found[0].code, "example-late-fault", "{found:#?}");
+    assert!(
+        found[0].message.contains("module-check: only"),
+        "{}",
+        found[0].render()
+    );
+    assert!(
+        found[0].position.is_some(),
+        "placed in the document: {}",
+        found[0].render()
+    );
+
+    // A compile writes nothing: the temporary directory is removed.
+    let base = tempfile::tempdir().expect("tempdir");
+    let out = base.path().join("project");
+    let found = svc_compile::compile(
+        &mut minimal(),
+        Some("go"),
+        &backends,
+        &mut NoConnectors,
+        &out,
+        false,
+    )
+    .expect_err("the check fails");
+    let expected = if two_cores {
+        "module-check: only"
+    } else {
+        "module-check: none"
+    };
+    assert!(found[0].message.contains(expected), "{}", found[0].render());
+    let left: Vec<_> = std::fs::read_dir(base.path()).expect("read").collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // generate (no late check) runs the check inside its one call.
+    let found = svc_compile::generate(&mut minimal(), Some("go"), &backends, &mut NoConnectors)
+        .expect_err("the check fails");
+    assert!(
+        found[0].message.contains("module-check: none"),
+        "{}",
+        found[0].render()
+    );
+}
