@@ -5,25 +5,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.modelcontextprotocol.client.transport.HttpClientSseClientTransport;
-import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
-import io.modelcontextprotocol.client.transport.ServerParameters;
-import io.modelcontextprotocol.client.transport.StdioClientTransport;
-import io.modelcontextprotocol.json.McpJsonMapper;
-import io.modelcontextprotocol.json.TypeRef;
-import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
-import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
-import io.modelcontextprotocol.json.schema.jackson2.DefaultJsonSchemaValidator;
 import io.modelcontextprotocol.spec.McpClientTransport;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.net.URI;
-import java.net.URISyntaxException;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -42,15 +27,12 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Exceptions;
-import reactor.core.publisher.Mono;
 
 /**
  * The MCP servers of the graph (logical.mcpServers) and the calls of its {@code mcp}
@@ -73,7 +55,8 @@ import reactor.core.publisher.Mono;
  * </ul>
  *
  * {@link #close} stops every session and child process; it runs as Spring destroys the
- * bean and, for a JVM that exits without closing its context, as a shutdown hook.
+ * bean and, for a JVM that exits without closing its context, as a shutdown hook. The
+ * transports are built by {@link McpTransports}, the arguments checked by {@link McpArguments}.
  */
 public final class McpServers implements AutoCloseable {
     /** A server's timeoutMs when the graph gives none: bounds opening a session and each call. */
@@ -82,12 +65,9 @@ public final class McpServers implements AutoCloseable {
     static final Duration STOP_GRACE = Duration.ofSeconds(2);
 
     private static final Logger LOG = LoggerFactory.getLogger(McpServers.class);
-    private static final Pattern ENV_REF = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}");
     private static final Pattern ENV_VALUE = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}|env:([A-Za-z_][A-Za-z0-9_]*)");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final ObjectReader STRICT_JSON = JSON.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-    private static final McpJsonMapper MCP_JSON = new JacksonMcpJsonMapper(JSON);
-    private static final JsonSchemaValidator VALIDATOR = new DefaultJsonSchemaValidator(JSON);
     private static final McpSchema.Implementation CLIENT_INFO = new McpSchema.Implementation("svc-java-svc", "1");
     static {
         // The SDK's HTTP transports (SSE, streamable HTTP) send every message as a POST on
@@ -438,7 +418,7 @@ public final class McpServers implements AutoCloseable {
      * Why a session is not even tried: its declaration needs what the environment lacks (an
      * unset variable, a url that is not http(s)), or the sessions were stopped.
      */
-    private static final class Unopened extends IllegalStateException {
+    static final class Unopened extends IllegalStateException {
         Unopened(String message) {
             super(message);
         }
@@ -505,13 +485,13 @@ public final class McpServers implements AutoCloseable {
          */
         private Session open() throws Exception {
             CompletableFuture<List<McpSchema.Tool>> listed = new CompletableFuture<>();
-            McpClientTransport sdkTransport = transport(server);
-            McpSyncClient client = McpClient.sync(new ConnectWatch(sdkTransport, listed::completeExceptionally))
+            McpClientTransport sdkTransport = McpTransports.transport(server);
+            McpSyncClient client = McpClient.sync(new McpTransports.ConnectWatch(sdkTransport, listed::completeExceptionally))
                     .clientInfo(CLIENT_INFO)
                     .requestTimeout(server.timeout())
                     .initializationTimeout(server.timeout())
                     .build();
-            Session session = new Session(client, sdkTransport instanceof Child child ? child : null);
+            Session session = new Session(client, sdkTransport instanceof McpTransports.Child child ? child : null);
             Future<?> listing = OPENER.submit(() -> {
                 try {
                     client.initialize();
@@ -544,12 +524,12 @@ public final class McpServers implements AutoCloseable {
     /** One open session: its client, the tools the server listed, and the argument checks built from their schemas. */
     private static final class Session {
         final McpSyncClient client;
-        final Child child;
+        final McpTransports.Child child;
         volatile Map<String, McpSchema.Tool> tools = Map.of();
         final Map<String, Function<Map<String, Object>, String>> checks = new ConcurrentHashMap<>();
         final AtomicBoolean stopped = new AtomicBoolean();
 
-        Session(McpSyncClient client, Child child) {
+        Session(McpSyncClient client, McpTransports.Child child) {
             this.client = client;
             this.child = child;
         }
@@ -574,7 +554,7 @@ public final class McpServers implements AutoCloseable {
         /** What is wrong with {@code arguments} for {@code tool}, or null (also for a tool the server did not list: it decides). */
         String check(String tool, Map<String, Object> arguments) {
             McpSchema.Tool listed = tools.get(tool);
-            return listed == null ? null : checks.computeIfAbsent(tool, t -> checker(listed.inputSchema())).apply(arguments);
+            return listed == null ? null : checks.computeIfAbsent(tool, t -> McpArguments.checker(listed.inputSchema())).apply(arguments);
         }
 
         /**
@@ -605,233 +585,5 @@ public final class McpServers implements AutoCloseable {
             // A process that already exited (a zombie its parent never reaped included) takes this as a no-op.
             started.forEach(ProcessHandle::destroyForcibly);
         }
-    }
-
-    // --- transports -----------------------------------------------------------------------------
-
-    /**
-     * The SDK's stdio transport, with two changes. The child's environment starts empty: the
-     * SDK adds its parameters' environment (the minimal one and the server's env) to the
-     * JVM's whole environment otherwise. And the child process is reachable, to notice that
-     * it exited and to stop what it started: the SDK keeps it in a private field, read here
-     * with a VarHandle (the version is pinned in pom.xml; McpServersTest's stdio tests fail
-     * if the field moves).
-     */
-    static final class Child extends StdioClientTransport {
-        private static final VarHandle PROCESS = processField();
-
-        Child(Server server, Map<String, String> env) {
-            super(ServerParameters.builder(server.command()).args(server.args()).env(env).build(), MCP_JSON);
-            setStdErrorHandler(line -> LOG.info("MCP server \"{}\": {}", server.id(), line));
-        }
-
-        @Override
-        protected ProcessBuilder getProcessBuilder() {
-            ProcessBuilder builder = new ProcessBuilder();
-            builder.environment().clear();
-            return builder;
-        }
-
-        /** The child, once connect started it; null before. */
-        Process process() {
-            return (Process) PROCESS.getVolatile(this);
-        }
-
-        private static VarHandle processField() {
-            try {
-                return MethodHandles.privateLookupIn(StdioClientTransport.class, MethodHandles.lookup())
-                        .findVarHandle(StdioClientTransport.class, "process", Process.class);
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException("this MCP Java SDK keeps no stdio child process where "
-                        + "McpServers expects it: use the SDK version pom.xml names", e);
-            }
-        }
-    }
-
-    /** An SDK transport whose failure to connect is reported to {@code onFailure}; everything else is the transport's. */
-    private record ConnectWatch(McpClientTransport transport, Consumer<Throwable> onFailure) implements McpClientTransport {
-        @Override
-        public Mono<Void> connect(Function<Mono<McpSchema.JSONRPCMessage>, Mono<McpSchema.JSONRPCMessage>> handler) {
-            return transport.connect(handler).doOnError(onFailure);
-        }
-
-        @Override
-        public void setExceptionHandler(Consumer<Throwable> handler) {
-            transport.setExceptionHandler(handler);
-        }
-
-        @Override
-        public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
-            return transport.sendMessage(message);
-        }
-
-        @Override
-        public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
-            return transport.unmarshalFrom(data, typeRef);
-        }
-
-        @Override
-        public List<String> protocolVersions() {
-            return transport.protocolVersions();
-        }
-
-        @Override
-        public Mono<Void> closeGracefully() {
-            return transport.closeGracefully();
-        }
-
-        @Override
-        public void close() {
-            transport.close();
-        }
-    }
-
-    /** The SDK transport for {@code server}; reads the environment, so a missing variable fails here. */
-    private static McpClientTransport transport(Server server) {
-        if (server.transport() == Transport.STDIO) {
-            Map<String, String> env = new LinkedHashMap<>();
-            String lang = System.getenv("LANG");
-            if (lang != null) {
-                env.put("LANG", lang);
-            }
-            server.env().forEach((key, value) -> env.put(key, expand(server, "env." + key, value)));
-            return new Child(server, env);
-        }
-        URI url = url(server);
-        String base = url.getScheme() + "://" + url.getRawAuthority();
-        String endpoint = url.getRawPath().isEmpty() ? "/" : url.getRawPath();
-        if (url.getRawQuery() != null) {
-            endpoint += "?" + url.getRawQuery();
-        }
-        HttpRequest.Builder request = HttpRequest.newBuilder();
-        server.headers().forEach((key, value) -> request.header(key, expand(server, "headers." + key, value)));
-        // HTTP/1.1: the JDK's default, HTTP/2, asks a plain-http server to upgrade (h2c).
-        HttpClient.Builder client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1);
-        return switch (server.transport()) {
-            case SSE -> HttpClientSseClientTransport.builder(base).sseEndpoint(endpoint).clientBuilder(client)
-                    .requestBuilder(request).connectTimeout(server.timeout()).jsonMapper(MCP_JSON).build();
-            case STREAMABLE_HTTP -> HttpClientStreamableHttpTransport.builder(base).endpoint(endpoint)
-                    .clientBuilder(client).requestBuilder(request).connectTimeout(server.timeout())
-                    .jsonMapper(MCP_JSON).build();
-            case STDIO -> throw new AssertionError("stdio is handled above");
-        };
-    }
-
-    private static URI url(Server server) {
-        String url = expand(server, "url", server.url());
-        try {
-            URI uri = new URI(url);
-            if (("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))
-                    && uri.getHost() != null) {
-                return uri;
-            }
-        } catch (URISyntaxException e) {
-            // Reported below.
-        }
-        // An env:NAME url is not repeated: the variable may hold a secret (a token in the query).
-        throw new Unopened("MCP server \"" + server.id() + "\": " + (server.url().startsWith("env:")
-                ? "the url in " + server.url().substring(4) + " is not an http(s) URL: set it to one"
-                : "the url \"" + url + "\" is not an http(s) URL"));
-    }
-
-    /**
-     * {@code env:NAME} is the variable NAME; {@code ${NAME}} inside a value is replaced. An unset
-     * (or empty) variable fails, naming it, the server and the key that reads it.
-     */
-    private static String expand(Server server, String key, String value) {
-        if (value.startsWith("env:")) {
-            return variable(server, key, value.substring(4));
-        }
-        Matcher m = ENV_REF.matcher(value);
-        StringBuilder out = new StringBuilder();
-        while (m.find()) {
-            m.appendReplacement(out, Matcher.quoteReplacement(variable(server, key, m.group(1))));
-        }
-        return m.appendTail(out).toString();
-    }
-
-    private static String variable(Server server, String key, String name) {
-        String value = EnvFile.get(name);
-        if (value.isEmpty()) {
-            throw new Unopened("MCP server \"" + server.id() + "\": " + key
-                    + " reads the environment variable " + name + ", which is not set: set it in the environment or in env.yaml");
-        }
-        return value;
-    }
-
-    // --- argument checks -------------------------------------------------------------------------
-
-    /**
-     * A check of arguments against a tool's input schema: the SDK's JSON Schema 2020-12
-     * validator when the schema is one, else {@link #minimalCheck} (a server may list a
-     * schema of another dialect, or a broken one).
-     */
-    private static Function<Map<String, Object>, String> checker(Map<String, Object> schema) {
-        if (!VALIDATOR.validateSchema(schema).valid()) {
-            return arguments -> minimalCheck(schema, arguments);
-        }
-        return arguments -> {
-            JsonSchemaValidator.ValidationResponse r = VALIDATOR.validate(schema, arguments);
-            return r.valid() ? null : problems(r.errorMessage());
-        };
-    }
-
-    /**
-     * The validator's list of problems ({@code /a: string found, integer expected}), without
-     * the SDK's preamble and brackets; a problem of the arguments as a whole has no path.
-     */
-    private static String problems(String message) {
-        String preamble = "Validation failed: JSON schema validation errors: [";
-        if (message.startsWith(preamble) && message.endsWith("]")) {
-            message = message.substring(preamble.length(), message.length() - 1);
-        }
-        return message.startsWith(": ") ? message.substring(2) : message;
-    }
-
-    /**
-     * The check without a validator: the required properties are there and the top-level
-     * ones have their basic JSON type. Returns what is wrong, or null.
-     */
-    static String minimalCheck(Map<String, Object> schema, Map<String, Object> arguments) {
-        if (schema.get("required") instanceof List<?> names) {
-            for (Object name : names) {
-                if (!arguments.containsKey(String.valueOf(name))) {
-                    return "the required property \"" + name + "\" is missing";
-                }
-            }
-        }
-        if (schema.get("properties") instanceof Map<?, ?> properties) {
-            for (Map.Entry<String, Object> e : arguments.entrySet()) {
-                if (properties.get(e.getKey()) instanceof Map<?, ?> spec && spec.containsKey("type")
-                        && !typeOk(e.getValue(), spec.get("type"))) {
-                    return "\"" + e.getKey() + "\" must be of type " + spec.get("type") + ", not "
-                            + JSON.valueToTree(e.getValue());
-                }
-            }
-        }
-        return null;
-    }
-
-    private static boolean typeOk(Object value, Object expected) {
-        List<?> names = expected instanceof List<?> list ? list : List.of(expected);
-        boolean known = false;
-        for (Object name : names) {
-            Boolean ok = switch (String.valueOf(name)) {
-                case "string" -> value instanceof String;
-                case "integer" -> StateSchema.isInteger(value)
-                        || (value instanceof Double d && d == Math.rint(d) && !d.isInfinite());
-                case "number" -> StateSchema.isNumber(value);
-                case "boolean" -> value instanceof Boolean;
-                case "object" -> value instanceof Map;
-                case "array" -> value instanceof List;
-                case "null" -> value == null;
-                default -> null;
-            };
-            if (ok == Boolean.TRUE) {
-                return true;
-            }
-            known |= ok != null;
-        }
-        return !known;
     }
 }

@@ -142,12 +142,12 @@ class McpServersTest {
         Map<String, Object> schema = Map.of("type", "object",
                 "properties", Map.of("a", Map.of("type", "integer"), "n", Map.of("type", List.of("number", "null"))),
                 "required", List.of("a"));
-        assertNull(McpServers.minimalCheck(schema, Values.map("a", 1, "n", null)));
-        assertNull(McpServers.minimalCheck(schema, Map.of("a", 1, "n", 2.5)));
-        assertNull(McpServers.minimalCheck(schema, Map.of("a", 2.0)));
-        assertEquals("the required property \"a\" is missing", McpServers.minimalCheck(schema, Map.of()));
-        assertEquals("\"a\" must be of type integer, not \"x\"", McpServers.minimalCheck(schema, Map.of("a", "x")));
-        assertEquals("\"a\" must be of type integer, not true", McpServers.minimalCheck(schema, Map.of("a", true)));
+        assertNull(McpArguments.minimalCheck(schema, Values.map("a", 1, "n", null)));
+        assertNull(McpArguments.minimalCheck(schema, Map.of("a", 1, "n", 2.5)));
+        assertNull(McpArguments.minimalCheck(schema, Map.of("a", 2.0)));
+        assertEquals("the required property \"a\" is missing", McpArguments.minimalCheck(schema, Map.of()));
+        assertEquals("\"a\" must be of type integer, not \"x\"", McpArguments.minimalCheck(schema, Map.of("a", "x")));
+        assertEquals("\"a\" must be of type integer, not true", McpArguments.minimalCheck(schema, Map.of("a", true)));
     }
 
     // --- calls ----------------------------------------------------------------------------------

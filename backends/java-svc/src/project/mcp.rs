@@ -2,7 +2,8 @@
 //! (`io.modelcontextprotocol.sdk:mcp-core` and `mcp-json-jackson2`, pinned;
 //! not the umbrella `mcp` artifact, which brings Jackson 3 beside Spring
 //! Boot's Jackson 2): the document's `logical.mcpServers` and its tools of
-//! kind `mcp` (runtime/McpServers.java, McpTool.java; the servers are
+//! kind `mcp` (runtime/McpServers.java, McpTransports.java,
+//! McpArguments.java, McpTool.java; the servers are
 //! declared in the generated `config/McpConfig.java` and opened before the
 //! service listens), and `settings.mcp.expose` (web/McpEndpoint.java).
 
@@ -25,6 +26,14 @@ pub(super) const CLIENT: &[(&str, &str)] = &[
     (
         "runtime/McpServers.java",
         include_str!("../../runtime/java/McpServers.java"),
+    ),
+    (
+        "runtime/McpTransports.java",
+        include_str!("../../runtime/java/McpTransports.java"),
+    ),
+    (
+        "runtime/McpArguments.java",
+        include_str!("../../runtime/java/McpArguments.java"),
     ),
     (
         "runtime/McpTool.java",
