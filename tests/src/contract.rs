@@ -69,10 +69,25 @@ impl Suite {
         body
     }
 
-    /// Checks a `200` whose body is exactly `want`.
+    /// Checks a `200` whose body is exactly `want`, with the result's
+    /// fields in `want`'s order: the state's declared order on every target
+    /// (`serde_json`'s map equality ignores order, so it is compared apart).
     fn expect_result(&mut self, name: &str, r: std::io::Result<Response>, want: &Value) {
         let b = self.expect(name, r, 200, None);
         self.check(name, &b == want, || format!("{b} (want {want})"));
+        let keys = |v: &Value| -> Vec<String> {
+            v["result"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        self.check(name, keys(&b) == keys(want), || {
+            format!(
+                "result fields in the order {:?} (want {:?})",
+                keys(&b),
+                keys(want)
+            )
+        });
     }
 }
 

@@ -2,35 +2,35 @@ package graph
 
 import (
 	"encoding/json"
-	"sort"
 	"strconv"
 	"unicode/utf8"
 )
 
-// sortedFields lists the state fields by name with their JSON keys, so a
-// state is encoded in a fixed order without sorting map keys per request.
-var sortedFields = func() []struct{ name, key string } {
-	out := make([]struct{ name, key string }, len(fields))
+// fieldKeys holds each state field's JSON key, in the order the state
+// declares them, so an answer lists its fields as python-svc and java-svc
+// do, without sorting map keys per request.
+var fieldKeys = func() []string {
+	out := make([]string, len(fields))
 	for i, f := range fields {
 		key, _ := json.Marshal(f.Name)
-		out[i] = struct{ name, key string }{f.Name, string(key) + ":"}
+		out[i] = string(key) + ":"
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }()
 
-// AppendJSON appends the state as a JSON object (fields sorted by name).
-// It writes the common scalar types directly and leaves the rest to
-// encoding/json, whose output it matches.
+// AppendJSON appends the state as a JSON object, its fields in declared
+// order (an object inside a field has its keys sorted, as encoding/json
+// writes a map). It writes the common scalar types directly and leaves
+// the rest to encoding/json, whose output it matches.
 func AppendJSON(buf []byte, st State) ([]byte, error) {
 	buf = append(buf, '{')
-	for i, f := range sortedFields {
+	for i, f := range fields {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = append(buf, f.key...)
+		buf = append(buf, fieldKeys[i]...)
 		var err error
-		if buf, err = appendValue(buf, st[f.name]); err != nil {
+		if buf, err = appendValue(buf, st[f.Name]); err != nil {
 			return nil, err
 		}
 	}

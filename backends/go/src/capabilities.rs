@@ -57,6 +57,7 @@ pub fn info() -> BackendInfo {
                 .collect(),
             reasons: vec![
                 reason("feature:tracing.register", "registering the graph with LangSmith as the service starts is python-svc's (`svc register`); go exports OpenTelemetry only: set `register_on_build` to false"),
+                reason("feature:tracing.project", "`tracing.project` names the LangSmith project runs are sent to, and go sends none (it exports OpenTelemetry, whose `service.name` is the graph id or `OTEL_SERVICE_NAME`): remove `project`"),
                 reason("feature:model.provider.*", PROVIDER_REASON),
             ],
         },

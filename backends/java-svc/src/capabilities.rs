@@ -59,8 +59,8 @@ pub fn info() -> BackendInfo {
                 ),
                 reason("feature:model.provider.*", PROVIDER_REASON),
                 reason(
-                    "auth:bearer",
-                    "Java services offer none and api_key only; use api_key (X-API-Key)",
+                    "feature:tracing.project",
+                    "`tracing.project` names the LangSmith project runs are sent to, and java-svc sends none (it exports OpenTelemetry, whose `service.name` is the graph id or `OTEL_SERVICE_NAME`): remove `project`",
                 ),
             ],
         },

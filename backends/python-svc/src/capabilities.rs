@@ -50,6 +50,7 @@ pub fn info() -> BackendInfo {
                     "a2a.publish",
                     "tracing",
                     "tracing.register",
+                    "tracing.project",
                     "streaming",
                     OPENAI_PROVIDER,
                 ])

@@ -329,3 +329,185 @@ fn every_node_kind_is_in_every_list() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+// ---- the platform tables of docs/ir-reference.md -------------------------------
+
+/// The rows of the first Markdown table after `heading`, as header name →
+/// cell, skipping the separator line.
+fn table_after(doc: &str, heading: &str) -> Vec<BTreeMap<String, String>> {
+    let (_, rest) = doc
+        .split_once(heading)
+        .unwrap_or_else(|| panic!("docs/ir-reference.md has no `{heading}`"));
+    let lines: Vec<&str> = rest
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let cells = |line: &str| -> Vec<String> {
+        line.trim()
+            .trim_matches('|')
+            .split(" | ")
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let header = cells(lines[0]);
+    lines[2..]
+        .iter()
+        .map(|l| {
+            let row = cells(l);
+            assert_eq!(row.len(), header.len(), "a cell too many or too few: {l}");
+            header.iter().cloned().zip(row).collect()
+        })
+        .collect()
+}
+
+/// The `code` spans of a cell.
+fn spans(cell: &str) -> Vec<&str> {
+    cell.split('`').skip(1).step_by(2).collect()
+}
+
+/// Whether the backend's matrix holds `key` (`category:name`), as
+/// capability negotiation (host/compile/src/negotiate.rs) decides it.
+fn supports(info: &svc_backend_sdk::BackendInfo, key: &str) -> bool {
+    let c = &info.capabilities;
+    let (category, name) = key.split_once(':').expect("category:name");
+    let list = match category {
+        "node-kind" => &c.node_kinds,
+        "tool-kind" => &c.tool_kinds,
+        "transport" => &c.transports,
+        "auth" => &c.auth,
+        "feature" => &c.features,
+        other => panic!("unknown requirement category `{other}` in `{key}`"),
+    };
+    list.iter().any(|s| s == name)
+}
+
+/// Whether the backend gives a reason for refusing `key` (exactly, or for
+/// a prefix written with a trailing `*`), as negotiation looks it up.
+fn has_reason(info: &svc_backend_sdk::BackendInfo, key: &str) -> bool {
+    info.capabilities.reasons.iter().any(|(k, _)| {
+        k == key
+            || k.strip_suffix('*')
+                .is_some_and(|prefix| key.starts_with(prefix))
+    })
+}
+
+/// Each target's cell of `row` against that backend's capabilities: "yes"
+/// (or "=", the same as another setting) exactly when it holds every key
+/// of the `requirement` cell, "refused"/"no" with a reason for a key it
+/// lacks.
+fn check_row(row: &BTreeMap<String, String>, first: &str, problems: &mut Vec<String>) {
+    use svc_backend_sdk::Backend;
+    let backends = [
+        svc_backend_go::GoBackend::info(),
+        svc_backend_java::JavaBackend::info(),
+        svc_backend_python::PythonBackend::info(),
+    ];
+    let what = &row[first];
+    let requirement = &row["requirement"];
+    let keys = spans(requirement);
+    if keys.is_empty() && requirement != "none" {
+        problems.push(format!(
+            "{what}: the requirement cell is `none` or backticked keys, not {requirement:?}"
+        ));
+    }
+    for info in &backends {
+        let cell = row
+            .get(info.platform.as_str())
+            .unwrap_or_else(|| panic!("no column for {}", info.platform));
+        let says_yes = cell.starts_with("yes") || cell.starts_with('=');
+        let says_no = cell.starts_with("refused") || cell.starts_with("no");
+        if !says_yes && !says_no {
+            problems.push(format!(
+                "{what} on {}: the cell must start with yes, =, refused or no: {cell:?}",
+                info.platform
+            ));
+            continue;
+        }
+        let missing: Vec<&str> = keys
+            .iter()
+            .copied()
+            .filter(|k| !supports(info, k))
+            .collect();
+        if says_yes && !missing.is_empty() {
+            problems.push(format!(
+                "{what}: docs say {} builds it, but its capabilities lack {missing:?}",
+                info.platform
+            ));
+        }
+        if says_no && missing.is_empty() {
+            problems.push(format!(
+                "{what}: docs say {} refuses it, but its capabilities hold {keys:?}",
+                info.platform
+            ));
+        }
+        for k in &missing {
+            if !has_reason(info, k) {
+                problems.push(format!(
+                    "{what}: {} refuses `{k}` without a reason (capabilities.rs)",
+                    info.platform
+                ));
+            }
+        }
+    }
+}
+
+/// The dotted paths of the leaves of a JSON Schema definition (objects
+/// whose properties are a definition are walked; arrays are leaves).
+fn leaves(defs: &serde_json::Value, def: &str, prefix: &str, out: &mut BTreeSet<String>) {
+    let props = defs[def]["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("`{def}` has no properties"));
+    for (name, p) in props {
+        let path = format!("{prefix}{name}");
+        let target = p["$ref"]
+            .as_str()
+            .or_else(|| p["allOf"][0]["$ref"].as_str())
+            .or_else(|| p["anyOf"][0]["$ref"].as_str())
+            .and_then(|r| r.strip_prefix("#/$defs/"));
+        match target {
+            Some(t) if defs[t]["properties"].is_object() => {
+                leaves(defs, t, &format!("{path}."), out)
+            }
+            _ => {
+                out.insert(path);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_settings_table_holds_every_setting_and_matches_the_backends() {
+    let root = workspace();
+    let reference =
+        std::fs::read_to_string(root.join("docs/ir-reference.md")).expect("ir-reference.md");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("fixtures/schema/ir-v2.schema.json")).expect("schema"),
+    )
+    .expect("schema JSON");
+    let defs = &schema["$defs"];
+    let mut fields = BTreeSet::new();
+    leaves(defs, "Settings", "", &mut fields);
+    leaves(defs, "Security", "security.", &mut fields);
+    assert!(fields.len() > 20, "only {fields:?}");
+
+    let rows = table_after(&reference, "### What each target does with each setting");
+    let mut problems = Vec::new();
+    let mut documented = BTreeSet::new();
+    for row in &rows {
+        // `tracing.enabled: true`, `model.provider` `openai`: the path is
+        // the span's text before any `:` value.
+        for span in spans(&row["setting"]) {
+            documented.insert(span.split(':').next().unwrap_or(span).trim().to_string());
+        }
+        check_row(row, "setting", &mut problems);
+    }
+    for f in &fields {
+        if !documented.contains(f) {
+            problems.push(format!(
+                "`{f}` (a field of the IR schema) has no row in \"What each target does with each setting\""
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

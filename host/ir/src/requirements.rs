@@ -122,6 +122,16 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
             "/logical/settings/tracing/enabled".into(),
             None,
         );
+        // A LangSmith project (the default one asks for nothing): a target
+        // that sends no runs to LangSmith refuses it instead of ignoring it.
+        if s.tracing.project != Tracing::default().project {
+            push(
+                Category::Feature,
+                "tracing.project",
+                "/logical/settings/tracing/project".into(),
+                None,
+            );
+        }
         // Registering the graph with LangSmith as the service starts.
         if s.tracing.register_on_build {
             push(
