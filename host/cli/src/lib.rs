@@ -71,6 +71,10 @@ enum SvcCommand {
     TestPlugin(test_plugin::TestPluginArgs),
     /// Print the version of svc and of its built-in backends.
     Version,
+    /// Stops the process groups `svc design` or `svc test` started when it
+    /// dies: started by them, never by hand (launch::guardian).
+    #[command(name = "guardian", hide = true)]
+    Guardian,
 }
 
 #[derive(Debug, Subcommand)]
@@ -206,6 +210,7 @@ pub fn main_svc() -> ExitCode {
         SvcCommand::Test(args) => test_cases::run(&args),
         SvcCommand::TestPlugin(args) => test_plugin::run(&args),
         SvcCommand::Design(args) => design::run(&args),
+        SvcCommand::Guardian => launch::guardian::serve(),
         SvcCommand::Version => {
             print_version("svc", svc_ir::release::SVC);
             ExitCode::SUCCESS

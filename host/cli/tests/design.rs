@@ -2,9 +2,10 @@
 
 //! `svc design`'s server and API over HTTP: the loopback checks, the token,
 //! loading and saving (lossless, refused over a file changed on disk),
-//! validation, capabilities, export to a folder and to a zip; its runs
-//! (`run`); and `svc test`, which shares how runs build and start
-//! services (`svc_test`).
+//! validation, capabilities, export to a folder (only inside the
+//! document's, `export`) and to a zip; its runs (`run`), whose services
+//! go also when the designer is killed (`killed`); and `svc test`, which
+//! shares how runs build and start services (`svc_test`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -15,6 +16,12 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use svc_tests::http::{send, Response};
 
+#[cfg(unix)]
+#[path = "design/export.rs"]
+mod export;
+#[cfg(unix)]
+#[path = "design/killed.rs"]
+mod killed;
 #[path = "design/run.rs"]
 mod run;
 #[path = "design/svc_test.rs"]

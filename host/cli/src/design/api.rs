@@ -14,6 +14,7 @@ use svc_ir::{Diagnostic, SourceFile};
 use svc_packs::registry::Registry;
 use svc_runtime::{Backend, Runtime};
 
+use super::export_dir;
 use super::format;
 use super::model::{self, Flat};
 use super::server::{Call, Reply};
@@ -544,18 +545,16 @@ impl Api {
                 "name the folder to export to (\"dir\"), or ask for a zip",
             ));
         };
-        // Relative folders start at the document's own folder.
+        // Only below the document's own folder (the current one without a
+        // file), where relative folders start.
         let base = self
             .path
             .as_ref()
             .and_then(|p| p.parent())
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        let out = if dir.is_absolute() {
-            dir
-        } else {
-            base.join(dir)
-        };
+        let out = export_dir::resolve(&base, &dir)
+            .map_err(|message| Reply::error(400, "dir_outside_document", message))?;
         // A previous export may be replaced; any other non-empty folder not.
         let previous = out.join(".svc-build-manifest.json").is_file();
         let generated = svc_compile::compile(

@@ -1,10 +1,12 @@
 //! `svc design`: the visual editor (`docs/designer.md`). `server` answers
 //! HTTP on loopback, `api` does what the editor asks through the compiler,
 //! `run` builds, starts and calls the services a run panel asks for,
-//! `model` converts between the editor's flat model and IR v2, and
-//! `format` writes documents deterministically.
+//! `model` converts between the editor's flat model and IR v2,
+//! `format` writes documents deterministically, and `export_dir` keeps
+//! exports inside the document's folder.
 
 mod api;
+mod export_dir;
 mod format;
 pub mod model;
 mod run;

@@ -3,10 +3,12 @@
 //! (`build`, keyed by the document's canonical JSON), built with its
 //! manifest's commands, started on a free loopback port with a fresh key
 //! (`service`), every process in a group of its own so that nothing is
-//! left behind (`process`), and the model, HTTP tools and MCP servers it
+//! left behind (`process`), also when the process that started them is
+//! killed (`guardian`), and the model, HTTP tools and MCP servers it
 //! calls stood in for on loopback (`model`, `tools`, `mcp`).
 
 pub mod build;
+pub mod guardian;
 pub mod mcp;
 pub mod model;
 pub mod process;

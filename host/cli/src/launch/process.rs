@@ -1,32 +1,71 @@
 //! The processes a run starts (builds and services), each in a
 //! process group of its own, so that stopping one also stops what it
 //! started (Maven's forks, a shell's children), and so that every group
-//! still alive can be stopped when `svc design` or `svc test` exits.
+//! still alive can be stopped when `svc design` or `svc test` exits, and
+//! by the guardian when it dies without doing so.
 
 use std::collections::HashMap;
 use std::process::{Child, Command};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::guardian::Guardian;
+
 /// How long a process has to exit after SIGTERM before SIGKILL.
 const GRACE: Duration = Duration::from_secs(3);
 
-/// Every live process group, by leader pid, with the platform it is for.
+/// Every live process group, by leader pid, with the platform it is for;
+/// and the guardian that stops them if this process dies without doing so.
 #[derive(Default)]
-pub struct Groups(Mutex<HashMap<u32, String>>);
+pub struct Groups {
+    live: Mutex<HashMap<u32, String>>,
+    guardian: Option<Guardian>,
+}
 
 impl Groups {
-    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<u32, String>> {
-        // A panicking holder cannot leave the map half-changed.
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    /// Groups watched by a guardian ([`super::guardian`]): they are stopped
+    /// also when this process is killed (SIGKILL included). Without one (it
+    /// could not start), they are stopped on a normal exit, Ctrl+C and
+    /// SIGTERM only, and `what` says so on stderr.
+    pub fn guarded(what: &str) -> Groups {
+        let guardian = match Guardian::start() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln!(
+                    "{what}: {e}; the services it starts will outlive it if it is killed (SIGKILL)"
+                );
+                None
+            }
+        };
+        Groups {
+            live: Mutex::default(),
+            guardian,
+        }
     }
 
-    /// Starts `cmd` as the leader of a new process group, kept in the list.
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<u32, String>> {
+        // A panicking holder cannot leave the map half-changed.
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Forgets group `pid`, here and in the guardian.
+    fn forget(&self, pid: u32) {
+        self.live().remove(&pid);
+        if let Some(g) = &self.guardian {
+            g.release(pid);
+        }
+    }
+
+    /// Starts `cmd` as the leader of a new process group, kept in the list
+    /// and told to the guardian.
     pub fn spawn(&self, cmd: &mut Command, platform: &str) -> std::io::Result<Child> {
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(cmd, 0);
         let child = cmd.spawn()?;
         self.live().insert(child.id(), platform.to_string());
+        if let Some(g) = &self.guardian {
+            g.watch(child.id());
+        }
         Ok(child)
     }
 
@@ -46,32 +85,44 @@ impl Groups {
         signal(pid, Signal::Kill);
         let _ = child.kill();
         let _ = child.wait();
-        self.live().remove(&pid);
+        self.forget(pid);
     }
 
     /// Forgets a group whose leader has exited on its own (a build step).
     pub fn finished(&self, child: &Child) {
-        self.live().remove(&child.id());
+        self.forget(child.id());
     }
 
     /// Stops every live group (their leaders are reaped by whoever holds
-    /// their `Child`, or by [`Groups::reap`]); returns their platforms.
+    /// their `Child`, or on the way by [`alive`]); returns their platforms.
     pub fn stop_all(&self) -> Vec<String> {
         let groups: Vec<(u32, String)> = self.live().drain().collect();
-        for (pid, _) in &groups {
-            signal(*pid, Signal::Term);
-        }
-        let started = Instant::now();
-        while started.elapsed() < GRACE && groups.iter().any(|(pid, _)| alive(*pid)) {
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        for (pid, _) in &groups {
-            signal(*pid, Signal::Kill);
+        let pids: Vec<u32> = groups.iter().map(|(pid, _)| *pid).collect();
+        stop_groups(&pids);
+        if let Some(g) = &self.guardian {
+            for pid in &pids {
+                g.release(*pid);
+            }
         }
         let mut platforms: Vec<String> = groups.into_iter().map(|(_, p)| p).collect();
         platforms.sort();
         platforms.dedup();
         platforms
+    }
+}
+
+/// SIGTERM to each group, up to [`GRACE`] for them to exit, then SIGKILL
+/// to what is left: `stop_all`, and the guardian when its watch ends.
+pub(super) fn stop_groups(pids: &[u32]) {
+    for pid in pids {
+        signal(*pid, Signal::Term);
+    }
+    let started = Instant::now();
+    while started.elapsed() < GRACE && pids.iter().any(|pid| alive(*pid)) {
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    for pid in pids {
+        signal(*pid, Signal::Kill);
     }
 }
 
@@ -100,7 +151,7 @@ fn signal(_pid: u32, _which: Signal) {}
 /// the group that are our children are reaped on the way (at exit nobody
 /// else will), so that a zombie does not count as alive.
 #[cfg(unix)]
-fn alive(pid: u32) -> bool {
+pub(super) fn alive(pid: u32) -> bool {
     use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
     use nix::unistd::Pid;
     let Ok(pid) = i32::try_from(pid) else {
@@ -115,6 +166,6 @@ fn alive(pid: u32) -> bool {
 }
 
 #[cfg(not(unix))]
-fn alive(_pid: u32) -> bool {
+pub(super) fn alive(_pid: u32) -> bool {
     false
 }

@@ -155,7 +155,7 @@ pub fn run(args: &TestArgs) -> ExitCode {
     if args.keep {
         cache.keep();
     }
-    let groups = Arc::new(Groups::default());
+    let groups = Arc::new(Groups::guarded("svc test"));
     let stopping = Arc::clone(&groups);
     let temporary = cache.is_temporary().then(|| cache.dir.clone());
     // Ctrl+C and SIGTERM stop the builds and services (their groups) first.

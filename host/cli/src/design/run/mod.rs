@@ -89,7 +89,7 @@ impl Runner {
         Ok(Runner {
             cache,
             slots,
-            groups: process::Groups::default(),
+            groups: process::Groups::guarded("svc design"),
             generation: AtomicU64::new(0),
             echo: Mutex::new(None),
             progress: progress::Board::default(),
