@@ -33,7 +33,7 @@ pub fn info() -> BackendInfo {
             ]),
             tool_kinds: strings(&["native", "http", "mcp"]),
             transports: strings(&["stdio", "sse", "streamable_http"]),
-            auth: strings(&["none", "api_key"]),
+            auth: strings(&["none", "api_key", "bearer"]),
             features: strings(&ALL_ROUTER_FEATURES)
                 .into_iter()
                 .chain(strings(&[

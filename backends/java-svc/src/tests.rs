@@ -78,6 +78,7 @@ fn a2a_agents(doc: &Document) -> Vec<(String, Option<String>)> {
 
 pub fn http_tests(doc: &Document, pkg: &str) -> String {
     let auth = doc.security.auth != Auth::None;
+    let bearer = doc.security.auth == Auth::Bearer;
     let llm = any_graph(doc, Document::has_llm_nodes);
     let http = http_tools(doc);
     let connector_env = svc_backend_sdk::connectors::env_refs(doc);
@@ -246,8 +247,16 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                         quote(&format!("/connectors/{node}"))
                     ));
                 }
-                if llm {
-                    w.line("registry.add(\"svc.llm.base-url\", () -> base + \"/v1\");");
+                // Each graph's models read their own provider's base URL variable.
+                let mut model_urls: Vec<String> = Vec::new();
+                for (d, _) in all_graphs(doc) {
+                    let url = crate::nodes::llm::provider_env(d).0;
+                    if d.has_llm_nodes() && !model_urls.contains(&url) {
+                        model_urls.push(url);
+                    }
+                }
+                for var in model_urls {
+                    w.line(format!("registry.add({}, () -> base + \"/v1\");", quote(&var)));
                 }
                 for (name, _) in &http {
                     w.line(format!(
@@ -285,7 +294,11 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                     w.line("request.header(\"Content-Type\", contentType);");
                 });
                 w.block("if (key != null) {", "}", |w| {
-                    w.line("request.header(\"X-API-Key\", key);");
+                    w.line(if bearer {
+                        "request.header(\"Authorization\", \"Bearer \" + key);"
+                    } else {
+                        "request.header(\"X-API-Key\", key);"
+                    });
                 });
                 w.line(format!("{http_response}<String> response = client.send(request.build(), {http_response}.BodyHandlers.ofString());"));
                 w.line(format!("{assert_equals}(\"application/json\", response.headers().firstValue(\"Content-Type\").orElse(\"\"), path);"));
@@ -335,7 +348,27 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                     w.line(format!("{assert_equals}(401, r.status());"));
                     w.line(format!("{assert_equals}(\"unauthorized\", error(r).get(\"code\"));"));
                     w.line(format!("{assert_false}(r.raw().body().contains(\"wrong-credential\"));"));
+                    if bearer {
+                        w.line(format!("{assert_equals}(\"Bearer\", r.raw().headers().firstValue(\"WWW-Authenticate\").orElse(\"\"));"));
+                    }
                 });
+            });
+            w.blank();
+        }
+        if bearer {
+            w.line("/** The key in X-API-Key does not satisfy a bearer service. */");
+            w.line(format!("@{test}"));
+            w.block("void anApiKeyIsNotABearerToken() throws Exception {", "}", |w| {
+                w.line(format!("{http_request} request = {http_request}.newBuilder({uri}.create(\"http://127.0.0.1:\" + port + \"/invoke\"))"));
+                w.indent().indent();
+                w.line(".header(\"Content-Type\", \"application/json\")");
+                w.line(".header(\"X-API-Key\", KEY)");
+                w.line(format!(".POST({http_request}.BodyPublishers.ofString({}))", quote(&envelope)));
+                w.line(".build();");
+                w.dedent().dedent();
+                w.line(format!("{http_response}<String> r = client.send(request, {http_response}.BodyHandlers.ofString());"));
+                w.line(format!("{assert_equals}(401, r.statusCode(), r.body());"));
+                w.line(format!("{assert_equals}(\"Bearer\", r.headers().firstValue(\"WWW-Authenticate\").orElse(\"\"));"));
             });
             w.blank();
         }
@@ -484,7 +517,14 @@ fn mcp_endpoint_tests(
         ));
         w.indent().indent();
         w.line(".endpoint(\"/mcp\")");
-        w.line(format!(".requestBuilder({http_request}.newBuilder().header(\"X-API-Key\", KEY))"));
+        w.line(format!(
+            ".requestBuilder({http_request}.newBuilder().header({}))",
+            if doc.security.auth == Auth::Bearer {
+                "\"Authorization\", \"Bearer \" + KEY"
+            } else {
+                "\"X-API-Key\", KEY"
+            }
+        ));
         w.line(format!(".jsonMapper(new {mapper}(JSON))"));
         w.line(".build())");
         w.line(format!(".requestTimeout({duration}.ofSeconds(30))"));

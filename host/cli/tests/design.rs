@@ -397,14 +397,14 @@ fn validation_capabilities_and_export() {
     }
     let java = &caps["java-svc"]["capabilities"];
     assert!(
-        !java["auth"].as_array().unwrap().contains(&json!("bearer")),
+        java["auth"].as_array().unwrap().contains(&json!("bearer")),
         "{java}"
     );
     assert!(java["reasons"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|r| r["requirement"] == "auth:bearer"));
+        .any(|r| r["requirement"] == "feature:tracing.register"));
     assert!(d.get("/api/connectors").json()["connectors"].is_array());
 
     // Export to a folder (relative to the document), then again over it.

@@ -24,7 +24,7 @@ const FIXTURES: &[(&str, &[&str])] = &[
     ("append_text", &["go", "python-svc", "java-svc"]),
     ("minimal", &["go", "python-svc", "java-svc"]),
     ("router_ops", &["go", "python-svc", "java-svc"]),
-    ("bearer_auth", &["go", "python-svc"]),
+    ("bearer_auth", &["go", "python-svc", "java-svc"]),
 ];
 
 fn fixture(name: &str) -> std::path::PathBuf {

@@ -70,7 +70,8 @@ public class A2aEndpoint {
     @GetMapping({"/.well-known/agent-card.json", "/.well-known/agent.json"})
     public ResponseEntity<byte[]> card(HttpServletRequest request) throws JsonProcessingException {
         String base = request.getScheme() + "://" + request.getHeader("Host");
-        byte[] body = GraphController.JSON.writeValueAsBytes(card(base + RPC, auth.required()));
+        List<String> schemes = auth.required() ? List.of(auth.scheme()) : List.of();
+        byte[] body = GraphController.JSON.writeValueAsBytes(card(base + RPC, schemes));
         String etag = "\"" + HexFormat.of().formatHex(sha256(body), 0, 16) + "\"";
         String match = request.getHeader("If-None-Match");
         if (match != null && match.contains(etag)) {
@@ -90,9 +91,10 @@ public class A2aEndpoint {
 
     /**
      * The card in the layout a2a-sdk for Python writes: the A2A 1.0 fields (ProtoJSON), then
-     * the 0.3 ones for older clients; it declares the API key /invoke takes, if any.
+     * the 0.3 ones for older clients. It declares the schemes /a2a accepts ("bearer",
+     * "api_key"), each an alternative; a skill's roles are the scopes of its requirements.
      */
-    static Map<String, Object> card(String endpoint, boolean keyed) {
+    static Map<String, Object> card(String endpoint, List<String> schemes) {
         Map<String, Object> card = new LinkedHashMap<>();
         card.put("name", A2aAgent.TITLE);
         card.put("description", A2aAgent.DESCRIPTION);
@@ -101,16 +103,13 @@ public class A2aEndpoint {
                 Map.of("url", endpoint, "protocolBinding", "JSONRPC", "protocolVersion", "0.3")));
         card.put("version", A2aAgent.VERSION);
         card.put("capabilities", Map.of("streaming", true, "pushNotifications", false));
-        if (keyed) {
-            Map<String, Object> key = new LinkedHashMap<>();
-            key.put("apiKeySecurityScheme",
-                    Map.of("description", "X-API-Key: <key>", "location", "header", "name", "X-API-Key"));
-            key.put("description", "X-API-Key: <key>");
-            key.put("in", "header");
-            key.put("name", "X-API-Key");
-            key.put("type", "apiKey");
-            card.put("securitySchemes", Map.of("api_key", key));
-            card.put("securityRequirements", List.of(Map.of("schemes", Map.of("api_key", Map.of()))));
+        if (!schemes.isEmpty()) {
+            Map<String, Object> declared = new LinkedHashMap<>();
+            for (String scheme : schemes) {
+                declared.put(scheme, scheme(scheme));
+            }
+            card.put("securitySchemes", declared);
+            card.put("securityRequirements", requirements(schemes, List.of()));
         }
         card.put("defaultInputModes", List.of("text/plain"));
         card.put("defaultOutputModes", List.of("text/plain"));
@@ -121,22 +120,58 @@ public class A2aEndpoint {
             skill.put("name", s.name());
             skill.put("description", s.description());
             skill.put("tags", s.tags());
-            if (keyed && !s.roles().isEmpty()) {
-                // A skill's roles are the scopes of its security requirement.
-                skill.put("securityRequirements",
-                        List.of(Map.of("schemes", Map.of("api_key", Map.of("list", s.roles())))));
-                skill.put("security", List.of(Map.of("api_key", s.roles())));
+            if (!schemes.isEmpty() && !s.roles().isEmpty()) {
+                skill.put("securityRequirements", requirements(schemes, s.roles()));
+                skill.put("security", legacyRequirements(schemes, s.roles()));
             }
             skills.add(skill);
         }
         card.put("skills", skills);
         card.put("preferredTransport", "JSONRPC");
         card.put("protocolVersion", "0.3");
-        if (keyed) {
-            card.put("security", List.of(Map.of("api_key", List.of())));
+        if (!schemes.isEmpty()) {
+            card.put("security", legacyRequirements(schemes, List.of()));
         }
         card.put("url", endpoint);
         return card;
+    }
+
+    /** A security scheme in both layouts: HTTP bearer, or an API key in X-API-Key. */
+    private static Map<String, Object> scheme(String name) {
+        Map<String, Object> scheme = new LinkedHashMap<>();
+        if ("bearer".equals(name)) {
+            scheme.put("httpAuthSecurityScheme",
+                    Map.of("description", "Authorization: Bearer <token>", "scheme", "Bearer"));
+            scheme.put("description", "Authorization: Bearer <token>");
+            scheme.put("scheme", "Bearer");
+            scheme.put("type", "http");
+            return scheme;
+        }
+        scheme.put("apiKeySecurityScheme",
+                Map.of("description", "X-API-Key: <key>", "location", "header", "name", "X-API-Key"));
+        scheme.put("description", "X-API-Key: <key>");
+        scheme.put("in", "header");
+        scheme.put("name", "X-API-Key");
+        scheme.put("type", "apiKey");
+        return scheme;
+    }
+
+    /** One requirement per scheme (alternatives), with {@code roles} as its scopes (ProtoJSON's list). */
+    private static List<Object> requirements(List<String> schemes, List<String> roles) {
+        List<Object> out = new ArrayList<>();
+        for (String scheme : schemes) {
+            out.add(Map.of("schemes", Map.of(scheme, roles.isEmpty() ? Map.of() : Map.of("list", roles))));
+        }
+        return out;
+    }
+
+    /** The same in the 0.3 layout: scheme name to its scopes. */
+    private static List<Object> legacyRequirements(List<String> schemes, List<String> roles) {
+        List<Object> out = new ArrayList<>();
+        for (String scheme : schemes) {
+            out.add(Map.of(scheme, roles));
+        }
+        return out;
     }
 
     // --- JSON-RPC -----------------------------------------------------------------------------
@@ -159,8 +194,8 @@ public class A2aEndpoint {
 
     @PostMapping(RPC)
     public ResponseEntity<byte[]> rpc(HttpServletRequest request) {
-        if (!auth.accepts(request.getHeader("X-API-Key"))) {
-            return GraphController.json(401, new SvcError(401, "unauthorized", "missing or wrong credential", null).body());
+        if (!auth.accepts(request)) {
+            return GraphController.refuse(auth.challenge());
         }
         byte[] body;
         try {

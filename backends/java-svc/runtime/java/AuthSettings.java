@@ -1,6 +1,7 @@
 package com.svc.__SVC_PACKAGE__.config;
 
 import com.svc.__SVC_PACKAGE__.GraphState;
+import jakarta.servlet.http.HttpServletRequest;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -8,9 +9,10 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
 /**
- * The credential /invoke requires. It comes from the environment variable the
- * graph names (application.yml maps it to svc.security.key); when
- * authentication is on and it is empty the service does not start.
+ * The credential /invoke (and /mcp, and /a2a without a token table) requires, in the
+ * scheme of security.auth: an API key in X-API-Key, or a token in Authorization: Bearer.
+ * It comes from the environment variable the graph names (application.yml maps it to
+ * svc.security.key); when authentication is on and it is empty the service does not start.
  */
 @Component
 public class AuthSettings {
@@ -24,8 +26,13 @@ public class AuthSettings {
     }
 
     public static String missingKeyMessage() {
-        return GraphState.KEY_ENV + " is not set: set it to the API key clients must send in X-API-Key, "
+        String how = bearer() ? "as Authorization: Bearer <token>" : "in the X-API-Key header";
+        return GraphState.KEY_ENV + " is not set: set it to the key clients must send (" + how + "), "
                 + "or compile the graph with security.auth \"none\"";
+    }
+
+    private static boolean bearer() {
+        return "bearer".equals(GraphState.AUTH);
     }
 
     /** Whether requests need the key (security.auth is not "none"). */
@@ -33,18 +40,49 @@ public class AuthSettings {
         return keyDigest != null;
     }
 
-    /** Compares in constant time, over digests so the key's length does not leak either. */
-    public boolean accepts(String presented) {
+    /** The scheme clients send the key in: "api_key" or "bearer"; "none" when none is asked. */
+    public String scheme() {
+        return GraphState.AUTH;
+    }
+
+    /** The header of a refusal: WWW-Authenticate: Bearer when bearer tokens are asked, else null. */
+    public String challenge() {
+        return bearer() ? "Bearer" : null;
+    }
+
+    /**
+     * Whether the request carries the key in the graph's scheme (an X-API-Key does not
+     * satisfy a bearer service). Compared in constant time, over digests so the key's
+     * length does not leak either.
+     */
+    public boolean accepts(HttpServletRequest request) {
         if (keyDigest == null) {
             return true;
         }
-        if (presented == null || presented.isEmpty()) {
+        String presented = bearer() ? bearerToken(request) : apiKey(request);
+        if (presented == null) {
             return false;
         }
         return MessageDigest.isEqual(digest(presented), keyDigest);
     }
 
-    private static byte[] digest(String value) {
+    /** The token of an Authorization: Bearer header (the word in any case), or null. */
+    public static String bearerToken(HttpServletRequest request) {
+        String header = request.getHeader("Authorization");
+        if (header == null || header.length() < 7 || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return null;
+        }
+        String token = header.substring(7).strip();
+        return token.isEmpty() ? null : token;
+    }
+
+    /** The X-API-Key header, or null when it is absent or empty. */
+    public static String apiKey(HttpServletRequest request) {
+        String key = request.getHeader("X-API-Key");
+        return key == null || key.isEmpty() ? null : key;
+    }
+
+    public static byte[] digest(String value) {
         try {
             return MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
         } catch (NoSuchAlgorithmException e) {

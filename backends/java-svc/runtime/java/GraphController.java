@@ -110,7 +110,7 @@ public class GraphController {
     @PostMapping("/invoke")
     public ResponseEntity<byte[]> invoke(HttpServletRequest request, HttpServletResponse response) {
         try {
-            byte[] body = admit(request);
+            byte[] body = admit(request, response);
             if (threaded != null) {
                 return threaded.invoke(body, request, response);
             }
@@ -127,9 +127,12 @@ public class GraphController {
     }
 
     /** The checks before the body is read as JSON: credential, media type, size. */
-    private byte[] admit(HttpServletRequest request) throws SvcError {
-        if (!auth.accepts(request.getHeader("X-API-Key"))) {
-            throw new SvcError(401, "unauthorized", "missing or wrong credential", null);
+    private byte[] admit(HttpServletRequest request, HttpServletResponse response) throws SvcError {
+        if (!auth.accepts(request)) {
+            if (auth.challenge() != null) {
+                response.setHeader("WWW-Authenticate", auth.challenge());
+            }
+            throw unauthorized();
         }
         if (!isJson(request.getContentType())) {
             throw new SvcError(415, "unsupported_media_type",
@@ -272,6 +275,20 @@ public class GraphController {
         } catch (IOException e) {
             throw SvcError.badRequest("cannot read the request body");
         }
+    }
+
+    static SvcError unauthorized() {
+        return new SvcError(401, "unauthorized", "missing or wrong credential", null);
+    }
+
+    /** The 401 of /mcp and /a2a, with WWW-Authenticate: {@code challenge} when it is not null. */
+    static ResponseEntity<byte[]> refuse(String challenge) {
+        ResponseEntity<byte[]> refused = json(401, unauthorized().body());
+        if (challenge == null) {
+            return refused;
+        }
+        return ResponseEntity.status(401).header("WWW-Authenticate", challenge)
+                .contentType(MediaType.APPLICATION_JSON).body(refused.getBody());
     }
 
     private static SvcError tooLarge() {

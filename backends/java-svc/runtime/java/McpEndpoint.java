@@ -78,8 +78,8 @@ public class McpEndpoint {
     @PostMapping(PATH)
     public ResponseEntity<byte[]> mcp(HttpServletRequest request, HttpServletResponse response)
             throws ServletException, IOException {
-        if (!auth.accepts(request.getHeader("X-API-Key"))) {
-            return GraphController.json(401, new SvcError(401, "unauthorized", "missing or wrong credential", null).body());
+        if (!auth.accepts(request)) {
+            return GraphController.refuse(auth.challenge());
         }
         if (request.getContentLengthLong() > GraphController.MAX_REQUEST_BYTES) {
             return GraphController.json(413,

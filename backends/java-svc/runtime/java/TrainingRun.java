@@ -26,7 +26,8 @@ public final class TrainingRun {
     private TrainingRun() {
     }
 
-    public static void exercise(ConfigurableApplicationContext context, String key) {
+    /** {@code scheme} is security.auth ("api_key" or "bearer": how {@code key} is sent; "none"). */
+    public static void exercise(ConfigurableApplicationContext context, String scheme, String key) {
         int status = 0;
         try {
             int port = ((WebServerApplicationContext) context).getWebServer().getPort();
@@ -37,7 +38,9 @@ public final class TrainingRun {
             HttpRequest.Builder invoke = HttpRequest.newBuilder(URI.create(base + "/invoke"))
                     .header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString("{\"state\": {\"svc-training-run\": true}}"));
-            if (!key.isEmpty()) {
+            if ("bearer".equals(scheme)) {
+                invoke.header("Authorization", "Bearer " + key);
+            } else if ("api_key".equals(scheme)) {
                 invoke.header("X-API-Key", key);
             }
             expect(client, invoke, 422);

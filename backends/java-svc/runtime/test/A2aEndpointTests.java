@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.svc.__SVC_PACKAGE__.GraphState;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -43,7 +44,9 @@ class A2aEndpointTests {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/a2a"))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body));
-        if (key != null) {
+        if (key != null && "bearer".equals(GraphState.AUTH)) {
+            request.header("Authorization", "Bearer " + key);
+        } else if (key != null) {
             request.header("X-API-Key", key);
         }
         if (version != null) {
@@ -94,6 +97,9 @@ class A2aEndpointTests {
                 HttpResponse<String> refused = post(send("SendMessage", skill, "{\"text\": \"hi\"}"), key, "1.0");
                 assertEquals(401, refused.statusCode(), refused.body());
                 assertTrue(refused.body().contains("\"unauthorized\""), refused.body());
+                if ("bearer".equals(GraphState.AUTH)) {
+                    assertEquals("Bearer", refused.headers().firstValue("WWW-Authenticate").orElse(""));
+                }
             }
         }
         HttpResponse<String> large = post("{\"pad\": \"" + "x".repeat(1 << 20) + "\"}", KEY, "1.0");

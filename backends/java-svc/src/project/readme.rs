@@ -62,15 +62,26 @@ pub(super) fn readme(doc: &Document) -> String {
         ))
         .blank();
     w.line("## Authenticate").blank();
-    let header = if doc.security.auth == Auth::None {
-        w.line("Authentication is off (`security.auth` is `none` in the graph).");
-        String::new()
-    } else {
-        w.line(
-            "Every `/invoke` request carries the key in the `X-API-Key` header; `/health` needs none. \
-             Without the key variable the service refuses to start.",
-        );
-        format!(" -H \"X-API-Key: ${key_env}\"")
+    let header = match doc.security.auth {
+        Auth::None => {
+            w.line("Authentication is off (`security.auth` is `none` in the graph).");
+            String::new()
+        }
+        Auth::ApiKey => {
+            w.line(
+                "Every `/invoke` request carries the key in the `X-API-Key` header; `/health` needs none. \
+                 Without the key variable the service refuses to start.",
+            );
+            format!(" -H \"X-API-Key: ${key_env}\"")
+        }
+        Auth::Bearer => {
+            w.line(
+                "Every `/invoke` request carries `Authorization: Bearer <token>` (an `X-API-Key` header is \
+                 refused, `401` with `WWW-Authenticate: Bearer`); `/health` needs none. Without the token \
+                 variable the service refuses to start.",
+            );
+            format!(" -H \"Authorization: Bearer ${key_env}\"")
+        }
     };
     w.blank()
         .line("## Build, test, run")

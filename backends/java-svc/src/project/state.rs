@@ -81,12 +81,12 @@ pub(super) fn graph_state(doc: &Document, pkg: &str) -> String {
     let mut w = CodeWriter::java();
     w.line("/** The state of the graph and the settings compiled from its document. */");
     w.block("public final class GraphState {", "}", |w| {
-        w.line("/** `none` or `api_key` (security.auth). */");
+        w.line("/** `none`, `api_key` or `bearer` (security.auth). */");
         w.line(format!(
             "public static final String AUTH = {};",
             quote(doc.security.auth.as_str())
         ));
-        w.line("/** The environment variable holding the API key (security.keyEnv). */");
+        w.line("/** The environment variable holding the key or token (security.keyEnv). */");
         w.line(format!(
             "public static final String KEY_ENV = {};",
             quote(&doc.security.key_env)

@@ -109,12 +109,8 @@ fn the_fixtures_cases_pass_on_every_target_that_takes_the_graph() {
         for case in cases["cases"].as_array().unwrap() {
             let name = case["name"].as_str().unwrap();
             let marks = row(&text, name);
-            // go, java-svc, python-svc: java-svc refuses bearer tokens.
-            let expected: &[&str] = match graph {
-                "bearer_auth" => &["pass", "skipped", "pass"],
-                _ => &["pass", "pass", "pass"],
-            };
-            assert_eq!(marks, expected, "{graph} / {name}:\n{text}");
+            // go, java-svc, python-svc.
+            assert_eq!(marks, ["pass", "pass", "pass"], "{graph} / {name}:\n{text}");
         }
         let suites = suites.as_array().unwrap();
         assert_eq!(suites.len(), 3, "{suites:?}");
@@ -125,25 +121,48 @@ fn the_fixtures_cases_pass_on_every_target_that_takes_the_graph() {
                 cases["cases"].as_array().unwrap().len()
             );
         }
-        if graph == "bearer_auth" {
-            // The skip names the target's refusal and where it is.
-            assert!(
-                text.contains("java-svc: java-svc refuses the graph:")
-                    && text.contains("bearer_auth.graph.json:5:"),
-                "{text}"
-            );
-            let java = suites
-                .iter()
-                .find(|s| s["name"].as_str().unwrap().ends_with(" on java-svc"))
-                .unwrap();
-            assert_eq!(
-                java["skipped"].as_u64().unwrap() as usize,
-                cases["cases"].as_array().unwrap().len(),
-                "{java}"
-            );
-            assert_eq!(java["cases"][0]["result"], "skipped");
-        }
     }
+}
+
+/// A target that refuses the graph skips its cases, naming the refusal and
+/// where it is (go refuses `tracing.register_on_build`, LangSmith's); with
+/// no target left to run them, `svc test` fails.
+#[test]
+fn a_target_that_refuses_the_graph_skips_its_cases_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut graph: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("bearer_auth.graph.json")).unwrap())
+            .unwrap();
+    graph["logical"]["settings"] =
+        serde_json::json!({"tracing": {"enabled": true, "register_on_build": true}});
+    let text = serde_json::to_string_pretty(&graph).unwrap();
+    let line = 1 + text
+        .lines()
+        .position(|l| l.contains("register_on_build"))
+        .unwrap();
+    let doc = dir.path().join("refused.graph.json");
+    std::fs::write(&doc, text).unwrap();
+    std::fs::copy(
+        fixture("bearer_auth.tests.json"),
+        dir.path().join("refused.tests.json"),
+    )
+    .unwrap();
+    let junit = dir.path().join("refused.xml");
+    let (out, text) = svc_test(
+        &doc,
+        &["--platform", "go", "--junit", junit.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("no target ran the cases"), "{text}");
+    assert!(
+        text.contains("go: go refuses the graph:")
+            && text.contains(&format!("refused.graph.json:{line}:")),
+        "{text}"
+    );
+    let suites = read_junit(&junit);
+    let go = &suites.as_array().unwrap()[0];
+    assert_eq!(go["skipped"], 2, "{go}");
+    assert_eq!(go["cases"][0]["result"], "skipped", "{go}");
 }
 
 #[test]
