@@ -74,6 +74,8 @@ export function App() {
 
   // ------------------------------------------------------------ run panel
   const [runOpen, setRunOpen] = useState(false);
+  // Bumped when the run panel opens or closes: the canvas fits the graph again.
+  const [panelChanges, setPanelChanges] = useState(0);
   const [marks, setMarks] = useState<Map<string, RunMark>>(NO_MARKS);
   // Services may run (a run ended); a run is in progress; a stop is pending.
   const servicesUp = useRef(false);
@@ -99,6 +101,7 @@ export function App() {
     // Closing stops the services; the canvas marks hide with the panel.
     if (runOpen) stopServices(true);
     setRunOpen(!runOpen);
+    setPanelChanges((n) => n + 1);
   }, [runOpen, stopServices]);
   useEffect(() => {
     window.addEventListener("pagehide", stopRunsOnExit);
@@ -378,7 +381,7 @@ export function App() {
           />
           <Palette caps={caps[target]} platform={target} onAdd={addFromPalette} />
           <main className="centre">
-            <Canvas diagsByNode={diagsByNode} onNotice={flash} isKindEnabled={(k) => kindStatus(caps[target], target, k).enabled} />
+            <Canvas diagsByNode={diagsByNode} onNotice={flash} isKindEnabled={(k) => kindStatus(caps[target], target, k).enabled} fitKey={panelChanges} />
             {notice ? <div className="notice">{notice}</div> : null}
             <DiagnosticsPanel status={validation} />
           </main>

@@ -12,15 +12,14 @@ import { PLATFORMS, type Platform } from "../model/types.ts";
 
 const LANG: Record<Platform, () => Extension> = { "python-svc": python, "java-svc": java, go };
 
-const SIGNATURE: Record<Platform, string> = {
+/** A node's body, per platform. */
+export const NODE_SIGNATURE: Record<Platform, string> = {
   "python-svc": "Body of def node(state: dict) -> dict: return a dict patch of state fields.",
   "java-svc": "Statements that assign result (Object); state is a read-only Map<String, Object>.",
   go: "Body of func(ctx context.Context, state State) (State, error): return a State patch.",
 };
 
 export interface BodyEditorProps {
-  /** Which platforms may hold a body (custom supervisors: python-svc only). */
-  platforms?: readonly Platform[];
   active: Platform;
   onTab: (p: Platform) => void;
   get: (p: Platform) => string;
@@ -28,17 +27,17 @@ export interface BodyEditorProps {
   /** Platforms whose tab a diagnostic points at. */
   flagged: Set<string>;
   onBlur?: () => void;
-  note?: string;
+  /** What the body is, per platform (default: a node's body). */
+  signature?: Record<Platform, string>;
 }
 
 export function BodyEditor(props: BodyEditorProps) {
-  const platforms = props.platforms ?? PLATFORMS;
-  const active = platforms.includes(props.active) ? props.active : platforms[0];
+  const active = props.active;
   const language = useMemo(() => LANG[active](), [active]);
   return (
     <div className="body-editor">
       <PlatformTabs
-        platforms={platforms}
+        platforms={PLATFORMS}
         active={active}
         onTab={props.onTab}
         has={(p) => Boolean(props.get(p))}
@@ -46,7 +45,7 @@ export function BodyEditor(props: BodyEditorProps) {
         testIdPrefix="body-tab"
         entry="body"
       />
-      <div className="help">{props.note ?? SIGNATURE[active]}</div>
+      <div className="help">{(props.signature ?? NODE_SIGNATURE)[active]}</div>
       <CodeMirror
         key={active}
         testId="body-editor"

@@ -2,7 +2,7 @@
 // nodes and edges are derived from it on every render; a drag lives in
 // local state until it ends, then writes positions as one undo step.
 
-import { useCallback, useMemo, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import {
   Background,
   Controls,
@@ -14,6 +14,7 @@ import {
   type XYPosition,
   useReactFlow,
   type Connection,
+  type ReactFlowInstance,
 } from "@xyflow/react";
 import { type SvcFlowNode, SvcNode } from "./SvcNode.tsx";
 import { useEditor } from "../state/editor.ts";
@@ -23,13 +24,87 @@ import type { Diagnostic } from "../model/types.ts";
 
 const nodeTypes = { svc: SvcNode };
 export const PALETTE_MIME = "application/x-svc-node-kind";
+const FIT = { padding: 0.2, maxZoom: 1.2 };
 
-export function Canvas(props: { diagsByNode: Map<string, Diagnostic[]>; onNotice: (msg: string) => void; isKindEnabled: (kind: string) => boolean }) {
+/** Whether a node lies (partly) outside the visible part of the canvas `el`. */
+function cutOff(flow: ReactFlowInstance<SvcFlowNode, FlowEdge>, el: HTMLElement): boolean {
+  const nodes = flow.getNodes();
+  if (!nodes.length) return false;
+  const b = flow.getNodesBounds(nodes);
+  const { x, y, zoom } = flow.getViewport();
+  const { width, height } = el.getBoundingClientRect();
+  return b.x * zoom + x < 0 || b.y * zoom + y < 0 || (b.x + b.width) * zoom + x > width || (b.y + b.height) * zoom + y > height;
+}
+
+/**
+ * Keeps the graph in view. The view is fitted on load (the canvas mounts
+ * with the document), whenever `fitKey` changes (a panel beside the canvas
+ * opened or closed), and when the canvas is resized otherwise (the window,
+ * the diagnostics pane) so that the graph no longer fits, unless the user
+ * has panned or zoomed since the last fit: their view is theirs.
+ */
+function useFitView(flow: ReactFlowInstance<SvcFlowNode, FlowEdge>, fitKey: number) {
+  const host = useRef<HTMLDivElement>(null);
+  const pending = useRef(false);
+  const moved = useRef(false);
+  const fit = useCallback(() => {
+    pending.current = false;
+    moved.current = false;
+    void flow.fitView(FIT);
+  }, [flow]);
+
+  // Before the browser lays the new size out (and React Flow measures it):
+  // a resize that follows fits; two frames on, the fit happens anyway.
+  useLayoutEffect(() => {
+    pending.current = true;
+    let second = 0;
+    const first = requestAnimationFrame(() => {
+      second = requestAnimationFrame(() => pending.current && fit());
+    });
+    return () => {
+      cancelAnimationFrame(first);
+      cancelAnimationFrame(second);
+    };
+  }, [fitKey, fit]);
+
+  useEffect(() => {
+    const el = host.current;
+    if (!el) return;
+    let frame = 0;
+    const observer = new ResizeObserver(() => {
+      cancelAnimationFrame(frame);
+      // A frame later, React Flow has taken the new size too.
+      frame = requestAnimationFrame(() => {
+        if (pending.current || (!moved.current && cutOff(flow, el))) fit();
+      });
+    });
+    observer.observe(el);
+    return () => {
+      observer.disconnect();
+      cancelAnimationFrame(frame);
+    };
+  }, [flow, fit]);
+
+  // A pan or zoom by the user (fits and other calls come without an event).
+  const onMoveStart = useCallback((event: MouseEvent | TouchEvent | null) => {
+    if (event) moved.current = true;
+  }, []);
+  return { host, onMoveStart };
+}
+
+export function Canvas(props: {
+  diagsByNode: Map<string, Diagnostic[]>;
+  onNotice: (msg: string) => void;
+  isKindEnabled: (kind: string) => boolean;
+  /** Changes when the room the canvas has changes on purpose (a panel opened or closed): the view is fitted again. */
+  fitKey: number;
+}) {
   const editor = useEditor();
   const { model, state, apply, dispatch } = editor;
-  const flow = useReactFlow();
+  const flow = useReactFlow<SvcFlowNode, FlowEdge>();
   const [drag, setDrag] = useState<Record<string, XYPosition>>({});
   const [measured, setMeasured] = useState<Record<string, { width: number; height: number }>>({});
+  const view = useFitView(flow, props.fitKey);
 
   const positions = useMemo(() => displayPositions(model), [model]);
   const selection = state.selection;
@@ -120,7 +195,7 @@ export function Canvas(props: { diagsByNode: Map<string, Diagnostic[]>; onNotice
   );
 
   return (
-    <div className="canvas" data-testid="canvas" onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
+    <div className="canvas" data-testid="canvas" ref={view.host} onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
       <ReactFlow<SvcFlowNode, FlowEdge>
         nodes={nodes}
         edges={edges}
@@ -135,8 +210,9 @@ export function Canvas(props: { diagsByNode: Map<string, Diagnostic[]>; onNotice
         deleteKeyCode={null}
         multiSelectionKeyCode={null}
         selectionKeyCode={null}
+        onMoveStart={view.onMoveStart}
         fitView
-        fitViewOptions={{ padding: 0.2, maxZoom: 1.2 }}
+        fitViewOptions={FIT}
         minZoom={0.2}
       >
         <Background gap={16} />

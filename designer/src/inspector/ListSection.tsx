@@ -17,8 +17,24 @@ type ListKey = "state" | "tools" | "mcpServers" | "agents";
 const CONFIG: Record<ListKey, { def: string; idKey: string; noun: string; prefix: string; help: string }> = {
   state: { def: "StateField", idKey: "name", noun: "state field", prefix: "field", help: "The fields of the state that flows through the graph." },
   tools: { def: "Tool", idKey: "id", noun: "tool", prefix: "tool", help: "Tools that tool nodes (and agents) call. Native tools have a body per platform." },
-  mcpServers: { def: "McpServer", idKey: "id", noun: "MCP server", prefix: "mcp", help: "MCP servers whose tools mcp tools name (python-svc only)." },
-  agents: { def: "AgentDef", idKey: "id", noun: "agent", prefix: "agent", help: "Agents that agent nodes run (python-svc only)." },
+  mcpServers: { def: "McpServer", idKey: "id", noun: "MCP server", prefix: "mcp", help: "MCP servers whose tools mcp tools name." },
+  agents: { def: "AgentDef", idKey: "id", noun: "agent", prefix: "agent", help: "Agents that agent nodes run. A custom supervisor routes with a body per platform." },
+};
+
+/** A native tool's body: a node's, run on the tool input. */
+const TOOL_SIGNATURE: Record<Platform, string> = {
+  "python-svc": "Body of def node(state: dict): state is the tool input; what it returns is the tool's result.",
+  "java-svc": "Statements that assign result, the tool's result; state, the tool input, is a read-only Map<String, Object>.",
+  go: "Body of func(ctx context.Context, state State) (State, error): state is the tool input; the State returned is the tool's result.",
+};
+
+/** A custom supervisor's router (docs/ir-reference.md, "A custom router's body"). */
+const ROUTE_SIGNATURE: Record<Platform, string> = {
+  "python-svc":
+    'Body of def route(state: dict) -> str: return a member\'s id or "finish". state holds input, round, last_member and last_output (None before the first member ran).',
+  "java-svc":
+    'Statements that assign String result, a member\'s id or "finish", from the read-only Map<String, Object> state: input, round (Integer), last_member and last_output (null before the first member ran).',
+  go: 'Body of func(ctx context.Context, state State) (string, error): return a member\'s id or "finish"; read state.String("input"), state.Int("round"), state.String("last_member") and state.String("last_output") ("" before the first member ran).',
 };
 
 export function ListSection({ list }: { list: ListKey }) {
@@ -135,12 +151,12 @@ function ItemForm({ list, index, item }: { list: ListKey; index: number; item: J
     return s;
   }, [diagnostics, model, section, index, list, platform]);
 
-  // Bodies live in document.bodiesByPlatform: native tools, custom supervisors (python-svc).
-  const bodyPlatforms: readonly Platform[] | null =
+  // Bodies live in document.bodiesByPlatform: native tools, custom supervisors.
+  const signature: Record<Platform, string> | null =
     list === "tools" && item.kind === "native"
-      ? ["go", "java-svc", "python-svc"]
+      ? TOOL_SIGNATURE
       : list === "agents" && item.kind === "supervisor" && item.router === "custom"
-        ? ["python-svc"]
+        ? ROUTE_SIGNATURE
         : null;
 
   return (
@@ -161,18 +177,17 @@ function ItemForm({ list, index, item }: { list: ListKey; index: number; item: J
         />
       ) : null}
       <SchemaForm schema={def(cfg.def)} value={item} onChange={onChange} diags={diags} hide={renamable ? ["id"] : []} formKey={`${list}:${index}`} />
-      {bodyPlatforms ? (
+      {signature ? (
         <section className="bodies">
-          <h3>{list === "tools" ? "Tool body" : "Route body (def route(state) -> str)"}</h3>
+          <h3>{list === "tools" ? "Tool body" : "Route body"}</h3>
           <BodyEditor
-            platforms={bodyPlatforms}
+            signature={signature}
             active={state.bodyTab ?? platform}
             onTab={(p) => dispatch({ type: "bodyTab", platform: p })}
             get={(p) => docBody(model, p, id)}
             set={(p, text) => apply((m) => setDocBody(m, p, id, text), `docbody:${id}:${p}`)}
             flagged={flagged}
             onBlur={() => dispatch({ type: "seal" })}
-            note={list === "tools" ? "The tool input arrives as `state`; what the body returns is the tool's result." : undefined}
           />
         </section>
       ) : null}

@@ -17,7 +17,7 @@ import {
   stateFieldNames,
 } from "./types.ts";
 
-/** Palette order: the portable kinds first, then the python-only ones. */
+/** Palette order: the basic kinds first, then agents, retrieval, subgraphs and hitl. */
 export const NODE_KINDS = [
   "start",
   "end",

@@ -75,16 +75,18 @@ export function Toolbar(p: ToolbarProps) {
           {p.path ? <span className="dim"> · {p.path}</span> : null}
         </span>
       </div>
-      <label className="group">
-        target
-        <select data-testid="target" value={p.target} onChange={(e) => p.onTarget(e.target.value as Platform)}>
+      <div className="group">
+        <label htmlFor="toolbar-target" className="picker-label">
+          Target platform
+        </label>
+        <select id="toolbar-target" data-testid="target" value={p.target} onChange={(e) => p.onTarget(e.target.value as Platform)} title="The platform the document targets (target.platform): validation and the palette follow it">
           {(p.platforms.length ? p.platforms : PLATFORMS).map((x) => (
             <option key={x} value={x}>
               {x}
             </option>
           ))}
         </select>
-      </label>
+      </div>
       <div className="group">
         <button type="button" data-testid="undo" disabled={!p.canUndo} onClick={p.onUndo} title="Undo (Ctrl/⌘ Z)">
           ↶ Undo
@@ -126,7 +128,10 @@ export function Toolbar(p: ToolbarProps) {
           p.onExport(expPlatform, dir.trim());
         }}
       >
-        <select data-testid="export-platform" value={expPlatform} onChange={(e) => setExportPlatform(e.target.value as Platform)} aria-label="export platform">
+        <label htmlFor="toolbar-export-platform" className="picker-label">
+          Export platform
+        </label>
+        <select id="toolbar-export-platform" data-testid="export-platform" value={expPlatform} onChange={(e) => setExportPlatform(e.target.value as Platform)} title="The platform to export the project for">
           {(p.platforms.length ? p.platforms : PLATFORMS).map((x) => (
             <option key={x} value={x}>
               {x}

@@ -448,7 +448,7 @@ pub struct Persona {
 pub enum SupervisorRouter {
     /// The model picks the next member.
     Llm,
-    /// `bodiesByPlatform["python-svc"][<agent id>]`, the body of `def route(state) -> str`.
+    /// A body per platform, `bodiesByPlatform[<platform>][<agent id>]`, names the next member or `finish`.
     Custom,
 }
 

@@ -26,11 +26,11 @@ pub struct Settings {
     /// Streaming responses (server-sent events of the run).
     #[schemars(default)]
     pub streaming: bool,
-    /// Publishing the graph as an MCP tool (python-svc for now).
+    /// Publishing the graph as an MCP tool.
     #[serde(skip_serializing_if = "McpSettings::is_default")]
     #[schemars(default)]
     pub mcp: McpSettings,
-    /// Publishing the graph as an A2A agent (python-svc for now).
+    /// Publishing the graph as an A2A agent.
     #[serde(skip_serializing_if = "A2aSettings::is_default")]
     #[schemars(default)]
     pub a2a: A2aSettings,
