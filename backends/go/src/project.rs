@@ -149,7 +149,10 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text("internal/graph/conditions.go", CONDITIONS_GO),
         File::text("internal/graph/graph.go", graph::graph_go(doc)),
         File::text("README.md", readme::readme(doc)),
-        File::text("Dockerfile", dockerfile(&go, pinned.is_some())),
+        File::text(
+            "Dockerfile",
+            dockerfile(&go, pinned.is_some(), doc.logical.settings.server.port),
+        ),
         File::text(".dockerignore", DOCKERIGNORE),
         File::text(".gitignore", GITIGNORE),
     ];
@@ -373,8 +376,10 @@ fn config_go(doc: &Document) -> String {
 }
 
 /// A static binary, built on the Go image the module's `go` line names and
-/// run as a non-root user on a distroless one.
-fn dockerfile(go: &str, sums: bool) -> String {
+/// run as a non-root user on a distroless one, listening on every
+/// interface of the container at the graph's port (as the other targets'
+/// images do: `settings.server.host` is where it listens outside one).
+fn dockerfile(go: &str, sums: bool, port: u16) -> String {
     let minor: String = go.split('.').take(2).collect::<Vec<_>>().join(".");
     let mut w = CodeWriter::text("    ");
     w.line("# Build a static binary, then run it as a non-root user on a minimal image.")
@@ -393,7 +398,8 @@ fn dockerfile(go: &str, sums: bool) -> String {
         .line("COPY --from=build /out/service /service")
         .line("# distroless's `nonroot` user, by number so the runtime needs no passwd lookup")
         .line("USER 65532:65532")
-        .line("EXPOSE 8000")
+        .line(format!("ENV SVC_HOST=0.0.0.0 SVC_PORT={port}"))
+        .line(format!("EXPOSE {port}"))
         .line("ENTRYPOINT [\"/service\"]");
     w.finish()
 }
@@ -514,7 +520,7 @@ mod subgraph_tests {
     fn a_child_runs_under_its_registered_names_and_own_limit() {
         let doc = document(
             json!([{"id": "say", "kind": "response_template", "template": "x", "outputKey": "a"}]),
-            json!({"settings": {"maxSteps": 3, "streaming": true}}),
+            json!({"settings": {"maxSteps": 3}}),
         );
         let files = emit(&doc, &Connectors::default()).unwrap();
         let text = |path: &str| {
@@ -533,7 +539,7 @@ mod subgraph_tests {
             child.contains("schema_sub.step(ctx, st, \"sub__say\", node_sub__say, false)"),
             "{child}"
         );
-        // A child's steps send no events, whatever its settings say.
+        // A child's steps send no events (a child cannot set `streaming`).
         assert!(
             !child.contains("stepObserved") && !child.contains("routed("),
             "{child}"

@@ -528,11 +528,11 @@ mod tests {
     }
 
     #[test]
-    fn a_child_reports_no_steps_even_when_it_streams() {
+    fn a_child_of_a_streamed_graph_reports_no_steps() {
         let mut child = graph(
             "child",
             json!([template("pad"), {"id": "route", "kind": "router", "branches": [{"to": "end"}]}]),
-            json!({"settings": {"maxSteps": 3, "streaming": true}}),
+            json!({"settings": {"maxSteps": 3}}),
         );
         // The router decides where the chain goes: drop its edge.
         child["logical"]["edges"]

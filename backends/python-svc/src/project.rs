@@ -293,6 +293,13 @@ fn application_yaml(doc: &Document) -> String {
                 .line(format!("name: {}", yaml_str(&m.name)))
                 .line(format!("base_url_env: {}", m.base_url_env))
                 .line(format!("api_key_env: {}", m.api_key_env));
+            // What the generated nodes send; get_llm_provider() too.
+            if let Some(t) = m.temperature {
+                w.line(format!("temperature: {t}"));
+            }
+            if let Some(n) = m.max_tokens {
+                w.line(format!("max_tokens: {n}"));
+            }
         });
     }
     external_services(&mut w, doc);
@@ -324,7 +331,12 @@ fn application_yaml(doc: &Document) -> String {
         w.line(format!("enabled: {}", t.enabled))
             .line(format!("project: {}", yaml_str(&t.project)))
             .line(format!("log_format: {format}"))
-            .line(format!("register_on_build: {}", t.register_on_build))
+            // Registering is part of tracing: with it off, nothing is
+            // registered on any target (docs/ir-reference.md, settings).
+            .line(format!(
+                "register_on_build: {}",
+                t.enabled && t.register_on_build
+            ))
             .line(format!("trace_nodes: {}", t.trace_nodes));
     });
     w.finish()

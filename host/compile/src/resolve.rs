@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use svc_ir::{
-    subgraph_mapping, Diagnostic, Document, NodeKind, RagDocument, RagDocuments, SourceFile,
+    subgraph_child_checks, Diagnostic, Document, NodeKind, RagDocument, RagDocuments, SourceFile,
     SubgraphRef,
 };
 
@@ -102,7 +102,7 @@ fn resolve_in(
                         }
                     };
                     sub.graph = SubgraphRef::Embedded(Box::new(child));
-                    for d in subgraph_mapping(doc, i) {
+                    for d in subgraph_child_checks(doc, i) {
                         let at = d.pointer.clone().unwrap_or_default();
                         errors.push(source.locate(d.at(format!("{prefix}{at}"))));
                     }

@@ -26,7 +26,7 @@ use std::cell::OnceCell;
 
 pub use diag::{Diagnostic, Position, Severity};
 pub use model::*;
-pub use nodes::subgraph_mapping;
+pub use nodes::subgraph_child_checks;
 pub use requirements::{requirement_keys, requirements, Category, Requirement};
 pub use subject::{Subject, SubjectKind};
 pub use validate::{check_endpoint, is_identifier, is_message, value_matches};

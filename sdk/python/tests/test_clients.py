@@ -65,9 +65,18 @@ def test_get_llm_provider(tmp_path, monkeypatch):
     llm = get_llm_provider(root=tmp_path, temperature=0)
     assert llm.model_name == "stub-model" and llm.temperature == 0
     assert llm.openai_api_base == "http://127.0.0.1:9/v1"
-    (tmp_path / "application.yaml").write_text("model: {provider: acme, name: x}\n")
     from svc import config
 
+    # The section's temperature and max_tokens reach the model; a caller's win.
+    (tmp_path / "application.yaml").write_text(
+        "model: {provider: openai, name: stub-model, api_key_env: STUB_KEY,"
+        " base_url_env: STUB_BASE, temperature: 0.25, max_tokens: 64}\n"
+    )
+    config.clear()
+    llm = get_llm_provider(root=tmp_path)
+    assert llm.temperature == 0.25 and llm.max_tokens == 64
+    assert get_llm_provider(root=tmp_path, temperature=1).temperature == 1
+    (tmp_path / "application.yaml").write_text("model: {provider: acme, name: x}\n")
     config.clear()
     with pytest.raises(ConfigError, match="acme"):
         get_llm_provider(root=tmp_path)

@@ -34,6 +34,9 @@ pub const ENV_NAME_PATTERN: &str = "^[A-Za-z_][A-Za-z0-9_]*$";
 /// backends, so the model keeps platform names as strings.
 pub const PLATFORMS: [&str; 3] = ["python-svc", "java-svc", "go"];
 
+/// The largest `maxTokens` of a model: java-svc sends it as an `int`.
+pub const MAX_TOKENS_LIMIT: u64 = i32::MAX as u64;
+
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(title = "svc IR v2 graph document")]
@@ -482,7 +485,7 @@ pub enum ToolKind {
     /// JSON POST of the tool input to `endpoint`, a literal http(s) URL or `env:NAME`.
     Http {
         endpoint: String,
-        #[schemars(default = "default_tool_timeout")]
+        #[schemars(default = "default_tool_timeout", range(min = 1, max = 3_600_000))]
         timeout_ms: u64,
         #[schemars(default)]
         headers: BTreeMap<String, String>,
@@ -536,11 +539,13 @@ pub enum McpTransport {
         #[schemars(default)]
         env: BTreeMap<String, String>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(range(min = 1, max = 3_600_000))]
         timeout_ms: Option<u64>,
     },
     Sse {
         url: String,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(range(min = 1, max = 3_600_000))]
         timeout_ms: Option<u64>,
         #[schemars(default)]
         headers: BTreeMap<String, String>,
@@ -548,6 +553,7 @@ pub enum McpTransport {
     StreamableHttp {
         url: String,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(range(min = 1, max = 3_600_000))]
         timeout_ms: Option<u64>,
         #[schemars(default)]
         headers: BTreeMap<String, String>,

@@ -53,6 +53,7 @@ pub struct ModelRef {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 2_147_483_647))]
     pub max_tokens: Option<u32>,
 }
 
@@ -64,7 +65,7 @@ impl ReadValue for ModelRef {
             name: r.req_str(m, "name", w),
             temperature: r.opt_f64(m, "temperature"),
             max_tokens: r
-                .opt_uint(m, "maxTokens", u64::from(u32::MAX))
+                .opt_positive(m, "maxTokens", crate::model::MAX_TOKENS_LIMIT)
                 .and_then(|v| u32::try_from(v).ok()),
         })
     }
@@ -150,6 +151,27 @@ impl KindRules for LlmNode {
                     .at(format!("{at}/outputKey"))
                     .node(id),
                 );
+            }
+        }
+        // `replaceMessages` says what happens to a `messages` list; on any
+        // other output it would be accepted and do nothing.
+        if self.replace_messages {
+            if let Some(f) = v.field(&self.output_key) {
+                if f.ty != FieldType::Messages {
+                    v.err(
+                        Diagnostic::error(
+                            &crate::codes::INVALID_VALUE,
+                            format!(
+                                "`replaceMessages` applies to a `messages` output, and `{}` is {}",
+                                f.name,
+                                f.describe()
+                            ),
+                        )
+                        .at(format!("{at}/replaceMessages"))
+                        .node(id)
+                        .hint("remove `replaceMessages`, or write the reply to a `messages` field"),
+                    );
+                }
             }
         }
         for (j, tool) in self.bound_tool_ids.iter().enumerate() {

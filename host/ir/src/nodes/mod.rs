@@ -32,7 +32,7 @@ pub use llm::{LlmNode, ModelRef, OutputShape, Prompt};
 pub use rag::{default_top_k, RagDocument, RagDocuments, RagNode, Retriever};
 pub use response_template::ResponseTemplateNode;
 pub use router::{Branch, Condition, Op, RouterNode};
-pub use subgraph::{subgraph_mapping, SubgraphNode, SubgraphRef};
+pub use subgraph::{subgraph_child_checks, SubgraphNode, SubgraphRef};
 pub use tool::ToolNode;
 
 use serde::Serialize;

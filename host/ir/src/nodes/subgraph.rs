@@ -2,7 +2,7 @@
 //! validated like a top-level document (its diagnostics point into the
 //! parent at `/logical/nodes/<i>/graph/...`), and the `input` and `output`
 //! mappings are checked against both states. A child given by path is read
-//! by the host, which then runs [`subgraph_mapping`] itself.
+//! by the host, which then runs [`subgraph_child_checks`] itself.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +10,7 @@ use super::fields::ReadValue;
 use super::{Here, KindRules};
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::json::{Json, Node as JNode};
-use crate::model::{Document, NodeKind};
+use crate::model::{Document, NodeKind, Security, Settings};
 use crate::read::Reader;
 use crate::requirements::{requirements, Category, Requirement};
 use crate::validate::{validate, Validator};
@@ -84,7 +84,7 @@ impl KindRules for SubgraphNode {
             d.node.get_or_insert_with(|| id.to_string());
             v.err(d);
         }
-        for d in subgraph_mapping(v.doc(), here.index) {
+        for d in subgraph_child_checks(v.doc(), here.index) {
             v.err(d);
         }
     }
@@ -104,10 +104,11 @@ impl KindRules for SubgraphNode {
     }
 }
 
-/// The `input` and `output` of the subgraph node at `index` against the
-/// parent's and the (embedded) child's states: every field exists, the
-/// types match, and every required child field is given.
-pub fn subgraph_mapping(parent: &Document, index: usize) -> Vec<Diagnostic> {
+/// The child of the subgraph node at `index` (embedded) against its parent:
+/// `input` and `output` against both states (every field exists, the types
+/// match, every required child field is given), and the child's settings,
+/// of which only `maxSteps` and `model` apply to a child.
+pub fn subgraph_child_checks(parent: &Document, index: usize) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(n) = parent.logical.nodes.get(index) else {
         return out;
@@ -197,6 +198,63 @@ pub fn subgraph_mapping(parent: &Document, index: usize) -> Vec<Diagnostic> {
                 .hint(format!("add \"{}\": \"<parent field>\" to `input`", f.name)),
             );
         }
+    }
+    out.extend(child_settings(child, &ptr, &n.id));
+    out
+}
+
+/// The settings of a child that its parent's run decides: a child runs
+/// inside the parent's request (its deadline, server, logs, traces, thread,
+/// stream and credentials), so a child's own value would be ignored.
+fn child_settings(child: &Document, at: &str, node: &str) -> Vec<Diagnostic> {
+    let (s, d) = (&child.logical.settings, Settings::default());
+    let security = child.security != Security::default();
+    let given = [
+        (
+            "requestTimeoutMs",
+            s.request_timeout_ms != d.request_timeout_ms,
+        ),
+        ("server", s.server != d.server),
+        ("logging", s.logging != d.logging),
+        ("tracing", s.tracing != d.tracing),
+        // A child's `hitl` needs a checkpointer of its own to validate, and
+        // every backend then refuses the `hitl` itself, by name.
+        (
+            "checkpointer",
+            s.checkpointer != d.checkpointer
+                && !child
+                    .logical
+                    .nodes
+                    .iter()
+                    .any(|n| matches!(n.kind, NodeKind::Hitl(_))),
+        ),
+        ("streaming", s.streaming != d.streaming),
+        ("mcp", s.mcp != d.mcp),
+        ("a2a", s.a2a != d.a2a),
+    ];
+    let mut out: Vec<Diagnostic> = given
+        .iter()
+        .filter(|(_, differs)| *differs)
+        .map(|(key, _)| {
+            Diagnostic::error(
+                &crate::codes::INVALID_VALUE,
+                format!("the subgraph `{}` sets `settings.{key}`, which a child cannot use: it runs under its parent's", child.id),
+            )
+            .at(format!("{at}/graph/logical/settings/{key}"))
+            .node(node)
+            .hint(format!("remove `{key}` from the child's settings (only `maxSteps` and `model` apply to a subgraph), or set it on the parent"))
+        })
+        .collect();
+    if security {
+        out.push(
+            Diagnostic::error(
+                &crate::codes::INVALID_VALUE,
+                format!("the subgraph `{}` sets `security`, which a child cannot use: the parent's request is already authenticated", child.id),
+            )
+            .at(format!("{at}/graph/security"))
+            .node(node)
+            .hint("remove `security` from the child"),
+        );
     }
     out
 }

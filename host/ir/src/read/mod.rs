@@ -632,6 +632,30 @@ impl Reader {
             .collect()
     }
 
+    /// An optional integer member from 1 to `max` (0 is refused: a zero
+    /// limit or timeout means nothing any target could honour).
+    pub(crate) fn opt_positive(
+        &mut self,
+        o: &mut Obj<'_>,
+        key: &'static str,
+        max: u64,
+    ) -> Option<u64> {
+        let ptr = o.child_ptr(key);
+        match self.opt_uint(o, key, max) {
+            Some(0) => {
+                self.push(
+                    Diagnostic::error(
+                        &crate::codes::OUT_OF_RANGE,
+                        format!("`{key}` must be from 1 to {max}"),
+                    )
+                    .at(ptr),
+                );
+                None
+            }
+            v => v,
+        }
+    }
+
     /// A positive integer member with a default.
     pub(crate) fn positive(
         &mut self,

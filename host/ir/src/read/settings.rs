@@ -52,7 +52,7 @@ impl Reader {
                     name: self.req_str(&mut m, "name", w),
                     temperature: self.opt_f64(&mut m, "temperature"),
                     max_tokens: self
-                        .opt_uint(&mut m, "maxTokens", u64::from(u32::MAX))
+                        .opt_positive(&mut m, "maxTokens", MAX_TOKENS_LIMIT)
                         .and_then(|v| u32::try_from(v).ok()),
                     base_url_env: self
                         .opt_str(&mut m, "baseUrlEnv")

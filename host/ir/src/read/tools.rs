@@ -119,9 +119,7 @@ impl Reader {
             "native" => ToolKind::Native,
             "http" => ToolKind::Http {
                 endpoint: self.req_str(&mut o, "endpoint", &what),
-                timeout_ms: self
-                    .opt_uint(&mut o, "timeoutMs", 3_600_000)
-                    .unwrap_or(10_000),
+                timeout_ms: self.positive(&mut o, "timeoutMs", 10_000, 3_600_000),
                 headers: self.string_map(&mut o, "headers"),
             },
             _ => ToolKind::Mcp {
@@ -158,16 +156,16 @@ impl Reader {
                 command: self.req_str(&mut o, "command", &what),
                 args: self.strings(&mut o, "args"),
                 env: self.string_map(&mut o, "env"),
-                timeout_ms: self.opt_uint(&mut o, "timeoutMs", 3_600_000),
+                timeout_ms: self.opt_positive(&mut o, "timeoutMs", 3_600_000),
             },
             "sse" => McpTransport::Sse {
                 url: self.req_str(&mut o, "url", &what),
-                timeout_ms: self.opt_uint(&mut o, "timeoutMs", 3_600_000),
+                timeout_ms: self.opt_positive(&mut o, "timeoutMs", 3_600_000),
                 headers: self.string_map(&mut o, "headers"),
             },
             _ => McpTransport::StreamableHttp {
                 url: self.req_str(&mut o, "url", &what),
-                timeout_ms: self.opt_uint(&mut o, "timeoutMs", 3_600_000),
+                timeout_ms: self.opt_positive(&mut o, "timeoutMs", 3_600_000),
                 headers: self.string_map(&mut o, "headers"),
             },
         };

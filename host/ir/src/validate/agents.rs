@@ -112,6 +112,7 @@ impl<'a> Validator<'a> {
                     members,
                     router,
                     model,
+                    instructions,
                     ..
                 } => {
                     if members.is_empty() {
@@ -150,6 +151,24 @@ impl<'a> Validator<'a> {
                     }
                     if *router == SupervisorRouter::Llm {
                         self.needs_model(model.is_some(), &a.id, &ptr, "supervisor");
+                    } else {
+                        // A custom router is its body: no model is asked,
+                        // so these would be kept and never used.
+                        for (key, given) in [
+                            ("model", model.is_some()),
+                            ("instructions", instructions.is_some()),
+                        ] {
+                            if given {
+                                self.err(
+                                    Diagnostic::error(
+                                        &crate::codes::INVALID_VALUE,
+                                        format!("supervisor `{}` routes with its `custom` body, which uses no `{key}`", a.id),
+                                    )
+                                    .at(format!("{ptr}/{key}"))
+                                    .hint(format!("remove `{key}`, or route with \"router\": \"llm\"")),
+                                );
+                            }
+                        }
                     }
                 }
                 AgentKind::Remote { url, .. } => {

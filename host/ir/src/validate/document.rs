@@ -67,40 +67,6 @@ impl<'a> Validator<'a> {
     pub(super) fn settings(&mut self) {
         let s = &self.doc.logical.settings;
         let base = "/logical/settings";
-        let mut skills = std::collections::HashMap::new();
-        for (i, skill) in s.a2a.skills.iter().enumerate() {
-            if let Some(first) = skills.insert(skill.id.as_str(), i) {
-                self.err(
-                    Diagnostic::error(
-                        &crate::codes::DUPLICATE_ID,
-                        format!(
-                            "A2A skill id `{}` is used twice (first at {base}/a2a/skills/{first})",
-                            skill.id
-                        ),
-                    )
-                    .at(format!("{base}/a2a/skills/{i}/id")),
-                );
-            }
-        }
-        if let Some(name) = &s.mcp.tool_name {
-            let ok = !name.is_empty()
-                && name.len() <= 64
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if !ok {
-                self.err(
-                    Diagnostic::error(
-                        &INVALID_NAME,
-                        format!(
-                            "MCP tool name `{name}` must be 1 to 64 letters, digits, `_` or `-`"
-                        ),
-                    )
-                    .at(format!("{base}/mcp/toolName"))
-                    .hint("clients call the tool by this name, e.g. \"answer_question\""),
-                );
-            }
-        }
         // One format for the service's logs: `tracing.log_format` is the
         // SDK configuration's name for what the IR calls `logging.format`.
         if s.tracing.log_format != s.logging.format {
@@ -195,7 +161,7 @@ impl<'a> Validator<'a> {
 crate::diagnostic_codes! {
     /// A value that must name an environment variable is not a variable name.
     ///
-    /// Secrets and addresses are never written into the graph: `security.keyEnv`, `settings.model.baseUrlEnv`, `settings.model.apiKeyEnv` and `env:NAME` values in connector configs name environment variables, which must match `^[A-Za-z_][A-Za-z0-9_]*$`. A value such as a pasted key is refused so that it does not end up in generated code.
+    /// Secrets and addresses are never written into the graph: `security.keyEnv`, `settings.model.baseUrlEnv`, `settings.model.apiKeyEnv`, `settings.a2a.tokens[].tokenEnv` and `env:NAME` values in connector configs name environment variables, which must match `^[A-Za-z_][A-Za-z0-9_]*$`. A value such as a pasted key is refused so that it does not end up in generated code.
     ///
     /// Write the name of the variable that holds the value, and set the variable where the service runs.
     ///
@@ -277,7 +243,7 @@ crate::diagnostic_codes! {
 
     /// A number is outside the range its field allows.
     ///
-    /// Integer settings have bounds: `maxSteps` 1 to 1,000,000, `requestTimeoutMs` 1 to 86,400,000, `server.port` 1 to 65535, tool and MCP `timeoutMs` up to 3,600,000, `maxTokens` up to 4,294,967,295, and negative or fractional values are refused where an integer is expected. Connectors report their own bounds (for example `timeoutMs`, `ttlSeconds`, `maxEntries`) with this code.
+    /// Integer settings have bounds: `maxSteps` 1 to 1,000,000, `requestTimeoutMs` 1 to 86,400,000, `server.port` 1 to 65535, tool and MCP `timeoutMs` 1 to 3,600,000, `maxTokens` 1 to 2,147,483,647 (java-svc sends it as an `int`), and negative or fractional values are refused where an integer is expected. Connectors report their own bounds (for example `timeoutMs`, `ttlSeconds`, `maxEntries`) with this code.
     ///
     /// Use a value inside the range given in the message.
     ///

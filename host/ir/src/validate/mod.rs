@@ -12,10 +12,12 @@ use crate::model::*;
 pub(crate) const TEXT_TARGETS: &str =
     "a `string` field, a `messages` field (one assistant message) or an `append` array of strings (one more item)";
 
+mod a2a_tokens;
 pub(crate) mod agents;
 pub(crate) mod document;
 pub(crate) mod ids;
 mod nodes;
+mod publishing;
 pub(crate) mod state;
 pub(crate) mod templates;
 
@@ -48,6 +50,8 @@ pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
     v.topology();
     v.tools();
     v.settings();
+    v.publishing();
+    v.a2a_tokens();
     v.bodies_and_templates();
     v.diags
 }

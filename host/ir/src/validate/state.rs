@@ -63,6 +63,21 @@ impl<'a> Validator<'a> {
                     .at(format!("{ptr}/items")),
                 );
             }
+            // Every target fills defaults before it checks required fields,
+            // so `required` would never refuse a request.
+            if f.required && f.default.as_ref().is_some_and(|d| !d.is_null()) {
+                self.err(
+                    Diagnostic::error(
+                        &crate::codes::INVALID_VALUE,
+                        format!(
+                            "state field `{}` is required and has a default, which a request that leaves it out would get",
+                            f.name
+                        ),
+                    )
+                    .at(format!("{ptr}/default"))
+                    .hint("remove `default` (the request must give the field), or remove `required`"),
+                );
+            }
             if let Some(def) = &f.default {
                 if !value_matches(f.ty, f.items.as_ref(), def) {
                     self.err(

@@ -29,6 +29,15 @@ impl<'a> Validator<'a> {
                             .at(format!("{pptr}/{id}"))
                             .hint("remove the body or fix the id"),
                     );
+                } else if let Some(what) = takes_no_body(doc, id) {
+                    self.err(
+                        Diagnostic::error(
+                            &crate::codes::INVALID_VALUE,
+                            format!("a {platform} body is given for `{id}`, {what}, which runs no body"),
+                        )
+                        .at(format!("{pptr}/{id}"))
+                        .hint("bodies belong to `function` nodes, `native` tools and supervisors with `\"router\": \"custom\"`: remove this one"),
+                    );
                 }
             }
         }
@@ -65,6 +74,17 @@ impl<'a> Validator<'a> {
                         .at(format!("{ptr}/connector")),
                     );
                 }
+                // WIT's `render` has no entry point to pass it to.
+                if r.entry.is_some() {
+                    self.err(
+                        Diagnostic::error(
+                            &crate::codes::UNSUPPORTED,
+                            format!("`entry` of the template for `{id}`: connectors take no entry point (they render the node from its `config`)"),
+                        )
+                        .at(format!("{ptr}/entry"))
+                        .hint("remove `entry`; choose what the connector does with the node's `config`"),
+                    );
+                }
                 if semver::VersionReq::parse(&r.version).is_err() {
                     self.err(
                         Diagnostic::error(
@@ -78,6 +98,34 @@ impl<'a> Validator<'a> {
             }
         }
     }
+}
+
+/// What `id` is when it names a node, tool or agent that runs no native
+/// body (`None`: it takes one, or names nothing). Several may share an id;
+/// one that takes a body is enough.
+fn takes_no_body(doc: &Document, id: &str) -> Option<String> {
+    let node = doc.node(id).map(|n| &n.kind);
+    let tool = doc.logical.tools.iter().find(|t| t.id == id);
+    let agent = doc.logical.agents.iter().find(|a| a.id == id);
+    let takes = matches!(node, Some(NodeKind::Function(_)))
+        || matches!(tool.map(|t| &t.kind), Some(ToolKind::Native))
+        || matches!(
+            agent.map(|a| &a.kind),
+            Some(AgentKind::Supervisor {
+                router: SupervisorRouter::Custom,
+                ..
+            })
+        );
+    if takes {
+        return None;
+    }
+    if let Some(k) = node {
+        return Some(format!("a `{}` node", k.name()));
+    }
+    if let Some(t) = tool {
+        return Some(format!("a `{}` tool", t.kind.name()));
+    }
+    agent.map(|a| format!("a `{}` agent", a.kind.name()))
 }
 
 crate::diagnostic_codes! {

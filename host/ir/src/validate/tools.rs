@@ -52,7 +52,23 @@ impl<'a> Validator<'a> {
                         );
                     }
                 }
-                ToolKind::Mcp { server, .. } => {
+                ToolKind::Mcp {
+                    server,
+                    connection_type,
+                    ..
+                } => {
+                    // The specification's marker of an MCP tool: only `mcp`
+                    // means anything, so another value is not kept silently.
+                    if let Some(other) = connection_type.as_deref().filter(|c| *c != "mcp") {
+                        self.err(
+                            Diagnostic::error(
+                                &crate::codes::INVALID_VALUE,
+                                format!("tool `{}`: `connectionType` `{other}` is not `mcp`", t.id),
+                            )
+                            .at(format!("{ptr}/connectionType"))
+                            .hint("write \"connectionType\": \"mcp\" or leave it out; the server's `transport` says how it is reached"),
+                        );
+                    }
                     if !servers.contains(&server.as_str()) {
                         let mut d = Diagnostic::error(
                             &crate::codes::UNRESOLVED_REF,

@@ -87,7 +87,8 @@ def get_llm_provider(*, root: str | Path | None = None, **options: Any) -> Any:
 
     `provider` must be `openai` (any OpenAI-compatible API); the base URL and
     key come from the variables named by `base_url_env` and `api_key_env`.
-    `options` go to the model (temperature=..., for one).
+    `options` go to the model (temperature=..., for one); the section's
+    `temperature` and `max_tokens` are used unless `options` gives them.
     """
     openai = require("langchain_openai", "llm", "get_llm_provider()")
     cfg = get_config("model", {}, root=root) or {}
@@ -102,4 +103,8 @@ def get_llm_provider(*, root: str | Path | None = None, **options: Any) -> Any:
     if not key:
         raise ConfigError(f"{key_env} is not set: set it to the provider's API key")
     base_url = os.environ.get(cfg.get("base_url_env", "OPENAI_BASE_URL")) or None
+    # The section's temperature and max_tokens, unless the caller says otherwise.
+    for setting in ("temperature", "max_tokens"):
+        if cfg.get(setting) is not None:
+            options.setdefault(setting, cfg[setting])
     return openai.ChatOpenAI(model=name, api_key=key, base_url=base_url, **options)
