@@ -79,7 +79,7 @@ pub fn graph_agents(doc: &Document, scope: &Scope) -> String {
         .logical
         .agents
         .iter()
-        .map(|a| agent(&mut w, scope, &agents, &client, a))
+        .map(|a| agent(&mut w, doc, scope, &agents, &client, a))
         .collect();
     w.line(
         "/** The graph's agents and the tools they may call (logical.agents, logical.tools). */",
@@ -132,7 +132,14 @@ pub fn calls_a2a(doc: &Document) -> bool {
 }
 
 /// The `Agents.worker/supervisor/remote/a2a(...)` call of one agent.
-fn agent(w: &mut CodeWriter, scope: &Scope, agents: &str, client: &str, a: &AgentDef) -> String {
+fn agent(
+    w: &mut CodeWriter,
+    doc: &Document,
+    scope: &Scope,
+    agents: &str,
+    client: &str,
+    a: &AgentDef,
+) -> String {
     let names = |ids: &[String]| ids.iter().map(|id| scope.name(id)).collect::<Vec<_>>();
     let head = format!(
         "{}, {}, {}",
@@ -153,7 +160,7 @@ fn agent(w: &mut CodeWriter, scope: &Scope, agents: &str, client: &str, a: &Agen
                 "{agents}.worker({head}, {}, {}, {}, {max_turns})",
                 quote(&text),
                 list_of(w, &names(tool_ids)),
-                model_literal(client, model.as_ref())
+                model_literal(client, doc, model.as_ref())
             )
         }
         AgentKind::Supervisor {
@@ -164,9 +171,10 @@ fn agent(w: &mut CodeWriter, scope: &Scope, agents: &str, client: &str, a: &Agen
             model,
         } => {
             let (model, route) = match router {
-                SupervisorRouter::Llm => {
-                    (model_literal(client, model.as_ref()), "null".to_string())
-                }
+                SupervisorRouter::Llm => (
+                    model_literal(client, doc, model.as_ref()),
+                    "null".to_string(),
+                ),
                 SupervisorRouter::Custom => {
                     let class = w.name(
                         &format!("{}.nodes", scope.package),

@@ -118,7 +118,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
         })
         .collect();
     // Tools of kind mcp: each an McpTool over the service's McpServers
-    // (config/McpConfig.java).
+    // (config/McpConfig.java), a child's too.
     let mcp: Vec<(&str, &str, &str)> = doc
         .logical
         .tools
@@ -253,11 +253,12 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                 ));
             }
             for (id, server, tool) in &mcp {
+                // The server by its registered name (McpConfig's).
                 let mcp_tool = runtime(w, pkg, "McpTool");
                 w.line(format!(
                     "{mcp_tool} {}Tool = new {mcp_tool}(mcp, {}, {});",
                     camel(id),
-                    quote(server),
+                    quote(&scope.name(server)),
                     quote(tool)
                 ));
             }

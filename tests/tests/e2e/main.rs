@@ -9,6 +9,7 @@ mod a2a;
 mod agents;
 mod agents_python;
 mod cache;
+mod child_graphs;
 mod compat;
 mod containers;
 mod contract_go;

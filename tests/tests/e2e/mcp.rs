@@ -19,7 +19,7 @@ use svc_tests::service::{
 const KEY: &str = "mcp-key-51e0";
 
 /// The MCP server the graph uses, run by the service over stdio.
-const FILES_SERVER: &str = r#"
+pub const FILES_SERVER: &str = r#"
 import os
 
 from mcp.server.mcpserver import MCPServer

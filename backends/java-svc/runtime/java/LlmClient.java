@@ -6,27 +6,42 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * An OpenAI-compatible chat-completions client. Only graphs with LLM nodes
  * create one (see config/AiConfig.java); a graph with settings.streaming
  * creates a StreamingLlmClient, which streams the reply of a streamed run.
+ * Where a call goes is the call site's {@link Model}: each graph of a
+ * document (a subgraph's child too) names the variables of its own provider
+ * in settings.model, and the client reads them when it calls.
  */
 public class LlmClient {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The base URL of a provider whose base URL variable is unset or empty, as on go and python-svc. */
+    public static final String DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
-    protected final String baseUrl;
     protected final Duration timeout;
-    private final String apiKey;
+    private final Function<String, String> variables;
 
-    public LlmClient(String baseUrl, String apiKey, Duration timeout) {
-        this.baseUrl = baseUrl.replaceAll("/+$", "");
-        this.apiKey = apiKey;
+    /**
+     * {@code variables} reads a variable by name, null or "" when it is unset: the
+     * service's environment (AiConfig gives Spring's, which holds env.yaml's values too).
+     */
+    public LlmClient(Function<String, String> variables, Duration timeout) {
+        this.variables = variables;
         this.timeout = timeout;
     }
 
-    /** The model settings of one node. */
-    public record Model(String name, Double temperature, Integer maxTokens) {
+    /**
+     * A model provider: an OpenAI-compatible API whose base URL and API key are read
+     * from these variables (a graph's settings.model baseUrlEnv and apiKeyEnv).
+     */
+    public record Provider(String baseUrlEnv, String apiKeyEnv) {
+    }
+
+    /** What one node or agent calls: its provider, and its model's name and settings. */
+    public record Model(Provider provider, String name, Double temperature, Integer maxTokens) {
     }
 
     /** Sends the non-empty prompt parts and returns the reply text. */
@@ -47,19 +62,36 @@ public class LlmClient {
         if (model.maxTokens() != null) {
             body.put("max_tokens", model.maxTokens());
         }
-        return complete(node, body);
+        return complete(node, model, body);
     }
 
-    /** The provider's headers: its key as a bearer token, when there is one. */
-    protected Map<String, String> headers() {
-        return apiKey == null || apiKey.isEmpty() ? Map.of() : Map.of("Authorization", "Bearer " + apiKey);
+    /** The variable {@code name}'s value, "" when it is unset. */
+    private String variable(String name) {
+        String value = variables.apply(name);
+        return value == null ? "" : value;
+    }
+
+    /** The chat-completions URL of the model's provider: its base URL (else DEFAULT_BASE_URL) without trailing slashes. */
+    protected String endpoint(Model model) {
+        String base = variable(model.provider().baseUrlEnv());
+        int end = base.length();
+        while (end > 0 && base.charAt(end - 1) == '/') {
+            end--;
+        }
+        return (base.isEmpty() ? DEFAULT_BASE_URL : base.substring(0, end)) + "/chat/completions";
+    }
+
+    /** The provider's headers: its key as a bearer token, when its variable is set. */
+    protected Map<String, String> headers(Model model) {
+        String key = variable(model.provider().apiKeyEnv());
+        return key.isEmpty() ? Map.of() : Map.of("Authorization", "Bearer " + key);
     }
 
     /** One chat-completions call, not streamed, in its span ({@code chat <model>}); the parsed reply. */
-    private Object post(String node, Map<String, Object> body) throws SvcError, InterruptedException {
+    private Object post(String node, Model model, Map<String, Object> body) throws SvcError, InterruptedException {
         try (Tracing.Span span = Tracing.start(Tracing.Op.CHAT, String.valueOf(body.get("model")))) {
             try {
-                Object reply = Upstream.postJson(node, baseUrl + "/chat/completions", headers(), timeout, body);
+                Object reply = Upstream.postJson(node, endpoint(model), headers(model), timeout, body);
                 span.reply(body.get("messages"), reply);
                 return reply;
             } catch (SvcError | InterruptedException e) {
@@ -69,9 +101,9 @@ public class LlmClient {
         }
     }
 
-    /** One chat-completions call with this body; returns the reply's text. */
-    protected String complete(String node, Map<String, Object> body) throws SvcError, InterruptedException {
-        Object reply = post(node, body);
+    /** One chat-completions call of {@code model} with this body; returns the reply's text. */
+    protected String complete(String node, Model model, Map<String, Object> body) throws SvcError, InterruptedException {
+        Object reply = post(node, model, body);
         if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
                 && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg
                 && msg.get("content") instanceof String content) {
@@ -91,7 +123,7 @@ public class LlmClient {
      */
     public Map<String, Object> chatMessage(String node, Model model, List<?> messages, List<?> tools)
             throws SvcError, InterruptedException {
-        Object reply = post(node, messageBody(model, messages, tools));
+        Object reply = post(node, model, messageBody(model, messages, tools));
         if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
                 && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg) {
             @SuppressWarnings("unchecked")

@@ -17,6 +17,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 /**
  * The model client of a graph with settings.streaming. In a streamed run
@@ -43,15 +44,15 @@ public final class StreamingLlmClient extends LlmClient {
     private static final String SERVICE = "upstream";
     private static final int MAX_BYTES = Upstream.MAX_REPLY_BYTES;
 
-    public StreamingLlmClient(String baseUrl, String apiKey, Duration timeout) {
-        super(baseUrl, apiKey, timeout);
+    public StreamingLlmClient(Function<String, String> variables, Duration timeout) {
+        super(variables, timeout);
     }
 
     @Override
-    protected String complete(String node, Map<String, Object> body) throws SvcError, InterruptedException {
+    protected String complete(String node, Model model, Map<String, Object> body) throws SvcError, InterruptedException {
         ObservedRun run = ObservedRun.current();
         if (run == null) {
-            return super.complete(node, body);
+            return super.complete(node, model, body);
         }
         var reply = new Chunks() {
             final StringBuilder text = new StringBuilder();
@@ -72,7 +73,7 @@ public final class StreamingLlmClient extends LlmClient {
                 run.token(piece);
             }
         };
-        stream(node, body, reply);
+        stream(node, model, body, reply);
         return reply.text.toString();
     }
 
@@ -84,7 +85,7 @@ public final class StreamingLlmClient extends LlmClient {
             return super.chatTurn(node, model, messages, tools);
         }
         Turn turn = new Turn();
-        stream(node, messageBody(model, messages, tools), chunk -> {
+        stream(node, model, messageBody(model, messages, tools), chunk -> {
             String content = turn.add(chunk);
             // Checked before the chunk's text is sent: a node never sends what it cannot write.
             if (turn.size > MAX_BYTES) {
@@ -140,10 +141,11 @@ public final class StreamingLlmClient extends LlmClient {
      * interrupted thread (the run cancelled) ends it with InterruptedException,
      * its connection closed.
      */
-    private void stream(String node, Map<String, Object> body, Chunks each) throws SvcError, InterruptedException {
+    private void stream(String node, Model model, Map<String, Object> body, Chunks each)
+            throws SvcError, InterruptedException {
         try (Tracing.Span span = Tracing.start(Tracing.Op.CHAT, String.valueOf(body.get("model")))) {
             try {
-                streamInSpan(node, body, each);
+                streamInSpan(node, model, body, each);
             } catch (SvcError | InterruptedException | RuntimeException e) {
                 span.fail(e);
                 throw e;
@@ -152,12 +154,12 @@ public final class StreamingLlmClient extends LlmClient {
     }
 
     /** {@link #stream}'s call, in its chat span. */
-    private void streamInSpan(String node, Map<String, Object> body, Chunks each)
+    private void streamInSpan(String node, Model model, Map<String, Object> body, Chunks each)
             throws SvcError, InterruptedException {
         Map<String, Object> streamed = new LinkedHashMap<>(body);
         streamed.put("stream", true);
-        HttpRequest request = Upstream.request(node, SERVICE, Upstream.endpoint(node, baseUrl + "/chat/completions"),
-                headers(), timeout, streamed, "text/event-stream");
+        HttpRequest request = Upstream.request(node, SERVICE, Upstream.endpoint(node, endpoint(model)),
+                headers(model), timeout, streamed, "text/event-stream");
         long started = System.nanoTime();
         HttpResponse<InputStream> response = Upstream.send(node, SERVICE, request, timeout,
                 HttpResponse.BodyHandlers.ofInputStream());

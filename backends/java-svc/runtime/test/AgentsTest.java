@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
  */
 class AgentsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final LlmClient.Model MODEL = new LlmClient.Model("stub-model", 0.25, 64);
+    private static final LlmClient.Model MODEL = new LlmClient.Model(PROVIDER, "stub-model", 0.25, 64);
     private static final String PEER_URL = "SVC_AGENTS_TEST_PEER_URL";
     private static final String PEER_KEY = "SVC_AGENTS_TEST_PEER_KEY";
 
@@ -49,7 +49,7 @@ class AgentsTest {
     void start() throws IOException {
         stub = new Stub();
         // The trailing slash goes, as python-svc's rstrip("/").
-        llm = new LlmClient(stub.url("/v1/"), "test-key", Duration.ofSeconds(5));
+        llm = new LlmClient(variables(stub.url("/v1/"), "test-key"), Duration.ofSeconds(5));
         stub.routes.put("/v1/chat/completions", this::e2eModel);
         stub.routes.put("/crm", r -> new Reply(200, "{\"source\":\"crm\",\"asked\":" + r.body() + "}"));
     }
@@ -184,13 +184,46 @@ class AgentsTest {
     @Test
     void workerWithoutToolsOrInstructionsSendsNoToolsAndNoSystemMessage() throws Exception {
         Agents agents = new Agents(llm, List.of(),
-                List.of(Agents.worker("plain", "", List.of(), " \n ", List.of(), new LlmClient.Model("m", null, 0), 8)));
+                List.of(Agents.worker("plain", "", List.of(), " \n ", List.of(), new LlmClient.Model(PROVIDER, "m", null, 0), 8)));
         stub.routes.put("/v1/chat/completions", r -> new Reply(200, envelope("{\"role\":\"assistant\"}")));
         // No content: the answer is "" (not an error, unlike chat()).
         assertEquals("", agents.run("n", "plain", "", List.of()));
         // The user message is sent even when empty; max_tokens 0 is left out.
         assertEquals("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"\"}]}",
                 stub.to("/v1/chat/completions").get(0).body());
+    }
+
+    /**
+     * Each model goes to its own provider (a child graph's settings.model may name other
+     * variables than its parent's): its base URL and key are read from its variables, an
+     * unset key sends no Authorization header and an unset base URL is OpenAI's.
+     */
+    @Test
+    void eachModelCallsItsOwnProviderWithItsOwnKey() throws Exception {
+        LlmClient.Provider child = new LlmClient.Provider("SVC_TEST_CHILD_URL", "SVC_TEST_CHILD_KEY");
+        LlmClient.Provider keyless = new LlmClient.Provider("SVC_TEST_CHILD_URL", "SVC_TEST_UNSET_KEY");
+        Map<String, String> env = Map.of(PROVIDER.baseUrlEnv(), stub.url("/v1"), PROVIDER.apiKeyEnv(), "parent-key",
+                child.baseUrlEnv(), stub.url("/child/v1/"), child.apiKeyEnv(), "child-key");
+        LlmClient two = new LlmClient(env::get, Duration.ofSeconds(5));
+        stub.routes.put("/v1/chat/completions", r -> answer("from the parent's"));
+        stub.routes.put("/child/v1/chat/completions", r -> answer("from the child's"));
+
+        assertEquals("from the parent's", two.chat("n", MODEL, "", "hi"));
+        assertEquals("from the child's", two.chat("sub__n", new LlmClient.Model(child, "child-model", null, null), "", "hi"));
+        Agents agents = new Agents(two, List.of(), List.of(
+                Agents.worker("sub__w", "", List.of(), "", List.of(), new LlmClient.Model(keyless, "m", null, null), 2)));
+        assertEquals("from the child's", agents.run("sub__ask", "sub__w", "hi", List.of()));
+
+        List<Request> parent = stub.to("/v1/chat/completions");
+        List<Request> children = stub.to("/child/v1/chat/completions");
+        assertEquals(1, parent.size());
+        assertEquals("Bearer parent-key", parent.get(0).header("Authorization"));
+        assertEquals(2, children.size());
+        assertEquals("Bearer child-key", children.get(0).header("Authorization"));
+        assertEquals("child-model", children.get(0).json().get("model"));
+        assertNull(children.get(1).header("Authorization"));
+        assertEquals("https://api.openai.com/v1/chat/completions",
+                two.endpoint(new LlmClient.Model(new LlmClient.Provider("SVC_TEST_UNSET_URL", "K"), "m", null, null)));
     }
 
     @Test

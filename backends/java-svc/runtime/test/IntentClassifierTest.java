@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 /** The intent classifier against a scripted model: python-svc's prompt, matching and errors. */
 class IntentClassifierTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final LlmClient.Model MODEL = new LlmClient.Model("stub-model", 0.25, 64);
+    private static final LlmClient.Model MODEL = new LlmClient.Model(PROVIDER, "stub-model", 0.25, 64);
 
     private Stub stub;
     private LlmClient llm;
@@ -25,7 +25,7 @@ class IntentClassifierTest {
     @BeforeEach
     void start() throws IOException {
         stub = new Stub();
-        llm = new LlmClient(stub.url("/v1"), "test-key", Duration.ofSeconds(5));
+        llm = new LlmClient(variables(stub.url("/v1"), "test-key"), Duration.ofSeconds(5));
     }
 
     @AfterEach

@@ -16,12 +16,21 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Function;
 
 /** A local HTTP server standing in for a model provider, an HTTP tool or a peer service in tests. */
 final class ModelStub {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private ModelStub() {
+    }
+
+    /** The tests' model provider: the variables their clients read its base URL and key from. */
+    static final LlmClient.Provider PROVIDER = new LlmClient.Provider("SVC_TEST_MODEL_URL", "SVC_TEST_MODEL_KEY");
+
+    /** What a test's client reads: PROVIDER's variables set to {@code baseUrl} and {@code key}. */
+    static Function<String, String> variables(String baseUrl, String key) {
+        return Map.of(PROVIDER.baseUrlEnv(), baseUrl, PROVIDER.apiKeyEnv(), key)::get;
     }
 
     /** A request the stub received. */

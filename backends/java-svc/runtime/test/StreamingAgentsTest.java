@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
  */
 class StreamingAgentsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final LlmClient.Model MODEL = new LlmClient.Model("stub-model", null, null);
+    private static final LlmClient.Model MODEL = new LlmClient.Model(PROVIDER, "stub-model", null, null);
     private static final StateSchema SCHEMA = new StateSchema(List.of(
             new StateSchema.Field("answer", StateSchema.Type.STRING, null, false, false, null)));
     private static final String PEER_KEY = "SVC_STREAMING_AGENTS_TEST_PEER_KEY";
@@ -47,7 +47,7 @@ class StreamingAgentsTest {
     @BeforeEach
     void start() throws IOException {
         stub = new Stub();
-        llm = new StreamingLlmClient(stub.url("/v1"), "sk-test", Duration.ofSeconds(5));
+        llm = new StreamingLlmClient(variables(stub.url("/v1"), "sk-test"), Duration.ofSeconds(5));
     }
 
     @AfterEach
@@ -526,7 +526,7 @@ class StreamingAgentsTest {
         assertError(e, 502, "upstream_error", "node \"helper\": the upstream answered 503", status);
 
         // The call's time limit covers the whole stream, not only its head: cut after a token.
-        llm = new StreamingLlmClient(stub.url("/v1"), "sk-test", Duration.ofMillis(700));
+        llm = new StreamingLlmClient(variables(stub.url("/v1"), "sk-test"), Duration.ofMillis(700));
         String[] slow = new String[20];
         Arrays.fill(slow, chunk("{\"content\":\"lo\"}"));
         slow[0] = chunk("{\"content\":\"Hel\"}");

@@ -9,7 +9,7 @@ use super::{node_class, render, run_method};
 use crate::java::{quote, runtime};
 use crate::scope::Scope;
 
-pub fn class(_doc: &Document, scope: &Scope, class: &str, id: &str, c: &IntentNode) -> String {
+pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, c: &IntentNode) -> String {
     let (pkg, name) = (&scope.pkg, scope.name(id));
     let mut w = CodeWriter::java();
     let client = runtime(&mut w, pkg, "LlmClient");
@@ -32,7 +32,7 @@ pub fn class(_doc: &Document, scope: &Scope, class: &str, id: &str, c: &IntentNo
         })
         .collect();
     let input = render(&mut w, pkg, &c.input);
-    let model = model_literal(&client, c.model.as_ref());
+    let model = model_literal(&client, doc, c.model.as_ref());
     let mut fields = vec![format!(
         "private static final {client}.Model MODEL = {model};"
     )];

@@ -14,8 +14,23 @@ use crate::scope::Scope;
 /// default; the IR gives such a node no `maxTurns`).
 const BOUND_TOOL_TURNS: u32 = 8;
 
-/// `new LlmClient.Model(name, temperature, maxTokens)`.
-pub fn model_literal(client: &str, model: Option<&ModelRef>) -> String {
+/// The variables of `doc`'s model provider: its `settings.model`'s base URL
+/// and API key variables, else OpenAI's. Each graph of a document (a
+/// subgraph's child too) calls its own.
+pub fn provider_env(doc: &Document) -> (String, String) {
+    match &doc.logical.settings.model {
+        Some(m) => (m.base_url_env.clone(), m.api_key_env.clone()),
+        None => (
+            svc_backend_sdk::ir::default_base_url_env(),
+            svc_backend_sdk::ir::default_api_key_env(),
+        ),
+    }
+}
+
+/// `new LlmClient.Model(new LlmClient.Provider(baseUrlEnv, apiKeyEnv),
+/// name, temperature, maxTokens)`: what a node or an agent of `doc` calls.
+pub fn model_literal(client: &str, doc: &Document, model: Option<&ModelRef>) -> String {
+    let (base_url_env, api_key_env) = provider_env(doc);
     let name = quote(model.map(|m| m.name.as_str()).unwrap_or_default());
     let temperature = model
         .and_then(|m| m.temperature)
@@ -25,7 +40,11 @@ pub fn model_literal(client: &str, model: Option<&ModelRef>) -> String {
         .and_then(|m| m.max_tokens)
         .map(|t| t.to_string())
         .unwrap_or_else(|| "null".into());
-    format!("new {client}.Model({name}, {temperature}, {max_tokens})")
+    format!(
+        "new {client}.Model(new {client}.Provider({}, {}), {name}, {temperature}, {max_tokens})",
+        quote(&base_url_env),
+        quote(&api_key_env)
+    )
 }
 
 /// `List.of("a", "b")`, imported.
@@ -45,7 +64,7 @@ pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, llm: &LlmNode
     let (pkg, name) = (&scope.pkg, scope.name(id));
     let mut w = CodeWriter::java();
     let client = runtime(&mut w, pkg, "LlmClient");
-    let model = model_literal(&client, llm.model.as_ref());
+    let model = model_literal(&client, doc, llm.model.as_ref());
     let value = match svc_backend_sdk::llm::output(doc, llm) {
         LlmOutput::ReplaceMessages => format!(
             "new {}.Replace({}.assistantMessage(reply))",

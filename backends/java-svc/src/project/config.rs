@@ -1,78 +1,11 @@
 //! Configuration files: `application.yaml` (the service's settings),
-//! Spring's `application.yml` and `config/AiConfig.java`.
+//! Spring's `application.yml` and `config/AiConfig.java` (the model client).
 
 use svc_backend_sdk::ir::{CheckpointerKind, Document, LogFormat, LogLevel};
-use svc_backend_sdk::subgraphs::{all_graphs, any_graph, GraphScope};
+use svc_backend_sdk::subgraphs::all_graphs;
 use svc_backend_sdk::writer::CodeWriter;
-use svc_backend_sdk::Diagnostic;
 
 use crate::java::{quote, runtime};
-
-/// The variables a graph's models read: its settings.model's base URL and
-/// API key variables.
-fn model_env(doc: &Document) -> (&str, &str) {
-    doc.logical
-        .settings
-        .model
-        .as_ref()
-        .map(|m| (m.base_url_env.as_str(), m.api_key_env.as_str()))
-        .unwrap_or(("OPENAI_BASE_URL", "OPENAI_API_KEY"))
-}
-
-/// The graphs that ask a model, each with its scope.
-fn asking_model(doc: &Document) -> Vec<(&Document, GraphScope)> {
-    all_graphs(doc)
-        .into_iter()
-        .filter(|(d, _)| d.has_llm_nodes())
-        .collect()
-}
-
-/// The variables of `svc.llm`: those of the first graph that asks a model,
-/// else the document's.
-fn llm_env(doc: &Document) -> (&str, &str) {
-    asking_model(doc)
-        .first()
-        .map_or_else(|| model_env(doc), |(d, _)| model_env(d))
-}
-
-/// java-svc has one model client (`svc.llm`, `AiConfig`): every graph that
-/// asks a model must read the variables of the first one that does.
-pub(super) fn check_model_env(doc: &Document) -> Result<(), Vec<Diagnostic>> {
-    let graphs = asking_model(doc);
-    let Some(((first, first_scope), rest)) = graphs.split_first() else {
-        return Ok(());
-    };
-    let (url, key) = model_env(first);
-    let named = |d: &Document, scope: &GraphScope| {
-        if scope.is_root() {
-            "the document".to_string()
-        } else {
-            format!("the graph `{}`", d.id)
-        }
-    };
-    let refused: Vec<Diagnostic> = rest
-        .iter()
-        .filter(|(d, _)| model_env(d) != (url, key))
-        .map(|(d, scope)| {
-            let (other_url, other_key) = model_env(d);
-            Diagnostic::error(
-                &svc_backend_sdk::ir::codes::UNSUPPORTED,
-                format!(
-                    "java-svc reads one model provider (svc.llm): {} reads {other_url}/{other_key}, {} {url}/{key}",
-                    named(d, scope),
-                    named(first, first_scope)
-                ),
-            )
-            .at(scope.at("/logical/settings/model"))
-            .hint("give every graph's settings.model the same baseUrlEnv and apiKeyEnv, or compile for go or python-svc")
-        })
-        .collect();
-    if refused.is_empty() {
-        Ok(())
-    } else {
-        Err(refused)
-    }
-}
 
 pub(super) fn ai_config(doc: &Document, pkg: &str) -> String {
     let timeout = doc.logical.settings.request_timeout_ms;
@@ -85,27 +18,27 @@ pub(super) fn ai_config(doc: &Document, pkg: &str) -> String {
         llm_client.clone()
     };
     let duration = w.name("java.time", "Duration");
-    let value = w.name("org.springframework.beans.factory.annotation", "Value");
     let bean = w.name("org.springframework.context.annotation", "Bean");
     let configuration = w.name("org.springframework.context.annotation", "Configuration");
-    w.line("/** The model provider: an OpenAI-compatible chat-completions API (only graphs with LLM nodes have this). */")
+    let environment = w.name("org.springframework.core.env", "Environment");
+    w.line("/** The model client: OpenAI-compatible chat-completions APIs (only graphs with LLM nodes have this). */")
         .line(format!("@{configuration}"));
     w.block("public class AiConfig {", "}", |w| {
-        w.line(format!("@{bean}"))
-            .line(format!(
-                "public {llm_client} llmClient(@{value}(\"${{svc.llm.base-url}}\") String baseUrl,"
-            ))
-            .indent()
-            .indent()
-            .line(format!(
-                "@{value}(\"${{svc.llm.api-key:}}\") String apiKey) {{"
-            ))
-            .dedent()
-            .line(format!(
-                "return new {implementation}(baseUrl, apiKey, {duration}.ofMillis({timeout}));"
-            ))
-            .dedent()
-            .line("}");
+        w.line("/**")
+            .line(" * Each call goes to its model's provider, whose base URL and key the client reads from")
+            .line(" * the variables its graph's settings.model names (a subgraph's child may name others):")
+            .line(" * the environment, as Spring sees it (env.yaml's values included).")
+            .line(" */")
+            .line(format!("@{bean}"));
+        w.block(
+            format!("public {llm_client} llmClient({environment} environment) {{"),
+            "}",
+            |w| {
+                w.line(format!(
+                    "return new {implementation}(environment::getProperty, {duration}.ofMillis({timeout}));"
+                ));
+            },
+        );
     });
     w.finish_file(&format!("package com.svc.{pkg}.config;\n\n"))
 }
@@ -181,17 +114,6 @@ pub(super) fn spring_yml(doc: &Document) -> String {
         section(w, "security", |w| {
             w.line(format!("key: ${{{}:}}", doc.security.key_env));
         });
-        if any_graph(doc, |d| {
-            d.has_llm_nodes() || svc_backend_sdk::agents::runs_agents(d)
-        }) {
-            let (base_env, key_env) = llm_env(doc);
-            section(w, "llm", |w| {
-                w.line(format!(
-                    "base-url: ${{{base_env}:https://api.openai.com/v1}}"
-                ))
-                .line(format!("api-key: ${{{key_env}:}}"));
-            });
-        }
         // Every graph's HTTP tools, by registered name (as each graph's
         // class reads them).
         let http: Vec<(String, &str)> = all_graphs(doc)

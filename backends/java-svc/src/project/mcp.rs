@@ -1,17 +1,19 @@
 //! MCP (issue 36) on java-svc, on the official Java SDK
 //! (`io.modelcontextprotocol.sdk:mcp-core` and `mcp-json-jackson2`, pinned;
 //! not the umbrella `mcp` artifact, which brings Jackson 3 beside Spring
-//! Boot's Jackson 2): the document's `logical.mcpServers` and its tools of
+//! Boot's Jackson 2): every graph's `logical.mcpServers` and its tools of
 //! kind `mcp` (runtime/McpServers.java, McpTransports.java,
-//! McpArguments.java, McpTool.java; the servers are
-//! declared in the generated `config/McpConfig.java` and opened before the
-//! service listens), and `settings.mcp.expose` (web/McpEndpoint.java).
+//! McpArguments.java, McpTool.java; the servers of all graphs, a
+//! subgraph's child's by registered name, are declared in the generated
+//! `config/McpConfig.java` and opened before the service listens), and
+//! `settings.mcp.expose` (web/McpEndpoint.java).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use svc_backend_sdk::ir::{Document, McpTransport, ToolKind};
+use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
-use svc_backend_sdk::{Diagnostic, File};
+use svc_backend_sdk::File;
 
 use crate::java::{quote, runtime};
 
@@ -59,53 +61,21 @@ pub(super) const ENDPOINT: (&str, &str) = (
     include_str!("../../runtime/java/McpEndpoint.java"),
 );
 
-/// Whether the document's own graph calls MCP servers.
+/// Whether any graph of the document (a subgraph's child too) calls MCP
+/// servers.
 pub fn uses_clients(doc: &Document) -> bool {
-    !doc.logical.mcp_servers.is_empty()
-        || doc
-            .logical
-            .tools
-            .iter()
-            .any(|t| matches!(t.kind, ToolKind::Mcp { .. }))
+    any_graph(doc, |d| {
+        !d.logical.mcp_servers.is_empty()
+            || d.logical
+                .tools
+                .iter()
+                .any(|t| matches!(t.kind, ToolKind::Mcp { .. }))
+    })
 }
 
 /// Whether the service needs the SDK at all.
 pub fn speaks_mcp(doc: &Document) -> bool {
     uses_clients(doc) || doc.logical.settings.mcp.expose
-}
-
-/// A subgraph's MCP servers and tools are refused: java-svc's McpServers
-/// holds the document's own servers only.
-pub fn refuse_in_child(child: &Document, at: &str) -> Vec<Diagnostic> {
-    let servers = child.logical.mcp_servers.iter().enumerate().map(|(i, s)| {
-        (
-            format!("{at}/logical/mcpServers/{i}"),
-            format!("MCP server `{}`", s.id),
-        )
-    });
-    let tools = child
-        .logical
-        .tools
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| matches!(t.kind, ToolKind::Mcp { .. }))
-        .map(|(i, t)| {
-            (
-                format!("{at}/logical/tools/{i}"),
-                format!("MCP tool `{}`", t.id),
-            )
-        });
-    servers
-        .chain(tools)
-        .map(|(pointer, what)| {
-            Diagnostic::error(
-                &svc_backend_sdk::ir::codes::UNSUPPORTED,
-                format!("the {what} is inside a subgraph; java-svc calls the MCP servers of the document's own graph only"),
-            )
-            .at(pointer)
-            .hint("declare the server and its tools in the parent graph")
-        })
-        .collect()
 }
 
 /// `config/McpConfig.java`: the servers, the tools start-up checks, and
@@ -129,11 +99,13 @@ pub(super) fn config(doc: &Document, pkg: &str) -> File {
             .collect();
         format!("{map}.ofEntries({})", entries.join(", "))
     };
-    let declared: Vec<String> = doc
-        .logical
-        .mcp_servers
+    // Every graph's servers, by registered name: a child's carry its
+    // subgraph node ids as a prefix (`inner__files`), as on go and python-svc.
+    let graphs = all_graphs(doc);
+    let declared: Vec<String> = graphs
         .iter()
-        .map(|s| match &s.transport {
+        .flat_map(|(d, scope)| d.logical.mcp_servers.iter().map(move |s| (scope, s)))
+        .map(|(scope, s)| match &s.transport {
             McpTransport::Stdio {
                 command,
                 args,
@@ -143,7 +115,7 @@ pub(super) fn config(doc: &Document, pkg: &str) -> File {
                 let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
                 format!(
                     "{servers}.Server.stdio({}, {}, {list}.of({}), {}, {})",
-                    quote(&s.id),
+                    quote(&scope.name(&s.id)),
                     quote(command),
                     args.join(", "),
                     string_map(&mut w, env),
@@ -164,7 +136,7 @@ pub(super) fn config(doc: &Document, pkg: &str) -> File {
                 let transport = s.transport.name().to_ascii_uppercase();
                 format!(
                     "{servers}.Server.http({}, {servers}.Transport.{transport}, {}, {}, {})",
-                    quote(&s.id),
+                    quote(&scope.name(&s.id)),
                     quote(url),
                     string_map(&mut w, headers),
                     timeout(&servers, *timeout_ms)
@@ -172,13 +144,16 @@ pub(super) fn config(doc: &Document, pkg: &str) -> File {
             }
         })
         .collect();
-    let mut tools: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for t in &doc.logical.tools {
-        if let ToolKind::Mcp { server, tool, .. } = &t.kind {
-            tools
-                .entry(server.as_str())
-                .or_default()
-                .push(tool.as_str());
+    // A set: two tools of a graph may call one tool of a server (Set.of refuses a duplicate).
+    let mut tools: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for (d, scope) in &graphs {
+        for t in &d.logical.tools {
+            if let ToolKind::Mcp { server, tool, .. } = &t.kind {
+                tools
+                    .entry(scope.name(server))
+                    .or_default()
+                    .insert(tool.as_str());
+            }
         }
     }
     let tools: Vec<String> = tools
@@ -192,10 +167,10 @@ pub(super) fn config(doc: &Document, pkg: &str) -> File {
             )
         })
         .collect();
-    w.line("/** The graph's MCP servers (logical.mcpServers): their sessions open before the service listens. */");
+    w.line("/** The MCP servers of every graph (logical.mcpServers): their sessions open before the service listens. */");
     w.line(format!("@{configuration}"));
     w.block("public class McpConfig {", "}", |w| {
-        w.line("/** logical.mcpServers */");
+        w.line("/** Every graph's logical.mcpServers, a subgraph's child's by registered name. */");
         w.line(format!("public static final {list}<{servers}.Server> SERVERS = {list}.of("));
         w.indent().indent();
         let n = declared.len();

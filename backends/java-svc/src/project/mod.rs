@@ -258,7 +258,6 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     if !bad.is_empty() {
         return Err(bad);
     }
-    config::check_model_env(doc)?;
     let pkg = package_segment(&doc.id);
     let base = format!("src/main/java/com/svc/{pkg}");
     // What the runtime must hold is decided over every graph: a child's
@@ -425,9 +424,6 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     // MainGraph), its agents and its nodes.
     let mut errors = Vec::new();
     for (d, scope) in &all_graphs(doc, &pkg) {
-        if !scope.is_root() {
-            errors.extend(mcp::refuse_in_child(d, &scope.at("")));
-        }
         files.push(File::text(
             format!("{}/graph/{}.java", scope.dir, scope.graph_class()),
             graph::graph_class(d, scope),
@@ -527,13 +523,10 @@ mod emit_tests {
             .iter()
             .any(|f| f.path == format!("{base}/graph/GraphAgents.java")));
         let yml = text(&files, "src/main/resources/application.yml");
-        for want in [
-            "base-url: ${CHILD_URL:https://api.openai.com/v1}",
-            "api-key: ${CHILD_KEY:}",
-            "  tools:\n    sub__crm:\n      endpoint: \"${CRM_URL:}\"",
-        ] {
-            assert!(yml.contains(want), "{want}\n---\n{yml}");
-        }
+        assert!(
+            yml.contains("  tools:\n    sub__crm:\n      endpoint: \"${CRM_URL:}\""),
+            "{yml}"
+        );
         let child = text(
             &files,
             &format!("{base}/subgraphs/sub/graph/ChildGraph.java"),
@@ -546,37 +539,59 @@ mod emit_tests {
         for want in [
             "stub.createContext(\"/tools/sub__crm\"",
             "registry.add(\"svc.tools.sub__crm.endpoint\", () -> base + \"/tools/sub__crm\");",
-            "registry.add(\"svc.llm.base-url\"",
+            "registry.add(\"CHILD_URL\", () -> base + \"/v1\");",
         ] {
             assert!(tests.contains(want), "{want}");
         }
     }
 
+    /// Each graph's models call the provider its own settings.model names:
+    /// no variable of it in application.yml, read when a model calls.
     #[test]
-    fn every_graph_asking_a_model_reads_the_same_variables() {
-        let model = |url: &str| json!({"provider": "openai", "name": "m", "baseUrlEnv": url});
+    fn every_graph_calls_its_own_model_provider() {
+        let model = |url: &str, key: &str| json!({"provider": "openai", "name": "m", "baseUrlEnv": url, "apiKeyEnv": key});
         let say =
             json!({"id": "say", "kind": "llm", "prompt": {"user": "{{a}}"}, "outputKey": "a"});
-        let doc = |child_url: &str| {
-            graph(
-                "root",
-                json!([say, subgraph("sub", child(model(child_url)))]),
-                json!({"settings": {"model": model("ROOT_URL")}}),
-            )
+        let files = emitted(&graph(
+            "root",
+            json!([say, subgraph("sub", child(model("CHILD_URL", "CHILD_KEY")))]),
+            json!({"settings": {"model": model("ROOT_URL", "ROOT_KEY")}}),
+        ));
+        let base = "src/main/java/com/svc/root";
+        let provider = |url: &str, key: &str| {
+            format!("new LlmClient.Model(new LlmClient.Provider(\"{url}\", \"{key}\"), \"m\", null, null)")
         };
-        emitted(&doc("ROOT_URL"));
-        let errors = emit(&parse(&doc("OTHER_URL")), &Connectors::new([])).unwrap_err();
-        let found: Vec<_> = errors
-            .iter()
-            .map(|e| (e.code.as_str(), e.pointer.as_deref(), e.message.as_str()))
-            .collect();
-        assert_eq!(
-            found,
-            [(
-                "unsupported",
-                Some("/logical/nodes/2/graph/logical/settings/model"),
-                "java-svc reads one model provider (svc.llm): the graph `child` reads OTHER_URL/OPENAI_API_KEY, the document ROOT_URL/OPENAI_API_KEY"
-            )]
+        for (path, url, key) in [
+            ("nodes/SayNode.java", "ROOT_URL", "ROOT_KEY"),
+            ("subgraphs/sub/nodes/SayNode.java", "CHILD_URL", "CHILD_KEY"),
+            (
+                "subgraphs/sub/graph/GraphAgents.java",
+                "CHILD_URL",
+                "CHILD_KEY",
+            ),
+        ] {
+            let code = text(&files, &format!("{base}/{path}"));
+            assert!(code.contains(&provider(url, key)), "{path}\n---\n{code}");
+        }
+        let yml = text(&files, "src/main/resources/application.yml");
+        for variable in ["ROOT_URL", "ROOT_KEY", "CHILD_URL", "CHILD_KEY", "llm"] {
+            assert!(!yml.contains(variable), "{variable}\n---\n{yml}");
+        }
+        let config = text(&files, &format!("{base}/config/AiConfig.java"));
+        assert!(
+            config.contains("public LlmClient llmClient(Environment environment) {\n        return new LlmClient(environment::getProperty, Duration.ofMillis(30000));"),
+            "{config}"
         );
+        let tests = text(&files, "src/test/java/com/svc/root/GraphHttpTests.java");
+        for var in ["ROOT_URL", "CHILD_URL"] {
+            let want = format!("registry.add(\"{var}\", () -> base + \"/v1\");");
+            assert!(tests.contains(&want), "{want}\n---\n{tests}");
+        }
+        for var in ["README.md", "env.yaml"] {
+            let listing = text(&files, var);
+            for name in ["ROOT_URL", "ROOT_KEY", "CHILD_URL", "CHILD_KEY"] {
+                assert!(listing.contains(name), "{var}: {name}\n---\n{listing}");
+            }
+        }
     }
 }
