@@ -511,3 +511,25 @@ fn the_settings_table_holds_every_setting_and_matches_the_backends() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+#[test]
+fn the_table_of_what_each_platform_builds_matches_the_backends() {
+    let reference =
+        std::fs::read_to_string(workspace().join("docs/ir-reference.md")).expect("ir-reference.md");
+    let rows = table_after(&reference, "## What each platform builds");
+    assert!(rows.len() > 10, "only {} rows", rows.len());
+    let mut problems = Vec::new();
+    for row in &rows {
+        check_row(row, "the document uses", &mut problems);
+    }
+    // Every node kind, and every feature a backend declares, has its row.
+    let listed: BTreeSet<&str> = rows.iter().flat_map(|r| spans(&r["requirement"])).collect();
+    for kind in svc_ir::NodeKind::NAMES {
+        if !listed.contains(format!("node-kind:{kind}").as_str()) {
+            problems.push(format!(
+                "node kind `{kind}` has no row in \"What each platform builds\""
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
