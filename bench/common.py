@@ -1,4 +1,5 @@
-"""Helpers the benchmark scripts share: ports, commands, the svc binary, the JDK."""
+"""Helpers the benchmark scripts share: ports, commands, the svc binary, the JDK,
+generated services."""
 import os
 import socket
 import subprocess
@@ -38,3 +39,18 @@ def java_home():
     if not home:
         sys.exit("set JAVA_HOME to a JDK 21 or newer")
     return home
+
+
+def generated_service(platform, graph, out):
+    """Compiles the graph document `graph` for `platform` into `out` and builds
+    it with the project's own toolchain; returns the command that runs the
+    service, from `out`."""
+    sh([svc_binary(), "compile", graph, "--out", out, "--platform", platform])
+    if platform == "go":
+        sh("go build -o bin/service .", cwd=out)
+        return [os.path.join(out, "bin", "service")]
+    if platform == "java-svc":
+        home = java_home()
+        sh("./mvnw -q -B -DskipTests package", cwd=out, env=dict(os.environ, JAVA_HOME=home))
+        return [os.path.join(home, "bin", "java"), "-jar", "target/service.jar"]
+    return [sys.executable, "-m", "svc", "run"]

@@ -26,7 +26,7 @@ import tempfile
 import time
 import urllib.request
 
-from common import ROOT, free_port, java_home, sh, svc_binary
+from common import ROOT, free_port, generated_service, java_home, sh
 
 EXAMPLE = os.path.join(ROOT, "fixtures", "valid", "support_triage.graph.json")
 KEY = "bench-key"
@@ -96,13 +96,12 @@ def load_wrk(server, seconds, conc):
 
 def go_servers(work):
     gen = os.path.join(work, "generated")
-    sh([svc_binary(), "compile", EXAMPLE, "--out", gen, "--platform", "go"])
-    sh("go build -o bin/service .", cwd=gen)
+    service = generated_service("go", EXAMPLE, gen)
     base = os.path.join(work, "baseline")
     sh(["go", "build", "-o", base, "."], cwd=os.path.join(ROOT, "bench", "baseline", "go"))
     # The target is the handler served with the generated service's timeouts;
     # the same handler without them is measured for reference.
-    return {"generated": ([os.path.join(gen, "bin", "service")], gen, {}),
+    return {"generated": (service, gen, {}),
             "net/http handler": ([base], work, {}),
             "net/http handler, no server timeouts": ([base, "-no-timeouts"], work, {})}, \
         {"net/http handler": 1.0}
@@ -112,20 +111,19 @@ def java_servers(work):
     home = java_home()
     env = dict(os.environ, JAVA_HOME=home)
     gen = os.path.join(work, "generated")
-    sh([svc_binary(), "compile", EXAMPLE, "--out", gen, "--platform", "java-svc"])
-    sh("./mvnw -q -B -DskipTests package", cwd=gen, env=env)
+    service = generated_service("java-svc", EXAMPLE, gen)
     base = os.path.join(work, "baseline")
     shutil.copytree(os.path.join(ROOT, "bench", "baseline", "java"), base)
     sh([os.path.join(gen, "mvnw"), "-q", "-B", "-DskipTests", "package"], cwd=base, env=env)
     java = os.path.join(home, "bin", "java")
-    return {"generated": ([java, "-jar", "target/service.jar"], gen, {}),
+    return {"generated": (service, gen, {}),
             "Spring Boot controller": ([java, "-jar", "target/baseline.jar"], base, {})}, \
         {"Spring Boot controller": 0.9}
 
 
 def python_servers(work):
     gen = os.path.join(work, "generated")
-    sh([svc_binary(), "compile", EXAMPLE, "--out", gen, "--platform", "python-svc"])
+    service = generated_service("python-svc", EXAMPLE, gen)
     py = sys.executable
     base = os.path.join(ROOT, "bench", "baseline", "python")
 
@@ -134,7 +132,7 @@ def python_servers(work):
                 "--log-level", "warning", "--port"]
 
     # uvicorn takes the port on its command line; Server appends it.
-    return {"generated": ([py, "-m", "svc", "run"], gen, {}),
+    return {"generated": (service, gen, {}),
             "FastAPI handler": (uvicorn("fastapi_handler:app"), base, {}),
             "FastAPI + LangGraph": (uvicorn("langgraph_service:app"), base, {})}, \
         {"FastAPI handler": 0.8, "FastAPI + LangGraph": 2.0}

@@ -159,9 +159,10 @@ const (
 )
 
 // Traced is h with the server span of each request and its duration when
-// the graph is traced (telemetry.go); h itself otherwise.
+// the graph is traced (telemetry.go) and telemetry runs (Start turned it on:
+// not with OTEL_SDK_DISABLED=true); h itself otherwise.
 func Traced(h http.Handler) http.Handler {
-	if traceHTTP == nil {
+	if traceHTTP == nil || tracing == nil {
 		return h
 	}
 	return traceHTTP(h)

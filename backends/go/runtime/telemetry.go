@@ -103,7 +103,18 @@ func wanted(variable string) (bool, error) {
 	}
 }
 
+// sdkDisabled is OTEL_SDK_DISABLED=true, the standard switch that turns
+// the SDK off at run time (the Go SDK does not read it itself): nothing is
+// traced, measured, exported or propagated, and a span costs what it costs
+// without settings.tracing, one comparison.
+func sdkDisabled() bool {
+	return strings.EqualFold(strings.TrimSpace(os.Getenv("OTEL_SDK_DISABLED")), "true")
+}
+
 func openTelemetry(ctx context.Context) (func(), error) {
+	if sdkDisabled() {
+		return func() {}, nil
+	}
 	res, err := resource.New(ctx,
 		// The graph's id unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names the service.
 		resource.WithAttributes(attribute.String("service.name", graphID)),

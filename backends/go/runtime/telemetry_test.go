@@ -117,6 +117,30 @@ func TestProtocolAndExporterVariables(t *testing.T) {
 	}
 }
 
+func TestOTELSDKDisabledTurnsTelemetryOff(t *testing.T) {
+	saved := tracing
+	t.Cleanup(func() { tracing = saved })
+	tracing = nil
+	// An exporter the service would refuse: with the SDK off it is not read.
+	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
+	t.Setenv("OTEL_SDK_DISABLED", "TRUE")
+	stop, err := openTelemetry(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if tracing != nil {
+		t.Fatal("OTEL_SDK_DISABLED=true, yet a tracer runs")
+	}
+	if _, plain := Traced(untracedHandler{}).(untracedHandler); !plain {
+		t.Error("OTEL_SDK_DISABLED=true, yet the handler is wrapped for server spans")
+	}
+}
+
+type untracedHandler struct{}
+
+func (untracedHandler) ServeHTTP(http.ResponseWriter, *http.Request) {}
+
 func TestPromptsAndRepliesOnlyWithTheContentFlag(t *testing.T) {
 	messages := []any{map[string]any{"role": "user", "content": "hi"}}
 	reply := map[string]any{"usage": map[string]any{"prompt_tokens": float64(3)},

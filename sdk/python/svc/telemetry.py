@@ -8,7 +8,8 @@ the per-signal endpoints, headers, timeout), OTEL_EXPORTER_OTLP_PROTOCOL
 (`http/protobuf` by default, or `grpc`), OTEL_SERVICE_NAME (default: the
 app's name, which is the graph's id in a generated project),
 OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, OTEL_BSP_*, and
-OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER (`otlp` or `none`).
+OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER (`otlp` or `none`), and
+OTEL_SDK_DISABLED (`true`: off, as without `tracing.enabled`).
 
 Spans wait in the batch processor's bounded queue and leave from its
 thread, so a slow or missing collector never holds a request: when the
@@ -122,6 +123,14 @@ def _resource(default_name: str) -> Any:
     return resource
 
 
+def sdk_disabled() -> bool:
+    """OTEL_SDK_DISABLED=true, the standard switch that turns the SDK off at
+    run time: configure() then leaves telemetry off, so nothing is traced,
+    measured, exported or propagated and no middleware is added (the SDK's
+    own providers would still run svc's span code, as no-ops)."""
+    return os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
+
+
 def configure(config: dict, *, span_exporter: Any = None, metric_reader: Any = None) -> bool:
     """Turns OpenTelemetry on when `tracing.enabled`; returns whether it is on.
 
@@ -130,7 +139,7 @@ def configure(config: dict, *, span_exporter: Any = None, metric_reader: Any = N
     reader) instead of OTLP. Configuring again replaces the providers."""
     global _on, _nodes, _content, _tracer
     section = config.get("tracing") or {}
-    if not section.get("enabled"):
+    if not section.get("enabled") or sdk_disabled():
         _on = False
         return False
     require("opentelemetry.sdk", "tracing", "configure_tracing()")

@@ -80,8 +80,8 @@ def tracing_project(config: dict) -> str:
 def configure_tracing(config: dict) -> bool:
     """Turns tracing on when `tracing.enabled`; returns whether it is on.
 
-    OpenTelemetry always (svc.telemetry: OTLP to where the OTEL_ variables
-    say). LangSmith as well when its key is set (LANGSMITH_API_KEY or
+    OpenTelemetry unless OTEL_SDK_DISABLED=true (svc.telemetry: OTLP to where
+    the OTEL_ variables say). LangSmith as well when its key is set (LANGSMITH_API_KEY or
     LANGCHAIN_API_KEY) or LANGSMITH_TRACING=true: then it sets
     LANGSMITH_TRACING=true and LANGSMITH_PROJECT (`tracing.project`, else
     the app's name) unless they are set: variables already set win. Compiled
@@ -91,10 +91,12 @@ def configure_tracing(config: dict) -> bool:
     global graph_runs, node_spans
     section = config.get("tracing") or {}
     graph_runs = node_spans = False
-    if not telemetry.configure(config):
+    # Off with OTEL_SDK_DISABLED=true, which leaves LangSmith alone.
+    exporting = telemetry.configure(config)
+    if not section.get("enabled"):
         return False
     if not _env(_KEY_VARIABLES) and os.environ.get("LANGSMITH_TRACING", "").lower() != "true":
-        return True  # OpenTelemetry only: LangSmith is for those who set its key
+        return exporting  # OpenTelemetry only: LangSmith is for those who set its key
     require("langsmith", "tracing", "configure_tracing()")
     os.environ.setdefault("LANGSMITH_TRACING", "true")
     if not _env(_PROJECT_VARIABLES):

@@ -256,6 +256,23 @@ def test_tracing_off_records_nothing_and_sends_no_traceparent(upstream):
     assert "traceparent" not in model.received[0].headers
 
 
+def test_otel_sdk_disabled_turns_telemetry_off_at_run_time(upstream, monkeypatch):
+    model, _ = upstream
+    # An exporter value configure() would refuse: with the SDK off it is not read.
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "TRUE")
+    assert telemetry.configure(CONFIG) is False
+    assert not telemetry.enabled()
+    app = create_app(Traced(), config=CONFIG, framework="starlette")
+    assert not any("OpenTelemetry" in m.cls.__name__ for m in app.user_middleware)
+    with TestClient(app) as client:
+        r = client.post(
+            "/invoke", json={"state": {"question": "q"}}, headers={"traceparent": TRACEPARENT}
+        )
+    assert r.status_code == 200
+    assert "traceparent" not in model.received[0].headers
+
+
 def closed_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

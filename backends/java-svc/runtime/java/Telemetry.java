@@ -91,8 +91,22 @@ public class Telemetry {
         }
     }
 
+    /**
+     * OTEL_SDK_DISABLED=true (or -Dotel.sdk.disabled=true), the standard switch that
+     * turns the SDK off at run time: no tracer is installed and no server span
+     * made, so nothing is traced, measured, exported or propagated, and a span
+     * costs what it costs without settings.tracing.
+     */
+    static boolean sdkDisabled() {
+        String value = System.getProperty("otel.sdk.disabled", System.getenv("OTEL_SDK_DISABLED"));
+        return value != null && "true".equalsIgnoreCase(value.strip());
+    }
+
     @Bean(destroyMethod = "")
     OpenTelemetrySdk openTelemetry() {
+        if (sdkDisabled()) {
+            return OpenTelemetrySdk.builder().build();
+        }
         protocol("TRACES");
         protocol("METRICS");
         exporter("OTEL_TRACES_EXPORTER");
@@ -172,6 +186,7 @@ public class Telemetry {
         };
         FilterRegistrationBean<Filter> registration = new FilterRegistrationBean<>(filter);
         registration.setOrder(Ordered.HIGHEST_PRECEDENCE);
+        registration.setEnabled(!sdkDisabled());
         return registration;
     }
 

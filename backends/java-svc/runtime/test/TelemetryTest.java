@@ -1,7 +1,9 @@
 package com.svc.__SVC_PACKAGE__.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -147,6 +149,23 @@ class TelemetryTest {
                 assertNull(input);
                 assertNull(output);
             }
+        }
+    }
+
+    @Test
+    void otelSdkDisabledInstallsNoTracerAndNoServerSpans() {
+        Tracing.install(null);
+        System.setProperty("otel.sdk.disabled", "TRUE");
+        try {
+            Telemetry telemetry = new Telemetry();
+            OpenTelemetrySdk off = telemetry.openTelemetry();
+            assertFalse(telemetry.serverSpans(off).isEnabled(), "the server-span filter is registered");
+            // No tracer: a run is its task itself, not wrapped in a span.
+            java.util.concurrent.Callable<Object> task = () -> null;
+            assertSame(task, Tracing.run(task), "a tracer is installed");
+            off.close();
+        } finally {
+            System.clearProperty("otel.sdk.disabled");
         }
     }
 
