@@ -10,6 +10,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 
@@ -22,10 +23,12 @@ import (
 
 // The graph published as an A2A agent (settings.a2a; docs/http-contract.md,
 // "A2A"), as python-svc publishes it: the agent card at both well-known
-// paths (public, with an ETag), JSON-RPC at /a2a behind the credential of
-// /invoke, A2A 1.0 and 0.3 answered at the same URL by the a2a-go SDK's
-// two JSON-RPC handlers over one stateless request handler: a message in,
-// one reply message out, no task kept (any replica answers any request).
+// paths (public, with an ETag), JSON-RPC at /a2a behind the callers of
+// settings.a2a.tokens or else the credential of /invoke (a2a_credentials.go),
+// A2A 1.0 and 0.3 answered at the same URL by the a2a-go SDK's two
+// JSON-RPC handlers over one stateless request handler: a message in, one
+// reply message out, no task kept (any replica answers any request). The
+// caller reaches the run in its context (graph.Caller).
 const (
 	a2aRPCPath    = "/a2a"
 	a2aCardPath   = "/.well-known/agent-card.json"
@@ -40,6 +43,8 @@ type a2aSpec struct {
 	InputField    string
 	InputMessages bool
 	Skills        []a2aSkill
+	// Tokens are the callers of settings.a2a.tokens.
+	Tokens []a2aToken
 }
 
 type a2aSkill struct {
@@ -47,28 +52,51 @@ type a2aSkill struct {
 	Tags, Roles           []string
 }
 
-func init() { newA2AHandler = a2aHandler }
+func init() {
+	newA2AHandler = a2aHandler
+	checkA2A = func() error {
+		_, err := loadA2ATokens(a2aAgent.Tokens, os.Getenv)
+		return err
+	}
+}
 
 type a2aServer struct {
-	s       *server
-	current http.Handler // A2A 1.0
-	legacy  http.Handler // A2A 0.3
+	s         *server
+	spec      a2aSpec
+	responder *a2aResponder
+	creds     *a2aCredentials
+	// tokensErr is why the callers' tokens could not be read; Open refuses
+	// to start then, so only a handler made without Open answers with it.
+	tokensErr error
+	current   http.Handler // A2A 1.0
+	legacy    http.Handler // A2A 0.3
 }
 
 // a2aHandler answers the card's paths and /a2a for s.
 func a2aHandler(s *server) http.Handler {
-	h := &a2aResponder{skills: map[string]*a2aSkill{}}
-	for i := range a2aAgent.Skills {
-		h.skills[a2aAgent.Skills[i].ID] = &a2aAgent.Skills[i]
+	return newA2AServer(s, a2aAgent, os.Getenv)
+}
+
+// newA2AServer publishes spec, its callers' tokens read with getenv.
+func newA2AServer(s *server, spec a2aSpec, getenv func(string) string) *a2aServer {
+	h := &a2aResponder{skills: map[string]*a2aSkill{},
+		input: graph.A2AInput{Name: spec.InputField, Messages: spec.InputMessages}}
+	for i := range spec.Skills {
+		h.skills[spec.Skills[i].ID] = &spec.Skills[i]
 	}
+	table, err := loadA2ATokens(spec.Tokens, getenv)
 	panics := a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.cfg.Logger.Error("the A2A request failed", "panic", fmt.Sprint(r))
 		return a2a.NewError(a2a.ErrInternalError, "execution_error: the request failed")
 	})
 	return &a2aServer{
-		s:       s,
-		current: a2asrv.NewJSONRPCHandler(h, panics),
-		legacy:  a2av0.NewJSONRPCHandler(h, panics),
+		s:         s,
+		spec:      spec,
+		responder: h,
+		creds:     newA2ACredentials(s, table),
+		tokensErr: err,
+		current:   a2asrv.NewJSONRPCHandler(h, panics),
+		legacy:    a2av0.NewJSONRPCHandler(h, panics),
 	}
 }
 
@@ -78,14 +106,25 @@ func (a *a2aServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer drain(r)
-	switch {
-	case r.Method != http.MethodPost:
+	if r.Method != http.MethodPost {
 		methodNotAllowed(w, "POST")
 		return
-	case !a.s.authorized(r):
-		a.s.unauthorized(w)
+	}
+	if a.tokensErr != nil {
+		writeError(w, &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
+			Message: a.tokensErr.Error()})
 		return
-	case r.ContentLength > MaxRequestBytes:
+	}
+	caller := a.creds.identify(r)
+	if caller == nil {
+		if challenge := a.creds.challenge(); challenge != "" {
+			w.Header().Set("WWW-Authenticate", challenge)
+		}
+		writeError(w, &graph.Error{Status: http.StatusUnauthorized, Code: "unauthorized",
+			Message: "missing or wrong credential"})
+		return
+	}
+	if r.ContentLength > MaxRequestBytes {
 		tooLarge(w)
 		return
 	}
@@ -97,9 +136,22 @@ func (a *a2aServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var head struct {
 		ID     any    `json:"id"`
 		Method string `json:"method"`
+		Params struct {
+			Message struct {
+				Metadata map[string]any `json:"metadata"`
+			} `json:"message"`
+		} `json:"params"`
 	}
-	// A body that is not JSON-RPC is the SDK's to answer (-32700, -32600).
+	// A body that is not JSON-RPC is the SDK's to answer (-32700, -32600),
+	// and so is an unknown skill.
 	_ = json.Unmarshal(body, &head)
+	if a2aSendMethods[head.Method] {
+		if skill, err := a.responder.skill(head.Params.Message.Metadata); err == nil && !caller.mayCall(skill) {
+			writeError(w, caller.forbidden(skill))
+			return
+		}
+	}
+	r = r.WithContext(graph.WithCaller(r.Context(), caller.caller))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	w.Header().Set("Content-Type", "application/json")
 	// Every A2A 0.3 method name has a "/", no 1.0 name has one.
@@ -133,7 +185,7 @@ func (a *a2aServer) card(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	err := enc.Encode(cardOf(a2aAgent, scheme+"://"+r.Host+a2aRPCPath, a.s.cfg.Auth))
+	err := enc.Encode(cardOf(a.spec, scheme+"://"+r.Host+a2aRPCPath, a.creds.schemes))
 	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err != nil {
 		writeError(w, &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
@@ -205,23 +257,22 @@ type cardSkill struct {
 	Security             []map[string][]string `json:"security,omitempty"`
 }
 
-// cardOf is the card of spec served at endpoint, declaring what /invoke's
-// credential is: an API key in X-API-Key, a bearer token, or nothing.
-func cardOf(spec a2aSpec, endpoint, auth string) agentCard {
+// cardOf is the card of spec served at endpoint, declaring the schemes
+// /a2a accepts ("bearer": Authorization: Bearer, "api_key": X-API-Key).
+func cardOf(spec a2aSpec, endpoint string, names []string) agentCard {
 	schemes := map[string]any{}
-	var names []string
-	switch auth {
-	case "api_key":
-		names = []string{"api_key"}
-		schemes["api_key"] = map[string]any{
-			"apiKeySecurityScheme": map[string]any{"description": "X-API-Key: <key>", "location": "header", "name": "X-API-Key"},
-			"description":          "X-API-Key: <key>", "in": "header", "name": "X-API-Key", "type": "apiKey",
-		}
-	case "bearer":
-		names = []string{"bearer"}
-		schemes["bearer"] = map[string]any{
-			"httpAuthSecurityScheme": map[string]any{"description": "Authorization: Bearer <token>", "scheme": "Bearer"},
-			"description":            "Authorization: Bearer <token>", "scheme": "Bearer", "type": "http",
+	for _, name := range names {
+		switch name {
+		case "api_key":
+			schemes["api_key"] = map[string]any{
+				"apiKeySecurityScheme": map[string]any{"description": "X-API-Key: <key>", "location": "header", "name": "X-API-Key"},
+				"description":          "X-API-Key: <key>", "in": "header", "name": "X-API-Key", "type": "apiKey",
+			}
+		case "bearer":
+			schemes["bearer"] = map[string]any{
+				"httpAuthSecurityScheme": map[string]any{"description": "Authorization: Bearer <token>", "scheme": "Bearer"},
+				"description":            "Authorization: Bearer <token>", "scheme": "Bearer", "type": "http",
+			}
 		}
 	}
 	// Alternatives: any one scheme suffices; a skill's roles are its scopes.
@@ -263,10 +314,16 @@ func cardOf(spec a2aSpec, endpoint, auth string) agentCard {
 	return card
 }
 
+// a2aSendMethods are the methods whose skill's roles are checked before
+// dispatch (1.0 and 0.3 names).
+var a2aSendMethods = map[string]bool{"SendMessage": true, "SendStreamingMessage": true,
+	"message/send": true, "message/stream": true}
+
 // a2aResponder is the stateless request handler: the graph answers each
 // message; there are no tasks to get, cancel or subscribe to.
 type a2aResponder struct {
 	skills map[string]*a2aSkill
+	input  graph.A2AInput
 }
 
 func (h *a2aResponder) skill(meta map[string]any) (*a2aSkill, error) {
@@ -318,8 +375,7 @@ func (h *a2aResponder) answer(ctx context.Context, req *a2a.SendMessageRequest) 
 	if len(texts) == 0 {
 		return nil, a2a.NewError(a2a.ErrUnsupportedContentType, "send the message as text parts")
 	}
-	text, err := graph.RunA2A(ctx, graph.A2AInput{Name: a2aAgent.InputField, Messages: a2aAgent.InputMessages},
-		strings.Join(texts, "\n"))
+	text, err := graph.RunA2A(ctx, h.input, strings.Join(texts, "\n"))
 	if err == nil && len(text) > MaxResponseBytes {
 		err = &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
 			Message: "the response is larger than 4 MiB", Details: map[string]any{"reason": "response_too_large"}}

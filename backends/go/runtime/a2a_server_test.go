@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -18,16 +20,48 @@ import (
 )
 
 // The graph's A2A agent (docs/http-contract.md, "A2A"): the card at both
-// paths, the answers of the contract before JSON-RPC, and the official
-// a2a-go client reaching the graph over A2A 1.0 and 0.3.
+// paths, the answers of the contract before JSON-RPC, the official a2a-go
+// client reaching the graph over A2A 1.0 and 0.3, and who may call it (the
+// callers of settings.a2a.tokens and their roles, or the service's key).
 
 const a2aTestKey = "a2a-test-key-5e2"
 
+// a2aTestToken is the token the tests give the i-th caller of the graph's
+// settings.a2a.tokens.
+func a2aTestToken(i int) string { return fmt.Sprintf("a2a-test-token-%d", i) }
+
 func startA2AService(t *testing.T) *httptest.Server {
 	t.Helper()
+	for i, tok := range a2aAgent.Tokens {
+		t.Setenv(tok.Env, a2aTestToken(i))
+	}
 	srv := httptest.NewServer(New(Config{Auth: "api_key", Key: a2aTestKey}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// a2aTestCaller is a credential /a2a takes (the header and its value) and
+// a skill it may call: the service's key and the first skill, or with a
+// token table the first caller allowed a skill.
+func a2aTestCaller(t *testing.T) (string, string, string) {
+	t.Helper()
+	if len(a2aAgent.Tokens) == 0 {
+		return "X-API-Key", a2aTestKey, a2aAgent.Skills[0].ID
+	}
+	for i, tok := range a2aAgent.Tokens {
+		id := &a2aIdentity{caller: graph.A2ACaller{Subject: tok.Subject, Roles: tok.Roles}}
+		for j := range a2aAgent.Skills {
+			if !id.mayCall(&a2aAgent.Skills[j]) {
+				continue
+			}
+			if tok.Scheme == "bearer" {
+				return "Authorization", "Bearer " + a2aTestToken(i), a2aAgent.Skills[j].ID
+			}
+			return "X-API-Key", a2aTestToken(i), a2aAgent.Skills[j].ID
+		}
+	}
+	t.Skip("no caller of settings.a2a.tokens may call any skill")
+	return "", "", ""
 }
 
 func a2aTestPost(t *testing.T, url string, headers map[string]string, body string) (int, map[string]any, http.Header) {
@@ -95,17 +129,32 @@ func TestA2ACardAtBothPaths(t *testing.T) {
 	if raw["url"] != endpoint || raw["protocolVersion"] != "0.3" {
 		t.Fatalf("the 0.3 fields: %v", raw)
 	}
-	if scheme, ok := card.SecuritySchemes["api_key"].(a2a.APIKeySecurityScheme); !ok || scheme.Name != "X-API-Key" {
+	// The schemes /a2a takes: the service's key, or those of the token table.
+	want := map[string]bool{}
+	for _, tok := range a2aAgent.Tokens {
+		want[tok.Scheme] = true
+	}
+	if len(want) == 0 {
+		want["api_key"] = true
+	}
+	if len(card.SecuritySchemes) != len(want) {
+		t.Fatalf("the schemes: %#v (want %v)", card.SecuritySchemes, want)
+	}
+	if scheme, ok := card.SecuritySchemes["api_key"].(a2a.APIKeySecurityScheme); want["api_key"] && (!ok || scheme.Name != "X-API-Key") {
 		t.Fatalf("the key's scheme: %#v", card.SecuritySchemes)
+	}
+	if scheme, ok := card.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); want["bearer"] && (!ok || scheme.Scheme != "Bearer") {
+		t.Fatalf("the bearer scheme: %#v", card.SecuritySchemes)
 	}
 }
 
 func TestA2AAnswersOfTheContract(t *testing.T) {
 	srv := startA2AService(t)
+	header, credential, skill := a2aTestCaller(t)
 	url := srv.URL + "/a2a"
 	send := `{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"messageId": "m1",
 		"role": "ROLE_USER", "parts": [{"text": "hi"}], "metadata": {"skillId": "no-such-skill"}}}}`
-	v1 := map[string]string{"Content-Type": "application/json", "A2A-Version": "1.0", "X-API-Key": a2aTestKey}
+	v1 := map[string]string{"Content-Type": "application/json", "A2A-Version": "1.0", header: credential}
 
 	status, body, _ := a2aTestPost(t, url, map[string]string{"A2A-Version": "1.0"}, send)
 	if e, _ := body["error"].(map[string]any); status != http.StatusUnauthorized || e["code"] != "unauthorized" {
@@ -139,10 +188,9 @@ func TestA2AAnswersOfTheContract(t *testing.T) {
 	if c := rpcCode(v1, send); c != -32602 {
 		t.Fatalf("an unknown skill: %v", c)
 	}
-	if c := rpcCode(map[string]string{"X-API-Key": a2aTestKey}, send); c != -32009 {
+	if c := rpcCode(map[string]string{header: credential}, send); c != -32009 {
 		t.Fatalf("a 1.0 method without A2A-Version: %v", c)
 	}
-	skill := a2aAgent.Skills[0].ID
 	noText := strings.Replace(strings.Replace(send, `{"text": "hi"}`, `{"data": {"a": 1}}`, 1), "no-such-skill", skill, 1)
 	if c := rpcCode(v1, noText); c != -32005 {
 		t.Fatalf("a message without text: %v", c)
@@ -158,12 +206,12 @@ func TestA2AAnswersOfTheContract(t *testing.T) {
 	}
 }
 
-// a2aTestKeyHeader adds the service's key to every request.
-type a2aTestKeyHeader struct{}
+// a2aTestCredential adds a credential to every request.
+type a2aTestCredential struct{ header, value string }
 
-func (a2aTestKeyHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+func (c a2aTestCredential) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set("X-API-Key", a2aTestKey)
+	r.Header.Set(c.header, c.value)
 	return http.DefaultTransport.RoundTrip(r)
 }
 
@@ -173,7 +221,8 @@ func (a2aTestKeyHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // here).
 func TestA2AOfficialClientReachesTheGraph(t *testing.T) {
 	srv := startA2AService(t)
-	hc := &http.Client{Transport: a2aTestKeyHeader{}}
+	header, credential, skill := a2aTestCaller(t)
+	hc := &http.Client{Transport: a2aTestCredential{header, credential}}
 	resp, err := http.Get(srv.URL + "/.well-known/agent-card.json")
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +248,7 @@ func TestA2AOfficialClientReachesTheGraph(t *testing.T) {
 			t.Fatalf("%s: %v", version, err)
 		}
 		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Hello"))
-		msg.SetMeta("skillId", a2aAgent.Skills[0].ID)
+		msg.SetMeta("skillId", skill)
 		res, err := client.SendMessage(context.Background(), &a2a.SendMessageRequest{Message: msg})
 		var rpc *a2a.Error
 		switch {
@@ -215,5 +264,212 @@ func TestA2AOfficialClientReachesTheGraph(t *testing.T) {
 		default:
 			t.Fatalf("%s: %v", version, err)
 		}
+	}
+}
+
+// a2aRecorder stands in for the JSON-RPC handlers: it notes the caller
+// each request reached them with.
+type a2aRecorder struct{ callers []*graph.A2ACaller }
+
+func (rec *a2aRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec.callers = append(rec.callers, graph.Caller(r.Context()))
+	writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{}})
+}
+
+// a2aTestSpec is the graph's agent with two skills, one for the role
+// "billing", and a2aTestTable's callers.
+func a2aTestSpec(tokens []a2aToken) a2aSpec {
+	spec := a2aAgent
+	spec.Skills = []a2aSkill{
+		{ID: "open", Name: "Open", Description: "Open", Tags: []string{"open"}},
+		{ID: "refund", Name: "Refund", Description: "Refund", Tags: []string{"refund"}, Roles: []string{"billing", "finance"}},
+	}
+	spec.Tokens = tokens
+	return spec
+}
+
+var a2aTestTable = []a2aToken{
+	{Subject: "alice", Roles: []string{"billing"}, Env: "ALICE_TOKEN", Scheme: "bearer"},
+	{Subject: "bob", Roles: []string{"support"}, Env: "BOB_KEY", Scheme: "api_key"},
+}
+
+func a2aTestEnv(values map[string]string) func(string) string {
+	return func(name string) string { return values[name] }
+}
+
+// a2aTestRecording serves spec (with the table's tokens from env) on a
+// service with cfg, its JSON-RPC handlers replaced by a recorder.
+func a2aTestRecording(t *testing.T, cfg Config, spec a2aSpec, env map[string]string) (string, *a2aRecorder) {
+	t.Helper()
+	a := newA2AServer(newServer(cfg), spec, a2aTestEnv(env))
+	if a.tokensErr != nil {
+		t.Fatal(a.tokensErr)
+	}
+	rec := &a2aRecorder{}
+	a.current, a.legacy = rec, rec
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/a2a", rec
+}
+
+func a2aTestSend(method, skill string) string {
+	part := `{"text": "hi"}`
+	if strings.Contains(method, "/") {
+		part = `{"kind": "text", "text": "hi"}`
+	}
+	return fmt.Sprintf(`{"jsonrpc": "2.0", "id": 1, "method": %q, "params": {"message": {"messageId": "m1",
+		"role": "ROLE_USER", "parts": [%s], "metadata": {"skillId": %q}}}}`, method, part, skill)
+}
+
+// The tokens come from the environment: an unset or empty variable, or two
+// callers with one token, stop the service, naming the entry and variable.
+func TestA2ATokensComeFromTheEnvironment(t *testing.T) {
+	ok := map[string]string{"ALICE_TOKEN": "a-1", "BOB_KEY": "b-2"}
+	table, err := loadA2ATokens(a2aTestTable, a2aTestEnv(ok))
+	if err != nil || len(table) != 2 || table[1].caller.Subject != "bob" || table[1].scheme != "api_key" {
+		t.Fatalf("%v %+v", err, table)
+	}
+	for _, c := range []struct {
+		env  map[string]string
+		want []string
+	}{
+		{map[string]string{"BOB_KEY": "b-2"}, []string{"settings.a2a.tokens[0] (alice)", "ALICE_TOKEN, which is not set", "Authorization: Bearer"}},
+		{map[string]string{"ALICE_TOKEN": "a-1", "BOB_KEY": ""}, []string{"settings.a2a.tokens[1] (bob)", "BOB_KEY, which is not set", "X-API-Key"}},
+		{map[string]string{"ALICE_TOKEN": "same", "BOB_KEY": "same"}, []string{"tokens[1] (bob, from BOB_KEY) has the same token as settings.a2a.tokens[0] (alice, from ALICE_TOKEN)"}},
+	} {
+		_, err := loadA2ATokens(a2aTestTable, a2aTestEnv(c.env))
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Fatalf("%v: want %q in %v", c.env, w, err)
+			}
+		}
+		// Open refuses to start the same way.
+		a := newA2AServer(newServer(Config{Auth: "api_key", Key: a2aTestKey}), a2aTestSpec(a2aTestTable), a2aTestEnv(c.env))
+		if a.tokensErr == nil || a.tokensErr.Error() != err.Error() {
+			t.Fatalf("%v: %v", c.env, a.tokensErr)
+		}
+	}
+}
+
+// With a token table: each caller by its scheme, roles limiting the
+// skills (403 forbidden naming the skill), the service's own key refused,
+// and the caller reaching the run's context.
+func TestA2ACallersAndRoles(t *testing.T) {
+	env := map[string]string{"ALICE_TOKEN": "alice-tok", "BOB_KEY": "bob-key"}
+	url, rec := a2aTestRecording(t, Config{Auth: "api_key", Key: a2aTestKey}, a2aTestSpec(a2aTestTable), env)
+	alice := map[string]string{"Authorization": "Bearer alice-tok", "A2A-Version": "1.0"}
+	bob := map[string]string{"X-API-Key": "bob-key", "A2A-Version": "1.0"}
+	for name, headers := range map[string]map[string]string{
+		"no credential":            {"A2A-Version": "1.0"},
+		"the service's own key":    {"X-API-Key": a2aTestKey},
+		"a wrong token":            {"Authorization": "Bearer nope"},
+		"bob's key as bearer":      {"Authorization": "Bearer bob-key"},
+		"alice's token as a key":   {"X-API-Key": "alice-tok"},
+		"the token without Bearer": {"Authorization": "alice-tok"},
+	} {
+		status, body, h := a2aTestPost(t, url, headers, a2aTestSend("SendMessage", "open"))
+		e, _ := body["error"].(map[string]any)
+		if status != http.StatusUnauthorized || e["code"] != "unauthorized" || h.Get("WWW-Authenticate") != "Bearer" {
+			t.Fatalf("%s: %d %v %v", name, status, body, h)
+		}
+	}
+	if len(rec.callers) != 0 {
+		t.Fatalf("a refused request reached the handler: %v", rec.callers)
+	}
+	for _, method := range []string{"SendMessage", "message/stream"} {
+		status, body, _ := a2aTestPost(t, url, bob, a2aTestSend(method, "refund"))
+		e, _ := body["error"].(map[string]any)
+		details, _ := e["details"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if status != http.StatusForbidden || e["code"] != "forbidden" || details["skill"] != "refund" ||
+			msg != `the skill "refund" is for the roles billing, finance; "bob" holds support` {
+			t.Fatalf("%s: bob on refund: %d %v", method, status, body)
+		}
+	}
+	for _, c := range []struct {
+		headers map[string]string
+		method  string
+		skill   string
+		want    graph.A2ACaller
+	}{
+		{alice, "SendMessage", "refund", graph.A2ACaller{Subject: "alice", Roles: []string{"billing"}}},
+		{alice, "message/send", "open", graph.A2ACaller{Subject: "alice", Roles: []string{"billing"}}},
+		{bob, "SendStreamingMessage", "open", graph.A2ACaller{Subject: "bob", Roles: []string{"support"}}},
+		// An unknown skill is the JSON-RPC handler's to answer (-32602).
+		{bob, "SendMessage", "nope", graph.A2ACaller{Subject: "bob", Roles: []string{"support"}}},
+	} {
+		rec.callers = nil
+		status, body, _ := a2aTestPost(t, url, c.headers, a2aTestSend(c.method, c.skill))
+		if status != http.StatusOK || len(rec.callers) != 1 || rec.callers[0] == nil || !reflect.DeepEqual(*rec.callers[0], c.want) {
+			t.Fatalf("%s %s: %d %v, caller %v", c.method, c.skill, status, body, rec.callers)
+		}
+	}
+}
+
+// Without a table: the service's own key is the caller "service", whom no
+// skill's roles limit; with security.auth none, anyone is "anonymous",
+// who holds no role.
+func TestA2AWithoutTokensTheServiceKeyOrAnyone(t *testing.T) {
+	spec := a2aTestSpec(nil)
+	url, rec := a2aTestRecording(t, Config{Auth: "bearer", Key: a2aTestKey}, spec, nil)
+	status, body, h := a2aTestPost(t, url, map[string]string{"X-API-Key": a2aTestKey}, a2aTestSend("SendMessage", "refund"))
+	if status != http.StatusUnauthorized || h.Get("WWW-Authenticate") != "Bearer" {
+		t.Fatalf("an API key on a bearer service: %d %v", status, body)
+	}
+	headers := map[string]string{"Authorization": "Bearer " + a2aTestKey, "A2A-Version": "1.0"}
+	status, body, _ = a2aTestPost(t, url, headers, a2aTestSend("SendMessage", "refund"))
+	want := graph.A2ACaller{Subject: "service", Roles: []string{}}
+	if status != http.StatusOK || len(rec.callers) != 1 || !reflect.DeepEqual(*rec.callers[0], want) {
+		t.Fatalf("the service's key: %d %v %v", status, body, rec.callers)
+	}
+	url, rec = a2aTestRecording(t, Config{Auth: "none"}, spec, nil)
+	status, body, _ = a2aTestPost(t, url, map[string]string{"A2A-Version": "1.0"}, a2aTestSend("SendMessage", "refund"))
+	if status != http.StatusForbidden || len(rec.callers) != 0 {
+		t.Fatalf("anonymous on a skill with roles: %d %v", status, body)
+	}
+	status, body, _ = a2aTestPost(t, url, map[string]string{"A2A-Version": "1.0"}, a2aTestSend("SendMessage", "open"))
+	want = graph.A2ACaller{Subject: "anonymous", Roles: []string{}}
+	if status != http.StatusOK || len(rec.callers) != 1 || !reflect.DeepEqual(*rec.callers[0], want) {
+		t.Fatalf("no credential asked: %d %v %v", status, body, rec.callers)
+	}
+}
+
+// The card declares the table's schemes, and each skill's roles as the
+// scopes of its requirements, as python-svc writes them.
+func TestA2ACardDeclaresTheTablesSchemes(t *testing.T) {
+	env := map[string]string{"ALICE_TOKEN": "alice-tok", "BOB_KEY": "bob-key"}
+	a := newA2AServer(newServer(Config{Auth: "api_key", Key: a2aTestKey}), a2aTestSpec(a2aTestTable), a2aTestEnv(env))
+	card := cardOf(a.spec, "http://x/a2a", a.creds.schemes)
+	text, _ := json.Marshal(card)
+	var raw map[string]any
+	_ = json.Unmarshal(text, &raw)
+	schemes, _ := raw["securitySchemes"].(map[string]any)
+	if len(schemes) != 2 || schemes["bearer"] == nil || schemes["api_key"] == nil {
+		t.Fatalf("schemes: %s", text)
+	}
+	skills := raw["skills"].([]any)
+	refund, _ := json.Marshal(skills[1].(map[string]any)["securityRequirements"])
+	if string(refund) != `[{"schemes":{"bearer":{"list":["billing","finance"]}}},{"schemes":{"api_key":{"list":["billing","finance"]}}}]` {
+		t.Fatalf("refund's requirements: %s", refund)
+	}
+	if _, ok := skills[0].(map[string]any)["securityRequirements"]; ok {
+		t.Fatalf("a skill without roles has requirements: %s", text)
+	}
+	parsed, err := graph.ParseA2ACard(text)
+	if err != nil || len(parsed.Skills) != 2 {
+		t.Fatalf("%v: %s", err, text)
+	}
+}
+
+// Caller is nil outside an A2A call, and each body gets its own roles.
+func TestCallerOfTheRun(t *testing.T) {
+	if graph.Caller(context.Background()) != nil {
+		t.Fatal("a caller outside an A2A call")
+	}
+	ctx := graph.WithCaller(context.Background(), graph.A2ACaller{Subject: "alice", Roles: []string{"billing"}})
+	first := graph.Caller(ctx)
+	first.Roles[0] = "changed"
+	if again := graph.Caller(ctx); again.Subject != "alice" || again.Roles[0] != "billing" {
+		t.Fatalf("%+v", again)
 	}
 }

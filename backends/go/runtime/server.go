@@ -60,6 +60,11 @@ func Prepare(ctx context.Context) error {
 // checkpointer, its thread store. It returns the handler and what closes
 // it at shutdown; an error stops the service.
 func Open(ctx context.Context, cfg Config) (http.Handler, func(), error) {
+	if checkA2A != nil {
+		if err := checkA2A(); err != nil {
+			return nil, nil, err
+		}
+	}
 	release, err := graph.Start(ctx, cfg.Logger)
 	if err != nil {
 		return nil, nil, err
@@ -101,6 +106,10 @@ func newServer(cfg Config) *server {
 // newA2AHandler makes the handler of the A2A paths (a2a.go sets it); nil
 // unless the graph is published as an A2A agent (settings.a2a.enabled).
 var newA2AHandler func(s *server) http.Handler
+
+// checkA2A reads the tokens of the A2A agent's callers before the service
+// listens (a2a.go sets it): an unset variable stops the service.
+var checkA2A func() error
 
 // newMCPHandler makes the handler of /mcp (mcp.go sets it); nil unless the
 // graph is published as an MCP tool (settings.mcp.expose).
@@ -174,11 +183,7 @@ func (s *server) authorized(r *http.Request) bool {
 	case "api_key":
 		got = r.Header.Get("X-API-Key")
 	case "bearer":
-		h := r.Header.Get("Authorization")
-		if len(h) < 7 || !strings.EqualFold(h[:7], "Bearer ") {
-			return false
-		}
-		got = strings.TrimSpace(h[7:])
+		got = bearerToken(r)
 	default:
 		return false
 	}
@@ -187,6 +192,16 @@ func (s *server) authorized(r *http.Request) bool {
 	}
 	sum := sha256.Sum256([]byte(got))
 	return subtle.ConstantTimeCompare(sum[:], s.keyHash[:]) == 1
+}
+
+// bearerToken is the token of an Authorization: Bearer header (the word in
+// any case), or "".
+func bearerToken(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) < 7 || !strings.EqualFold(h[:7], "Bearer ") {
+		return ""
+	}
+	return strings.TrimSpace(h[7:])
 }
 
 // unauthorized refuses a request without the right credential.

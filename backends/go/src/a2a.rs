@@ -1,6 +1,7 @@
 //! settings.a2a on go: `internal/server/a2a_agent.go`, the agent card's
-//! title, description and skills and where a message's text goes, for the
-//! runtime's A2A server (runtime/a2a_server.go, runtime/a2a_run.go), with
+//! title, description and skills, where a message's text goes and the
+//! callers of `tokens`, for the runtime's A2A server
+//! (runtime/a2a_server.go, a2a_credentials.go, a2a_run.go), with
 //! python-svc's defaults (svc_backend_sdk::a2a).
 
 use svc_backend_sdk::a2a::{input_field, skills, title_and_description};
@@ -54,6 +55,24 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
                 w.line(format!("{{{}}},", fields.join(", ")));
             }
         });
+        let tokens = &doc.logical.settings.a2a.tokens;
+        if !tokens.is_empty() {
+            // The callers of settings.a2a.tokens: the variable of each
+            // token, read at start-up (a2a_credentials.go).
+            w.block("Tokens: []a2aToken{", "},", |w| {
+                for t in tokens {
+                    let mut fields = vec![
+                        format!("Subject: {}", quote(&t.subject)),
+                        format!("Env: {}", quote(&t.token_env)),
+                        format!("Scheme: {}", quote(t.scheme.as_str())),
+                    ];
+                    if !t.roles.is_empty() {
+                        fields.insert(1, format!("Roles: {}", strings(&t.roles)));
+                    }
+                    w.line(format!("{{{}}},", fields.join(", ")));
+                }
+            });
+        }
     });
     Ok(File::text(
         "internal/server/a2a_agent.go",

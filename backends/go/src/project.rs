@@ -14,6 +14,8 @@ const ERRORS_GO: &str = include_str!("../runtime/errors.go");
 const RUNTIME_GO: &str = include_str!("../runtime/runtime.go");
 const RUNTIME_TEST_GO: &str = include_str!("../runtime/runtime_test.go");
 const TEXT_GO: &str = include_str!("../runtime/text.go");
+// The A2A caller a native body reads (Caller(ctx)); nil outside an A2A call.
+const CALLER_GO: &str = include_str!("../runtime/caller.go");
 const ENCODE_GO: &str = include_str!("../runtime/encode.go");
 const CONDITIONS_GO: &str = include_str!("../runtime/conditions.go");
 const UPSTREAM_GO: &str = include_str!("../runtime/upstream.go");
@@ -79,6 +81,7 @@ const MCP_SERVER_TEST_GO: &str = include_str!("../runtime/mcp_server_test.go");
 // of agents of kind a2a (the official a2a-go SDK, both).
 const A2A_SERVER_GO: &str = include_str!("../runtime/a2a_server.go");
 const A2A_SERVER_TEST_GO: &str = include_str!("../runtime/a2a_server_test.go");
+const A2A_CREDENTIALS_GO: &str = include_str!("../runtime/a2a_credentials.go");
 const A2A_RUN_GO: &str = include_str!("../runtime/a2a_run.go");
 const A2A_CARD_GO: &str = include_str!("../runtime/a2a_card.go");
 const A2A_CLIENT_GO: &str = include_str!("../runtime/a2a_client.go");
@@ -145,6 +148,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text("internal/graph/runtime.go", RUNTIME_GO),
         File::text("internal/graph/runtime_test.go", RUNTIME_TEST_GO),
         File::text("internal/graph/text.go", TEXT_GO),
+        File::text("internal/graph/caller.go", CALLER_GO),
         File::text("internal/graph/encode.go", ENCODE_GO),
         File::text("internal/graph/conditions.go", CONDITIONS_GO),
         File::text("internal/graph/graph.go", graph::graph_go(doc)),
@@ -196,8 +200,14 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         let values = [("GRAPH_IMPORT", graph_import.as_str())];
         let server = fill("a2a_server.go", A2A_SERVER_GO, &values).map_err(|d| vec![d])?;
         let test = fill("a2a_server_test.go", A2A_SERVER_TEST_GO, &values).map_err(|d| vec![d])?;
+        let credentials =
+            fill("a2a_credentials.go", A2A_CREDENTIALS_GO, &values).map_err(|d| vec![d])?;
         files.push(File::text("internal/server/a2a.go", server));
         files.push(File::text("internal/server/a2a_test.go", test));
+        files.push(File::text(
+            "internal/server/a2a_credentials.go",
+            credentials,
+        ));
         files.push(crate::a2a::agent_file(doc).map_err(|d| vec![d])?);
         files.push(File::text("internal/graph/a2a_run.go", A2A_RUN_GO));
         // The reply is the field the run wrote last: the run's node events

@@ -103,7 +103,12 @@ pub fn readme(doc: &Document) -> String {
         w.line("With `settings.checkpointer` every answer names its thread (`threadId`), and the raw state as the body is refused (`400`).");
     }
     svc_backend_sdk::readme::mcp(&mut w, doc, crate::mcp::uses_clients(doc), "distroless");
-    svc_backend_sdk::readme::a2a(&mut w, doc, crate::agents::calls_a2a(doc));
+    svc_backend_sdk::readme::a2a(
+        &mut w,
+        doc,
+        crate::agents::calls_a2a(doc),
+        "`Caller(ctx)` (its `Subject` and `Roles`; nil outside an A2A call)",
+    );
     svc_backend_sdk::readme::telemetry(&mut w, doc);
     w.blank();
     w.line("## Test and build").blank().line("```sh");

@@ -396,8 +396,8 @@ fn external_services(w: &mut CodeWriter, doc: &Document) {
     });
 }
 
-/// application.yaml's `a2a` section: the agent card's title, description
-/// and skills.
+/// application.yaml's `a2a` section: the agent card's title, description,
+/// skills and callers (`server.tokens`).
 fn a2a(w: &mut CodeWriter, a: &svc_backend_sdk::ir::A2aSettings) {
     let list = |items: &[String]| {
         let quoted: Vec<String> = items.iter().map(|i| yaml_str(i)).collect();
@@ -410,26 +410,46 @@ fn a2a(w: &mut CodeWriter, a: &svc_backend_sdk::ir::A2aSettings) {
     if let Some(d) = &a.description {
         w.line(format!("description: {}", yaml_str(d)));
     }
-    if a.skills.is_empty() {
-        return;
+    if !a.skills.is_empty() {
+        section(w, "skills", |w| {
+            for k in &a.skills {
+                // A list item: `- ` and its first key, the other keys under it.
+                w.line(format!("- id: {}", yaml_str(&k.id))).indent();
+                w.line(format!("name: {}", yaml_str(&k.name)));
+                if let Some(d) = &k.description {
+                    w.line(format!("description: {}", yaml_str(d)));
+                }
+                if !k.tags.is_empty() {
+                    w.line(format!("tags: {}", list(&k.tags)));
+                }
+                if !k.roles.is_empty() {
+                    w.line(format!("roles: {}", list(&k.roles)));
+                }
+                w.dedent();
+            }
+        });
     }
-    section(w, "skills", |w| {
-        for k in &a.skills {
-            // A list item: `- ` and its first key, the other keys under it.
-            w.line(format!("- id: {}", yaml_str(&k.id))).indent();
-            w.line(format!("name: {}", yaml_str(&k.name)));
-            if let Some(d) = &k.description {
-                w.line(format!("description: {}", yaml_str(d)));
-            }
-            if !k.tags.is_empty() {
-                w.line(format!("tags: {}", list(&k.tags)));
-            }
-            if !k.roles.is_empty() {
-                w.line(format!("roles: {}", list(&k.roles)));
-            }
-            w.dedent();
-        }
-    });
+    if !a.tokens.is_empty() {
+        // The callers of /a2a (settings.a2a.tokens), read by the SDK's
+        // credentials (svc/a2a/credentials.py); each token from its variable.
+        section(w, "server", |w| {
+            section(w, "tokens", |w| {
+                for t in &a.tokens {
+                    w.line(format!("- subject: {}", yaml_str(&t.subject)))
+                        .indent();
+                    if !t.roles.is_empty() {
+                        w.line(format!("roles: {}", list(&t.roles)));
+                    }
+                    w.line(format!(
+                        "token: {}",
+                        yaml_str(&format!("${{{}}}", t.token_env))
+                    ))
+                    .line(format!("scheme: {}", t.scheme.as_str()));
+                    w.dedent();
+                }
+            });
+        });
+    }
 }
 
 fn app_init(doc: &Document) -> String {

@@ -20,7 +20,7 @@ const SERVE: &str = "`python -m svc run` serves the graph's routes on a plain St
 
 /// The items of "Published to other agents", each with whether it applies.
 const MCP_ITEM: &str = "MCP: `/mcp` (streamable HTTP) offers the graph as one tool whose input is the state; `python -m svc mcp` serves it over stdio.";
-const A2A_ITEM: &str = "A2A: the agent card is at `/.well-known/agent-card.json` (and `/.well-known/agent.json`), JSON-RPC at `/a2a`; a message's text goes to the graph's first required `string` field and the reply is the field the run wrote last.";
+const A2A_ITEM: &str = "A2A: the agent card is at `/.well-known/agent-card.json` (and `/.well-known/agent.json`), JSON-RPC at `/a2a`; a message's text goes to the graph's first required `string` field and the reply is the field the run wrote last. A native body reads who called with `svc.a2a.caller()` (`{\"subject\", \"roles\"}`; `None` outside an A2A call).";
 
 /// The items of "Layout".
 const LAYOUT: &[&str] = &[
@@ -152,9 +152,17 @@ pub(crate) fn readme(doc: &Document, sdk: SdkSource) -> String {
                 w.line(format!("- {item}"));
             }
         }
-        w.blank()
-            .line("Both need the same credential as `/invoke`; the agent card does not.")
-            .blank();
+        w.blank();
+        if s.a2a.tokens.is_empty() {
+            w.line("Both need the same credential as `/invoke`; the agent card does not.");
+        } else {
+            w.line(
+                "The agent card needs no credential; `/a2a` takes the callers below (written to `application.yaml` \
+                 as `a2a.server.tokens`, each `token: ${VAR}`), not the credential of `/invoke`.",
+            );
+        }
+        w.blank();
+        svc_backend_sdk::readme::a2a_callers(&mut w, doc);
     }
     svc_backend_sdk::readme::human_in_the_loop(&mut w, doc, &header);
     w.line("## Layout").blank();

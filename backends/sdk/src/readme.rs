@@ -2,7 +2,7 @@
 //! first request, and the paragraphs on MCP and paused runs every target
 //! serves alike; each backend writes the rest of its own README.
 
-use svc_ir::{CheckpointerKind, Document, NodeKind};
+use svc_ir::{A2aScheme, CheckpointerKind, Document, NodeKind};
 
 use crate::writer::CodeWriter;
 
@@ -98,20 +98,69 @@ pub fn mcp(w: &mut CodeWriter, doc: &Document, uses_servers: bool, image: &str) 
 }
 
 /// What `settings.a2a` serves and what A2A agents need, for the go and
-/// java-svc READMEs (python-svc's SDK writes its own).
-pub fn a2a(w: &mut CodeWriter, doc: &Document, calls_agents: bool) {
-    if doc.logical.settings.a2a.enabled {
-        w.line(
+/// java-svc READMEs (python-svc's SDK writes its own); `caller` is how a
+/// native body reads the A2A caller on the target.
+pub fn a2a(w: &mut CodeWriter, doc: &Document, calls_agents: bool, caller: &str) {
+    let a = &doc.logical.settings.a2a;
+    if a.enabled {
+        let credential = if a.tokens.is_empty() {
+            "with the credential of `/invoke`"
+        } else {
+            "with the token of a caller below"
+        };
+        w.line(format!(
             "A2A: the agent card is at `/.well-known/agent-card.json` (and `/.well-known/agent.json`), public; \
-             JSON-RPC (A2A 1.0 and 0.3) at `/a2a`, with the credential of `/invoke`. A message's text goes to the \
-             graph's first required `string` field (or its `messages`), and the reply is the field the run wrote last.",
-        );
+             JSON-RPC (A2A 1.0 and 0.3) at `/a2a`, {credential}. A message's text goes to the \
+             graph's first required `string` field (or its `messages`), and the reply is the field the run wrote last. \
+             A native body reads who called with {caller}."
+        ));
+        a2a_callers(w, doc);
     }
     if calls_agents {
         w.line(
             "The graph's A2A agents are reached through their agent cards (the variables above); each credential \
              goes only to its card's origin, in the header the card asks for.",
         );
+    }
+}
+
+/// The callers of `settings.a2a.tokens`, where they are configured and
+/// the variable of each; nothing without a table.
+pub fn a2a_callers(w: &mut CodeWriter, doc: &Document) {
+    let tokens = &doc.logical.settings.a2a.tokens;
+    if tokens.is_empty() {
+        return;
+    }
+    w.line(
+        "The callers of `/a2a` are configured in the graph, `settings.a2a.tokens` (change them there and \
+         compile again); each token comes from its variable, which must be set and hold a token of its own, or the \
+         service does not start. The service's own key is not accepted at `/a2a`, and a caller without any of a \
+         skill's `roles` is answered `403` (code `forbidden`).",
+    )
+    .blank();
+    w.line("| caller | roles | token in | sent as |")
+        .line("|---|---|---|---|");
+    for t in tokens {
+        let roles = if t.roles.is_empty() {
+            "none".to_string()
+        } else {
+            t.roles.join(", ")
+        };
+        w.line(format!(
+            "| `{}` | {roles} | `{}` | {} |",
+            t.subject,
+            t.token_env,
+            scheme_header(t.scheme)
+        ));
+    }
+    w.blank();
+}
+
+/// How an A2A caller sends its token.
+pub fn scheme_header(scheme: A2aScheme) -> &'static str {
+    match scheme {
+        A2aScheme::Bearer => "`Authorization: Bearer <token>`",
+        A2aScheme::ApiKey => "`X-API-Key: <token>`",
     }
 }
 

@@ -46,10 +46,12 @@ from svc import (
     run_agent,
     svc_a2a_server,
 )
+from svc.a2a import caller as a2a_caller
 from svc.a2a.peers import close_clients
 from svc.a2a.skills import last_written, reply_text
 from svc.agents import agents_info
 from svc.errors import ConfigError, RegistrationError
+from svc.runtime import CompiledGraph, Field, StateSchema
 from svc.server import create_app
 
 LIMIT = 20  # seconds any one conversation may take
@@ -710,6 +712,105 @@ def test_a_compiled_graph_with_tokens_output_field_and_policies(serve, monkeypat
         run(ask(base, "Ada", "greet", bearer="bob-token-2"))
     with pytest.raises(A2AClientError, match="403"):
         run(ask(base, "Ada", "vip", bearer="alice-token-1"))
+
+
+def whoami(state):
+    """A native body that answers with who called (svc.a2a.caller())."""
+    who = a2a_caller()
+    if who is None:
+        return {"answer": "nobody: " + state["question"]}
+    return {"answer": f"{who['subject']} {who['roles']}: {state['question']}"}
+
+
+class WhoAmI(CompiledGraph):
+    """Runs its node in a worker thread (the run of a graph that calls upstream)."""
+
+    name = "whoami"
+    schema = StateSchema([Field("question", "string", required=True), Field("answer", "string")])
+
+    def run(self, state):
+        self.check(0)
+        self.step(state, "whoami", whoami)
+        return state
+
+
+class InlineWhoAmI(WhoAmI):
+    """Runs on the calling thread (a graph that calls nothing upstream)."""
+
+    calls_upstream = False
+
+
+def langgraph_whoami():
+    """The same node in a LangGraph graph (its sync nodes run in an executor)."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict, total=False):
+        question: str
+        answer: str
+
+    builder = StateGraph(State)
+    builder.add_node("whoami", whoami)
+    builder.add_edge(START, "whoami")
+    builder.add_edge("whoami", END)
+    return builder.compile()
+
+
+WHO_CONFIG = {
+    "a2a": {
+        "enabled": True,
+        "skills": [
+            {"id": "who", "name": "Who"},
+            {"id": "refund", "name": "Refund", "roles": ["sales"]},
+        ],
+        **TOKEN_TABLE["a2a"],
+    }
+}
+
+
+@pytest.mark.parametrize(
+    "make", [WhoAmI, InlineWhoAmI, langgraph_whoami], ids=["thread", "inline", "langgraph"]
+)
+def test_the_run_reads_its_caller(serve, make):
+    # A LangGraph state requires nothing: the message's text goes to input_field.
+    base = serve(make(), {"a2a": {**WHO_CONFIG["a2a"], "input_field": "question"}})
+    assert run(ask(base, "Ada", "who", bearer="alice-token-1")) == "alice ['support']: Ada"
+    assert run(ask(base, "Bo", "refund", bearer="bob-token-2")) == "bob ['sales']: Bo"
+    assert run(ask(base, "Cy", "who", api_key="carol-key-3")) == "carol ['support']: Cy"
+    with pytest.raises(A2AClientError, match="403"):
+        run(ask(base, "Ada", "refund", bearer="alice-token-1"))
+    # The service's own key is not a caller once there is a table.
+    with pytest.raises(A2AClientError, match="401"):
+        run(ask(base, "Ada", "who", api_key=KEY))
+    # Outside an A2A call there is no caller; nor after one.
+    r = httpx.post(base + "/invoke", json={"state": {"question": "Q"}}, headers={"X-API-Key": KEY})
+    assert r.json()["result"]["answer"] == "nobody: Q"
+    assert a2a_caller() is None
+
+
+def test_without_a_table_the_caller_is_the_service_or_anonymous(serve, monkeypatch):
+    base = serve(WhoAmI(), {"a2a": {"enabled": True}})
+    assert run(ask(base, "Ada", api_key=KEY)) == "service []: Ada"
+    open_app = create_app(
+        WhoAmI(), config={"server": {"auth": {"type": "none"}}, "a2a": {"enabled": True}}
+    )
+    server = Loopback()
+    try:
+        assert run(ask(server.start(open_app), "Ada")) == "anonymous []: Ada"
+    finally:
+        server.stop()
+
+
+def test_a_skill_method_reads_its_caller(serve):
+    @svc_a2a_server("Who")
+    class Who:
+        @a2a_skill("who")
+        def who(self, text, state):
+            return str(a2a_caller())
+
+    base = serve(config=TOKEN_TABLE)
+    assert run(ask(base, "x", bearer="bob-token-2")) == str({"subject": "bob", "roles": ["sales"]})
 
 
 def test_a_messages_graph_gets_the_text_as_a_user_message(serve):

@@ -2,6 +2,8 @@ package com.svc.__SVC_PACKAGE__.web;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.svc.__SVC_PACKAGE__.config.AuthSettings;
+import com.svc.__SVC_PACKAGE__.runtime.EnvFile;
+import com.svc.__SVC_PACKAGE__.runtime.Caller;
 import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
 import com.svc.__SVC_PACKAGE__.runtime.PyJson;
 import com.svc.__SVC_PACKAGE__.runtime.SvcError;
@@ -28,10 +30,11 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * The graph published as an A2A agent (settings.a2a; docs/http-contract.md, "A2A"), as
  * python-svc publishes it: the agent card at both well-known paths (public, with an ETag)
- * and JSON-RPC 2.0 at /a2a behind the credential of /invoke, answering A2A 1.0 (which
- * needs the header A2A-Version: 1.0) and A2A 0.3 at the same URL. Each message runs the
- * graph on its text and is answered with one message; no task is kept, so any replica
- * answers any request.
+ * and JSON-RPC 2.0 at /a2a behind the callers of settings.a2a.tokens or else the credential
+ * of /invoke (A2aCredentials), answering A2A 1.0 (which needs the header A2A-Version: 1.0)
+ * and A2A 0.3 at the same URL. Each message runs the graph on its text, with its caller
+ * bound to the run (Caller.current()), and is answered with one message; no task is kept,
+ * so any replica answers any request.
  *
  * <p>Our own binding of the A2A JSON-RPC specification (Jackson): the official Java SDK on
  * Maven Central (io.github.a2asdk 1.0.0.Alpha3) speaks a draft of 1.0 that final 1.0
@@ -58,11 +61,19 @@ public class A2aEndpoint {
             "agent/getAuthenticatedExtendedCard");
 
     private final GraphController graph;
-    private final AuthSettings auth;
+    private final A2aCredentials credentials;
 
     public A2aEndpoint(GraphController graph, AuthSettings auth) {
         this.graph = graph;
-        this.auth = auth;
+        this.credentials = new A2aCredentials(A2aAgent.TOKENS, EnvFile::get, auth);
+    }
+
+    /**
+     * Reads the callers' tokens before the service starts (Application): an unset variable,
+     * or two callers with one token, are an IllegalStateException saying which.
+     */
+    public static void checkTokens() {
+        A2aCredentials.load(A2aAgent.TOKENS, EnvFile::get);
     }
 
     // --- the card -----------------------------------------------------------------------------
@@ -70,8 +81,7 @@ public class A2aEndpoint {
     @GetMapping({"/.well-known/agent-card.json", "/.well-known/agent.json"})
     public ResponseEntity<byte[]> card(HttpServletRequest request) throws JsonProcessingException {
         String base = request.getScheme() + "://" + request.getHeader("Host");
-        List<String> schemes = auth.required() ? List.of(auth.scheme()) : List.of();
-        byte[] body = GraphController.JSON.writeValueAsBytes(card(base + RPC, schemes));
+        byte[] body = GraphController.JSON.writeValueAsBytes(card(base + RPC, credentials.schemes()));
         String etag = "\"" + HexFormat.of().formatHex(sha256(body), 0, 16) + "\"";
         String match = request.getHeader("If-None-Match");
         if (match != null && match.contains(etag)) {
@@ -194,8 +204,13 @@ public class A2aEndpoint {
 
     @PostMapping(RPC)
     public ResponseEntity<byte[]> rpc(HttpServletRequest request) {
-        if (!auth.accepts(request)) {
-            return GraphController.refuse(auth.challenge());
+        if (credentials.problem() != null) {
+            // Only a service started without Application's check gets here.
+            return GraphController.json(500, new SvcError(500, "execution_error", credentials.problem(), null).body());
+        }
+        A2aCredentials.Identity caller = credentials.identify(request);
+        if (caller == null) {
+            return GraphController.refuse(credentials.challenge());
         }
         byte[] body;
         try {
@@ -222,18 +237,24 @@ public class A2aEndpoint {
             if (!"2.0".equals(call.get("jsonrpc")) || !(call.get("method") instanceof String method)) {
                 throw new RpcError(-32600, "invalid request: jsonrpc must be \"2.0\" and method a string");
             }
+            Object params = call.get("params");
+            if (SEND.contains(method) || STREAM.contains(method)) {
+                Skill skill = namedSkill(params);
+                if (skill != null && !caller.mayCall(skill)) {
+                    return GraphController.json(403, caller.forbidden(skill).body());
+                }
+            }
             // Every A2A 0.3 method name has a "/", no 1.0 name has one.
             boolean legacy = method.contains("/");
             String version = request.getHeader("A2A-Version");
             if (!legacy && (version == null || !version.startsWith("1."))) {
                 throw new RpcError(-32009, method + " is an A2A 1.0 method: send the header A2A-Version: 1.0");
             }
-            Object params = call.get("params");
             if (SEND.contains(method)) {
-                return result(id, answer(params, legacy), false);
+                return result(id, answer(params, legacy, caller.caller()), false);
             }
             if (STREAM.contains(method)) {
-                return result(id, answer(params, legacy), true);
+                return result(id, answer(params, legacy, caller.caller()), true);
             }
             if (NO_TASKS.contains(method)) {
                 throw new RpcError(-32001, "task not found: this agent keeps no tasks");
@@ -285,8 +306,19 @@ public class A2aEndpoint {
                 .body(event.getBytes(StandardCharsets.UTF_8));
     }
 
+    /** The skill a message names, or null when it names none the agent has (answered later). */
+    private static Skill namedSkill(Object params) {
+        Object id = params instanceof Map<?, ?> p && p.get("message") instanceof Map<?, ?> m
+                && m.get("metadata") instanceof Map<?, ?> meta ? meta.get("skillId") : null;
+        try {
+            return skill(id);
+        } catch (RpcError e) {
+            return null;
+        }
+    }
+
     /** Runs the graph on a message's text and writes the reply message in the protocol's layout. */
-    private Object answer(Object params, boolean legacy) throws RpcError {
+    private Object answer(Object params, boolean legacy, Caller caller) throws RpcError {
         if (!(params instanceof Map<?, ?> p) || !(p.get("message") instanceof Map<?, ?> message)) {
             throw new RpcError(-32602, "invalid params: the request has no message");
         }
@@ -308,7 +340,7 @@ public class A2aEndpoint {
         if (texts.isEmpty()) {
             throw new RpcError(-32005, "send the message as text parts");
         }
-        String text = reply(String.join("\n", texts));
+        String text = reply(String.join("\n", texts), caller);
         String context = message.get("contextId") instanceof String c && !c.isEmpty()
                 ? c : UUID.randomUUID().toString();
         Map<String, Object> reply = new LinkedHashMap<>();
@@ -347,14 +379,14 @@ public class A2aEndpoint {
      * the field the run wrote last (skipping writes that left it as the input had it) as
      * text. Every change of the state is a write the run records.
      */
-    private String reply(String text) throws RpcError {
+    private String reply(String text, Caller caller) throws RpcError {
         Map<String, Object> input = new LinkedHashMap<>();
         input.put(A2aAgent.INPUT_FIELD, A2aAgent.INPUT_MESSAGES
                 ? List.of(Map.of("role", "user", "content", text)) : text);
         try {
             Map<String, Object> before = new LinkedHashMap<>();
             GraphRun run = graph.runValidated(input,
-                    state -> state.forEach((k, v) -> before.put(k, Values.copy(v))));
+                    state -> state.forEach((k, v) -> before.put(k, Values.copy(v))), caller);
             Map<String, Object> out = run.state();
             String field = null;
             List<String> written = new ArrayList<>(run.written());

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.svc.__SVC_PACKAGE__.GraphState;
 import com.svc.__SVC_PACKAGE__.config.AuthSettings;
 import com.svc.__SVC_PACKAGE__.graph.MainGraph;
+import com.svc.__SVC_PACKAGE__.runtime.Caller;
 import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
 import com.svc.__SVC_PACKAGE__.runtime.RequestJson;
 import com.svc.__SVC_PACKAGE__.runtime.SvcError;
@@ -207,17 +208,23 @@ public class GraphController {
 
     /**
      * Validates {@code input} as /invoke does, shows the validated state to {@code before},
-     * then runs it under requestTimeoutMs (the A2A agent, A2aEndpoint).
+     * then runs it under requestTimeoutMs with {@code caller} as the run's Caller.current()
+     * (the A2A agent, A2aEndpoint).
      */
-    GraphRun runValidated(Map<String, Object> input, java.util.function.Consumer<Map<String, Object>> before)
-            throws SvcError {
+    GraphRun runValidated(Map<String, Object> input, java.util.function.Consumer<Map<String, Object>> before,
+            Caller caller) throws SvcError {
         Map<String, Object> state = GraphState.SCHEMA.newState(input);
         before.accept(state);
-        return runWithDeadline(state);
+        return runWithDeadline(state, caller);
     }
 
     private GraphRun runWithDeadline(Map<String, Object> state) throws SvcError {
-        Future<GraphRun> future = runner.submit(Tracing.run(() -> graph.run(state)));
+        return runWithDeadline(state, null);
+    }
+
+    /** The run on a thread of its own, {@code caller} bound to it (null: none). */
+    private GraphRun runWithDeadline(Map<String, Object> state, Caller caller) throws SvcError {
+        Future<GraphRun> future = runner.submit(Tracing.run(Caller.bind(caller, () -> graph.run(state))));
         try {
             return future.get(MainGraph.REQUEST_TIMEOUT_MS, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {

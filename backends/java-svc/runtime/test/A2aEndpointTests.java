@@ -3,9 +3,11 @@ package com.svc.__SVC_PACKAGE__.web;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.svc.__SVC_PACKAGE__.GraphState;
+import com.svc.__SVC_PACKAGE__.runtime.EnvFile;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -20,12 +22,26 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  * The graph's A2A agent (docs/http-contract.md, "A2A"): the card at both paths, the answers
  * of the contract before JSON-RPC, the JSON-RPC errors of both protocol versions, and a
  * message reaching the graph (its reply, or the run's own failure: a graph that needs a
- * model has none here).
+ * model has none here). With settings.a2a.tokens, each caller's variable is given a token
+ * of its own (a system property, which EnvFile reads) and the calls are made as a caller
+ * allowed a skill; A2aCredentialsTest checks the callers and their roles.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"svc.security.key=" + A2aEndpointTests.KEY})
 class A2aEndpointTests {
     static final String KEY = "a2a-test-key-5e2";
+
+    static {
+        for (int i = 0; i < A2aAgent.TOKENS.size(); i++) {
+            String env = A2aAgent.TOKENS.get(i).env();
+            if (EnvFile.get(env).isEmpty()) {
+                System.setProperty(env, "a2a-test-token-" + i);
+            }
+        }
+    }
+
+    /** The header a call's credential goes in, its value, and a skill that caller may call. */
+    private static final String[] CALLER = caller();
     private static final ObjectMapper JSON = new ObjectMapper();
     private final HttpClient client = HttpClient.newHttpClient();
 
@@ -40,14 +56,33 @@ class A2aEndpointTests {
         return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    /**
+     * The service's key and the first skill; with a token table, the first caller allowed a
+     * skill (null when none is).
+     */
+    private static String[] caller() {
+        if (A2aAgent.TOKENS.isEmpty()) {
+            String header = "bearer".equals(GraphState.AUTH) ? "Authorization" : "X-API-Key";
+            return new String[] {header, KEY, A2aAgent.SKILLS.get(0).id()};
+        }
+        for (A2aCredentials.Token token : A2aAgent.TOKENS) {
+            for (A2aEndpoint.Skill skill : A2aAgent.SKILLS) {
+                if (skill.roles().isEmpty() || token.roles().stream().anyMatch(skill.roles()::contains)) {
+                    String header = "bearer".equals(token.scheme()) ? "Authorization" : "X-API-Key";
+                    return new String[] {header, EnvFile.get(token.env()), skill.id()};
+                }
+            }
+        }
+        return null;
+    }
+
+    /** A POST to /a2a with {@code key} sent as the caller's credential (none when null). */
     private HttpResponse<String> post(String body, String key, String version) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/a2a"))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body));
-        if (key != null && "bearer".equals(GraphState.AUTH)) {
-            request.header("Authorization", "Bearer " + key);
-        } else if (key != null) {
-            request.header("X-API-Key", key);
+        if (key != null) {
+            request.header(CALLER[0], CALLER[0].equals("Authorization") ? "Bearer " + key : key);
         }
         if (version != null) {
             request.header("A2A-Version", version);
@@ -89,20 +124,21 @@ class A2aEndpointTests {
 
     @Test
     void theContractsAnswersComeFirst() throws Exception {
-        String skill = A2aAgent.SKILLS.get(0).id();
-        boolean keyed = JSON.readValue(get("/.well-known/agent-card.json", null).body(), Map.class)
-                .containsKey("securitySchemes");
-        if (keyed) {
+        assumeTrue(CALLER != null, "no caller of settings.a2a.tokens may call a skill");
+        String skill = CALLER[2];
+        Map<?, ?> schemes = (Map<?, ?>) JSON.readValue(get("/.well-known/agent-card.json", null).body(), Map.class)
+                .get("securitySchemes");
+        if (schemes != null) {
             for (String key : new String[] {null, "wrong"}) {
                 HttpResponse<String> refused = post(send("SendMessage", skill, "{\"text\": \"hi\"}"), key, "1.0");
                 assertEquals(401, refused.statusCode(), refused.body());
                 assertTrue(refused.body().contains("\"unauthorized\""), refused.body());
-                if ("bearer".equals(GraphState.AUTH)) {
+                if (schemes.containsKey("bearer")) {
                     assertEquals("Bearer", refused.headers().firstValue("WWW-Authenticate").orElse(""));
                 }
             }
         }
-        HttpResponse<String> large = post("{\"pad\": \"" + "x".repeat(1 << 20) + "\"}", KEY, "1.0");
+        HttpResponse<String> large = post("{\"pad\": \"" + "x".repeat(1 << 20) + "\"}", CALLER[1], "1.0");
         assertEquals(413, large.statusCode());
         HttpResponse<String> read = get("/a2a", null);
         assertEquals(405, read.statusCode());
@@ -110,26 +146,30 @@ class A2aEndpointTests {
 
     @Test
     void jsonRpcErrorsOfBothVersions() throws Exception {
-        String skill = A2aAgent.SKILLS.get(0).id();
-        assertEquals(-32602, rpcCode(post(send("SendMessage", "no-such-skill", "{\"text\": \"hi\"}"), KEY, "1.0")));
-        assertEquals(-32009, rpcCode(post(send("SendMessage", skill, "{\"text\": \"hi\"}"), KEY, null)));
-        assertEquals(-32005, rpcCode(post(send("SendMessage", skill, "{\"data\": {\"a\": 1}}"), KEY, "1.0")));
+        assumeTrue(CALLER != null, "no caller of settings.a2a.tokens may call a skill");
+        String skill = CALLER[2];
+        String key = CALLER[1];
+        assertEquals(-32602, rpcCode(post(send("SendMessage", "no-such-skill", "{\"text\": \"hi\"}"), key, "1.0")));
+        assertEquals(-32009, rpcCode(post(send("SendMessage", skill, "{\"text\": \"hi\"}"), key, null)));
+        assertEquals(-32005, rpcCode(post(send("SendMessage", skill, "{\"data\": {\"a\": 1}}"), key, "1.0")));
         assertEquals(-32001, rpcCode(post("{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"GetTask\", "
-                + "\"params\": {\"id\": \"t1\"}}", KEY, "1.0")));
+                + "\"params\": {\"id\": \"t1\"}}", key, "1.0")));
         assertEquals(-32001, rpcCode(post("{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": \"tasks/get\", "
-                + "\"params\": {\"id\": \"t1\"}}", KEY, null)));
+                + "\"params\": {\"id\": \"t1\"}}", key, null)));
         assertEquals(-32007, rpcCode(post("{\"jsonrpc\": \"2.0\", \"id\": 4, \"method\": \"GetExtendedAgentCard\", "
-                + "\"params\": {}}", KEY, "1.0")));
-        assertEquals(-32601, rpcCode(post("{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\": \"Nope\"}", KEY, "1.0")));
-        assertEquals(-32700, rpcCode(post("{not json", KEY, "1.0")));
+                + "\"params\": {}}", key, "1.0")));
+        assertEquals(-32601, rpcCode(post("{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\": \"Nope\"}", key, "1.0")));
+        assertEquals(-32700, rpcCode(post("{not json", key, "1.0")));
     }
 
     @Test
     void aMessageReachesTheGraph() throws Exception {
-        String skill = A2aAgent.SKILLS.get(0).id();
+        assumeTrue(CALLER != null, "no caller of settings.a2a.tokens may call a skill");
+        String skill = CALLER[2];
+        String key = CALLER[1];
         for (String method : new String[] {"SendMessage", "message/send"}) {
             String part = method.contains("/") ? "{\"kind\": \"text\", \"text\": \"Hello\"}" : "{\"text\": \"Hello\"}";
-            HttpResponse<String> response = post(send(method, skill, part), KEY, method.contains("/") ? null : "1.0");
+            HttpResponse<String> response = post(send(method, skill, part), key, method.contains("/") ? null : "1.0");
             assertEquals(200, response.statusCode(), response.body());
             Map<?, ?> answer = JSON.readValue(response.body(), Map.class);
             if (answer.get("error") instanceof Map<?, ?> error) {

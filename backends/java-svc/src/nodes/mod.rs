@@ -130,8 +130,10 @@ fn node_class(
 /// nodes and native tools).
 fn native_class(scope: &Scope, class: &str, doc_comment: &str, body: &str) -> String {
     let mut w = CodeWriter::java();
-    // The user's body names what it uses itself (`Map` here too).
+    // The user's body names what it uses itself (`Map` here too), and may
+    // ask who called over A2A (`Caller.current()`).
     w.import("java.util").import("java.util.stream");
+    runtime(&mut w, &scope.pkg, "Caller");
     node_class(w, scope, class, doc_comment, &[], |w| {
         w.line("@Override");
         w.line("@SuppressWarnings({\"unchecked\", \"rawtypes\"})");
@@ -177,8 +179,10 @@ fn routers(doc: &Document, scope: &Scope) -> Result<Vec<File>, Vec<Diagnostic>> 
         };
         let class = router_class_name(&a.id);
         let mut w = CodeWriter::java();
-        // The user's body names what it uses itself (`Map` here too).
+        // The user's body names what it uses itself (`Map` here too), and may
+        // ask who called over A2A (`Caller.current()`).
         w.import("java.util").import("java.util.stream");
+        runtime(&mut w, &scope.pkg, "Caller");
         let agents = runtime(&mut w, &scope.pkg, "Agents");
         w.line(format!(
             "/** The custom router of the supervisor {}: names the next member, or \"finish\". */",

@@ -1,7 +1,8 @@
 //! A2A (issue 40) on java-svc, with our own binding of the A2A JSON-RPC
-//! specification (Jackson): `settings.a2a` (web/A2aEndpoint.java, and the
-//! generated `web/A2aAgent.java`: the card's title, description, skills and
-//! the field a message's text goes to, with python-svc's defaults).
+//! specification (Jackson): `settings.a2a` (web/A2aEndpoint.java,
+//! web/A2aCredentials.java, and the generated `web/A2aAgent.java`: the
+//! card's title, description, skills, the field a message's text goes to
+//! and the callers of `tokens`, with python-svc's defaults).
 
 use svc_backend_sdk::a2a::{input_field, skills, title_and_description};
 use svc_backend_sdk::ir::Document;
@@ -15,8 +16,23 @@ pub(super) const ENDPOINT: (&str, &str) = (
     include_str!("../../runtime/java/A2aEndpoint.java"),
 );
 
-/// The endpoint's tests (`web/A2aEndpointTests.java`), for any published graph.
-pub(super) const ENDPOINT_TESTS: &str = include_str!("../../runtime/test/A2aEndpointTests.java");
+/// Who may call `/a2a`: the callers of settings.a2a.tokens, or the service's credential.
+pub(super) const CREDENTIALS: (&str, &str) = (
+    "web/A2aCredentials.java",
+    include_str!("../../runtime/java/A2aCredentials.java"),
+);
+
+/// The endpoint's tests and its credentials' (`web/`), for any published graph.
+pub(super) const TESTS: [(&str, &str); 2] = [
+    (
+        "A2aEndpointTests.java",
+        include_str!("../../runtime/test/A2aEndpointTests.java"),
+    ),
+    (
+        "A2aCredentialsTest.java",
+        include_str!("../../runtime/test/A2aCredentialsTest.java"),
+    ),
+];
 
 /// `web/A2aAgent.java`.
 pub(super) fn agent(doc: &Document, pkg: &str) -> Result<File, Diagnostic> {
@@ -56,6 +72,34 @@ pub(super) fn agent(doc: &Document, pkg: &str) -> Result<File, Diagnostic> {
             w.line(format!("{s}{}", if i + 1 < n { "," } else { ");" }));
         }
         w.dedent().dedent();
+        let tokens: Vec<String> = doc
+            .logical
+            .settings
+            .a2a
+            .tokens
+            .iter()
+            .map(|t| {
+                format!(
+                    "new A2aCredentials.Token({}, {}, {}, {})",
+                    quote(&t.subject),
+                    strings(&t.roles),
+                    quote(&t.token_env),
+                    quote(t.scheme.as_str())
+                )
+            })
+            .collect();
+        w.line("/** The callers of settings.a2a.tokens: the variable of each token, read at start-up. */");
+        if tokens.is_empty() {
+            w.line(format!("static final {list}<A2aCredentials.Token> TOKENS = {list}.of();"));
+        } else {
+            w.line(format!("static final {list}<A2aCredentials.Token> TOKENS = {list}.of("));
+            w.indent().indent();
+            let n = tokens.len();
+            for (i, t) in tokens.iter().enumerate() {
+                w.line(format!("{t}{}", if i + 1 < n { "," } else { ");" }));
+            }
+            w.dedent().dedent();
+        }
         w.blank();
         w.block("private A2aAgent() {", "}", |_| {});
     });

@@ -69,6 +69,11 @@ const RUNTIME: &[(&str, &str)] = &[
         "runtime/EnvFile.java",
         include_str!("../../runtime/java/EnvFile.java"),
     ),
+    // The A2A caller a native body reads (Caller.current()); null outside an A2A call.
+    (
+        "runtime/Caller.java",
+        include_str!("../../runtime/java/Caller.java"),
+    ),
     (
         "runtime/HealthCheck.java",
         include_str!("../../runtime/java/HealthCheck.java"),
@@ -330,17 +335,15 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     let published = doc.logical.settings.a2a.enabled;
     if published {
         runtime.push(a2a::ENDPOINT);
+        runtime.push(a2a::CREDENTIALS);
         files.push(a2a::agent(doc, &pkg).map_err(|d| vec![d])?);
-        let tests = fill(
-            "A2aEndpointTests.java",
-            a2a::ENDPOINT_TESTS,
-            &[("PACKAGE", &pkg)],
-        )
-        .map_err(|d| vec![d])?;
-        files.push(File::text(
-            format!("src/test/java/com/svc/{pkg}/web/A2aEndpointTests.java"),
-            tests,
-        ));
+        for (name, text) in a2a::TESTS {
+            let tests = fill(name, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
+            files.push(File::text(
+                format!("src/test/java/com/svc/{pkg}/web/{name}"),
+                tests,
+            ));
+        }
     }
     if doc.logical.settings.tracing.enabled {
         runtime.push(TELEMETRY);

@@ -114,7 +114,12 @@ pub(super) fn readme(doc: &Document) -> String {
         w.line("With `settings.checkpointer` every answer names its thread (`threadId`), and the legacy forms are refused (`400`).");
     }
     svc_backend_sdk::readme::mcp(&mut w, doc, super::mcp::uses_clients(doc), "a JRE");
-    svc_backend_sdk::readme::a2a(&mut w, doc, crate::agents::calls_a2a(doc));
+    svc_backend_sdk::readme::a2a(
+        &mut w,
+        doc,
+        crate::agents::calls_a2a(doc),
+        "`Caller.current()` (a `runtime.Caller` with `subject()` and `roles()`; null outside an A2A call)",
+    );
     svc_backend_sdk::readme::telemetry(&mut w, doc);
     w.blank();
     svc_backend_sdk::readme::human_in_the_loop(&mut w, doc, &header);

@@ -25,6 +25,16 @@ pub(super) fn client(w: &mut CodeWriter, doc: &Document, u: &Upstreams) {
                 quote(&doc.security.key_env)
             ));
         }
+        // The A2A callers' tokens (settings.a2a.tokens), one of its own each:
+        // the service does not start without them.
+        let a2a = &doc.logical.settings.a2a;
+        for (i, t) in a2a.tokens.iter().enumerate().filter(|_| a2a.enabled) {
+            w.line(format!(
+                "monkeypatch.setenv({}, {})",
+                quote(&t.token_env),
+                quote(&format!("a2a-test-token-{i}"))
+            ));
+        }
         match (checkpointer.kind, checkpointer.env()) {
             // Each test gets a database file of its own.
             (CheckpointerKind::Sqlite, Some(env)) => {

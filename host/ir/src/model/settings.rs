@@ -50,6 +50,52 @@ pub struct A2aSettings {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(default)]
     pub skills: Vec<A2aSkill>,
+    /// Who may call `/a2a`: each caller's subject, roles and the variable
+    /// holding its token. With any entry, the service's own key is not
+    /// accepted at `/a2a`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub tokens: Vec<A2aToken>,
+}
+
+/// One caller of the A2A agent: a subject with roles, known by the token
+/// in an environment variable (never the token itself).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct A2aToken {
+    /// Who the caller is (the run sees it as the caller's subject).
+    pub subject: String,
+    /// What the caller holds: a skill with `roles` needs one of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub roles: Vec<String>,
+    /// The variable holding the caller's token.
+    #[schemars(pattern(ENV_NAME_PATTERN))]
+    pub token_env: String,
+    /// How the token is sent: `Authorization: Bearer` or `X-API-Key`.
+    #[schemars(default)]
+    pub scheme: A2aScheme,
+}
+
+/// How an A2A caller sends its token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum A2aScheme {
+    /// `Authorization: Bearer <token>`.
+    #[default]
+    Bearer,
+    /// `X-API-Key: <token>`.
+    ApiKey,
+}
+
+impl A2aScheme {
+    /// The name in the document (and in python-svc's configuration).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            A2aScheme::Bearer => "bearer",
+            A2aScheme::ApiKey => "api_key",
+        }
+    }
 }
 
 impl A2aSettings {
@@ -149,6 +195,7 @@ pub struct ModelSettings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 2_147_483_647))]
     pub max_tokens: Option<u32>,
     /// The variable holding the provider's base URL.
     #[schemars(default = "default_base_url_env", pattern(ENV_NAME_PATTERN))]

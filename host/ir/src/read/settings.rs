@@ -157,6 +157,28 @@ impl Reader {
                         Some(skill)
                     })
                     .collect();
+                s.a2a.tokens = self
+                    .opt_array(&mut a, "tokens")
+                    .into_iter()
+                    .filter_map(|(n, p)| {
+                        let mut k = self.object(n, &p)?;
+                        let w = "an A2A token";
+                        let schemes = [
+                            ("bearer", A2aScheme::Bearer),
+                            ("api_key", A2aScheme::ApiKey),
+                        ];
+                        let token = A2aToken {
+                            subject: self.req_str(&mut k, "subject", w),
+                            roles: self.strings(&mut k, "roles"),
+                            token_env: self.req_str(&mut k, "tokenEnv", w),
+                            scheme: self
+                                .opt_enum(&mut k, "scheme", "A2A token scheme", &schemes)
+                                .unwrap_or_default(),
+                        };
+                        self.finish(k, w);
+                        Some(token)
+                    })
+                    .collect();
                 self.finish(a, "`settings.a2a`");
             }
         }

@@ -1,15 +1,18 @@
 """Who may call the A2A agent: the `a2a.server.tokens` of the config (each
 token from the environment), the `@a2a_authenticator`s, or else the
-service's own credential (`Credentials`); the caller found is an `Identity`.
+service's own credential (`Credentials`); the caller found is an `Identity`,
+which the run of a skill reads with `caller()`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import hmac
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +41,34 @@ class Identity:
 
     def as_state(self) -> dict[str, Any]:
         return {"subject": self.subject, "roles": list(self.roles)}
+
+
+# The caller of the skill being answered: set around its call, so the
+# graph's nodes (in the worker thread asyncio.to_thread copies it to, or in
+# LangGraph's executor) and a skill method see it.
+_caller: contextvars.ContextVar[Identity | None] = contextvars.ContextVar(
+    "svc_a2a_caller", default=None
+)
+
+
+def caller() -> dict[str, Any] | None:
+    """Who called the A2A agent, for the code the call runs (a node, a tool,
+    a skill method): `{"subject": ..., "roles": [...]}`, a fresh copy each
+    time. The service's own credential is the subject "service", and with no
+    credential asked, "anonymous", both with no roles. None outside an A2A
+    call (an /invoke request, an MCP call)."""
+    identity = _caller.get()
+    return None if identity is None else identity.as_state()
+
+
+@contextlib.contextmanager
+def calling(identity: Identity) -> Iterator[None]:
+    """`identity` is the caller of what runs inside."""
+    token = _caller.set(identity)
+    try:
+        yield
+    finally:
+        _caller.reset(token)
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from svc.a2a.agent import (
     graph_enabled,
     registered_server,
 )
-from svc.a2a.credentials import Credentials, Identity, config_tokens
+from svc.a2a.credentials import Credentials, Identity, calling, config_tokens
 from svc.a2a.skills import Skill, graph_skills, method_skills, reply_text
 from svc.contract import (
     DRAIN_BYTES,
@@ -231,7 +231,8 @@ def _handler(skills: dict[str, Skill]) -> Any:
                 "metadata": metadata,
             }
             try:
-                value = await skill.call("\n".join(texts), state)
+                with calling(identity):
+                    value = await skill.call("\n".join(texts), state)
             except A2AError:
                 raise
             except SvcError as e:
