@@ -114,7 +114,10 @@ pub fn a2a(w: &mut CodeWriter, doc: &Document, calls_agents: bool, caller: &str)
              graph's first required `string` field (or its `messages`), and the reply is the field the run wrote last. \
              A native body reads who called with {caller}."
         ));
-        a2a_callers(w, doc);
+        if !a.tokens.is_empty() {
+            w.blank();
+            a2a_callers(w, doc);
+        }
     }
     if calls_agents {
         w.line(
