@@ -6,6 +6,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test code
 
 mod a2a;
+mod a2a_callers;
 mod agents;
 mod agents_python;
 mod cache;
