@@ -276,6 +276,13 @@ fn core(t: &mut Suite, ready: Duration) -> Result<(), String> {
         404,
         Some("not_found"),
     );
+    // Runtime counts are served only with SVC_DEBUG_RUNTIME=1 (e2e streaming).
+    t.expect(
+        "GET /debug/runtime without SVC_DEBUG_RUNTIME",
+        s.send("GET", "/debug/runtime", &[("X-API-Key", KEY)], b""),
+        404,
+        Some("not_found"),
+    );
     t.expect(
         "GET /invoke",
         s.send("GET", "/invoke", &[("X-API-Key", KEY)], b""),

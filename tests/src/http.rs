@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -225,6 +225,8 @@ pub enum Closing {
 pub struct Stub {
     pub port: u16,
     pub requests: Arc<Mutex<Vec<Request>>>,
+    /// Connections being served now (a call the client has not let go of).
+    open: Arc<AtomicUsize>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -247,13 +249,18 @@ impl Stub {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let handler: Arc<Handler> = Arc::new(handler);
-        let (reqs, stopped) = (requests.clone(), stop.clone());
+        let open = Arc::new(AtomicUsize::new(0));
+        let (reqs, stopped, serving) = (requests.clone(), stop.clone(), open.clone());
         let thread = std::thread::spawn(move || {
             while !stopped.load(Ordering::Relaxed) {
                 match listener.accept() {
                     Ok((stream, _)) => {
-                        let (h, r) = (handler.clone(), reqs.clone());
-                        std::thread::spawn(move || serve(stream, closing, &*h, &r));
+                        let (h, r, n) = (handler.clone(), reqs.clone(), serving.clone());
+                        n.fetch_add(1, Ordering::SeqCst);
+                        std::thread::spawn(move || {
+                            serve(stream, closing, &*h, &r);
+                            n.fetch_sub(1, Ordering::SeqCst);
+                        });
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(5)),
                 }
@@ -262,6 +269,7 @@ impl Stub {
         Ok(Stub {
             port,
             requests,
+            open,
             stop,
             thread: Some(thread),
         })
@@ -269,6 +277,13 @@ impl Stub {
 
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// How many connections the stub is serving now: a reply being written,
+    /// or a request being read. A stream the client cut ends at the stub's
+    /// next write.
+    pub fn open_connections(&self) -> usize {
+        self.open.load(Ordering::SeqCst)
     }
 
     pub fn received(&self) -> Vec<Request> {

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +50,8 @@ type server struct {
 	// a2a answers /a2a and the agent card's paths for a graph published as
 	// an A2A agent (a2a.go); nil for every other graph.
 	a2a http.Handler
+	// debugRuntime serves GET /debug/runtime (SVC_DEBUG_RUNTIME=1).
+	debugRuntime bool
 }
 
 // Prepare readies the graph before the service listens (see graph.Prepare).
@@ -93,7 +97,8 @@ func newServer(cfg Config) *server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &server{cfg: cfg, keyHash: sha256.Sum256([]byte(cfg.Key))}
+	s := &server{cfg: cfg, keyHash: sha256.Sum256([]byte(cfg.Key)),
+		debugRuntime: os.Getenv("SVC_DEBUG_RUNTIME") == "1"}
 	if newMCPHandler != nil {
 		s.mcp = newMCPHandler(s)
 	}
@@ -157,6 +162,8 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.mcp.ServeHTTP(w, r)
+	case "/debug/runtime":
+		s.runtimeCounts(w, r)
 	case "/a2a", "/.well-known/agent-card.json", "/.well-known/agent.json":
 		if s.a2a == nil {
 			notFound(w, r)
@@ -165,6 +172,22 @@ func (s *server) route(w http.ResponseWriter, r *http.Request) {
 		s.a2a.ServeHTTP(w, r)
 	default:
 		notFound(w, r)
+	}
+}
+
+// runtimeCounts answers GET /debug/runtime when SVC_DEBUG_RUNTIME=1 (off:
+// the path is unknown): what the process holds, so that an operator or a
+// test can see that abandoned requests leave nothing running.
+func (s *server) runtimeCounts(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case !s.debugRuntime:
+		notFound(w, r)
+	case r.Method != http.MethodGet:
+		methodNotAllowed(w, "GET")
+	case !s.authorized(r):
+		s.unauthorized(w)
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"goroutines": runtime.NumGoroutine()})
 	}
 }
 

@@ -27,6 +27,7 @@ def clean_state(monkeypatch):
     rag.clear()
     config.clear()
     monkeypatch.delenv("SVC_DEV_EVENTS", raising=False)
+    monkeypatch.delenv("SVC_DEBUG_RUNTIME", raising=False)
     # Tests that turn tracing on export nowhere unless they say where.
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
     monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")

@@ -539,6 +539,20 @@ def test_the_projects_openapi_document_is_served_without_the_key(tmp_path, monke
     error(c.get("/openapi.json", headers={"X-API-Key": "k-1"}), 404, "not_found")
 
 
+# --- runtime counts --------------------------------------------------------------------
+
+
+def test_runtime_counts_only_when_asked(serve, monkeypatch):
+    c = serve(ContractCore())
+    error(c.get("/debug/runtime", headers=H), 404, "not_found")
+    monkeypatch.setenv("SVC_DEBUG_RUNTIME", "1")
+    c = serve(ContractCore())
+    error(c.get("/debug/runtime"), 401, "unauthorized")
+    counts = c.get("/debug/runtime", headers=H).json()
+    assert set(counts) == {"tasks", "threads"}
+    assert counts["tasks"] >= 1 and counts["threads"] >= 1
+
+
 # --- dev events -----------------------------------------------------------------------
 
 

@@ -29,6 +29,7 @@ mod python_projects;
 mod schemathesis;
 mod snapshots;
 mod streaming;
+mod streaming_leaks;
 mod telemetry;
 mod testkit_api;
 mod threads;

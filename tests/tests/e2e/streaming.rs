@@ -351,7 +351,11 @@ fn streams(platform: &str) {
     let cut = Arc::new(Mutex::new(None));
     let stub = model(cut.clone());
     let url = format!("{}/v1", stub.url());
-    let env = [("SVC_API_KEY", KEY), ("STREAM_MODEL_URL", url.as_str())];
+    let env = [
+        ("SVC_API_KEY", KEY),
+        ("STREAM_MODEL_URL", url.as_str()),
+        ("SVC_DEBUG_RUNTIME", "1"),
+    ];
     let service = Service::launch(&project, &env, Duration::from_secs(120))
         .unwrap_or_else(|e| panic!("{platform}: {e}"));
 
@@ -513,6 +517,13 @@ fn streams(platform: &str) {
     eprintln!("{platform}: streamed; the model call was cut {waited:?} after the client left");
     *cut.lock().expect("lock") = None;
     agent_streams(platform, &service, &stub, &cut);
+    crate::streaming_leaks::abandoned_streams_leave_nothing(
+        platform,
+        &service,
+        &stub,
+        KEY,
+        &json!({"question": "slow"}),
+    );
 }
 
 /// How long after the client `left` the model stub saw its stream cut;

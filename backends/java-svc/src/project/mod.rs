@@ -94,6 +94,10 @@ const RUNTIME: &[(&str, &str)] = &[
         "web/ErrorAdvice.java",
         include_str!("../../runtime/java/ErrorAdvice.java"),
     ),
+    (
+        "web/RuntimeCounts.java",
+        include_str!("../../runtime/java/RuntimeCounts.java"),
+    ),
 ];
 /// settings.tracing.enabled: OpenTelemetry, installed as the runtime's tracer.
 const TELEMETRY: (&str, &str) = (

@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import logging
 import os
+import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -499,6 +500,17 @@ def create_app(
             return Response(spec, media_type="application/json")
 
         routes.append(("/openapi.json", openapi, ["GET"]))
+    if os.environ.get("SVC_DEBUG_RUNTIME") == "1":
+        # What the process holds (docs/http-contract.md, "Runtime counts"),
+        # so an operator or a test can see abandoned requests leave nothing.
+        async def runtime_counts(request: Request) -> Any:
+            refused = denied(request)
+            if refused is not None:
+                return refused
+            tasks = len(asyncio.all_tasks())
+            return reply.json(200, {"tasks": tasks, "threads": threading.active_count()})
+
+        routes.append(("/debug/runtime", runtime_counts, ["GET"]))
     runs = None
     if os.environ.get("SVC_DEV_EVENTS") == "1":
         from svc.server.events import RunLog, last_event_id, sse
