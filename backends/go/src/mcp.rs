@@ -6,23 +6,12 @@
 //! declares on it (graph.Start).
 
 use svc_backend_sdk::ir::{Document, McpTransport, ToolKind};
-use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
+use svc_backend_sdk::subgraphs::all_graphs;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::File;
 
 use crate::golang::quote;
 use crate::nodes::tool_name;
-
-/// Whether any graph of the document calls an MCP server.
-pub fn uses_clients(doc: &Document) -> bool {
-    any_graph(doc, |d| {
-        !d.logical.mcp_servers.is_empty()
-            || d.logical
-                .tools
-                .iter()
-                .any(|t| matches!(t.kind, ToolKind::Mcp { .. }))
-    })
-}
 
 /// `map[string]string{...}`, or nil when empty.
 fn string_map(m: &std::collections::BTreeMap<String, String>) -> Option<String> {

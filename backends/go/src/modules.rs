@@ -60,7 +60,7 @@ const COMBINATIONS: &[(&str, &str, &str)] = combinations!(
 
 /// Whether the service speaks MCP (it needs the SDK).
 pub fn speaks_mcp(doc: &Document) -> bool {
-    doc.logical.settings.mcp.expose || crate::mcp::uses_clients(doc)
+    doc.logical.settings.mcp.expose || svc_backend_sdk::subgraphs::calls_mcp_servers(doc)
 }
 
 /// Whether the service speaks A2A (it needs the a2a-go SDK): it is

@@ -171,7 +171,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             TELEMETRY_TEST_GO,
         ));
     }
-    if crate::mcp::uses_clients(doc) {
+    if svc_backend_sdk::subgraphs::calls_mcp_servers(doc) {
         files.push(crate::mcp::servers_file(doc));
         for (path, text) in MCP_CLIENT {
             files.push(File::text(*path, *text));

@@ -102,7 +102,12 @@ pub fn readme(doc: &Document) -> String {
     if s.checkpointer.kind != CheckpointerKind::None {
         w.line("With `settings.checkpointer` every answer names its thread (`threadId`), and the raw state as the body is refused (`400`).");
     }
-    svc_backend_sdk::readme::mcp(&mut w, doc, crate::mcp::uses_clients(doc), "distroless");
+    svc_backend_sdk::readme::mcp(
+        &mut w,
+        doc,
+        svc_backend_sdk::subgraphs::calls_mcp_servers(doc),
+        "distroless",
+    );
     svc_backend_sdk::readme::a2a(
         &mut w,
         doc,

@@ -76,7 +76,7 @@ pub fn server_test(doc: &Document) -> String {
         }
     }
     let stub = any_graph(doc, Document::has_llm_nodes)
-        || crate::mcp::uses_clients(doc)
+        || svc_backend_sdk::subgraphs::calls_mcp_servers(doc)
         || !rag_nodes(doc).is_empty()
         || !http_tools.is_empty()
         || !svc_backend_sdk::connectors::env_refs(doc).is_empty()
@@ -542,7 +542,7 @@ fn stub_upstream(
             w.line("http.DefaultTransport = rewrite{target: srv.URL, paths: paths, base: orig}");
             w.line("t.Cleanup(func() { http.DefaultTransport = orig })");
         }
-        if crate::mcp::uses_clients(doc) {
+        if svc_backend_sdk::subgraphs::calls_mcp_servers(doc) {
             mcp_stub(doc, w);
         }
         a2a_stub(doc, w);

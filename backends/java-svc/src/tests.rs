@@ -125,7 +125,7 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
         w.line(format!("private final {http_client} client = {http_client}.newHttpClient();")).blank();
         w.line(format!("@{local_server_port}"));
         w.line("private int port;").blank();
-        if crate::project::mcp::uses_clients(doc) {
+        if svc_backend_sdk::subgraphs::calls_mcp_servers(doc) {
             // Spring 6.2's @TestBean replaces the bean: the real servers never start.
             let test_bean = w.name("org.springframework.test.context.bean.override.convention", "TestBean");
             let servers = runtime(&mut *w, pkg, "McpServers");

@@ -331,12 +331,7 @@ fn application_yaml(doc: &Document) -> String {
         w.line(format!("enabled: {}", t.enabled))
             .line(format!("project: {}", yaml_str(&t.project)))
             .line(format!("log_format: {format}"))
-            // Registering is part of tracing: with it off, nothing is
-            // registered on any target (docs/ir-reference.md, settings).
-            .line(format!(
-                "register_on_build: {}",
-                t.enabled && t.register_on_build
-            ))
+            .line(format!("register_on_build: {}", t.register_on_build))
             .line(format!("trace_nodes: {}", t.trace_nodes));
     });
     w.finish()

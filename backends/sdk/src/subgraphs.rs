@@ -5,7 +5,7 @@
 //! (`inner__lookup`), so a child may reuse its parent's ids; `__` keeps the
 //! names valid as model tool names and as identifiers.
 
-use svc_ir::{Document, NodeKind, SubgraphRef};
+use svc_ir::{Document, NodeKind, SubgraphRef, ToolKind};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GraphScope {
@@ -103,6 +103,18 @@ pub fn all_graphs(doc: &Document) -> Vec<(&Document, GraphScope)> {
 /// Whether `doc` or any graph nested in it satisfies `f`.
 pub fn any_graph(doc: &Document, f: impl Fn(&Document) -> bool) -> bool {
     all_graphs(doc).into_iter().any(|(d, _)| f(d))
+}
+
+/// Whether any graph of the document (a subgraph's child too) calls MCP
+/// servers: it declares one, or has an `mcp` tool.
+pub fn calls_mcp_servers(doc: &Document) -> bool {
+    any_graph(doc, |d| {
+        !d.logical.mcp_servers.is_empty()
+            || d.logical
+                .tools
+                .iter()
+                .any(|t| matches!(t.kind, ToolKind::Mcp { .. }))
+    })
 }
 
 #[cfg(test)]

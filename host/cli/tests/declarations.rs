@@ -366,43 +366,32 @@ fn spans(cell: &str) -> Vec<&str> {
     cell.split('`').skip(1).step_by(2).collect()
 }
 
-/// Whether the backend's matrix holds `key` (`category:name`), as
-/// capability negotiation (host/compile/src/negotiate.rs) decides it.
-fn supports(info: &svc_backend_sdk::BackendInfo, key: &str) -> bool {
-    let c = &info.capabilities;
-    let (category, name) = key.split_once(':').expect("category:name");
-    let list = match category {
-        "node-kind" => &c.node_kinds,
-        "tool-kind" => &c.tool_kinds,
-        "transport" => &c.transports,
-        "auth" => &c.auth,
-        "feature" => &c.features,
-        other => panic!("unknown requirement category `{other}` in `{key}`"),
-    };
-    list.iter().any(|s| s == name)
-}
-
-/// Whether the backend gives a reason for refusing `key` (exactly, or for
-/// a prefix written with a trailing `*`), as negotiation looks it up.
-fn has_reason(info: &svc_backend_sdk::BackendInfo, key: &str) -> bool {
-    info.capabilities.reasons.iter().any(|(k, _)| {
-        k == key
-            || k.strip_suffix('*')
-                .is_some_and(|prefix| key.starts_with(prefix))
-    })
+/// Each built-in backend's capabilities, as its component reports them
+/// (what `svc capabilities` prints).
+fn reported() -> Vec<svc_runtime::BackendInfo> {
+    let runtime = svc_runtime::Runtime::new(svc_runtime::RuntimeOptions::default());
+    svc_builtin::BACKENDS
+        .iter()
+        .map(|b| {
+            runtime
+                .load_backend(b.name, b.wasm)
+                .and_then(|backend| backend.info())
+                .unwrap_or_else(|e| panic!("{}: {e}", b.platform))
+        })
+        .collect()
 }
 
 /// Each target's cell of `row` against that backend's capabilities: "yes"
 /// (or "=", the same as another setting) exactly when it holds every key
 /// of the `requirement` cell, "refused"/"no" with a reason for a key it
 /// lacks.
-fn check_row(row: &BTreeMap<String, String>, first: &str, problems: &mut Vec<String>) {
-    use svc_backend_sdk::Backend;
-    let backends = [
-        svc_backend_go::GoBackend::info(),
-        svc_backend_java::JavaBackend::info(),
-        svc_backend_python::PythonBackend::info(),
-    ];
+fn check_row(
+    row: &BTreeMap<String, String>,
+    first: &str,
+    backends: &[svc_runtime::BackendInfo],
+    problems: &mut Vec<String>,
+) {
+    use svc_compile::negotiate::{holds, reason};
     let what = &row[first];
     let requirement = &row["requirement"];
     let keys = spans(requirement);
@@ -411,7 +400,7 @@ fn check_row(row: &BTreeMap<String, String>, first: &str, problems: &mut Vec<Str
             "{what}: the requirement cell is `none` or backticked keys, not {requirement:?}"
         ));
     }
-    for info in &backends {
+    for info in backends {
         let cell = row
             .get(info.platform.as_str())
             .unwrap_or_else(|| panic!("no column for {}", info.platform));
@@ -424,11 +413,7 @@ fn check_row(row: &BTreeMap<String, String>, first: &str, problems: &mut Vec<Str
             ));
             continue;
         }
-        let missing: Vec<&str> = keys
-            .iter()
-            .copied()
-            .filter(|k| !supports(info, k))
-            .collect();
+        let missing: Vec<&str> = keys.iter().copied().filter(|k| !holds(info, k)).collect();
         if says_yes && !missing.is_empty() {
             problems.push(format!(
                 "{what}: docs say {} builds it, but its capabilities lack {missing:?}",
@@ -442,7 +427,7 @@ fn check_row(row: &BTreeMap<String, String>, first: &str, problems: &mut Vec<Str
             ));
         }
         for k in &missing {
-            if !has_reason(info, k) {
+            if reason(info, k).is_none() {
                 problems.push(format!(
                     "{what}: {} refuses `{k}` without a reason (capabilities.rs)",
                     info.platform
@@ -492,6 +477,7 @@ fn the_settings_table_holds_every_setting_and_matches_the_backends() {
     assert!(fields.len() > 20, "only {fields:?}");
 
     let rows = table_after(&reference, "### What each target does with each setting");
+    let backends = reported();
     let mut problems = Vec::new();
     let mut documented = BTreeSet::new();
     for row in &rows {
@@ -500,7 +486,7 @@ fn the_settings_table_holds_every_setting_and_matches_the_backends() {
         for span in spans(&row["setting"]) {
             documented.insert(span.split(':').next().unwrap_or(span).trim().to_string());
         }
-        check_row(row, "setting", &mut problems);
+        check_row(row, "setting", &backends, &mut problems);
     }
     for f in &fields {
         if !documented.contains(f) {
@@ -517,10 +503,11 @@ fn the_table_of_what_each_platform_builds_matches_the_backends() {
     let reference =
         std::fs::read_to_string(workspace().join("docs/ir-reference.md")).expect("ir-reference.md");
     let rows = table_after(&reference, "## What each platform builds");
+    let backends = reported();
     assert!(rows.len() > 10, "only {} rows", rows.len());
     let mut problems = Vec::new();
     for row in &rows {
-        check_row(row, "the document uses", &mut problems);
+        check_row(row, "the document uses", &backends, &mut problems);
     }
     // Every node kind, and every feature a backend declares, has its row.
     let listed: BTreeSet<&str> = rows.iter().flat_map(|r| spans(&r["requirement"])).collect();

@@ -24,9 +24,28 @@ fn supports(info: &BackendInfo, category: Category, name: &str) -> bool {
             && c.node_kinds.iter().any(|k| k == "llm"))
 }
 
+/// Whether the backend's matrix holds the requirement `key`
+/// (`category:name`, as [`svc_ir::Requirement::key`] writes it); a key of
+/// no known category is not held.
+pub fn holds(info: &BackendInfo, key: &str) -> bool {
+    let categories = [
+        Category::NodeKind,
+        Category::ToolKind,
+        Category::Transport,
+        Category::Auth,
+        Category::Feature,
+    ];
+    key.split_once(':').is_some_and(|(category, name)| {
+        categories
+            .into_iter()
+            .find(|c| c.as_str() == category)
+            .is_some_and(|c| supports(info, c, name))
+    })
+}
+
 /// The backend's reason for refusing `key`: the one given for the key, else
 /// for a prefix of it written with a trailing `*` (`feature:model.provider.*`).
-fn reason<'a>(info: &'a BackendInfo, key: &str) -> Option<&'a str> {
+pub fn reason<'a>(info: &'a BackendInfo, key: &str) -> Option<&'a str> {
     let reasons = &info.capabilities.reasons;
     reasons
         .iter()

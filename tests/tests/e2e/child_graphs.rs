@@ -140,6 +140,13 @@ fn a_child_calls_its_own_model_provider_and_mcp_server_on_every_target() {
     }
     if let Some(((first, expected), rest)) = answers.split_first() {
         for (platform, got) in rest {
+            assert_eq!(
+                got.len(),
+                expected.len(),
+                "{platform} gave {} answers, {first} {}",
+                got.len(),
+                expected.len()
+            );
             for ((what, want), (_, have)) in expected.iter().zip(got) {
                 assert_eq!(
                     have, want,

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use svc_backend_sdk::ir::{Document, McpTransport, ToolKind};
-use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
+use svc_backend_sdk::subgraphs::all_graphs;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::File;
 
@@ -61,21 +61,9 @@ pub(super) const ENDPOINT: (&str, &str) = (
     include_str!("../../runtime/java/McpEndpoint.java"),
 );
 
-/// Whether any graph of the document (a subgraph's child too) calls MCP
-/// servers.
-pub fn uses_clients(doc: &Document) -> bool {
-    any_graph(doc, |d| {
-        !d.logical.mcp_servers.is_empty()
-            || d.logical
-                .tools
-                .iter()
-                .any(|t| matches!(t.kind, ToolKind::Mcp { .. }))
-    })
-}
-
 /// Whether the service needs the SDK at all.
 pub fn speaks_mcp(doc: &Document) -> bool {
-    uses_clients(doc) || doc.logical.settings.mcp.expose
+    svc_backend_sdk::subgraphs::calls_mcp_servers(doc) || doc.logical.settings.mcp.expose
 }
 
 /// `config/McpConfig.java`: the servers, the tools start-up checks, and

@@ -309,7 +309,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     // Embeddings are fetched through Upstream too.
     let retrieves = has(|k| matches!(k, NodeKind::Rag(_)));
     // McpServers has Upstream let the JDK resend a POST on a dead connection.
-    let mcp_clients = mcp::uses_clients(doc);
+    let mcp_clients = svc_backend_sdk::subgraphs::calls_mcp_servers(doc);
     if llm || http_tools || connector_upstream || retrieves || mcp_clients {
         runtime.push(UPSTREAM);
     }

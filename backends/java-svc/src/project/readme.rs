@@ -113,7 +113,12 @@ pub(super) fn readme(doc: &Document) -> String {
     if s.checkpointer.kind != CheckpointerKind::None {
         w.line("With `settings.checkpointer` every answer names its thread (`threadId`), and the legacy forms are refused (`400`).");
     }
-    svc_backend_sdk::readme::mcp(&mut w, doc, super::mcp::uses_clients(doc), "a JRE");
+    svc_backend_sdk::readme::mcp(
+        &mut w,
+        doc,
+        svc_backend_sdk::subgraphs::calls_mcp_servers(doc),
+        "a JRE",
+    );
     svc_backend_sdk::readme::a2a(
         &mut w,
         doc,

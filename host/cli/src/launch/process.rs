@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::process::{Child, Command};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::guardian::Guardian;
@@ -15,11 +15,14 @@ use super::guardian::Guardian;
 const GRACE: Duration = Duration::from_secs(3);
 
 /// Every live process group, by leader pid, with the platform it is for;
-/// and the guardian that stops them if this process dies without doing so.
-#[derive(Default)]
+/// and the guardian that stops them if this process dies without doing so,
+/// started with the first group (a designer session that runs nothing
+/// starts none).
 pub struct Groups {
     live: Mutex<HashMap<u32, String>>,
-    guardian: Option<Guardian>,
+    guardian: OnceLock<Option<Guardian>>,
+    /// Who starts the groups (`svc design`), for the guardian's warning.
+    what: &'static str,
 }
 
 impl Groups {
@@ -27,20 +30,28 @@ impl Groups {
     /// also when this process is killed (SIGKILL included). Without one (it
     /// could not start), they are stopped on a normal exit, Ctrl+C and
     /// SIGTERM only, and `what` says so on stderr.
-    pub fn guarded(what: &str) -> Groups {
-        let guardian = match Guardian::start() {
-            Ok(g) => Some(g),
-            Err(e) => {
-                eprintln!(
-                    "{what}: {e}; the services it starts will outlive it if it is killed (SIGKILL)"
-                );
-                None
-            }
-        };
+    pub fn guarded(what: &'static str) -> Groups {
         Groups {
             live: Mutex::default(),
-            guardian,
+            guardian: OnceLock::new(),
+            what,
         }
+    }
+
+    /// The guardian, started on first use; `None` if it could not start.
+    fn guardian(&self) -> Option<&Guardian> {
+        self.guardian
+            .get_or_init(|| match Guardian::start() {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    eprintln!(
+                        "{}: {e}; the services it starts will outlive it if it is killed (SIGKILL)",
+                        self.what
+                    );
+                    None
+                }
+            })
+            .as_ref()
     }
 
     fn live(&self) -> std::sync::MutexGuard<'_, HashMap<u32, String>> {
@@ -51,7 +62,7 @@ impl Groups {
     /// Forgets group `pid`, here and in the guardian.
     fn forget(&self, pid: u32) {
         self.live().remove(&pid);
-        if let Some(g) = &self.guardian {
+        if let Some(g) = self.guardian.get().and_then(Option::as_ref) {
             g.release(pid);
         }
     }
@@ -61,9 +72,10 @@ impl Groups {
     pub fn spawn(&self, cmd: &mut Command, platform: &str) -> std::io::Result<Child> {
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(cmd, 0);
+        let guardian = self.guardian();
         let child = cmd.spawn()?;
         self.live().insert(child.id(), platform.to_string());
-        if let Some(g) = &self.guardian {
+        if let Some(g) = guardian {
             g.watch(child.id());
         }
         Ok(child)
@@ -99,7 +111,7 @@ impl Groups {
         let groups: Vec<(u32, String)> = self.live().drain().collect();
         let pids: Vec<u32> = groups.iter().map(|(pid, _)| *pid).collect();
         stop_groups(&pids);
-        if let Some(g) = &self.guardian {
+        if let Some(g) = self.guardian.get().and_then(Option::as_ref) {
             for pid in &pids {
                 g.release(*pid);
             }
@@ -151,7 +163,7 @@ fn signal(_pid: u32, _which: Signal) {}
 /// the group that are our children are reaped on the way (at exit nobody
 /// else will), so that a zombie does not count as alive.
 #[cfg(unix)]
-pub(super) fn alive(pid: u32) -> bool {
+fn alive(pid: u32) -> bool {
     use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
     use nix::unistd::Pid;
     let Ok(pid) = i32::try_from(pid) else {
@@ -166,6 +178,6 @@ pub(super) fn alive(pid: u32) -> bool {
 }
 
 #[cfg(not(unix))]
-pub(super) fn alive(_pid: u32) -> bool {
+fn alive(_pid: u32) -> bool {
     false
 }

@@ -207,30 +207,43 @@ pub fn subgraph_child_checks(parent: &Document, index: usize) -> Vec<Diagnostic>
 /// inside the parent's request (its deadline, server, logs, traces, thread,
 /// stream and credentials), so a child's own value would be ignored.
 fn child_settings(child: &Document, at: &str, node: &str) -> Vec<Diagnostic> {
-    let (s, d) = (&child.logical.settings, Settings::default());
+    let d = Settings::default();
+    // Every field named, so a new setting must be decided on here.
+    let Settings {
+        max_steps: _,
+        model: _,
+        request_timeout_ms,
+        server,
+        logging,
+        tracing,
+        checkpointer,
+        streaming,
+        mcp,
+        a2a,
+    } = &child.logical.settings;
     let security = child.security != Security::default();
     let given = [
         (
             "requestTimeoutMs",
-            s.request_timeout_ms != d.request_timeout_ms,
+            *request_timeout_ms != d.request_timeout_ms,
         ),
-        ("server", s.server != d.server),
-        ("logging", s.logging != d.logging),
-        ("tracing", s.tracing != d.tracing),
+        ("server", *server != d.server),
+        ("logging", *logging != d.logging),
+        ("tracing", *tracing != d.tracing),
         // A child's `hitl` needs a checkpointer of its own to validate, and
         // every backend then refuses the `hitl` itself, by name.
         (
             "checkpointer",
-            s.checkpointer != d.checkpointer
+            *checkpointer != d.checkpointer
                 && !child
                     .logical
                     .nodes
                     .iter()
                     .any(|n| matches!(n.kind, NodeKind::Hitl(_))),
         ),
-        ("streaming", s.streaming != d.streaming),
-        ("mcp", s.mcp != d.mcp),
-        ("a2a", s.a2a != d.a2a),
+        ("streaming", *streaming != d.streaming),
+        ("mcp", *mcp != d.mcp),
+        ("a2a", *a2a != d.a2a),
     ];
     let mut out: Vec<Diagnostic> = given
         .iter()

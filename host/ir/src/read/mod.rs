@@ -664,21 +664,7 @@ impl Reader {
         default: u64,
         max: u64,
     ) -> u64 {
-        let ptr = o.child_ptr(key);
-        match self.opt_uint(o, key, max) {
-            Some(0) => {
-                self.push(
-                    Diagnostic::error(
-                        &crate::codes::OUT_OF_RANGE,
-                        format!("`{key}` must be at least 1"),
-                    )
-                    .at(ptr),
-                );
-                default
-            }
-            Some(v) => v,
-            None => default,
-        }
+        self.opt_positive(o, key, max).unwrap_or(default)
     }
 }
 

@@ -67,6 +67,20 @@ impl<'a> Validator<'a> {
     pub(super) fn settings(&mut self) {
         let s = &self.doc.logical.settings;
         let base = "/logical/settings";
+        // With tracing off there is nothing to name a project for, register
+        // or leave node spans out of: such a key would be kept and unused.
+        let (t, off) = (&s.tracing, Tracing::default());
+        if !t.enabled {
+            for (key, given) in [
+                ("project", t.project != off.project),
+                ("register_on_build", t.register_on_build),
+                ("trace_nodes", !t.trace_nodes),
+            ] {
+                if given {
+                    self.unused("tracing", key, "enabled");
+                }
+            }
+        }
         // One format for the service's logs: `tracing.log_format` is the
         // SDK configuration's name for what the IR calls `logging.format`.
         if s.tracing.log_format != s.logging.format {

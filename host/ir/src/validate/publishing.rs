@@ -104,7 +104,7 @@ impl<'a> Validator<'a> {
 
     /// `section.key` is given while `section.switch` is off: it would be
     /// kept and do nothing.
-    fn unused(&mut self, section: &str, key: &str, switch: &str) {
+    pub(super) fn unused(&mut self, section: &str, key: &str, switch: &str) {
         self.err(
             Diagnostic::error(
                 &crate::codes::INVALID_VALUE,

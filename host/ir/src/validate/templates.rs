@@ -1,7 +1,5 @@
 //! Go bodies and `codegen.templates` entries.
 
-use std::collections::HashSet;
-
 use crate::diag::Diagnostic;
 use crate::model::*;
 
@@ -11,33 +9,27 @@ use super::Validator;
 impl<'a> Validator<'a> {
     pub(super) fn bodies_and_templates(&mut self) {
         let doc = self.doc;
-        let node_ids: HashSet<&str> = doc.logical.nodes.iter().map(|n| n.id.as_str()).collect();
-        let tool_ids: HashSet<&str> = doc.logical.tools.iter().map(|t| t.id.as_str()).collect();
-        let agent_ids: HashSet<&str> = doc.logical.agents.iter().map(|a| a.id.as_str()).collect();
         for (platform, bodies) in &doc.bodies_by_platform {
             let pptr = format!("/bodiesByPlatform/{platform}");
             if !self.check_platform(platform, pptr.clone()) {
                 continue;
             }
             for id in bodies.keys() {
-                if !node_ids.contains(id.as_str())
-                    && !tool_ids.contains(id.as_str())
-                    && !agent_ids.contains(id.as_str())
-                {
-                    self.err(
+                match body_owner(doc, id) {
+                    Owner::Nothing => self.err(
                         Diagnostic::error(&UNRESOLVED_REF, format!("a {platform} body is given for `{id}`, which is neither a node, a tool nor an agent"))
                             .at(format!("{pptr}/{id}"))
                             .hint("remove the body or fix the id"),
-                    );
-                } else if let Some(what) = takes_no_body(doc, id) {
-                    self.err(
+                    ),
+                    Owner::TakesOne => {}
+                    Owner::TakesNone(what) => self.err(
                         Diagnostic::error(
                             &crate::codes::INVALID_VALUE,
                             format!("a {platform} body is given for `{id}`, {what}, which runs no body"),
                         )
                         .at(format!("{pptr}/{id}"))
                         .hint("bodies belong to `function` nodes, `native` tools and supervisors with `\"router\": \"custom\"`: remove this one"),
-                    );
+                    ),
                 }
             }
         }
@@ -100,13 +92,21 @@ impl<'a> Validator<'a> {
     }
 }
 
-/// What `id` is when it names a node, tool or agent that runs no native
-/// body (`None`: it takes one, or names nothing). Several may share an id;
-/// one that takes a body is enough.
-fn takes_no_body(doc: &Document, id: &str) -> Option<String> {
+/// What a body's id names.
+enum Owner {
+    /// No node, tool or agent.
+    Nothing,
+    /// A `function` node, a `native` tool or a custom supervisor (several
+    /// may share an id: one that runs a body is enough).
+    TakesOne,
+    /// Something that runs no body, described (`a \`llm\` node`).
+    TakesNone(String),
+}
+
+fn body_owner(doc: &Document, id: &str) -> Owner {
     let node = doc.node(id).map(|n| &n.kind);
     let tool = doc.logical.tools.iter().find(|t| t.id == id);
-    let agent = doc.logical.agents.iter().find(|a| a.id == id);
+    let agent = doc.agent(id);
     let takes = matches!(node, Some(NodeKind::Function(_)))
         || matches!(tool.map(|t| &t.kind), Some(ToolKind::Native))
         || matches!(
@@ -116,16 +116,13 @@ fn takes_no_body(doc: &Document, id: &str) -> Option<String> {
                 ..
             })
         );
-    if takes {
-        return None;
+    match (node, tool, agent) {
+        _ if takes => Owner::TakesOne,
+        (Some(k), _, _) => Owner::TakesNone(format!("a `{}` node", k.name())),
+        (_, Some(t), _) => Owner::TakesNone(format!("a `{}` tool", t.kind.name())),
+        (_, _, Some(a)) => Owner::TakesNone(format!("a `{}` agent", a.kind.name())),
+        (None, None, None) => Owner::Nothing,
     }
-    if let Some(k) = node {
-        return Some(format!("a `{}` node", k.name()));
-    }
-    if let Some(t) = tool {
-        return Some(format!("a `{}` tool", t.kind.name()));
-    }
-    agent.map(|a| format!("a `{}` agent", a.kind.name()))
 }
 
 crate::diagnostic_codes! {

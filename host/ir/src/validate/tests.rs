@@ -207,6 +207,24 @@ fn a_field_that_would_be_kept_and_never_used_is_refused_where_it_is() {
             "/logical/settings/a2a/title",
         ),
         (
+            "/logical/settings/tracing",
+            json!({"project": "p"}),
+            "invalid-value",
+            "/logical/settings/tracing/project",
+        ),
+        (
+            "/logical/settings/tracing",
+            json!({"register_on_build": true}),
+            "invalid-value",
+            "/logical/settings/tracing/register_on_build",
+        ),
+        (
+            "/logical/settings/tracing",
+            json!({"trace_nodes": false}),
+            "invalid-value",
+            "/logical/settings/tracing/trace_nodes",
+        ),
+        (
             "/logical/settings/model/maxTokens",
             json!(0),
             "out-of-range",
@@ -267,6 +285,14 @@ fn a_field_that_would_be_kept_and_never_used_is_refused_where_it_is() {
             json!(2_147_483_647_u64),
         ),
         ("/logical/state/1/default", json!("x")),
+        (
+            "/logical/settings/tracing",
+            json!({"enabled": true, "project": "p", "trace_nodes": false}),
+        ),
+        (
+            "/logical/settings/tracing",
+            json!({"enabled": false, "log_format": "text"}),
+        ),
     ] {
         assert_eq!(errors_with(&[(at, value.clone())]), [], "{at} = {value}");
     }
