@@ -134,6 +134,15 @@ func mcpError(node string, tool MCPTool, reason, message string) *Error {
 		Details: map[string]any{"node": node, "server": tool.Server, "tool": tool.Tool, "reason": reason}}
 }
 
+// runMCPTool is a tool node's call of the MCP tool whose id is id, in an
+// execute_tool span of its own, which the request's _meta names as the
+// parent (an agent's calls get theirs from callAgentTool).
+func runMCPTool(ctx context.Context, node, id string, tool MCPTool, args map[string]any) (out MCPResult, err error) {
+	ctx, end := startSpan(ctx, spanTool, id)
+	defer func() { end(err) }()
+	return callMCPTool(ctx, node, tool, args)
+}
+
 // callMCPTool calls the tool with args for the node (an agent's tools pass
 // their own name) and returns its answer. The arguments are checked first
 // against the tool's input schema as the server listed it; a refusal is

@@ -57,7 +57,7 @@ func runState(ctx context.Context, st State, observe Observer) (State, error) {
 // state at the pause.
 func runFrom(ctx context.Context, st State, from string, observe Observer) (out State, err error) {
 	ctx, end := startSpan(ctx, spanWorkflow, "")
-	defer func() { end(err) }()
+	defer func() { end(spanError(ctx, err)) }()
 	rc := newRunContext(ctx, time.Now().Add(RequestTimeout))
 	rc.observe = observe
 	defer rc.release()
@@ -180,6 +180,17 @@ func startSpan(ctx context.Context, op spanOp, name string) (context.Context, fu
 
 func endNothing(error) {}
 
+// spanError is what a span of the work of ctx ends with: err, or
+// context.Canceled (client_closed_request) once the request's context was
+// cancelled, its client gone, whatever the work made of the cancel (an
+// upstream call reports it as a connection that failed).
+func spanError(ctx context.Context, err error) error {
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return context.Canceled
+	}
+	return err
+}
+
 // traceRouter records a router's span: a router only picks the next node.
 func traceRouter(ctx context.Context, node string) {
 	if tracing != nil {
@@ -246,7 +257,7 @@ func (sc *Schema) step(ctx context.Context, st State, node string, fn NodeFunc, 
 	if tracing != nil {
 		var end func(error)
 		ctx, end = tracing.start(ctx, spanNode, node)
-		defer func() { end(err) }() // after the recovery below: it sees a panic's error
+		defer func() { end(spanError(ctx, err)) }() // after the recovery below: it sees a panic's error
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -204,7 +204,8 @@ func newTracer(tp trace.TracerProvider, mp metric.MeterProvider) (*otelTracer, e
 }
 
 // outcome is an error's code for metrics and error.type: the envelope's
-// code, "interrupted" for a pause, "" for none.
+// code, "interrupted" for a pause, "client_closed_request" for a run its
+// client left, "" for none.
 func outcome(err error) string {
 	if err == nil {
 		return ""
@@ -219,6 +220,10 @@ func outcome(err error) string {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "deadline_exceeded"
+	}
+	if errors.Is(err, context.Canceled) {
+		// The request's context ended first: its client went away.
+		return "client_closed_request"
 	}
 	return "execution_error"
 }

@@ -62,7 +62,7 @@ pub fn graph_agents(doc: &Document, scope: &Scope) -> String {
                     None => format!("{tool}.description()"),
                 };
                 tools.push(format!(
-                    "new {agents}.Tool({}, {description}, args -> {tool}.call({}, args).forModel(), {tool}::inputSchema)",
+                    "new {agents}.Tool({}, {description}, args -> {tool}.request({}, args).forModel(), {tool}::inputSchema)",
                     quote(&name),
                     quote(&name)
                 ));

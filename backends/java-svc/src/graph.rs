@@ -256,8 +256,9 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                 // The server by its registered name (McpConfig's).
                 let mcp_tool = runtime(w, pkg, "McpTool");
                 w.line(format!(
-                    "{mcp_tool} {}Tool = new {mcp_tool}(mcp, {}, {});",
+                    "{mcp_tool} {}Tool = new {mcp_tool}(mcp, {}, {}, {});",
                     camel(id),
+                    quote(&scope.name(id)),
                     quote(&scope.name(server)),
                     quote(tool)
                 ));

@@ -48,7 +48,9 @@ node (whose `human_interrupt(payload, field=...)` then returns the value):
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
+import functools
 import math
 import signal
 import threading
@@ -344,10 +346,16 @@ class CompiledGraph:
             run.routed = run._observed_routed(emit)
         if not self.calls_upstream and _AlarmGuard.usable():
             return run._run_inline(state)
+        # Handed to a worker now, and shielded: a request cancelled before its
+        # task's next step (a streamed run's client gone at once) still runs
+        # the run to its first check, which ends it (client_closed_request),
+        # so the run settles and has its span like any other.
+        context = contextvars.copy_context()
+        worker = asyncio.get_running_loop().run_in_executor(
+            None, functools.partial(context.run, run._run_to_deadline, state)
+        )
         try:
-            return await asyncio.wait_for(
-                asyncio.to_thread(run._run_to_deadline, state), self.request_timeout_ms / 1000
-            )
+            return await asyncio.wait_for(asyncio.shield(worker), self.request_timeout_ms / 1000)
         except asyncio.TimeoutError:
             raise deadline_error(self.request_timeout_ms) from None
 

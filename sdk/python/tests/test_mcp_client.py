@@ -255,10 +255,24 @@ def test_a_call_over_each_transport(transport, shared_http, monkeypatch):
 
     from svc import telemetry
 
-    telemetry.configure({"tracing": {"enabled": True}}, span_exporter=InMemorySpanExporter())
+    exporter = InMemorySpanExporter()
+    telemetry.configure({"tracing": {"enabled": True}}, span_exporter=exporter)
     with telemetry.workflow_span("g") as span:
         sent = call_mcp_tool("m", "srv", "meta", {"key": "traceparent"}).text
     assert sent.split("-")[1] == f"{span.get_span_context().trace_id:032x}", sent
+    # A tool node's call (tool_id) is an execute_tool span of the run. (The
+    # MCP SDK's client span under it, which _meta names, goes to the global
+    # provider: the first configure()'s in this process; the e2e test
+    # `telemetry` reads that link back from a collector.)
+    exporter.clear()
+    with telemetry.workflow_span("g"):
+        sent = call_mcp_tool("m", "srv", "meta", {"key": "traceparent"}, tool_id="peek").text
+    telemetry.flush()
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    tool = spans["execute_tool peek"]
+    assert tool.parent.span_id == spans["invoke_workflow g"].context.span_id
+    assert tool.attributes["gen_ai.tool.name"] == "peek"
+    assert sent.split("-")[1] == f"{tool.context.trace_id:032x}", sent
 
 
 def test_arguments_are_checked_before_the_call(monkeypatch):

@@ -273,6 +273,41 @@ def test_otel_sdk_disabled_turns_telemetry_off_at_run_time(upstream, monkeypatch
     assert "traceparent" not in model.received[0].headers
 
 
+def test_a_streamed_run_left_before_it_began_still_ends_its_span(upstream):
+    """A client gone while the run waits for a worker thread: the run still
+    runs, stops at its first check, and its span ends as
+    client_closed_request (before, the waiting run was dropped: no span)."""
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from svc.streaming import RunStream
+
+    exporter = InMemorySpanExporter()
+    telemetry.configure(CONFIG, span_exporter=exporter, metric_reader=InMemoryMetricReader())
+    stream = RunStream(lambda *event: None)
+
+    async def leave() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
+        gate = threading.Event()
+        busy = loop.run_in_executor(None, gate.wait)  # the run waits behind it
+        run = asyncio.ensure_future(Traced().arun({"question": "q"}, emit=stream))
+        for _ in range(3):
+            await asyncio.sleep(0)
+        stream.cancel()
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        gate.set()
+        await busy
+
+    asyncio.run(leave())  # waits for the executor's threads
+    telemetry.flush()
+    runs = [s for s in exporter.get_finished_spans() if s.name == "invoke_workflow traced"]
+    assert [s.attributes.get("error.type") for s in runs] == ["client_closed_request"]
+
+
 def closed_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

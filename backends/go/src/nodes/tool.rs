@@ -37,8 +37,9 @@ pub fn write(
                 .is_some_and(|f| f.ty == FieldType::Object);
             (
                 format!(
-                    "callMCPTool(ctx, {}, {tool}, {})",
+                    "runMCPTool(ctx, {}, {}, {tool}, {})",
                     quote(&name),
+                    quote(&scope.name(tool_id)),
                     input_map(input)
                 ),
                 format!("out.output({object})"),

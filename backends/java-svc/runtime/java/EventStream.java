@@ -16,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.springframework.stereotype.Component;
 
 /**
@@ -76,6 +77,10 @@ public class EventStream implements GraphController.Streamer {
     private void serve(RunEvents events, Body body, java.util.function.BooleanSupplier abandon,
             HttpServletResponse response) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(MainGraph.REQUEST_TIMEOUT_MS);
+        // Why this thread stopped the run, set before it does: the outcome of
+        // the run's span (docs/telemetry.md), client_closed_request when the
+        // client went away.
+        AtomicReference<SvcError> stopped = new AtomicReference<>();
         // A failure is the stream's last event; rethrown, it also ends the
         // run's span with its code (nothing reads the Future's outcome).
         Future<?> run = runner.submit(Tracing.run(() -> {
@@ -86,6 +91,10 @@ public class EventStream implements GraphController.Streamer {
                 throw e;
             } catch (InterruptedException e) {
                 // Cancelled: the stream has already ended.
+                SvcError why = stopped.get();
+                if (why != null) {
+                    throw why;
+                }
             } catch (RuntimeException e) {
                 SvcError failed = new SvcError(500, "execution_error", "the run failed", null);
                 events.fail(failed);
@@ -107,7 +116,9 @@ public class EventStream implements GraphController.Streamer {
                 if (left <= 0) {
                     timed = false;
                     if (abandon.getAsBoolean()) {
-                        events.fail(SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS));
+                        SvcError late = SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS);
+                        stopped.set(late);
+                        events.fail(late);
                     }
                     continue;
                 }
@@ -127,6 +138,8 @@ public class EventStream implements GraphController.Streamer {
             }
         } catch (IOException e) {
             // The client went away: nothing more to write.
+            stopped.compareAndSet(null, new SvcError(499, "client_closed_request",
+                    "the client closed the stream: the run stopped", null));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {

@@ -3,12 +3,30 @@ package com.svc.__SVC_PACKAGE__.runtime;
 import java.util.Map;
 
 /**
- * An {@code mcp} tool of the graph: the tool {@code tool} of the MCP server {@code server}
- * (logical.tools), as tool nodes and agents call it.
+ * An {@code mcp} tool of the graph, {@code id} in logical.tools: the tool {@code tool} of the MCP
+ * server {@code server}, as tool nodes and agents call it.
  */
-public record McpTool(McpServers servers, String server, String tool) {
-    /** Calls the tool with {@code input} as its arguments; failures are 502 upstream_error naming {@code node}. */
+public record McpTool(McpServers servers, String id, String server, String tool) {
+    /**
+     * A tool node's call, in a span of its own ({@code execute_tool}, named after the tool's id),
+     * which the request's {@code _meta} names as the parent.
+     */
     public McpServers.Result call(String node, Map<String, Object> input) throws SvcError, InterruptedException {
+        try (Tracing.Span span = Tracing.start(Tracing.Op.TOOL, id)) {
+            try {
+                return request(node, input);
+            } catch (SvcError | InterruptedException e) {
+                span.fail(e);
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * The call itself (an agent's, whose span Agents opens), with {@code input} as its
+     * arguments; failures are 502 upstream_error naming {@code node}.
+     */
+    public McpServers.Result request(String node, Map<String, Object> input) throws SvcError, InterruptedException {
         return servers.call(node, server, tool, input);
     }
 

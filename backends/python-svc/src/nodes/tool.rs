@@ -65,6 +65,8 @@ pub(super) fn module(
                     Expr::atom(quote(tool)),
                     Expr::atom("tool_input"),
                     Expr::kw("deadline", Expr::atom("deadline")),
+                    // Its execute_tool span is named after the tool.
+                    Expr::kw("tool_id", Expr::atom(quote(&scope.name(tool_id)))),
                 ];
                 write_expr(w, 1, "result = ", &Expr::call(call, args), "");
                 // An `object` field takes the structured content, any other the text.

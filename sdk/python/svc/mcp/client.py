@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from svc import registry
+from svc import registry, telemetry
 from svc.errors import ConfigError, RegistrationError, SvcError, require
 from svc.mcp import sessions
 from svc.mcp.servers import (
@@ -240,9 +240,20 @@ def _seconds(server: McpServer, deadline: float | None) -> float:
 
 
 def call_mcp_tool(
-    node: str, server: str, tool: str, arguments: dict, *, deadline: float | None = None
+    node: str,
+    server: str,
+    tool: str,
+    arguments: dict,
+    *,
+    deadline: float | None = None,
+    tool_id: str | None = None,
 ) -> McpResult:
     """Calls `tool` on the server `server` and returns its answer.
+
+    With `tool_id` (a tool node's call: the graph's id of the tool) the call
+    has an `execute_tool <tool_id>` span of its own, the parent of the MCP
+    SDK's client span whose traceparent the request's `_meta` carries; an
+    agent's call gets that span from svc.agents instead.
 
     The arguments are checked first against the tool's input schema as the
     server listed it (jsonschema when installed, else `minimal_check`); a
@@ -250,6 +261,9 @@ def call_mcp_tool(
     most the server's timeout_ms, or the `deadline` (seconds left in the
     run) when it is sooner. A tool that answers with an error is a
     `tool_error` carrying its text."""
+    if tool_id is not None:
+        with telemetry.tool_span(tool_id):
+            return call_mcp_tool(node, server, tool, arguments, deadline=deadline)
     _mcp("call_mcp_tool()")
     target = declared(server)
     timeout = _seconds(target, deadline)
