@@ -118,6 +118,18 @@ exporters:
         return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
                    if line.startswith("otelcol_receiver_accepted_spans"))
 
+    def settle(self, limit=15):
+        """Waits until no span has arrived for a second (at most `limit`
+        seconds); the spans accepted then."""
+        last, deadline = self.accepted(), time.time() + limit
+        while time.time() < deadline:
+            time.sleep(1)
+            now = self.accepted()
+            if now == last:
+                break
+            last = now
+        return last
+
     def spans_of_a_trace(self, service):
         """The span names of one stored trace of `service` (a check that the
         spans arrive whole)."""
@@ -175,8 +187,12 @@ def measure(platform, args, work, jaeger, run_load):
         rps = {n: [] for n in names}
         cpu = {n: [] for n in names}
         collector_cpu, accepted = [], []
-        for _ in range(args.rounds):
-            for name, s in zip(names, servers):
+        for i in range(args.rounds):
+            # Each round starts at the next server, so none always follows the
+            # exporting one (whose collector may still be busy then).
+            order = list(zip(names, servers))
+            order = order[i % len(order):] + order[:i % len(order)]
+            for name, s in order:
                 before, jaeger_before, spans_before = (
                     cpu_seconds(s.proc.pid), cpu_seconds(collector.proc.pid), collector.accepted())
                 r = run_load(s, args.seconds, args.concurrency)
@@ -184,10 +200,11 @@ def measure(platform, args, work, jaeger, run_load):
                 rps[name].append(r["rps"])
                 cpu[name].append((cpu_seconds(s.proc.pid) - before) * 1e6 / requests)
                 if name == EXPORTING:
-                    # What reached the collector by the end of the round (the
-                    # SDK exports batches as they fill, and at most every 5 s).
-                    time.sleep(0.5)
-                    accepted.append((collector.accepted() - spans_before) / requests)
+                    # What reached the collector once the SDK's queue is
+                    # drained (it exports batches as they fill, and every 5 s):
+                    # the next server's round starts on a quiet machine.
+                    settled = collector.settle()
+                    accepted.append((settled - spans_before) / requests)
                     collector_cpu.append((cpu_seconds(collector.proc.pid) - jaeger_before) * 1e6 / requests)
         tree = collector.spans_of_a_trace("support_triage")
     finally:
@@ -209,6 +226,7 @@ def measure(platform, args, work, jaeger, run_load):
         print(f"  {k}: {v:.3f} ({'goal >= ' + str(goals[k]) if k in goals else 'for reference'})")
     return {
         "measured": datetime.date.today().isoformat(),
+        "seconds": args.seconds, "rounds": args.rounds, "concurrency": args.concurrency,
         "rps_median": {n: round(v, 1) for n, v in med.items()},
         "rps_rounds": {n: [round(x, 1) for x in v] for n, v in rps.items()},
         "server_cpu_us_per_request_median": {n: round(statistics.median(v), 2) for n, v in cpu.items()},
@@ -243,8 +261,7 @@ def main():
             with open(RESULTS) as f:
                 results = json.load(f)
         results.update(graph="support_triage", tool="loadgen", otlp_protocol="http/protobuf",
-                       collector="Jaeger v2 (tests/telemetry/jaeger.sh), same machine, loopback",
-                       seconds=args.seconds, rounds=args.rounds, concurrency=args.concurrency)
+                       collector="Jaeger v2 (tests/telemetry/jaeger.sh), same machine, loopback")
         for p in platforms:
             entry = measure(p, args, work, jaeger, lambda s, sec, c: load(loadgen, s, sec, c))
             results.setdefault("platforms", {})[p] = entry
