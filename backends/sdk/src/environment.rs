@@ -44,17 +44,14 @@ pub fn variables(doc: &Document) -> Vec<(String, String)> {
             "the token clients send as Authorization: Bearer <token> (required: the service does not start without it)".into(),
         )),
     }
-    let a2a = &doc.logical.settings.a2a;
-    for t in a2a.tokens.iter().filter(|_| a2a.enabled) {
-        let how = match t.scheme {
-            svc_ir::A2aScheme::Bearer => "Authorization: Bearer <token>",
-            svc_ir::A2aScheme::ApiKey => "X-API-Key",
-        };
+    // The validator refuses a table without a2a.enabled.
+    for t in &doc.logical.settings.a2a.tokens {
         vars.push((
             t.token_env.clone(),
             format!(
-                "the token of the A2A caller `{}` (settings.a2a.tokens), sent in {how} at /a2a (required: the service does not start without it)",
-                t.subject
+                "the token of the A2A caller `{}` (settings.a2a.tokens), sent as {} at /a2a (required: the service does not start without it)",
+                t.subject,
+                t.scheme.header()
             ),
         ));
     }

@@ -2,7 +2,7 @@
 //! first request, and the paragraphs on MCP and paused runs every target
 //! serves alike; each backend writes the rest of its own README.
 
-use svc_ir::{A2aScheme, CheckpointerKind, Document, NodeKind};
+use svc_ir::{CheckpointerKind, Document, NodeKind};
 
 use crate::writer::CodeWriter;
 
@@ -150,21 +150,13 @@ pub fn a2a_callers(w: &mut CodeWriter, doc: &Document) {
             t.roles.join(", ")
         };
         w.line(format!(
-            "| `{}` | {roles} | `{}` | {} |",
+            "| `{}` | {roles} | `{}` | `{}` |",
             t.subject,
             t.token_env,
-            scheme_header(t.scheme)
+            t.scheme.header()
         ));
     }
     w.blank();
-}
-
-/// How an A2A caller sends its token.
-pub fn scheme_header(scheme: A2aScheme) -> &'static str {
-    match scheme {
-        A2aScheme::Bearer => "`Authorization: Bearer <token>`",
-        A2aScheme::ApiKey => "`X-API-Key: <token>`",
-    }
 }
 
 /// What `settings.tracing.enabled` exports, and where to (docs/telemetry.md

@@ -27,8 +27,7 @@ pub(super) fn client(w: &mut CodeWriter, doc: &Document, u: &Upstreams) {
         }
         // The A2A callers' tokens (settings.a2a.tokens), one of its own each:
         // the service does not start without them.
-        let a2a = &doc.logical.settings.a2a;
-        for (i, t) in a2a.tokens.iter().enumerate().filter(|_| a2a.enabled) {
+        for (i, t) in doc.logical.settings.a2a.tokens.iter().enumerate() {
             w.line(format!(
                 "monkeypatch.setenv({}, {})",
                 quote(&t.token_env),

@@ -89,11 +89,23 @@ pub enum A2aScheme {
 }
 
 impl A2aScheme {
+    /// Every scheme, in the order agent cards list them.
+    pub const ALL: [A2aScheme; 2] = [A2aScheme::Bearer, A2aScheme::ApiKey];
+
     /// The name in the document (and in python-svc's configuration).
     pub fn as_str(self) -> &'static str {
         match self {
             A2aScheme::Bearer => "bearer",
             A2aScheme::ApiKey => "api_key",
+        }
+    }
+
+    /// The header a caller sends its token in, as READMEs and env.yaml
+    /// files write it.
+    pub fn header(self) -> &'static str {
+        match self {
+            A2aScheme::Bearer => "Authorization: Bearer <token>",
+            A2aScheme::ApiKey => "X-API-Key: <token>",
         }
     }
 }

@@ -163,10 +163,7 @@ impl Reader {
                     .filter_map(|(n, p)| {
                         let mut k = self.object(n, &p)?;
                         let w = "an A2A token";
-                        let schemes = [
-                            ("bearer", A2aScheme::Bearer),
-                            ("api_key", A2aScheme::ApiKey),
-                        ];
+                        let schemes = A2aScheme::ALL.map(|s| (s.as_str(), s));
                         let token = A2aToken {
                             subject: self.req_str(&mut k, "subject", w),
                             roles: self.strings(&mut k, "roles"),

@@ -1,6 +1,7 @@
 //! `settings.a2a.tokens`: the callers of the A2A agent. Each token comes
-//! from a variable of its own (the document names it, never the token),
-//! and the table is only written for a graph published as an A2A agent.
+//! from a variable of its own (the document names it, never the token).
+//! That the table is only written for a graph published as an A2A agent
+//! is checked with the rest of `settings.a2a` (publishing.rs).
 
 use std::collections::HashMap;
 
@@ -14,38 +15,22 @@ const BASE: &str = "/logical/settings/a2a/tokens";
 
 impl<'a> Validator<'a> {
     pub(super) fn a2a_tokens(&mut self) {
-        let a2a = &self.doc.logical.settings.a2a;
-        if !a2a.tokens.is_empty() && !a2a.enabled {
-            self.err(
-                Diagnostic::error(
-                    &crate::codes::INVALID_VALUE,
-                    "`a2a.tokens` is given but `a2a.enabled` is not true, so no caller would ever use them",
-                )
-                .at(BASE)
-                .hint("set \"enabled\": true to publish the graph as an A2A agent, or remove `tokens`"),
-            );
-        }
         let mut variables: HashMap<&str, usize> = HashMap::new();
-        for (i, t) in a2a.tokens.iter().enumerate() {
+        for (i, t) in self.doc.logical.settings.a2a.tokens.iter().enumerate() {
             let at = format!("{BASE}/{i}");
-            if t.subject.trim().is_empty() {
-                self.err(
-                    Diagnostic::error(&crate::codes::INVALID_VALUE, "this A2A caller's `subject` is empty")
-                        .at(format!("{at}/subject"))
-                        .hint("name who the caller is, e.g. \"crm-bot\"; the run sees it as the caller's subject"),
-                );
-            }
+            self.empty(
+                &t.subject,
+                format!("{at}/subject"),
+                "A2A caller's `subject`",
+                Some("name who the caller is, e.g. \"crm-bot\"; the run sees it as the caller's subject"),
+            );
             for (j, role) in t.roles.iter().enumerate() {
-                if role.trim().is_empty() {
-                    self.err(
-                        Diagnostic::error(
-                            &crate::codes::INVALID_VALUE,
-                            "this role of an A2A caller is empty",
-                        )
-                        .at(format!("{at}/roles/{j}"))
-                        .hint("name the role, as the skills' `roles` name it"),
-                    );
-                }
+                self.empty(
+                    role,
+                    format!("{at}/roles/{j}"),
+                    "role of an A2A caller",
+                    Some("name the role, as the skills' `roles` name it"),
+                );
             }
             if !is_identifier(&t.token_env) {
                 self.err(
@@ -140,6 +125,26 @@ mod tests {
         assert_eq!(
             errors(r#"{"tokens": [{"subject": "a", "tokenEnv": "A_TOKEN"}]}"#),
             [pair("invalid-value", "/logical/settings/a2a/tokens".into())]
+        );
+        // Blank is blank (spaces only), in the table as in the rest of `a2a`.
+        assert_eq!(
+            errors(
+                r#"{"enabled": true, "title": " ", "skills": [{"id": "s", "name": "  ", "roles": [" "]}],
+                   "tokens": [{"subject": "\t", "roles": [" "], "tokenEnv": "A"}]}"#
+            ),
+            [
+                pair("invalid-value", "/logical/settings/a2a/title".into()),
+                pair(
+                    "invalid-value",
+                    "/logical/settings/a2a/skills/0/name".into()
+                ),
+                pair(
+                    "invalid-value",
+                    "/logical/settings/a2a/skills/0/roles/0".into()
+                ),
+                pair("invalid-value", at(0, "subject")),
+                pair("invalid-value", at(0, "roles/0")),
+            ]
         );
         // Shape: the scheme's names, the token never inline, the variable required.
         assert_eq!(

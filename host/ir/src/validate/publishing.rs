@@ -49,14 +49,15 @@ impl<'a> Validator<'a> {
                 ("title", a2a.title.is_some()),
                 ("description", a2a.description.is_some()),
                 ("skills", !a2a.skills.is_empty()),
+                ("tokens", !a2a.tokens.is_empty()),
             ];
             for (key, _) in given.iter().filter(|(_, is)| *is) {
                 self.unused("a2a", key, "enabled");
             }
         }
         for (key, value) in [("title", &a2a.title), ("description", &a2a.description)] {
-            if value.as_deref() == Some("") {
-                self.empty(format!("{BASE}/a2a/{key}"), &format!("`{key}`"));
+            if let Some(text) = value {
+                self.empty(text, format!("{BASE}/a2a/{key}"), &format!("`{key}`"), None);
             }
         }
         let mut skills = HashMap::new();
@@ -86,17 +87,14 @@ impl<'a> Validator<'a> {
                     .at(format!("{at}/id")),
                 );
             }
-            if skill.name.is_empty() {
-                self.empty(format!("{at}/name"), "`name`");
-            }
-            if skill.description.as_deref() == Some("") {
-                self.empty(format!("{at}/description"), "`description`");
+            self.empty(&skill.name, format!("{at}/name"), "`name`", None);
+            if let Some(text) = &skill.description {
+                self.empty(text, format!("{at}/description"), "`description`", None);
             }
             for (list, items) in [("tags", &skill.tags), ("roles", &skill.roles)] {
                 for (j, item) in items.iter().enumerate() {
-                    if item.trim().is_empty() {
-                        self.empty(format!("{at}/{list}/{j}"), &format!("item of `{list}`"));
-                    }
+                    let what = format!("item of `{list}`");
+                    self.empty(item, format!("{at}/{list}/{j}"), &what, None);
                 }
             }
         }
@@ -115,16 +113,21 @@ impl<'a> Validator<'a> {
         );
     }
 
-    /// A text that is given but empty (an empty default would differ
-    /// between targets: some take it, some fall back to the default).
-    fn empty(&mut self, at: String, what: &str) {
+    /// `text`, given at `at`, is refused when it is blank: empty or
+    /// spaces only (an empty default would differ between targets: some
+    /// take it, some fall back to the default). `what` names it in the
+    /// message; `hint` says what to write, by default the text or nothing.
+    pub(super) fn empty(&mut self, text: &str, at: String, what: &str, hint: Option<&str>) {
+        if !text.trim().is_empty() {
+            return;
+        }
         self.err(
             Diagnostic::error(
                 &crate::codes::INVALID_VALUE,
                 format!("this {what} is empty"),
             )
             .at(at)
-            .hint("write the text, or leave the key out to get its default"),
+            .hint(hint.unwrap_or("write the text, or leave the key out to get its default")),
         );
     }
 }
