@@ -10,7 +10,6 @@ import (
 	"io"
 	"iter"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 
@@ -52,11 +51,15 @@ type a2aSkill struct {
 	Tags, Roles           []string
 }
 
+// Open reads the callers' tokens once, before the service listens; the
+// handler of the card's paths and /a2a is made with them.
 func init() {
-	newA2AHandler = a2aHandler
-	checkA2A = func() error {
-		_, err := loadA2ATokens(a2aAgent.Tokens, os.Getenv)
-		return err
+	openA2A = func(getenv func(string) string) (func(s *server) http.Handler, error) {
+		table, err := loadA2ATokens(a2aAgent.Tokens, getenv)
+		if err != nil {
+			return nil, err
+		}
+		return func(s *server) http.Handler { return newA2AServer(s, a2aAgent, table) }, nil
 	}
 }
 
@@ -65,26 +68,20 @@ type a2aServer struct {
 	spec      a2aSpec
 	responder *a2aResponder
 	creds     *a2aCredentials
-	// tokensErr is why the callers' tokens could not be read; Open refuses
-	// to start then, so only a handler made without Open answers with it.
-	tokensErr error
 	current   http.Handler // A2A 1.0
 	legacy    http.Handler // A2A 0.3
 }
 
-// a2aHandler answers the card's paths and /a2a for s.
-func a2aHandler(s *server) http.Handler {
-	return newA2AServer(s, a2aAgent, os.Getenv)
-}
-
-// newA2AServer publishes spec, its callers' tokens read with getenv.
-func newA2AServer(s *server, spec a2aSpec, getenv func(string) string) *a2aServer {
+// newA2AServer publishes spec to the callers of table (loadA2ATokens).
+func newA2AServer(s *server, spec a2aSpec, table []a2aCredential) *a2aServer {
 	h := &a2aResponder{skills: map[string]*a2aSkill{},
 		input: graph.A2AInput{Name: spec.InputField, Messages: spec.InputMessages}}
 	for i := range spec.Skills {
 		h.skills[spec.Skills[i].ID] = &spec.Skills[i]
 	}
-	table, err := loadA2ATokens(spec.Tokens, getenv)
+	if len(spec.Skills) == 1 {
+		h.only = &spec.Skills[0]
+	}
 	panics := a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.cfg.Logger.Error("the A2A request failed", "panic", fmt.Sprint(r))
 		return a2a.NewError(a2a.ErrInternalError, "execution_error: the request failed")
@@ -94,7 +91,6 @@ func newA2AServer(s *server, spec a2aSpec, getenv func(string) string) *a2aServe
 		spec:      spec,
 		responder: h,
 		creds:     newA2ACredentials(s, table),
-		tokensErr: err,
 		current:   a2asrv.NewJSONRPCHandler(h, panics),
 		legacy:    a2av0.NewJSONRPCHandler(h, panics),
 	}
@@ -108,11 +104,6 @@ func (a *a2aServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer drain(r)
 	if r.Method != http.MethodPost {
 		methodNotAllowed(w, "POST")
-		return
-	}
-	if a.tokensErr != nil {
-		writeError(w, &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
-			Message: a.tokensErr.Error()})
 		return
 	}
 	caller := a.creds.identify(r)
@@ -142,16 +133,20 @@ func (a *a2aServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			} `json:"message"`
 		} `json:"params"`
 	}
-	// A body that is not JSON-RPC is the SDK's to answer (-32700, -32600),
-	// and so is an unknown skill.
-	_ = json.Unmarshal(body, &head)
+	// Read as the SDK's JSON-RPC handlers read it: the first JSON value,
+	// whatever follows it. A body that is not JSON-RPC is theirs to answer
+	// (-32700, -32600), and so is an unknown skill. This check answers the
+	// contract's 403; the responder checks the roles again on the message
+	// the SDK parsed (answer).
+	_ = json.NewDecoder(bytes.NewReader(body)).Decode(&head)
 	if a2aSendMethods[head.Method] {
 		if skill, err := a.responder.skill(head.Params.Message.Metadata); err == nil && !caller.mayCall(skill) {
 			writeError(w, caller.forbidden(skill))
 			return
 		}
 	}
-	r = r.WithContext(graph.WithCaller(r.Context(), caller.caller))
+	ctx := context.WithValue(graph.WithCaller(r.Context(), caller.caller), a2aIdentityKey{}, caller)
+	r = r.WithContext(ctx)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	w.Header().Set("Content-Type", "application/json")
 	// Every A2A 0.3 method name has a "/", no 1.0 name has one.
@@ -319,33 +314,45 @@ func cardOf(spec a2aSpec, endpoint string, names []string) agentCard {
 var a2aSendMethods = map[string]bool{"SendMessage": true, "SendStreamingMessage": true,
 	"message/send": true, "message/stream": true}
 
+// a2aIdentityKey holds the *a2aIdentity of the request in its context,
+// for the responder's own check of the skill's roles.
+type a2aIdentityKey struct{}
+
 // a2aResponder is the stateless request handler: the graph answers each
 // message; there are no tasks to get, cancel or subscribe to.
 type a2aResponder struct {
 	skills map[string]*a2aSkill
-	input  graph.A2AInput
+	// only is the agent's one skill, which a message may leave unnamed;
+	// nil when there are several.
+	only  *a2aSkill
+	input graph.A2AInput
 }
 
+// skill is the skill a message's metadata names.
 func (h *a2aResponder) skill(meta map[string]any) (*a2aSkill, error) {
-	ids := make([]string, 0, len(h.skills))
-	for id := range h.skills {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	known := strings.Join(ids, ", ")
 	id, present := meta["skillId"]
 	if !present || id == nil || id == "" {
-		if len(h.skills) == 1 {
-			return h.skills[ids[0]], nil
+		if h.only != nil {
+			return h.only, nil
 		}
 		return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
-			`name the skill in the message metadata, {"skillId": "<id>"}: this agent has %s`, known))
+			`name the skill in the message metadata, {"skillId": "<id>"}: this agent has %s`, h.known()))
 	}
 	name, _ := id.(string)
 	if s, ok := h.skills[name]; ok {
 		return s, nil
 	}
-	return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("no skill %s: this agent has %s", quoted(id), known))
+	return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("no skill %s: this agent has %s", quoted(id), h.known()))
+}
+
+// known lists the skills' ids, for an error.
+func (h *a2aResponder) known() string {
+	ids := make([]string, 0, len(h.skills))
+	for id := range h.skills {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return strings.Join(ids, ", ")
 }
 
 func quoted(v any) string {
@@ -363,8 +370,18 @@ func (h *a2aResponder) answer(ctx context.Context, req *a2a.SendMessageRequest) 
 	if msg.TaskID != "" {
 		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("no task %s: this agent keeps no tasks", quoted(msg.TaskID)))
 	}
-	if _, err := h.skill(msg.Metadata); err != nil {
+	skill, err := h.skill(msg.Metadata)
+	if err != nil {
 		return nil, err
+	}
+	// The roles again, on the message as the SDK read it (the 403 before
+	// dispatch read the body itself), as python-svc's handler checks them.
+	caller, _ := ctx.Value(a2aIdentityKey{}).(*a2aIdentity)
+	if caller == nil {
+		return nil, a2a.NewError(a2a.ErrInternalError, "the request reached the agent without a caller")
+	}
+	if !caller.mayCall(skill) {
+		return nil, a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf("the skill %q is not for this caller", skill.ID))
 	}
 	var texts []string
 	for _, p := range msg.Parts {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -35,8 +37,13 @@ func startA2AService(t *testing.T) *httptest.Server {
 	for i, tok := range a2aAgent.Tokens {
 		t.Setenv(tok.Env, a2aTestToken(i))
 	}
-	srv := httptest.NewServer(New(Config{Auth: "api_key", Key: a2aTestKey}))
-	t.Cleanup(srv.Close)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	handler, release, err := Open(context.Background(), Config{Auth: "api_key", Key: a2aTestKey, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(handler)
+	t.Cleanup(func() { srv.Close(); release() })
 	return srv
 }
 
@@ -297,14 +304,22 @@ func a2aTestEnv(values map[string]string) func(string) string {
 	return func(name string) string { return values[name] }
 }
 
+// a2aTestServer publishes spec (with the table's tokens from env) on a
+// service with cfg.
+func a2aTestServer(t *testing.T, cfg Config, spec a2aSpec, env map[string]string) *a2aServer {
+	t.Helper()
+	table, err := loadA2ATokens(spec.Tokens, a2aTestEnv(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newA2AServer(newServer(cfg), spec, table)
+}
+
 // a2aTestRecording serves spec (with the table's tokens from env) on a
 // service with cfg, its JSON-RPC handlers replaced by a recorder.
 func a2aTestRecording(t *testing.T, cfg Config, spec a2aSpec, env map[string]string) (string, *a2aRecorder) {
 	t.Helper()
-	a := newA2AServer(newServer(cfg), spec, a2aTestEnv(env))
-	if a.tokensErr != nil {
-		t.Fatal(a.tokensErr)
-	}
+	a := a2aTestServer(t, cfg, spec, env)
 	rec := &a2aRecorder{}
 	a.current, a.legacy = rec, rec
 	srv := httptest.NewServer(a)
@@ -343,11 +358,20 @@ func TestA2ATokensComeFromTheEnvironment(t *testing.T) {
 				t.Fatalf("%v: want %q in %v", c.env, w, err)
 			}
 		}
-		// Open refuses to start the same way.
-		a := newA2AServer(newServer(Config{Auth: "api_key", Key: a2aTestKey}), a2aTestSpec(a2aTestTable), a2aTestEnv(c.env))
-		if a.tokensErr == nil || a.tokensErr.Error() != err.Error() {
-			t.Fatalf("%v: %v", c.env, a.tokensErr)
-		}
+	}
+	// Open reads the graph's own table so, before anything listens.
+	if len(a2aAgent.Tokens) == 0 {
+		return
+	}
+	for i, tok := range a2aAgent.Tokens {
+		t.Setenv(tok.Env, a2aTestToken(i))
+	}
+	first := a2aAgent.Tokens[0]
+	t.Setenv(first.Env, "")
+	_, _, err = Open(context.Background(), Config{Auth: "api_key", Key: a2aTestKey})
+	want := fmt.Sprintf("settings.a2a.tokens[0] (%s) reads its token from %s, which is not set", first.Subject, first.Env)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Open without %s: %v", first.Env, err)
 	}
 }
 
@@ -406,6 +430,47 @@ func TestA2ACallersAndRoles(t *testing.T) {
 	}
 }
 
+// A skill's roles hold for the message the SDK reads: a body with bytes
+// after its JSON (which the SDK's decoder leaves unread) is refused 403 as
+// the same body without them, and the responder itself refuses a message
+// for a skill the caller lacks the roles of, whatever the check before
+// dispatch saw.
+func TestA2ARolesHoldForTheMessageTheSDKReads(t *testing.T) {
+	env := map[string]string{"ALICE_TOKEN": "alice-tok", "BOB_KEY": "bob-key"}
+	a := a2aTestServer(t, Config{Auth: "api_key", Key: a2aTestKey}, a2aTestSpec(a2aTestTable), env)
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	bob := map[string]string{"X-API-Key": "bob-key", "A2A-Version": "1.0"}
+	for _, method := range []string{"SendMessage", "SendStreamingMessage", "message/send", "message/stream"} {
+		for _, tail := range []string{"x", " {}", "\n]"} {
+			status, body, _ := a2aTestPost(t, srv.URL+"/a2a", bob, a2aTestSend(method, "refund")+tail)
+			e, _ := body["error"].(map[string]any)
+			if status != http.StatusForbidden || e["code"] != "forbidden" {
+				t.Fatalf("%s with %q after the JSON: %d %v", method, tail, status, body)
+			}
+		}
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))
+	msg.SetMeta("skillId", "refund")
+	req := &a2a.SendMessageRequest{Message: msg}
+	id := a.creds.identify(httptest.NewRequest(http.MethodPost, "/a2a", nil))
+	if id != nil {
+		t.Fatalf("no credential identified as %+v", id)
+	}
+	asBob := httptest.NewRequest(http.MethodPost, "/a2a", nil)
+	asBob.Header.Set("X-API-Key", "bob-key")
+	id = a.creds.identify(asBob)
+	ctx := context.WithValue(graph.WithCaller(context.Background(), id.caller), a2aIdentityKey{}, id)
+	_, err := a.responder.answer(ctx, req)
+	var rpc *a2a.Error
+	if !errors.As(err, &rpc) || !errors.Is(err, a2a.ErrInvalidRequest) || rpc.Message != `the skill "refund" is not for this caller` {
+		t.Fatalf("bob's message for refund, in the responder: %v", err)
+	}
+	if _, err := a.responder.answer(context.Background(), req); !errors.Is(err, a2a.ErrInternalError) {
+		t.Fatalf("a message without a caller: %v", err)
+	}
+}
+
 // Without a table: the service's own key is the caller "service", whom no
 // skill's roles limit; with security.auth none, anyone is "anonymous",
 // who holds no role.
@@ -438,7 +503,7 @@ func TestA2AWithoutTokensTheServiceKeyOrAnyone(t *testing.T) {
 // scopes of its requirements, as python-svc writes them.
 func TestA2ACardDeclaresTheTablesSchemes(t *testing.T) {
 	env := map[string]string{"ALICE_TOKEN": "alice-tok", "BOB_KEY": "bob-key"}
-	a := newA2AServer(newServer(Config{Auth: "api_key", Key: a2aTestKey}), a2aTestSpec(a2aTestTable), a2aTestEnv(env))
+	a := a2aTestServer(t, Config{Auth: "api_key", Key: a2aTestKey}, a2aTestSpec(a2aTestTable), env)
 	card := cardOf(a.spec, "http://x/a2a", a.creds.schemes)
 	text, _ := json.Marshal(card)
 	var raw map[string]any

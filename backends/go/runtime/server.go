@@ -36,6 +36,9 @@ type Config struct {
 	// OpenAPI is the document served at GET /openapi.json, without a
 	// credential (it describes the contract and holds no data).
 	OpenAPI []byte
+	// a2a makes the handler of the A2A paths, its callers' tokens read
+	// (Open sets it for a graph published as an A2A agent).
+	a2a func(s *server) http.Handler
 }
 
 type server struct {
@@ -48,7 +51,7 @@ type server struct {
 	// for every other graph.
 	mcp http.Handler
 	// a2a answers /a2a and the agent card's paths for a graph published as
-	// an A2A agent (a2a.go); nil for every other graph.
+	// an A2A agent (a2a_server.go); nil for every other graph.
 	a2a http.Handler
 	// debugRuntime serves GET /debug/runtime (SVC_DEBUG_RUNTIME=1).
 	debugRuntime bool
@@ -64,10 +67,12 @@ func Prepare(ctx context.Context) error {
 // checkpointer, its thread store. It returns the handler and what closes
 // it at shutdown; an error stops the service.
 func Open(ctx context.Context, cfg Config) (http.Handler, func(), error) {
-	if checkA2A != nil {
-		if err := checkA2A(); err != nil {
+	if openA2A != nil {
+		a2a, err := openA2A(os.Getenv)
+		if err != nil {
 			return nil, nil, err
 		}
+		cfg.a2a = a2a
 	}
 	release, err := graph.Start(ctx, cfg.Logger)
 	if err != nil {
@@ -90,7 +95,8 @@ func Open(ctx context.Context, cfg Config) (http.Handler, func(), error) {
 var openThreaded func(ctx context.Context, cfg Config) (http.Handler, func(), error)
 
 // New returns the service's handler. A graph with a checkpointer needs its
-// thread store: Open or NewThreaded.
+// thread store: Open or NewThreaded; a graph published as an A2A agent
+// needs its callers' tokens: Open.
 func New(cfg Config) http.Handler { return newServer(cfg) }
 
 func newServer(cfg Config) *server {
@@ -102,19 +108,17 @@ func newServer(cfg Config) *server {
 	if newMCPHandler != nil {
 		s.mcp = newMCPHandler(s)
 	}
-	if newA2AHandler != nil {
-		s.a2a = newA2AHandler(s)
+	if cfg.a2a != nil {
+		s.a2a = cfg.a2a(s)
 	}
 	return s
 }
 
-// newA2AHandler makes the handler of the A2A paths (a2a.go sets it); nil
-// unless the graph is published as an A2A agent (settings.a2a.enabled).
-var newA2AHandler func(s *server) http.Handler
-
-// checkA2A reads the tokens of the A2A agent's callers before the service
-// listens (a2a.go sets it): an unset variable stops the service.
-var checkA2A func() error
+// openA2A reads the tokens of the A2A agent's callers with getenv before
+// the service listens, and returns what makes the agent's handler
+// (a2a_server.go sets it; nil unless the graph is published as an A2A
+// agent, settings.a2a.enabled): an unset variable stops the service.
+var openA2A func(getenv func(string) string) (func(s *server) http.Handler, error)
 
 // newMCPHandler makes the handler of /mcp (mcp.go sets it); nil unless the
 // graph is published as an MCP tool (settings.mcp.expose).
