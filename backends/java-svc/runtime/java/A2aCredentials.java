@@ -2,6 +2,7 @@ package com.svc.__SVC_PACKAGE__.web;
 
 import com.svc.__SVC_PACKAGE__.config.AuthSettings;
 import com.svc.__SVC_PACKAGE__.runtime.Caller;
+import com.svc.__SVC_PACKAGE__.runtime.EnvFile;
 import com.svc.__SVC_PACKAGE__.runtime.SvcError;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.MessageDigest;
@@ -11,6 +12,8 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.stereotype.Component;
 
 /**
  * Who may call /a2a (docs/http-contract.md, "A2A", "Credentials"), decided as python-svc's
@@ -18,8 +21,11 @@ import java.util.function.Function;
  * variable at start-up and kept as a digest only (the service's own key is then not
  * accepted here); with no table, the service's own credential (the subject "service", not
  * limited by skill roles) or, with security.auth none, anyone (the subject "anonymous").
+ * One bean, made before the service listens: an unreadable token stops the start
+ * (A2aStartFailureAnalyzer says which).
  */
-final class A2aCredentials {
+@Component
+public final class A2aCredentials {
     /** One caller of settings.a2a.tokens as compiled: the variable of its token, never the token. */
     record Token(String subject, List<String> roles, String env, String scheme) {
     }
@@ -44,28 +50,41 @@ final class A2aCredentials {
     private record Entry(Caller caller, String scheme, byte[] digest) {
     }
 
+    /** A token that cannot be read: an unset or empty variable, or one token for two callers. */
+    public static final class TokenRefused extends IllegalStateException {
+        TokenRefused(String message) {
+            super(message);
+        }
+    }
+
     /** The schemes a caller may use, in the order the card lists them. */
     private static final List<String> SCHEMES = List.of("bearer", "api_key");
 
     private final boolean hasTable;
     private final List<Entry> table;
-    private final String problem;
     private final List<String> schemes = new ArrayList<>();
     private final AuthSettings auth;
 
+    /**
+     * The graph's callers (A2aAgent.TOKENS), each token read from its variable. The build's
+     * training run (TrainingRun) calls no A2A agent and has none of the variables: its
+     * table is left empty, so that /a2a accepts no caller.
+     */
+    @Autowired
+    public A2aCredentials(AuthSettings auth) {
+        this(A2aAgent.TOKENS, Boolean.getBoolean("svc.training-run") ? List.of()
+                : load(A2aAgent.TOKENS, EnvFile::get), auth);
+    }
+
     /** The table of {@code tokens}, each read with {@code env}; without one, {@code auth}. */
     A2aCredentials(List<Token> tokens, Function<String, String> env, AuthSettings auth) {
+        this(tokens, load(tokens, env), auth);
+    }
+
+    private A2aCredentials(List<Token> tokens, List<Entry> table, AuthSettings auth) {
         this.auth = auth;
         this.hasTable = !tokens.isEmpty();
-        List<Entry> read = List.of();
-        String failed = null;
-        try {
-            read = load(tokens, env);
-        } catch (IllegalStateException e) {
-            failed = e.getMessage();
-        }
-        this.table = read;
-        this.problem = failed;
+        this.table = table;
         for (String scheme : SCHEMES) {
             boolean used = hasTable ? tokens.stream().anyMatch(t -> t.scheme().equals(scheme))
                     : auth.required() && auth.scheme().equals(scheme);
@@ -77,8 +96,8 @@ final class A2aCredentials {
 
     /**
      * Each caller's token from its variable: an unset or empty variable, or two callers with
-     * one token, are an IllegalStateException naming the entry and the variable (the
-     * service does not start).
+     * one token, are a TokenRefused naming the entry and the variable (the service does not
+     * start).
      */
     static List<Entry> load(List<Token> tokens, Function<String, String> env) {
         List<Entry> table = new ArrayList<>();
@@ -88,7 +107,7 @@ final class A2aCredentials {
             String value = env.apply(t.env());
             if (value == null || value.isEmpty()) {
                 String how = "bearer".equals(t.scheme()) ? "as Authorization: Bearer <token>" : "in the X-API-Key header";
-                throw new IllegalStateException("settings.a2a.tokens[" + i + "] (" + t.subject()
+                throw new TokenRefused("settings.a2a.tokens[" + i + "] (" + t.subject()
                         + ") reads its token from " + t.env() + ", which is not set: set it to the token this caller sends ("
                         + how + ")");
             }
@@ -96,18 +115,13 @@ final class A2aCredentials {
             Integer j = first.putIfAbsent(HexFormat.of().formatHex(digest), i);
             if (j != null) {
                 Token other = tokens.get(j);
-                throw new IllegalStateException("settings.a2a.tokens[" + i + "] (" + t.subject() + ", from " + t.env()
+                throw new TokenRefused("settings.a2a.tokens[" + i + "] (" + t.subject() + ", from " + t.env()
                         + ") has the same token as settings.a2a.tokens[" + j + "] (" + other.subject() + ", from "
                         + other.env() + "): give each caller a token of its own");
             }
             table.add(new Entry(new Caller(t.subject(), t.roles()), t.scheme(), digest));
         }
         return table;
-    }
-
-    /** Why the tokens could not be read, or null (the service does not start then). */
-    String problem() {
-        return problem;
     }
 
     /** What /a2a accepts, as the card declares it: "bearer", "api_key", or nothing. */

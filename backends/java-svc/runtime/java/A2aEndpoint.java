@@ -1,8 +1,6 @@
 package com.svc.__SVC_PACKAGE__.web;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.svc.__SVC_PACKAGE__.config.AuthSettings;
-import com.svc.__SVC_PACKAGE__.runtime.EnvFile;
 import com.svc.__SVC_PACKAGE__.runtime.Caller;
 import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
 import com.svc.__SVC_PACKAGE__.runtime.PyJson;
@@ -63,17 +61,9 @@ public class A2aEndpoint {
     private final GraphController graph;
     private final A2aCredentials credentials;
 
-    public A2aEndpoint(GraphController graph, AuthSettings auth) {
+    public A2aEndpoint(GraphController graph, A2aCredentials credentials) {
         this.graph = graph;
-        this.credentials = new A2aCredentials(A2aAgent.TOKENS, EnvFile::get, auth);
-    }
-
-    /**
-     * Reads the callers' tokens before the service starts (Application): an unset variable,
-     * or two callers with one token, are an IllegalStateException saying which.
-     */
-    public static void checkTokens() {
-        A2aCredentials.load(A2aAgent.TOKENS, EnvFile::get);
+        this.credentials = credentials;
     }
 
     // --- the card -----------------------------------------------------------------------------
@@ -204,10 +194,6 @@ public class A2aEndpoint {
 
     @PostMapping(RPC)
     public ResponseEntity<byte[]> rpc(HttpServletRequest request) {
-        if (credentials.problem() != null) {
-            // Only a service started without Application's check gets here.
-            return GraphController.json(500, new SvcError(500, "execution_error", credentials.problem(), null).body());
-        }
         A2aCredentials.Identity caller = credentials.identify(request);
         if (caller == null) {
             return GraphController.refuse(credentials.challenge());
@@ -251,10 +237,10 @@ public class A2aEndpoint {
                 throw new RpcError(-32009, method + " is an A2A 1.0 method: send the header A2A-Version: 1.0");
             }
             if (SEND.contains(method)) {
-                return result(id, answer(params, legacy, caller.caller()), false);
+                return result(id, answer(params, legacy, caller), false);
             }
             if (STREAM.contains(method)) {
-                return result(id, answer(params, legacy, caller.caller()), true);
+                return result(id, answer(params, legacy, caller), true);
             }
             if (NO_TASKS.contains(method)) {
                 throw new RpcError(-32001, "task not found: this agent keeps no tasks");
@@ -318,7 +304,7 @@ public class A2aEndpoint {
     }
 
     /** Runs the graph on a message's text and writes the reply message in the protocol's layout. */
-    private Object answer(Object params, boolean legacy, Caller caller) throws RpcError {
+    private Object answer(Object params, boolean legacy, A2aCredentials.Identity caller) throws RpcError {
         if (!(params instanceof Map<?, ?> p) || !(p.get("message") instanceof Map<?, ?> message)) {
             throw new RpcError(-32602, "invalid params: the request has no message");
         }
@@ -329,7 +315,12 @@ public class A2aEndpoint {
         if (message.get("taskId") instanceof String task && !task.isEmpty()) {
             throw new RpcError(-32001, "no task " + PyJson.reprString(task) + ": this agent keeps no tasks");
         }
-        skill(message.get("metadata") instanceof Map<?, ?> m ? m.get("skillId") : null);
+        Skill skill = skill(message.get("metadata") instanceof Map<?, ?> m ? m.get("skillId") : null);
+        // The 403 before dispatch read the same request; as on python-svc and go, the roles
+        // hold here too, whatever reaches this point.
+        if (!caller.mayCall(skill)) {
+            throw new RpcError(-32600, "the skill \"" + skill.id() + "\" is not for this caller");
+        }
         List<String> texts = new ArrayList<>();
         for (Object part : parts) {
             if (part instanceof Map<?, ?> pm && pm.get("text") instanceof String t
@@ -340,7 +331,7 @@ public class A2aEndpoint {
         if (texts.isEmpty()) {
             throw new RpcError(-32005, "send the message as text parts");
         }
-        String text = reply(String.join("\n", texts), caller);
+        String text = reply(String.join("\n", texts), caller.caller());
         String context = message.get("contextId") instanceof String c && !c.isEmpty()
                 ? c : UUID.randomUUID().toString();
         Map<String, Object> reply = new LinkedHashMap<>();

@@ -50,26 +50,28 @@ class A2aCredentialsTest {
     void tokensComeFromTheEnvironment() {
         assertEquals(2, A2aCredentials.load(TABLE, ENV::get).size());
         Map<String, String> unset = Map.of("BOB_KEY", "bob-key");
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> A2aCredentials.load(TABLE, unset::get));
+        IllegalStateException e = assertThrows(A2aCredentials.TokenRefused.class, () -> A2aCredentials.load(TABLE, unset::get));
         assertEquals("settings.a2a.tokens[0] (alice) reads its token from ALICE_TOKEN, which is not set: set it to "
                 + "the token this caller sends (as Authorization: Bearer <token>)", e.getMessage());
         Map<String, String> empty = new HashMap<>(ENV);
         empty.put("BOB_KEY", "");
-        e = assertThrows(IllegalStateException.class, () -> A2aCredentials.load(TABLE, empty::get));
+        e = assertThrows(A2aCredentials.TokenRefused.class, () -> A2aCredentials.load(TABLE, empty::get));
         assertTrue(e.getMessage().contains("tokens[1] (bob) reads its token from BOB_KEY, which is not set")
                 && e.getMessage().contains("X-API-Key"), e.getMessage());
         Map<String, String> same = Map.of("ALICE_TOKEN", "same", "BOB_KEY", "same");
-        e = assertThrows(IllegalStateException.class, () -> A2aCredentials.load(TABLE, same::get));
+        e = assertThrows(A2aCredentials.TokenRefused.class, () -> A2aCredentials.load(TABLE, same::get));
         assertEquals("settings.a2a.tokens[1] (bob, from BOB_KEY) has the same token as settings.a2a.tokens[0] "
                 + "(alice, from ALICE_TOKEN): give each caller a token of its own", e.getMessage());
-        // The endpoint then answers nothing but the reason (Application does not start it).
-        assertEquals(e.getMessage(), new A2aCredentials(TABLE, same::get, new AuthSettings(KEY)).problem());
+        // Made so, the credentials are not made at all: the service does not start
+        // (A2aStartFailureAnalyzer prints the reason).
+        String reason = e.getMessage();
+        e = assertThrows(A2aCredentials.TokenRefused.class, () -> new A2aCredentials(TABLE, same::get, new AuthSettings(KEY)));
+        assertEquals(reason, e.getMessage());
     }
 
     @Test
     void eachCallerByItsScheme() {
         A2aCredentials credentials = table();
-        assertNull(credentials.problem());
         assertEquals(List.of("bearer", "api_key"), credentials.schemes());
         assertEquals("Bearer", credentials.challenge());
         assertEquals(new Caller("alice", List.of("billing")),

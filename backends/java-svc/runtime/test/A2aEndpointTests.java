@@ -22,23 +22,15 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  * The graph's A2A agent (docs/http-contract.md, "A2A"): the card at both paths, the answers
  * of the contract before JSON-RPC, the JSON-RPC errors of both protocol versions, and a
  * message reaching the graph (its reply, or the run's own failure: a graph that needs a
- * model has none here). With settings.a2a.tokens, each caller's variable is given a token
- * of its own (a system property, which EnvFile reads) and the calls are made as a caller
- * allowed a skill; A2aCredentialsTest checks the callers and their roles.
+ * model has none here). With settings.a2a.tokens, each caller's variable holds a token of
+ * its own (the pom gives the tests' JVM one each, as a system property EnvFile reads) and
+ * the calls are made as a caller allowed a skill; A2aCredentialsTest checks the callers and
+ * their roles.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"svc.security.key=" + A2aEndpointTests.KEY})
 class A2aEndpointTests {
     static final String KEY = "a2a-test-key-5e2";
-
-    static {
-        for (int i = 0; i < A2aAgent.TOKENS.size(); i++) {
-            String env = A2aAgent.TOKENS.get(i).env();
-            if (EnvFile.get(env).isEmpty()) {
-                System.setProperty(env, "a2a-test-token-" + i);
-            }
-        }
-    }
 
     /** The header a call's credential goes in, its value, and a skill that caller may call. */
     private static final String[] CALLER = caller();

@@ -1,6 +1,6 @@
 //! A2A (issue 40) on java-svc, with our own binding of the A2A JSON-RPC
 //! specification (Jackson): `settings.a2a` (web/A2aEndpoint.java,
-//! web/A2aCredentials.java, and the generated `web/A2aAgent.java`: the
+//! web/A2aCredentials.java, web/A2aStartFailureAnalyzer.java, and the generated `web/A2aAgent.java`: the
 //! card's title, description, skills, the field a message's text goes to
 //! and the callers of `tokens`, with python-svc's defaults).
 
@@ -20,6 +20,12 @@ pub(super) const ENDPOINT: (&str, &str) = (
 pub(super) const CREDENTIALS: (&str, &str) = (
     "web/A2aCredentials.java",
     include_str!("../../runtime/java/A2aCredentials.java"),
+);
+
+/// Reports a caller's token that cannot be read at start-up, naming the entry and variable.
+pub(super) const START_FAILURE_ANALYZER: (&str, &str) = (
+    "web/A2aStartFailureAnalyzer.java",
+    include_str!("../../runtime/java/A2aStartFailureAnalyzer.java"),
 );
 
 /// The endpoint's tests and its credentials' (`web/`), for any published graph.

@@ -39,26 +39,6 @@ pub(super) fn application_java(doc: &Document, pkg: &str) -> String {
                     ))
                     .line("System.exit(1);");
             });
-            let a2a = &doc.logical.settings.a2a;
-            if a2a.enabled && !a2a.tokens.is_empty() {
-                let endpoint = w.name(&format!("com.svc.{pkg}.web"), "A2aEndpoint");
-                // The build's training run calls no A2A agent: it runs without the tokens.
-                w.block(
-                    "if (!aotProcessing && !Boolean.getBoolean(\"svc.training-run\")) {",
-                    "}",
-                    |w| {
-                        w.line("// The tokens of the A2A callers (settings.a2a.tokens): an unset variable stops");
-                        w.line("// the service, naming it.");
-                        w.block("try {", "} catch (IllegalStateException e) {", |w| {
-                            w.line(format!("{endpoint}.checkTokens();"));
-                        });
-                        w.indent();
-                        w.line("System.err.println(\"error: \" + e.getMessage());");
-                        w.line("System.exit(1);");
-                        w.dedent().line("}");
-                    },
-                );
-            }
             if threaded {
                 let threads_config = w.name(&format!("com.svc.{pkg}.config"), "ThreadsConfig");
                 w.block("if (!aotProcessing) {", "}", |w| {

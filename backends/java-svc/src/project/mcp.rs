@@ -211,14 +211,3 @@ fn timeout(servers: &str, timeout_ms: Option<u64>) -> String {
         None => format!("{servers}.DEFAULT_TIMEOUT_MS"),
     }
 }
-
-/// `META-INF/spring.factories`: McpStartFailureAnalyzer prints a failed
-/// start (a server out of reach, a missing tool) as Spring Boot prints one.
-pub(super) fn spring_factories(pkg: &str) -> File {
-    File::text(
-        "src/main/resources/META-INF/spring.factories",
-        format!(
-            "org.springframework.boot.diagnostics.FailureAnalyzer=com.svc.{pkg}.runtime.McpStartFailureAnalyzer\n"
-        ),
-    )
-}

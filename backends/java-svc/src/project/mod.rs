@@ -3,6 +3,7 @@
 use svc_backend_sdk::ir::{Document, NodeKind};
 use svc_backend_sdk::runtime_files::fill;
 use svc_backend_sdk::subgraphs::any_graph;
+use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
 use crate::java::package_segment;
@@ -235,6 +236,22 @@ const MVNW_CMD: &str = include_str!("../../runtime/wrapper/mvnw.cmd");
 const WRAPPER_PROPERTIES: &str = include_str!("../../runtime/wrapper/maven-wrapper.properties");
 const GITIGNORE: &str = include_str!("../../runtime/gitignore");
 
+/// `META-INF/spring.factories`: each of `analyzers` (classes under
+/// `com.svc.<pkg>`) prints a failed start (an MCP server out of reach, an
+/// A2A caller's unset token) as Spring Boot prints one.
+fn spring_factories(pkg: &str, analyzers: &[&str]) -> File {
+    let classes: Vec<String> = analyzers
+        .iter()
+        .map(|a| format!("com.svc.{pkg}.{a}"))
+        .collect();
+    let mut w = CodeWriter::text("  ");
+    w.line(format!(
+        "org.springframework.boot.diagnostics.FailureAnalyzer={}",
+        classes.join(",")
+    ));
+    File::text("src/main/resources/META-INF/spring.factories", w.finish())
+}
+
 /// Spring Boot version of generated projects.
 pub const SPRING_BOOT: &str = "3.5.16";
 
@@ -320,12 +337,14 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         threads::runtime_files(doc.logical.settings.checkpointer.kind);
     runtime.extend(threads_main);
     let mut runtime_tests: Vec<(&str, &str)> = threads_tests;
+    // The FailureAnalyzers that print a refused start without a stack trace.
+    let mut analyzers: Vec<&str> = Vec::new();
     files.extend(threads::files(doc, &pkg));
     if mcp_clients {
         runtime.extend(mcp::CLIENT);
         runtime_tests.extend(mcp::CLIENT_TESTS);
         files.push(mcp::config(doc, &pkg));
-        files.push(mcp::spring_factories(&pkg));
+        analyzers.push("runtime.McpStartFailureAnalyzer");
         // The servers of the project's own tests (GraphHttpTests' @TestBean).
         let stub = fill("McpStub.java", MCP_STUB, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
         files.push(File::text(
@@ -340,6 +359,8 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     if published {
         runtime.push(a2a::ENDPOINT);
         runtime.push(a2a::CREDENTIALS);
+        runtime.push(a2a::START_FAILURE_ANALYZER);
+        analyzers.push("web.A2aStartFailureAnalyzer");
         files.push(a2a::agent(doc, &pkg).map_err(|d| vec![d])?);
         for (name, text) in a2a::TESTS {
             let tests = fill(name, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
@@ -348,6 +369,9 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
                 tests,
             ));
         }
+    }
+    if !analyzers.is_empty() {
+        files.push(spring_factories(&pkg, &analyzers));
     }
     if doc.logical.settings.tracing.enabled {
         runtime.push(TELEMETRY);

@@ -1,7 +1,7 @@
 //! `pom.xml`: Spring Boot parent, the graph's dependencies, connector
 //! dependencies.
 
-use svc_backend_sdk::ir::{CheckpointerKind, Document};
+use svc_backend_sdk::ir::{A2aToken, CheckpointerKind, Document};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
 
@@ -273,9 +273,11 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
             });
         });
         w.block("<plugins>", "</plugins>", |w| {
-            if checkpointer == CheckpointerKind::Sqlite {
+            let sqlite = checkpointer == CheckpointerKind::Sqlite;
+            if sqlite {
                 native_access(w);
             }
+            surefire(w, sqlite, &doc.logical.settings.a2a.tokens);
             spring_aot(w);
             cds_training_run(w, &doc.security.key_env);
         });
@@ -286,13 +288,13 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
 
 /// sqlite-jdbc loads its native library (System.load), which JDK 22 and
 /// newer warn about unless the jar's classes may: the manifest of the jar
-/// run with -jar says so, and the tests' JVM is told.
+/// run with -jar says so (and the tests' JVM is told, `surefire`).
 fn native_access(w: &mut CodeWriter) {
     comment(
         w,
         &[
             "sqlite-jdbc loads its native library: native access for the jar's classes",
-            "(the manifest of the jar run with -jar) and for the tests.",
+            "(the manifest of the jar run with -jar; the tests' JVM below).",
         ],
     );
     w.block("<plugin>", "</plugin>", |w| {
@@ -306,11 +308,42 @@ fn native_access(w: &mut CodeWriter) {
             });
         });
     });
+}
+
+/// The tests' JVM, when it needs more than the defaults: native access for
+/// sqlite-jdbc, and a token of its own for each A2A caller (the service
+/// does not start without them), as python-svc's tests set them.
+fn surefire(w: &mut CodeWriter, native_access: bool, tokens: &[A2aToken]) {
+    if !native_access && tokens.is_empty() {
+        return;
+    }
+    if !tokens.is_empty() {
+        comment(
+            w,
+            &[
+                "The tests' tokens of the A2A callers (settings.a2a.tokens), as system",
+                "properties, which EnvFile reads when the variable is not set.",
+            ],
+        );
+    }
     w.block("<plugin>", "</plugin>", |w| {
         element(w, "groupId", "org.apache.maven.plugins");
         element(w, "artifactId", "maven-surefire-plugin");
         w.block("<configuration>", "</configuration>", |w| {
-            element(w, "argLine", "--enable-native-access=ALL-UNNAMED");
+            if native_access {
+                element(w, "argLine", "--enable-native-access=ALL-UNNAMED");
+            }
+            if !tokens.is_empty() {
+                w.block(
+                    "<systemPropertyVariables>",
+                    "</systemPropertyVariables>",
+                    |w| {
+                        for (i, t) in tokens.iter().enumerate() {
+                            element(w, &t.token_env, &format!("a2a-test-token-{i}"));
+                        }
+                    },
+                );
+            }
         });
     });
 }
