@@ -46,6 +46,17 @@ pub fn test_runtime() -> Runtime {
 
 /// Compiles `fixture` for `platform` with the built-in backends.
 pub fn compile(platform: &str, fixture: &Path) -> Result<Project, Vec<svc_ir::Diagnostic>> {
+    compile_with(platform, fixture, &[])
+}
+
+/// [`compile`], passing `options` to the backend's emit as `svc compile`
+/// does (`testCases`: the fixture's test cases, run by the project's own
+/// tests).
+pub fn compile_with(
+    platform: &str,
+    fixture: &Path,
+    options: &[(String, String)],
+) -> Result<Project, Vec<svc_ir::Diagnostic>> {
     let runtime = test_runtime();
     let text = std::fs::read_to_string(fixture).map_err(|e| {
         vec![svc_ir::Diagnostic::error(
@@ -60,14 +71,16 @@ pub fn compile(platform: &str, fixture: &Path) -> Result<Project, Vec<svc_ir::Di
         .tempdir()
         .map_err(io)?;
     let root = dir.path().join("project");
-    svc_compile::compile(
+    let (generated, late_check) = svc_compile::generate_then_check(
         &mut source,
         Some(platform),
         &Builtins { runtime: &runtime },
         &mut NoConnectors,
-        &root,
-        false,
+        options,
     )?;
+    svc_compile::write::write_project_checked(&root, &generated.files, false, || {
+        late_check.wait(&source)
+    })?;
     let manifest = std::fs::read_to_string(root.join(".svc-build-manifest.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())

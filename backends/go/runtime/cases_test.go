@@ -439,13 +439,17 @@ func (m *casesModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error": {"message": "the stand-in model needs its key"}}`, http.StatusUnauthorized)
 		return
 	}
+	if strings.HasSuffix(r.URL.Path, "/embeddings") {
+		casesEmbeddings(w, r)
+		return
+	}
 	var call struct {
 		Model    string           `json:"model"`
 		Messages []map[string]any `json:"messages"`
 		Stream   bool             `json:"stream"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&call); err != nil || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
-		http.Error(w, `{"error": {"message": "the stand-in model serves POST /v1/chat/completions"}}`, http.StatusBadRequest)
+		http.Error(w, `{"error": {"message": "the stand-in model serves POST /v1/chat/completions and /v1/embeddings"}}`, http.StatusBadRequest)
 		return
 	}
 	last := ""
@@ -455,7 +459,7 @@ func (m *casesModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	reply, ok := m.next(last)
+	reply, n, ok := m.next(last)
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
@@ -470,7 +474,7 @@ func (m *casesModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for i, c := range reply.ToolCalls {
 		id := c.ID
 		if id == "" {
-			id = fmt.Sprintf("call_%d", i+1)
+			id = fmt.Sprintf("call_%d_%d", n, i+1)
 		}
 		args, _ := json.Marshal(c.Arguments)
 		if c.Arguments == nil {
@@ -515,13 +519,54 @@ func (m *casesModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
 }
 
-func (m *casesModel) next(last string) (casesReply, bool) {
+// casesEmbeddings answers /v1/embeddings as svc test's stand-in does: each
+// text's vector counts the letters a to z in it (either case), then a 1.
+func casesEmbeddings(w http.ResponseWriter, r *http.Request) {
+	var call struct {
+		Model string `json:"model"`
+		Input any    `json:"input"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&call)
+	var texts []any
+	switch input := call.Input.(type) {
+	case string:
+		texts = []any{input}
+	case []any:
+		texts = input
+	default:
+		http.Error(w, `{"error": {"message": "input must be a text or a list of texts"}}`, http.StatusBadRequest)
+		return
+	}
+	data := []any{}
+	for i, t := range texts {
+		text, _ := t.(string)
+		vector := make([]float64, 27)
+		for _, b := range []byte(text) {
+			switch {
+			case b >= 'a' && b <= 'z':
+				vector[b-'a']++
+			case b >= 'A' && b <= 'Z':
+				vector[b-'A']++
+			}
+		}
+		vector[26] = 1
+		data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": vector})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": call.Model,
+		"usage": map[string]any{"prompt_tokens": 0, "total_tokens": 0}})
+}
+
+// next is the reply to a call whose last user message is last, with its
+// place in the case's list (from 1; 0 for the echo), which names its tool
+// calls: call_<place>_<call>.
+func (m *casesModel) next(last string) (casesReply, int, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls++
 	if m.replies == nil {
 		echo := "echo: " + last
-		return casesReply{Content: &echo}, true
+		return casesReply{Content: &echo}, 0, true
 	}
 	replies := *m.replies
 	for pass := 0; pass < 2; pass++ {
@@ -531,13 +576,13 @@ func (m *casesModel) next(last string) (casesReply, bool) {
 			}
 			if (pass == 0 && r.When != nil && strings.Contains(last, *r.When)) || (pass == 1 && r.When == nil) {
 				m.used[i] = true
-				return r, true
+				return r, i + 1, true
 			}
 		}
 	}
 	quoted, _ := json.Marshal(last)
 	m.missing = append(m.missing, fmt.Sprintf("model call %d has no scripted reply left (last user message: %s)", m.calls, quoted))
-	return casesReply{}, false
+	return casesReply{}, 0, false
 }
 
 func casesText(content any) string {

@@ -174,6 +174,20 @@ struct CapabilitiesArgs {
     engine: EngineArgs,
 }
 
+/// The emit option `testCases` that `svc compile` passes for `document`
+/// (whose text is `text`) when `NAME.tests.json` is beside it: the cases
+/// bundled for the project's own runner (docs/testing.md), `None` without
+/// a test file. The e2e tests compile the fixtures with it.
+pub fn test_cases_option(
+    document: &std::path::Path,
+    text: &str,
+) -> Result<Option<String>, Vec<svc_ir::Diagnostic>> {
+    match test_cases::read_beside(document) {
+        Some(cases) => test_cases::bundle(document, text, &cases),
+        None => Ok(None),
+    }
+}
+
 pub fn main_svc() -> ExitCode {
     let cli = SvcCli::parse();
     match cli.command {

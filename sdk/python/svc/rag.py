@@ -253,6 +253,15 @@ def clear() -> None:
     _embedding_retrievers.clear()
 
 
+def reset_indexes() -> None:
+    """Drops the index of every embedding retriever made with retriever():
+    the next build or search embeds the documents again (for tests that
+    start apps against other embedding APIs in one process)."""
+    for made in _embedding_retrievers.values():
+        with made._lock:
+            made._index = None
+
+
 def load_documents(path: str | Path) -> list[dict[str, str]]:
     """The `[{"id", "text"}]` list of a JSON file (what the compiler writes
     into a project)."""

@@ -270,6 +270,17 @@ def test_the_server_builds_embedding_indexes_at_start_up(embedder, monkeypatch):
     assert TestClient(app).get("/health").status_code == 200
 
 
+def test_reset_indexes_embeds_the_documents_again(embedder):
+    s = embedder()
+    made = retriever("kb", DOCS, kind="embedding", base_url_env="EMB_BASE")
+    made.build()
+    made.build()
+    assert len(s.received) == 1
+    rag.reset_indexes()
+    assert [h["id"] for h in made.search("refund", 1)] == ["refunds"]
+    assert [len(req.json()["input"]) for req in s.received] == [4, 4, 1]
+
+
 def test_a_broken_embeddings_api_fails_start_up_naming_the_node(embedder):
     from svc.server import create_app
 

@@ -1,11 +1,13 @@
 //! Every fixture the Go backend supports compiles to a module that passes
-//! gofmt (every directory), go vet, go test and go build.
+//! gofmt (every directory), go vet, go test (the fixture's test cases
+//! included) and go build.
 
 use std::time::Duration;
 
+use crate::project_cases::compile_with_cases;
 use svc_compile::testkit::{fixture_documents, read_expectation, Outcome};
 use svc_tests::fixtures;
-use svc_tests::service::{compile, require_tool, run_shell};
+use svc_tests::service::{require_tool, run_shell};
 
 #[test]
 fn generated_go_modules_pass_their_toolchain() {
@@ -19,10 +21,10 @@ fn generated_go_modules_pass_their_toolchain() {
         if !matches!(expect.platforms.get("go"), Some(Outcome::Ok(_))) {
             continue;
         }
-        let project = match compile("go", &doc) {
+        let project = match compile_with_cases("go", &doc) {
             Ok(p) => p,
             Err(d) => {
-                failures.push(format!("{}: {d:?}", doc.display()));
+                failures.push(format!("{}: {d}", doc.display()));
                 continue;
             }
         };

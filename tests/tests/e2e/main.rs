@@ -25,6 +25,7 @@ mod java_projects;
 mod json_text;
 mod manifest_commands;
 mod mcp;
+mod project_cases;
 mod python_projects;
 mod schemathesis;
 mod snapshots;

@@ -1,12 +1,14 @@
 //! Every fixture the Python backend supports compiles to a project that
 //! passes `ruff check`, `ruff format --check`, `python -m compileall` and its
-//! own pytest tests, run in the active Python environment.
+//! own pytest tests (the fixture's test cases included), run in the active
+//! Python environment.
 
 use std::time::Duration;
 
+use crate::project_cases::compile_with_cases;
 use svc_compile::testkit::{fixture_documents, read_expectation, Outcome};
 use svc_tests::fixtures;
-use svc_tests::service::{compile, require_python_sdk, require_tool, run_shell};
+use svc_tests::service::{require_python_sdk, require_tool, run_shell};
 
 #[test]
 fn generated_python_projects_pass_their_toolchain() {
@@ -20,10 +22,10 @@ fn generated_python_projects_pass_their_toolchain() {
         if !matches!(expect.platforms.get("python-svc"), Some(Outcome::Ok(_))) {
             continue;
         }
-        let project = match compile("python-svc", &doc) {
+        let project = match compile_with_cases("python-svc", &doc) {
             Ok(p) => p,
             Err(d) => {
-                failures.push(format!("{}: {d:?}", doc.display()));
+                failures.push(format!("{}: {d}", doc.display()));
                 continue;
             }
         };

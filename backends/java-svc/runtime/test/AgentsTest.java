@@ -37,6 +37,7 @@ import org.junit.jupiter.api.Test;
  */
 class AgentsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final LlmClient.Provider PROVIDER = new LlmClient.Provider(MODEL_URL_ENV, MODEL_KEY_ENV);
     private static final LlmClient.Model MODEL = new LlmClient.Model(PROVIDER, "stub-model", 0.25, 64);
     private static final String PEER_URL = "SVC_AGENTS_TEST_PEER_URL";
     private static final String PEER_KEY = "SVC_AGENTS_TEST_PEER_KEY";

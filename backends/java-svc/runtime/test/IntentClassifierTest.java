@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 /** The intent classifier against a scripted model: python-svc's prompt, matching and errors. */
 class IntentClassifierTest {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final LlmClient.Provider PROVIDER = new LlmClient.Provider(MODEL_URL_ENV, MODEL_KEY_ENV);
     private static final LlmClient.Model MODEL = new LlmClient.Model(PROVIDER, "stub-model", 0.25, 64);
 
     private Stub stub;

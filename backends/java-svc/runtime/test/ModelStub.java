@@ -25,12 +25,17 @@ final class ModelStub {
     private ModelStub() {
     }
 
-    /** The tests' model provider: the variables their clients read its base URL and key from. */
-    static final LlmClient.Provider PROVIDER = new LlmClient.Provider("SVC_TEST_MODEL_URL", "SVC_TEST_MODEL_KEY");
+    /**
+     * The variables the tests' clients read the model provider's base URL and key from (an
+     * LlmClient.Provider of them where the project has LlmClient: a graph that only retrieves
+     * has none).
+     */
+    static final String MODEL_URL_ENV = "SVC_TEST_MODEL_URL";
+    static final String MODEL_KEY_ENV = "SVC_TEST_MODEL_KEY";
 
-    /** What a test's client reads: PROVIDER's variables set to {@code baseUrl} and {@code key}. */
+    /** What a test's client reads: the provider's variables set to {@code baseUrl} and {@code key}. */
     static Function<String, String> variables(String baseUrl, String key) {
-        return Map.of(PROVIDER.baseUrlEnv(), baseUrl, PROVIDER.apiKeyEnv(), key)::get;
+        return Map.of(MODEL_URL_ENV, baseUrl, MODEL_KEY_ENV, key)::get;
     }
 
     /** A request the stub received. */

@@ -35,6 +35,7 @@ import org.junit.jupiter.api.Test;
  */
 class StreamingAgentsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final LlmClient.Provider PROVIDER = new LlmClient.Provider(MODEL_URL_ENV, MODEL_KEY_ENV);
     private static final LlmClient.Model MODEL = new LlmClient.Model(PROVIDER, "stub-model", null, null);
     private static final StateSchema SCHEMA = new StateSchema(List.of(
             new StateSchema.Field("answer", StateSchema.Type.STRING, null, false, false, null)));

@@ -77,6 +77,7 @@ class SvcCasesTests {
     static void standIns(DynamicPropertyRegistry registry) throws IOException {
         standIns = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         standIns.createContext("/v1/chat/completions", SvcCasesTests::model);
+        standIns.createContext("/v1/embeddings", SvcCasesTests::embeddings);
         standIns.createContext("/tools/", SvcCasesTests::tool);
         standIns.createContext("/mcp/", SvcCasesTests::mcp);
         standIns.start();
@@ -149,7 +150,8 @@ class SvcCasesTests {
         }
         Map<String, Object> headers = get(request, "headers");
         if (headers != null) {
-            headers.forEach((k, v) -> call.header(k, String.valueOf(v)));
+            // The case's headers replace those of the same name (a wrong key, say).
+            headers.forEach((k, v) -> call.setHeader(k, String.valueOf(v)));
         }
         HttpResponse<String> response = client.send(call.build(), HttpResponse.BodyHandlers.ofString());
         Answer answer = answerOf(response);
@@ -162,6 +164,9 @@ class SvcCasesTests {
             problem = difference(expect == null ? Map.of() : expect, answer);
         }
         return problem != null ? problem : SCRIPT.unused();
+    }
+
+    private record Reply(Map<String, Object> value, int place) {
     }
 
     private record Answer(int status, Map<String, Object> body, List<Map<String, Object>> events) {
@@ -356,10 +361,11 @@ class SvcCasesTests {
                     + calls + " model " + (calls == 1 ? "call" : "calls") + ")";
         }
 
-        synchronized Map<String, Object> modelReply(String last) throws IOException {
+        /** The next reply, and its place in the case's list (from 1; 0 for the echo), which names its tool calls. */
+        synchronized Reply modelReply(String last) throws IOException {
             calls++;
             if (replies == null) {
-                return Map.of("content", "echo: " + last);
+                return new Reply(Map.of("content", "echo: " + last), 0);
             }
             for (boolean byText : new boolean[] {true, false}) {
                 for (int i = 0; i < replies.size(); i++) {
@@ -367,7 +373,7 @@ class SvcCasesTests {
                     boolean fits = byText ? when != null && last.contains(String.valueOf(when)) : when == null;
                     if (!used[i] && fits) {
                         used[i] = true;
-                        return replies.get(i);
+                        return new Reply(replies.get(i), i + 1);
                     }
                 }
             }
@@ -423,17 +429,18 @@ class SvcCasesTests {
                 last = textOf(message.get("content"));
             }
         }
-        Map<String, Object> reply = SCRIPT.modelReply(last);
-        if (reply == null) {
+        Reply scriptedReply = SCRIPT.modelReply(last);
+        if (scriptedReply == null) {
             send(exchange, 500, "application/json", "{\"error\": {\"message\": \"no scripted reply left\"}}");
             return;
         }
+        Map<String, Object> reply = scriptedReply.value();
         List<Map<String, Object>> calls = new ArrayList<>();
         List<Map<String, Object>> scripted = (List<Map<String, Object>>) reply.getOrDefault("toolCalls", List.of());
         for (int i = 0; i < scripted.size(); i++) {
             Map<String, Object> c = scripted.get(i);
             Object arguments = c.getOrDefault("arguments", Map.of());
-            calls.add(Map.of("index", i, "id", c.getOrDefault("id", "call_" + (i + 1)), "type", "function",
+            calls.add(Map.of("index", i, "id", c.getOrDefault("id", "call_" + scriptedReply.place() + "_" + (i + 1)), "type", "function",
                     "function", Map.of("name", c.get("name"), "arguments", json(arguments))));
         }
         String finish = calls.isEmpty() ? "stop" : "tool_calls";
@@ -471,6 +478,38 @@ class SvcCasesTests {
         out.append("data: ").append(json(Map.of("id", "chatcmpl-svc", "object", "chat.completion.chunk",
                 "choices", List.of(), "usage", usage))).append("\n\ndata: [DONE]\n\n");
         send(exchange, 200, "text/event-stream", out.toString());
+    }
+
+    /** Each text's embedding: how often each letter a to z occurs in it (either case), then a 1. */
+    @SuppressWarnings("unchecked")
+    private static void embeddings(HttpExchange exchange) throws IOException {
+        Map<String, Object> call = JSON.readValue(exchange.getRequestBody().readAllBytes(), Map.class);
+        if (!("Bearer " + MODEL_KEY).equals(exchange.getRequestHeaders().getFirst("Authorization"))) {
+            send(exchange, 401, "application/json", "{\"error\": {\"message\": \"the stand-in model needs its key\"}}");
+            return;
+        }
+        Object input = call.get("input");
+        List<Object> texts = input instanceof List<?> list ? (List<Object>) list : input instanceof String s ? List.of(s) : null;
+        if (texts == null) {
+            send(exchange, 400, "application/json", "{\"error\": {\"message\": \"input must be a text or a list of texts\"}}");
+            return;
+        }
+        List<Object> data = new ArrayList<>();
+        for (int i = 0; i < texts.size(); i++) {
+            double[] vector = new double[27];
+            String text = texts.get(i) instanceof String s ? s : "";
+            for (char c : text.toCharArray()) {
+                if (c >= 'a' && c <= 'z') {
+                    vector[c - 'a']++;
+                } else if (c >= 'A' && c <= 'Z') {
+                    vector[c - 'A']++;
+                }
+            }
+            vector[26] = 1;
+            data.add(Map.of("object", "embedding", "index", i, "embedding", vector));
+        }
+        send(exchange, 200, "application/json", json(Map.of("object", "list", "data", data,
+                "model", String.valueOf(call.get("model")), "usage", Map.of("prompt_tokens", 0, "total_tokens", 0))));
     }
 
     private static String chunk(Map<String, Object> delta, String finish) throws IOException {

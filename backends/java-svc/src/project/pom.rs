@@ -167,9 +167,14 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
         element(w, "java.version", "21");
         comment(
             w,
-            &["-Dsvc.cds.skip=true: package without the CDS training run below."],
+            &[
+                "-Dsvc.cds.skip=true: package without the CDS training run below;",
+                "with -Dspring-boot.aot.skip=true too, without Spring AOT (a developer",
+                "build: what svc test and svc design build).",
+            ],
         );
         element(w, "svc.cds.skip", "false");
+        element(w, "spring-boot.aot.skip", "false");
         if doc.logical.settings.tracing.enabled {
             comment(
                 w,
@@ -381,39 +386,62 @@ fn cds_training_run(w: &mut CodeWriter, key_env: &str) {
             "written: start with `java @target/app/java.args -jar target/app/service.jar`",
             "from this directory (either fits the JVM that wrote it and this class",
             "path; another JVM ignores it with a warning). -Dsvc.cds.skip=true skips",
-            "it all.",
+            "the training run (java.args then only turns Spring AOT on, or with",
+            "-Dspring-boot.aot.skip=true is empty).",
         ],
     );
     let java =
         r#"<exec executable="${java.home}/bin/java" dir="${project.basedir}" failonerror="true">"#;
+    let training = r#"<exec executable="${java.home}/bin/java" dir="${project.basedir}" failonerror="true" unless:set="svc.cds.off">"#;
     plugin(
         w,
         ("org.apache.maven.plugins", "maven-antrun-plugin"),
         ("cds-training-run", Some("package"), "run"),
         |w| {
             w.block("<configuration>", "</configuration>", |w| {
-                element(w, "skip", "${svc.cds.skip}");
                 let target = r#"<target xmlns:if="ant:if" xmlns:unless="ant:unless">"#;
                 w.block(target, "</target>", |w| {
-                    w.block(r#"<condition property="svc.aot.cache">"#, "</condition>", |w| {
-                        w.line(r#"<javaversion atleast="25"/>"#);
+                    w.block(r#"<condition property="svc.cds.off">"#, "</condition>", |w| {
+                        w.line(r#"<istrue value="${svc.cds.skip}"/>"#);
                     });
+                    // What the start needs: an AOT cache (JDK 25+), a CDS archive
+                    // (JDK 21 to 24), Spring AOT alone, or nothing.
+                    let condition = |w: &mut CodeWriter, property: &str, all: &[&str]| {
+                        w.block(format!(r#"<condition property="{property}">"#), "</condition>", |w| {
+                            w.block("<and>", "</and>", |w| {
+                                for line in all {
+                                    w.line(*line);
+                                }
+                            });
+                        });
+                    };
+                    let jdk25 = r#"<javaversion atleast="25"/>"#;
+                    let cds = r#"<not><istrue value="${svc.cds.skip}"/></not>"#;
+                    condition(w, "svc.aot.cache", &[jdk25, cds]);
+                    condition(w, "svc.cds.archive", &[&format!("<not>{jdk25}</not>"), cds]);
+                    condition(
+                        w,
+                        "svc.spring-aot.only",
+                        &[r#"<istrue value="${svc.cds.skip}"/>"#, r#"<not><istrue value="${spring-boot.aot.skip}"/></not>"#],
+                    );
                     w.line(r#"<delete dir="${project.build.directory}/app"/>"#);
                     w.block(java, "</exec>", |w| {
                         w.line(r#"<arg line="-Djarmode=tools -jar target/service.jar extract --destination target/app"/>"#);
                     });
-                    w.block(java, "</exec>", |w| {
+                    w.block(training, "</exec>", |w| {
                         comment(w, &["Stand-ins for this run only: it answers only itself."]);
                         w.line(format!(r#"<env key="{key_env}" value="cds-training-run"/>"#))
                             .line(r#"<env key="SVC_HOST" value="127.0.0.1"/>"#)
                             .line(r#"<env key="OTEL_SDK_DISABLED" value="true"/>"#)
                             .line(r#"<env key="SVC_PORT" value="0"/>"#)
                             .line(r#"<arg line="-XX:AOTCacheOutput=target/app/service.aot" if:set="svc.aot.cache"/>"#)
-                            .line(r#"<arg line="-XX:ArchiveClassesAtExit=target/app/service.jsa" unless:set="svc.aot.cache"/>"#)
+                            .line(r#"<arg line="-XX:ArchiveClassesAtExit=target/app/service.jsa" if:set="svc.cds.archive"/>"#)
                             .line(r#"<arg line="-Dspring.aot.enabled=true -Dsvc.training-run=true -jar target/app/service.jar"/>"#);
                     });
-                    w.line(r#"<echo file="target/app/java.args" message="-XX:AOTCache=target/app/service.aot -Dspring.aot.enabled=true" if:set="svc.aot.cache"/>"#)
-                        .line(r#"<echo file="target/app/java.args" message="-XX:SharedArchiveFile=target/app/service.jsa -Dspring.aot.enabled=true" unless:set="svc.aot.cache"/>"#);
+                    w.line(r#"<echo file="target/app/java.args" message=""/>"#)
+                        .line(r#"<echo file="target/app/java.args" message="-XX:AOTCache=target/app/service.aot -Dspring.aot.enabled=true" if:set="svc.aot.cache"/>"#)
+                        .line(r#"<echo file="target/app/java.args" message="-XX:SharedArchiveFile=target/app/service.jsa -Dspring.aot.enabled=true" if:set="svc.cds.archive"/>"#)
+                        .line(r#"<echo file="target/app/java.args" message="-Dspring.aot.enabled=true" if:set="svc.spring-aot.only"/>"#);
                 });
             });
         },

@@ -14,7 +14,10 @@ const PACKAGE: &str = "`package` runs Spring AOT (the application context analys
     archive, on JDK 21 to 24). `target/app/java.args` names the one written, and the command above \
     starts the service with it in less than half the time `java -jar target/service.jar` takes. \
     Either fits only the JVM that wrote it (another one ignores it, with a warning); \
-    `-Dsvc.cds.skip=true` packages without it.";
+    `-Dsvc.cds.skip=true` packages without it (the start then uses Spring AOT alone), and with \
+    `-Dspring-boot.aot.skip=true` too, without Spring AOT either: a developer build about three times \
+    faster, whose service takes a second or two longer to start (what `svc test` and `svc design` \
+    build).";
 
 /// The HTTP contract in a paragraph.
 const CONTRACT: &str = "`POST /invoke` takes `{\"state\": {...}}` and answers `{\"result\": {...}}`. The legacy forms \

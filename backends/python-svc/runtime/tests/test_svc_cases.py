@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from svc import rag
 from svc.server import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,12 +42,14 @@ class Script:
             self.missing = []
 
     def model_reply(self, last):
+        """The next reply and its place in the case's list (from 1; 0 for
+        the echo), which names its tool calls: call_<place>_<call>."""
         with self.lock:
             self.calls += 1
             if self.replies is None:
-                return {"content": "echo: " + last}
+                return {"content": "echo: " + last}, 0
             for wanted in (True, False):
-                for entry in self.replies:
+                for n, entry in enumerate(self.replies, start=1):
                     reply, used = entry
                     if used:
                         continue
@@ -55,12 +58,12 @@ class Script:
                         not wanted and when is None
                     ):
                         entry[1] = True
-                        return reply
+                        return reply, n
             quoted = json.dumps(last, ensure_ascii=False)
             self.missing.append(
                 f"model call {self.calls} has no scripted reply left (last user message: {quoted})"
             )
-            return None
+            return None, 0
 
     def tool_reply(self, tool):
         with self.lock:
@@ -140,8 +143,12 @@ class StandIns(BaseHTTPRequestHandler):
                 "application/json",
                 b'{"error": {"message": "the stand-in model needs its key"}}',
             )
+        if self.path.endswith("/embeddings"):
+            return self.embeddings(body)
         users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-        reply = SCRIPT.model_reply(text_of(users[-1].get("content")) if users else "")
+        reply, n = SCRIPT.model_reply(
+            text_of(users[-1].get("content")) if users else ""
+        )
         if reply is None:
             return self.send(
                 500,
@@ -151,7 +158,7 @@ class StandIns(BaseHTTPRequestHandler):
         calls = [
             {
                 "index": i,
-                "id": c.get("id") or f"call_{i + 1}",
+                "id": c.get("id") or f"call_{n}_{i + 1}",
                 "type": "function",
                 "function": {
                     "name": c["name"],
@@ -188,11 +195,8 @@ class StandIns(BaseHTTPRequestHandler):
 
         out = [chunk({"role": "assistant", "content": ""})]
         words = (reply.get("content") or "").split(" ")
-        out += [
-            chunk({"content": w + (" " if i < len(words) - 1 else "")})
-            for i, w in enumerate(words)
-            if w
-        ]
+        pieces = [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
+        out += [chunk({"content": p}) for p in pieces if p]
         if calls:
             out.append(chunk({"tool_calls": calls}))
         out.append(chunk({}, finish))
@@ -209,6 +213,36 @@ class StandIns(BaseHTTPRequestHandler):
         )
         out.append("\n\ndata: [DONE]\n\n")
         self.send(200, "text/event-stream", "".join(out).encode())
+
+    def embeddings(self, body):
+        """Each text's vector: how often each letter a to z occurs in it
+        (either case), then a 1."""
+        texts = body.get("input")
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list):
+            return self.send(
+                400,
+                "application/json",
+                b'{"error": {"message": "input must be a text or a list of texts"}}',
+            )
+        data = []
+        for i, text in enumerate(texts):
+            vector = [0.0] * 27
+            for c in text if isinstance(text, str) else "":
+                if "a" <= c <= "z":
+                    vector[ord(c) - ord("a")] += 1
+                elif "A" <= c <= "Z":
+                    vector[ord(c) - ord("A")] += 1
+            vector[26] = 1.0
+            data.append({"object": "embedding", "index": i, "embedding": vector})
+        answer = {
+            "object": "list",
+            "data": data,
+            "model": body.get("model"),
+            "usage": {"prompt_tokens": 0, "total_tokens": 0},
+        }
+        self.send(200, "application/json", json.dumps(answer).encode())
 
     def do_GET(self):
         # No server-to-client stream: the MCP transport allows 405.
@@ -308,11 +342,15 @@ def service():
     )
     if CASES["auth"] != "none":
         env[CASES["keyEnv"]] = KEY
+    # The embedding indexes other tests of this process built came from
+    # their embeddings API: the app embeds its documents again with ours.
+    rag.reset_indexes()
     with pytest.MonkeyPatch.context() as patch:
         for name, value in env.items():
             patch.setenv(name, value)
         with TestClient(create_app(root=ROOT)) as client:
             yield client, {}
+    rag.reset_indexes()
     server.shutdown()
 
 
@@ -443,13 +481,17 @@ def test_case(service, case):
     if "resume" in request:
         body["resume"] = request["resume"]
     SCRIPT.set(case.get("model"), case.get("tools") or {}, case.get("mcp") or {})
-    headers = {"Content-Type": "application/json", **(request.get("headers") or {})}
+    headers = {"Content-Type": "application/json"}
     if CASES["auth"] == "bearer":
         headers["Authorization"] = "Bearer " + KEY
     elif CASES["auth"] == "api_key":
         headers["X-API-Key"] = KEY
     if CASES["streaming"]:
         headers["Accept"] = "text/event-stream"
+    # The case's headers replace those of the same name (a wrong key, say).
+    for name, value in (request.get("headers") or {}).items():
+        headers = {k: v for k, v in headers.items() if k.lower() != name.lower()}
+        headers[name] = value
     with client.stream(
         "POST", "/invoke", content=json.dumps(body), headers=headers
     ) as response:

@@ -123,10 +123,37 @@ pub fn touch_and_prune(cache: &Path, project: &Path, platform: &str) {
     }
 }
 
+/// What a java-svc build skips in the run cache (the project's pom.xml):
+/// Spring AOT and the CDS training run, which make the start faster but
+/// the build three times slower, and compiling the project's own tests,
+/// which it does not run (docs/testing.md).
+const JAVA_DEVELOPER_BUILD: &str =
+    "-Dsvc.cds.skip=true -Dspring-boot.aot.skip=true -Dmaven.test.skip=true";
+/// Every JVM of a java-svc project in the run cache (Maven, its forks, the
+/// service) compiles with C1 only and collects with one thread: a short
+/// build or run spends half the CPU it would on C2's compiler threads.
+const JAVA_SHORT_RUNS: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
+
 /// Variables a platform's commands run with: python-svc's commands run in
 /// the run cache's own virtual environment (made on first use), so that
-/// `pip install` never touches the user's Python.
+/// `pip install` never touches the user's Python; java-svc's get
+/// [`JAVA_DEVELOPER_BUILD`] in `MAVEN_ARGS` and [`JAVA_SHORT_RUNS`] in
+/// `JAVA_TOOL_OPTIONS`, each before the user's own (so
+/// `MAVEN_ARGS=-Dsvc.cds.skip=false` makes the training run again).
 pub fn toolchain_env(cache: &Path, platform: &str) -> Result<Vec<(String, String)>, String> {
+    if platform == "java-svc" {
+        let before_users = |name: &str, ours: &str| {
+            let theirs = std::env::var(name).unwrap_or_default();
+            (
+                name.to_string(),
+                format!("{ours} {theirs}").trim_end().to_string(),
+            )
+        };
+        return Ok(vec![
+            before_users("MAVEN_ARGS", JAVA_DEVELOPER_BUILD),
+            before_users("JAVA_TOOL_OPTIONS", JAVA_SHORT_RUNS),
+        ]);
+    }
     if platform != "python-svc" {
         return Ok(Vec::new());
     }
@@ -395,6 +422,30 @@ mod tests {
         assert!(!left.contains(&"go-old05".to_string()), "{left:?}");
         assert_eq!(left.len(), 9, "{left:?}");
         assert!(recent.exists() && building.exists());
+    }
+
+    /// java-svc builds and runs as a developer build with short-run JVM
+    /// flags, before whatever the user's variables add; go gets nothing.
+    #[test]
+    fn java_svc_gets_the_developer_build_before_the_users_flags() {
+        let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let env = toolchain_env(cache.path(), "java-svc").unwrap_or_default();
+        let get = |name: &str| {
+            env.iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        assert!(
+            get("MAVEN_ARGS").starts_with(JAVA_DEVELOPER_BUILD),
+            "{env:?}"
+        );
+        assert!(get("MAVEN_ARGS").contains("-Dsvc.cds.skip=true"), "{env:?}");
+        assert!(
+            get("JAVA_TOOL_OPTIONS").starts_with(JAVA_SHORT_RUNS),
+            "{env:?}"
+        );
+        assert_eq!(toolchain_env(cache.path(), "go"), Ok(Vec::new()));
     }
 
     #[test]

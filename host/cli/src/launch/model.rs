@@ -6,7 +6,8 @@
 //! `when` is part of the last user message, else the first unused one
 //! without `when`. A call the script has no reply for is answered 500 and
 //! remembered, for the test to report. Streamed calls get the same text
-//! (or tool calls) as chunks, then the usage.
+//! (or tool calls) as chunks, then the usage. `/v1/embeddings` answers
+//! every text with its letter counts ([`letters`]), unscripted.
 
 use std::io::Read;
 use std::sync::{Arc, Mutex};
@@ -119,12 +120,17 @@ fn answer(mut request: tiny_http::Request, expected: &str, script: &Mutex<Script
             "application/json",
             error("the stand-in model of svc needs its key: this service was not started by `svc design` or `svc test`"),
         )
+    } else if request.method() == &tiny_http::Method::Post && path.ends_with("/embeddings") {
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(call) if read => embeddings(&call),
+            _ => (400, "application/json", error("the request is not JSON")),
+        }
     } else if request.method() != &tiny_http::Method::Post || !path.ends_with("/chat/completions") {
         (
             404,
             "application/json",
             error(&format!(
-                "the stand-in model serves only POST /v1/chat/completions, not {} {path}: run with a provider for other calls",
+                "the stand-in model serves only POST /v1/chat/completions and /v1/embeddings, not {} {path}: run with a provider for other calls",
                 request.method()
             )),
         )
@@ -142,6 +148,48 @@ fn answer(mut request: tiny_http::Request, expected: &str, script: &Mutex<Script
         response.add_header(h);
     }
     let _ = request.respond(response);
+}
+
+/// The embeddings of `input` (a text or a list of texts): for each, how
+/// often each letter a to z occurs in it (either case), and a last 1, so
+/// that texts with the same letters are near and no vector is zero. Not
+/// scripted: the same text always gets the same vector.
+fn embeddings(call: &Value) -> (u16, &'static str, String) {
+    let texts: Vec<&str> = match &call["input"] {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(items) => items.iter().map(|t| t.as_str().unwrap_or("")).collect(),
+        _ => {
+            return (
+                400,
+                "application/json",
+                error("`input` must be a text or a list of texts"),
+            )
+        }
+    };
+    let data: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| json!({"object": "embedding", "index": i, "embedding": letters(text)}))
+        .collect();
+    let body = json!({
+        "object": "list",
+        "data": data,
+        "model": call["model"].as_str().unwrap_or("stand-in"),
+        "usage": {"prompt_tokens": 0, "total_tokens": 0},
+    });
+    (200, "application/json", body.to_string())
+}
+
+/// The stand-in's embedding of one text (see [`embeddings`]).
+fn letters(text: &str) -> Vec<f64> {
+    let mut counts = vec![0.0; 27];
+    for b in text.bytes() {
+        if b.is_ascii_alphabetic() {
+            counts[usize::from(b.to_ascii_lowercase() - b'a')] += 1.0;
+        }
+    }
+    counts[26] = 1.0;
+    counts
 }
 
 fn error(message: &str) -> String {
@@ -339,6 +387,22 @@ mod tests {
             Some(json!(7))
         );
         assert!(sse.ends_with("data: [DONE]\n\n"));
+    }
+
+    #[test]
+    fn embeddings_count_letters_in_the_order_of_the_input() {
+        let (status, _, body) = embeddings(&json!({"model": "e", "input": ["Ab a!", ""]}));
+        assert_eq!(status, 200);
+        let v: Value = serde_json::from_str(&body).unwrap_or_default();
+        let first = &v["data"][0]["embedding"];
+        assert_eq!(first[0], 2.0);
+        assert_eq!(first[1], 1.0);
+        assert_eq!(first[26], 1.0);
+        assert_eq!(v["data"][1]["index"], 1);
+        assert_eq!(v["data"][1]["embedding"][0], 0.0);
+        let (_, _, one) = embeddings(&json!({"input": "z"}));
+        assert!(one.contains("\"index\":0"), "{one}");
+        assert_eq!(embeddings(&json!({"input": 3})).0, 400);
     }
 
     fn scripted(when: Option<&str>, content: Option<&str>, tool: Option<&str>) -> Scripted {

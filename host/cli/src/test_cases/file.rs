@@ -291,48 +291,72 @@ impl Graph<'_> {
             .unwrap_or_default()
     }
 
-    /// The HTTP tools' ids and endpoints.
+    /// The `logical` part of the document and of every subgraph embedded
+    /// in it, at any depth (a child's tools and servers are stood in for
+    /// as its parent's are).
+    fn graphs(&self) -> Vec<&Value> {
+        let mut out = vec![&self.document["logical"]];
+        let mut i = 0;
+        while i < out.len() {
+            let children: Vec<&Value> = out[i]["nodes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|n| n["kind"] == "subgraph" && n["graph"].is_object())
+                .map(|n| &n["graph"]["logical"])
+                .collect();
+            out.extend(children);
+            i += 1;
+        }
+        out
+    }
+
+    /// The entries of one list (`tools`, `mcpServers`) of every graph.
+    fn each(&self, list: &'static str) -> impl Iterator<Item = &Value> {
+        self.graphs()
+            .into_iter()
+            .flat_map(move |g| g[list].as_array().into_iter().flatten())
+    }
+
+    /// The HTTP tools' ids and endpoints (a child's tool once, when it
+    /// repeats its parent's id and endpoint).
     pub fn http_tools(&self) -> Vec<(&str, &str)> {
-        self.document["logical"]["tools"]
-            .as_array()
-            .map(|t| {
-                t.iter()
-                    .filter(|t| t["kind"] == "http")
-                    .filter_map(|t| Some((t["id"].as_str()?, t["endpoint"].as_str().unwrap_or(""))))
-                    .collect()
-            })
-            .unwrap_or_default()
+        let mut out: Vec<(&str, &str)> = Vec::new();
+        for t in self.each("tools").filter(|t| t["kind"] == "http") {
+            if let Some(id) = t["id"].as_str() {
+                let tool = (id, t["endpoint"].as_str().unwrap_or(""));
+                if !out.contains(&tool) {
+                    out.push(tool);
+                }
+            }
+        }
+        out
     }
 
     /// The MCP servers: id, transport and URL (empty for stdio).
     pub fn mcp_servers(&self) -> Vec<(&str, &str, &str)> {
-        self.document["logical"]["mcpServers"]
-            .as_array()
-            .map(|s| {
-                s.iter()
-                    .filter_map(|s| {
-                        Some((
-                            s["id"].as_str()?,
-                            s["transport"].as_str().unwrap_or(""),
-                            s["url"].as_str().unwrap_or(""),
-                        ))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        let mut out: Vec<(&str, &str, &str)> = Vec::new();
+        for s in self.each("mcpServers") {
+            if let Some(id) = s["id"].as_str() {
+                let server = (
+                    id,
+                    s["transport"].as_str().unwrap_or(""),
+                    s["url"].as_str().unwrap_or(""),
+                );
+                if !out.contains(&server) {
+                    out.push(server);
+                }
+            }
+        }
+        out
     }
 
     /// The `(server, tool)` of every tool of kind `mcp`.
     pub fn mcp_tools(&self) -> Vec<(&str, &str)> {
-        self.document["logical"]["tools"]
-            .as_array()
-            .map(|t| {
-                t.iter()
-                    .filter(|t| t["kind"] == "mcp")
-                    .filter_map(|t| Some((t["server"].as_str()?, t["tool"].as_str()?)))
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.each("tools")
+            .filter(|t| t["kind"] == "mcp")
+            .filter_map(|t| Some((t["server"].as_str()?, t["tool"].as_str()?)))
+            .collect()
     }
 
     fn streams(&self) -> bool {
@@ -500,7 +524,10 @@ fn check(file: &TestFile, graph: &Graph<'_>, reserved: &[String]) -> Vec<Diagnos
         }
         for id in case.tools.keys() {
             let pointer = format!("{base}/tools/{}", pointer_token(id));
-            match tools.iter().find(|(t, _)| t == id) {
+            // A child graph may give its own tool its parent's id: a fixed
+            // endpoint of either cannot be stood in for.
+            let named = || tools.iter().filter(|(t, _)| t == id);
+            match named().find(|(_, e)| !e.starts_with("env:")).or(named().next()) {
                 None => {
                     let hint = match did_you_mean(id, tools.iter().map(|(t, _)| *t)) {
                         Some(s) => format!("did you mean `{s}`?"),
@@ -838,6 +865,66 @@ mod tests {
                 "/cases/0/mcp/wbe the graph has no MCP server `wbe`",
                 "/cases/0/mcp/web/empty a reply of MCP tool `web/empty` has no `text` and no `json`",
             ],
+            "{got:#?}"
+        );
+    }
+
+    /// An embedded subgraph's HTTP tools and MCP servers are the graph's
+    /// for the stand-ins, at any depth; a child's tool with its parent's id
+    /// and a fixed endpoint cannot be scripted.
+    #[test]
+    fn a_subgraphs_tools_and_servers_are_stood_in_for() {
+        let child = |tools: Value, servers: Value, nodes: Value| {
+            json!({"id": "c", "kind": "subgraph", "graph": {"logical": {
+                "nodes": nodes, "tools": tools, "mcpServers": servers}}})
+        };
+        let grandchild = child(
+            json!([{"id": "deep", "kind": "http", "endpoint": "env:DEEP_URL"}]),
+            json!([{"id": "files", "transport": "stdio"}]),
+            json!([]),
+        );
+        let document = json!({"logical": {
+        "tools": [{"id": "crm", "kind": "http", "endpoint": "env:CRM_URL"},
+                  {"id": "geo", "kind": "http", "endpoint": "env:GEO_URL"}],
+        "nodes": [child(
+            json!([{"id": "crm", "kind": "http", "endpoint": "env:CHILD_CRM_URL"},
+                   {"id": "geo", "kind": "http", "endpoint": "https://geo.example.com"},
+                   {"id": "web", "kind": "mcp", "server": "search", "tool": "find"}]),
+            json!([{"id": "search", "transport": "streamable_http", "url": "env:SEARCH_URL"}]),
+            json!([grandchild]),
+        )]}});
+        let graph = Graph {
+            document: &document,
+        };
+        assert_eq!(
+            graph.http_tools(),
+            [
+                ("crm", "env:CRM_URL"),
+                ("geo", "env:GEO_URL"),
+                ("crm", "env:CHILD_CRM_URL"),
+                ("geo", "https://geo.example.com"),
+                ("deep", "env:DEEP_URL"),
+            ]
+        );
+        assert_eq!(
+            graph.mcp_servers(),
+            [
+                ("search", "streamable_http", "env:SEARCH_URL"),
+                ("files", "stdio", "")
+            ]
+        );
+        assert_eq!(graph.mcp_tools(), [("search", "find")]);
+        let text = r#"{"cases": [{"name": "a", "request": {"state": {}},
+  "tools": {"crm": [{}, {}], "deep": {}, "geo": {}}, "mcp": {"search": {"find": {"text": "t"}}}}]}"#;
+        let got: Vec<String> = read("t.tests.json", text, &graph, &[])
+            .err()
+            .unwrap_or_default()
+            .iter()
+            .map(|d| format!("{} {}", d.pointer.as_deref().unwrap_or(""), d.message))
+            .collect();
+        assert_eq!(
+            got,
+            ["/cases/0/tools/geo tool `geo` calls the fixed endpoint `https://geo.example.com`, which a test cannot point at its stand-in"],
             "{got:#?}"
         );
     }

@@ -78,50 +78,126 @@ print(json.dumps(out))
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The targets in the order `svc test` reports them.
+const TARGETS: [&str; 3] = ["go", "java-svc", "python-svc"];
+
+/// Every valid fixture with a test file runs its cases with `svc test`:
+/// each target whose `.expect.json` says `ok` passes them all, each that
+/// refuses the graph as `unsupported` skips them (svc test says why), and a
+/// target that refuses it otherwise (a body missing for it, a body that does
+/// not parse) is left out of `--platform`. Two fixtures run at a time: a
+/// run waits on builds and services as much as it computes.
 #[test]
 fn the_fixtures_cases_pass_on_every_target_that_takes_the_graph() {
     if std::env::var_os("CI").is_none() && Command::new("mvn").arg("-v").output().is_err() {
         eprintln!("skipped: no Maven for java-svc");
         return;
     }
+    let mut graphs: Vec<String> = std::fs::read_dir(fixture(""))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            Some(name.strip_suffix(".tests.json")?.to_string())
+        })
+        .collect();
+    graphs.sort();
+    assert!(
+        graphs.len() >= 31,
+        "only {} test files: {graphs:?}",
+        graphs.len()
+    );
     let dir = tempfile::tempdir().unwrap();
-    for graph in [
-        "support_triage",
-        "llm_chat",
-        "tools_http_native",
-        "hitl_node",
-        "streaming_chat",
-        "router_ops",
-        "append_text",
-        "bearer_auth",
-        "a2a_publish",
-        "bounded_loop",
-    ] {
-        let junit = dir.path().join(format!("{graph}.xml"));
-        let doc = fixture(&format!("{graph}.graph.json"));
-        let (out, text) = svc_test(&doc, &["--junit", junit.to_str().unwrap()]);
-        assert!(out.status.success(), "{graph}:\n{text}");
-        let cases: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(fixture(&format!("{graph}.tests.json"))).unwrap(),
-        )
-        .unwrap();
-        let suites = read_junit(&junit);
-        for case in cases["cases"].as_array().unwrap() {
-            let name = case["name"].as_str().unwrap();
-            let marks = row(&text, name);
-            // go, java-svc, python-svc.
-            assert_eq!(marks, ["pass", "pass", "pass"], "{graph} / {name}:\n{text}");
+    let queue = std::sync::Mutex::new(graphs.iter());
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let Some(graph) = queue.lock().unwrap().next() else {
+                    return;
+                };
+                let started = std::time::Instant::now();
+                let outcome = fixture_cases(graph, dir.path());
+                eprintln!("{graph}: {:.1} s", started.elapsed().as_secs_f64());
+                if let Err(e) = outcome {
+                    failures.lock().unwrap().push(format!("{graph}: {e}"));
+                }
+            });
         }
-        let suites = suites.as_array().unwrap();
-        assert_eq!(suites.len(), 3, "{suites:?}");
-        for s in suites {
-            assert_eq!(s["failures"], 0, "{s}");
-            assert_eq!(
-                s["tests"].as_u64().unwrap() as usize,
-                cases["cases"].as_array().unwrap().len()
-            );
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Runs `svc test` on one fixture's cases and checks its table and JUnit
+/// file against what the fixture's `.expect.json` says of each target.
+fn fixture_cases(graph: &str, dir: &Path) -> Result<(), String> {
+    let expect: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture(&format!("{graph}.expect.json"))).unwrap(),
+    )
+    .unwrap();
+    // Each target's mark: pass, skipped (refused as unsupported), or none.
+    let marks: Vec<(&str, &str)> = TARGETS
+        .iter()
+        .filter_map(|&t| match &expect["platforms"][t] {
+            serde_json::Value::String(ok) if ok == "ok" => Some((t, "pass")),
+            serde_json::Value::Array(refusals)
+                if refusals.iter().all(|r| r["code"] == "unsupported") =>
+            {
+                Some((t, "skipped"))
+            }
+            _ => None,
+        })
+        .collect();
+    if !marks.iter().any(|(_, m)| *m == "pass") {
+        return Err("no target runs the cases: the fixture needs no test file".into());
+    }
+    let platforms: Vec<&str> = marks.iter().map(|(t, _)| *t).collect();
+    let junit = dir.join(format!("{graph}.xml"));
+    let doc = fixture(&format!("{graph}.graph.json"));
+    let (out, text) = svc_test(
+        &doc,
+        &[
+            "--platform",
+            &platforms.join(","),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    if !out.status.success() {
+        return Err(text);
+    }
+    let cases: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture(&format!("{graph}.tests.json"))).unwrap(),
+    )
+    .unwrap();
+    let cases = cases["cases"].as_array().unwrap();
+    let want: Vec<&str> = marks.iter().map(|(_, m)| *m).collect();
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        if row(&text, name) != want {
+            return Err(format!("{name}: expected {want:?}\n{text}"));
         }
     }
+    for (target, mark) in &marks {
+        if *mark == "skipped" && !text.contains(&format!("{target}: {target} refuses the graph:")) {
+            return Err(format!("{target} is skipped without its reason\n{text}"));
+        }
+    }
+    let suites = read_junit(&junit);
+    let suites = suites.as_array().unwrap();
+    if suites.len() != marks.len() {
+        return Err(format!("{} JUnit suites: {suites:?}", suites.len()));
+    }
+    for (s, (_, mark)) in suites.iter().zip(&marks) {
+        let skipped = if *mark == "skipped" { cases.len() } else { 0 };
+        if s["failures"] != 0
+            || s["tests"].as_u64() != Some(cases.len() as u64)
+            || s["skipped"].as_u64() != Some(skipped as u64)
+        {
+            return Err(format!("JUnit suite {s}"));
+        }
+    }
+    Ok(())
 }
 
 /// A target that refuses the graph skips its cases, naming the refusal and
