@@ -40,6 +40,18 @@ fn runs(pid: u32) -> bool {
     matches!(stat(pid), Some((state, _, _)) if state != "Z")
 }
 
+/// The `svc guardian` children of `parent`.
+fn guardians_of(parent: u32) -> Vec<u32> {
+    pids()
+        .into_iter()
+        .filter(|p| matches!(stat(*p), Some((_, pp, _)) if pp == parent))
+        .filter(|p| {
+            let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            cmdline.split(|b| *b == 0).nth(1) == Some(b"guardian".as_slice())
+        })
+        .collect()
+}
+
 #[test]
 fn a_designer_killed_with_sigkill_leaves_no_service_behind() {
     if !require_tool("go") {
@@ -50,20 +62,12 @@ fn a_designer_killed_with_sigkill_leaves_no_service_behind() {
     std::fs::copy(fixture("support_triage.graph.json"), &doc).unwrap();
     let mut d = Designer::start(&doc);
     let designer = d.child.id();
-    // Its guardian: the svc binary, a child of the designer, in a process
-    // group of its own.
-    let guardians: Vec<u32> = pids()
-        .into_iter()
-        .filter(|p| matches!(stat(*p), Some((_, parent, _)) if parent == designer))
-        .filter(|p| {
-            let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-            cmdline.split(|b| *b == 0).nth(1) == Some(b"guardian".as_slice())
-        })
-        .collect();
-    assert_eq!(guardians.len(), 1, "the designer's guardian: {guardians:?}");
-    let guardian = guardians[0];
-    assert_eq!(stat(guardian).unwrap().2, guardian, "its own process group");
-
+    // The guardian starts with the first process a run starts.
+    assert_eq!(
+        guardians_of(designer),
+        Vec::<u32>::new(),
+        "a guardian before any run"
+    );
     let r = d.run(&json!({"model": d.model(), "platforms": ["go"],
         "request": {"state": {"question": "Where is my invoice?"}}}));
     let go = &r["runs"]["go"];
@@ -71,6 +75,12 @@ fn a_designer_killed_with_sigkill_leaves_no_service_behind() {
     // The service leads its process group.
     let service = u32::try_from(go["pid"].as_u64().unwrap()).unwrap();
     assert!(!members(service).is_empty(), "the service's group runs");
+    // Its guardian: the svc binary, a child of the designer, in a process
+    // group of its own.
+    let guardians = guardians_of(designer);
+    assert_eq!(guardians.len(), 1, "the designer's guardian: {guardians:?}");
+    let guardian = guardians[0];
+    assert_eq!(stat(guardian).unwrap().2, guardian, "its own process group");
 
     d.child.kill().unwrap();
     d.child.wait().unwrap();
