@@ -554,20 +554,20 @@ fn svc_java_and_svc_platform_java_give_identical_trees() {
     let ta = common::tree(&a);
     assert!(ta.contains_key("pom.xml"));
     assert_eq!(ta, common::tree(&b));
-    // And svc-java refuses what Java cannot do, e.g. bearer authentication.
+    // And svc-java refuses what java-svc cannot do, e.g. a LangSmith project.
     let mut java = Command::new(env!("CARGO_BIN_EXE_svc-java"));
     let o = run(java
         .arg("compile")
-        .arg(fixtures().join("valid/bearer_auth.graph.json"))
+        .arg(fixtures().join("valid/tracing_langsmith_project.graph.json"))
         .arg("--out")
-        .arg(base.path().join("bearer")));
+        .arg(base.path().join("project")));
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        text(&o.stderr).contains("java-svc does not support auth scheme `bearer`"),
+        text(&o.stderr).contains("tracing.project"),
         "{}",
         text(&o.stderr)
     );
-    assert!(!base.path().join("bearer").exists());
+    assert!(!base.path().join("project").exists());
 }
 
 #[test]
