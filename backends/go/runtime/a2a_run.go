@@ -75,13 +75,13 @@ func RunA2A(ctx context.Context, in A2AInput, text string) (string, error) {
 		return "", &Error{Status: http.StatusInternalServerError, Code: "execution_error",
 			Message: fmt.Sprintf("the run left the reply field %q empty", field)}
 	}
-	return replyText(value)
+	return a2aReplyText(value)
 }
 
-// replyText is a state value as reply text: text as it is, a messages
+// a2aReplyText is a state value as reply text: text as it is, a messages
 // list as its last message's content, anything else as JSON written as
 // python-svc writes it.
-func replyText(value any) (string, error) {
+func a2aReplyText(value any) (string, error) {
 	if s, ok := value.(string); ok {
 		return s, nil
 	}
