@@ -26,7 +26,9 @@ def svc_binary():
     """The svc command: $SVC_BIN, else a debug build of this checkout."""
     if os.environ.get("SVC_BIN"):
         return os.environ["SVC_BIN"]
-    sh(["cargo", "build", "-q", "-p", "svc-cli"], cwd=ROOT)
+    # --workspace, as the tests build: one package alone unifies other
+    # features and rebuilds wasmtime (minutes) each time the two alternate.
+    sh(["cargo", "build", "-q", "--workspace", "--bins"], cwd=ROOT)
     return os.path.join(ROOT, "target", "debug", "svc")
 
 

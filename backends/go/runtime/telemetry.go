@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -71,6 +73,10 @@ type otelTracer struct {
 	tokens          metric.Int64Histogram
 	modelDuration   metric.Float64Histogram
 	requestDuration metric.Float64Histogram
+	// shapes are the spanShapes made so far, by shapeKey; routeShapes the
+	// routeShapes, by method and path.
+	shapes, routeShapes    sync.Map
+	shapeCount, routeCount atomic.Int64
 }
 
 // protocol is OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL, else
@@ -101,6 +107,35 @@ func wanted(variable string) (bool, error) {
 	default:
 		return false, fmt.Errorf("%s %q is not served: use otlp or none", variable, v)
 	}
+}
+
+// Batching defaults of every svc target (docs/telemetry.md), larger than
+// the SDK's 2048-span queue and 512-span batches: at tens of thousands of
+// spans a second the SDK's queue holds well under a tenth of a second,
+// less than a collector on a busy machine may take to answer one export.
+const (
+	defaultQueueSize = 8192
+	defaultBatchSize = 2048
+)
+
+// batching is the batch processor's queue and batch sizes, each unless
+// OTEL_BSP_MAX_QUEUE_SIZE / OTEL_BSP_MAX_EXPORT_BATCH_SIZE sets it (the SDK
+// reads those itself, and options would override them); a batch is never
+// larger than the queue.
+func batching() []sdktrace.BatchSpanProcessorOption {
+	var options []sdktrace.BatchSpanProcessorOption
+	queue := defaultQueueSize
+	if set := os.Getenv("OTEL_BSP_MAX_QUEUE_SIZE"); set == "" {
+		options = append(options, sdktrace.WithMaxQueueSize(queue))
+	} else if n, err := strconv.Atoi(strings.TrimSpace(set)); err == nil && n > 0 {
+		queue = n
+	} else {
+		queue = sdktrace.DefaultMaxQueueSize // what the SDK makes of a bad value
+	}
+	if os.Getenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE") == "" {
+		options = append(options, sdktrace.WithMaxExportBatchSize(min(defaultBatchSize, queue)))
+	}
+	return options
 }
 
 // sdkDisabled is OTEL_SDK_DISABLED=true, the standard switch that turns
@@ -139,7 +174,7 @@ func openTelemetry(ctx context.Context) (func(), error) {
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
-		traceOptions = append(traceOptions, sdktrace.WithBatcher(exporter))
+		traceOptions = append(traceOptions, sdktrace.WithBatcher(exporter, batching()...))
 	}
 	metricOptions := []sdkmetric.Option{sdkmetric.WithResource(res)}
 	if on, err := wanted("OTEL_METRICS_EXPORTER"); err != nil {
@@ -232,35 +267,8 @@ func (t *otelTracer) start(ctx context.Context, op spanOp, name string) (context
 	if op == spanNode && !traceNodes {
 		return ctx, endNothing
 	}
-	var (
-		spanName string
-		kind     = trace.SpanKindInternal
-		attrs    []attribute.KeyValue
-	)
-	switch op {
-	case spanWorkflow:
-		spanName = "invoke_workflow " + graphID
-		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_workflow"), attribute.String(attrWorkflow, graphID)}
-	case spanNode:
-		nk := nodeKind(name)
-		spanName = nk + " " + name
-		attrs = []attribute.KeyValue{attribute.String(attrNodeID, name), attribute.String(attrNodeKind, nk)}
-	case spanChat:
-		spanName, kind = "chat "+name, trace.SpanKindClient
-		attrs = []attribute.KeyValue{attribute.String(attrOperation, "chat"),
-			attribute.String(attrProvider, providerOpenAI), attribute.String(attrModel, name)}
-	case spanTool:
-		spanName = "execute_tool " + name
-		attrs = []attribute.KeyValue{attribute.String(attrOperation, "execute_tool"), attribute.String(attrTool, name)}
-	case spanAgent, spanRemoteAgent:
-		spanName = "invoke_agent " + name
-		if op == spanRemoteAgent {
-			kind = trace.SpanKindClient
-		}
-		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_agent"),
-			attribute.String(attrAgentID, name), attribute.String(attrAgentName, name)}
-	}
-	ctx, span := t.tracer.Start(ctx, spanName, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	sh := t.shapeOf(op, name)
+	ctx, span := t.tracer.Start(ctx, sh.name, sh.start...)
 	started := time.Now()
 	return ctx, func(err error) {
 		code := outcome(err)
@@ -269,24 +277,115 @@ func (t *otelTracer) start(ctx context.Context, op spanOp, name string) (context
 			span.SetStatus(codes.Error, err.Error())
 		}
 		span.End()
-		seconds := time.Since(started).Seconds()
-		result := code
-		if result == "" {
-			result = "ok"
+		if sh.counted == nil {
+			return
+		}
+		measured := sh.ok
+		if code != "" {
+			measured = sh.failed(code)
 		}
 		switch op {
 		case spanWorkflow:
-			t.runs.Add(ctx, 1, metric.WithAttributes(attribute.String(attrWorkflow, graphID), attribute.String(attrOutcome, result)))
+			t.runs.Add(ctx, 1, measured)
 		case spanNode:
-			t.nodeDuration.Record(ctx, seconds, metric.WithAttributes(attrs[1], attribute.String(attrOutcome, result)))
+			t.nodeDuration.Record(ctx, time.Since(started).Seconds(), measured)
 		case spanChat:
-			measured := attrs
-			if code != "" {
-				measured = append(measured[:len(measured):len(measured)], attribute.String(attrErrorType, code))
-			}
-			t.modelDuration.Record(ctx, seconds, metric.WithAttributes(measured...))
+			t.modelDuration.Record(ctx, time.Since(started).Seconds(), measured)
 		}
 	}
+}
+
+// A spanShape is what every span of one op and name starts with, and the
+// attributes of its measurement, made once (a span per node is the hot
+// path: building them per span cost a third of a traced request).
+type spanShape struct {
+	name  string
+	start []trace.SpanStartOption
+	// counted is the measurement's attributes but the outcome (nil: the op
+	// is not measured); ok is them with the outcome "ok".
+	counted []attribute.KeyValue
+	ok      metric.MeasurementOption
+	// byOutcome says whether the outcome is svc.run.outcome (runs, nodes)
+	// rather than error.type on failure only (model calls).
+	byOutcome bool
+}
+
+// failed is the measurement's attributes for a failure with code.
+func (sh *spanShape) failed(code string) metric.MeasurementOption {
+	if sh.byOutcome {
+		return metric.WithAttributeSet(attribute.NewSet(append(sh.counted[:len(sh.counted):len(sh.counted)],
+			attribute.String(attrOutcome, code))...))
+	}
+	return metric.WithAttributeSet(attribute.NewSet(append(sh.counted[:len(sh.counted):len(sh.counted)],
+		attribute.String(attrErrorType, code))...))
+}
+
+type shapeKey struct {
+	op   spanOp
+	name string
+}
+
+// maxShapes bounds the shapes kept: the graph's nodes, tools, models and
+// agents are far fewer.
+const maxShapes = 4096
+
+func (t *otelTracer) shapeOf(op spanOp, name string) *spanShape {
+	key := shapeKey{op, name}
+	if found, ok := t.shapes.Load(key); ok {
+		return found.(*spanShape)
+	}
+	sh := newShape(op, name)
+	if t.shapeCount.Load() < maxShapes {
+		if found, loaded := t.shapes.LoadOrStore(key, sh); loaded {
+			return found.(*spanShape)
+		}
+		t.shapeCount.Add(1)
+	}
+	return sh
+}
+
+func newShape(op spanOp, name string) *spanShape {
+	var (
+		sh    = &spanShape{byOutcome: true}
+		kind  = trace.SpanKindInternal
+		attrs []attribute.KeyValue
+	)
+	switch op {
+	case spanWorkflow:
+		sh.name = "invoke_workflow " + graphID
+		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_workflow"), attribute.String(attrWorkflow, graphID)}
+		sh.counted = []attribute.KeyValue{attribute.String(attrWorkflow, graphID)}
+	case spanNode:
+		nk := nodeKind(name)
+		sh.name = nk + " " + name
+		attrs = []attribute.KeyValue{attribute.String(attrNodeID, name), attribute.String(attrNodeKind, nk)}
+		sh.counted = []attribute.KeyValue{attribute.String(attrNodeKind, nk)}
+	case spanChat:
+		sh.name, kind = "chat "+name, trace.SpanKindClient
+		attrs = []attribute.KeyValue{attribute.String(attrOperation, "chat"),
+			attribute.String(attrProvider, providerOpenAI), attribute.String(attrModel, name)}
+		sh.counted, sh.byOutcome = attrs, false
+	case spanTool:
+		sh.name = "execute_tool " + name
+		attrs = []attribute.KeyValue{attribute.String(attrOperation, "execute_tool"), attribute.String(attrTool, name)}
+	case spanAgent, spanRemoteAgent:
+		sh.name = "invoke_agent " + name
+		if op == spanRemoteAgent {
+			kind = trace.SpanKindClient
+		}
+		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_agent"),
+			attribute.String(attrAgentID, name), attribute.String(attrAgentName, name)}
+	}
+	sh.start = []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithAttributes(attrs...)}
+	if sh.counted != nil {
+		if sh.byOutcome {
+			sh.ok = metric.WithAttributeSet(attribute.NewSet(append(sh.counted[:len(sh.counted):len(sh.counted)],
+				attribute.String(attrOutcome, "ok"))...))
+		} else {
+			sh.ok = metric.WithAttributeSet(attribute.NewSet(sh.counted...))
+		}
+	}
+	return sh
 }
 
 // reply records usage.prompt_tokens and completion_tokens of an
@@ -347,6 +446,49 @@ func (t *otelTracer) inject(ctx context.Context, h http.Header) {
 // the runs.
 var routes = map[string]bool{"/invoke": true, "/openapi.json": true, "/mcp": true, "/info": true}
 
+// A routeShape is what every server span of one method and path starts
+// with, and the attributes of its duration by status, made once.
+type routeShape struct {
+	name     string
+	start    []trace.SpanStartOption
+	attrs    []attribute.KeyValue
+	byStatus sync.Map // status code -> metric.MeasurementOption
+}
+
+func (t *otelTracer) routeOf(method, path string) *routeShape {
+	key := method + " " + path
+	if found, ok := t.routeShapes.Load(key); ok {
+		return found.(*routeShape)
+	}
+	rs := &routeShape{name: method,
+		attrs: []attribute.KeyValue{attribute.String("http.request.method", method), attribute.String("url.scheme", "http")}}
+	if routes[path] {
+		rs.name += " " + path
+		rs.attrs = append(rs.attrs, attribute.String("http.route", path))
+	}
+	rs.start = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(rs.attrs...)}
+	// Only the service's routes are kept: other paths and methods are the
+	// callers' to choose.
+	if routes[path] && t.routeCount.Load() < maxShapes {
+		if found, loaded := t.routeShapes.LoadOrStore(key, rs); loaded {
+			return found.(*routeShape)
+		}
+		t.routeCount.Add(1)
+	}
+	return rs
+}
+
+// measured is the duration's attributes for an answer with status.
+func (rs *routeShape) measured(status int) metric.MeasurementOption {
+	if found, ok := rs.byStatus.Load(status); ok {
+		return found.(metric.MeasurementOption)
+	}
+	m := metric.WithAttributeSet(attribute.NewSet(append(rs.attrs[:len(rs.attrs):len(rs.attrs)],
+		attribute.Int("http.response.status_code", status))...))
+	rs.byStatus.Store(status, m)
+	return m
+}
+
 // tracedHandler is h with the server span of each request (continuing the
 // caller's traceparent) and http.server.request.duration.
 func tracedHandler(h http.Handler) http.Handler {
@@ -357,24 +499,18 @@ func tracedHandler(h http.Handler) http.Handler {
 			return
 		}
 		ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		name := r.Method
-		attrs := []attribute.KeyValue{attribute.String("http.request.method", r.Method), attribute.String("url.scheme", "http")}
-		if routes[r.URL.Path] {
-			name += " " + r.URL.Path
-			attrs = append(attrs, attribute.String("http.route", r.URL.Path))
-		}
-		ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		rs := t.routeOf(r.Method, r.URL.Path)
+		ctx, span := t.tracer.Start(ctx, rs.name, rs.start...)
 		started := time.Now()
 		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
-			status := attribute.Int("http.response.status_code", rec.status)
-			span.SetAttributes(status)
+			span.SetAttributes(attribute.Int("http.response.status_code", rec.status))
 			if rec.status >= 500 {
 				span.SetAttributes(attribute.String(attrErrorType, strconv.Itoa(rec.status)))
 				span.SetStatus(codes.Error, "")
 			}
 			span.End()
-			t.requestDuration.Record(ctx, time.Since(started).Seconds(), metric.WithAttributes(append(attrs, status)...))
+			t.requestDuration.Record(ctx, time.Since(started).Seconds(), rs.measured(rec.status))
 		}()
 		h.ServeHTTP(rec, r.WithContext(ctx))
 	})

@@ -3,15 +3,19 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -164,6 +168,103 @@ func TestPromptsAndRepliesOnlyWithTheContentFlag(t *testing.T) {
 		if !content && (in != "" || out != "") {
 			t.Errorf("content off, yet %q %q", in, out)
 		}
+	}
+}
+
+// The measurements' attribute sets are made once per span shape and
+// route: each still says what its own measurement was.
+func TestMetricsCarryTheirAttributes(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	tr, err := newTracer(sdktrace.NewTracerProvider(), sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := tracing
+	tracing = tr
+	t.Cleanup(func() { tracing = saved })
+	for _, failed := range []error{nil, nil, nodeError("n", "boom")} {
+		ctx, endRun := startSpan(context.Background(), spanWorkflow, "")
+		nodeCtx, endNode := startSpan(ctx, spanNode, "n")
+		_, endChat := startSpan(nodeCtx, spanChat, "m")
+		endChat(failed)
+		endNode(failed)
+		endRun(failed)
+	}
+	h := tracedHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/invoke" {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}))
+	for _, path := range []string{"/invoke", "/info", "/invoke"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, path, nil))
+	}
+	var data metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &data); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]uint64{}
+	for _, sm := range data.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			counts := map[string]uint64{}
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					counts[p.Attributes.Encoded(attribute.DefaultEncoder())] += uint64(p.Value)
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					counts[p.Attributes.Encoded(attribute.DefaultEncoder())] += p.Count
+				}
+			}
+			got[m.Name] = counts
+		}
+	}
+	kind := nodeKind("n")
+	want := map[string]map[string]uint64{
+		"svc.runs": {
+			"gen_ai.workflow.name=" + graphID + ",svc.run.outcome=ok":              2,
+			"gen_ai.workflow.name=" + graphID + ",svc.run.outcome=execution_error": 1,
+		},
+		"gen_ai.client.operation.duration": {
+			"gen_ai.operation.name=chat,gen_ai.provider.name=openai,gen_ai.request.model=m":                            2,
+			"error.type=execution_error,gen_ai.operation.name=chat,gen_ai.provider.name=openai,gen_ai.request.model=m": 1,
+		},
+		"http.server.request.duration": {
+			"http.request.method=POST,http.response.status_code=502,http.route=/invoke,url.scheme=http": 2,
+			"http.request.method=POST,http.response.status_code=200,http.route=/info,url.scheme=http":   1,
+		},
+	}
+	if traceNodes {
+		want["svc.node.duration"] = map[string]uint64{
+			"svc.node.kind=" + kind + ",svc.run.outcome=ok":              2,
+			"svc.node.kind=" + kind + ",svc.run.outcome=execution_error": 1,
+		}
+	}
+	for name, counts := range want {
+		if fmt.Sprint(got[name]) != fmt.Sprint(counts) {
+			t.Errorf("%s: %v, want %v", name, got[name], counts)
+		}
+	}
+}
+
+func TestBatchingDefaultsGiveWayToTheVariables(t *testing.T) {
+	sizes := func() sdktrace.BatchSpanProcessorOptions {
+		var o sdktrace.BatchSpanProcessorOptions
+		for _, option := range batching() {
+			option(&o)
+		}
+		return o
+	}
+	if o := sizes(); o.MaxQueueSize != defaultQueueSize || o.MaxExportBatchSize != defaultBatchSize {
+		t.Errorf("defaults: %+v", o)
+	}
+	t.Setenv("OTEL_BSP_MAX_QUEUE_SIZE", "1000")
+	if o := sizes(); o.MaxQueueSize != 0 || o.MaxExportBatchSize != 1000 {
+		t.Errorf("the queue set (the SDK reads it), the batch no larger: %+v", o)
+	}
+	t.Setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "100")
+	if o := sizes(); o.MaxQueueSize != 0 || o.MaxExportBatchSize != 0 {
+		t.Errorf("both set: the SDK's to read, %+v", o)
 	}
 }
 

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import inspect
 import json
 import os
 import threading
 import time
 from collections.abc import Iterator, MutableMapping
+from types import SimpleNamespace
 from typing import Any
 
 from svc.errors import ConfigError, SvcError, require
@@ -52,6 +54,8 @@ OUTCOME = "svc.run.outcome"
 # Buckets the conventions advise for the two GenAI histograms.
 TOKEN_BUCKETS = [4**i for i in range(14)]
 DURATION_BUCKETS = [0.01 * 2**i for i in range(14)]
+# http.server.request.duration's: the HTTP conventions' advice.
+HTTP_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]
 
 PROTOCOLS = ("http/protobuf", "grpc")
 # How long a stopping service waits for its last export, at most.
@@ -137,16 +141,13 @@ def configure(config: dict, *, span_exporter: Any = None, metric_reader: Any = N
     The tracer and meter providers become the process's global ones. Tests
     pass `span_exporter` / `metric_reader` (an in-memory exporter or
     reader) instead of OTLP. Configuring again replaces the providers."""
-    global _on, _nodes, _content, _tracer
+    global _on, _nodes, _content, _tracer, _api
     section = config.get("tracing") or {}
     if not section.get("enabled") or sdk_disabled():
         _on = False
         return False
     require("opentelemetry.sdk", "tracing", "configure_tracing()")
-    # The ASGI instrumentation reads this once: the stable HTTP conventions
-    # (http.server.request.duration in seconds, http.route), as Go and Java emit.
-    os.environ.setdefault("OTEL_SEMCONV_STABILITY_OPT_IN", "http")
-    from opentelemetry import metrics, trace
+    from opentelemetry import context, metrics, propagate, trace
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
     from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
@@ -165,7 +166,7 @@ def configure(config: dict, *, span_exporter: Any = None, metric_reader: Any = N
     if span_exporter is None and _exporter_wanted("OTEL_TRACES_EXPORTER"):
         span_exporter = _span_exporter()
     if span_exporter is not None:
-        tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter))
+        tracer_provider.add_span_processor(BatchSpanProcessor(span_exporter, **_batching()))
     readers = []
     if metric_reader is not None:
         readers.append(metric_reader)
@@ -209,6 +210,25 @@ def configure(config: dict, *, span_exporter: Any = None, metric_reader: Any = N
         node_duration=meter.create_histogram(
             "svc.node.duration", unit="s", description="Duration of node runs by kind"
         ),
+        http_duration=meter.create_histogram(
+            "http.server.request.duration",
+            unit="s",
+            description="Duration of HTTP server requests",
+            explicit_bucket_boundaries_advisory=HTTP_DURATION_BUCKETS,
+        ),
+    )
+    _api = SimpleNamespace(
+        attach=context.attach,
+        detach=context.detach,
+        set_span_in_context=trace.set_span_in_context,
+        inject=propagate.inject,
+        extract=propagate.extract,
+        propagator=propagate.get_global_textmap,
+        Status=trace.Status,
+        ERROR=trace.StatusCode.ERROR,
+        INTERNAL=trace.SpanKind.INTERNAL,
+        CLIENT=trace.SpanKind.CLIENT,
+        SERVER=trace.SpanKind.SERVER,
     )
     _nodes = section.get("trace_nodes", True) is not False
     _content = os.environ.get(CONTENT_FLAG, "").strip().lower() == "true"
@@ -226,6 +246,30 @@ def flush(timeout: float = 5.0) -> None:
         providers = list(_providers)
     if providers:
         providers[0].force_flush(int(timeout * 1000))
+
+
+# Batching defaults of every svc target (docs/telemetry.md), larger than the
+# SDK's 2048-span queue and 512-span batches, which a busy service fills
+# before a collector on the same machine answers one export.
+QUEUE_SIZE, BATCH_SIZE = 8192, 2048
+
+
+def _batching() -> dict[str, int]:
+    """The batch processor's queue and batch sizes, each unless
+    OTEL_BSP_MAX_QUEUE_SIZE / OTEL_BSP_MAX_EXPORT_BATCH_SIZE sets it (the
+    SDK reads those itself when no argument is given)."""
+    sizes = {}
+    if not os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE"):
+        sizes["max_queue_size"] = QUEUE_SIZE
+    if not os.environ.get("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"):
+        queue = sizes.get("max_queue_size")
+        if queue is None:
+            try:
+                queue = int(os.environ["OTEL_BSP_MAX_QUEUE_SIZE"])
+            except ValueError:
+                queue = 2048  # what the SDK makes of a bad value
+        sizes["max_export_batch_size"] = min(BATCH_SIZE, max(queue, 1))
+    return sizes
 
 
 def shutdown(timeout: float = SHUTDOWN_SECONDS) -> None:
@@ -256,53 +300,58 @@ def shutdown(timeout: float = SHUTDOWN_SECONDS) -> None:
 # next to nothing (the runtime opens a node span on every step).
 _OFF = contextlib.nullcontext()
 
+# The API's pieces the spans use, bound by configure() (the extra may be
+# absent while telemetry is off).
+_api: Any = None
+
+
+class _Span:
+    """A span named `name`, the current span's child, current while its
+    block runs. An SvcError leaving it marks it failed with the error's
+    code (`error.type`), any other exception with its class name; both go
+    on. A class rather than a generator: the runtime opens one per node."""
+
+    __slots__ = ("_attributes", "_kind", "_name", "_span", "_token")
+
+    def __init__(self, name: str, attributes: dict[str, Any], kind: Any) -> None:
+        self._name, self._attributes, self._kind = name, attributes, kind
+
+    def __enter__(self) -> Any:
+        api = _api
+        current = _tracer.start_span(self._name, kind=self._kind, attributes=self._attributes)
+        self._token = api.attach(api.set_span_in_context(current))
+        self._span = current
+        return current
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        current = self._span
+        if isinstance(error, SvcError):
+            failed(current, error.code, error.message)
+        elif isinstance(error, Exception):
+            failed(current, type(error).__name__, str(error))
+        _api.detach(self._token)
+        current.end()
+
 
 def span(
     name: str, attributes: dict[str, Any], *, client: bool = False
 ) -> contextlib.AbstractContextManager[Any]:
-    """A span named `name`, the current span's child, current inside. An
-    SvcError leaving it marks it failed with the error's code (`error.type`),
-    any other exception with its class name; both go on. Yields None when
-    telemetry is off."""
-    return _span(name, attributes, client) if _on else _OFF
-
-
-@contextlib.contextmanager
-def _span(name: str, attributes: dict[str, Any], client: bool) -> Iterator[Any]:
-    from opentelemetry.trace import SpanKind
-
-    kind = SpanKind.CLIENT if client else SpanKind.INTERNAL
-    with _tracer.start_as_current_span(
-        name,
-        kind=kind,
-        attributes=attributes,
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as current:
-        try:
-            yield current
-        except SvcError as e:
-            failed(current, e.code, e.message)
-            raise
-        except Exception as e:
-            failed(current, type(e).__name__, str(e))
-            raise
+    """A span named `name` (see _Span); yields None when telemetry is off."""
+    if not _on:
+        return _OFF
+    return _Span(name, attributes, _api.CLIENT if client else _api.INTERNAL)
 
 
 def failed(current: Any, code: str, message: str) -> None:
-    from opentelemetry.trace import Status, StatusCode
-
     current.set_attribute(ERROR_TYPE, code)
-    current.set_status(Status(StatusCode.ERROR, message))
+    current.set_status(_api.Status(_api.ERROR, message))
 
 
 def inject(headers: MutableMapping[str, str]) -> None:
     """Adds `traceparent` (and `tracestate`) of the current span to an
     outbound call's headers, so the trace goes on in the service called."""
     if _on:
-        from opentelemetry.propagate import inject as otel_inject
-
-        otel_inject(headers)
+        _api.inject(headers)
 
 
 def workflow_span(graph: str) -> Any:
@@ -312,31 +361,55 @@ def workflow_span(graph: str) -> Any:
 def run_finished(graph: str, outcome: str) -> None:
     """Counts a run: `ok`, `interrupted` or the error envelope's code."""
     if _on:
-        _instruments["runs"].add(1, {WORKFLOW: graph, OUTCOME: outcome})
+        _instruments["runs"].add(1, _attributes_of(WORKFLOW, graph, OUTCOME, outcome))
+
+
+# Attribute sets the hot path would otherwise build on every span and
+# measurement, made once per value pair (node ids, kinds and outcomes are
+# few; error codes too, but only the first thousand pairs are kept).
+_pairs: dict[tuple[str, str, str, str], dict[str, str]] = {}
+
+
+def _attributes_of(key: str, value: str, key2: str, value2: str) -> dict[str, str]:
+    found = _pairs.get((key, value, key2, value2))
+    if found is None:
+        found = {key: value, key2: value2}
+        if len(_pairs) < 1000:
+            _pairs[key, value, key2, value2] = found
+    return found
 
 
 def node_span(node: str, kind: str | None) -> contextlib.AbstractContextManager[Any]:
     """`<kind> <node id>`, and its duration in svc.node.duration by kind;
     nothing with `tracing.trace_nodes: false`."""
-    return _node_span(node, kind or "node") if _on and _nodes else _OFF
+    if not (_on and _nodes):
+        return _OFF
+    kind = kind or "node"
+    return _NodeSpan(f"{kind} {node}", _attributes_of(NODE_ID, node, NODE_KIND, kind), kind)
 
 
-@contextlib.contextmanager
-def _node_span(node: str, kind: str) -> Iterator[Any]:
-    started = time.perf_counter()
-    outcome = "ok"
-    try:
-        with span(f"{kind} {node}", {NODE_ID: node, NODE_KIND: kind}) as current:
-            yield current
-    except SvcError as e:
-        outcome = e.code
-        raise
-    except BaseException:  # a human_interrupt pause (a deadline's alarm is rarer)
-        outcome = "interrupted"
-        raise
-    finally:
+class _NodeSpan(_Span):
+    __slots__ = ("_node_kind", "_started")
+
+    def __init__(self, name: str, attributes: dict[str, Any], node_kind: str) -> None:
+        super().__init__(name, attributes, _api.INTERNAL)
+        self._node_kind = node_kind
+
+    def __enter__(self) -> Any:
+        self._started = time.perf_counter()
+        return super().__enter__()
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        super().__exit__(kind, error, trace)
+        if error is None:
+            outcome = "ok"
+        elif isinstance(error, SvcError):
+            outcome = error.code
+        else:  # a human_interrupt pause (a deadline's alarm is rarer)
+            outcome = "interrupted"
         _instruments["node_duration"].record(
-            time.perf_counter() - started, {NODE_KIND: kind, OUTCOME: outcome}
+            time.perf_counter() - self._started,
+            _attributes_of(NODE_KIND, self._node_kind, OUTCOME, outcome),
         )
 
 
@@ -420,31 +493,90 @@ def agent_span(agent: str, remote: bool = False) -> Any:
 
 
 def instrument(app: Any) -> None:
-    """Puts OpenTelemetry's ASGI middleware in front of `app` (a Starlette or
+    """Puts the server-span middleware in front of `app` (a Starlette or
     FastAPI app): the server span of each request, named `<METHOD> <route>`
     (the route's template, as `POST /graphs/{graph}/invoke`), continuing the
     caller's `traceparent`, and http.server.request.duration by route and
     status; `GET /health` is neither. Nothing when telemetry is off."""
     if not _on:
         return
-    from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
-    from starlette.routing import Match
-
-    def details(scope: dict) -> tuple[str, dict]:
-        method = scope.get("method", "HTTP")
-        for route in app.router.routes:
-            match, _ = route.matches(scope)
-            if match == Match.FULL and hasattr(route, "path"):
-                return f"{method} {route.path}", {"http.route": route.path}
-        return method, {}
-
-    tracer_provider, meter_provider = _providers
     app.add_middleware(
-        OpenTelemetryMiddleware,
-        default_span_details=details,
-        exclude_spans=["receive", "send"],
-        # Liveness probes (every few seconds) would bury the runs.
-        excluded_urls="/health$",
-        tracer_provider=tracer_provider,
-        meter_provider=meter_provider,
+        ServerSpans,
+        routes=app.router.routes,
+        tracer=_tracer,
+        duration=_instruments["http_duration"],
     )
+
+
+def fastapi_arguments(cls: Any) -> dict[str, Any]:
+    """What a FastAPI app class `cls` is made with while telemetry is on:
+    FastAPI releases with telemetry of their own (their `telemetry`
+    argument) make a server span and metrics once a global provider is set;
+    theirs is turned off, so a request has one server span, svc's."""
+    if _on and "telemetry" in inspect.signature(cls).parameters:
+        return {"telemetry": {"tracing": False, "metrics": False, "logs": False}}
+    return {}
+
+
+class ServerSpans:
+    """The server span and duration of each HTTP request, as the Go and Java
+    targets make them: a plain ASGI middleware with the attributes of
+    docs/telemetry.md (OpenTelemetry's ASGI instrumentation also decodes
+    every header and records four more measurements a request, which cost
+    python-svc more than the run itself)."""
+
+    def __init__(self, app: Any, routes: list, tracer: Any, duration: Any) -> None:
+        from starlette.routing import Match
+
+        self.app, self.routes, self.tracer, self.duration = app, routes, tracer, duration
+        self.full = Match.FULL
+        # The propagators' header names, as the ASGI scope spells them.
+        self.fields = {name.encode("latin-1") for name in _api.propagator().fields}
+
+    def route(self, scope: dict) -> str | None:
+        for route in self.routes:
+            match, _ = route.matches(scope)
+            if match == self.full and hasattr(route, "path"):
+                return route.path
+        return None
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] == "/health" or not _on:
+            await self.app(scope, receive, send)
+            return
+        api = _api
+        method = scope["method"]
+        attributes = {"http.request.method": method, "url.scheme": scope.get("scheme", "http")}
+        name, route = method, self.route(scope)
+        if route is not None:
+            name = f"{method} {route}"
+            attributes["http.route"] = route
+        fields = self.fields
+        carried = {
+            k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"] if k in fields
+        }
+        parent = api.extract(carried) if carried else None
+        current = self.tracer.start_span(
+            name, context=parent, kind=api.SERVER, attributes=attributes
+        )
+        token = api.attach(api.set_span_in_context(current, parent))
+        status = 500  # what the client gets when the app fails before answering
+        started = time.perf_counter()
+
+        async def sent(message: dict) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sent)
+        finally:
+            attributes["http.response.status_code"] = status
+            current.set_attribute("http.response.status_code", status)
+            if status >= 500:
+                current.set_attribute(ERROR_TYPE, str(status))
+                current.set_status(api.Status(api.ERROR))
+            current.end()
+            self.duration.record(time.perf_counter() - started, attributes)
+            api.detach(token)

@@ -633,6 +633,7 @@ def create_app(
             redoc_url=None,
             openapi_url=None,
             lifespan=lifespan,
+            **telemetry.fastapi_arguments(fastapi.FastAPI),
         )
     else:
         from starlette.applications import Starlette
