@@ -1,7 +1,7 @@
 //! settings.a2a on go: `internal/server/a2a_agent.go`, the agent card's
 //! title, description and skills, where a message's text goes and the
 //! callers of `tokens`, for the runtime's A2A server
-//! (runtime/a2a_server.go, a2a_credentials.go, a2a_run.go), with
+//! (runtime/server/a2a_server.go, a2a_credentials.go, graph/a2a_run.go), with
 //! python-svc's defaults (svc_backend_sdk::a2a).
 
 use svc_backend_sdk::a2a::{input_field, skills, title_and_description};

@@ -5,6 +5,14 @@
 //! schema and a run loop specialised to the graph's topology
 //! (`graph.rs`), one file per node (`nodes.rs`), tests that drive the
 //! service through `httptest` (`tests.rs`), a README and a Dockerfile.
+//!
+//! `runtime/` is the Go module `svc.dev/runtime`, laid out as a project
+//! is: `graph/` and `server/` become `internal/graph` and
+//! `internal/server`, `pgtest/` `internal/pgtest`, `project/` the
+//! project's root (main.go, .dockerignore, .gitignore). In the repository
+//! its packages are vetted and tested with the build tag `svcstub`, whose
+//! files (`svcstub.go`, never copied) stand in for what a project
+//! generates (the schema, the run loop, the agents, `a2aAgent`, ...).
 
 mod a2a;
 mod agents;

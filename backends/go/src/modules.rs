@@ -157,6 +157,38 @@ mod tests {
         }
     }
 
+    /// The runtime's own module (runtime/go.mod, where its tests run)
+    /// requires every module a project may require directly, at the
+    /// project's version.
+    #[test]
+    fn the_runtime_module_requires_the_pinned_versions() {
+        let (go, runtime) = requirements(include_str!("../runtime/go.mod"));
+        assert!(
+            include_str!("../runtime/go.mod")
+                .starts_with(&format!("module {}\n", crate::project::RUNTIME_MODULE)),
+            "runtime/go.mod names another module"
+        );
+        for (name, go_mod, _) in super::COMBINATIONS {
+            let (combo_go, requires) = requirements(go_mod);
+            let version = |v: &Option<String>| -> Vec<u32> {
+                v.iter()
+                    .flat_map(|v| v.split('.'))
+                    .map(|n| n.parse().unwrap_or_default())
+                    .collect()
+            };
+            assert!(
+                version(&combo_go) <= version(&go),
+                "{name}: go {combo_go:?}, the runtime's {go:?}"
+            );
+            for direct in requires.iter().filter(|r| !r.ends_with("// indirect")) {
+                assert!(
+                    runtime.contains(direct),
+                    "{name}: runtime/go.mod does not require {direct} (run runtime/modules/tidy.sh)"
+                );
+            }
+        }
+    }
+
     #[test]
     fn every_combination_of_features_has_its_modules() {
         for otel in [false, true] {

@@ -1,7 +1,7 @@
 //! Assembles the Go module.
 
 use svc_backend_sdk::ir::{Document, NodeKind};
-use svc_backend_sdk::runtime_files::fill;
+use svc_backend_sdk::runtime_files::{fill, rewrite_import};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
@@ -9,89 +9,89 @@ use svc_backend_sdk::{Connectors, Diagnostic, File};
 use crate::golang::{file_stem, quote};
 use crate::{graph, nodes, readme, tests};
 
-const STATE_GO: &str = include_str!("../runtime/state.go");
-const ERRORS_GO: &str = include_str!("../runtime/errors.go");
-const RUNTIME_GO: &str = include_str!("../runtime/runtime.go");
-const RUNTIME_TEST_GO: &str = include_str!("../runtime/runtime_test.go");
-const TEXT_GO: &str = include_str!("../runtime/text.go");
+const STATE_GO: &str = include_str!("../runtime/graph/state.go");
+const ERRORS_GO: &str = include_str!("../runtime/graph/errors.go");
+const RUNTIME_GO: &str = include_str!("../runtime/graph/runtime.go");
+const RUNTIME_TEST_GO: &str = include_str!("../runtime/graph/runtime_test.go");
+const TEXT_GO: &str = include_str!("../runtime/graph/text.go");
 // The A2A caller a native body reads (Caller(ctx)); nil outside an A2A call.
-const CALLER_GO: &str = include_str!("../runtime/caller.go");
-const ENCODE_GO: &str = include_str!("../runtime/encode.go");
-const CONDITIONS_GO: &str = include_str!("../runtime/conditions.go");
-const UPSTREAM_GO: &str = include_str!("../runtime/upstream.go");
-const HTTPTOOL_GO: &str = include_str!("../runtime/httptool.go");
-const LLM_GO: &str = include_str!("../runtime/llm.go");
-const LLM_TEST_GO: &str = include_str!("../runtime/llm_test.go");
-const AGENTS_GO: &str = include_str!("../runtime/agents.go");
-const AGENTS_TEST_GO: &str = include_str!("../runtime/agents_test.go");
-const INTENT_GO: &str = include_str!("../runtime/intent.go");
-const INTENT_TEST_GO: &str = include_str!("../runtime/intent_test.go");
-const PYTEXT_GO: &str = include_str!("../runtime/pytext.go");
-const PYTEXT_TEST_GO: &str = include_str!("../runtime/pytext_test.go");
-const RAG_GO: &str = include_str!("../runtime/rag.go");
-const RAG_TEST_GO: &str = include_str!("../runtime/rag_test.go");
-const SERVER_GO: &str = include_str!("../runtime/server.go");
-const REQUEST_GO: &str = include_str!("../runtime/request.go");
-const MAIN_GO: &str = include_str!("../runtime/main.go");
-const SUBGRAPH_GO: &str = include_str!("../runtime/subgraph.go");
-const SUBGRAPH_TEST_GO: &str = include_str!("../runtime/subgraph_test.go");
+const CALLER_GO: &str = include_str!("../runtime/graph/caller.go");
+const ENCODE_GO: &str = include_str!("../runtime/graph/encode.go");
+const CONDITIONS_GO: &str = include_str!("../runtime/graph/conditions.go");
+const UPSTREAM_GO: &str = include_str!("../runtime/graph/upstream.go");
+const HTTPTOOL_GO: &str = include_str!("../runtime/graph/httptool.go");
+const LLM_GO: &str = include_str!("../runtime/graph/llm.go");
+const LLM_TEST_GO: &str = include_str!("../runtime/graph/llm_test.go");
+const AGENTS_GO: &str = include_str!("../runtime/graph/agents.go");
+const AGENTS_TEST_GO: &str = include_str!("../runtime/graph/agents_test.go");
+const INTENT_GO: &str = include_str!("../runtime/graph/intent.go");
+const INTENT_TEST_GO: &str = include_str!("../runtime/graph/intent_test.go");
+const PYTEXT_GO: &str = include_str!("../runtime/graph/pytext.go");
+const PYTEXT_TEST_GO: &str = include_str!("../runtime/graph/pytext_test.go");
+const RAG_GO: &str = include_str!("../runtime/graph/rag.go");
+const RAG_TEST_GO: &str = include_str!("../runtime/graph/rag_test.go");
+const SERVER_GO: &str = include_str!("../runtime/server/server.go");
+const REQUEST_GO: &str = include_str!("../runtime/server/request.go");
+const MAIN_GO: &str = include_str!("../runtime/project/main.go");
+const SUBGRAPH_GO: &str = include_str!("../runtime/graph/subgraph.go");
+const SUBGRAPH_TEST_GO: &str = include_str!("../runtime/graph/subgraph_test.go");
 // settings.streaming: the run's events (graph), the model's stream (with
 // llm nodes) and the text/event-stream answer (server).
-const STREAM_GO: &str = include_str!("../runtime/stream.go");
-const LLM_STREAM_GO: &str = include_str!("../runtime/llm_stream.go");
+const STREAM_GO: &str = include_str!("../runtime/graph/stream.go");
+const LLM_STREAM_GO: &str = include_str!("../runtime/graph/llm_stream.go");
 // ... and, with agents, each worker turn's stream.
-const AGENTS_STREAM_GO: &str = include_str!("../runtime/agents_stream.go");
-const AGENTS_STREAM_TEST_GO: &str = include_str!("../runtime/agents_stream_test.go");
-const SERVER_STREAM_GO: &str = include_str!("../runtime/server_stream.go");
-const STREAM_TEST_GO: &str = include_str!("../runtime/stream_test.go");
-const SERVER_STREAM_TEST_GO: &str = include_str!("../runtime/server_stream_test.go");
+const AGENTS_STREAM_GO: &str = include_str!("../runtime/graph/agents_stream.go");
+const AGENTS_STREAM_TEST_GO: &str = include_str!("../runtime/graph/agents_stream_test.go");
+const SERVER_STREAM_GO: &str = include_str!("../runtime/server/server_stream.go");
+const STREAM_TEST_GO: &str = include_str!("../runtime/graph/stream_test.go");
+const SERVER_STREAM_TEST_GO: &str = include_str!("../runtime/server/server_stream_test.go");
 // MCP servers the graph calls (the official Go SDK's client).
 const MCP_CLIENT: &[(&str, &str)] = &[
     (
         "internal/graph/mcp_client.go",
-        include_str!("../runtime/mcp_client.go"),
+        include_str!("../runtime/graph/mcp_client.go"),
     ),
     (
         "internal/graph/mcp_sessions.go",
-        include_str!("../runtime/mcp_sessions.go"),
+        include_str!("../runtime/graph/mcp_sessions.go"),
     ),
     (
         "internal/graph/mcp_proc_unix.go",
-        include_str!("../runtime/mcp_proc_unix.go"),
+        include_str!("../runtime/graph/mcp_proc_unix.go"),
     ),
     (
         "internal/graph/mcp_proc_other.go",
-        include_str!("../runtime/mcp_proc_other.go"),
+        include_str!("../runtime/graph/mcp_proc_other.go"),
     ),
     (
         "internal/graph/mcp_client_test.go",
-        include_str!("../runtime/mcp_client_test.go"),
+        include_str!("../runtime/graph/mcp_client_test.go"),
     ),
     (
         "internal/graph/mcp_proc_unix_test.go",
-        include_str!("../runtime/mcp_proc_unix_test.go"),
+        include_str!("../runtime/graph/mcp_proc_unix_test.go"),
     ),
 ];
 // settings.mcp.expose: the graph as one MCP tool at /mcp.
-const TELEMETRY_GO: &str = include_str!("../runtime/telemetry.go");
-const TELEMETRY_TEST_GO: &str = include_str!("../runtime/telemetry_test.go");
-const MCP_SERVER_GO: &str = include_str!("../runtime/mcp_server.go");
-const MCP_SERVER_TEST_GO: &str = include_str!("../runtime/mcp_server_test.go");
+const TELEMETRY_GO: &str = include_str!("../runtime/graph/telemetry.go");
+const TELEMETRY_TEST_GO: &str = include_str!("../runtime/graph/telemetry_test.go");
+const MCP_SERVER_GO: &str = include_str!("../runtime/server/mcp_server.go");
+const MCP_SERVER_TEST_GO: &str = include_str!("../runtime/server/mcp_server_test.go");
 // settings.a2a: the graph as an A2A agent (the card, /a2a), and the client
 // of agents of kind a2a (the official a2a-go SDK, both).
-const A2A_SERVER_GO: &str = include_str!("../runtime/a2a_server.go");
-const A2A_SERVER_TEST_GO: &str = include_str!("../runtime/a2a_server_test.go");
-const A2A_CREDENTIALS_GO: &str = include_str!("../runtime/a2a_credentials.go");
-const A2A_RUN_GO: &str = include_str!("../runtime/a2a_run.go");
-const A2A_CARD_GO: &str = include_str!("../runtime/a2a_card.go");
-const A2A_CLIENT_GO: &str = include_str!("../runtime/a2a_client.go");
-const A2A_STUB_TEST_GO: &str = include_str!("../runtime/a2a_stub_test.go");
-const A2A_CLIENT_TEST_GO: &str = include_str!("../runtime/a2a_client_test.go");
+const A2A_SERVER_GO: &str = include_str!("../runtime/server/a2a_server.go");
+const A2A_SERVER_TEST_GO: &str = include_str!("../runtime/server/a2a_server_test.go");
+const A2A_CREDENTIALS_GO: &str = include_str!("../runtime/server/a2a_credentials.go");
+const A2A_RUN_GO: &str = include_str!("../runtime/graph/a2a_run.go");
+const A2A_CARD_GO: &str = include_str!("../runtime/graph/a2a_card.go");
+const A2A_CLIENT_GO: &str = include_str!("../runtime/graph/a2a_client.go");
+const A2A_STUB_TEST_GO: &str = include_str!("../runtime/server/a2a_stub_test.go");
+const A2A_CLIENT_TEST_GO: &str = include_str!("../runtime/graph/a2a_client_test.go");
 // The graph's test cases (svc test's NAME.tests.json) as `go test` runs them.
-const REQUEST_TEST_GO: &str = include_str!("../runtime/request_test.go");
-const CASES_TEST_GO: &str = include_str!("../runtime/cases_test.go");
-const DOCKERIGNORE: &str = include_str!("../runtime/dockerignore");
-const GITIGNORE: &str = include_str!("../runtime/gitignore");
+const REQUEST_TEST_GO: &str = include_str!("../runtime/server/request_test.go");
+const CASES_TEST_GO: &str = include_str!("../runtime/server/cases_test.go");
+const DOCKERIGNORE: &str = include_str!("../runtime/project/dockerignore");
+const GITIGNORE: &str = include_str!("../runtime/project/gitignore");
 
 /// The runtime helpers connectors may ask for (`svc-runtime:NAME`):
 /// `upstream` is upstream.go, the HTTP client of HTTP tools and models.
@@ -113,16 +113,10 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     // model or tool is called from the same package.
     let llm = any_graph(doc, Document::has_llm_nodes);
     let http_tools = any_graph(doc, |d| d.http_tools().next().is_some());
-    let graph_import = format!("{module}/internal/graph");
-    let server_import = format!("{module}/internal/server");
-    let main_go = fill(
-        "main.go",
-        MAIN_GO,
-        &[("SERVER_IMPORT", &server_import), ("SERVICE_NAME", module)],
-    )
-    .map_err(|d| vec![d])?;
-    let server_go =
-        fill("server.go", SERVER_GO, &[("GRAPH_IMPORT", &graph_import)]).map_err(|d| vec![d])?;
+    let main_go = fill("main.go", MAIN_GO, &[("SERVICE_NAME", module)])
+        .and_then(|text| local_import("main.go", &text, module, "server"))
+        .map_err(|d| vec![d])?;
+    let server_go = local_import("server.go", SERVER_GO, module, "graph").map_err(|d| vec![d])?;
 
     let pinned = crate::modules::pinned(doc);
     let (go, mut requires) = match &pinned {
@@ -181,14 +175,15 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         let mcp = &doc.logical.settings.mcp;
         let tool_name = mcp.tool_name.as_deref().unwrap_or(&doc.id);
         let values = [
-            ("GRAPH_IMPORT", graph_import.as_str()),
             ("MCP_TOOL_NAME", tool_name),
             ("SERVICE_NAME", module.as_str()),
             ("SERVICE_VERSION", doc.version.as_str()),
         ];
-        let server = fill("mcp_server.go", MCP_SERVER_GO, &values).map_err(|d| vec![d])?;
-        let test =
-            fill("mcp_server_test.go", MCP_SERVER_TEST_GO, &values[..1]).map_err(|d| vec![d])?;
+        let server = fill("mcp_server.go", MCP_SERVER_GO, &values)
+            .and_then(|text| local_import("mcp_server.go", &text, module, "graph"))
+            .map_err(|d| vec![d])?;
+        let test = local_import("mcp_server_test.go", MCP_SERVER_TEST_GO, module, "graph")
+            .map_err(|d| vec![d])?;
         files.push(File::text("internal/server/mcp.go", server));
         files.push(File::text("internal/server/mcp_test.go", test));
     }
@@ -197,11 +192,10 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     let agentic = any_graph(doc, svc_backend_sdk::agents::runs_agents);
     let published = doc.logical.settings.a2a.enabled;
     if published {
-        let values = [("GRAPH_IMPORT", graph_import.as_str())];
-        let server = fill("a2a_server.go", A2A_SERVER_GO, &values).map_err(|d| vec![d])?;
-        let test = fill("a2a_server_test.go", A2A_SERVER_TEST_GO, &values).map_err(|d| vec![d])?;
-        let credentials =
-            fill("a2a_credentials.go", A2A_CREDENTIALS_GO, &values).map_err(|d| vec![d])?;
+        let graph = |path, text| local_import(path, text, module, "graph").map_err(|d| vec![d]);
+        let server = graph("a2a_server.go", A2A_SERVER_GO)?;
+        let test = graph("a2a_server_test.go", A2A_SERVER_TEST_GO)?;
+        let credentials = graph("a2a_credentials.go", A2A_CREDENTIALS_GO)?;
         files.push(File::text("internal/server/a2a.go", server));
         files.push(File::text("internal/server/a2a_test.go", test));
         files.push(File::text(
@@ -231,15 +225,9 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         ));
     }
     if doc.logical.settings.streaming {
-        let graph_import = [("GRAPH_IMPORT", graph_import.as_str())];
-        let server_stream =
-            fill("server_stream.go", SERVER_STREAM_GO, &graph_import).map_err(|d| vec![d])?;
-        let server_stream_test = fill(
-            "server_stream_test.go",
-            SERVER_STREAM_TEST_GO,
-            &graph_import,
-        )
-        .map_err(|d| vec![d])?;
+        let graph = |path, text| local_import(path, text, module, "graph").map_err(|d| vec![d]);
+        let server_stream = graph("server_stream.go", SERVER_STREAM_GO)?;
+        let server_stream_test = graph("server_stream_test.go", SERVER_STREAM_TEST_GO)?;
         files.push(File::text("internal/server/stream.go", server_stream));
         files.push(File::text(
             "internal/server/stream_test.go",
@@ -334,6 +322,28 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     placed.merge_into(&mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// The module path of `runtime/` (its go.mod), where the runtime's files
+/// are vetted and tested: a file of one package imports another by it
+/// (`svc.dev/runtime/graph`).
+pub const RUNTIME_MODULE: &str = "svc.dev/runtime";
+
+/// The runtime file `text` (named `path`) importing the project's
+/// `internal/<package>` where it imports the runtime module's `<package>`
+/// (graph, server, pgtest), which it must do exactly once.
+pub fn local_import(
+    path: &str,
+    text: &str,
+    module: &str,
+    package: &str,
+) -> Result<String, Diagnostic> {
+    rewrite_import(
+        path,
+        text,
+        &format!("{RUNTIME_MODULE}/{package}"),
+        &format!("{module}/internal/{package}"),
+    )
 }
 
 /// The `go` line of a module whose requirements ask for no newer Go.

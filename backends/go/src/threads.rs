@@ -5,20 +5,21 @@
 //! modules.rs: a memory graph needs no module at all.
 
 use svc_backend_sdk::ir::{CheckpointerKind, Document};
-use svc_backend_sdk::runtime_files::fill;
 use svc_backend_sdk::{Diagnostic, File};
 
-const THREADS_GO: &str = include_str!("../runtime/threads.go");
-const THREADS_TEST_GO: &str = include_str!("../runtime/threads_test.go");
-const THREADS_MEMORY_GO: &str = include_str!("../runtime/threads_memory.go");
-const THREADS_SQL_GO: &str = include_str!("../runtime/threads_sql.go");
-const THREADS_SQL_TEST_GO: &str = include_str!("../runtime/threads_sql_test.go");
-const THREADS_SQLITE_GO: &str = include_str!("../runtime/threads_sqlite.go");
-const THREADS_SQLITE_TEST_GO: &str = include_str!("../runtime/threads_sqlite_test.go");
-const THREADS_POSTGRES_GO: &str = include_str!("../runtime/threads_postgres.go");
-const THREADS_POSTGRES_TEST_GO: &str = include_str!("../runtime/threads_postgres_test.go");
-const PGTEST_GO: &str = include_str!("../runtime/pgtest.go");
-const SERVER_THREADS_GO: &str = include_str!("../runtime/server_threads.go");
+use crate::project::local_import;
+
+const THREADS_GO: &str = include_str!("../runtime/graph/threads.go");
+const THREADS_TEST_GO: &str = include_str!("../runtime/graph/threads_test.go");
+const THREADS_MEMORY_GO: &str = include_str!("../runtime/graph/threads_memory.go");
+const THREADS_SQL_GO: &str = include_str!("../runtime/graph/threads_sql.go");
+const THREADS_SQL_TEST_GO: &str = include_str!("../runtime/graph/threads_sql_test.go");
+const THREADS_SQLITE_GO: &str = include_str!("../runtime/graph/threads_sqlite.go");
+const THREADS_SQLITE_TEST_GO: &str = include_str!("../runtime/graph/threads_sqlite_test.go");
+const THREADS_POSTGRES_GO: &str = include_str!("../runtime/graph/threads_postgres.go");
+const THREADS_POSTGRES_TEST_GO: &str = include_str!("../runtime/graph/threads_postgres_test.go");
+const PGTEST_GO: &str = include_str!("../runtime/pgtest/pgtest.go");
+const SERVER_THREADS_GO: &str = include_str!("../runtime/server/server_threads.go");
 
 /// The files of a checkpointed graph's threads; none for another graph.
 pub fn emit(doc: &Document, module: &str) -> Result<Vec<File>, Vec<Diagnostic>> {
@@ -26,14 +27,8 @@ pub fn emit(doc: &Document, module: &str) -> Result<Vec<File>, Vec<Diagnostic>> 
     if kind == CheckpointerKind::None {
         return Ok(Vec::new());
     }
-    let graph_import = format!("{module}/internal/graph");
-    let pgtest_import = format!("{module}/internal/pgtest");
-    let server = fill(
-        "server_threads.go",
-        SERVER_THREADS_GO,
-        &[("GRAPH_IMPORT", graph_import.as_str())],
-    )
-    .map_err(|d| vec![d])?;
+    let server = local_import("server_threads.go", SERVER_THREADS_GO, module, "graph")
+        .map_err(|d| vec![d])?;
     let mut files = vec![
         File::text("internal/server/threads.go", server),
         File::text("internal/graph/threads.go", THREADS_GO),
@@ -54,10 +49,11 @@ pub fn emit(doc: &Document, module: &str) -> Result<Vec<File>, Vec<Diagnostic>> 
             true
         }
         CheckpointerKind::Postgres => {
-            let test = fill(
+            let test = local_import(
                 "threads_postgres_test.go",
                 THREADS_POSTGRES_TEST_GO,
-                &[("PGTEST_IMPORT", pgtest_import.as_str())],
+                module,
+                "pgtest",
             )
             .map_err(|d| vec![d])?;
             files.push(File::text(

@@ -1,6 +1,8 @@
 //! The files a backend copies into every project (its `runtime/` folder)
 //! name what differs per project with placeholders (`__SVC_NAME__`, see
-//! [`crate::placeholders`]).
+//! [`crate::placeholders`]), and import the other packages of the runtime
+//! by their path in the repository, which [`rewrite_import`] points at the
+//! project's.
 
 use crate::placeholders::{placeholder, Placeholders};
 use crate::Diagnostic;
@@ -24,6 +26,26 @@ pub fn fill(path: &str, text: &str, values: &[(&str, &str)]) -> Result<String, D
     Ok(out)
 }
 
+/// `text` with its one import of `from` (a package path of the backend's
+/// runtime module in the repository, such as `svc.dev/runtime/graph`)
+/// importing `to` instead (the project's own package). The quoted path
+/// must occur exactly once: the runtime file and the backend disagree
+/// otherwise, and that is an error naming the file.
+pub fn rewrite_import(path: &str, text: &str, from: &str, to: &str) -> Result<String, Diagnostic> {
+    let quoted = format!("\"{from}\"");
+    match text.matches(&quoted).count() {
+        1 => Ok(text.replacen(&quoted, &format!("\"{to}\""), 1)),
+        0 => Err(bad(
+            path,
+            format!("no import of `{from}` for the backend to point at `{to}`"),
+        )),
+        n => Err(bad(
+            path,
+            format!("{n} imports of `{from}`, where the backend rewrites one"),
+        )),
+    }
+}
+
 fn bad(path: &str, what: String) -> Diagnostic {
     Diagnostic::error(
         &BACKEND_RUNTIME,
@@ -33,9 +55,9 @@ fn bad(path: &str, what: String) -> Diagnostic {
 }
 
 svc_ir::diagnostic_codes! {
-    /// A backend's own runtime file has a placeholder the backend does not fill, or lacks one it fills.
+    /// A backend's own runtime file has a placeholder the backend does not fill, lacks one it fills, or lacks an import the backend points at the project.
     ///
-    /// Backends copy runtime files into every project and fill `__SVC_NAME__` placeholders in them (`svc_backend_sdk::runtime_files::fill`). A placeholder without a value, or a value without a placeholder, means the backend was built inconsistently; the generated project would not compile, so emission stops.
+    /// Backends copy runtime files into every project and fill `__SVC_NAME__` placeholders in them (`svc_backend_sdk::runtime_files::fill`). A file that imports another package of the backend's runtime module (go: `"svc.dev/runtime/graph"`) is pointed at the project's own package instead (`svc_backend_sdk::runtime_files::rewrite_import`), which needs that import exactly once. A placeholder without a value, a value without a placeholder, or an import missing or repeated means the backend was built inconsistently; the generated project would not compile, so emission stops.
     ///
     /// No graph change fixes this: report it to the backend's author.
     ///
@@ -61,7 +83,30 @@ svc_ir::diagnostic_codes! {
 
 #[cfg(test)]
 mod tests {
-    use super::fill;
+    use super::{fill, rewrite_import};
+
+    #[test]
+    fn rewrites_one_import_and_refuses_none_or_two() {
+        let text = "import (\n\t\"fmt\"\n\n\t\"svc.dev/runtime/graph\"\n)\n";
+        assert_eq!(
+            rewrite_import("a.go", text, "svc.dev/runtime/graph", "app/internal/graph").unwrap(),
+            "import (\n\t\"fmt\"\n\n\t\"app/internal/graph\"\n)\n"
+        );
+        // A path that only starts like it is not the import.
+        let none = rewrite_import("a.go", text, "svc.dev/runtime/gra", "x").unwrap_err();
+        assert!(
+            none.message.contains("no import of `svc.dev/runtime/gra`"),
+            "{}",
+            none.message
+        );
+        let twice = format!("{text}{text}");
+        let two = rewrite_import("a.go", &twice, "svc.dev/runtime/graph", "x").unwrap_err();
+        assert!(
+            two.message.contains("runtime file `a.go` has 2 imports"),
+            "{}",
+            two.message
+        );
+    }
 
     #[test]
     fn fills_every_placeholder_and_refuses_a_mismatch() {

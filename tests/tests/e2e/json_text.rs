@@ -1,17 +1,18 @@
 //! "Inserted as JSON" (Templates in docs/ir-reference.md) is one text form on
 //! every target, pinned by the shared vectors `fixtures/json-text/vectors.json`.
-//! The Go and Java runtimes' own tests of it
-//! (`backends/go/runtime/text_vectors_test.go`,
-//! `backends/java-svc/runtime/test/TextVectorsTest.java`) are not part of
-//! generated projects: each is added here, with the vectors, to a project of
-//! the minimal fixture and run with its toolchain. The Python SDK's tests
-//! read the same file (`sdk/python/tests/test_values.py`).
+//! The Java runtime's own test of it
+//! (`backends/java-svc/runtime/test/TextVectorsTest.java`) is not part of
+//! generated projects: it is added here, with the vectors, to a project of
+//! the minimal fixture and run with Maven. The Go runtime's
+//! (`backends/go/runtime/graph/text_vectors_test.go`) runs with that
+//! runtime's tests in the repository (runtimes.rs), and the Python SDK's
+//! tests read the same file (`sdk/python/tests/test_values.py`).
 
 use std::path::Path;
 use std::time::Duration;
 
 use svc_backend_sdk::runtime_files::fill;
-use svc_tests::service::{compile, require_jdk21, require_tool, run_shell};
+use svc_tests::service::{compile, require_jdk21, run_shell};
 use svc_tests::{fixtures, workspace};
 
 /// Writes `text` at `path` below the project root.
@@ -29,32 +30,6 @@ fn read(path: &str) -> String {
 fn minimal(platform: &str) -> svc_tests::service::Project {
     compile(platform, &fixtures().join("valid/minimal.graph.json"))
         .unwrap_or_else(|d| panic!("minimal [{platform}]: {d:?}"))
-}
-
-#[test]
-fn the_go_runtime_writes_the_shared_json_text_vectors() {
-    if !require_tool("go") {
-        return;
-    }
-    let project = minimal("go");
-    add(
-        project.path(),
-        "internal/graph/text_vectors_test.go",
-        &read("backends/go/runtime/text_vectors_test.go"),
-    );
-    add(
-        project.path(),
-        "internal/graph/testdata/json-text-vectors.json",
-        &read("fixtures/json-text/vectors.json"),
-    );
-    if let Err(e) = run_shell(
-        project.path(),
-        "go test -count=1 -run '^TestText' ./internal/graph",
-        &[],
-        Duration::from_secs(300),
-    ) {
-        panic!("{e}");
-    }
 }
 
 #[test]

@@ -27,6 +27,7 @@ mod manifest_commands;
 mod mcp;
 mod project_cases;
 mod python_projects;
+mod runtimes;
 mod schemathesis;
 mod snapshots;
 mod streaming;

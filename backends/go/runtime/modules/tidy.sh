@@ -3,7 +3,9 @@
 # on the command line (directories of runtime/modules: sqlite, mcp-postgres,
 # otel-mcp-a2a-sqlite, ...; features in that order): a throwaway module that imports what the features'
 # runtime files import, tidied against the Go module proxy. Run it after
-# changing a version below; src/modules.rs embeds the results.
+# changing a version below; src/modules.rs embeds the results. It then
+# requires every version below in the runtime's own module (../go.mod,
+# svc.dev/runtime, where the runtime is vetted and tested) and tidies it.
 set -euo pipefail
 cd "$(dirname "$0")"
 SQLITE=modernc.org/sqlite@v1.62.0
@@ -12,6 +14,9 @@ MCP_SDK=github.com/modelcontextprotocol/go-sdk@v1.8.0
 JSONSCHEMA=github.com/google/jsonschema-go@v0.4.3
 OTEL=v1.47.0
 A2A=github.com/a2aproject/a2a-go/v2@v2.3.1
+OTEL_MODULES="otel otel/trace otel/metric otel/sdk otel/sdk/metric \
+  otel/exporters/otlp/otlptrace/otlptracehttp otel/exporters/otlp/otlptrace/otlptracegrpc \
+  otel/exporters/otlp/otlpmetric/otlpmetrichttp otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 for combo in "$@"; do
   work=$(mktemp -d)
   imports=""
@@ -35,9 +40,7 @@ for combo in "$@"; do
           otel/exporters/otlp/otlpmetric/otlpmetrichttp otel/exporters/otlp/otlpmetric/otlpmetricgrpc; do
           imports+=$'\t_ "go.opentelemetry.io/'"$p"$'"\n'
         done
-        for m in otel otel/trace otel/metric otel/sdk otel/sdk/metric \
-          otel/exporters/otlp/otlptrace/otlptracehttp otel/exporters/otlp/otlptrace/otlptracegrpc \
-          otel/exporters/otlp/otlpmetric/otlpmetrichttp otel/exporters/otlp/otlpmetric/otlpmetricgrpc; do
+        for m in $OTEL_MODULES; do
           requires+=("go.opentelemetry.io/$m@$OTEL")
         done ;;
       *) echo "unknown feature $feature in $combo" >&2; exit 1 ;;
@@ -57,3 +60,7 @@ for combo in "$@"; do
   rm -rf "$work"
   echo "$combo: $(grep -c . "$combo/go.sum") sums"
 done
+all=("$SQLITE" "$PGX" "$MCP_SDK" "$JSONSCHEMA" "$A2A")
+for m in $OTEL_MODULES; do all+=("go.opentelemetry.io/$m@$OTEL"); done
+(cd .. && go get "${all[@]}" && go mod tidy)
+echo "svc.dev/runtime: $(grep -c . ../go.sum) sums"

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"__SVC_SERVER_IMPORT__"
+	"svc.dev/runtime/server"
 )
 
 // openAPI is the service's OpenAPI document, served at GET /openapi.json.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"__SVC_GRAPH_IMPORT__"
+	"svc.dev/runtime/graph"
 )
 
 // The graph published as one MCP tool at /mcp (settings.mcp.expose;

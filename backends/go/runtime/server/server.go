@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"__SVC_GRAPH_IMPORT__"
+	"svc.dev/runtime/graph"
 )
 
 // Limits of the contract.

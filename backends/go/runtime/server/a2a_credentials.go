@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"__SVC_GRAPH_IMPORT__"
+	"svc.dev/runtime/graph"
 )
 
 // Who may call /a2a (docs/http-contract.md, "A2A", "Credentials"), decided

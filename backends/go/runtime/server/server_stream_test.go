@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"__SVC_GRAPH_IMPORT__"
+	"svc.dev/runtime/graph"
 )
 
 func TestOnlyAnAskedForEventStreamStreams(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"__SVC_PGTEST_IMPORT__"
+	"svc.dev/runtime/pgtest"
 )
 
 // The "postgres" checkpointer's own tests, each on a PostgreSQL server of

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"__SVC_GRAPH_IMPORT__"
+	"svc.dev/runtime/graph"
 )
 
 // KeepAlive is the longest a streamed run stays silent: a comment line is

@@ -18,7 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
-	"__SVC_GRAPH_IMPORT__"
+	"svc.dev/runtime/graph"
 )
 
 // The graph's A2A agent (docs/http-contract.md, "A2A"): the card at both

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"unicode/utf8"
 
-	"__SVC_GRAPH_IMPORT__"
+	"svc.dev/runtime/graph"
 )
 
 // The graph has a checkpointer: /invoke runs on threads, which pause at

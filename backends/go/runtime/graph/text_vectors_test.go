@@ -1,9 +1,8 @@
 package graph
 
-// Not one of the runtime files of a generated project: the repository's
-// test tests/tests/e2e/json_text.rs adds this file to a generated module,
-// beside text.go, with fixtures/json-text/vectors.json as
-// testdata/json-text-vectors.json, and runs it with `go test`.
+// Not one of the runtime files of a generated project: it runs with the
+// runtime's own tests in the repository (tests/tests/e2e/runtimes.rs), on
+// the shared vectors of fixtures/json-text/vectors.json.
 
 import (
 	"encoding/json"
@@ -20,7 +19,7 @@ import (
 // UseNumber, as requests and upstream replies are, and again with Go's own
 // number types, as node code may write them.
 func TestTextVectors(t *testing.T) {
-	data, err := os.ReadFile("testdata/json-text-vectors.json")
+	data, err := os.ReadFile("../../../../fixtures/json-text/vectors.json")
 	if err != nil {
 		t.Fatal(err)
 	}

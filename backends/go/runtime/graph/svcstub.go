@@ -1,0 +1,97 @@
+//go:build svcstub
+
+// Stand-ins for what a generated project declares in package graph
+// (graph.go, agent_registry.go, mcp_servers.go), for the repository only:
+// the backend never copies this file. With them the runtime is vetted and
+// tested as it is, `go test -tags svcstub ./...` in backends/go/runtime
+// (tests/tests/e2e/runtimes.rs). The graph is one response_template node,
+// echo, written as the backend writes it; tests that need agents, tools or
+// MCP servers set their own.
+
+package graph
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// MaxSteps bounds the node executions of one run (settings.maxSteps).
+const MaxSteps = 25
+
+// RequestTimeout bounds one run (settings.requestTimeoutMs).
+const RequestTimeout = 30000 * time.Millisecond
+
+// fields is the state schema of the graph.
+var fields = []Field{
+	{Name: "question", Type: TypeString, Required: true},
+	{Name: "reply", Type: TypeString},
+}
+
+// graphID names the run's spans (telemetry.go).
+const graphID = "svcstub"
+
+// traceNodes is settings.tracing.trace_nodes: a span per node.
+const traceNodes = true
+
+// nodeKind is the kind of a node, by registered name: the name of its spans.
+func nodeKind(node string) string {
+	switch node {
+	case "echo":
+		return "response_template"
+	}
+	return "node"
+}
+
+// OpenThreads opens the store of the graph's threads
+// (settings.checkpointer: memory, in this process).
+func OpenThreads(ctx context.Context, log *slog.Logger) (Threads, error) {
+	return NewMemoryThreads(ThreadOptions{Log: log}), nil
+}
+
+// entry is the node after start, where a new run begins.
+const entry = "echo"
+
+// run walks the graph from the node current; each node is one step.
+func run(ctx context.Context, st State, current string) (State, error) {
+	for steps := 0; ; steps++ {
+		if current == "end" {
+			return st, nil
+		}
+		if steps == MaxSteps {
+			return nil, stepLimitError()
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		switch current {
+		case "echo":
+			if err := stepObserved(ctx, st, "echo", "response_template", node_echo, false); err != nil {
+				return nil, err
+			}
+			current = "end"
+		default:
+			return nil, fmt.Errorf("unknown node %q", current)
+		}
+	}
+}
+
+// node_echo renders the response template "echo".
+func node_echo(ctx context.Context, state State) (State, error) {
+	return State{"reply": concat("You asked: ", text(state["question"]))}, nil
+}
+
+// agentTools are the tools agents and tool-calling llm nodes may call.
+var agentTools = map[string]AgentTool{}
+
+// agents are the agents of logical.agents.
+var agents = map[string]*Agent{}
+
+// mcpServers are the MCP servers of logical.mcpServers; their sessions open
+// when the service starts.
+var mcpServers = []MCPServer{}
+
+// mcpTools are the MCP tools of the graph, which their servers must list
+// when the service starts.
+var mcpTools = []MCPTool{}
