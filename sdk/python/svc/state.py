@@ -1,6 +1,6 @@
 """The state schema of a graph: field types, defaults, validation, reducers.
 
-Validation and reducers follow the Go runtime (backends/go/runtime/state.go)
+Validation and reducers follow the Go runtime (backends/go/runtime/graph/state.go)
 so a request gets the same answer from every target: unknown fields are
 reported first (sorted by name), then wrong types (in field order), then
 missing required fields; an absent field and a null one are the same.

@@ -1,6 +1,6 @@
 """How state values are rendered into text and tested by router conditions.
 
-Both behave as the Go and Java runtimes do (backends/go/runtime/text.go and
+Both behave as the Go and Java runtimes do (backends/go/runtime/graph/text.go and
 conditions.go) so that one graph routes and renders alike on every target;
 the shared vectors in fixtures/json-text/ pin the text form. Python's bool
 is a subclass of int; here, as in JSON, a boolean is never a number.

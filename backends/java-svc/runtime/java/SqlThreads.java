@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * The threads kept in a database that every process opening it shares
  * (settings.checkpointer "sqlite" or "postgres"): a restart loses nothing and
  * any replica resumes any thread. The tables, statements and claim are go's
- * (backends/go/runtime/threads_sql.go; docs/threads-schema.md), so a go and
+ * (backends/go/runtime/graph/threads_sql.go; docs/threads-schema.md), so a go and
  * a java-svc replica of one graph share its threads. Times are Unix
  * milliseconds of the processes' clocks.
  *
