@@ -71,16 +71,20 @@ pub fn compile_with(
         .tempdir()
         .map_err(io)?;
     let root = dir.path().join("project");
-    let (generated, late_check) = svc_compile::generate_then_check(
+    svc_compile::Compile {
+        platform: Some(platform),
+        options,
+        out: svc_compile::Output::Dir {
+            path: &root,
+            force: false,
+        },
+        keep: None,
+    }
+    .run(
         &mut source,
-        Some(platform),
         &Builtins { runtime: &runtime },
         &mut NoConnectors,
-        options,
     )?;
-    svc_compile::write::write_project_checked(&root, &generated.files, false, || {
-        late_check.wait(&source)
-    })?;
     let manifest = std::fs::read_to_string(root.join(".svc-build-manifest.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())

@@ -82,39 +82,25 @@ pub(crate) fn run(
             }
         }
         svc_compile::timings::lap("check the test file");
-        // Refuse a non-empty --out before doing any work.
-        if let Err(d) = svc_compile::write::check_out_dir(out, args.force) {
-            return output::fail(args.format, &[d]);
-        }
-        svc_compile::timings::lap("check --out");
-        match svc_compile::generate_then_check(
-            &mut source,
+        let compile = svc_compile::Compile {
             platform,
-            &backends,
-            &mut registry,
-            &options,
-        ) {
-            Ok((generated, late_check)) => {
-                let keep = reuse
-                    .as_ref()
-                    .filter(|_| !generated.reads_files)
-                    .map(|(shelf, key)| (shelf, key.as_str()));
-                let made = Made::from(generated);
-                let (written, kept) =
-                    write_and_keep(out, args.force, &made, keep, late_check, &source);
-                svc_compile::timings::lap("write the project, keep it for reuse");
-                match (written, kept) {
-                    (Err(ds), _) => output::fail(args.format, &ds),
-                    (Ok(()), kept) => {
-                        // The project is written; not keeping it (a cache
-                        // that cannot be written) only costs the next
-                        // compile its time.
-                        if let (true, Some(Err(e))) = (args.verbose, kept) {
-                            eprintln!("note: the project is not kept for reuse in the cache directory: {e}");
-                        }
-                        report(args, out, &made)
-                    }
+            options: &options,
+            out: svc_compile::Output::Dir {
+                path: out,
+                force: args.force,
+            },
+            keep: reuse.as_ref().map(|(shelf, key)| (shelf, key.as_str())),
+        };
+        match compile.run(&mut source, &backends, &mut registry) {
+            Ok(mut generated) => {
+                // The project is written; not keeping it (a cache that
+                // cannot be written) only costs the next compile its time.
+                if let (true, Some(Err(e))) = (args.verbose, generated.kept.take()) {
+                    eprintln!(
+                        "note: the project is not kept for reuse in the cache directory: {e}"
+                    );
                 }
+                report(args, out, &Made::from(generated))
             }
             Err(diags) => output::fail(args.format, &diags),
         }
@@ -128,55 +114,6 @@ pub(crate) fn run(
     std::mem::forget(registry);
     std::mem::forget(runtime);
     code
-}
-
-/// The project's write: done, or what stopped it.
-type Written = Result<(), Vec<svc_ir::Diagnostic>>;
-
-/// Writes the project to `out` once its late check (a module check still
-/// running) passed, and keeps it on the shelf under the key (if given): a
-/// large project's entry on a second thread while the project is written,
-/// so a first compile hardly waits for it; a small one's after it (for the
-/// example's 27 files, starting a thread costs more than the entry's
-/// write), as is any project still being checked.
-fn write_and_keep(
-    out: &std::path::Path,
-    force: bool,
-    made: &Made,
-    keep: Option<(&Shelf, &str)>,
-    late_check: svc_compile::LateCheck,
-    source: &SourceFile,
-) -> (Written, Option<Result<(), String>>) {
-    const LARGE: usize = 1 << 20;
-    let size: usize = made.files.iter().map(|f| f.contents.len()).sum();
-    let checking = late_check.is_running();
-    let write = || {
-        svc_compile::write::write_project_checked(out, &made.files, force, || {
-            if !checking {
-                return Ok(());
-            }
-            svc_compile::timings::lap("write the project while its module check runs");
-            let verdict = late_check.wait(source);
-            svc_compile::timings::lap("wait for the module check");
-            verdict
-        })
-    };
-    match keep {
-        Some((shelf, key)) if size > LARGE && !checking => std::thread::scope(|s| {
-            let keeping = s.spawn(|| shelf.store(key, made));
-            let written = write();
-            let kept = keeping
-                .join()
-                .unwrap_or_else(|_| Err("the thread keeping it stopped".to_string()));
-            (written, Some(kept))
-        }),
-        Some((shelf, key)) => {
-            let written = write();
-            let kept = written.is_ok().then(|| shelf.store(key, made));
-            (written, kept)
-        }
-        None => (write(), None),
-    }
 }
 
 /// Prints what a compile made (the backend's own output with --verbose).

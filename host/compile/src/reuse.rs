@@ -5,9 +5,10 @@
 //! so their verdict is the one the kept project already passed).
 //!
 //! The caller names every input in the [`Key`] (the document's path and
-//! text, the options, the limits, the packs, the running executable). Only
-//! successful compiles are kept, and only of documents that name no other
-//! file ([`Generated::reads_files`]); anything else compiles every time.
+//! text, the options, the limits, the packs, the running executable), and
+//! [`crate::Compile::keep`] keeps the project. Only successful compiles are
+//! kept, and only of documents that name no other file
+//! ([`Generated::reads_files`]); anything else compiles every time.
 //!
 //! An entry is one file, `projects/<key>.project`: a line `svc-project 2`,
 //! a line with the CRC-32 of the rest, one line of JSON (what `svc compile`
@@ -98,8 +99,20 @@ impl From<Generated> for Made {
     }
 }
 
-/// The header line of an entry: written from a `&Made` (its files are not
-/// serialized), read back as a `Made`.
+/// What [`Made`] reads back, borrowed from the project just made.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Making<'a> {
+    platform: &'a str,
+    document_id: &'a str,
+    backend: &'a str,
+    backend_version: &'a str,
+    warnings: &'a [Diagnostic],
+    plugin_output: &'a str,
+}
+
+/// The header line of an entry: written from a [`Making`], read back as a
+/// `Made` (the files are not serialized).
 #[derive(Serialize, Deserialize)]
 struct Header<M> {
     made: M,
@@ -145,10 +158,10 @@ impl Shelf {
         Some(made)
     }
 
-    /// Keeps `made` under `key`, then drops the least recently used entries
-    /// beyond the shelf's limits.
-    pub fn store(&self, key: &str, made: &Made) -> Result<(), String> {
-        let bytes = encode(made).map_err(|e| e.to_string())?;
+    /// Keeps `generated` under `key`, then drops the least recently used
+    /// entries beyond the shelf's limits.
+    pub fn store(&self, key: &str, generated: &Generated) -> Result<(), String> {
+        let bytes = encode(generated).map_err(|e| e.to_string())?;
         if bytes.len() > MAX_ENTRY_BYTES {
             return Ok(());
         }
@@ -166,10 +179,17 @@ impl Shelf {
     }
 }
 
-fn encode(made: &Made) -> serde_json::Result<Vec<u8>> {
+fn encode(generated: &Generated) -> serde_json::Result<Vec<u8>> {
     let header = Header {
-        made,
-        files: made
+        made: Making {
+            platform: &generated.platform,
+            document_id: &generated.document_id,
+            backend: &generated.info.name,
+            backend_version: &generated.info.version,
+            warnings: &generated.warnings,
+            plugin_output: &generated.plugin_output,
+        },
+        files: generated
             .files
             .iter()
             .map(|f| FileEntry {
@@ -183,7 +203,7 @@ fn encode(made: &Made) -> serde_json::Result<Vec<u8>> {
     // exactly one line.
     let mut body = serde_json::to_vec(&header)?;
     body.push(b'\n');
-    for f in &made.files {
+    for f in &generated.files {
         body.extend_from_slice(&f.contents);
     }
     let mut out = MAGIC.to_vec();
@@ -269,12 +289,30 @@ mod tests {
     #![allow(clippy::unwrap_used)] // test code
     use super::*;
 
-    fn made() -> Made {
-        Made {
+    fn project() -> Generated {
+        Generated {
             platform: "go".into(),
             document_id: "doc".into(),
-            backend: "svc-backend-go".into(),
-            backend_version: "1.0.0".into(),
+            info: svc_runtime::BackendInfo {
+                platform: "go".into(),
+                name: "svc-backend-go".into(),
+                version: "1.0.0".into(),
+                ir_versions: ">=2.0.0, <3.0.0".into(),
+                capabilities: svc_runtime::Capabilities {
+                    node_kinds: Vec::new(),
+                    tool_kinds: Vec::new(),
+                    transports: Vec::new(),
+                    auth: Vec::new(),
+                    features: Vec::new(),
+                    reasons: Vec::new(),
+                },
+                commands: svc_runtime::BuildCommands {
+                    setup: String::new(),
+                    test: String::new(),
+                    build: String::new(),
+                    run: String::new(),
+                },
+            },
             warnings: vec![
                 Diagnostic::warning(&svc_ir::codes::UNSUPPORTED, "line one\nline two")
                     .at("/logical/nodes/1")
@@ -303,6 +341,8 @@ mod tests {
                     executable: true,
                 },
             ],
+            reads_files: false,
+            kept: None,
         }
     }
 
@@ -311,9 +351,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let shelf = Shelf::new(dir.path().join("projects"));
         assert!(shelf.load("k").is_none());
-        shelf.store("k", &made()).unwrap();
+        shelf.store("k", &project()).unwrap();
         let back = shelf.load("k").unwrap();
-        let want = made();
+        let want = project();
         assert_eq!(back.warnings, want.warnings);
         assert_eq!(back.plugin_output, want.plugin_output);
         assert_eq!(
@@ -326,8 +366,8 @@ mod tests {
             (
                 want.platform,
                 want.document_id,
-                want.backend,
-                want.backend_version
+                want.info.name,
+                want.info.version
             )
         );
         let files = |m: &[ProjectFile]| {
@@ -342,7 +382,7 @@ mod tests {
     fn a_damaged_entry_is_a_miss() {
         let dir = tempfile::tempdir().unwrap();
         let shelf = Shelf::new(dir.path().to_path_buf());
-        shelf.store("k", &made()).unwrap();
+        shelf.store("k", &project()).unwrap();
         let path = shelf.entry("k");
         let whole = fs::read(&path).unwrap();
         for cut in [0, MAGIC.len(), whole.len() - 1] {
@@ -368,7 +408,7 @@ mod tests {
     fn an_entry_whose_paths_leave_the_project_is_a_miss() {
         let dir = tempfile::tempdir().unwrap();
         let shelf = Shelf::new(dir.path().to_path_buf());
-        let mut bad = made();
+        let mut bad = project();
         bad.files[0].path = "../outside.go".into();
         shelf.store("k", &bad).unwrap();
         assert!(shelf.load("k").is_none());
@@ -396,7 +436,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let shelf = Shelf::new(dir.path().to_path_buf());
         for i in 0..MAX_ENTRIES + SLACK {
-            shelf.store(&format!("k{i}"), &made()).unwrap();
+            shelf.store(&format!("k{i}"), &project()).unwrap();
             // Distinct modification times, oldest first.
             let then = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000 + i as u64);
             fs::File::options()
@@ -412,7 +452,7 @@ mod tests {
         );
         // k0 is used again: it is now the most recent.
         assert!(shelf.load("k0").is_some());
-        shelf.store("last", &made()).unwrap();
+        shelf.store("last", &project()).unwrap();
         let kept = fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(kept, MAX_ENTRIES);
         assert!(shelf.load("k0").is_some());

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use svc_ir::{Diagnostic, SourceFile};
 
-use crate::{generate, BackendSource, NoConnectors};
+use crate::{BackendSource, Compile, NoConnectors};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -230,7 +230,11 @@ fn check_one(path: &Path, platform: &str, backends: &dyn BackendSource) -> Resul
     let expect = read_expectation(path)?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut source = SourceFile::new(path.display().to_string(), text);
-    let result = generate(&mut source, Some(platform), backends, &mut NoConnectors);
+    let result = Compile {
+        platform: Some(platform),
+        ..Compile::default()
+    }
+    .run(&mut source, backends, &mut NoConnectors);
     let wanted: Option<&[Expected]> = if !expect.diagnostics.is_empty() {
         Some(&expect.diagnostics)
     } else {

@@ -131,7 +131,7 @@ pub fn write_project(out: &Path, files: &[ProjectFile], force: bool) -> Result<(
 /// directory and moving it into place (a check still running while the
 /// files were written, `crate::LateCheck`): when it fails, the temporary
 /// directory is removed and `out` left as it was.
-pub fn write_project_checked(
+pub(crate) fn write_project_checked(
     out: &Path,
     files: &[ProjectFile],
     force: bool,

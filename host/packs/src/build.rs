@@ -194,9 +194,11 @@ pub fn pack(
             continue;
         }
         let mut source = SourceFile::new(doc_name.clone(), doc_text.clone());
-        if let Err(diags) =
-            svc_compile::generate(&mut source, Some(platform), backends, &mut registry)
-        {
+        let compile = svc_compile::Compile {
+            platform: Some(platform),
+            ..svc_compile::Compile::default()
+        };
+        if let Err(diags) = compile.run(&mut source, backends, &mut registry) {
             failures.insert(platform.clone(), diags);
         }
     }

@@ -115,8 +115,11 @@ pub fn run(
                 continue;
             }
             let mut source = SourceFile::new(name.clone(), text.clone());
-            let result =
-                svc_compile::generate(&mut source, Some(platform), backends, &mut registry);
+            let result = svc_compile::Compile {
+                platform: Some(platform),
+                ..svc_compile::Compile::default()
+            }
+            .run(&mut source, backends, &mut registry);
             out.push(FixtureResult {
                 fixture: path.clone(),
                 passed: result.is_ok(),

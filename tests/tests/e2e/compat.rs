@@ -65,12 +65,11 @@ fn compile(
 ) -> Vec<ProjectFile> {
     let text = std::fs::read_to_string(compat().join(document)).expect("read document");
     let mut source = SourceFile::new(format!("tests/compat/v0.1/{document}"), text);
-    svc_compile::generate(
-        &mut source,
-        Some(platform),
-        backends,
-        &mut registry(runtime),
-    )
+    svc_compile::Compile {
+        platform: Some(platform),
+        ..svc_compile::Compile::default()
+    }
+    .run(&mut source, backends, &mut registry(runtime))
     .unwrap_or_else(|d| panic!("{document} [{platform}]: {d:#?}"))
     .files
 }

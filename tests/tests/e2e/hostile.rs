@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use svc_compile::NoConnectors;
+use svc_compile::{BackendSource, Compile, Generated, NoConnectors, Output};
 use svc_ir::{Diagnostic, SourceFile};
 use svc_runtime::Limits;
 use svc_tests::{fixtures, hostile, runtime, Builtins, OneBackend};
@@ -22,6 +22,15 @@ fn minimal() -> SourceFile {
     SourceFile::new(path.display().to_string(), text)
 }
 
+/// Compiles the minimal fixture for go in memory.
+fn generate(backends: &dyn BackendSource) -> Result<Generated, Vec<Diagnostic>> {
+    Compile {
+        platform: Some("go"),
+        ..Compile::default()
+    }
+    .run(&mut minimal(), backends, &mut NoConnectors)
+}
+
 /// Runs one hostile component; returns its diagnostics and the time taken.
 fn run(name: &str) -> (Vec<Diagnostic>, Duration) {
     let path = hostile(name).expect("hostile component built by build.rs");
@@ -37,7 +46,7 @@ fn run(name: &str) -> (Vec<Diagnostic>, Duration) {
         bytes,
     };
     let started = Instant::now();
-    let result = svc_compile::generate(&mut minimal(), Some("go"), &backends, &mut NoConnectors);
+    let result = generate(&backends);
     let elapsed = started.elapsed();
     let diags = result.expect_err("a hostile component must not produce a project");
     (diags, elapsed)
@@ -103,18 +112,9 @@ fn the_host_survives_every_hostile_component() {
             name: name.into(),
             bytes: std::fs::read(hostile(name).expect("built")).expect("bytes"),
         };
-        assert!(
-            svc_compile::generate(&mut minimal(), Some("go"), &backends, &mut NoConnectors)
-                .is_err()
-        );
+        assert!(generate(&backends).is_err());
     }
-    let good = svc_compile::generate(
-        &mut minimal(),
-        Some("go"),
-        &Builtins { runtime: &rt },
-        &mut NoConnectors,
-    )
-    .unwrap_or_else(|d| panic!("{d:#?}"));
+    let good = generate(&Builtins { runtime: &rt }).unwrap_or_else(|d| panic!("{d:#?}"));
     assert!(good.files.iter().any(|f| f.path == "go.mod"));
 }
 
@@ -127,7 +127,7 @@ fn a_backends_warnings_come_with_its_project_placed_in_the_document() {
         name: name.into(),
         bytes: std::fs::read(hostile(name).expect("built")).expect("bytes"),
     };
-    let generated = svc_compile::generate(&mut minimal(), Some("go"), &backends, &mut NoConnectors)
+    let generated = generate(&backends)
         .unwrap_or_else(|d| panic!("a warning must not stop the compile: {d:#?}"));
     assert!(generated.files.iter().any(|f| f.path == "README.md"));
     let [w] = generated.warnings.as_slice() else {
@@ -154,55 +154,38 @@ fn a_late_module_check_that_fails_removes_the_project_it_waited_for() {
         bytes: std::fs::read(hostile(name).expect("built")).expect("bytes"),
     };
     let two_cores = std::thread::available_parallelism().map_or(1, |n| n.get()) > 1;
-    // The files come first, unchecked; the checking call's verdict after.
-    let mut source = minimal();
-    let (generated, late) = svc_compile::generate_then_check(
-        &mut source,
-        Some("go"),
-        &backends,
-        &mut NoConnectors,
-        &[],
-    )
-    .unwrap_or_else(|d| panic!("the separate call emits: {d:#?}"));
-    assert!(generated.files.iter().any(|f| f.path == "README.md"));
-    assert_eq!(late.is_running(), two_cores);
-    let found = late.wait(&source).expect_err("the check fails");
-    assert_eq!(found[0].code, "example-late-fault", "{found:#?}");
-    assert!(
-        found[0].message.contains("module-check: only"),
-        "{}",
-        found[0].render()
-    );
-    assert!(
-        found[0].position.is_some(),
-        "placed in the document: {}",
-        found[0].render()
-    );
-
-    // A compile writes nothing: the temporary directory is removed.
+    // Into a folder: on two cores the files come from the separate call,
+    // unchecked, and are written to a temporary directory; the checking
+    // call's verdict comes after, and when it fails nothing is left.
     let base = tempfile::tempdir().expect("tempdir");
     let out = base.path().join("project");
-    let found = svc_compile::compile(
-        &mut minimal(),
-        Some("go"),
-        &backends,
-        &mut NoConnectors,
-        &out,
-        false,
-    )
+    let found = Compile {
+        platform: Some("go"),
+        out: Output::Dir {
+            path: &out,
+            force: false,
+        },
+        ..Compile::default()
+    }
+    .run(&mut minimal(), &backends, &mut NoConnectors)
     .expect_err("the check fails");
+    assert_eq!(found[0].code, "example-late-fault", "{found:#?}");
     let expected = if two_cores {
         "module-check: only"
     } else {
         "module-check: none"
     };
     assert!(found[0].message.contains(expected), "{}", found[0].render());
+    assert!(
+        found[0].position.is_some(),
+        "placed in the document: {}",
+        found[0].render()
+    );
     let left: Vec<_> = std::fs::read_dir(base.path()).expect("read").collect();
     assert!(left.is_empty(), "{left:?}");
 
-    // generate (no late check) runs the check inside its one call.
-    let found = svc_compile::generate(&mut minimal(), Some("go"), &backends, &mut NoConnectors)
-        .expect_err("the check fails");
+    // In memory (no late check) the check runs inside the one call.
+    let found = generate(&backends).expect_err("the check fails");
     assert!(
         found[0].message.contains("module-check: none"),
         "{}",

@@ -80,12 +80,11 @@ fn projects(platform: &str, backends: &Builtins) -> Vec<(String, Vec<ProjectFile
         // so the snapshots do not depend on where the repository lives.
         let mut source =
             SourceFile::new(format!("fixtures/valid/{name}.graph.json"), text).with_origin(&path);
-        let generated = svc_compile::generate(
-            &mut source,
-            Some(platform),
-            backends,
-            &mut svc_compile::NoConnectors,
-        )
+        let generated = svc_compile::Compile {
+            platform: Some(platform),
+            ..svc_compile::Compile::default()
+        }
+        .run(&mut source, backends, &mut svc_compile::NoConnectors)
         .unwrap_or_else(|d| panic!("{name} [{platform}]: {d:?}"));
         out.push((name, redact_java_package(generated.files)));
     }

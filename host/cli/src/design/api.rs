@@ -445,14 +445,15 @@ impl Api {
         let mut source = self.source(text);
         let backends = self.backend(platform).map_err(|d| vec![d])?;
         let previous = dir.join(".svc-build-manifest.json").is_file();
-        svc_compile::compile(
-            &mut source,
-            Some(platform),
-            &backends,
-            &mut self.registry,
-            dir,
-            previous,
-        )
+        svc_compile::Compile {
+            platform: Some(platform),
+            out: svc_compile::Output::Dir {
+                path: dir,
+                force: previous,
+            },
+            ..svc_compile::Compile::default()
+        }
+        .run(&mut source, &backends, &mut self.registry)
         .map(drop)
     }
 
@@ -508,12 +509,11 @@ impl Api {
         };
         let backends = self.backend(&body.platform).map_err(|d| failed(vec![d]))?;
         if body.zip {
-            let generated = svc_compile::generate(
-                &mut source,
-                Some(&body.platform),
-                &backends,
-                &mut self.registry,
-            )
+            let generated = svc_compile::Compile {
+                platform: Some(&body.platform),
+                ..svc_compile::Compile::default()
+            }
+            .run(&mut source, &backends, &mut self.registry)
             .map_err(failed)?;
             let entries: Vec<svc_pack_zip::Entry> = generated
                 .files
@@ -557,14 +557,15 @@ impl Api {
             .map_err(|message| Reply::error(400, "dir_outside_document", message))?;
         // A previous export may be replaced; any other non-empty folder not.
         let previous = out.join(".svc-build-manifest.json").is_file();
-        let generated = svc_compile::compile(
-            &mut source,
-            Some(&body.platform),
-            &backends,
-            &mut self.registry,
-            &out,
-            previous,
-        )
+        let generated = svc_compile::Compile {
+            platform: Some(&body.platform),
+            out: svc_compile::Output::Dir {
+                path: &out,
+                force: previous,
+            },
+            ..svc_compile::Compile::default()
+        }
+        .run(&mut source, &backends, &mut self.registry)
         .map_err(failed)?;
         Ok(Reply::json(
             200,

@@ -275,14 +275,15 @@ fn compile(compiler: &Mutex<Compiler>, platform: &str, dir: &Path) -> Result<(),
     };
     let mut source = SourceFile::new(c.name.clone(), c.text.clone()).with_origin(c.origin.clone());
     let previous = dir.join(".svc-build-manifest.json").is_file();
-    svc_compile::compile(
-        &mut source,
-        Some(platform),
-        &Loaded(backend),
-        &mut c.registry,
-        dir,
-        previous,
-    )
+    svc_compile::Compile {
+        platform: Some(platform),
+        out: svc_compile::Output::Dir {
+            path: dir,
+            force: previous,
+        },
+        ..svc_compile::Compile::default()
+    }
+    .run(&mut source, &Loaded(backend), &mut c.registry)
     .map(drop)
 }
 
