@@ -60,13 +60,30 @@ test("edit, validate, save and export a graph in the browser", { skip: missing ?
 
   // Connect classify -> new -> route (a function node has one outgoing edge).
   const handle = (nodeId, kind) => page.locator(`.react-flow__node[data-id="${nodeId}"] .react-flow__handle.${kind}`).first();
+  // The view re-fits when the canvas resizes (the diagnostics pane grows with
+  // the new node's diagnostics): drag only once it has held still.
+  const settled = async () => {
+    let last = null;
+    for (let still = 0; still < 3; ) {
+      await page.waitForTimeout(100);
+      const now = await page.locator(".react-flow__viewport").getAttribute("style");
+      still = now === last ? still + 1 : 0;
+      last = now;
+    }
+  };
   const drag = async (from, to) => {
+    await settled();
     const a = await handle(from, "source").boundingBox();
     const b = await handle(to, "target").boundingBox();
     await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
     await page.mouse.down();
     await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 8 });
     await page.mouse.up();
+    // The edge is there (a function node's one edge out is replaced).
+    await page.waitForFunction(
+      (end) => [...document.querySelectorAll(".react-flow__edge")].some((e) => e.getAttribute("data-id")?.endsWith(end)),
+      `:${from}->${to}`,
+    );
   };
   await drag("classify", id);
   await drag(id, "route");
