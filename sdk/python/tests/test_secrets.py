@@ -119,8 +119,9 @@ PYTHON_SNAPSHOTS = sorted(
 
 
 @pytest.mark.parametrize("snapshot", PYTHON_SNAPSHOTS, ids=lambda p: p.stem)
-def test_generated_projects_write_no_secret(snapshot, tmp_path):
-    from svc.a2a.credentials import config_tokens
+def test_generated_projects_write_no_secret(snapshot, tmp_path, monkeypatch):
+    from svc.a2a.credentials import _digest, _token_variable, config_tokens
+    from svc.config import as_written
     from svc.mcp_client import servers_from_config
 
     files = emitted_files(snapshot.read_text())
@@ -128,7 +129,19 @@ def test_generated_projects_write_no_secret(snapshot, tmp_path):
     config = load_config(tmp_path)
     check_secrets(config)
     servers_from_config(config)
-    assert config_tokens(config) == []
+    # The A2A callers' tokens (a2a.server.tokens) come from the environment
+    # only: without their variables the service refuses to start; with
+    # them, each token is its variable's value.
+    callers = (as_written(config, "a2a.server") or {}).get("tokens") or []
+    variables = [_token_variable(entry, "") for entry in callers]
+    if variables:
+        with pytest.raises(ConfigError, match="is not set"):
+            config_tokens(config)
+    for variable in variables:
+        monkeypatch.setenv(variable, f"token of {variable}")
+    assert [t.digest for t in config_tokens(config)] == [
+        _digest(f"token of {v}") for v in variables
+    ]
     # env.yaml lists the variables, every value left for the operator to fill in.
     env = yaml.safe_load(files.get("env.yaml", "")) or {}
     assert all(value == "" for value in env.values()), json.dumps(env)
