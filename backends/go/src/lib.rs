@@ -23,6 +23,7 @@ mod mcp;
 mod modules;
 mod names;
 mod nodes;
+mod parts;
 mod project;
 mod readme;
 mod tests;

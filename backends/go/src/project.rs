@@ -1,97 +1,21 @@
 //! Assembles the Go module.
 
-use svc_backend_sdk::ir::{Document, NodeKind};
+use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::parts::{self, Use};
 use svc_backend_sdk::runtime_files::{fill, rewrite_import};
-use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
+use svc_backend_sdk::subgraphs::all_graphs;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
 use crate::golang::{file_stem, quote};
 use crate::{graph, nodes, readme, tests};
 
-const STATE_GO: &str = include_str!("../runtime/graph/state.go");
-const ERRORS_GO: &str = include_str!("../runtime/graph/errors.go");
-const RUNTIME_GO: &str = include_str!("../runtime/graph/runtime.go");
-const RUNTIME_TEST_GO: &str = include_str!("../runtime/graph/runtime_test.go");
-const TEXT_GO: &str = include_str!("../runtime/graph/text.go");
-// The A2A caller a native body reads (Caller(ctx)); nil outside an A2A call.
-const CALLER_GO: &str = include_str!("../runtime/graph/caller.go");
-const ENCODE_GO: &str = include_str!("../runtime/graph/encode.go");
-const CONDITIONS_GO: &str = include_str!("../runtime/graph/conditions.go");
-const UPSTREAM_GO: &str = include_str!("../runtime/graph/upstream.go");
-const HTTPTOOL_GO: &str = include_str!("../runtime/graph/httptool.go");
-const LLM_GO: &str = include_str!("../runtime/graph/llm.go");
-const LLM_TEST_GO: &str = include_str!("../runtime/graph/llm_test.go");
-const AGENTS_GO: &str = include_str!("../runtime/graph/agents.go");
-const AGENTS_TEST_GO: &str = include_str!("../runtime/graph/agents_test.go");
-const INTENT_GO: &str = include_str!("../runtime/graph/intent.go");
-const INTENT_TEST_GO: &str = include_str!("../runtime/graph/intent_test.go");
-const PYTEXT_GO: &str = include_str!("../runtime/graph/pytext.go");
-const PYTEXT_TEST_GO: &str = include_str!("../runtime/graph/pytext_test.go");
-const RAG_GO: &str = include_str!("../runtime/graph/rag.go");
-const RAG_TEST_GO: &str = include_str!("../runtime/graph/rag_test.go");
-const SERVER_GO: &str = include_str!("../runtime/server/server.go");
-const REQUEST_GO: &str = include_str!("../runtime/server/request.go");
 const MAIN_GO: &str = include_str!("../runtime/project/main.go");
-const SUBGRAPH_GO: &str = include_str!("../runtime/graph/subgraph.go");
-const SUBGRAPH_TEST_GO: &str = include_str!("../runtime/graph/subgraph_test.go");
-// settings.streaming: the run's events (graph), the model's stream (with
-// llm nodes) and the text/event-stream answer (server).
-const STREAM_GO: &str = include_str!("../runtime/graph/stream.go");
-const LLM_STREAM_GO: &str = include_str!("../runtime/graph/llm_stream.go");
-// ... and, with agents, each worker turn's stream.
-const AGENTS_STREAM_GO: &str = include_str!("../runtime/graph/agents_stream.go");
-const AGENTS_STREAM_TEST_GO: &str = include_str!("../runtime/graph/agents_stream_test.go");
-const SERVER_STREAM_GO: &str = include_str!("../runtime/server/server_stream.go");
-const STREAM_TEST_GO: &str = include_str!("../runtime/graph/stream_test.go");
-const SERVER_STREAM_TEST_GO: &str = include_str!("../runtime/server/server_stream_test.go");
-// MCP servers the graph calls (the official Go SDK's client).
-const MCP_CLIENT: &[(&str, &str)] = &[
-    (
-        "internal/graph/mcp_client.go",
-        include_str!("../runtime/graph/mcp_client.go"),
-    ),
-    (
-        "internal/graph/mcp_sessions.go",
-        include_str!("../runtime/graph/mcp_sessions.go"),
-    ),
-    (
-        "internal/graph/mcp_proc_unix.go",
-        include_str!("../runtime/graph/mcp_proc_unix.go"),
-    ),
-    (
-        "internal/graph/mcp_proc_other.go",
-        include_str!("../runtime/graph/mcp_proc_other.go"),
-    ),
-    (
-        "internal/graph/mcp_client_test.go",
-        include_str!("../runtime/graph/mcp_client_test.go"),
-    ),
-    (
-        "internal/graph/mcp_proc_unix_test.go",
-        include_str!("../runtime/graph/mcp_proc_unix_test.go"),
-    ),
-];
 // settings.mcp.expose: the graph as one MCP tool at /mcp.
-const TELEMETRY_GO: &str = include_str!("../runtime/graph/telemetry.go");
-const TELEMETRY_TEST_GO: &str = include_str!("../runtime/graph/telemetry_test.go");
 const MCP_SERVER_GO: &str = include_str!("../runtime/server/mcp_server.go");
 const MCP_SERVER_TEST_GO: &str = include_str!("../runtime/server/mcp_server_test.go");
-// settings.a2a: the graph as an A2A agent (the card, /a2a), and the client
-// of agents of kind a2a (the official a2a-go SDK, both).
-const A2A_SERVER_GO: &str = include_str!("../runtime/server/a2a_server.go");
-const A2A_SERVER_TEST_GO: &str = include_str!("../runtime/server/a2a_server_test.go");
-const A2A_CREDENTIALS_GO: &str = include_str!("../runtime/server/a2a_credentials.go");
-const A2A_RUN_GO: &str = include_str!("../runtime/graph/a2a_run.go");
-const A2A_CARD_GO: &str = include_str!("../runtime/graph/a2a_card.go");
-const A2A_CLIENT_GO: &str = include_str!("../runtime/graph/a2a_client.go");
-const A2A_STUB_TEST_GO: &str = include_str!("../runtime/server/a2a_stub_test.go");
-const A2A_CLIENT_TEST_GO: &str = include_str!("../runtime/graph/a2a_client_test.go");
 // The graph's test cases (svc test's NAME.tests.json) as `go test` runs them.
-const REQUEST_TEST_GO: &str = include_str!("../runtime/server/request_test.go");
 const CASES_TEST_GO: &str = include_str!("../runtime/server/cases_test.go");
-const DOCKERIGNORE: &str = include_str!("../runtime/project/dockerignore");
-const GITIGNORE: &str = include_str!("../runtime/project/gitignore");
 
 /// The runtime helpers connectors may ask for (`svc-runtime:NAME`):
 /// `upstream` is upstream.go, the HTTP client of HTTP tools and models.
@@ -109,14 +33,9 @@ pub fn cases(bundle: &str) -> Vec<File> {
 pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
     let placed = svc_backend_sdk::connectors::place(doc, "go", CONNECTOR_HELPERS, connectors)?;
     let module = &doc.id;
-    // What the runtime must hold is decided over every graph: a child's
-    // model or tool is called from the same package.
-    let llm = any_graph(doc, Document::has_llm_nodes);
-    let http_tools = any_graph(doc, |d| d.http_tools().next().is_some());
     let main_go = fill("main.go", MAIN_GO, &[("SERVICE_NAME", module)])
         .and_then(|text| local_import("main.go", &text, module, "server"))
         .map_err(|d| vec![d])?;
-    let server_go = local_import("server.go", SERVER_GO, module, "graph").map_err(|d| vec![d])?;
 
     let pinned = crate::modules::pinned(doc);
     let (go, mut requires) = match &pinned {
@@ -133,43 +52,31 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         ),
         File::text("openapi_test.go", tests::openapi_test()),
         File::text("config.go", config_go(doc)),
-        File::text("internal/server/server.go", server_go),
-        File::text("internal/server/request.go", REQUEST_GO),
-        File::text("internal/server/request_test.go", REQUEST_TEST_GO),
         File::text("internal/server/server_test.go", tests::server_test(doc)),
-        File::text("internal/graph/state.go", STATE_GO),
-        File::text("internal/graph/errors.go", ERRORS_GO),
-        File::text("internal/graph/runtime.go", RUNTIME_GO),
-        File::text("internal/graph/runtime_test.go", RUNTIME_TEST_GO),
-        File::text("internal/graph/text.go", TEXT_GO),
-        File::text("internal/graph/caller.go", CALLER_GO),
-        File::text("internal/graph/encode.go", ENCODE_GO),
-        File::text("internal/graph/conditions.go", CONDITIONS_GO),
         File::text("internal/graph/graph.go", graph::graph_go(doc)),
         File::text("README.md", readme::readme(doc)),
         File::text(
             "Dockerfile",
             dockerfile(&go, pinned.is_some(), doc.logical.settings.server.port),
         ),
-        File::text(".dockerignore", DOCKERIGNORE),
-        File::text(".gitignore", GITIGNORE),
     ];
     if let Some(p) = &pinned {
         files.push(File::text("go.sum", p.sums));
     }
-    files.extend(crate::threads::emit(doc, module)?);
-    if doc.logical.settings.tracing.enabled {
-        files.push(File::text("internal/graph/telemetry.go", TELEMETRY_GO));
-        files.push(File::text(
-            "internal/graph/telemetry_test.go",
-            TELEMETRY_TEST_GO,
-        ));
+    // The runtime's files the document's uses select (parts.rs).
+    let uses = parts::uses(doc, placed.runtime.iter().map(String::as_str));
+    for part in parts::select(crate::parts::TABLE, &uses) {
+        let text = match part.imports {
+            Some(package) => {
+                local_import(part.path, part.text, module, package).map_err(|d| vec![d])?
+            }
+            None => part.text.to_string(),
+        };
+        files.push(File::text(part.path, text));
     }
+    files.extend(crate::threads::emit(doc, module)?);
     if svc_backend_sdk::subgraphs::calls_mcp_servers(doc) {
         files.push(crate::mcp::servers_file(doc));
-        for (path, text) in MCP_CLIENT {
-            files.push(File::text(*path, *text));
-        }
     }
     if doc.logical.settings.mcp.expose {
         let mcp = &doc.logical.settings.mcp;
@@ -187,117 +94,16 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         files.push(File::text("internal/server/mcp.go", server));
         files.push(File::text("internal/server/mcp_test.go", test));
     }
-    // Agents and classifiers answer as python-svc does, down to the text
-    // they feed the model (pytext.go).
-    let agentic = any_graph(doc, svc_backend_sdk::agents::runs_agents);
-    let published = doc.logical.settings.a2a.enabled;
-    if published {
-        let graph = |path, text| local_import(path, text, module, "graph").map_err(|d| vec![d]);
-        let server = graph("a2a_server.go", A2A_SERVER_GO)?;
-        let test = graph("a2a_server_test.go", A2A_SERVER_TEST_GO)?;
-        let credentials = graph("a2a_credentials.go", A2A_CREDENTIALS_GO)?;
-        files.push(File::text("internal/server/a2a.go", server));
-        files.push(File::text("internal/server/a2a_test.go", test));
-        files.push(File::text(
-            "internal/server/a2a_credentials.go",
-            credentials,
-        ));
+    if doc.logical.settings.a2a.enabled {
         files.push(crate::a2a::agent_file(doc).map_err(|d| vec![d])?);
-        files.push(File::text("internal/graph/a2a_run.go", A2A_RUN_GO));
-        // The reply is the field the run wrote last: the run's node events
-        // say which (stream.go), whether or not the graph streams.
-        if !doc.logical.settings.streaming {
-            files.push(File::text("internal/graph/stream.go", STREAM_GO));
-        }
-    }
-    if crate::modules::speaks_a2a(doc) {
-        files.push(File::text("internal/graph/a2a_card.go", A2A_CARD_GO));
-    }
-    if crate::agents::calls_a2a(doc) {
-        files.push(File::text("internal/graph/a2a_client.go", A2A_CLIENT_GO));
-        files.push(File::text(
-            "internal/graph/a2a_client_test.go",
-            A2A_CLIENT_TEST_GO,
-        ));
-        files.push(File::text(
-            "internal/server/a2a_stub_test.go",
-            A2A_STUB_TEST_GO,
-        ));
-    }
-    if doc.logical.settings.streaming {
-        let graph = |path, text| local_import(path, text, module, "graph").map_err(|d| vec![d]);
-        let server_stream = graph("server_stream.go", SERVER_STREAM_GO)?;
-        let server_stream_test = graph("server_stream_test.go", SERVER_STREAM_TEST_GO)?;
-        files.push(File::text("internal/server/stream.go", server_stream));
-        files.push(File::text(
-            "internal/server/stream_test.go",
-            server_stream_test,
-        ));
-        files.push(File::text("internal/graph/stream.go", STREAM_GO));
-        files.push(File::text("internal/graph/stream_test.go", STREAM_TEST_GO));
-        // The model's stream serves llm nodes and workers' turns alike.
-        if llm || agentic {
-            files.push(File::text("internal/graph/llm_stream.go", LLM_STREAM_GO));
-        }
-        if agentic {
-            files.push(File::text(
-                "internal/graph/agents_stream.go",
-                AGENTS_STREAM_GO,
-            ));
-            files.push(File::text(
-                "internal/graph/agents_stream_test.go",
-                AGENTS_STREAM_TEST_GO,
-            ));
-        }
-    }
-    let has = |kind: fn(&NodeKind) -> bool| {
-        any_graph(doc, |d| d.logical.nodes.iter().any(|n| kind(&n.kind)))
-    };
-    let classifies = has(|k| matches!(k, NodeKind::IntentClassifier(_)));
-    let retrieves = has(|k| matches!(k, NodeKind::Rag(_)));
-    if has(|k| matches!(k, NodeKind::Subgraph(_))) {
-        files.push(File::text("internal/graph/subgraph.go", SUBGRAPH_GO));
-        files.push(File::text(
-            "internal/graph/subgraph_test.go",
-            SUBGRAPH_TEST_GO,
-        ));
     }
     // Every missing body of every graph is reported at once.
     let mut errors = Vec::new();
-    if agentic {
+    if uses.contains(&Use::Agents) {
         match crate::agents::registry(doc) {
             Ok(file) => files.push(file),
             Err(d) => errors.extend(d),
         }
-        files.push(File::text("internal/graph/agents.go", AGENTS_GO));
-        files.push(File::text("internal/graph/agents_test.go", AGENTS_TEST_GO));
-    }
-    if classifies {
-        files.push(File::text("internal/graph/intent.go", INTENT_GO));
-        files.push(File::text("internal/graph/intent_test.go", INTENT_TEST_GO));
-    }
-    if retrieves {
-        files.push(File::text("internal/graph/rag.go", RAG_GO));
-        files.push(File::text("internal/graph/rag_test.go", RAG_TEST_GO));
-    }
-    if agentic || classifies || retrieves || published {
-        files.push(File::text("internal/graph/pytext.go", PYTEXT_GO));
-    }
-    // Its tests call the model client too.
-    if agentic || classifies || retrieves {
-        files.push(File::text("internal/graph/pytext_test.go", PYTEXT_TEST_GO));
-    }
-    // The model client's plumbing serves agents and embeddings too.
-    let llm = llm || agentic || retrieves;
-    if llm || http_tools || placed.runtime.contains("upstream") {
-        files.push(File::text("internal/graph/upstream.go", UPSTREAM_GO));
-    }
-    if http_tools {
-        files.push(File::text("internal/graph/httptool.go", HTTPTOOL_GO));
-    }
-    if llm {
-        files.push(File::text("internal/graph/llm.go", LLM_GO));
-        files.push(File::text("internal/graph/llm_test.go", LLM_TEST_GO));
     }
     for (d, scope) in all_graphs(doc) {
         if !scope.is_root() {

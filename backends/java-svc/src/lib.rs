@@ -15,6 +15,7 @@ mod graph;
 mod java;
 mod names;
 mod nodes;
+mod parts;
 pub(crate) mod project;
 mod scope;
 mod tests;

@@ -20,6 +20,7 @@ mod mcp;
 mod model;
 mod names;
 mod nodes;
+mod parts;
 mod project;
 mod project_tests;
 mod py;

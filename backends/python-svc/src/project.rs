@@ -1,6 +1,7 @@
 //! Assembles the Python project.
 
-use svc_backend_sdk::ir::{AgentKind, CheckpointerKind, Document, FieldType, ItemType, Reducer};
+use svc_backend_sdk::ir::{AgentKind, Document, FieldType, ItemType, Reducer};
+use svc_backend_sdk::parts;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
@@ -10,35 +11,16 @@ use crate::scope::{self, Scope};
 use crate::{agents, graph, mcp, nodes, project_tests, readme, tools};
 
 /// The SDK a generated project depends on (this repository's sdk/python),
-/// with the `mcp` extra when the graph talks MCP or is published over it,
-/// the `a2a` extra when it is published as an A2A agent, and LangGraph's
-/// saver for a durable checkpointer (`checkpoint-sqlite`, `checkpoint-postgres`).
+/// with the extras the document's uses select (parts.rs): `mcp` when the
+/// graph talks MCP or is published over it, `a2a` when it is published as
+/// an A2A agent or calls one, `tracing`, and LangGraph's saver for a
+/// durable checkpointer (`checkpoint-sqlite`, `checkpoint-postgres`).
 pub fn sdk_requirement(doc: &Document) -> String {
-    let mcp = doc.logical.settings.mcp.expose
-        || scope::all_graphs(doc)
-            .iter()
-            .any(|(d, _)| !d.logical.mcp_servers.is_empty());
-    let mut extras = vec!["server", "http"];
-    if mcp {
-        extras.push("mcp");
-    }
-    let a2a_peers = scope::all_graphs(doc).iter().any(|(d, _)| {
-        d.logical
-            .agents
-            .iter()
-            .any(|a| matches!(a.kind, AgentKind::A2a { .. }))
-    });
-    if doc.logical.settings.a2a.enabled || a2a_peers {
-        extras.push("a2a");
-    }
-    if doc.logical.settings.tracing.enabled {
-        extras.push("tracing");
-    }
-    match doc.logical.settings.checkpointer.kind {
-        CheckpointerKind::Sqlite => extras.push("checkpoint-sqlite"),
-        CheckpointerKind::Postgres => extras.push("checkpoint-postgres"),
-        CheckpointerKind::None | CheckpointerKind::Memory => {}
-    }
+    let uses = parts::uses(doc, []);
+    let extras: Vec<&str> = parts::select(crate::parts::TABLE, &uses)
+        .into_iter()
+        .copied()
+        .collect();
     format!("svc-sdk[{}]>=0.3.2,<0.4", extras.join(","))
 }
 

@@ -23,6 +23,7 @@ pub mod literals;
 pub mod llm;
 pub mod names;
 pub mod openapi;
+pub mod parts;
 pub mod placeholders;
 pub mod readme;
 pub mod runtime_files;
@@ -35,6 +36,8 @@ pub mod writer;
 
 pub use svc_ir as ir;
 pub use svc_ir::Diagnostic;
+
+use parts::Serves::{self, Feature};
 
 #[doc(hidden)]
 pub use glue::{__connector_info, __connector_render, __emit, __info};
@@ -62,27 +65,28 @@ impl File {
     }
 }
 
-/// The router features of an IR v2 document that a backend supporting every
-/// condition operator on every scalar field declares.
-pub const ALL_ROUTER_FEATURES: [&str; 13] = [
-    "router.op.eq",
-    "router.op.ne",
-    "router.op.gt",
-    "router.op.ge",
-    "router.op.lt",
-    "router.op.le",
-    "router.op.in",
-    "router.op.exists",
-    "router.op.truthy",
-    "router.field.string",
-    "router.field.integer",
-    "router.field.number",
-    "router.field.boolean",
+/// The capability keys of router conditions, for a backend supporting every
+/// condition operator on every scalar field (a row of its parts table).
+pub const ALL_ROUTER_FEATURES: &[Serves] = &[
+    Feature("router.op.eq"),
+    Feature("router.op.ne"),
+    Feature("router.op.gt"),
+    Feature("router.op.ge"),
+    Feature("router.op.lt"),
+    Feature("router.op.le"),
+    Feature("router.op.in"),
+    Feature("router.op.exists"),
+    Feature("router.op.truthy"),
+    Feature("router.field.string"),
+    Feature("router.field.integer"),
+    Feature("router.field.number"),
+    Feature("router.field.boolean"),
 ];
 
-/// The model API every built-in backend calls (`model.provider: openai`):
-/// OpenAI's chat completions, at any compatible server (`baseUrlEnv`).
-pub const OPENAI_PROVIDER: &str = "model.provider.openai";
+/// The capability key of the model API every built-in backend calls
+/// (`model.provider: openai`): OpenAI's chat completions, at any compatible
+/// server (`baseUrlEnv`).
+pub const OPENAI_PROVIDER: Serves = Feature("model.provider.openai");
 
 /// Why a backend that calls only [`OPENAI_PROVIDER`] refuses other
 /// providers: the reason for the key `feature:model.provider.*`.

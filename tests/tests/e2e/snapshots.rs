@@ -3,12 +3,15 @@
 //! reviewed as a diff (`cargo insta review`). The toolchain and HTTP tests
 //! stay the proof that the code works; these only show what changed.
 //!
-//! Files that every project of a backend holds byte for byte (its runtime)
-//! are one snapshot, `<platform>__shared`; each fixture's snapshot lists its
-//! whole tree and spells out the files of its own. The backend component's
-//! digest in the build manifest is redacted. A Java project's package
-//! comes from its document id; it is written `{package}` here so that the
-//! runtime files of every Java project compare equal.
+//! Files that every project of a backend holds byte for byte are one
+//! snapshot, `<platform>__shared`. A file copied from the backend's runtime
+//! (`backends/<platform>/runtime/`, vetted and tested there) is named, not
+//! spelled out: `=== path: runtime graph/agents.go`. Each fixture's
+//! snapshot lists its whole tree and spells out the files generated for
+//! it. The backend component's digest in the build manifest is redacted. A
+//! Java project's package comes from its document id; it is written
+//! `{package}` here so that the runtime files of every Java project compare
+//! equal.
 
 use std::collections::BTreeMap;
 
@@ -48,14 +51,29 @@ fn emitted_projects_match_their_snapshots() {
             "{platform}: only {} projects",
             projects.len()
         );
+        let runtime = RuntimeSources::of(platform);
         let shared = shared_files(&projects);
-        insta::assert_snapshot!(format!("{platform}__shared"), render(&shared, |_| false));
+        insta::assert_snapshot!(
+            format!("{platform}__shared"),
+            render(&shared, |_| false, |file| runtime.source_of(file, ""))
+        );
         for (fixture, files) in &projects {
             let tree: BTreeMap<&str, &ProjectFile> =
                 files.iter().map(|f| (f.path.as_str(), f)).collect();
+            // A go project's module path is its document's id (go.mod).
+            let module = tree
+                .get("go.mod")
+                .and_then(|f| std::str::from_utf8(&f.contents).ok())
+                .and_then(|t| t.lines().next())
+                .and_then(|l| l.strip_prefix("module "))
+                .unwrap_or_default();
             insta::assert_snapshot!(
                 format!("{platform}__{fixture}"),
-                render(&tree, |path| shared.contains_key(path))
+                render(
+                    &tree,
+                    |path| shared.contains_key(path),
+                    |file| runtime.source_of(file, module)
+                )
             );
         }
     }
@@ -133,14 +151,80 @@ fn shared_files(projects: &[(String, Vec<ProjectFile>)]) -> BTreeMap<&str, &Proj
     shared
 }
 
+/// The files of a backend's runtime (`backends/<platform>/runtime/`), by
+/// their path there, for the backends that copy theirs into a project.
+struct RuntimeSources {
+    platform: String,
+    files: Vec<(String, String)>,
+}
+
+impl RuntimeSources {
+    fn of(platform: &str) -> Self {
+        let dir = match platform {
+            "go" => "backends/go/runtime",
+            "java-svc" => "backends/java-svc/runtime",
+            _ => {
+                return RuntimeSources {
+                    platform: platform.into(),
+                    files: Vec::new(),
+                }
+            }
+        };
+        let root = workspace().join(dir);
+        let mut files = Vec::new();
+        let mut pending = vec![root.clone()];
+        while let Some(d) = pending.pop() {
+            for entry in std::fs::read_dir(&d).expect("runtime dir") {
+                let path = entry.expect("runtime entry").path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if let Ok(text) = std::fs::read_to_string(&path) {
+                    let name = path.strip_prefix(&root).expect("under root");
+                    files.push((name.to_string_lossy().replace('\\', "/"), text));
+                }
+            }
+        }
+        files.sort();
+        RuntimeSources {
+            platform: platform.into(),
+            files,
+        }
+    }
+
+    /// The runtime file `file` is a copy of, as the backend copies: a go
+    /// file imports the project's `internal/<package>` for the runtime
+    /// module's; a Java one names the graph's package (here `{package}`)
+    /// for `__SVC_PACKAGE__`. `module` is the go project's module path.
+    fn source_of(&self, file: &ProjectFile, module: &str) -> Option<&str> {
+        let text = std::str::from_utf8(&file.contents).ok()?;
+        let text = match self.platform.as_str() {
+            "go" => text.replace(&format!("\"{module}/internal/"), "\"svc.dev/runtime/"),
+            _ => text.replace("{package}", "com.svc.__SVC_PACKAGE__"),
+        };
+        self.files
+            .iter()
+            .find(|(_, source)| *source == text)
+            .map(|(name, _)| name.as_str())
+    }
+}
+
 /// The tree as text: one header per file, then its contents unless it is
-/// one of the shared files (or not text).
-fn render(tree: &BTreeMap<&str, &ProjectFile>, is_shared: impl Fn(&str) -> bool) -> String {
+/// one of the shared files, a copy of a runtime file (named by `origin`)
+/// or not text.
+fn render<'r>(
+    tree: &BTreeMap<&str, &ProjectFile>,
+    is_shared: impl Fn(&str) -> bool,
+    origin: impl Fn(&ProjectFile) -> Option<&'r str>,
+) -> String {
     let mut out = String::new();
     for (path, file) in tree {
         let mode = if file.executable { " (executable)" } else { "" };
         if is_shared(path) {
             out.push_str(&format!("=== {path}{mode}: shared\n"));
+            continue;
+        }
+        if let Some(source) = origin(file) {
+            out.push_str(&format!("=== {path}{mode}: runtime {source}\n"));
             continue;
         }
         match std::str::from_utf8(&file.contents) {

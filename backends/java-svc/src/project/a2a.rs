@@ -11,35 +11,6 @@ use svc_backend_sdk::{Diagnostic, File};
 
 use crate::java::quote;
 
-pub(super) const ENDPOINT: (&str, &str) = (
-    "web/A2aEndpoint.java",
-    include_str!("../../runtime/java/A2aEndpoint.java"),
-);
-
-/// Who may call `/a2a`: the callers of settings.a2a.tokens, or the service's credential.
-pub(super) const CREDENTIALS: (&str, &str) = (
-    "web/A2aCredentials.java",
-    include_str!("../../runtime/java/A2aCredentials.java"),
-);
-
-/// Reports a caller's token that cannot be read at start-up, naming the entry and variable.
-pub(super) const START_FAILURE_ANALYZER: (&str, &str) = (
-    "web/A2aStartFailureAnalyzer.java",
-    include_str!("../../runtime/java/A2aStartFailureAnalyzer.java"),
-);
-
-/// The endpoint's tests and its credentials' (`web/`), for any published graph.
-pub(super) const TESTS: [(&str, &str); 2] = [
-    (
-        "A2aEndpointTests.java",
-        include_str!("../../runtime/test/A2aEndpointTests.java"),
-    ),
-    (
-        "A2aCredentialsTest.java",
-        include_str!("../../runtime/test/A2aCredentialsTest.java"),
-    ),
-];
-
 /// `web/A2aAgent.java`.
 pub(super) fn agent(doc: &Document, pkg: &str) -> Result<File, Diagnostic> {
     let (input, messages) = input_field(doc)?;

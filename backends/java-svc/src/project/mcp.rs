@@ -23,44 +23,6 @@ pub(super) const SDK: &[(&str, &str, &str)] = &[
     ("io.modelcontextprotocol.sdk", "mcp-json-jackson2", "2.1.0"),
 ];
 
-/// Runtime files of a graph that calls MCP servers (main, then tests).
-pub(super) const CLIENT: &[(&str, &str)] = &[
-    (
-        "runtime/McpServers.java",
-        include_str!("../../runtime/java/McpServers.java"),
-    ),
-    (
-        "runtime/McpTransports.java",
-        include_str!("../../runtime/java/McpTransports.java"),
-    ),
-    (
-        "runtime/McpArguments.java",
-        include_str!("../../runtime/java/McpArguments.java"),
-    ),
-    (
-        "runtime/McpTool.java",
-        include_str!("../../runtime/java/McpTool.java"),
-    ),
-    (
-        "runtime/McpStartFailureAnalyzer.java",
-        include_str!("../../runtime/java/McpStartFailureAnalyzer.java"),
-    ),
-];
-pub(super) const CLIENT_TESTS: &[(&str, &str)] = &[
-    (
-        "McpServersTest.java",
-        include_str!("../../runtime/test/McpServersTest.java"),
-    ),
-    (
-        "McpFixtureServer.java",
-        include_str!("../../runtime/test/McpFixtureServer.java"),
-    ),
-];
-pub(super) const ENDPOINT: (&str, &str) = (
-    "web/McpEndpoint.java",
-    include_str!("../../runtime/java/McpEndpoint.java"),
-);
-
 /// Whether the service needs the SDK at all.
 pub fn speaks_mcp(doc: &Document) -> bool {
     svc_backend_sdk::subgraphs::calls_mcp_servers(doc) || doc.logical.settings.mcp.expose

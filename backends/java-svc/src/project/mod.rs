@@ -1,12 +1,13 @@
 //! Assembles the Maven project; one module per file it writes.
 
-use svc_backend_sdk::ir::{Document, NodeKind};
+use svc_backend_sdk::ir::Document;
+use svc_backend_sdk::parts::{self, Use};
 use svc_backend_sdk::runtime_files::fill;
-use svc_backend_sdk::subgraphs::any_graph;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
 use crate::java::package_segment;
+use crate::parts::JavaPart;
 use crate::scope::all_graphs;
 use crate::{graph, nodes, tests};
 
@@ -27,93 +28,6 @@ use readme::readme;
 use state::graph_state;
 pub use state::{legacy_field, schema_constant};
 
-const RUNTIME: &[(&str, &str)] = &[
-    (
-        "runtime/SvcError.java",
-        include_str!("../../runtime/java/SvcError.java"),
-    ),
-    (
-        "runtime/GraphNode.java",
-        include_str!("../../runtime/java/GraphNode.java"),
-    ),
-    (
-        "runtime/StateSchema.java",
-        include_str!("../../runtime/java/StateSchema.java"),
-    ),
-    (
-        "runtime/Text.java",
-        include_str!("../../runtime/java/Text.java"),
-    ),
-    (
-        "runtime/GraphRun.java",
-        include_str!("../../runtime/java/GraphRun.java"),
-    ),
-    // The spans of a run; a traced graph's Telemetry installs what records them.
-    (
-        "runtime/Tracing.java",
-        include_str!("../../runtime/java/Tracing.java"),
-    ),
-    // GraphRun's hitl step throws it (used by graphs with a checkpointer).
-    (
-        "runtime/Interrupt.java",
-        include_str!("../../runtime/java/Interrupt.java"),
-    ),
-    (
-        "runtime/Values.java",
-        include_str!("../../runtime/java/Values.java"),
-    ),
-    (
-        "runtime/RequestJson.java",
-        include_str!("../../runtime/java/RequestJson.java"),
-    ),
-    (
-        "runtime/EnvFile.java",
-        include_str!("../../runtime/java/EnvFile.java"),
-    ),
-    // The A2A caller a native body reads (Caller.current()); null outside an A2A call.
-    (
-        "runtime/Caller.java",
-        include_str!("../../runtime/java/Caller.java"),
-    ),
-    (
-        "runtime/HealthCheck.java",
-        include_str!("../../runtime/java/HealthCheck.java"),
-    ),
-    (
-        "runtime/TrainingRun.java",
-        include_str!("../../runtime/java/TrainingRun.java"),
-    ),
-    (
-        "config/AuthSettings.java",
-        include_str!("../../runtime/java/AuthSettings.java"),
-    ),
-    (
-        "web/GraphController.java",
-        include_str!("../../runtime/java/GraphController.java"),
-    ),
-    (
-        "web/ErrorAdvice.java",
-        include_str!("../../runtime/java/ErrorAdvice.java"),
-    ),
-    (
-        "web/RuntimeCounts.java",
-        include_str!("../../runtime/java/RuntimeCounts.java"),
-    ),
-];
-/// settings.tracing.enabled: OpenTelemetry, installed as the runtime's tracer.
-const TELEMETRY: (&str, &str) = (
-    "config/Telemetry.java",
-    include_str!("../../runtime/java/Telemetry.java"),
-);
-const TELEMETRY_TEST: &str = include_str!("../../runtime/test/TelemetryTest.java");
-const UPSTREAM: (&str, &str) = (
-    "runtime/Upstream.java",
-    include_str!("../../runtime/java/Upstream.java"),
-);
-const HTTP_TOOL: (&str, &str) = (
-    "runtime/HttpTool.java",
-    include_str!("../../runtime/java/HttpTool.java"),
-);
 /// What connectors' code reaches of the runtime, in the package
 /// `com.svc.connectors.runtime` (the runtime's own is named after the graph,
 /// which a connector cannot know): `Fields` whenever the graph has a
@@ -129,108 +43,6 @@ const CONNECTOR_UPSTREAM: (&str, &str) = (
 const CONNECTOR_RUNTIME_DIR: &str = "src/main/java/com/svc/connectors/runtime";
 /// The runtime helpers connectors may ask for (`svc-runtime:NAME`).
 const CONNECTOR_HELPERS: &[&str] = &["upstream"];
-const LLM_CLIENT: (&str, &str) = (
-    "runtime/LlmClient.java",
-    include_str!("../../runtime/java/LlmClient.java"),
-);
-/// A graph with settings.streaming: its runs' events, the observed run, the
-/// SSE answer and, with LLM nodes, the model client that streams tokens.
-const STREAMING: &[(&str, &str)] = &[
-    (
-        "runtime/RunEvents.java",
-        include_str!("../../runtime/java/RunEvents.java"),
-    ),
-    (
-        "runtime/ObservedRun.java",
-        include_str!("../../runtime/java/ObservedRun.java"),
-    ),
-    (
-        "web/EventStream.java",
-        include_str!("../../runtime/java/EventStream.java"),
-    ),
-];
-const OBSERVED_RUN_TEST: (&str, &str) = (
-    "ObservedRunTest.java",
-    include_str!("../../runtime/test/ObservedRunTest.java"),
-);
-const STREAMING_LLM_CLIENT: (&str, &str) = (
-    "runtime/StreamingLlmClient.java",
-    include_str!("../../runtime/java/StreamingLlmClient.java"),
-);
-/// A streaming graph with agents: its workers' turns stream (tested here).
-const STREAMING_AGENTS_TEST: (&str, &str) = (
-    "StreamingAgentsTest.java",
-    include_str!("../../runtime/test/StreamingAgentsTest.java"),
-);
-/// Routers with conditions: python-svc's operators.
-const CONDITIONS: (&str, &str) = (
-    "runtime/Conditions.java",
-    include_str!("../../runtime/java/Conditions.java"),
-);
-const CONDITIONS_TEST: (&str, &str) = (
-    "ConditionsTest.java",
-    include_str!("../../runtime/test/ConditionsTest.java"),
-);
-/// A graph with subgraph nodes: python-svc's run_child.
-const SUBGRAPHS: (&str, &str) = (
-    "runtime/Subgraphs.java",
-    include_str!("../../runtime/java/Subgraphs.java"),
-);
-const SUBGRAPHS_TEST: (&str, &str) = (
-    "SubgraphsTest.java",
-    include_str!("../../runtime/test/SubgraphsTest.java"),
-);
-/// Agents, tool-calling llm nodes and intent classifiers: python-svc's
-/// semantics down to the text fed to the model (PyJson). Each part ships
-/// its tests (`runtime/test/`, against ModelStub, a local model provider).
-const AGENTS: (&str, &str) = (
-    "runtime/Agents.java",
-    include_str!("../../runtime/java/Agents.java"),
-);
-/// Agents of kind a2a (Agents reaches them through it).
-const A2A_PEERS: (&str, &str) = (
-    "runtime/A2aPeers.java",
-    include_str!("../../runtime/java/A2aPeers.java"),
-);
-const A2A_PEERS_TEST: (&str, &str) = (
-    "A2aPeersTest.java",
-    include_str!("../../runtime/test/A2aPeersTest.java"),
-);
-const AGENTS_TEST: (&str, &str) = (
-    "AgentsTest.java",
-    include_str!("../../runtime/test/AgentsTest.java"),
-);
-const INTENT_CLASSIFIER: (&str, &str) = (
-    "runtime/IntentClassifier.java",
-    include_str!("../../runtime/java/IntentClassifier.java"),
-);
-const INTENT_CLASSIFIER_TEST: (&str, &str) = (
-    "IntentClassifierTest.java",
-    include_str!("../../runtime/test/IntentClassifierTest.java"),
-);
-const RETRIEVAL: (&str, &str) = (
-    "runtime/Retrieval.java",
-    include_str!("../../runtime/java/Retrieval.java"),
-);
-const RETRIEVAL_TEST: (&str, &str) = (
-    "RetrievalTest.java",
-    include_str!("../../runtime/test/RetrievalTest.java"),
-);
-const PY_JSON: (&str, &str) = (
-    "runtime/PyJson.java",
-    include_str!("../../runtime/java/PyJson.java"),
-);
-const PY_JSON_TESTS: &[(&str, &str)] = &[
-    (
-        "PyJsonTest.java",
-        include_str!("../../runtime/test/PyJsonTest.java"),
-    ),
-    (
-        "ModelStub.java",
-        include_str!("../../runtime/test/ModelStub.java"),
-    ),
-];
-const MCP_STUB: &str = include_str!("../../runtime/test/McpStub.java");
 const MVNW: &str = include_str!("../../runtime/wrapper/mvnw");
 const MVNW_CMD: &str = include_str!("../../runtime/wrapper/mvnw.cmd");
 const WRAPPER_PROPERTIES: &str = include_str!("../../runtime/wrapper/maven-wrapper.properties");
@@ -288,12 +100,9 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     let base = format!("src/main/java/com/svc/{pkg}");
     // What the runtime must hold is decided over every graph: a child's
     // model, tool or retriever runs in the same service.
-    let has = |kind: fn(&NodeKind) -> bool| {
-        any_graph(doc, |d| d.logical.nodes.iter().any(|n| kind(&n.kind)))
-    };
-    let agentic = any_graph(doc, svc_backend_sdk::agents::runs_agents);
-    // Agents reach the provider through LlmClient, even with no model of their own.
-    let llm = agentic || any_graph(doc, Document::has_llm_nodes);
+    // What the runtime must hold is decided over every graph (parts.rs):
+    // a child's model, tool or retriever runs in the same service.
+    let uses = parts::uses(doc, placed.runtime.iter().map(String::as_str));
     let mut files = vec![
         File::text("pom.xml", pom(doc, &placed.dependencies)),
         File::text("mvnw", MVNW).executable(),
@@ -320,117 +129,41 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             tests::http_tests(doc, &pkg),
         ),
     ];
-    let mut runtime: Vec<(&str, &str)> = RUNTIME.to_vec();
-    let http_tools = any_graph(doc, |d| d.http_tools().next().is_some());
-    let connector_upstream = placed.runtime.contains("upstream");
-    // Embeddings are fetched through Upstream too.
-    let retrieves = has(|k| matches!(k, NodeKind::Rag(_)));
-    // McpServers has Upstream let the JDK resend a POST on a dead connection.
-    let mcp_clients = svc_backend_sdk::subgraphs::calls_mcp_servers(doc);
-    if llm || http_tools || connector_upstream || retrieves || mcp_clients {
-        runtime.push(UPSTREAM);
-    }
-    if llm || http_tools {
-        runtime.push(HTTP_TOOL);
-    }
     let (threads_main, threads_tests) =
         threads::runtime_files(doc.logical.settings.checkpointer.kind);
-    runtime.extend(threads_main);
-    let mut runtime_tests: Vec<(&str, &str)> = threads_tests;
+    let mut runtime: Vec<(&str, &str)> = threads_main;
+    let mut runtime_tests: Vec<(String, &str)> = threads_tests
+        .into_iter()
+        .map(|(name, text)| (format!("runtime/{name}"), text))
+        .collect();
     // The FailureAnalyzers that print a refused start without a stack trace.
     let mut analyzers: Vec<&str> = Vec::new();
-    files.extend(threads::files(doc, &pkg));
-    if mcp_clients {
-        runtime.extend(mcp::CLIENT);
-        runtime_tests.extend(mcp::CLIENT_TESTS);
-        files.push(mcp::config(doc, &pkg));
-        analyzers.push("runtime.McpStartFailureAnalyzer");
-        // The servers of the project's own tests (GraphHttpTests' @TestBean).
-        let stub = fill("McpStub.java", MCP_STUB, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
-        files.push(File::text(
-            format!("src/test/java/com/svc/{pkg}/McpStub.java"),
-            stub,
-        ));
-    }
-    if doc.logical.settings.mcp.expose {
-        runtime.push(mcp::ENDPOINT);
-    }
-    let published = doc.logical.settings.a2a.enabled;
-    if published {
-        runtime.push(a2a::ENDPOINT);
-        runtime.push(a2a::CREDENTIALS);
-        runtime.push(a2a::START_FAILURE_ANALYZER);
-        analyzers.push("web.A2aStartFailureAnalyzer");
-        files.push(a2a::agent(doc, &pkg).map_err(|d| vec![d])?);
-        for (name, text) in a2a::TESTS {
-            let tests = fill(name, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
-            files.push(File::text(
-                format!("src/test/java/com/svc/{pkg}/web/{name}"),
-                tests,
-            ));
+    for part in parts::select(crate::parts::TABLE, &uses) {
+        match part {
+            JavaPart::Main(path, text) => runtime.push((path, text)),
+            JavaPart::Test(path, text) => runtime_tests.push((path.to_string(), text)),
+            JavaPart::Analyzer(class) => analyzers.push(class),
         }
+    }
+    files.extend(threads::files(doc, &pkg));
+    if uses.contains(&Use::McpClient) {
+        files.push(mcp::config(doc, &pkg));
+    }
+    if uses.contains(&Use::A2aPublish) {
+        files.push(a2a::agent(doc, &pkg).map_err(|d| vec![d])?);
     }
     if !analyzers.is_empty() {
         files.push(spring_factories(&pkg, &analyzers));
     }
-    if doc.logical.settings.tracing.enabled {
-        runtime.push(TELEMETRY);
-        let test = fill("TelemetryTest.java", TELEMETRY_TEST, &[("PACKAGE", &pkg)])
-            .map_err(|d| vec![d])?;
+    for (path, text) in runtime_tests {
+        let text = fill(&path, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
         files.push(File::text(
-            format!("src/test/java/com/svc/{pkg}/config/TelemetryTest.java"),
-            test,
-        ));
-    }
-    if doc.logical.settings.streaming {
-        runtime.extend(STREAMING);
-        runtime_tests.push(OBSERVED_RUN_TEST);
-        if llm {
-            runtime.push(STREAMING_LLM_CLIENT);
-        }
-    }
-    let classifies = has(|k| matches!(k, NodeKind::IntentClassifier(_)));
-    if has(|k| matches!(k, NodeKind::Router(r) if r.branches.iter().any(|b| b.when.is_some()))) {
-        runtime.push(CONDITIONS);
-        runtime_tests.push(CONDITIONS_TEST);
-    }
-    if has(|k| matches!(k, NodeKind::Subgraph(_))) {
-        runtime.push(SUBGRAPHS);
-        runtime_tests.push(SUBGRAPHS_TEST);
-    }
-    if agentic {
-        runtime.push(AGENTS);
-        runtime.push(A2A_PEERS);
-        runtime_tests.push(A2A_PEERS_TEST);
-        runtime_tests.push(AGENTS_TEST);
-        if doc.logical.settings.streaming {
-            runtime_tests.push(STREAMING_AGENTS_TEST);
-        }
-    }
-    if classifies {
-        runtime.push(INTENT_CLASSIFIER);
-        runtime_tests.push(INTENT_CLASSIFIER_TEST);
-    }
-    if retrieves {
-        runtime.push(RETRIEVAL);
-        runtime_tests.push(RETRIEVAL_TEST);
-    }
-    if agentic || classifies || retrieves || published {
-        runtime.push(PY_JSON);
-    }
-    // Its tests call the model client too.
-    if agentic || classifies || retrieves {
-        runtime_tests.extend(PY_JSON_TESTS);
-    }
-    for (name, text) in runtime_tests {
-        let text = fill(name, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
-        files.push(File::text(
-            format!("src/test/java/com/svc/{pkg}/runtime/{name}"),
+            format!("src/test/java/com/svc/{pkg}/{path}"),
             text,
         ));
     }
-    if llm {
-        runtime.push(LLM_CLIENT);
+    // Agents reach the provider through LlmClient, even with no model of their own.
+    if uses.contains(&Use::ModelCalls) || uses.contains(&Use::Agents) {
         files.push(File::text(
             format!("{base}/config/AiConfig.java"),
             ai_config(doc, &pkg),
@@ -444,7 +177,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     if !placed.is_empty() {
         for_connectors.push(CONNECTOR_FIELDS);
     }
-    if connector_upstream {
+    if uses.contains(&Use::ConnectorUpstream) {
         for_connectors.push(CONNECTOR_UPSTREAM);
     }
     for (path, text) in for_connectors {

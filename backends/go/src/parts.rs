@@ -1,0 +1,285 @@
+//! The Go backend's parts table (`svc_backend_sdk::parts`): each row the
+//! capabilities it serves and the runtime files (`runtime/`) a project
+//! gets when its document uses them. `capabilities::info` declares the
+//! rows' capabilities; `project::emit` copies the selected rows' files.
+//! Files the backend fills or writes per graph (main.go, graph.go, the MCP
+//! tool, the agent registry, ...) are written by their modules, not here.
+
+use svc_backend_sdk::parts::Serves::{Auth, Feature, NodeKind, ToolKind, Transport};
+use svc_backend_sdk::parts::{Part, Use};
+use svc_backend_sdk::{ALL_ROUTER_FEATURES, OPENAI_PROVIDER};
+
+/// A file of the runtime module copied into the project.
+pub struct RuntimeFile {
+    /// Where it goes in the project.
+    pub path: &'static str,
+    pub text: &'static str,
+    /// The runtime package it imports (`graph`), which the project holds
+    /// as `internal/<package>`.
+    pub imports: Option<&'static str>,
+}
+
+/// `runtime/<source>` at `path`.
+macro_rules! file {
+    ($path:literal, $source:literal) => {
+        RuntimeFile {
+            path: $path,
+            text: include_str!(concat!("../runtime/", $source)),
+            imports: None,
+        }
+    };
+    ($path:literal, $source:literal, imports $package:literal) => {
+        RuntimeFile {
+            path: $path,
+            text: include_str!(concat!("../runtime/", $source)),
+            imports: Some($package),
+        }
+    };
+}
+
+use Use::*;
+
+pub const TABLE: &[Part<RuntimeFile>] = &[
+    Part {
+        serves: &[
+            NodeKind("start"),
+            NodeKind("end"),
+            NodeKind("function"),
+            NodeKind("tool"),
+            NodeKind("router"),
+            NodeKind("response_template"),
+            NodeKind("connector"),
+            ToolKind("native"),
+            Auth("none"),
+            Auth("api_key"),
+            Auth("bearer"),
+        ],
+        when: &[&[Always]],
+        parts: &[
+            file!("internal/server/server.go", "server/server.go", imports "graph"),
+            file!("internal/server/request.go", "server/request.go"),
+            file!("internal/server/request_test.go", "server/request_test.go"),
+            file!("internal/graph/state.go", "graph/state.go"),
+            file!("internal/graph/errors.go", "graph/errors.go"),
+            file!("internal/graph/runtime.go", "graph/runtime.go"),
+            file!("internal/graph/runtime_test.go", "graph/runtime_test.go"),
+            file!("internal/graph/text.go", "graph/text.go"),
+            // The A2A caller a native body reads (Caller(ctx)); nil outside an A2A call.
+            file!("internal/graph/caller.go", "graph/caller.go"),
+            file!("internal/graph/encode.go", "graph/encode.go"),
+            file!("internal/graph/conditions.go", "graph/conditions.go"),
+            file!(".dockerignore", "project/dockerignore"),
+            file!(".gitignore", "project/gitignore"),
+        ],
+    },
+    // Router conditions are conditions.go, in every project.
+    Part {
+        serves: ALL_ROUTER_FEATURES,
+        when: &[],
+        parts: &[],
+    },
+    // Threads and interrupts: threads.rs writes the store the checkpointer names.
+    Part {
+        serves: &[
+            NodeKind("hitl"),
+            Feature("checkpointer.memory"),
+            Feature("checkpointer.sqlite"),
+            Feature("checkpointer.postgres"),
+        ],
+        when: &[],
+        parts: &[],
+    },
+    // The model client, which agents and embeddings call too.
+    Part {
+        serves: &[NodeKind("llm"), OPENAI_PROVIDER],
+        when: &[&[ModelCalls, Agents, Rag]],
+        parts: &[
+            file!("internal/graph/llm.go", "graph/llm.go"),
+            file!("internal/graph/llm_test.go", "graph/llm_test.go"),
+        ],
+    },
+    Part {
+        serves: &[],
+        when: &[&[ModelCalls, Agents, Rag, HttpTools, ConnectorUpstream]],
+        parts: &[file!("internal/graph/upstream.go", "graph/upstream.go")],
+    },
+    Part {
+        serves: &[ToolKind("http")],
+        when: &[&[HttpTools]],
+        parts: &[file!("internal/graph/httptool.go", "graph/httptool.go")],
+    },
+    Part {
+        serves: &[
+            NodeKind("agent"),
+            Feature("llm.bound-tools"),
+            Feature("agents.worker"),
+            Feature("agents.supervisor"),
+            Feature("agents.remote"),
+        ],
+        when: &[&[Agents]],
+        parts: &[
+            file!("internal/graph/agents.go", "graph/agents.go"),
+            file!("internal/graph/agents_test.go", "graph/agents_test.go"),
+        ],
+    },
+    Part {
+        serves: &[NodeKind("intent_classifier")],
+        when: &[&[Classifier]],
+        parts: &[
+            file!("internal/graph/intent.go", "graph/intent.go"),
+            file!("internal/graph/intent_test.go", "graph/intent_test.go"),
+        ],
+    },
+    Part {
+        serves: &[NodeKind("rag")],
+        when: &[&[Rag]],
+        parts: &[
+            file!("internal/graph/rag.go", "graph/rag.go"),
+            file!("internal/graph/rag_test.go", "graph/rag_test.go"),
+        ],
+    },
+    // Agents and classifiers answer as python-svc does, down to the text
+    // they feed the model; its tests call the model client too.
+    Part {
+        serves: &[],
+        when: &[&[Agents, Classifier, Rag, A2aPublish]],
+        parts: &[file!("internal/graph/pytext.go", "graph/pytext.go")],
+    },
+    Part {
+        serves: &[],
+        when: &[&[Agents, Classifier, Rag]],
+        parts: &[file!(
+            "internal/graph/pytext_test.go",
+            "graph/pytext_test.go"
+        )],
+    },
+    Part {
+        serves: &[NodeKind("subgraph")],
+        when: &[&[Subgraph]],
+        parts: &[
+            file!("internal/graph/subgraph.go", "graph/subgraph.go"),
+            file!("internal/graph/subgraph_test.go", "graph/subgraph_test.go"),
+        ],
+    },
+    // MCP servers the graph calls (the official Go SDK's client).
+    Part {
+        serves: &[
+            ToolKind("mcp"),
+            Transport("stdio"),
+            Transport("sse"),
+            Transport("streamable_http"),
+        ],
+        when: &[&[McpClient]],
+        parts: &[
+            file!("internal/graph/mcp_client.go", "graph/mcp_client.go"),
+            file!("internal/graph/mcp_sessions.go", "graph/mcp_sessions.go"),
+            file!("internal/graph/mcp_proc_unix.go", "graph/mcp_proc_unix.go"),
+            file!(
+                "internal/graph/mcp_proc_other.go",
+                "graph/mcp_proc_other.go"
+            ),
+            file!(
+                "internal/graph/mcp_client_test.go",
+                "graph/mcp_client_test.go"
+            ),
+            file!(
+                "internal/graph/mcp_proc_unix_test.go",
+                "graph/mcp_proc_unix_test.go"
+            ),
+        ],
+    },
+    // settings.mcp.expose: project.rs fills the graph's one MCP tool.
+    Part {
+        serves: &[Feature("mcp.expose")],
+        when: &[],
+        parts: &[],
+    },
+    // settings.streaming: the run's events (graph), the model's stream (llm
+    // nodes and workers' turns alike) and the text/event-stream answer.
+    Part {
+        serves: &[Feature("streaming")],
+        when: &[&[Streaming]],
+        parts: &[
+            file!("internal/server/stream.go", "server/server_stream.go", imports "graph"),
+            file!(
+                "internal/server/stream_test.go",
+                "server/server_stream_test.go",
+                imports "graph"
+            ),
+            file!("internal/graph/stream_test.go", "graph/stream_test.go"),
+        ],
+    },
+    // The run's node events also tell an A2A reply which field was written last.
+    Part {
+        serves: &[],
+        when: &[&[Streaming, A2aPublish]],
+        parts: &[file!("internal/graph/stream.go", "graph/stream.go")],
+    },
+    Part {
+        serves: &[],
+        when: &[&[Streaming], &[ModelCalls, Agents]],
+        parts: &[file!("internal/graph/llm_stream.go", "graph/llm_stream.go")],
+    },
+    Part {
+        serves: &[],
+        when: &[&[Streaming], &[Agents]],
+        parts: &[
+            file!("internal/graph/agents_stream.go", "graph/agents_stream.go"),
+            file!(
+                "internal/graph/agents_stream_test.go",
+                "graph/agents_stream_test.go"
+            ),
+        ],
+    },
+    // settings.a2a: the graph as an A2A agent (the card, /a2a); agents of
+    // kind a2a: its client (the official a2a-go SDK, both).
+    Part {
+        serves: &[Feature("a2a.publish")],
+        when: &[&[A2aPublish]],
+        parts: &[
+            file!("internal/server/a2a.go", "server/a2a_server.go", imports "graph"),
+            file!(
+                "internal/server/a2a_test.go",
+                "server/a2a_server_test.go",
+                imports "graph"
+            ),
+            file!(
+                "internal/server/a2a_credentials.go",
+                "server/a2a_credentials.go",
+                imports "graph"
+            ),
+            file!("internal/graph/a2a_run.go", "graph/a2a_run.go"),
+        ],
+    },
+    Part {
+        serves: &[Feature("agents.a2a")],
+        when: &[&[A2aCalls]],
+        parts: &[
+            file!("internal/graph/a2a_client.go", "graph/a2a_client.go"),
+            file!(
+                "internal/graph/a2a_client_test.go",
+                "graph/a2a_client_test.go"
+            ),
+            file!(
+                "internal/server/a2a_stub_test.go",
+                "server/a2a_stub_test.go"
+            ),
+        ],
+    },
+    Part {
+        serves: &[],
+        when: &[&[A2aPublish, A2aCalls]],
+        parts: &[file!("internal/graph/a2a_card.go", "graph/a2a_card.go")],
+    },
+    Part {
+        serves: &[Feature("tracing")],
+        when: &[&[Tracing]],
+        parts: &[
+            file!("internal/graph/telemetry.go", "graph/telemetry.go"),
+            file!(
+                "internal/graph/telemetry_test.go",
+                "graph/telemetry_test.go"
+            ),
+        ],
+    },
+];

@@ -1,0 +1,275 @@
+//! The Java backend's parts table (`svc_backend_sdk::parts`): each row the
+//! capabilities it serves and the runtime classes (`runtime/java/`), their
+//! tests (`runtime/test/`) and start-up failure analyzers a project gets
+//! when its document uses them. `capabilities::info` declares the rows'
+//! capabilities; `project::emit` writes the selected rows' parts into the
+//! graph's package. Files written per graph (GraphState, the graphs, their
+//! nodes, AiConfig, McpConfig, A2aAgent) and the checkpointer's store
+//! (project/threads.rs) are written by their modules, not here.
+
+use svc_backend_sdk::parts::Serves::{Auth, Feature, NodeKind, ToolKind, Transport};
+use svc_backend_sdk::parts::{Part, Use};
+use svc_backend_sdk::{ALL_ROUTER_FEATURES, OPENAI_PROVIDER};
+
+/// One part, `__SVC_PACKAGE__` filled with the graph's package.
+pub enum JavaPart {
+    /// A class of the runtime, at this path under the graph's package.
+    Main(&'static str, &'static str),
+    /// A test, at this path under the graph's test package.
+    Test(&'static str, &'static str),
+    /// A FailureAnalyzer (`com.svc.<pkg>.<this>`) that prints a refused
+    /// start as Spring Boot prints one (META-INF/spring.factories).
+    Analyzer(&'static str),
+}
+
+/// `runtime/java/<class>.java` at `<dir>/<class>.java`.
+macro_rules! main {
+    ($dir:literal, $class:literal) => {
+        JavaPart::Main(
+            concat!($dir, "/", $class, ".java"),
+            include_str!(concat!("../runtime/java/", $class, ".java")),
+        )
+    };
+}
+
+/// `runtime/test/<class>.java` at `<dir>/<class>.java`.
+macro_rules! test {
+    ($dir:literal, $class:literal) => {
+        JavaPart::Test(
+            concat!($dir, "/", $class, ".java"),
+            include_str!(concat!("../runtime/test/", $class, ".java")),
+        )
+    };
+    ($class:literal) => {
+        JavaPart::Test(
+            concat!($class, ".java"),
+            include_str!(concat!("../runtime/test/", $class, ".java")),
+        )
+    };
+}
+
+use JavaPart::Analyzer;
+use Use::*;
+
+pub const TABLE: &[Part<JavaPart>] = &[
+    Part {
+        serves: &[
+            NodeKind("start"),
+            NodeKind("end"),
+            NodeKind("function"),
+            NodeKind("tool"),
+            NodeKind("router"),
+            NodeKind("response_template"),
+            NodeKind("connector"),
+            ToolKind("native"),
+            Auth("none"),
+            Auth("api_key"),
+            Auth("bearer"),
+        ],
+        when: &[&[Always]],
+        parts: &[
+            main!("runtime", "SvcError"),
+            main!("runtime", "GraphNode"),
+            main!("runtime", "StateSchema"),
+            main!("runtime", "Text"),
+            main!("runtime", "GraphRun"),
+            // The spans of a run; a traced graph's Telemetry installs what records them.
+            main!("runtime", "Tracing"),
+            // GraphRun's hitl step throws it (used by graphs with a checkpointer).
+            main!("runtime", "Interrupt"),
+            main!("runtime", "Values"),
+            main!("runtime", "RequestJson"),
+            main!("runtime", "EnvFile"),
+            // The A2A caller a native body reads (Caller.current()); null outside an A2A call.
+            main!("runtime", "Caller"),
+            main!("runtime", "HealthCheck"),
+            main!("runtime", "TrainingRun"),
+            main!("config", "AuthSettings"),
+            main!("web", "GraphController"),
+            main!("web", "ErrorAdvice"),
+            main!("web", "RuntimeCounts"),
+        ],
+    },
+    // Threads and interrupts: project/threads.rs writes the store the
+    // checkpointer names.
+    Part {
+        serves: &[
+            NodeKind("hitl"),
+            Feature("checkpointer.memory"),
+            Feature("checkpointer.sqlite"),
+            Feature("checkpointer.postgres"),
+        ],
+        when: &[],
+        parts: &[],
+    },
+    // Routers with conditions: python-svc's operators.
+    Part {
+        serves: ALL_ROUTER_FEATURES,
+        when: &[&[RouterConditions]],
+        parts: &[
+            main!("runtime", "Conditions"),
+            test!("runtime", "ConditionsTest"),
+        ],
+    },
+    // The model client; agents reach the provider through it, even with no
+    // model of their own (project::emit writes AiConfig beside it).
+    Part {
+        serves: &[NodeKind("llm"), OPENAI_PROVIDER],
+        when: &[&[ModelCalls, Agents]],
+        parts: &[main!("runtime", "LlmClient")],
+    },
+    // Embeddings are fetched through Upstream too, and McpServers has it let
+    // the JDK resend a POST on a dead connection.
+    Part {
+        serves: &[],
+        when: &[&[
+            ModelCalls,
+            Agents,
+            HttpTools,
+            ConnectorUpstream,
+            Rag,
+            McpClient,
+        ]],
+        parts: &[main!("runtime", "Upstream")],
+    },
+    Part {
+        serves: &[ToolKind("http")],
+        when: &[&[ModelCalls, Agents, HttpTools]],
+        parts: &[main!("runtime", "HttpTool")],
+    },
+    // Agents, tool-calling llm nodes and intent classifiers: python-svc's
+    // semantics down to the text fed to the model (PyJson). Each part ships
+    // its tests, against ModelStub, a local model provider.
+    Part {
+        serves: &[
+            NodeKind("agent"),
+            Feature("llm.bound-tools"),
+            Feature("agents.worker"),
+            Feature("agents.supervisor"),
+            Feature("agents.remote"),
+            // Agents of kind a2a: Agents reaches them through A2aPeers.
+            Feature("agents.a2a"),
+        ],
+        when: &[&[Agents]],
+        parts: &[
+            main!("runtime", "Agents"),
+            main!("runtime", "A2aPeers"),
+            test!("runtime", "A2aPeersTest"),
+            test!("runtime", "AgentsTest"),
+        ],
+    },
+    Part {
+        serves: &[NodeKind("intent_classifier")],
+        when: &[&[Classifier]],
+        parts: &[
+            main!("runtime", "IntentClassifier"),
+            test!("runtime", "IntentClassifierTest"),
+        ],
+    },
+    Part {
+        serves: &[NodeKind("rag")],
+        when: &[&[Rag]],
+        parts: &[
+            main!("runtime", "Retrieval"),
+            test!("runtime", "RetrievalTest"),
+        ],
+    },
+    Part {
+        serves: &[],
+        when: &[&[Agents, Classifier, Rag, A2aPublish]],
+        parts: &[main!("runtime", "PyJson")],
+    },
+    // Its tests call the model client too.
+    Part {
+        serves: &[],
+        when: &[&[Agents, Classifier, Rag]],
+        parts: &[
+            test!("runtime", "PyJsonTest"),
+            test!("runtime", "ModelStub"),
+        ],
+    },
+    // A graph with subgraph nodes: python-svc's run_child.
+    Part {
+        serves: &[NodeKind("subgraph")],
+        when: &[&[Subgraph]],
+        parts: &[
+            main!("runtime", "Subgraphs"),
+            test!("runtime", "SubgraphsTest"),
+        ],
+    },
+    // MCP servers the graph calls (the official Java SDK's client;
+    // project/mcp.rs writes McpConfig); McpStub serves the project's own
+    // tests (GraphHttpTests' @TestBean).
+    Part {
+        serves: &[
+            ToolKind("mcp"),
+            Transport("stdio"),
+            Transport("sse"),
+            Transport("streamable_http"),
+        ],
+        when: &[&[McpClient]],
+        parts: &[
+            main!("runtime", "McpServers"),
+            main!("runtime", "McpTransports"),
+            main!("runtime", "McpArguments"),
+            main!("runtime", "McpTool"),
+            main!("runtime", "McpStartFailureAnalyzer"),
+            test!("runtime", "McpServersTest"),
+            test!("runtime", "McpFixtureServer"),
+            test!("McpStub"),
+            Analyzer("runtime.McpStartFailureAnalyzer"),
+        ],
+    },
+    Part {
+        serves: &[Feature("mcp.expose")],
+        when: &[&[McpExpose]],
+        parts: &[main!("web", "McpEndpoint")],
+    },
+    // settings.a2a (project/a2a.rs writes the card's A2aAgent): who may
+    // call /a2a, and a caller's token that cannot be read at start-up
+    // reported with its entry and variable.
+    Part {
+        serves: &[Feature("a2a.publish")],
+        when: &[&[A2aPublish]],
+        parts: &[
+            main!("web", "A2aEndpoint"),
+            main!("web", "A2aCredentials"),
+            main!("web", "A2aStartFailureAnalyzer"),
+            test!("web", "A2aEndpointTests"),
+            test!("web", "A2aCredentialsTest"),
+            Analyzer("web.A2aStartFailureAnalyzer"),
+        ],
+    },
+    // settings.streaming: its runs' events, the observed run, the SSE
+    // answer; with a model, the client that streams tokens; with agents,
+    // their workers' streamed turns (tested here).
+    Part {
+        serves: &[Feature("streaming")],
+        when: &[&[Streaming]],
+        parts: &[
+            main!("runtime", "RunEvents"),
+            main!("runtime", "ObservedRun"),
+            main!("web", "EventStream"),
+            test!("runtime", "ObservedRunTest"),
+        ],
+    },
+    Part {
+        serves: &[],
+        when: &[&[Streaming], &[ModelCalls, Agents]],
+        parts: &[main!("runtime", "StreamingLlmClient")],
+    },
+    Part {
+        serves: &[],
+        when: &[&[Streaming], &[Agents]],
+        parts: &[test!("runtime", "StreamingAgentsTest")],
+    },
+    // settings.tracing.enabled: OpenTelemetry, installed as the runtime's tracer.
+    Part {
+        serves: &[Feature("tracing")],
+        when: &[&[Tracing]],
+        parts: &[
+            main!("config", "Telemetry"),
+            test!("config", "TelemetryTest"),
+        ],
+    },
+];

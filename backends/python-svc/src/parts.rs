@@ -1,0 +1,101 @@
+//! The Python backend's parts table (`svc_backend_sdk::parts`): each row
+//! the capabilities it serves and the extras of the SDK (`svc-sdk[...]`, the
+//! runtime of a generated project) it needs when the document uses them.
+//! `capabilities::info` declares the rows' capabilities;
+//! `project::sdk_requirement` asks for the selected rows' extras.
+
+use svc_backend_sdk::parts::Serves::{Auth, Feature, NodeKind, ToolKind, Transport};
+use svc_backend_sdk::parts::{Part, Use};
+use svc_backend_sdk::{ALL_ROUTER_FEATURES, OPENAI_PROVIDER};
+
+use Use::*;
+
+/// Rows whose part is an extra of the SDK.
+pub const TABLE: &[Part<&str>] = &[
+    Part {
+        serves: &[
+            NodeKind("start"),
+            NodeKind("end"),
+            NodeKind("function"),
+            NodeKind("llm"),
+            NodeKind("tool"),
+            NodeKind("router"),
+            NodeKind("response_template"),
+            NodeKind("agent"),
+            NodeKind("rag"),
+            NodeKind("intent_classifier"),
+            NodeKind("subgraph"),
+            NodeKind("hitl"),
+            NodeKind("connector"),
+            ToolKind("native"),
+            ToolKind("http"),
+            ToolKind("mcp"),
+            Transport("stdio"),
+            Transport("sse"),
+            Transport("streamable_http"),
+            Auth("none"),
+            Auth("api_key"),
+            Auth("bearer"),
+        ],
+        // The FastAPI server and the HTTP client of models and tools.
+        when: &[&[Always]],
+        parts: &["server", "http"],
+    },
+    Part {
+        serves: ALL_ROUTER_FEATURES,
+        when: &[],
+        parts: &[],
+    },
+    Part {
+        serves: &[
+            Feature("llm.bound-tools"),
+            Feature("agents.worker"),
+            Feature("agents.supervisor"),
+            Feature("agents.remote"),
+        ],
+        when: &[],
+        parts: &[],
+    },
+    // The official MCP SDK: servers the graph calls, or the graph served as a tool.
+    Part {
+        serves: &[Feature("mcp.expose")],
+        when: &[&[McpExpose, McpClient]],
+        parts: &["mcp"],
+    },
+    // The official a2a-sdk: the graph published as an agent, or agents of kind a2a.
+    Part {
+        serves: &[Feature("agents.a2a"), Feature("a2a.publish")],
+        when: &[&[A2aPublish, A2aCalls]],
+        parts: &["a2a"],
+    },
+    Part {
+        serves: &[
+            Feature("tracing"),
+            Feature("tracing.register"),
+            Feature("tracing.project"),
+        ],
+        when: &[&[Tracing]],
+        parts: &["tracing"],
+    },
+    // LangGraph's memory saver is in the SDK; a durable one is an extra.
+    Part {
+        serves: &[Feature("checkpointer.memory")],
+        when: &[],
+        parts: &[],
+    },
+    Part {
+        serves: &[Feature("checkpointer.sqlite")],
+        when: &[&[SqliteCheckpointer]],
+        parts: &["checkpoint-sqlite"],
+    },
+    Part {
+        serves: &[Feature("checkpointer.postgres")],
+        when: &[&[PostgresCheckpointer]],
+        parts: &["checkpoint-postgres"],
+    },
+    Part {
+        serves: &[Feature("streaming"), OPENAI_PROVIDER],
+        when: &[],
+        parts: &[],
+    },
+];
