@@ -2,14 +2,13 @@
 //! with a `sqlite` or `postgres` checkpointer needs its driver, one that
 //! speaks MCP (calls MCP servers, or settings.mcp.expose) the official Go
 //! SDK, one that speaks A2A (settings.a2a, `a2a` agents) a2a-go, a traced
-//! one (settings.tracing.enabled) OpenTelemetry's. Each
+//! one (settings.tracing.enabled) OpenTelemetry's; the rows of parts.rs
+//! name the sets their parts need (`GoPart::Modules`). Each
 //! combination is its own tidied go.mod and go.sum under `runtime/modules/`
 //! (written by its `tidy.sh`): merging
 //! them per feature would not do, since together they select versions
 //! (golang.org/x/sync, ...) that neither file names. A graph needing none
 //! has no go.sum at all.
-
-use svc_backend_sdk::ir::{CheckpointerKind, Document};
 
 /// The pinned modules of one combination.
 pub struct Pinned {
@@ -58,34 +57,17 @@ const COMBINATIONS: &[(&str, &str, &str)] = combinations!(
     "otel-mcp-a2a-postgres",
 );
 
-/// Whether the service speaks MCP (it needs the SDK).
-pub fn speaks_mcp(doc: &Document) -> bool {
-    doc.logical.settings.mcp.expose || svc_backend_sdk::subgraphs::calls_mcp_servers(doc)
-}
+/// The order of the sets in a combination's name.
+const ORDER: [&str; 5] = ["otel", "mcp", "a2a", "sqlite", "postgres"];
 
-/// Whether the service speaks A2A (it needs the a2a-go SDK): it is
-/// published as an A2A agent or calls one.
-pub fn speaks_a2a(doc: &Document) -> bool {
-    doc.logical.settings.a2a.enabled || crate::agents::calls_a2a(doc)
-}
-
-/// The modules `doc` needs; None when the standard library does.
-pub fn pinned(doc: &Document) -> Option<Pinned> {
-    let s = &doc.logical.settings;
-    let driver = match s.checkpointer.kind {
-        CheckpointerKind::Sqlite => Some("sqlite"),
-        CheckpointerKind::Postgres => Some("postgres"),
-        CheckpointerKind::Memory | CheckpointerKind::None => None,
-    };
-    let features: Vec<&str> = [
-        s.tracing.enabled.then_some("otel"),
-        speaks_mcp(doc).then_some("mcp"),
-        speaks_a2a(doc).then_some("a2a"),
-        driver,
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+/// The modules of the `sets` a project's parts ask for (parts.rs, each
+/// set named once or more); None when the standard library does.
+pub fn pinned<'a>(sets: impl IntoIterator<Item = &'a str>) -> Option<Pinned> {
+    let sets: Vec<&str> = sets.into_iter().collect();
+    let features: Vec<&str> = ORDER
+        .into_iter()
+        .filter(|name| sets.contains(name))
+        .collect();
     if features.is_empty() {
         return None;
     }

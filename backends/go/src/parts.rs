@@ -9,6 +9,14 @@ use svc_backend_sdk::parts::Serves::{Auth, Feature, NodeKind, ToolKind, Transpor
 use svc_backend_sdk::parts::{Part, Use};
 use svc_backend_sdk::{ALL_ROUTER_FEATURES, OPENAI_PROVIDER};
 
+/// What a row brings to a project.
+pub enum GoPart {
+    File(RuntimeFile),
+    /// Third-party modules, by the name of their set in `runtime/modules/`
+    /// (`otel`, `mcp`, `a2a`, `sqlite`, `postgres`; modules.rs).
+    Modules(&'static str),
+}
+
 /// A file of the runtime module copied into the project.
 pub struct RuntimeFile {
     /// Where it goes in the project.
@@ -22,24 +30,25 @@ pub struct RuntimeFile {
 /// `runtime/<source>` at `path`.
 macro_rules! file {
     ($path:literal, $source:literal) => {
-        RuntimeFile {
+        GoPart::File(RuntimeFile {
             path: $path,
             text: include_str!(concat!("../runtime/", $source)),
             imports: None,
-        }
+        })
     };
     ($path:literal, $source:literal, imports $package:literal) => {
-        RuntimeFile {
+        GoPart::File(RuntimeFile {
             path: $path,
             text: include_str!(concat!("../runtime/", $source)),
             imports: Some($package),
-        }
+        })
     };
 }
 
+use GoPart::Modules;
 use Use::*;
 
-pub const TABLE: &[Part<RuntimeFile>] = &[
+pub const TABLE: &[Part<GoPart>] = &[
     Part {
         serves: &[
             NodeKind("start"),
@@ -78,16 +87,22 @@ pub const TABLE: &[Part<RuntimeFile>] = &[
         when: &[],
         parts: &[],
     },
-    // Threads and interrupts: threads.rs writes the store the checkpointer names.
+    // Threads and interrupts: threads.rs writes the store the checkpointer
+    // names; a database's driver is a module.
     Part {
-        serves: &[
-            NodeKind("hitl"),
-            Feature("checkpointer.memory"),
-            Feature("checkpointer.sqlite"),
-            Feature("checkpointer.postgres"),
-        ],
+        serves: &[NodeKind("hitl"), Feature("checkpointer.memory")],
         when: &[],
         parts: &[],
+    },
+    Part {
+        serves: &[Feature("checkpointer.sqlite")],
+        when: &[&[SqliteCheckpointer]],
+        parts: &[Modules("sqlite")],
+    },
+    Part {
+        serves: &[Feature("checkpointer.postgres")],
+        when: &[&[PostgresCheckpointer]],
+        parts: &[Modules("postgres")],
     },
     // The model client, which agents and embeddings call too.
     Part {
@@ -171,6 +186,7 @@ pub const TABLE: &[Part<RuntimeFile>] = &[
         ],
         when: &[&[McpClient]],
         parts: &[
+            Modules("mcp"),
             file!("internal/graph/mcp_client.go", "graph/mcp_client.go"),
             file!("internal/graph/mcp_sessions.go", "graph/mcp_sessions.go"),
             file!("internal/graph/mcp_proc_unix.go", "graph/mcp_proc_unix.go"),
@@ -191,8 +207,8 @@ pub const TABLE: &[Part<RuntimeFile>] = &[
     // settings.mcp.expose: project.rs fills the graph's one MCP tool.
     Part {
         serves: &[Feature("mcp.expose")],
-        when: &[],
-        parts: &[],
+        when: &[&[McpExpose]],
+        parts: &[Modules("mcp")],
     },
     // settings.streaming: the run's events (graph), the model's stream (llm
     // nodes and workers' turns alike) and the text/event-stream answer.
@@ -269,12 +285,16 @@ pub const TABLE: &[Part<RuntimeFile>] = &[
     Part {
         serves: &[],
         when: &[&[A2aPublish, A2aCalls]],
-        parts: &[file!("internal/graph/a2a_card.go", "graph/a2a_card.go")],
+        parts: &[
+            Modules("a2a"),
+            file!("internal/graph/a2a_card.go", "graph/a2a_card.go"),
+        ],
     },
     Part {
         serves: &[Feature("tracing")],
         when: &[&[Tracing]],
         parts: &[
+            Modules("otel"),
             file!("internal/graph/telemetry.go", "graph/telemetry.go"),
             file!(
                 "internal/graph/telemetry_test.go",

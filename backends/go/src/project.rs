@@ -8,6 +8,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
 use crate::golang::{file_stem, quote};
+use crate::parts::GoPart;
 use crate::{graph, nodes, readme, tests};
 
 const MAIN_GO: &str = include_str!("../runtime/project/main.go");
@@ -37,7 +38,13 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         .and_then(|text| local_import("main.go", &text, module, "server"))
         .map_err(|d| vec![d])?;
 
-    let pinned = crate::modules::pinned(doc);
+    // The runtime's files and modules the document's uses select (parts.rs).
+    let uses = parts::uses(doc, placed.runtime.iter().map(String::as_str));
+    let selected = parts::select(crate::parts::TABLE, &uses);
+    let pinned = crate::modules::pinned(selected.iter().filter_map(|part| match part {
+        GoPart::Modules(set) => Some(*set),
+        GoPart::File(_) => None,
+    }));
     let (go, mut requires) = match &pinned {
         Some(p) => (p.go.clone(), p.requires.clone()),
         None => (DEFAULT_GO.to_string(), Vec::new()),
@@ -63,16 +70,17 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     if let Some(p) = &pinned {
         files.push(File::text("go.sum", p.sums));
     }
-    // The runtime's files the document's uses select (parts.rs).
-    let uses = parts::uses(doc, placed.runtime.iter().map(String::as_str));
-    for part in parts::select(crate::parts::TABLE, &uses) {
-        let text = match part.imports {
-            Some(package) => {
-                local_import(part.path, part.text, module, package).map_err(|d| vec![d])?
-            }
-            None => part.text.to_string(),
+    for part in &selected {
+        let GoPart::File(file) = part else {
+            continue;
         };
-        files.push(File::text(part.path, text));
+        let text = match file.imports {
+            Some(package) => {
+                local_import(file.path, file.text, module, package).map_err(|d| vec![d])?
+            }
+            None => file.text.to_string(),
+        };
+        files.push(File::text(file.path, text));
     }
     files.extend(crate::threads::emit(doc, module)?);
     if svc_backend_sdk::subgraphs::calls_mcp_servers(doc) {
