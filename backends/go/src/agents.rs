@@ -60,6 +60,11 @@ pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
             }
         }
     });
+    w.blank();
+    w.line("// The agents and tools runs call (agents.go).");
+    w.block("func init() {", "}", |w| {
+        w.line("RegisterAgents(agents, agentTools)");
+    });
     Ok(File::text(
         "internal/graph/agent_registry.go",
         w.finish_file("package graph\n\n"),

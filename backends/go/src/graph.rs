@@ -119,10 +119,25 @@ pub fn graph_go(doc: &Document) -> String {
     fields_literal(&mut w, "fields", doc);
     w.blank();
     if s.tracing.enabled {
-        telemetry_names(&mut w, doc);
+        node_kinds(&mut w, doc);
     }
-    w.line("// entry is the node after start, where a new run begins.");
-    w.line(format!("const entry = {}", quote(start_node(doc))));
+    // One line: gofmt aligns nothing in it.
+    let mut compiled = vec![
+        format!("ID: {}", quote(&doc.id)),
+        "Fields: fields".to_string(),
+        format!("Entry: {}", quote(start_node(doc))),
+        "Run: run".to_string(),
+        "MaxSteps: MaxSteps".to_string(),
+        "RequestTimeout: RequestTimeout".to_string(),
+    ];
+    if s.tracing.enabled {
+        compiled.push(format!("TraceNodes: {}", s.tracing.trace_nodes));
+        compiled.push("NodeKind: nodeKind".to_string());
+    }
+    w.line("// The graph this program runs (compiled.go).");
+    w.block("func init() {", "}", |w| {
+        w.line(format!("Register(Compiled{{{}}})", compiled.join(", ")));
+    });
     w.blank();
     open_threads(&mut w, doc);
     // A resumed run goes on from its paused node.
@@ -180,20 +195,10 @@ pub fn child_go(doc: &Document, scope: &GraphScope, traced: bool) -> String {
     w.finish_file("package graph\n\n")
 }
 
-/// `graphID`, `traceNodes` and `nodeKind` (the kind of every graph's nodes,
-/// by registered name): the names of the run's and the nodes' spans
-/// (telemetry.go). A
-/// switch rather than a map literal: gofmt aligns nothing in it.
-fn telemetry_names(w: &mut CodeWriter, doc: &Document) {
-    w.line("// graphID names the run's spans (telemetry.go).");
-    w.line(format!("const graphID = {}", quote(&doc.id)));
-    w.blank();
-    w.line("// traceNodes is settings.tracing.trace_nodes: a span per node.");
-    w.line(format!(
-        "const traceNodes = {}",
-        doc.logical.settings.tracing.trace_nodes
-    ));
-    w.blank();
+/// `nodeKind`, the kind of every graph's node by registered name: the name
+/// of the nodes' spans (telemetry.go). A switch rather than a map literal:
+/// gofmt aligns nothing in it.
+fn node_kinds(w: &mut CodeWriter, doc: &Document) {
     let mut by_kind: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
     for (d, scope) in svc_backend_sdk::subgraphs::all_graphs(doc) {
         for n in &d.logical.nodes {

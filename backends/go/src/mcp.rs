@@ -93,6 +93,11 @@ pub fn servers_file(doc: &Document) -> File {
     w.line("// mcpTools are the MCP tools of the graph, which their servers must list");
     w.line("// when the service starts.");
     w.line(format!("var mcpTools = []MCPTool{{{}}}", tools.join(", ")));
+    w.blank();
+    w.line("// The servers and tools runs call (mcp_client.go).");
+    w.block("func init() {", "}", |w| {
+        w.line("RegisterMCP(mcpServers, mcpTools)");
+    });
     File::text(
         "internal/graph/mcp_servers.go",
         w.finish_file("package graph\n\n"),

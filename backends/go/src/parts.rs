@@ -68,6 +68,8 @@ pub const TABLE: &[Part<GoPart>] = &[
             file!("internal/server/server.go", "server/server.go", imports "graph"),
             file!("internal/server/request.go", "server/request.go"),
             file!("internal/server/request_test.go", "server/request_test.go"),
+            // What graph.go registers: the graph the runtime runs.
+            file!("internal/graph/compiled.go", "graph/compiled.go"),
             file!("internal/graph/state.go", "graph/state.go"),
             file!("internal/graph/errors.go", "graph/errors.go"),
             file!("internal/graph/runtime.go", "graph/runtime.go"),

@@ -89,6 +89,20 @@ var callA2A func(ctx context.Context, node string, a *Agent, task string) (strin
 // routeFinish is the decision that ends a supervisor's run.
 const routeFinish = "finish"
 
+// The agents of logical.agents and the tools they (and tool-calling llm
+// nodes) may call, by registered name, as the project's agent_registry.go
+// registers them.
+var (
+	registeredAgents map[string]*Agent
+	registeredTools  map[string]AgentTool
+)
+
+// RegisterAgents makes these the agents and tools runs call: a project's
+// agent_registry.go calls it once, from init.
+func RegisterAgents(agents map[string]*Agent, tools map[string]AgentTool) {
+	registeredAgents, registeredTools = agents, tools
+}
+
 // runAgent is an agent node: it runs the agent name on task for a caller
 // holding callerRoles (the node's static callerRoles). node is the graph
 // node, named by the errors that are the node's rather than the agent's.
@@ -98,7 +112,7 @@ func runAgent(ctx context.Context, node, name, task string, callerRoles []string
 }
 
 func dispatchAgent(ctx context.Context, node, name, task string, callerRoles []string) (out string, err error) {
-	a, ok := agents[name]
+	a, ok := registeredAgents[name]
 	if !ok {
 		return "", nodeError(node, fmt.Sprintf("node %q failed: no agent is registered as %q", node, name))
 	}
@@ -306,7 +320,7 @@ func runWorker(ctx context.Context, node, name, instructions string, tools []str
 func toolSpecs(tools []string) []any {
 	specs := make([]any, 0, len(tools))
 	for _, t := range tools {
-		tool := agentTools[t]
+		tool := registeredTools[t]
 		description, parameters := tool.Description, map[string]any{"type": "object"}
 		if tool.Listed != nil {
 			listedDescription, schema := tool.Listed()
@@ -410,7 +424,7 @@ func callAgentTool(ctx context.Context, node, agent string, tools []string, call
 		return nil, "", agentError(agent, "bad_tool_call",
 			fmt.Sprintf(`agent "%s": the arguments of "%s" are not a JSON object: %s`, agent, name, pyRepr(raw)))
 	}
-	tool, ok := agentTools[name]
+	tool, ok := registeredTools[name]
 	if !ok || tool.Call == nil {
 		return nil, "", nodeError(node, fmt.Sprintf("node %q failed: no tool is registered as %q", node, name))
 	}
@@ -553,7 +567,7 @@ func routeLLM(ctx context.Context, a *Agent, task string, ran bool, lastMember, 
 	lines = append(lines, "Answer with exactly one of these names:")
 	for _, m := range a.Members {
 		description := ""
-		if member, ok := agents[m]; ok {
+		if member, ok := registeredAgents[m]; ok {
 			description = member.Description
 		}
 		if description != "" {

@@ -21,9 +21,9 @@ import (
 // real one).
 func useAgents(t *testing.T, as map[string]*Agent, tools map[string]AgentTool) {
 	t.Helper()
-	oldAgents, oldTools := agents, agentTools
-	agents, agentTools = as, tools
-	t.Cleanup(func() { agents, agentTools = oldAgents, oldTools })
+	oldAgents, oldTools := registeredAgents, registeredTools
+	RegisterAgents(as, tools)
+	t.Cleanup(func() { RegisterAgents(oldAgents, oldTools) })
 }
 
 // toolMessages are the contents of the tool messages of a request, in order.

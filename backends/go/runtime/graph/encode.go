@@ -8,15 +8,18 @@ import (
 
 // fieldKeys holds each state field's JSON key, in the order the state
 // declares them, so an answer lists its fields as python-svc and java-svc
-// do, without sorting map keys per request.
-var fieldKeys = func() []string {
+// do, without sorting map keys per request (Register sets it).
+var fieldKeys []string
+
+// jsonKeys is each field's JSON key followed by a colon.
+func jsonKeys(fields []Field) []string {
 	out := make([]string, len(fields))
 	for i, f := range fields {
 		key, _ := json.Marshal(f.Name)
 		out[i] = string(key) + ":"
 	}
 	return out
-}()
+}
 
 // AppendJSON appends the state as a JSON object, its fields in declared
 // order (an object inside a field has its keys sorted, as encoding/json
@@ -24,7 +27,7 @@ var fieldKeys = func() []string {
 // the rest to encoding/json, whose output it matches.
 func AppendJSON(buf []byte, st State) ([]byte, error) {
 	buf = append(buf, '{')
-	for i, f := range fields {
+	for i, f := range schema.fields {
 		if i > 0 {
 			buf = append(buf, ',')
 		}

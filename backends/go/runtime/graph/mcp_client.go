@@ -401,19 +401,33 @@ func jsonTypeOK(v any, want any) bool {
 // (internal/server's stubUpstream serves the graph's MCP tools in
 // process). It returns what puts the servers back.
 func StubMCP(url string) (restore func()) {
-	servers, p := mcpServers, mcpPool
+	servers, p := registeredServers, mcpPool
 	stubs := make([]MCPServer, len(servers))
 	for i, s := range servers {
 		stubs[i] = MCPServer{ID: s.ID, Transport: "streamable_http", URL: url, Timeout: s.Timeout}
 	}
-	mcpServers, mcpPool = stubs, &mcpClientPool{}
+	registeredServers, mcpPool = stubs, &mcpClientPool{}
 	return func() {
 		mcpPool.stop()
-		mcpServers, mcpPool = servers, p
+		registeredServers, mcpPool = servers, p
 	}
 }
 
 // --- start and stop ------------------------------------------------------------
+
+// The MCP servers of logical.mcpServers and the tools the graph calls on
+// them, as the project's mcp_servers.go registers them; their sessions
+// open when the service starts.
+var (
+	registeredServers  []MCPServer
+	registeredMCPTools []MCPTool
+)
+
+// RegisterMCP makes these the servers and tools runs call: a project's
+// mcp_servers.go calls it once, from init.
+func RegisterMCP(servers []MCPServer, tools []MCPTool) {
+	registeredServers, registeredMCPTools = servers, tools
+}
 
 func init() { openMCP = openMCPClients }
 
@@ -427,12 +441,12 @@ func openMCPClients(ctx context.Context, logger *slog.Logger) (func(), error) {
 	mcpPool.logger = logger
 	mcpPool.mu.Unlock()
 	needed := map[string][]string{}
-	for _, t := range mcpTools {
+	for _, t := range registeredMCPTools {
 		needed[t.Server] = append(needed[t.Server], t.Tool)
 	}
-	problems := make([]string, len(mcpServers))
+	problems := make([]string, len(registeredServers))
 	var wg sync.WaitGroup
-	for i, server := range mcpServers {
+	for i, server := range registeredServers {
 		tools := needed[server.ID]
 		delete(needed, server.ID)
 		wg.Add(1)

@@ -118,11 +118,11 @@ func newTestMCPServer(calls *atomic.Int64) *mcp.Server {
 // is stopped when it ends.
 func useMCP(t *testing.T, servers []MCPServer, tools []MCPTool) {
 	t.Helper()
-	oldServers, oldTools, oldPool := mcpServers, mcpTools, mcpPool
-	mcpServers, mcpTools, mcpPool = servers, tools, &mcpClientPool{}
+	oldServers, oldTools, oldPool := registeredServers, registeredMCPTools, mcpPool
+	registeredServers, registeredMCPTools, mcpPool = servers, tools, &mcpClientPool{}
 	t.Cleanup(func() {
 		mcpPool.stop()
-		mcpServers, mcpTools, mcpPool = oldServers, oldTools, oldPool
+		registeredServers, registeredMCPTools, mcpPool = oldServers, oldTools, oldPool
 	})
 }
 

@@ -43,14 +43,14 @@ type mcpClientPool struct {
 	closing sync.WaitGroup
 }
 
-// client is the client of the server id, which must be in mcpServers.
+// client is the client of the server id, which must be registered.
 func (p *mcpClientPool) client(id string) (*mcpClient, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c := p.clients[id]; c != nil {
 		return c, nil
 	}
-	for _, s := range mcpServers {
+	for _, s := range registeredServers {
 		if s.ID == id {
 			if p.clients == nil {
 				p.clients = map[string]*mcpClient{}

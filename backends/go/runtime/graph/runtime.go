@@ -48,7 +48,7 @@ func runWhole(ctx context.Context, st State, observe Observer) (State, error) {
 // when not nil, receives the run's node and token events (a streamed
 // request, stream.go).
 func runState(ctx context.Context, st State, observe Observer) (State, error) {
-	return runFrom(ctx, st, entry, observe)
+	return runFrom(ctx, st, compiled.Entry, observe)
 }
 
 // runFrom runs a validated state from the node `from`: the graph's first
@@ -58,10 +58,10 @@ func runState(ctx context.Context, st State, observe Observer) (State, error) {
 func runFrom(ctx context.Context, st State, from string, observe Observer) (out State, err error) {
 	ctx, end := startSpan(ctx, spanWorkflow, "")
 	defer func() { end(spanError(ctx, err)) }()
-	rc := newRunContext(ctx, time.Now().Add(RequestTimeout))
+	rc := newRunContext(ctx, time.Now().Add(compiled.RequestTimeout))
 	rc.observe = observe
 	defer rc.release()
-	out, err = run(rc, st, from)
+	out, err = compiled.Run(rc, st, from)
 	if errors.Is(err, context.DeadlineExceeded) || (err == nil && errors.Is(rc.Err(), context.DeadlineExceeded)) {
 		return nil, deadlineError()
 	}
@@ -201,10 +201,10 @@ func traceRouter(ctx context.Context, node string) {
 
 func deadlineError() *Error {
 	return &Error{Status: http.StatusGatewayTimeout, Code: "deadline_exceeded",
-		Message: fmt.Sprintf("the run passed the request deadline of %s", RequestTimeout)}
+		Message: fmt.Sprintf("the run passed the request deadline of %s", compiled.RequestTimeout)}
 }
 
-func stepLimitError() *Error { return stepLimit(MaxSteps) }
+func stepLimitError() *Error { return stepLimit(compiled.MaxSteps) }
 
 // stepLimit is the error of a graph that ran more than limit steps: the
 // document's own graph (MaxSteps) or a subgraph node's child, which has its

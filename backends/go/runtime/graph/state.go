@@ -205,8 +205,8 @@ func newSchema(fields []Field) *Schema {
 	return &Schema{fields: fields, index: index}
 }
 
-// schema is the document's own graph (fields: graph.go).
-var schema = newSchema(fields)
+// schema is the document's own graph's (Register sets it).
+var schema = newSchema(nil)
 
 // Fields are the state fields of the document's own graph, in declaration
 // order (the state schema published at /mcp).

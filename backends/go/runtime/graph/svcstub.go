@@ -29,12 +29,6 @@ var fields = []Field{
 	{Name: "reply", Type: TypeString},
 }
 
-// graphID names the run's spans (telemetry.go).
-const graphID = "svcstub"
-
-// traceNodes is settings.tracing.trace_nodes: a span per node.
-const traceNodes = true
-
 // nodeKind is the kind of a node, by registered name: the name of its spans.
 func nodeKind(node string) string {
 	switch node {
@@ -50,8 +44,10 @@ func OpenThreads(ctx context.Context, log *slog.Logger) (Threads, error) {
 	return NewMemoryThreads(ThreadOptions{Log: log}), nil
 }
 
-// entry is the node after start, where a new run begins.
-const entry = "echo"
+// The graph this program runs (compiled.go).
+func init() {
+	Register(Compiled{ID: "svcstub", Fields: fields, Entry: "echo", Run: run, MaxSteps: MaxSteps, RequestTimeout: RequestTimeout, TraceNodes: true, NodeKind: nodeKind})
+}
 
 // run walks the graph from the node current; each node is one step.
 func run(ctx context.Context, st State, current string) (State, error) {
@@ -82,16 +78,5 @@ func node_echo(ctx context.Context, state State) (State, error) {
 	return State{"reply": concat("You asked: ", text(state["question"]))}, nil
 }
 
-// agentTools are the tools agents and tool-calling llm nodes may call.
-var agentTools = map[string]AgentTool{}
-
-// agents are the agents of logical.agents.
-var agents = map[string]*Agent{}
-
-// mcpServers are the MCP servers of logical.mcpServers; their sessions open
-// when the service starts.
-var mcpServers = []MCPServer{}
-
-// mcpTools are the MCP tools of the graph, which their servers must list
-// when the service starts.
-var mcpTools = []MCPTool{}
+// The stub graph has no agents, tools or MCP servers: tests that need
+// them register their own (RegisterAgents, RegisterMCP).

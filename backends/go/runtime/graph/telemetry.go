@@ -152,7 +152,7 @@ func openTelemetry(ctx context.Context) (func(), error) {
 	}
 	res, err := resource.New(ctx,
 		// The graph's id unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names the service.
-		resource.WithAttributes(attribute.String("service.name", graphID)),
+		resource.WithAttributes(attribute.String("service.name", compiled.ID)),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
@@ -264,7 +264,7 @@ func outcome(err error) string {
 }
 
 func (t *otelTracer) start(ctx context.Context, op spanOp, name string) (context.Context, func(error)) {
-	if op == spanNode && !traceNodes {
+	if op == spanNode && !compiled.TraceNodes {
 		return ctx, endNothing
 	}
 	sh := t.shapeOf(op, name)
@@ -352,11 +352,11 @@ func newShape(op spanOp, name string) *spanShape {
 	)
 	switch op {
 	case spanWorkflow:
-		sh.name = "invoke_workflow " + graphID
-		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_workflow"), attribute.String(attrWorkflow, graphID)}
-		sh.counted = []attribute.KeyValue{attribute.String(attrWorkflow, graphID)}
+		sh.name = "invoke_workflow " + compiled.ID
+		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_workflow"), attribute.String(attrWorkflow, compiled.ID)}
+		sh.counted = []attribute.KeyValue{attribute.String(attrWorkflow, compiled.ID)}
 	case spanNode:
-		nk := nodeKind(name)
+		nk := compiled.nodeKind(name)
 		sh.name = nk + " " + name
 		attrs = []attribute.KeyValue{attribute.String(attrNodeID, name), attribute.String(attrNodeKind, nk)}
 		sh.counted = []attribute.KeyValue{attribute.String(attrNodeKind, nk)}

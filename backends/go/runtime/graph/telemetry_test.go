@@ -37,7 +37,7 @@ func traceInMemory(t *testing.T) *tracetest.InMemoryExporter {
 }
 
 func TestSpansNestAndCarryTheErrorCode(t *testing.T) {
-	if !traceNodes {
+	if !compiled.TraceNodes {
 		t.Skip("settings.tracing.trace_nodes is false: nodes have no spans")
 	}
 	exporter := traceInMemory(t)
@@ -54,13 +54,13 @@ func TestSpansNestAndCarryTheErrorCode(t *testing.T) {
 	for _, s := range spans {
 		byName[s.Name] = s
 	}
-	run, ok := byName["invoke_workflow "+graphID]
+	run, ok := byName["invoke_workflow "+compiled.ID]
 	if !ok || len(spans) != 4 {
 		t.Fatalf("spans: %v", names(spans))
 	}
-	node := byName[nodeKind("a-node")+" a-node"]
+	node := byName[compiled.nodeKind("a-node")+" a-node"]
 	chat := byName["chat some-model"]
-	router := byName[nodeKind("a-router")+" a-router"]
+	router := byName[compiled.nodeKind("a-router")+" a-router"]
 	if node.Parent.SpanID() != run.SpanContext.SpanID() || router.Parent.SpanID() != run.SpanContext.SpanID() {
 		t.Errorf("nodes are not the run's children: %v", names(spans))
 	}
@@ -219,11 +219,11 @@ func TestMetricsCarryTheirAttributes(t *testing.T) {
 			got[m.Name] = counts
 		}
 	}
-	kind := nodeKind("n")
+	kind := compiled.nodeKind("n")
 	want := map[string]map[string]uint64{
 		"svc.runs": {
-			"gen_ai.workflow.name=" + graphID + ",svc.run.outcome=ok":              2,
-			"gen_ai.workflow.name=" + graphID + ",svc.run.outcome=execution_error": 1,
+			"gen_ai.workflow.name=" + compiled.ID + ",svc.run.outcome=ok":              2,
+			"gen_ai.workflow.name=" + compiled.ID + ",svc.run.outcome=execution_error": 1,
 		},
 		"gen_ai.client.operation.duration": {
 			"gen_ai.operation.name=chat,gen_ai.provider.name=openai,gen_ai.request.model=m":                            2,
@@ -234,7 +234,7 @@ func TestMetricsCarryTheirAttributes(t *testing.T) {
 			"http.request.method=POST,http.response.status_code=200,http.route=/info,url.scheme=http":   1,
 		},
 	}
-	if traceNodes {
+	if compiled.TraceNodes {
 		want["svc.node.duration"] = map[string]uint64{
 			"svc.node.kind=" + kind + ",svc.run.outcome=ok":              2,
 			"svc.node.kind=" + kind + ",svc.run.outcome=execution_error": 1,

@@ -106,7 +106,7 @@ func (o ThreadOptions) withDefaults() ThreadOptions {
 		o.MaxThreads = MaxMemoryThreads
 	}
 	if o.RunFor <= 0 {
-		o.RunFor = RequestTimeout + 30*time.Second
+		o.RunFor = compiled.RequestTimeout + 30*time.Second
 	}
 	if o.CleanupEvery == 0 {
 		o.CleanupEvery = time.Hour
@@ -152,7 +152,7 @@ func StartThread(ctx context.Context, threads Threads, id string, input map[stri
 	if err != nil {
 		return nil, err
 	}
-	return &ThreadRun{ThreadID: id, threads: threads, generation: generation, state: st, from: entry,
+	return &ThreadRun{ThreadID: id, threads: threads, generation: generation, state: st, from: compiled.Entry,
 		First: Event{Type: "run_started", Data: map[string]any{"state": Result(st), "threadId": id}}}, nil
 }
 
