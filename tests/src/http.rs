@@ -405,8 +405,21 @@ impl Drop for Stub {
     }
 }
 
-/// A port that is free right now on loopback.
+/// A loopback port free now and not handed out before by this process: a
+/// service takes seconds to bind the port it is given, and meanwhile the
+/// kernel may offer the same free port to a test running beside it.
 pub fn free_port() -> std::io::Result<u16> {
-    let l = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-    Ok(l.local_addr()?.port())
+    static GIVEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    for _ in 0..64 {
+        let l = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+        let port = l.local_addr()?.port();
+        let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+        if given.insert(port) {
+            return Ok(port);
+        }
+    }
+    Err(std::io::Error::other(
+        "no free loopback port this process has not handed out already",
+    ))
 }

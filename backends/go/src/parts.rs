@@ -305,3 +305,79 @@ pub const TABLE: &[Part<GoPart>] = &[
         ],
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{GoPart, TABLE};
+
+    /// Runtime files that project.rs and threads.rs copy themselves (filled,
+    /// or picked by the checkpointer's kind), and the repository's own.
+    const ELSEWHERE: &[&str] = &[
+        "project/main.go",
+        "server/mcp_server.go",
+        "server/mcp_server_test.go",
+        "server/cases_test.go",
+        "server/server_threads.go",
+        "graph/threads.go",
+        "graph/threads_test.go",
+        "graph/threads_memory.go",
+        "graph/threads_sql.go",
+        "graph/threads_sql_test.go",
+        "graph/threads_sqlite.go",
+        "graph/threads_sqlite_test.go",
+        "graph/threads_postgres.go",
+        "graph/threads_postgres_test.go",
+        "pgtest/pgtest.go",
+        // The repository's: stand-ins, the JSON vectors' test, its cases.
+        "graph/svcstub.go",
+        "server/svcstub.go",
+        "project/svcstub.go",
+        "project/openapi.json",
+        "server/testdata/svc-cases.json",
+        "graph/text_vectors_test.go",
+    ];
+
+    /// A file added to runtime/ reaches projects: a row copies it, or it
+    /// is named above.
+    #[test]
+    fn every_runtime_file_is_copied() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
+        let texts: Vec<&str> = TABLE
+            .iter()
+            .flat_map(|row| row.parts.iter())
+            .filter_map(|part| match part {
+                GoPart::File(f) => Some(f.text),
+                GoPart::Modules(_) => None,
+            })
+            .collect();
+        let mut missing = Vec::new();
+        for dir in ["graph", "server", "server/testdata", "pgtest", "project"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    continue;
+                }
+                let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
+                let text = std::fs::read_to_string(&path).unwrap();
+                if !ELSEWHERE.contains(&name.as_str()) && !texts.contains(&text.as_str()) {
+                    missing.push(name);
+                }
+            }
+        }
+        assert!(missing.is_empty(), "no row of parts.rs copies {missing:?}");
+    }
+
+    #[test]
+    fn every_module_set_is_pinned() {
+        for part in TABLE.iter().flat_map(|row| row.parts.iter()) {
+            if let GoPart::Modules(set) = part {
+                assert!(
+                    crate::modules::pinned([*set]).is_some(),
+                    "no pinned modules for the set {set:?}"
+                );
+            }
+        }
+    }
+}

@@ -273,3 +273,63 @@ pub const TABLE: &[Part<JavaPart>] = &[
         ],
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{JavaPart, TABLE};
+
+    /// Runtime classes that project/ copies itself (the checkpointer's, the
+    /// cases' runner, the connectors' helpers) and the repository's own.
+    const ELSEWHERE: &[&str] = &[
+        "java/Threads.java",
+        "java/ThreadRun.java",
+        "java/MemoryThreads.java",
+        "java/ThreadedInvoke.java",
+        "java/SqlThreads.java",
+        "test/ThreadsContract.java",
+        "test/MemoryThreadsTest.java",
+        "test/ThreadRunTest.java",
+        "test/SqlThreadsContract.java",
+        "test/SqliteThreadsTest.java",
+        "test/PostgresThreadsTest.java",
+        "test/PgTest.java",
+        "test/SvcCasesTests.java",
+        "java/connectors/Fields.java",
+        "java/connectors/Upstream.java",
+        // The JSON text vectors' test, which tests/tests/e2e/json_text.rs
+        // grafts into one project of its own.
+        "test/TextVectorsTest.java",
+    ];
+
+    /// A class added to runtime/java or runtime/test reaches projects: a
+    /// row copies it, or project/ does (named above).
+    #[test]
+    fn every_runtime_class_is_copied() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
+        let texts: Vec<&str> = TABLE
+            .iter()
+            .flat_map(|row| row.parts.iter())
+            .filter_map(|part| match part {
+                JavaPart::Main(_, text) | JavaPart::Test(_, text) => Some(*text),
+                JavaPart::Analyzer(_) => None,
+            })
+            .collect();
+        let mut missing = Vec::new();
+        for dir in ["java", "java/connectors", "test"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    continue;
+                }
+                let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
+                let text = std::fs::read_to_string(&path).unwrap();
+                if !ELSEWHERE.contains(&name.as_str()) && !texts.contains(&text.as_str()) {
+                    missing.push(name);
+                }
+            }
+        }
+        assert!(missing.is_empty(), "no row of parts.rs copies {missing:?}");
+    }
+}

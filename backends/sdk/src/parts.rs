@@ -11,8 +11,10 @@ use crate::ir::{CheckpointerKind, Document, NodeKind, ToolKind};
 use crate::subgraphs::any_graph;
 use crate::Capabilities;
 
-/// What a document uses, over every graph it holds (a child's model or tool
-/// is called from the same project): the vocabulary rows select by.
+/// What a document uses, the vocabulary rows select by. Nodes, tools and
+/// agents count over every graph the document holds (a child's model or
+/// tool is called from the same project); settings are the document's own
+/// (a child's are refused, but for maxSteps and model).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Use {
     /// Every project.
@@ -133,7 +135,8 @@ pub struct Part<T: 'static> {
     /// every row's.
     pub serves: &'static [Serves],
     /// When a project gets the row's parts: each group holds one use the
-    /// document has (all groups, any use within one).
+    /// document has (all groups, any use within one). No group: always,
+    /// for a row that only serves (its parts are written elsewhere).
     pub when: &'static [&'static [Use]],
     pub parts: &'static [T],
 }

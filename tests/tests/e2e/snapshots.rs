@@ -197,6 +197,11 @@ impl RuntimeSources {
     /// for `__SVC_PACKAGE__`. `module` is the go project's module path.
     fn source_of(&self, file: &ProjectFile, module: &str) -> Option<&str> {
         let text = std::str::from_utf8(&file.contents).ok()?;
+        // A copy the backend failed to rewrite would still read as the
+        // runtime's: spelled out, its unfilled import or package shows.
+        if text.contains("\"svc.dev/runtime/") || text.contains("__SVC_PACKAGE__") {
+            return None;
+        }
         let text = match self.platform.as_str() {
             "go" => text.replace(&format!("\"{module}/internal/"), "\"svc.dev/runtime/"),
             _ => text.replace("{package}", "com.svc.__SVC_PACKAGE__"),

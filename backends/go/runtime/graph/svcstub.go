@@ -1,7 +1,7 @@
 //go:build svcstub
 
 // Stand-ins for what a generated project declares in package graph
-// (graph.go, agent_registry.go, mcp_servers.go), for the repository only:
+// (graph.go: the graph it registers, OpenThreads), for the repository only:
 // the backend never copies this file. With them the runtime is vetted and
 // tested as it is, `go test -tags svcstub ./...` in backends/go/runtime
 // (tests/tests/e2e/runtimes.rs). The graph is one response_template node,

@@ -98,8 +98,6 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     }
     let pkg = package_segment(&doc.id);
     let base = format!("src/main/java/com/svc/{pkg}");
-    // What the runtime must hold is decided over every graph: a child's
-    // model, tool or retriever runs in the same service.
     // What the runtime must hold is decided over every graph (parts.rs):
     // a child's model, tool or retriever runs in the same service.
     let uses = parts::uses(doc, placed.runtime.iter().map(String::as_str));

@@ -3,10 +3,12 @@
 //! answers, and `POST /invoke` (JSON, or the run's events when the graph
 //! streams).
 
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -47,11 +49,22 @@ impl Auth {
     }
 }
 
+/// A loopback port free now and not handed out before by this process: a
+/// service takes seconds to bind the port it is given, and meanwhile the
+/// kernel may offer the same free port to the next service started, whose
+/// health check would then be answered by the other one.
 pub fn free_port() -> Result<u16, String> {
-    TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| format!("no free loopback port: {e}"))
+    static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    for _ in 0..64 {
+        let port = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .map_err(|e| format!("no free loopback port: {e}"))?;
+        if GIVEN.lock().map_err(|e| e.to_string())?.insert(port) {
+            return Ok(port);
+        }
+    }
+    Err("no free loopback port this process has not handed out already".into())
 }
 
 fn agent(timeout: Duration) -> ureq::Agent {
