@@ -161,17 +161,6 @@ fn routers(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, missing: &mut
     }
 }
 
-/// Whether any graph of the document has an agent of kind a2a (the service
-/// then carries the A2A client, a2a_client.go).
-pub fn calls_a2a(doc: &Document) -> bool {
-    all_graphs(doc).iter().any(|(d, _)| {
-        d.logical
-            .agents
-            .iter()
-            .any(|a| matches!(a.kind, AgentKind::A2a { .. }))
-    })
-}
-
 /// The fields of an agent's `Agent` literal.
 fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Vec<String> {
     let names = |ids: &[String]| strings(&ids.iter().map(|id| scope.name(id)).collect::<Vec<_>>());

@@ -27,16 +27,23 @@ pub struct RuntimeFile {
     pub imports: Option<&'static str>,
 }
 
-/// `runtime/<source>` at `path`.
+/// `runtime/<source>` at `path`; without a path, at `internal/<source>`,
+/// where a project keeps the runtime's packages.
 macro_rules! file {
-    ($path:literal, $source:literal) => {
+    ($source:literal) => {
+        file!(concat!("internal/", $source), $source)
+    };
+    ($source:literal, imports $package:literal) => {
+        file!(concat!("internal/", $source), $source, imports $package)
+    };
+    ($path:expr, $source:literal) => {
         GoPart::File(RuntimeFile {
             path: $path,
             text: include_str!(concat!("../runtime/", $source)),
             imports: None,
         })
     };
-    ($path:literal, $source:literal, imports $package:literal) => {
+    ($path:expr, $source:literal, imports $package:literal) => {
         GoPart::File(RuntimeFile {
             path: $path,
             text: include_str!(concat!("../runtime/", $source)),
@@ -65,20 +72,20 @@ pub const TABLE: &[Part<GoPart>] = &[
         ],
         when: &[&[Always]],
         parts: &[
-            file!("internal/server/server.go", "server/server.go", imports "graph"),
-            file!("internal/server/request.go", "server/request.go"),
-            file!("internal/server/request_test.go", "server/request_test.go"),
+            file!("server/server.go", imports "graph"),
+            file!("server/request.go"),
+            file!("server/request_test.go"),
             // What graph.go registers: the graph the runtime runs.
-            file!("internal/graph/compiled.go", "graph/compiled.go"),
-            file!("internal/graph/state.go", "graph/state.go"),
-            file!("internal/graph/errors.go", "graph/errors.go"),
-            file!("internal/graph/runtime.go", "graph/runtime.go"),
-            file!("internal/graph/runtime_test.go", "graph/runtime_test.go"),
-            file!("internal/graph/text.go", "graph/text.go"),
+            file!("graph/compiled.go"),
+            file!("graph/state.go"),
+            file!("graph/errors.go"),
+            file!("graph/runtime.go"),
+            file!("graph/runtime_test.go"),
+            file!("graph/text.go"),
             // The A2A caller a native body reads (Caller(ctx)); nil outside an A2A call.
-            file!("internal/graph/caller.go", "graph/caller.go"),
-            file!("internal/graph/encode.go", "graph/encode.go"),
-            file!("internal/graph/conditions.go", "graph/conditions.go"),
+            file!("graph/caller.go"),
+            file!("graph/encode.go"),
+            file!("graph/conditions.go"),
             file!(".dockerignore", "project/dockerignore"),
             file!(".gitignore", "project/gitignore"),
         ],
@@ -110,20 +117,17 @@ pub const TABLE: &[Part<GoPart>] = &[
     Part {
         serves: &[NodeKind("llm"), OPENAI_PROVIDER],
         when: &[&[ModelCalls, Agents, Rag]],
-        parts: &[
-            file!("internal/graph/llm.go", "graph/llm.go"),
-            file!("internal/graph/llm_test.go", "graph/llm_test.go"),
-        ],
+        parts: &[file!("graph/llm.go"), file!("graph/llm_test.go")],
     },
     Part {
         serves: &[],
         when: &[&[ModelCalls, Agents, Rag, HttpTools, ConnectorUpstream]],
-        parts: &[file!("internal/graph/upstream.go", "graph/upstream.go")],
+        parts: &[file!("graph/upstream.go")],
     },
     Part {
         serves: &[ToolKind("http")],
         when: &[&[HttpTools]],
-        parts: &[file!("internal/graph/httptool.go", "graph/httptool.go")],
+        parts: &[file!("graph/httptool.go")],
     },
     Part {
         serves: &[
@@ -134,49 +138,34 @@ pub const TABLE: &[Part<GoPart>] = &[
             Feature("agents.remote"),
         ],
         when: &[&[Agents]],
-        parts: &[
-            file!("internal/graph/agents.go", "graph/agents.go"),
-            file!("internal/graph/agents_test.go", "graph/agents_test.go"),
-        ],
+        parts: &[file!("graph/agents.go"), file!("graph/agents_test.go")],
     },
     Part {
         serves: &[NodeKind("intent_classifier")],
         when: &[&[Classifier]],
-        parts: &[
-            file!("internal/graph/intent.go", "graph/intent.go"),
-            file!("internal/graph/intent_test.go", "graph/intent_test.go"),
-        ],
+        parts: &[file!("graph/intent.go"), file!("graph/intent_test.go")],
     },
     Part {
         serves: &[NodeKind("rag")],
         when: &[&[Rag]],
-        parts: &[
-            file!("internal/graph/rag.go", "graph/rag.go"),
-            file!("internal/graph/rag_test.go", "graph/rag_test.go"),
-        ],
+        parts: &[file!("graph/rag.go"), file!("graph/rag_test.go")],
     },
     // Agents and classifiers answer as python-svc does, down to the text
     // they feed the model; its tests call the model client too.
     Part {
         serves: &[],
         when: &[&[Agents, Classifier, Rag, A2aPublish]],
-        parts: &[file!("internal/graph/pytext.go", "graph/pytext.go")],
+        parts: &[file!("graph/pytext.go")],
     },
     Part {
         serves: &[],
         when: &[&[Agents, Classifier, Rag]],
-        parts: &[file!(
-            "internal/graph/pytext_test.go",
-            "graph/pytext_test.go"
-        )],
+        parts: &[file!("graph/pytext_test.go")],
     },
     Part {
         serves: &[NodeKind("subgraph")],
         when: &[&[Subgraph]],
-        parts: &[
-            file!("internal/graph/subgraph.go", "graph/subgraph.go"),
-            file!("internal/graph/subgraph_test.go", "graph/subgraph_test.go"),
-        ],
+        parts: &[file!("graph/subgraph.go"), file!("graph/subgraph_test.go")],
     },
     // MCP servers the graph calls (the official Go SDK's client).
     Part {
@@ -189,21 +178,12 @@ pub const TABLE: &[Part<GoPart>] = &[
         when: &[&[McpClient]],
         parts: &[
             Modules("mcp"),
-            file!("internal/graph/mcp_client.go", "graph/mcp_client.go"),
-            file!("internal/graph/mcp_sessions.go", "graph/mcp_sessions.go"),
-            file!("internal/graph/mcp_proc_unix.go", "graph/mcp_proc_unix.go"),
-            file!(
-                "internal/graph/mcp_proc_other.go",
-                "graph/mcp_proc_other.go"
-            ),
-            file!(
-                "internal/graph/mcp_client_test.go",
-                "graph/mcp_client_test.go"
-            ),
-            file!(
-                "internal/graph/mcp_proc_unix_test.go",
-                "graph/mcp_proc_unix_test.go"
-            ),
+            file!("graph/mcp_client.go"),
+            file!("graph/mcp_sessions.go"),
+            file!("graph/mcp_proc_unix.go"),
+            file!("graph/mcp_proc_other.go"),
+            file!("graph/mcp_client_test.go"),
+            file!("graph/mcp_proc_unix_test.go"),
         ],
     },
     // settings.mcp.expose: project.rs fills the graph's one MCP tool.
@@ -224,29 +204,26 @@ pub const TABLE: &[Part<GoPart>] = &[
                 "server/server_stream_test.go",
                 imports "graph"
             ),
-            file!("internal/graph/stream_test.go", "graph/stream_test.go"),
+            file!("graph/stream_test.go"),
         ],
     },
     // The run's node events also tell an A2A reply which field was written last.
     Part {
         serves: &[],
         when: &[&[Streaming, A2aPublish]],
-        parts: &[file!("internal/graph/stream.go", "graph/stream.go")],
+        parts: &[file!("graph/stream.go")],
     },
     Part {
         serves: &[],
         when: &[&[Streaming], &[ModelCalls, Agents]],
-        parts: &[file!("internal/graph/llm_stream.go", "graph/llm_stream.go")],
+        parts: &[file!("graph/llm_stream.go")],
     },
     Part {
         serves: &[],
         when: &[&[Streaming], &[Agents]],
         parts: &[
-            file!("internal/graph/agents_stream.go", "graph/agents_stream.go"),
-            file!(
-                "internal/graph/agents_stream_test.go",
-                "graph/agents_stream_test.go"
-            ),
+            file!("graph/agents_stream.go"),
+            file!("graph/agents_stream_test.go"),
         ],
     },
     // settings.a2a: the graph as an A2A agent (the card, /a2a); agents of
@@ -266,42 +243,30 @@ pub const TABLE: &[Part<GoPart>] = &[
                 "server/a2a_credentials.go",
                 imports "graph"
             ),
-            file!("internal/graph/a2a_run.go", "graph/a2a_run.go"),
+            file!("graph/a2a_run.go"),
         ],
     },
     Part {
         serves: &[Feature("agents.a2a")],
         when: &[&[A2aCalls]],
         parts: &[
-            file!("internal/graph/a2a_client.go", "graph/a2a_client.go"),
-            file!(
-                "internal/graph/a2a_client_test.go",
-                "graph/a2a_client_test.go"
-            ),
-            file!(
-                "internal/server/a2a_stub_test.go",
-                "server/a2a_stub_test.go"
-            ),
+            file!("graph/a2a_client.go"),
+            file!("graph/a2a_client_test.go"),
+            file!("server/a2a_stub_test.go"),
         ],
     },
     Part {
         serves: &[],
         when: &[&[A2aPublish, A2aCalls]],
-        parts: &[
-            Modules("a2a"),
-            file!("internal/graph/a2a_card.go", "graph/a2a_card.go"),
-        ],
+        parts: &[Modules("a2a"), file!("graph/a2a_card.go")],
     },
     Part {
         serves: &[Feature("tracing")],
         when: &[&[Tracing]],
         parts: &[
             Modules("otel"),
-            file!("internal/graph/telemetry.go", "graph/telemetry.go"),
-            file!(
-                "internal/graph/telemetry_test.go",
-                "graph/telemetry_test.go"
-            ),
+            file!("graph/telemetry.go"),
+            file!("graph/telemetry_test.go"),
         ],
     },
 ];

@@ -83,10 +83,10 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         files.push(File::text(file.path, text));
     }
     files.extend(crate::threads::emit(doc, module)?);
-    if svc_backend_sdk::subgraphs::calls_mcp_servers(doc) {
+    if uses.contains(&Use::McpClient) {
         files.push(crate::mcp::servers_file(doc));
     }
-    if doc.logical.settings.mcp.expose {
+    if uses.contains(&Use::McpExpose) {
         let mcp = &doc.logical.settings.mcp;
         let tool_name = mcp.tool_name.as_deref().unwrap_or(&doc.id);
         let values = [
@@ -102,7 +102,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         files.push(File::text("internal/server/mcp.go", server));
         files.push(File::text("internal/server/mcp_test.go", test));
     }
-    if doc.logical.settings.a2a.enabled {
+    if uses.contains(&Use::A2aPublish) {
         files.push(crate::a2a::agent_file(doc).map_err(|d| vec![d])?);
     }
     // Every missing body of every graph is reported at once.

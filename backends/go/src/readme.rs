@@ -111,7 +111,7 @@ pub fn readme(doc: &Document) -> String {
     svc_backend_sdk::readme::a2a(
         &mut w,
         doc,
-        crate::agents::calls_a2a(doc),
+        svc_backend_sdk::agents::calls_a2a(doc),
         "`Caller(ctx)` (its `Subject` and `Roles`; nil outside an A2A call)",
     );
     svc_backend_sdk::readme::telemetry(&mut w, doc);

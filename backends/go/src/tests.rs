@@ -80,7 +80,7 @@ pub fn server_test(doc: &Document) -> String {
         || !rag_nodes(doc).is_empty()
         || !http_tools.is_empty()
         || !svc_backend_sdk::connectors::env_refs(doc).is_empty()
-        || crate::agents::calls_a2a(doc);
+        || svc_backend_sdk::agents::calls_a2a(doc);
 
     // The helpers below name these packages in their text.
     let mut w = CodeWriter::go();

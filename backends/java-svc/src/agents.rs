@@ -121,16 +121,6 @@ fn entries(w: &mut CodeWriter, list: &str, items: &[String], end: &str) {
     w.dedent().dedent();
 }
 
-/// Whether any graph of the document has an agent of kind a2a.
-pub fn calls_a2a(doc: &Document) -> bool {
-    svc_backend_sdk::subgraphs::any_graph(doc, |d| {
-        d.logical
-            .agents
-            .iter()
-            .any(|a| matches!(a.kind, AgentKind::A2a { .. }))
-    })
-}
-
 /// The `Agents.worker/supervisor/remote/a2a(...)` call of one agent.
 fn agent(
     w: &mut CodeWriter,

@@ -6,6 +6,17 @@ use svc_ir::{Document, NodeKind, Persona};
 
 use crate::environment::remote_service_env;
 
+/// Whether any graph of the document has an agent of kind a2a (the service
+/// then carries an A2A client).
+pub fn calls_a2a(doc: &Document) -> bool {
+    crate::subgraphs::any_graph(doc, |d| {
+        d.logical
+            .agents
+            .iter()
+            .any(|a| matches!(a.kind, svc_ir::AgentKind::A2a { .. }))
+    })
+}
+
 /// Whether the graph runs the agent runtime: it has agents, or an `llm`
 /// node that may call tools (the same loop as a worker).
 pub fn runs_agents(doc: &Document) -> bool {

@@ -64,15 +64,7 @@ pub fn uses<'a>(doc: &Document, helpers: impl IntoIterator<Item = &'a str>) -> B
         (Use::Always, true),
         (Use::ModelCalls, any_graph(doc, Document::has_llm_nodes)),
         (Use::Agents, any_graph(doc, crate::agents::runs_agents)),
-        (
-            Use::A2aCalls,
-            any_graph(doc, |d| {
-                d.logical
-                    .agents
-                    .iter()
-                    .any(|a| matches!(a.kind, crate::ir::AgentKind::A2a { .. }))
-            }),
-        ),
+        (Use::A2aCalls, crate::agents::calls_a2a(doc)),
         (
             Use::Classifier,
             has(|k| matches!(k, NodeKind::IntentClassifier(_))),

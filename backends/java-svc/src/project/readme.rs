@@ -125,7 +125,7 @@ pub(super) fn readme(doc: &Document) -> String {
     svc_backend_sdk::readme::a2a(
         &mut w,
         doc,
-        crate::agents::calls_a2a(doc),
+        svc_backend_sdk::agents::calls_a2a(doc),
         "`Caller.current()` (a `runtime.Caller` with `subject()` and `roles()`; null outside an A2A call)",
     );
     svc_backend_sdk::readme::telemetry(&mut w, doc);
