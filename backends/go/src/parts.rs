@@ -5,9 +5,9 @@
 //! Files the backend fills or writes per graph (main.go, graph.go, the MCP
 //! tool, the agent registry, ...) are written by their modules, not here.
 
-use svc_backend_sdk::parts::Serves::{Auth, Feature, NodeKind, ToolKind, Transport};
+use svc_backend_sdk::parts::Serves::{Feature, NodeKind, ToolKind, Transport};
 use svc_backend_sdk::parts::{Part, Use};
-use svc_backend_sdk::{ALL_ROUTER_FEATURES, OPENAI_PROVIDER};
+use svc_backend_sdk::{ALL_ROUTER_FEATURES, CORE_CAPABILITIES, OPENAI_PROVIDER};
 
 /// What a row brings to a project.
 pub enum GoPart {
@@ -57,19 +57,7 @@ use Use::*;
 
 pub const TABLE: &[Part<GoPart>] = &[
     Part {
-        serves: &[
-            NodeKind("start"),
-            NodeKind("end"),
-            NodeKind("function"),
-            NodeKind("tool"),
-            NodeKind("router"),
-            NodeKind("response_template"),
-            NodeKind("connector"),
-            ToolKind("native"),
-            Auth("none"),
-            Auth("api_key"),
-            Auth("bearer"),
-        ],
+        serves: CORE_CAPABILITIES,
         when: &[&[Always]],
         parts: &[
             file!("server/server.go", imports "graph"),

@@ -7,9 +7,9 @@
 //! nodes, AiConfig, McpConfig, A2aAgent) and the checkpointer's store
 //! (project/threads.rs) are written by their modules, not here.
 
-use svc_backend_sdk::parts::Serves::{Auth, Feature, NodeKind, ToolKind, Transport};
+use svc_backend_sdk::parts::Serves::{Feature, NodeKind, ToolKind, Transport};
 use svc_backend_sdk::parts::{Part, Use};
-use svc_backend_sdk::{ALL_ROUTER_FEATURES, OPENAI_PROVIDER};
+use svc_backend_sdk::{ALL_ROUTER_FEATURES, CORE_CAPABILITIES, OPENAI_PROVIDER};
 
 /// One part, `__SVC_PACKAGE__` filled with the graph's package.
 pub enum JavaPart {
@@ -53,19 +53,7 @@ use Use::*;
 
 pub const TABLE: &[Part<JavaPart>] = &[
     Part {
-        serves: &[
-            NodeKind("start"),
-            NodeKind("end"),
-            NodeKind("function"),
-            NodeKind("tool"),
-            NodeKind("router"),
-            NodeKind("response_template"),
-            NodeKind("connector"),
-            ToolKind("native"),
-            Auth("none"),
-            Auth("api_key"),
-            Auth("bearer"),
-        ],
+        serves: CORE_CAPABILITIES,
         when: &[&[Always]],
         parts: &[
             main!("runtime", "SvcError"),

@@ -4,42 +4,37 @@
 //! `capabilities::info` declares the rows' capabilities;
 //! `project::sdk_requirement` asks for the selected rows' extras.
 
-use svc_backend_sdk::parts::Serves::{Auth, Feature, NodeKind, ToolKind, Transport};
+use svc_backend_sdk::parts::Serves::{Feature, NodeKind, ToolKind, Transport};
 use svc_backend_sdk::parts::{Part, Use};
-use svc_backend_sdk::{ALL_ROUTER_FEATURES, OPENAI_PROVIDER};
+use svc_backend_sdk::{ALL_ROUTER_FEATURES, CORE_CAPABILITIES, OPENAI_PROVIDER};
 
 use Use::*;
 
 /// Rows whose part is an extra of the SDK.
 pub const TABLE: &[Part<&str>] = &[
     Part {
+        serves: CORE_CAPABILITIES,
+        // The FastAPI server and the HTTP client of models and tools.
+        when: &[&[Always]],
+        parts: &["server", "http"],
+    },
+    // The SDK runs every other kind and tool without an extra.
+    Part {
         serves: &[
-            NodeKind("start"),
-            NodeKind("end"),
-            NodeKind("function"),
             NodeKind("llm"),
-            NodeKind("tool"),
-            NodeKind("router"),
-            NodeKind("response_template"),
             NodeKind("agent"),
             NodeKind("rag"),
             NodeKind("intent_classifier"),
             NodeKind("subgraph"),
             NodeKind("hitl"),
-            NodeKind("connector"),
-            ToolKind("native"),
             ToolKind("http"),
             ToolKind("mcp"),
             Transport("stdio"),
             Transport("sse"),
             Transport("streamable_http"),
-            Auth("none"),
-            Auth("api_key"),
-            Auth("bearer"),
         ],
-        // The FastAPI server and the HTTP client of models and tools.
-        when: &[&[Always]],
-        parts: &["server", "http"],
+        when: &[],
+        parts: &[],
     },
     Part {
         serves: ALL_ROUTER_FEATURES,

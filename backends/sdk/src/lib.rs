@@ -37,7 +37,7 @@ pub mod writer;
 pub use svc_ir as ir;
 pub use svc_ir::Diagnostic;
 
-use parts::Serves::{self, Feature};
+use parts::Serves::{self, Auth, Feature, NodeKind, ToolKind};
 
 #[doc(hidden)]
 pub use glue::{__connector_info, __connector_render, __emit, __info};
@@ -64,6 +64,22 @@ impl File {
         self
     }
 }
+
+/// What every built-in backend serves with its core runtime (its row that
+/// every project gets): the plain node kinds, native tools, every auth scheme.
+pub const CORE_CAPABILITIES: &[Serves] = &[
+    NodeKind("start"),
+    NodeKind("end"),
+    NodeKind("function"),
+    NodeKind("tool"),
+    NodeKind("router"),
+    NodeKind("response_template"),
+    NodeKind("connector"),
+    ToolKind("native"),
+    Auth("none"),
+    Auth("api_key"),
+    Auth("bearer"),
+];
 
 /// The capability keys of router conditions, for a backend supporting every
 /// condition operator on every scalar field (a row of its parts table).
