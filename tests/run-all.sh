@@ -23,6 +23,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# phase NAME: says where the run is and how long it has taken so far, so a
+# slow run shows which step to make faster (CI's budget is 50 minutes).
+phase() { echo "== $1 (at ${SECONDS} s)" >&2; }
+phase setup
+
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || true
 
 if [ -z "${JAVA_HOME:-}" ] || ! "$JAVA_HOME/bin/java" -version 2>&1 | grep -qE 'version "(2[1-9]|[3-9][0-9])'; then
@@ -102,24 +107,32 @@ if ! command -v podman >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 || !
   debian_packages "the container test" podman runc debootstrap
 fi
 
+phase jaeger
 # A real OpenTelemetry collector for the e2e test `telemetry`.
 SVC_JAEGER=$(tests/telemetry/jaeger.sh)
 export SVC_JAEGER
 
+phase "cargo fmt and clippy"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+phase "cargo test"
 cargo test --workspace --quiet
 # The designer in a real browser, against the svc binary the tests built.
+phase "designer browser test"
 SVC_BIN="$PWD/target/debug/svc" node --test designer/tests/
 # The projects the tests built and ran (tests/src/service.rs's cache and the
 # designer's runs, a java-svc one 80 MB with its jar and AOT cache) are not
 # needed past this point: free their space before the install check links
 # more binaries.
 rm -rf "${TMPDIR:-/tmp}/svc-tests-component-cache/runs"
+phase "python SDK tests"
 (cd sdk/python && python -m pytest -q -p no:cacheprovider && ruff check --no-cache . && ruff format --check --no-cache .)
 # Both ways to install svc, from a clean environment (the svc-compiler wheel
 # with the SDK's compiler extra; cargo install), on the dev build above.
+phase "install check"
 tests/install.sh
 # Each fuzz target for a few seconds from its seeds (fuzz/README.md); the
 # million-execution runs are recorded in the issue notes.
+phase "fuzz smoke run"
 fuzz/run.sh --seconds 10
+phase done

@@ -1,6 +1,7 @@
-//! settings.a2a on go: `internal/server/a2a_agent.go`, the agent card's
-//! title, description and skills, where a message's text goes and the
-//! callers of `tokens`, for the runtime's A2A server
+//! settings.a2a on go: `internal/server/a2a_agent.go`, which registers
+//! (`RegisterA2A`) the agent card's title, description and skills, where a
+//! message's text goes and the callers of `tokens`, for the runtime's A2A
+//! server
 //! (runtime/server/a2a_server.go, a2a_credentials.go, graph/a2a_run.go), with
 //! python-svc's defaults (svc_backend_sdk::a2a).
 
@@ -17,9 +18,11 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
     let (input, messages) = input_field(doc)?;
     let (title, description) = title_and_description(doc);
     let mut w = CodeWriter::go();
-    w.line("// a2aAgent is settings.a2a: the agent card's title, description and skills,");
-    w.line("// and the state field a message's text goes to.");
-    w.block("var a2aAgent = a2aSpec{", "}", |w| {
+    w.line("// The graph's A2A agent (settings.a2a): the agent card's title, description");
+    w.line("// and skills, and the state field a message's text goes to.");
+    w.line("func init() {");
+    w.indent();
+    w.block("RegisterA2A(A2ASpec{", "})", |w| {
         let mut fields = vec![
             ("Title", quote(&title)),
             ("Description", quote(&description)),
@@ -38,7 +41,7 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
                 width = width + 1
             ));
         }
-        w.block("Skills: []a2aSkill{", "},", |w| {
+        w.block("Skills: []A2ASkill{", "},", |w| {
             for s in skills(doc) {
                 let mut fields = vec![
                     format!("ID: {}", quote(&s.id)),
@@ -59,7 +62,7 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
         if !tokens.is_empty() {
             // The callers of settings.a2a.tokens: the variable of each
             // token, read at start-up (a2a_credentials.go).
-            w.block("Tokens: []a2aToken{", "},", |w| {
+            w.block("Tokens: []A2AToken{", "},", |w| {
                 for t in tokens {
                     let mut fields = vec![
                         format!("Subject: {}", quote(&t.subject)),
@@ -74,6 +77,8 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
             });
         }
     });
+    w.dedent();
+    w.line("}");
     Ok(File::text(
         "internal/server/a2a_agent.go",
         w.finish_file("package server\n\n"),

@@ -84,14 +84,14 @@ fn tool_entries(w: &mut CodeWriter, doc: &Document, scope: &GraphScope) {
                 tool_name(&name)
             ),
             ToolKind::Http { .. } => format!(
-                "return postHTTPTool(ctx, {}, {}, args)",
+                "return PostHTTPTool(ctx, {}, {}, args)",
                 quote(&name),
                 tool_name(&name)
             ),
             ToolKind::Mcp { .. } => {
-                listed = format!(", Listed: {}.listed", tool_name(&name));
+                listed = format!(", Listed: {}.Listed", tool_name(&name));
                 format!(
-                    "out, err := callMCPTool(ctx, {}, {}, args)\nif err != nil {{\n\treturn nil, err\n}}\nreturn out.forModel(), nil",
+                    "out, err := CallMCPTool(ctx, {}, {}, args)\nif err != nil {{\n\treturn nil, err\n}}\nreturn out.ForModel(), nil",
                     quote(&name),
                     tool_name(&name)
                 )
@@ -212,7 +212,7 @@ fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Vec<String>
                     f.push(format!("Route: {}", route_name(&a.id)))
                 }
                 SupervisorRouter::Custom => f.push(format!(
-                    "Route: prefixedRoute({}, {})",
+                    "Route: PrefixedRoute({}, {})",
                     quote(&scope.prefix),
                     route_name(&scope.name(&a.id))
                 )),
@@ -231,7 +231,7 @@ fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Vec<String>
             f.push(format!("KeyEnv: {}", quote(&key_env)));
             f.push(format!("InputField: {}", quote(input_field)));
             f.push(format!("OutputField: {}", quote(output_field)));
-            f.push(format!("Timeout: millis({timeout_ms})"));
+            f.push(format!("Timeout: Millis({timeout_ms})"));
         }
         AgentKind::A2a {
             agent_card_url,
@@ -247,7 +247,7 @@ fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Vec<String>
                 f.push(format!("SkillID: {}", quote(skill)));
             }
             // python-svc's default bound of an A2A call.
-            f.push(format!("Timeout: millis({A2A_TIMEOUT_MS})"));
+            f.push(format!("Timeout: Millis({A2A_TIMEOUT_MS})"));
         }
     }
     f

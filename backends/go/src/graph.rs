@@ -44,21 +44,21 @@ pub fn condition(c: &Condition) -> String {
         .map(literal)
         .unwrap_or_else(|| "nil".into());
     match c.op {
-        Op::Eq => format!("condEq({v}, {value})"),
-        Op::Ne => format!("condNe({v}, {value})"),
-        Op::Gt => format!("condGt({v}, {value})"),
-        Op::Ge => format!("condGe({v}, {value})"),
-        Op::Lt => format!("condLt({v}, {value})"),
-        Op::Le => format!("condLe({v}, {value})"),
+        Op::Eq => format!("CondEq({v}, {value})"),
+        Op::Ne => format!("CondNe({v}, {value})"),
+        Op::Gt => format!("CondGt({v}, {value})"),
+        Op::Ge => format!("CondGe({v}, {value})"),
+        Op::Lt => format!("CondLt({v}, {value})"),
+        Op::Le => format!("CondLe({v}, {value})"),
         Op::In => match &c.value {
             Some(serde_json::Value::Array(items)) => format!(
-                "condIn({v}, []any{{{}}})",
+                "CondIn({v}, []any{{{}}})",
                 items.iter().map(literal).collect::<Vec<_>>().join(", ")
             ),
-            _ => format!("condIn({v}, nil)"),
+            _ => format!("CondIn({v}, nil)"),
         },
-        Op::Exists => format!("condExists({v})"),
-        Op::Truthy => format!("condTruthy({v})"),
+        Op::Exists => format!("CondExists({v})"),
+        Op::Truthy => format!("CondTruthy({v})"),
     }
 }
 
@@ -137,6 +137,9 @@ pub fn graph_go(doc: &Document) -> String {
     w.line("// The graph this program runs (compiled.go).");
     w.block("func init() {", "}", |w| {
         w.line(format!("Register(Compiled{{{}}})", compiled.join(", ")));
+        if s.checkpointer.kind != CheckpointerKind::None {
+            w.line("RegisterThreads(openThreads)");
+        }
     });
     w.blank();
     open_threads(&mut w, doc);
@@ -144,9 +147,9 @@ pub fn graph_go(doc: &Document) -> String {
     w.line("// run walks the graph from the node current; each node is one step.");
     let root = Loop {
         func: "run".into(),
-        step: "step".into(),
+        step: "Step".into(),
         limit: "steps == MaxSteps".into(),
-        over_limit: "stepLimitError()".into(),
+        over_limit: "StepLimitError()".into(),
         // A published A2A agent answers with the field the run wrote last,
         // which the node events tell.
         streaming: s.streaming || s.a2a.enabled,
@@ -176,7 +179,7 @@ pub fn child_go(doc: &Document, scope: &GraphScope, traced: bool) -> String {
     ));
     fields_literal(&mut w, &format!("fields_{owner}"), doc);
     w.blank();
-    w.line(format!("var schema_{owner} = newSchema(fields_{owner})"));
+    w.line(format!("var schema_{owner} = NewSchema(fields_{owner})"));
     w.blank();
     w.line(format!(
         "// run_{owner} walks the graph {} from start; each node is one step, at most {max}.",
@@ -184,9 +187,9 @@ pub fn child_go(doc: &Document, scope: &GraphScope, traced: bool) -> String {
     ));
     let child = Loop {
         func: format!("run_{owner}"),
-        step: format!("schema_{owner}.step"),
+        step: format!("schema_{owner}.Step"),
         limit: format!("steps == {max}"),
-        over_limit: format!("stepLimit({max})"),
+        over_limit: format!("StepLimit({max})"),
         streaming: false,
         from_argument: false,
         traced,
@@ -248,8 +251,9 @@ fn start_node(doc: &Document) -> &str {
         .unwrap_or_default()
 }
 
-/// `OpenThreads`, the store of the graph's threads, for a graph with a
-/// checkpointer (runtime threads*.go); nothing otherwise.
+/// `openThreads`, the store of the graph's threads (registered with
+/// `RegisterThreads`), for a graph with a checkpointer (runtime
+/// threads*.go); nothing otherwise.
 fn open_threads(w: &mut CodeWriter, doc: &Document) {
     let c = &doc.logical.settings.checkpointer;
     let (what, call) = match (c.kind, c.env()) {
@@ -277,10 +281,10 @@ fn open_threads(w: &mut CodeWriter, doc: &Document) {
     };
     let context = w.name("context", "Context");
     let logger = w.name("log/slog", "Logger");
-    w.line("// OpenThreads opens the store of the graph's threads");
+    w.line("// openThreads opens the store of the graph's threads");
     w.line(format!("// (settings.checkpointer: {what})."));
     w.block(
-        format!("func OpenThreads(ctx {context}, log *{logger}) (Threads, error) {{"),
+        format!("func openThreads(ctx {context}, log *{logger}) (Threads, error) {{"),
         "}",
         |w| {
             w.line(call);
@@ -339,7 +343,7 @@ fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
                                 w.line(format!("case {}:", quote(&n.id)));
                                 w.indent();
                                 if streaming {
-                                    w.line(format!("routed(ctx, {})", quote(&name)));
+                                    w.line(format!("Routed(ctx, {})", quote(&name)));
                                 }
                                 if l.traced {
                                     w.line(format!("traceRouter(ctx, {})", quote(&name)));
@@ -357,7 +361,7 @@ fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
                     // A streamed run sends each node's events.
                     let call = if streaming {
                         format!(
-                            "stepObserved(ctx, st, {}, {}, {}, {native})",
+                            "StepObserved(ctx, st, {}, {}, {}, {native})",
                             quote(&name),
                             quote(n.kind.name()),
                             func_name(&name),

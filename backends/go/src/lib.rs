@@ -12,7 +12,7 @@
 //! project's root (main.go, .dockerignore, .gitignore). In the repository
 //! its packages are vetted and tested with the build tag `svcstub`, whose
 //! files (`svcstub.go`, never copied) stand in for what a project
-//! generates (the schema, the run loop, the agents, `a2aAgent`, ...).
+//! generates (the schema, the run loop, the agents, the A2A agent, ...).
 
 mod a2a;
 mod agents;

@@ -70,7 +70,7 @@ pub fn servers_file(doc: &Document) -> File {
                 }
             };
             if let Some(ms) = timeout {
-                fields.push(format!("Timeout: millis({ms})"));
+                fields.push(format!("Timeout: Millis({ms})"));
             }
             servers.push(format!("{{{}}},", fields.join(", ")));
         }

@@ -366,20 +366,20 @@ mod subgraph_tests {
         };
         let child = text("internal/graph/subgraph_sub.go");
         assert!(
-            child.contains("if steps == 3 {\n\t\t\treturn nil, stepLimit(3)"),
+            child.contains("if steps == 3 {\n\t\t\treturn nil, StepLimit(3)"),
             "{child}"
         );
         assert!(
-            child.contains("schema_sub.step(ctx, st, \"sub__say\", node_sub__say, false)"),
+            child.contains("schema_sub.Step(ctx, st, \"sub__say\", node_sub__say, false)"),
             "{child}"
         );
         // A child's steps send no events (a child cannot set `streaming`).
         assert!(
-            !child.contains("stepObserved") && !child.contains("routed("),
+            !child.contains("StepObserved") && !child.contains("Routed("),
             "{child}"
         );
         assert!(text("internal/graph/node_sub.go")
-            .contains("runChild(ctx, \"sub\", schema_sub, run_sub,"));
+            .contains("RunChild(ctx, \"sub\", schema_sub, run_sub,"));
         assert!(files.iter().any(|f| f.path == "internal/graph/subgraph.go"));
     }
 }

@@ -103,10 +103,10 @@ func RegisterAgents(agents map[string]*Agent, tools map[string]AgentTool) {
 	registeredAgents, registeredTools = agents, tools
 }
 
-// runAgent is an agent node: it runs the agent name on task for a caller
+// RunAgent is an agent node: it runs the agent name on task for a caller
 // holding callerRoles (the node's static callerRoles). node is the graph
 // node, named by the errors that are the node's rather than the agent's.
-func runAgent(ctx context.Context, node, name, task string, callerRoles []string) (string, error) {
+func RunAgent(ctx context.Context, node, name, task string, callerRoles []string) (string, error) {
 	out, err := dispatchAgent(withReplies(ctx, node), node, name, task, callerRoles)
 	return out, runCut(ctx, err)
 }
@@ -157,9 +157,9 @@ func dispatchAgent(ctx context.Context, node, name, task string, callerRoles []s
 	return "", nodeError(node, fmt.Sprintf("node %q failed: agent %q has the kind %q, which this service cannot run", node, name, a.Kind))
 }
 
-// toolLoop is an llm node with boundToolIds: a worker named after the node
+// ToolLoop is an llm node with boundToolIds: a worker named after the node
 // (name), without roles, whose system prompt is instructions.
-func toolLoop(ctx context.Context, name, instructions string, tools []string, m Model, maxTurns int, task string) (string, error) {
+func ToolLoop(ctx context.Context, name, instructions string, tools []string, m Model, maxTurns int, task string) (string, error) {
 	out, err := runWorker(withReplies(ctx, name), name, name, instructions, tools, m, maxTurns, task)
 	return out, runCut(ctx, err)
 }
@@ -534,12 +534,12 @@ func runSupervisor(ctx context.Context, node string, a *Agent, task string, call
 		`supervisor "%s" did not finish within %d routing decisions (max_rounds)`, a.Name, a.MaxRounds))
 }
 
-// prefixedRoute is the custom router of a supervisor in a subgraph: its body
+// PrefixedRoute is the custom router of a supervisor in a subgraph: its body
 // names members by their ids, while the registry holds them under the
 // subgraph's prefix. The body sees last_member without the prefix, and a
 // decision other than finish is stripped and given the prefix, as
 // python-svc's wrapper does ("" becomes the prefix alone, a bad route).
-func prefixedRoute(prefix string, route func(context.Context, State) (string, error)) func(context.Context, State) (string, error) {
+func PrefixedRoute(prefix string, route func(context.Context, State) (string, error)) func(context.Context, State) (string, error) {
 	return func(ctx context.Context, state State) (string, error) {
 		view := state.clone()
 		if last, ok := view["last_member"].(string); ok {

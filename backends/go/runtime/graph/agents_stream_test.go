@@ -165,7 +165,7 @@ func helperAgents(tools ...string) map[string]*Agent {
 func lookupTool() map[string]AgentTool {
 	return map[string]AgentTool{"lookup": {Name: "lookup", Description: "Looks a word up.",
 		Call: func(_ context.Context, args map[string]any) (any, error) {
-			return "meaning of " + text(args["word"]), nil
+			return "meaning of " + Text(args["word"]), nil
 		}}}
 }
 
@@ -179,12 +179,12 @@ func TestTurnStreamReassemblesToolCalls(t *testing.T) {
 		}
 		return replyWith(body, asked)
 	})
-	whole, err := runAgent(context.Background(), "ask", "helper", "What is a refund?", nil)
+	whole, err := RunAgent(context.Background(), "ask", "helper", "What is a refund?", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rc, events := observedRun(t, context.Background())
-	out, err := runAgent(rc, "ask", "helper", "What is a refund?", nil)
+	out, err := RunAgent(rc, "ask", "helper", "What is a refund?", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestWorkerStreamsOnlyItsReply(t *testing.T) {
 		return replyWith(body, assistant(nil, toolCall("l1", "lookup", `{"word":"refund"}`)))
 	})
 	rc, events := observedRun(t, context.Background())
-	out, err := toolLoop(rc, "look_up", "You look up.", []string{"lookup"}, stubModel(), 8, "refund")
+	out, err := ToolLoop(rc, "look_up", "You look up.", []string{"lookup"}, stubModel(), 8, "refund")
 	if err != nil || out != "looked up: meaning of refund" {
 		t.Fatalf("got %q, %v", out, err)
 	}
@@ -299,7 +299,7 @@ func TestWorkerStreamsOnlyItsReply(t *testing.T) {
 	// A plain worker streams its reply.
 	newChatStub(t, func(n int, body map[string]any) any { return replyWith(body, assistant("Hello there")) })
 	rc, events = observedRun(t, context.Background())
-	if out, err := runAgent(rc, "ask", "helper", "Hi", nil); err != nil || out != "Hello there" {
+	if out, err := RunAgent(rc, "ask", "helper", "Hi", nil); err != nil || out != "Hello there" {
 		t.Fatalf("got %q, %v", out, err)
 	}
 	wantOutline(t, *events, "token ask Hello", "token ask  there")
@@ -309,7 +309,7 @@ func TestWorkerStreamsOnlyItsReply(t *testing.T) {
 		return replyWith(body, assistant("Again.", toolCall("l1", "lookup", `{}`)))
 	})
 	rc, events = observedRun(t, context.Background())
-	_, err = runAgent(rc, "ask", "helper", "Hi", nil)
+	_, err = RunAgent(rc, "ask", "helper", "Hi", nil)
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "helper", "reason": "max_turns"},
 		`agent "helper" did not answer within 4 model calls (max_turns)`)
 	if n := strings.Count(strings.Join(outline(*events), "\n"), "tokens_discarded ask tool_calls"); n != 4 {
@@ -344,7 +344,7 @@ func TestSupervisorDiscardsBetweenMembers(t *testing.T) {
 		return says("researcher")
 	})
 	rc, events := observedRun(t, context.Background())
-	out, err := runAgent(rc, "ask_team", "team", "Q?", nil)
+	out, err := RunAgent(rc, "ask_team", "team", "Q?", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ func TestSupervisorDiscardsBetweenMembers(t *testing.T) {
 		return replyWith(body, assistant("done"))
 	})
 	rc, events = observedRun(t, context.Background())
-	if out, err := runAgent(rc, "ask_team", "team", "Q?", nil); err != nil || out != "done" {
+	if out, err := RunAgent(rc, "ask_team", "team", "Q?", nil); err != nil || out != "done" {
 		t.Fatalf("got %q, %v", out, err)
 	}
 	wantOutline(t, *events, "token ask_team do", "token ask_team ne")
@@ -396,14 +396,14 @@ func TestRemoteAgentAnswerIsOneToken(t *testing.T) {
 
 	peer.answer(200, `{"result":{"answer":"peer says Hello"}}`)
 	rc, events := observedRun(t, context.Background())
-	if out, err := runAgent(rc, "ask_peer", "peer", "Hello", nil); err != nil || out != "peer says Hello" {
+	if out, err := RunAgent(rc, "ask_peer", "peer", "Hello", nil); err != nil || out != "peer says Hello" {
 		t.Fatalf("got %q, %v", out, err)
 	}
 	wantOutline(t, *events, "token ask_peer peer says Hello")
 
 	// A supervisor whose last member is remote: its answer stands.
 	rc, events = observedRun(t, context.Background())
-	out, err := runAgent(rc, "ask_team", "team", "Q", nil)
+	out, err := RunAgent(rc, "ask_team", "team", "Q", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestRemoteAgentAnswerIsOneToken(t *testing.T) {
 	for _, reply := range []string{`{"result":{"answer":""}}`, `{"result":{}}`} {
 		peer.answer(200, reply)
 		rc, events = observedRun(t, context.Background())
-		_, _ = runAgent(rc, "ask_peer", "peer", "Hello", nil)
+		_, _ = RunAgent(rc, "ask_peer", "peer", "Hello", nil)
 		wantOutline(t, *events)
 	}
 }
@@ -463,7 +463,7 @@ func TestTurnStreamFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			newChatStub(t, func(int, map[string]any) any { return c.reply })
 			rc, _ := observedRun(t, context.Background())
-			_, err := runAgent(rc, "ask", "helper", "task", nil)
+			_, err := RunAgent(rc, "ask", "helper", "task", nil)
 			details := map[string]any{"node": "helper", "reason": c.reason}
 			if c.reason == "status" {
 				details["status"] = http.StatusServiceUnavailable
@@ -480,7 +480,7 @@ func TestTurnStreamFailures(t *testing.T) {
 	rc := newRunContext(context.Background(), time.Now().Add(50*time.Millisecond))
 	rc.observe = func(Event) {}
 	defer rc.release()
-	if _, err := runAgent(rc, "ask", "helper", "task", nil); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := RunAgent(rc, "ask", "helper", "task", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want the deadline, got %v", err)
 	}
 }
@@ -498,12 +498,12 @@ func TestTurnStreamLongStreamIsNotConnect(t *testing.T) {
 	newChatStub(t, func(int, map[string]any) any { return stream })
 
 	rc, events := observedRun(t, context.Background())
-	out, err := runAgent(rc, "ask", "helper", "task", nil)
+	out, err := RunAgent(rc, "ask", "helper", "task", nil)
 	if err != nil || out != strings.Repeat("x", n) || len(*events) != n {
 		t.Fatalf("agent: %d bytes, %d events, %v", len(out), len(*events), err)
 	}
 	rc, events = observedRun(t, context.Background())
-	text, err := chat(rc, "answer", stubModel(), "", "task")
+	text, err := Chat(rc, "answer", stubModel(), "", "task")
 	if err != nil || text != strings.Repeat("x", n) || len(*events) != n {
 		t.Fatalf("llm: %d bytes, %d events, %v", len(text), len(*events), err)
 	}
@@ -544,7 +544,7 @@ func TestCancelledTurnStopsTheLoop(t *testing.T) {
 		}
 	}
 	defer rc.release()
-	if _, err := runAgent(rc, "ask", "helper", "task", nil); !errors.Is(err, context.Canceled) {
+	if _, err := RunAgent(rc, "ask", "helper", "task", nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("want the run's end, got %v", err)
 	}
 	select {
@@ -569,7 +569,7 @@ func TestCancelledTurnStopsTheLoop(t *testing.T) {
 		return replyWith(body, assistant(nil, toolCall("a", "leave", "{}"), toolCall("b", "leave", "{}")))
 	})
 	rc2, _ := observedRun(t, ctx)
-	if _, err := runAgent(rc2, "ask", "helper", "task", nil); !errors.Is(err, context.Canceled) {
+	if _, err := RunAgent(rc2, "ask", "helper", "task", nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("want the run's end, got %v", err)
 	}
 	if ran != 1 || stub.calls() != 1 {
@@ -584,7 +584,7 @@ func TestToolsAndRoutersAreMuted(t *testing.T) {
 		"boss": {Name: "boss", Kind: "supervisor", Members: []string{"outer"}, MaxRounds: 3,
 			Route: func(ctx context.Context, s State) (string, error) {
 				// A router that runs an agent sends nothing of it.
-				if _, err := runAgent(ctx, "route", "inner", "which?", nil); err != nil {
+				if _, err := RunAgent(ctx, "route", "inner", "which?", nil); err != nil {
 					return "", err
 				}
 				if s.String("last_member") == "" {
@@ -596,11 +596,11 @@ func TestToolsAndRoutersAreMuted(t *testing.T) {
 	useAgents(t, as, map[string]AgentTool{"consult": {Name: "consult",
 		Call: func(ctx context.Context, args map[string]any) (any, error) {
 			// Nor does a tool, whether it runs an agent or asks a model.
-			said, err := runAgent(ctx, "consult", "inner", "consulted", nil)
+			said, err := RunAgent(ctx, "consult", "inner", "consulted", nil)
 			if err != nil {
 				return nil, err
 			}
-			asked, err := chat(ctx, "consult", stubModel(), "", "again")
+			asked, err := Chat(ctx, "consult", stubModel(), "", "again")
 			return said + "/" + asked, err
 		}}})
 	stub := newChatStub(t, func(n int, body map[string]any) any {
@@ -616,7 +616,7 @@ func TestToolsAndRoutersAreMuted(t *testing.T) {
 		return replyWith(body, assistant("plain"))
 	})
 	rc, events := observedRun(t, context.Background())
-	out, err := runAgent(rc, "ask", "boss", "task", nil)
+	out, err := RunAgent(rc, "ask", "boss", "task", nil)
 	if err != nil || out != "outer: inner says/plain" {
 		t.Fatalf("got %q, %v", out, err)
 	}

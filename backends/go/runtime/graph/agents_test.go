@@ -115,7 +115,7 @@ func TestAgentWorkerRunsNativeAndHTTPTools(t *testing.T) {
 		return ask
 	})
 
-	out, err := runAgent(context.Background(), "ask_worker", "researcher", "What is a refund?", nil)
+	out, err := RunAgent(context.Background(), "ask_worker", "researcher", "What is a refund?", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestAgentWorkerMessages(t *testing.T) {
 	}
 	stub := newChatStub(t, func(n int, body map[string]any) any { return replies[n] })
 	for i, want := range []string{"", "done", "", ""} {
-		out, err := runAgent(context.Background(), "n", "quiet", "", nil)
+		out, err := RunAgent(context.Background(), "n", "quiet", "", nil)
 		if err != nil || out != want {
 			t.Fatalf("reply %d: got %q, %v; want %q", i, out, err, want)
 		}
@@ -195,7 +195,7 @@ func TestToolLoopLLMNode(t *testing.T) {
 		}
 		return says("answer: " + strings.Join(toolMessages(body), ","))
 	})
-	out, err := toolLoop(context.Background(), "ask", "Be brief.", []string{"lookup"}, stubModel(), 8, "question")
+	out, err := ToolLoop(context.Background(), "ask", "Be brief.", []string{"lookup"}, stubModel(), 8, "question")
 	if err != nil || out != "answer: found again" {
 		t.Fatalf("got %q, %v", out, err)
 	}
@@ -217,7 +217,7 @@ func TestToolLoopMaxTurns(t *testing.T) {
 	ask := asksTools(t, `[{"id":"l1","type":"function","function":{"name":"lookup","arguments":"{\"word\":\"again\"}"}}]`)
 	stub := newChatStub(t, func(int, map[string]any) any { return ask })
 
-	_, err := runAgent(context.Background(), "ask_looper", "looper", "Hello", nil)
+	_, err := RunAgent(context.Background(), "ask_looper", "looper", "Hello", nil)
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "looper", "reason": "max_turns"},
 		`agent "looper" did not answer within 2 model calls (max_turns)`)
 	// The tools of the last turn ran too.
@@ -228,7 +228,7 @@ func TestToolLoopMaxTurns(t *testing.T) {
 		t.Errorf("the second request has %d messages, want 4 (system, user, assistant, tool)", got)
 	}
 
-	_, err = toolLoop(context.Background(), "ask", "", []string{"lookup"}, stubModel(), 8, "q")
+	_, err = ToolLoop(context.Background(), "ask", "", []string{"lookup"}, stubModel(), 8, "q")
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "ask", "reason": "max_turns"},
 		`agent "ask" did not answer within 8 model calls (max_turns)`)
 	if stub.calls() != 10 || lookups.count() != 10 {
@@ -297,7 +297,7 @@ func TestAgentBadToolCalls(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ask := asksTools(t, c.calls)
 			stub := newChatStub(t, func(int, map[string]any) any { return ask })
-			_, err := runAgent(context.Background(), "helper", c.agent, "task", nil)
+			_, err := RunAgent(context.Background(), "helper", c.agent, "task", nil)
 			wantError(t, err, c.want["status"].(int), c.want["code"].(string), c.want["details"].(map[string]any), c.want["message"].(string))
 			if stub.calls() != 1 {
 				t.Errorf("model calls %d, want 1", stub.calls())
@@ -334,7 +334,7 @@ func TestAgentToolArguments(t *testing.T) {
 		}
 		return says("done")
 	})
-	if out, err := runAgent(context.Background(), "helper", "w", "task", nil); err != nil || out != "done" {
+	if out, err := RunAgent(context.Background(), "helper", "w", "task", nil); err != nil || out != "done" {
 		t.Fatalf("got %q, %v", out, err)
 	}
 	empty := map[string]any{}
@@ -386,7 +386,7 @@ func TestAgentToolResults(t *testing.T) {
 		}
 		return says("done")
 	})
-	if _, err := runAgent(context.Background(), "helper", "w", "task", nil); err != nil {
+	if _, err := RunAgent(context.Background(), "helper", "w", "task", nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := toolMessages(stub.request(t, 1)); !reflect.DeepEqual(got, want) {
@@ -442,7 +442,7 @@ func TestAgentToolErrors(t *testing.T) {
 		t.Run(c.tool, func(t *testing.T) {
 			ask := asksTools(t, `[{"id":"x","function":{"name":"`+c.tool+`","arguments":"{}"}}]`)
 			stub := newChatStub(t, func(int, map[string]any) any { return ask })
-			_, err := runAgent(context.Background(), "helper", "w", "task", nil)
+			_, err := RunAgent(context.Background(), "helper", "w", "task", nil)
 			wantError(t, err, c.status, c.code, c.details, c.message)
 			if stub.calls() != 1 {
 				t.Errorf("a tool error is not fed back to the model: %d calls", stub.calls())
@@ -467,13 +467,13 @@ func TestAgentForbidden(t *testing.T) {
 		{"ops", []string{"zeta", "beta", "beta"}, `agent "ops" runs only for the roles admin, ops; the caller holds beta, beta, zeta`},
 	}
 	for _, c := range cases {
-		_, err := runAgent(context.Background(), "ask_vault", c.agent, "open", c.roles)
+		_, err := RunAgent(context.Background(), "ask_vault", c.agent, "open", c.roles)
 		wantError(t, err, 500, "execution_error", map[string]any{"node": c.agent, "reason": "forbidden"}, c.message)
 	}
 	if stub.calls() != 0 {
 		t.Fatalf("a forbidden agent called the model %d times", stub.calls())
 	}
-	if out, err := runAgent(context.Background(), "ask_vault", "ops", "open", []string{"support", "ops"}); err != nil || out != "opened" {
+	if out, err := RunAgent(context.Background(), "ask_vault", "ops", "open", []string{"support", "ops"}); err != nil || out != "opened" {
 		t.Fatalf("one matching role suffices: %q, %v", out, err)
 	}
 }
@@ -514,7 +514,7 @@ func TestSupervisorLLMRouter(t *testing.T) {
 		}
 		return says("researcher")
 	}))
-	out, err := runAgent(context.Background(), "ask_team", "team", "What is a refund?", nil)
+	out, err := RunAgent(context.Background(), "ask_team", "team", "What is a refund?", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,7 +557,7 @@ func TestSupervisorRouterPromptOfTheSDK(t *testing.T) {
 		}
 		return says(" FINISH\n")
 	})
-	out, err := runAgent(context.Background(), "n", "editor", "write", nil)
+	out, err := RunAgent(context.Background(), "n", "editor", "write", nil)
 	if err != nil || out != "draft 1" {
 		t.Fatalf("got %q, %v", out, err)
 	}
@@ -585,7 +585,7 @@ func TestSupervisorBadRouteAndFinish(t *testing.T) {
 	}
 	for _, c := range cases {
 		stub := newChatStub(t, func(int, map[string]any) any { return says(c.reply) })
-		_, err := runAgent(context.Background(), "ask_team", "team", "task", nil)
+		_, err := RunAgent(context.Background(), "ask_team", "team", "task", nil)
 		wantError(t, err, 500, "execution_error", map[string]any{"node": "team", "reason": "bad_route"},
 			`supervisor "team" routed to `+c.repr+`, which is neither one of its members (researcher, writer) nor 'finish'`)
 		if stub.calls() != 1 {
@@ -598,7 +598,7 @@ func TestSupervisorBadRouteAndFinish(t *testing.T) {
 	}
 	// Finish before any member ran answers "".
 	stub := newChatStub(t, func(int, map[string]any) any { return says("\u3000Finish\x1f") })
-	if out, err := runAgent(context.Background(), "ask_team", "team", "task", nil); err != nil || out != "" || stub.calls() != 1 {
+	if out, err := RunAgent(context.Background(), "ask_team", "team", "task", nil); err != nil || out != "" || stub.calls() != 1 {
 		t.Fatalf("finish first: %q, %v, %d calls", out, err, stub.calls())
 	}
 }
@@ -609,7 +609,7 @@ func TestSupervisorMaxRounds(t *testing.T) {
 		Route: func(context.Context, State) (string, error) { return "writer", nil }}
 	useAgents(t, as, map[string]AgentTool{})
 	stub := newChatStub(t, teamModel(func(string) any { return says("unexpected") }))
-	_, err := runAgent(context.Background(), "ask_spinner", "spinner", "Hello", nil)
+	_, err := RunAgent(context.Background(), "ask_spinner", "spinner", "Hello", nil)
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "spinner", "reason": "max_rounds"},
 		`supervisor "spinner" did not finish within 2 routing decisions (max_rounds)`)
 	if stub.calls() != 2 {
@@ -636,7 +636,7 @@ func TestSupervisorCustomRouter(t *testing.T) {
 		}}
 	useAgents(t, as, map[string]AgentTool{})
 	stub := newChatStub(t, teamModel(func(string) any { return says("unexpected") }))
-	out, err := runAgent(context.Background(), "ask_pipeline", "pipeline", "What is a refund?", nil)
+	out, err := RunAgent(context.Background(), "ask_pipeline", "pipeline", "What is a refund?", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -656,12 +656,12 @@ func TestSupervisorCustomRouter(t *testing.T) {
 	}
 
 	as["pipeline"].Route = func(context.Context, State) (string, error) { return "", errors.New("no way") }
-	_, err = runAgent(context.Background(), "ask_pipeline", "pipeline", "x", nil)
+	_, err = RunAgent(context.Background(), "ask_pipeline", "pipeline", "x", nil)
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "ask_pipeline"}, `node "ask_pipeline" failed: no way`)
 
 	kept := &Error{Status: 418, Code: "teapot", Message: "kept"}
 	as["pipeline"].Route = func(context.Context, State) (string, error) { return "", kept }
-	if _, err = runAgent(context.Background(), "ask_pipeline", "pipeline", "x", nil); err != kept {
+	if _, err = RunAgent(context.Background(), "ask_pipeline", "pipeline", "x", nil); err != kept {
 		t.Fatalf("a contract error passes as it is: %v", err)
 	}
 }
@@ -669,7 +669,7 @@ func TestSupervisorCustomRouter(t *testing.T) {
 func TestPrefixedRoute(t *testing.T) {
 	var seen State
 	decision, fail := "", error(nil)
-	route := prefixedRoute("sub__", func(ctx context.Context, state State) (string, error) {
+	route := PrefixedRoute("sub__", func(ctx context.Context, state State) (string, error) {
 		seen = state.clone()
 		state["input"] = "scribbled" // the router's copy only
 		return decision, fail
@@ -722,10 +722,10 @@ func TestSupervisorCustomRouterInASubgraph(t *testing.T) {
 		return "FINISH", nil
 	}
 	as["sub__team"] = &Agent{Name: "sub__team", Kind: "supervisor", Members: []string{"sub__researcher", "sub__writer"},
-		MaxRounds: 10, Route: prefixedRoute("sub__", body)}
+		MaxRounds: 10, Route: PrefixedRoute("sub__", body)}
 	useAgents(t, as, map[string]AgentTool{})
 	stub := newChatStub(t, teamModel(func(string) any { return says("unexpected") }))
-	out, err := runAgent(context.Background(), "sub__ask", "sub__team", "What is a refund?", nil)
+	out, err := RunAgent(context.Background(), "sub__ask", "sub__team", "What is a refund?", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -740,8 +740,8 @@ func TestSupervisorCustomRouterInASubgraph(t *testing.T) {
 	}
 
 	// "" becomes the prefix alone, as python-svc's wrapper makes it.
-	as["sub__team"].Route = prefixedRoute("sub__", func(context.Context, State) (string, error) { return "", nil })
-	_, err = runAgent(context.Background(), "sub__ask", "sub__team", "x", nil)
+	as["sub__team"].Route = PrefixedRoute("sub__", func(context.Context, State) (string, error) { return "", nil })
+	_, err = RunAgent(context.Background(), "sub__ask", "sub__team", "x", nil)
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "sub__team", "reason": "bad_route"},
 		`supervisor "sub__team" routed to 'sub__', which is neither one of its members (sub__researcher, sub__writer) nor 'finish'`)
 }
@@ -768,7 +768,7 @@ func TestNestedSupervisor(t *testing.T) {
 		}
 		return says("inner")
 	}))
-	out, err := runAgent(context.Background(), "ask_outer", "outer", "Q", []string{"support"})
+	out, err := RunAgent(context.Background(), "ask_outer", "outer", "Q", []string{"support"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -783,7 +783,7 @@ func TestNestedSupervisor(t *testing.T) {
 
 	// The caller's roles are checked again for every member, at any depth.
 	as["outer"].Roles = nil
-	_, err = runAgent(context.Background(), "ask_outer", "outer", "Q", []string{"billing"})
+	_, err = RunAgent(context.Background(), "ask_outer", "outer", "Q", []string{"billing"})
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "guarded", "reason": "forbidden"},
 		`agent "guarded" runs only for the roles support; the caller holds billing`)
 }
@@ -840,7 +840,7 @@ func TestRemoteAgent(t *testing.T) {
 	ctx := context.Background()
 
 	peer.answer(200, `{"result":{"answer":"peer says Hello","question":"Hello"}}`)
-	out, err := runAgent(ctx, "ask_peer", "peer", "Hello", nil)
+	out, err := RunAgent(ctx, "ask_peer", "peer", "Hello", nil)
 	if err != nil || out != "peer says Hello" {
 		t.Fatalf("got %q, %v", out, err)
 	}
@@ -850,7 +850,7 @@ func TestRemoteAgent(t *testing.T) {
 	equalJSON(t, "request", peer.bodies[0], map[string]any{"state": map[string]any{"question": "Hello"}})
 
 	peer.answer(200, `{"result":{"output":{"b":[1.50,true,"é<"],"a":null}}}`)
-	if out, err = runAgent(ctx, "n", "literal", "Hi", nil); err != nil || out != `{"a": null, "b": [1.5, true, "é<"]}` {
+	if out, err = RunAgent(ctx, "n", "literal", "Hi", nil); err != nil || out != `{"a": null, "b": [1.5, true, "é<"]}` {
 		t.Fatalf("a non-string output: %q, %v", out, err)
 	}
 	if peer.paths[1] != "/invoke" || peer.keys[1] != "" {
@@ -873,7 +873,7 @@ func TestRemoteAgent(t *testing.T) {
 	}
 	for _, f := range failures {
 		peer.answer(f.status, f.body)
-		_, err := runAgent(ctx, "ask_peer", "peer", "Hello", nil)
+		_, err := RunAgent(ctx, "ask_peer", "peer", "Hello", nil)
 		wantError(t, err, 502, "upstream_error", f.details, f.message)
 	}
 
@@ -887,32 +887,32 @@ func TestRemoteAgent(t *testing.T) {
 	}
 	peer.mu.Unlock()
 	as["peer"].Timeout = 50 * time.Millisecond
-	_, err = runAgent(ctx, "ask_peer", "peer", "Hello", nil)
+	_, err = RunAgent(ctx, "ask_peer", "peer", "Hello", nil)
 	wantError(t, err, 502, "upstream_error", map[string]any{"node": "peer", "reason": "timeout"}, `node "peer": the upstream call timed out`)
 
 	t.Setenv("SVC_TEST_PEER_URL", "ftp://peer")
-	_, err = runAgent(ctx, "ask_peer", "peer", "Hello", nil)
+	_, err = RunAgent(ctx, "ask_peer", "peer", "Hello", nil)
 	wantError(t, err, 502, "upstream_error", map[string]any{"node": "peer", "reason": "connect"},
 		`node "peer": the upstream URL (the value of SVC_TEST_PEER_URL) is not an http(s) URL`)
 
 	// Unset variables are the node's configuration errors. The URL is
 	// checked before the credential.
 	t.Setenv("SVC_TEST_PEER_KEY", "")
-	_, err = runAgent(ctx, "ask_peer", "peer", "Hello", nil)
+	_, err = RunAgent(ctx, "ask_peer", "peer", "Hello", nil)
 	wantError(t, err, 502, "upstream_error", map[string]any{"node": "peer", "reason": "connect"},
 		`node "peer": the upstream URL (the value of SVC_TEST_PEER_URL) is not an http(s) URL`)
 	t.Setenv("SVC_TEST_PEER_URL", peer.srv.URL)
-	_, err = runAgent(ctx, "ask_peer", "peer", "Hello", nil)
+	_, err = RunAgent(ctx, "ask_peer", "peer", "Hello", nil)
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "ask_peer"},
 		`node "ask_peer" failed: ConfigError: the credential of agent "peer" is not set: it reads the environment variable SVC_TEST_PEER_KEY; set it in the environment`)
 	t.Setenv("SVC_TEST_PEER_URL", "")
-	_, err = runAgent(ctx, "ask_peer", "peer", "Hello", nil)
+	_, err = RunAgent(ctx, "ask_peer", "peer", "Hello", nil)
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "ask_peer"},
 		`node "ask_peer" failed: ConfigError: the URL of agent "peer" is not set: it reads the environment variable SVC_TEST_PEER_URL; set it in the environment`)
 
 	// Roles apply to remote agents too.
 	as["literal"].Roles = []string{"admin"}
-	_, err = runAgent(ctx, "n", "literal", "Hi", []string{"support"})
+	_, err = RunAgent(ctx, "n", "literal", "Hi", []string{"support"})
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "literal", "reason": "forbidden"},
 		`agent "literal" runs only for the roles admin; the caller holds support`)
 }
@@ -936,13 +936,13 @@ func TestAgentModelFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		newChatStub(t, func(int, map[string]any) any { return c.reply })
-		_, err := runAgent(context.Background(), "helper", c.agent, "task", nil)
+		_, err := RunAgent(context.Background(), "helper", c.agent, "task", nil)
 		wantError(t, err, 502, "upstream_error", c.details, c.message)
 	}
 	// An unset base URL variable falls back to the default endpoint; an
 	// invalid one is a connect error naming the agent.
 	t.Setenv(stubModelURLEnv, "not a url")
-	_, err := runAgent(context.Background(), "helper", "writer", "task", nil)
+	_, err := RunAgent(context.Background(), "helper", "writer", "task", nil)
 	wantError(t, err, 502, "upstream_error", map[string]any{"node": "writer", "reason": "connect"},
 		`node "writer": the upstream URL ("not a url/chat/completions") is not an http(s) URL`)
 }
@@ -957,20 +957,20 @@ func TestAgentRunDeadline(t *testing.T) {
 	// upstream error (python-svc answers 504 deadline_exceeded).
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := runAgent(ctx, "ask", "writer", "task", nil); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := RunAgent(ctx, "ask", "writer", "task", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want the deadline, got %v", err)
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := toolLoop(ctx, "ask", "", nil, stubModel(), 8, "task"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := ToolLoop(ctx, "ask", "", nil, stubModel(), 8, "task"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want the deadline, got %v", err)
 	}
 }
 
 func TestAgentUnknown(t *testing.T) {
 	useAgents(t, map[string]*Agent{"fx": {Name: "fx", Kind: "telepathy"}}, map[string]AgentTool{})
-	_, err := runAgent(context.Background(), "ask", "nobody", "task", nil)
+	_, err := RunAgent(context.Background(), "ask", "nobody", "task", nil)
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "ask"}, `node "ask" failed: no agent is registered as "nobody"`)
-	_, err = runAgent(context.Background(), "ask", "fx", "task", nil)
+	_, err = RunAgent(context.Background(), "ask", "fx", "task", nil)
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "ask"}, `node "ask" failed: agent "fx" has the kind "telepathy", which this service cannot run`)
 }

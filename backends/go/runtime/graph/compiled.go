@@ -36,7 +36,7 @@ var compiled Compiled
 // calls it once, from init.
 func Register(c Compiled) {
 	compiled = c
-	schema = newSchema(c.Fields)
+	schema = NewSchema(c.Fields)
 	fieldKeys = jsonKeys(c.Fields)
 }
 

@@ -5,7 +5,7 @@ import "strings"
 // The router operators of IR v2. A missing field never satisfies eq, the
 // ordering operators or in; ne holds for it.
 
-func condEq(v, want any) bool {
+func CondEq(v, want any) bool {
 	if v == nil {
 		return false
 	}
@@ -16,7 +16,7 @@ func condEq(v, want any) bool {
 	return v == want
 }
 
-func condNe(v, want any) bool { return !condEq(v, want) }
+func CondNe(v, want any) bool { return !CondEq(v, want) }
 
 // compare orders numbers numerically and strings lexically.
 func compare(v, want any) (int, bool) {
@@ -41,25 +41,25 @@ func compare(v, want any) (int, bool) {
 	return strings.Compare(a, b), true
 }
 
-func condGt(v, want any) bool { c, ok := compare(v, want); return ok && c > 0 }
-func condGe(v, want any) bool { c, ok := compare(v, want); return ok && c >= 0 }
-func condLt(v, want any) bool { c, ok := compare(v, want); return ok && c < 0 }
-func condLe(v, want any) bool { c, ok := compare(v, want); return ok && c <= 0 }
+func CondGt(v, want any) bool { c, ok := compare(v, want); return ok && c > 0 }
+func CondGe(v, want any) bool { c, ok := compare(v, want); return ok && c >= 0 }
+func CondLt(v, want any) bool { c, ok := compare(v, want); return ok && c < 0 }
+func CondLe(v, want any) bool { c, ok := compare(v, want); return ok && c <= 0 }
 
-func condIn(v any, options []any) bool {
+func CondIn(v any, options []any) bool {
 	for _, o := range options {
-		if condEq(v, o) {
+		if CondEq(v, o) {
 			return true
 		}
 	}
 	return false
 }
 
-func condExists(v any) bool { return v != nil }
+func CondExists(v any) bool { return v != nil }
 
-// condTruthy follows JSON intuition: false, 0, "", empty lists and objects
+// CondTruthy follows JSON intuition: false, 0, "", empty lists and objects
 // and absent values are falsy.
-func condTruthy(v any) bool {
+func CondTruthy(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return false

@@ -15,15 +15,15 @@ type HTTPTool struct {
 	Headers  map[string]string
 }
 
-// callHTTPTool is a tool node's call, in a span of its own.
-func callHTTPTool(ctx context.Context, node string, tool HTTPTool, input map[string]any) (out any, err error) {
+// CallHTTPTool is a tool node's call, in a span of its own.
+func CallHTTPTool(ctx context.Context, node string, tool HTTPTool, input map[string]any) (out any, err error) {
 	ctx, end := startSpan(ctx, spanTool, tool.ID)
 	defer func() { end(err) }()
-	return postHTTPTool(ctx, node, tool, input)
+	return PostHTTPTool(ctx, node, tool, input)
 }
 
-// postHTTPTool is the call itself (an agent's, whose span callAgentTool opens).
-func postHTTPTool(ctx context.Context, node string, tool HTTPTool, input map[string]any) (any, error) {
+// PostHTTPTool is the call itself (an agent's, whose span callAgentTool opens).
+func PostHTTPTool(ctx context.Context, node string, tool HTTPTool, input map[string]any) (any, error) {
 	endpoint, err := resolveEndpoint(node, tool.Endpoint)
 	if err != nil {
 		return nil, err

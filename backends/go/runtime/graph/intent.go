@@ -12,7 +12,7 @@ type Intent struct {
 	Examples          []string
 }
 
-// classifyIntent is an intent_classifier node: one model call whose system
+// ClassifyIntent is an intent_classifier node: one model call whose system
 // prompt lists the intents, with content as the user message (sent even
 // when empty). The reply, trimmed and lower-cased as Python does, is
 // matched against the intents' names (trimmed and lower-cased; the first
@@ -27,7 +27,7 @@ type Intent struct {
 //
 // where the fallback is written as Python's json.dumps with its default
 // ensure_ascii (non-ASCII as \uxxxx), unlike the examples.
-func classifyIntent(ctx context.Context, node string, m Model, intents []Intent, content, fallback string) (string, error) {
+func ClassifyIntent(ctx context.Context, node string, m Model, intents []Intent, content, fallback string) (string, error) {
 	out, err := classifyOnce(ctx, node, m, intents, content, fallback)
 	return out, runCut(ctx, err)
 }

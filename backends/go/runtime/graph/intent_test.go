@@ -31,7 +31,7 @@ func TestClassifyIntentPromptAndMatch(t *testing.T) {
 	}
 	for i, c := range cases {
 		reply = c.reply
-		got, err := classifyIntent(context.Background(), "classify", stubModel(), intents, "Where is my refund?", "other")
+		got, err := ClassifyIntent(context.Background(), "classify", stubModel(), intents, "Where is my refund?", "other")
 		if err != nil || got != c.want {
 			t.Fatalf("reply %q: got %q, %v; want %q", c.reply, got, err, c.want)
 		}
@@ -69,7 +69,7 @@ func TestClassifyIntentUnicode(t *testing.T) {
 	}
 	for _, c := range cases {
 		reply = c.reply
-		got, err := classifyIntent(context.Background(), "classify", stubModel(), intents, "", "andere Säule")
+		got, err := ClassifyIntent(context.Background(), "classify", stubModel(), intents, "", "andere Säule")
 		if err != nil || got != c.want {
 			t.Fatalf("reply %q: got %q, %v; want %q", c.reply, got, err, c.want)
 		}
@@ -98,7 +98,7 @@ func TestClassifyIntentFailures(t *testing.T) {
 	}
 	for _, c := range cases {
 		newChatStub(t, func(int, map[string]any) any { return c.reply })
-		_, err := classifyIntent(context.Background(), "classify", stubModel(), intents, "x", "other")
+		_, err := ClassifyIntent(context.Background(), "classify", stubModel(), intents, "x", "other")
 		wantError(t, err, 502, "upstream_error", c.details, c.message)
 	}
 	newChatStub(t, func(int, map[string]any) any {
@@ -107,7 +107,7 @@ func TestClassifyIntentFailures(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := classifyIntent(ctx, "classify", stubModel(), intents, "x", "other"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := ClassifyIntent(ctx, "classify", stubModel(), intents, "x", "other"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want the run's deadline, got %v", err)
 	}
 }

@@ -24,8 +24,8 @@ const defaultBaseURL = "https://api.openai.com/v1"
 // events; nil unless the graph has settings.streaming (llm_stream.go).
 var chatStreamed func(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, observe Observer) (string, error)
 
-// chat sends the non-empty prompt parts and returns the reply text.
-func chat(ctx context.Context, node string, m Model, system, user string) (string, error) {
+// Chat sends the non-empty prompt parts and returns the reply text.
+func Chat(ctx context.Context, node string, m Model, system, user string) (string, error) {
 	messages := []map[string]string{}
 	if strings.TrimSpace(system) != "" {
 		messages = append(messages, map[string]string{"role": "system", "content": system})
@@ -140,9 +140,9 @@ func replyText(node string, reply any) (string, error) {
 	return content, nil
 }
 
-// asList keeps the list shape: a reply that is a JSON array is that list,
+// AsList keeps the list shape: a reply that is a JSON array is that list,
 // otherwise every non-empty line is one item.
-func asList(reply string) []any {
+func AsList(reply string) []any {
 	trimmed := strings.TrimSpace(reply)
 	if strings.HasPrefix(trimmed, "[") {
 		var list []any
@@ -161,16 +161,16 @@ func asList(reply string) []any {
 	return out
 }
 
-// textItems renders every item as text, for list outputs of string fields.
-func textItems(list []any) []any {
+// TextItems renders every item as text, for list outputs of string fields.
+func TextItems(list []any) []any {
 	out := make([]any, len(list))
 	for i, v := range list {
-		out[i] = text(v)
+		out[i] = Text(v)
 	}
 	return out
 }
 
-func ptr[T any](v T) *T { return &v }
+func Ptr[T any](v T) *T { return &v }
 
 // runCut is err, unless the run's deadline has passed (or its request is
 // gone): python-svc cuts the whole run at its deadline (504

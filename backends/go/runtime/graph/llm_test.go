@@ -6,13 +6,13 @@ import (
 )
 
 func TestListShape(t *testing.T) {
-	if got := asList(`["a", "b"]`); !reflect.DeepEqual(got, []any{"a", "b"}) {
+	if got := AsList(`["a", "b"]`); !reflect.DeepEqual(got, []any{"a", "b"}) {
 		t.Errorf("JSON array reply: %v", got)
 	}
-	if got := asList("first\n\n  second  \n"); !reflect.DeepEqual(got, []any{"first", "second"}) {
+	if got := AsList("first\n\n  second  \n"); !reflect.DeepEqual(got, []any{"first", "second"}) {
 		t.Errorf("line reply: %v", got)
 	}
-	if got := asList("[not json"); !reflect.DeepEqual(got, []any{"[not json"}) {
+	if got := AsList("[not json"); !reflect.DeepEqual(got, []any{"[not json"}) {
 		t.Errorf("broken JSON reply: %v", got)
 	}
 }

@@ -85,10 +85,10 @@ type MCPResult struct {
 	Text       string
 }
 
-// output is the value a tool node writes: to an object field the
+// Output is the value a tool node writes: to an object field the
 // structured content, else the text parsed as a JSON object, else
 // {"text": text}; to any other field the text.
-func (r MCPResult) output(asObject bool) any {
+func (r MCPResult) Output(asObject bool) any {
 	if !asObject {
 		return r.Text
 	}
@@ -101,20 +101,20 @@ func (r MCPResult) output(asObject bool) any {
 	return map[string]any{"text": r.Text}
 }
 
-// forModel is the result an agent or a tool-calling llm node shows the
+// ForModel is the result an agent or a tool-calling llm node shows the
 // model: the structured content (which the agent writes as JSON), else
 // the text.
-func (r MCPResult) forModel() any {
+func (r MCPResult) ForModel() any {
 	if r.Structured != nil {
 		return r.Structured
 	}
 	return r.Text
 }
 
-// listed is the tool's description and input schema as its server listed
+// Listed is the tool's description and input schema as its server listed
 // them when a session last opened ("" and nil before that): what the model
 // is shown of the tool.
-func (t MCPTool) listed() (string, map[string]any) {
+func (t MCPTool) Listed() (string, map[string]any) {
 	c, err := mcpPool.client(t.Server)
 	if err != nil {
 		return "", nil
@@ -134,21 +134,21 @@ func mcpError(node string, tool MCPTool, reason, message string) *Error {
 		Details: map[string]any{"node": node, "server": tool.Server, "tool": tool.Tool, "reason": reason}}
 }
 
-// runMCPTool is a tool node's call of the MCP tool whose id is id, in an
+// RunMCPTool is a tool node's call of the MCP tool whose id is id, in an
 // execute_tool span of its own, which the request's _meta names as the
 // parent (an agent's calls get theirs from callAgentTool).
-func runMCPTool(ctx context.Context, node, id string, tool MCPTool, args map[string]any) (out MCPResult, err error) {
+func RunMCPTool(ctx context.Context, node, id string, tool MCPTool, args map[string]any) (out MCPResult, err error) {
 	ctx, end := startSpan(ctx, spanTool, id)
 	defer func() { end(err) }()
-	return callMCPTool(ctx, node, tool, args)
+	return CallMCPTool(ctx, node, tool, args)
 }
 
-// callMCPTool calls the tool with args for the node (an agent's tools pass
+// CallMCPTool calls the tool with args for the node (an agent's tools pass
 // their own name) and returns its answer. The arguments are checked first
 // against the tool's input schema as the server listed it; a refusal is
 // invalid_arguments and nothing is sent. The call takes at most the
 // server's timeout, or what is left of the run when that is less.
-func callMCPTool(ctx context.Context, node string, tool MCPTool, args map[string]any) (MCPResult, error) {
+func CallMCPTool(ctx context.Context, node string, tool MCPTool, args map[string]any) (MCPResult, error) {
 	name := fmt.Sprintf("node %q: MCP tool %q on server %q", node, tool.Tool, tool.Server)
 	c, err := mcpPool.client(tool.Server)
 	if err != nil {

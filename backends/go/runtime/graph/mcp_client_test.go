@@ -201,7 +201,7 @@ func mcpFailure(t *testing.T, err error) *Error {
 
 func mcpCall(t *testing.T, server, tool string, args map[string]any) MCPResult {
 	t.Helper()
-	r, err := callMCPTool(context.Background(), "n", MCPTool{server, tool}, args)
+	r, err := CallMCPTool(context.Background(), "n", MCPTool{server, tool}, args)
 	if err != nil {
 		t.Fatalf("%s on %s: %v", tool, server, err)
 	}
@@ -210,7 +210,7 @@ func mcpCall(t *testing.T, server, tool string, args map[string]any) MCPResult {
 
 func mcpCallFails(t *testing.T, server, tool string, args map[string]any) *Error {
 	t.Helper()
-	_, err := callMCPTool(context.Background(), "n", MCPTool{server, tool}, args)
+	_, err := CallMCPTool(context.Background(), "n", MCPTool{server, tool}, args)
 	return mcpFailure(t, err)
 }
 
@@ -231,15 +231,15 @@ func TestMCPOutput(t *testing.T) {
 		{MCPResult{Text: "plain"}, true, map[string]any{"text": "plain"}},
 	}
 	for _, c := range cases {
-		if got := c.result.output(c.asObject); !reflect.DeepEqual(got, c.want) {
+		if got := c.result.Output(c.asObject); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("output(%+v, %v) = %#v, want %#v", c.result, c.asObject, got, c.want)
 		}
 	}
-	if got := structured.forModel(); !reflect.DeepEqual(got, structured.Structured) {
-		t.Errorf("forModel of a structured result: %#v", got)
+	if got := structured.ForModel(); !reflect.DeepEqual(got, structured.Structured) {
+		t.Errorf("ForModel of a structured result: %#v", got)
 	}
-	if got := (MCPResult{Text: "plain"}).forModel(); got != "plain" {
-		t.Errorf("forModel of a text result: %#v", got)
+	if got := (MCPResult{Text: "plain"}).ForModel(); got != "plain" {
+		t.Errorf("ForModel of a text result: %#v", got)
 	}
 	numbers := withJSONNumbers(map[string]any{"n": []any{5.0, 2.5, 1e21, map[string]any{"m": 1e-7}}})
 	want := map[string]any{"n": []any{json.Number("5"), json.Number("2.5"), json.Number("1e+21"),
@@ -377,11 +377,11 @@ func TestMCPRunDeadlineBoundsACall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	started := time.Now()
-	_, err := callMCPTool(ctx, "n", MCPTool{"local", "slow"}, map[string]any{"seconds": 10})
+	_, err := CallMCPTool(ctx, "n", MCPTool{"local", "slow"}, map[string]any{"seconds": 10})
 	if e := mcpFailure(t, err); e.Details["reason"] != "timeout" || time.Since(started) > 3*time.Second {
 		t.Fatalf("slow past the run's deadline: %v after %v", e, time.Since(started))
 	}
-	_, err = callMCPTool(ctx, "n", MCPTool{"local", "echo"}, map[string]any{"text": "x"})
+	_, err = CallMCPTool(ctx, "n", MCPTool{"local", "echo"}, map[string]any{"text": "x"})
 	if e := mcpFailure(t, err); e.Details["reason"] != "timeout" || !strings.Contains(e.Message, "no time left in the run") {
 		t.Fatalf("a mcpCall after the deadline: %v", e)
 	}
@@ -395,7 +395,7 @@ func TestMCPCancelledRequestIsNoUpstreamError(t *testing.T) {
 	mcpCall(t, "local", "echo", map[string]any{"text": "warm"})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
-	_, err := callMCPTool(ctx, "n", MCPTool{"local", "slow"}, map[string]any{"seconds": 10})
+	_, err := CallMCPTool(ctx, "n", MCPTool{"local", "slow"}, map[string]any{"seconds": 10})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("a mcpCall whose request went away: %v", err)
 	}

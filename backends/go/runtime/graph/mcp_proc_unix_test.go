@@ -97,7 +97,7 @@ func TestMCPStartUpOpensTheSessionsAndStopStopsTheChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What agents show the model: the server's description and input schema.
-	description, schema := MCPTool{"local", "add"}.listed()
+	description, schema := MCPTool{"local", "add"}.Listed()
 	required, _ := schema["required"].([]any)
 	if description != "Adds two integers." || len(required) != 2 || required[0] != "a" {
 		t.Fatalf("listed: %q %v", description, schema)

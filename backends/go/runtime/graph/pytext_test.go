@@ -220,7 +220,7 @@ func newChatStub(t *testing.T, reply func(call int, body map[string]any) any) *c
 
 // stubModel is the model of the tests, served by newChatStub.
 func stubModel() Model {
-	return Model{Name: "stub-model", Temperature: ptr(0.0), MaxTokens: 64, BaseURLEnv: stubModelURLEnv, APIKeyEnv: stubModelKeyEnv}
+	return Model{Name: "stub-model", Temperature: Ptr(0.0), MaxTokens: 64, BaseURLEnv: stubModelURLEnv, APIKeyEnv: stubModelKeyEnv}
 }
 
 func (s *chatStub) calls() int {

@@ -59,11 +59,11 @@ const (
 	defaultEmbeddingModel = "text-embedding-3-small"
 )
 
-// loadDocuments reads the [{"id", "text"}] list the compiler copies into the
+// LoadDocuments reads the [{"id", "text"}] list the compiler copies into the
 // project (svc.rag.load_documents): a JSON list of objects whose id and text
 // are strings (other keys are ignored), ids unique. The messages are the
 // SDK's (_documents), after the JSON and UTF-8 checks of reading the file.
-func loadDocuments(data []byte) ([]Document, error) {
+func LoadDocuments(data []byte) ([]Document, error) {
 	if !utf8.Valid(data) {
 		return nil, errors.New("the documents are not UTF-8")
 	}
@@ -119,9 +119,9 @@ func ragPyType(v any) string {
 	return "list"
 }
 
-// passagesValue is the passages as an array output: {"id", "text", "score"}
+// PassagesValue is the passages as an array output: {"id", "text", "score"}
 // objects, best first ([] when there are none).
-func passagesValue(ps []Passage) []any {
+func PassagesValue(ps []Passage) []any {
 	out := make([]any, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, map[string]any{"id": p.ID, "text": p.Text, "score": p.Score})
@@ -129,9 +129,9 @@ func passagesValue(ps []Passage) []any {
 	return out
 }
 
-// passagesText is the passages as a string output: their texts, separated
+// PassagesText is the passages as a string output: their texts, separated
 // by a blank line ("" when there are none).
-func passagesText(ps []Passage) string {
+func PassagesText(ps []Passage) string {
 	texts := make([]string, len(ps))
 	for i, p := range ps {
 		texts[i] = p.Text
@@ -213,9 +213,9 @@ type BM25 struct {
 
 type ragPosting struct{ doc, tf int }
 
-// newBM25 indexes the documents: per document its term counts and its
+// NewBM25 indexes the documents: per document its term counts and its
 // length (its number of words), and the idf of every term.
-func newBM25(docs []Document) *BM25 {
+func NewBM25(docs []Document) *BM25 {
 	x := &BM25{docs: docs, postings: map[string][]ragPosting{}, lengths: make([]int, len(docs))}
 	total := 0
 	for i, d := range docs {
@@ -297,9 +297,9 @@ type ragVector struct {
 	vec []float64
 }
 
-// newEmbeddingRetriever is the retriever of the rag node node; its index is
+// NewEmbeddingRetriever is the retriever of the rag node node; its index is
 // not built yet (Build).
-func newEmbeddingRetriever(node string, docs []Document, m EmbeddingModel) *Embedding {
+func NewEmbeddingRetriever(node string, docs []Document, m EmbeddingModel) *Embedding {
 	if m.Name == "" {
 		m.Name = defaultEmbeddingModel
 	}
@@ -336,9 +336,9 @@ func (e *Embedding) Build(ctx context.Context) error {
 	return fmt.Errorf(`the embedding index of rag node "%s" cannot be built (%s): %s`, e.node, reason, message)
 }
 
-// buildIndexes builds the indexes of a service's embedding retrievers at
+// BuildIndexes builds the indexes of a service's embedding retrievers at
 // start-up, by node name as python-svc does, and stops at the first failure.
-func buildIndexes(ctx context.Context, rs []*Embedding) error {
+func BuildIndexes(ctx context.Context, rs []*Embedding) error {
 	sorted := append([]*Embedding(nil), rs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].node < sorted[j].node })
 	for _, r := range sorted {

@@ -108,7 +108,7 @@ func TestRagBM25MatchesPython(t *testing.T) {
 		{ragMixDocs, "...", 4, []Passage{}},
 		{nil, "apple", 4, []Passage{}},
 	} {
-		got, err := newBM25(c.docs).Search(context.Background(), "docs", c.query, c.topK)
+		got, err := NewBM25(c.docs).Search(context.Background(), "docs", c.query, c.topK)
 		if err != nil || got == nil {
 			t.Fatalf("search %q: %v", c.query, err)
 		}
@@ -133,16 +133,16 @@ func textOf(docs []Document, id string) string {
 
 // The e2e and fixture scores of the semantics digest, and passage texts.
 func TestRagBM25DigestVectors(t *testing.T) {
-	got, _ := newBM25(ragE2EDocs).Search(context.Background(), "search", "refunds paid within days of a request", 2)
+	got, _ := NewBM25(ragE2EDocs).Search(context.Background(), "search", "refunds paid within days of a request", 2)
 	samePassages(t, "e2e", got, []Passage{{ID: "refunds.md", Score: 4.878471367329767}, {ID: "more/returns.txt", Score: 1.9560453273963314}}, 1e-12)
 	if len(got) == 2 && got[0].Text != ragE2EDocs[1].Text {
 		t.Errorf("text %q", got[0].Text)
 	}
-	got, _ = newBM25(ragE2EDocs).Search(context.Background(), "search", "zebra", 2)
+	got, _ = NewBM25(ragE2EDocs).Search(context.Background(), "search", "zebra", 2)
 	if got == nil || len(got) != 0 {
 		t.Errorf("zebra: %#v, want an empty list", got)
 	}
-	got, _ = newBM25(ragFixtureDocs).Search(context.Background(), "docs", "When are refunds paid?", 1)
+	got, _ = NewBM25(ragFixtureDocs).Search(context.Background(), "docs", "When are refunds paid?", 1)
 	samePassages(t, "fixture", got, []Passage{{ID: "refunds.md", Score: 2.025816974702419}}, 1e-12)
 }
 
@@ -679,7 +679,7 @@ func TestRagEmbeddingMatchesPython(t *testing.T) {
 	for _, c := range ragEmbedCases {
 		t.Run(c.name, func(t *testing.T) {
 			stub, m := embeddingServer(t, c.replies...)
-			e := newEmbeddingRetriever("ctx", c.docs, m)
+			e := NewEmbeddingRetriever("ctx", c.docs, m)
 			ctx := context.Background()
 			err := e.Build(ctx)
 			switch {
@@ -737,7 +737,7 @@ func TestRagEmbeddingMatchesPython(t *testing.T) {
 // with a traceback); Go stops with the execution error in the usual text.
 func TestRagEmbeddingBuildIntOverflow(t *testing.T) {
 	_, m := embeddingServer(t, `{"data": [{"index": 0, "embedding": [1`+strings.Repeat("0", 400)+`]}]}`)
-	err := newEmbeddingRetriever("ctx", []Document{{"a", "a"}}, m).Build(context.Background())
+	err := NewEmbeddingRetriever("ctx", []Document{{"a", "a"}}, m).Build(context.Background())
 	want := `the embedding index of rag node "ctx" cannot be built (execution_error): node "ctx" failed: OverflowError: int too large to convert to float`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Build: %v", err)
@@ -752,7 +752,7 @@ func TestRagEmbeddingSearchBuildsOnce(t *testing.T) {
 		`{"data": [{"index": 0, "embedding": [1, 0]}, {"index": 1, "embedding": [0, 2]}]}`,
 		`{"data": [{"index": 0, "embedding": [0, 1]}]}`,
 		`{"data": [{"index": 0, "embedding": [1, 0]}]}`)
-	e := newEmbeddingRetriever("outer__ctx", []Document{{"a", "x"}, {"b", "y"}}, m)
+	e := NewEmbeddingRetriever("outer__ctx", []Document{{"a", "x"}, {"b", "y"}}, m)
 	_, err := e.Search(context.Background(), "outer__ctx", "q", 4)
 	var se *Error
 	if !errors.As(err, &se) || se.Message != `node "outer__ctx": the embeddings reply has no data list` ||
@@ -795,12 +795,12 @@ func TestRagEmbeddingUpstreamFailures(t *testing.T) {
 	} {
 		t.Setenv("RAG_TEST_URL", c.base)
 		m := EmbeddingModel{Name: "emb-model", BaseURLEnv: "RAG_TEST_URL", APIKeyEnv: "RAG_TEST_KEY"}
-		err := newEmbeddingRetriever("ctx", docs, m).Build(context.Background())
+		err := NewEmbeddingRetriever("ctx", docs, m).Build(context.Background())
 		want := `the embedding index of rag node "ctx" cannot be built (` + c.reason + `): ` + c.message
 		if err == nil || err.Error() != want {
 			t.Errorf("Build: %v, want %s", err, want)
 		}
-		_, err = newEmbeddingRetriever("ctx", docs, m).Search(context.Background(), "ctx", "q", 1)
+		_, err = NewEmbeddingRetriever("ctx", docs, m).Search(context.Background(), "ctx", "q", 1)
 		var se *Error
 		if !errors.As(err, &se) || se.Code != "upstream_error" || se.Message != c.message || se.Details["reason"] != c.reason {
 			t.Errorf("Search: %#v", err)
@@ -811,7 +811,7 @@ func TestRagEmbeddingUpstreamFailures(t *testing.T) {
 }
 
 func TestRagEmbeddingDefaults(t *testing.T) {
-	e := newEmbeddingRetriever("ctx", nil, EmbeddingModel{})
+	e := NewEmbeddingRetriever("ctx", nil, EmbeddingModel{})
 	if e.model != (EmbeddingModel{"text-embedding-3-small", "OPENAI_BASE_URL", "OPENAI_API_KEY"}) || e.timeout != 30*time.Second {
 		t.Fatalf("defaults %+v %v", e.model, e.timeout)
 	}
@@ -842,7 +842,7 @@ func TestRagEmbeddingTimeoutAndCut(t *testing.T) {
 	m := EmbeddingModel{Name: "emb-model", BaseURLEnv: "RAG_TEST_URL", APIKeyEnv: "RAG_TEST_KEY"}
 	docs := []Document{{"a", "a"}}
 
-	e := newEmbeddingRetriever("ctx", docs, m)
+	e := NewEmbeddingRetriever("ctx", docs, m)
 	e.timeout = 50 * time.Millisecond
 	_, err := e.Search(context.Background(), "ctx", "q", 1)
 	var se *Error
@@ -853,7 +853,7 @@ func TestRagEmbeddingTimeoutAndCut(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := newEmbeddingRetriever("ctx", docs, m).Search(ctx, "ctx", "q", 1); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := NewEmbeddingRetriever("ctx", docs, m).Search(ctx, "ctx", "q", 1); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("run deadline: %v", err)
 	}
 	<-arrived
@@ -863,7 +863,7 @@ func TestRagEmbeddingTimeoutAndCut(t *testing.T) {
 		<-arrived
 		cancel()
 	}()
-	if err := newEmbeddingRetriever("ctx", docs, m).Build(ctx); !errors.Is(err, context.Canceled) {
+	if err := NewEmbeddingRetriever("ctx", docs, m).Build(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
@@ -927,11 +927,11 @@ func TestRagPySumMatchesPython312(t *testing.T) {
 }
 
 func TestRagLoadDocuments(t *testing.T) {
-	docs, err := loadDocuments([]byte("[\n  {\n    \"id\": \"more/returns.txt\",\n    \"text\": \"Returns <&>\\n\"\n  },\n  {\"text\": \"b\", \"id\": \"é\", \"extra\": 1}\n]\n"))
+	docs, err := LoadDocuments([]byte("[\n  {\n    \"id\": \"more/returns.txt\",\n    \"text\": \"Returns <&>\\n\"\n  },\n  {\"text\": \"b\", \"id\": \"é\", \"extra\": 1}\n]\n"))
 	if err != nil || len(docs) != 2 || docs[0] != (Document{"more/returns.txt", "Returns <&>\n"}) || docs[1] != (Document{"é", "b"}) {
 		t.Fatalf("%v %v", docs, err)
 	}
-	if docs, err := loadDocuments([]byte("[]")); err != nil || docs == nil || len(docs) != 0 {
+	if docs, err := LoadDocuments([]byte("[]")); err != nil || docs == nil || len(docs) != 0 {
 		t.Fatalf("empty: %v %v", docs, err)
 	}
 	for in, want := range map[string]string{
@@ -945,12 +945,12 @@ func TestRagLoadDocuments(t *testing.T) {
 		`[{"id": "é", "text": "x"}, {"id": "é", "text": "y"}]`:                           `two documents have the id "\u00e9"`,
 		`[{"id": "a", "text": "x"}, {"id": "b", "text": "x"}, {"id": "a", "text": "z"}]`: `two documents have the id "a"`,
 	} {
-		if _, err := loadDocuments([]byte(in)); err == nil || err.Error() != want {
+		if _, err := LoadDocuments([]byte(in)); err == nil || err.Error() != want {
 			t.Errorf("%s: %v, want %s", in, err, want)
 		}
 	}
 	for _, in := range []string{`[`, `[] []`, "[{\"id\": \"a\", \"text\": \"\xff\"}]", ``} {
-		if _, err := loadDocuments([]byte(in)); err == nil {
+		if _, err := LoadDocuments([]byte(in)); err == nil {
 			t.Errorf("%q: no error", in)
 		}
 	}
@@ -958,20 +958,20 @@ func TestRagLoadDocuments(t *testing.T) {
 
 func TestRagPassagesOutputs(t *testing.T) {
 	ps := []Passage{{"refunds.md", "Refunds.", 4.5}, {"b", "Line\n", 1}}
-	value := passagesValue(ps)
+	value := PassagesValue(ps)
 	b, _ := json.Marshal(value)
 	if string(b) != `[{"id":"refunds.md","score":4.5,"text":"Refunds."},{"id":"b","score":1,"text":"Line\n"}]` {
 		t.Errorf("value %s", b)
 	}
-	if got := passagesText(ps); got != "Refunds.\n\nLine\n" {
+	if got := PassagesText(ps); got != "Refunds.\n\nLine\n" {
 		t.Errorf("text %q", got)
 	}
-	if v := passagesValue(nil); v == nil || len(v) != 0 {
+	if v := PassagesValue(nil); v == nil || len(v) != 0 {
 		t.Errorf("empty value %#v", v)
 	}
-	if got := passagesText(nil); got != "" {
+	if got := PassagesText(nil); got != "" {
 		t.Errorf("empty text %q", got)
 	}
-	var _ Retriever = newBM25(nil)
-	var _ Retriever = newEmbeddingRetriever("n", nil, EmbeddingModel{})
+	var _ Retriever = NewBM25(nil)
+	var _ Retriever = NewEmbeddingRetriever("n", nil, EmbeddingModel{})
 }

@@ -83,8 +83,12 @@ type Interrupt struct {
 func (in *Interrupt) Error() string { return fmt.Sprintf("the run paused at node %q", in.Node) }
 
 // prepare readies what the graph needs before it serves (the rag nodes'
-// documents and embedding indexes: retrievers.go); nil when nothing does.
+// documents and embedding indexes: retrievers.go registers it); nil when
+// nothing does.
 var prepare func(ctx context.Context) error
+
+// RegisterPrepare names what Prepare runs (retrievers.go's init).
+func RegisterPrepare(fn func(ctx context.Context) error) { prepare = fn }
 
 // Prepare runs at start-up, before the service listens; an error stops it.
 func Prepare(ctx context.Context) error {
@@ -204,12 +208,12 @@ func deadlineError() *Error {
 		Message: fmt.Sprintf("the run passed the request deadline of %s", compiled.RequestTimeout)}
 }
 
-func stepLimitError() *Error { return stepLimit(compiled.MaxSteps) }
+func StepLimitError() *Error { return StepLimit(compiled.MaxSteps) }
 
-// stepLimit is the error of a graph that ran more than limit steps: the
+// StepLimit is the error of a graph that ran more than limit steps: the
 // document's own graph (MaxSteps) or a subgraph node's child, which has its
 // own limit.
-func stepLimit(limit int) *Error {
+func StepLimit(limit int) *Error {
 	return &Error{Status: http.StatusInternalServerError, Code: "step_limit_exceeded",
 		Message: fmt.Sprintf("the run took more than %d steps", limit),
 		Details: map[string]any{"maxSteps": limit}}
@@ -244,16 +248,16 @@ func observerOf(ctx context.Context) Observer {
 // NodeFunc is a node: it reads the state and returns a patch.
 type NodeFunc func(ctx context.Context, state State) (State, error)
 
-// step is a step of the document's own graph.
-func step(ctx context.Context, st State, node string, fn NodeFunc, native bool) error {
-	return schema.step(ctx, st, node, fn, native)
+// Step is a step of the document's own graph.
+func Step(ctx context.Context, st State, node string, fn NodeFunc, native bool) error {
+	return schema.Step(ctx, st, node, fn, native)
 }
 
-// step runs one node with panic recovery and merges its patch with the
+// Step runs one node with panic recovery and merges its patch with the
 // graph's reducers. Nodes with a native body get their own copy of the
 // state, so a body that writes to the map it was handed cannot bypass the
 // reducers; generated nodes only read it.
-func (sc *Schema) step(ctx context.Context, st State, node string, fn NodeFunc, native bool) (err error) {
+func (sc *Schema) Step(ctx context.Context, st State, node string, fn NodeFunc, native bool) (err error) {
 	if tracing != nil {
 		var end func(error)
 		ctx, end = tracing.start(ctx, spanNode, node)
@@ -291,7 +295,7 @@ func (sc *Schema) step(ctx context.Context, st State, node string, fn NodeFunc, 
 func (s State) clone() State { return maps.Clone(s) }
 
 // Timeouts are given in milliseconds in the graph document.
-func millis(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+func Millis(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // runContext is the context of one run: the request's context with the run's
 // deadline. Most runs never wait on ctx.Done(), so the timer behind it is

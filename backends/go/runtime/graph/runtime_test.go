@@ -15,21 +15,21 @@ func TestConditions(t *testing.T) {
 		got  bool
 		want bool
 	}{
-		{"eq string", condEq("gold", "gold"), true},
-		{"eq number kinds", condEq(n, 5), true},
-		{"eq absent", condEq(nil, "x"), false},
-		{"ne absent", condNe(nil, "x"), true},
-		{"gt", condGt(n, 3), true},
-		{"ge equal", condGe(2.5, 2.5), true},
-		{"lt strings", condLt("a", "b"), true},
-		{"le mixed types", condLe("a", 1), false},
-		{"in", condIn("b", []any{"a", "b"}), true},
-		{"in missing", condIn(nil, []any{"a"}), false},
-		{"exists", condExists(""), true},
-		{"exists absent", condExists(nil), false},
-		{"truthy zero", condTruthy(json.Number("0")), false},
-		{"truthy empty list", condTruthy([]any{}), false},
-		{"truthy word", condTruthy("no"), true},
+		{"eq string", CondEq("gold", "gold"), true},
+		{"eq number kinds", CondEq(n, 5), true},
+		{"eq absent", CondEq(nil, "x"), false},
+		{"ne absent", CondNe(nil, "x"), true},
+		{"gt", CondGt(n, 3), true},
+		{"ge equal", CondGe(2.5, 2.5), true},
+		{"lt strings", CondLt("a", "b"), true},
+		{"le mixed types", CondLe("a", 1), false},
+		{"in", CondIn("b", []any{"a", "b"}), true},
+		{"in missing", CondIn(nil, []any{"a"}), false},
+		{"exists", CondExists(""), true},
+		{"exists absent", CondExists(nil), false},
+		{"truthy zero", CondTruthy(json.Number("0")), false},
+		{"truthy empty list", CondTruthy([]any{}), false},
+		{"truthy word", CondTruthy("no"), true},
 	}
 	for _, c := range cases {
 		if c.got != c.want {
@@ -39,7 +39,7 @@ func TestConditions(t *testing.T) {
 }
 
 func TestText(t *testing.T) {
-	if got := concat("a ", text(nil), text(json.Number("2")), " ", text(map[string]any{"k": true})); got != `a 2 {"k":true}` {
+	if got := Concat("a ", Text(nil), Text(json.Number("2")), " ", Text(map[string]any{"k": true})); got != `a 2 {"k":true}` {
 		t.Fatalf("got %q", got)
 	}
 }

@@ -197,7 +197,7 @@ type Schema struct {
 	index map[string]int
 }
 
-func newSchema(fields []Field) *Schema {
+func NewSchema(fields []Field) *Schema {
 	index := make(map[string]int, len(fields))
 	for i, f := range fields {
 		index[f.Name] = i
@@ -206,7 +206,7 @@ func newSchema(fields []Field) *Schema {
 }
 
 // schema is the document's own graph's (Register sets it).
-var schema = newSchema(nil)
+var schema = NewSchema(nil)
 
 // Fields are the state fields of the document's own graph, in declaration
 // order (the state schema published at /mcp).

@@ -14,18 +14,18 @@ func RunObserved(ctx context.Context, st State, observe Observer) (State, error)
 	return runState(ctx, st, observe)
 }
 
-// stepObserved is step in a streaming graph: with an Observer it sends
+// StepObserved is step in a streaming graph: with an Observer it sends
 // node_started before the node and node_finished, with the patch the node
 // returned, once the patch is applied. A node that fails has no
 // node_finished.
-func stepObserved(ctx context.Context, st State, node, kind string, fn NodeFunc, native bool) error {
+func StepObserved(ctx context.Context, st State, node, kind string, fn NodeFunc, native bool) error {
 	observe := observerOf(ctx)
 	if observe == nil {
-		return step(ctx, st, node, fn, native)
+		return Step(ctx, st, node, fn, native)
 	}
 	observe(Event{Type: "node_started", Node: node, Data: map[string]any{"kind": kind}})
 	var patch State
-	err := step(ctx, st, node, func(ctx context.Context, s State) (State, error) {
+	err := Step(ctx, st, node, func(ctx context.Context, s State) (State, error) {
 		p, err := fn(ctx, s)
 		patch = p
 		return p, err
@@ -40,9 +40,9 @@ func stepObserved(ctx context.Context, st State, node, kind string, fn NodeFunc,
 	return nil
 }
 
-// routed sends a router's node_started and node_finished (a router writes
+// Routed sends a router's node_started and node_finished (a router writes
 // nothing) when the run is streamed.
-func routed(ctx context.Context, node string) {
+func Routed(ctx context.Context, node string) {
 	if observe := observerOf(ctx); observe != nil {
 		observe(Event{Type: "node_started", Node: node, Data: map[string]any{"kind": "router"}})
 		observe(Event{Type: "node_finished", Node: node, Data: map[string]any{"kind": "router", "patch": State{}}})

@@ -35,20 +35,20 @@ func TestObservedStepsSendNodeEventsOnlyWhenStreamed(t *testing.T) {
 	rc.observe = func(e Event) { events = append(events, e) }
 	st := State{}
 	write := func(ctx context.Context, s State) (State, error) { return State{}, nil }
-	if err := stepObserved(rc, st, "n", "function", write, false); err != nil {
+	if err := StepObserved(rc, st, "n", "function", write, false); err != nil {
 		t.Fatal(err)
 	}
-	routed(rc, "r")
+	Routed(rc, "r")
 	if len(events) != 4 || events[0].Type != "node_started" || events[1].Type != "node_finished" ||
 		events[2].Data["kind"] != "router" || events[3].Node != "r" {
 		t.Fatalf("events: %+v", events)
 	}
 	// A JSON request has no Observer: nothing is sent, the node still runs.
 	plain := newRunContext(context.Background(), deadlineFar())
-	if err := stepObserved(plain, st, "n", "function", write, false); err != nil {
+	if err := StepObserved(plain, st, "n", "function", write, false); err != nil {
 		t.Fatal(err)
 	}
-	routed(plain, "r")
+	Routed(plain, "r")
 	if len(events) != 4 {
 		t.Fatalf("a JSON run sent events: %+v", events[4:])
 	}

@@ -9,14 +9,14 @@ import (
 // runs as one step of its parent, on a state of its own, and only the
 // node's output mapping reaches the parent.
 
-// runChild runs sc's graph (run) as the child of the subgraph node `node`:
+// RunChild runs sc's graph (run) as the child of the subgraph node `node`:
 // on a fresh state from values, deep-copied so the child never shares a list
 // or map with its parent, with the child's defaults filled in; run holds the
 // child's own step limit, and ctx the parent's deadline. A streamed run's
 // observer is hidden from the child, so its nodes send no events and its
 // model calls are not streamed (python-svc streams the document's own graph
 // only). Errors of the child pass unchanged.
-func runChild(ctx context.Context, node string, sc *Schema, run func(context.Context, State) (State, error), values map[string]any) (State, error) {
+func RunChild(ctx context.Context, node string, sc *Schema, run func(context.Context, State) (State, error), values map[string]any) (State, error) {
 	st, err := sc.newState(deepCopy(values).(map[string]any))
 	if err != nil {
 		// Types are checked at compile time: what is left is a required
@@ -31,10 +31,10 @@ func runChild(ctx context.Context, node string, sc *Schema, run func(context.Con
 	return run(ctx, st)
 }
 
-// childOutput is the patch of a subgraph node: its output values with the
+// ChildOutput is the patch of a subgraph node: its output values with the
 // nil ones left out, so an output the child never set leaves the parent's
 // field as it is.
-func childOutput(out map[string]any) State {
+func ChildOutput(out map[string]any) State {
 	patch := make(State, len(out))
 	for k, v := range out {
 		if v != nil {

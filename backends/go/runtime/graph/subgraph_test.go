@@ -14,7 +14,7 @@ import (
 // childSchema is a child graph: a required input, a scratch field with a
 // default and an output.
 func childSchema() *Schema {
-	return newSchema([]Field{
+	return NewSchema([]Field{
 		{Name: "q", Type: TypeString, Required: true},
 		{Name: "scratch", Type: TypeObject, Default: func() any { return map[string]any{"n": 0} }},
 		{Name: "meta", Type: TypeObject},
@@ -59,7 +59,7 @@ func TestDeepCopy(t *testing.T) {
 
 func TestRunChildIsolatesTheParentState(t *testing.T) {
 	meta := map[string]any{"tags": []any{"a"}}
-	out, err := runChild(context.Background(), "sub", childSchema(), func(ctx context.Context, st State) (State, error) {
+	out, err := RunChild(context.Background(), "sub", childSchema(), func(ctx context.Context, st State) (State, error) {
 		st.Map("meta")["tags"] = append(st.Map("meta")["tags"].([]any), "b")
 		st.Map("meta")["new"] = true
 		return st, nil
@@ -77,7 +77,7 @@ func TestRunChildIsolatesTheParentState(t *testing.T) {
 
 func TestRunChildMissingRequiredField(t *testing.T) {
 	for _, values := range []map[string]any{{"q": nil}, {}} {
-		_, err := runChild(context.Background(), "sub", childSchema(), unreached(t), values)
+		_, err := RunChild(context.Background(), "sub", childSchema(), unreached(t), values)
 		var e *Error
 		if !errors.As(err, &e) {
 			t.Fatalf("%v: want an *Error, got %T %v", values, err, err)
@@ -102,7 +102,7 @@ func TestRunChildFillsFreshDefaults(t *testing.T) {
 		return st, nil
 	}
 	for i := 0; i < 2; i++ {
-		if _, err := runChild(context.Background(), "sub", sc, run, map[string]any{"q": "hi", "scratch": nil}); err != nil {
+		if _, err := RunChild(context.Background(), "sub", sc, run, map[string]any{"q": "hi", "scratch": nil}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,7 +112,7 @@ func TestRunChildErrorsPassUnchanged(t *testing.T) {
 	kept := &Error{Status: 500, Code: "step_limit_exceeded", Message: "kept"}
 	plain := errors.New("boom")
 	for _, want := range []error{kept, plain, context.DeadlineExceeded} {
-		_, err := runChild(context.Background(), "sub", childSchema(), func(context.Context, State) (State, error) {
+		_, err := RunChild(context.Background(), "sub", childSchema(), func(context.Context, State) (State, error) {
 			return nil, want
 		}, map[string]any{"q": "hi"})
 		if err != want {
@@ -126,7 +126,7 @@ func TestRunChildHidesTheObserver(t *testing.T) {
 	events := 0
 	rc.observe = func(Event) { events++ }
 	defer rc.release()
-	_, err := runChild(rc, "sub", childSchema(), func(ctx context.Context, st State) (State, error) {
+	_, err := RunChild(rc, "sub", childSchema(), func(ctx context.Context, st State) (State, error) {
 		if observerOf(ctx) != nil {
 			t.Error("the child sees the parent's observer")
 		}
@@ -146,7 +146,7 @@ func TestRunChildHidesTheObserver(t *testing.T) {
 	past := newRunContext(context.Background(), time.Now().Add(-time.Second))
 	past.observe = func(Event) {}
 	defer past.release()
-	_, err = runChild(past, "sub", childSchema(), func(ctx context.Context, st State) (State, error) {
+	_, err = RunChild(past, "sub", childSchema(), func(ctx context.Context, st State) (State, error) {
 		return nil, ctx.Err()
 	}, map[string]any{"q": "hi"})
 	if err != context.DeadlineExceeded {
@@ -155,14 +155,14 @@ func TestRunChildHidesTheObserver(t *testing.T) {
 }
 
 func TestChildOutput(t *testing.T) {
-	got := childOutput(map[string]any{"a": nil, "b": "x", "c": []any{}})
+	got := ChildOutput(map[string]any{"a": nil, "b": "x", "c": []any{}})
 	if want := (State{"b": "x", "c": []any{}}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
 
 func TestSchemaStepAppliesTheChildOutput(t *testing.T) {
-	parent := newSchema([]Field{
+	parent := NewSchema([]Field{
 		{Name: "question", Type: TypeString},
 		{Name: "log", Type: TypeArray, Items: &Item{Type: TypeString}, Append: true},
 		{Name: "answer", Type: TypeString},
@@ -172,16 +172,16 @@ func TestSchemaStepAppliesTheChildOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub := func(ctx context.Context, state State) (State, error) {
-		out, err := runChild(ctx, "sub", childSchema(), func(ctx context.Context, st State) (State, error) {
+		out, err := RunChild(ctx, "sub", childSchema(), func(ctx context.Context, st State) (State, error) {
 			st["meta"] = map[string]any{"log": []any{"a", "b"}}
 			return st, nil
 		}, map[string]any{"q": state["question"]})
 		if err != nil {
 			return nil, err
 		}
-		return childOutput(map[string]any{"answer": out["reply"], "log": out.Map("meta")["log"]}), nil
+		return ChildOutput(map[string]any{"answer": out["reply"], "log": out.Map("meta")["log"]}), nil
 	}
-	if err := parent.step(context.Background(), st, "sub", sub, false); err != nil {
+	if err := parent.Step(context.Background(), st, "sub", sub, false); err != nil {
 		t.Fatal(err)
 	}
 	// The parent's append reducer extends its list; the reply the child
@@ -191,9 +191,9 @@ func TestSchemaStepAppliesTheChildOutput(t *testing.T) {
 	}
 
 	// The child's own step limit passes through the parent's step.
-	err = parent.step(context.Background(), st, "sub", func(ctx context.Context, state State) (State, error) {
-		return runChild(ctx, "sub", childSchema(), func(context.Context, State) (State, error) {
-			return nil, stepLimit(3)
+	err = parent.Step(context.Background(), st, "sub", func(ctx context.Context, state State) (State, error) {
+		return RunChild(ctx, "sub", childSchema(), func(context.Context, State) (State, error) {
+			return nil, StepLimit(3)
 		}, map[string]any{"q": "hi"})
 	}, false)
 	want := &Error{Status: 500, Code: "step_limit_exceeded", Message: "the run took more than 3 steps",

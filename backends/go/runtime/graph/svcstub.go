@@ -1,7 +1,7 @@
 //go:build svcstub
 
 // Stand-ins for what a generated project declares in package graph
-// (graph.go: the graph it registers, OpenThreads), for the repository only:
+// (graph.go: the graph it registers), for the repository only:
 // the backend never copies this file. With them the runtime is vetted and
 // tested as it is, `go test -tags svcstub ./...` in backends/go/runtime
 // (tests/tests/e2e/runtimes.rs). The graph is one response_template node,
@@ -38,15 +38,16 @@ func nodeKind(node string) string {
 	return "node"
 }
 
-// OpenThreads opens the store of the graph's threads
+// openThreads opens the store of the graph's threads
 // (settings.checkpointer: memory, in this process).
-func OpenThreads(ctx context.Context, log *slog.Logger) (Threads, error) {
+func openThreads(ctx context.Context, log *slog.Logger) (Threads, error) {
 	return NewMemoryThreads(ThreadOptions{Log: log}), nil
 }
 
 // The graph this program runs (compiled.go).
 func init() {
 	Register(Compiled{ID: "svcstub", Fields: fields, Entry: "echo", Run: run, MaxSteps: MaxSteps, RequestTimeout: RequestTimeout, TraceNodes: true, NodeKind: nodeKind})
+	RegisterThreads(openThreads)
 }
 
 // run walks the graph from the node current; each node is one step.
@@ -56,14 +57,14 @@ func run(ctx context.Context, st State, current string) (State, error) {
 			return st, nil
 		}
 		if steps == MaxSteps {
-			return nil, stepLimitError()
+			return nil, StepLimitError()
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		switch current {
 		case "echo":
-			if err := stepObserved(ctx, st, "echo", "response_template", node_echo, false); err != nil {
+			if err := StepObserved(ctx, st, "echo", "response_template", node_echo, false); err != nil {
 				return nil, err
 			}
 			current = "end"
@@ -75,7 +76,7 @@ func run(ctx context.Context, st State, current string) (State, error) {
 
 // node_echo renders the response template "echo".
 func node_echo(ctx context.Context, state State) (State, error) {
-	return State{"reply": concat("You asked: ", text(state["question"]))}, nil
+	return State{"reply": Concat("You asked: ", Text(state["question"]))}, nil
 }
 
 // The stub graph has no agents, tools or MCP servers: tests that need

@@ -11,13 +11,13 @@ import (
 	"unicode/utf8"
 )
 
-// text renders a state value inside a template: strings as they are,
+// Text renders a state value inside a template: strings as they are,
 // absent values as nothing, everything else as JSON in the text form that
 // every target writes ("Templates" in the IR reference): no spaces, object
 // keys sorted by code point, only what JSON requires escaped, integers with
 // all their digits and other numbers as JavaScript writes them. A value
 // that JSON cannot hold (NaN, a channel) renders as nothing.
-func text(v any) string {
+func Text(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -30,6 +30,10 @@ func text(v any) string {
 	}
 	return string(b)
 }
+
+// text is Text under the name connector code calls (marketplace/README.md,
+// "Runtime helpers"; packs written for svc 0.1 call it so).
+func text(v any) string { return Text(v) }
 
 // fillFields fills each {{field}} of a template written in a connector's
 // config with the state value as text renders it; an unclosed {{ is text.
@@ -47,7 +51,7 @@ func fillFields(template string, state State) string {
 			break
 		}
 		b.WriteString(rest[:start])
-		b.WriteString(text(state[strings.TrimSpace(rest[start+2:start+2+end])]))
+		b.WriteString(Text(state[strings.TrimSpace(rest[start+2:start+2+end])]))
 		rest = rest[start+2+end+2:]
 	}
 	b.WriteString(rest)
@@ -226,12 +230,12 @@ func appendTextString(buf []byte, s string) []byte {
 	return append(buf, '"')
 }
 
-// concat joins rendered template parts.
-func concat(parts ...string) string {
+// Concat joins rendered template parts.
+func Concat(parts ...string) string {
 	return strings.Join(parts, "")
 }
 
-// assistantMessage is text written to a messages field: one assistant message.
-func assistantMessage(text string) []any {
+// AssistantMessage is text written to a messages field: one assistant message.
+func AssistantMessage(text string) []any {
 	return []any{map[string]any{"role": "assistant", "content": text}}
 }

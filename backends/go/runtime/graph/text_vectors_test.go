@@ -37,10 +37,10 @@ func TestTextVectors(t *testing.T) {
 		t.Fatalf("only %d vectors", len(vectors))
 	}
 	for _, v := range vectors {
-		if got := text(v.Value); got != v.Text {
+		if got := Text(v.Value); got != v.Text {
 			t.Errorf("%s: got %q, want %q", v.Name, got, v.Text)
 		}
-		if got := text(native(v.Value)); got != v.Text {
+		if got := Text(native(v.Value)); got != v.Text {
 			t.Errorf("%s, with Go number types: got %q, want %q", v.Name, got, v.Text)
 		}
 	}
@@ -74,7 +74,7 @@ func TestTextGoValues(t *testing.T) {
 		{"cycle", cycle, ""},
 	}
 	for _, c := range cases {
-		if got := text(c.v); got != c.want {
+		if got := Text(c.v); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
 	}

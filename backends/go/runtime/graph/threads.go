@@ -23,6 +23,25 @@ import (
 // threads_memory.go (in the process) and threads_sql.go (SQLite or
 // PostgreSQL, shared by every process on the database).
 
+// registeredThreads opens the store of the graph's threads, as the
+// project's graph.go registers it (RegisterThreads).
+var registeredThreads func(ctx context.Context, log *slog.Logger) (Threads, error)
+
+// RegisterThreads names how the graph's thread store opens
+// (settings.checkpointer): a checkpointed project's graph.go calls it from
+// init.
+func RegisterThreads(open func(ctx context.Context, log *slog.Logger) (Threads, error)) {
+	registeredThreads = open
+}
+
+// OpenThreads opens the store of the registered graph's threads.
+func OpenThreads(ctx context.Context, log *slog.Logger) (Threads, error) {
+	if registeredThreads == nil {
+		return nil, errors.New("the graph registered no thread store (RegisterThreads)")
+	}
+	return registeredThreads(ctx, log)
+}
+
 // Limits of the contract.
 const (
 	// MaxThreadID is the longest threadId, in characters.
@@ -239,10 +258,10 @@ type resumption struct {
 
 type resumeKey struct{}
 
-// hitl is the body of a hitl node: it pauses the run with payload, or, as
+// HITL is the body of a hitl node: it pauses the run with payload, or, as
 // the first step of a run resumed at this node, writes the person's answer
 // (checked by ResumeThread) to field.
-func hitl(ctx context.Context, node, field string, payload map[string]any) (State, error) {
+func HITL(ctx context.Context, node, field string, payload map[string]any) (State, error) {
 	if r, _ := ctx.Value(resumeKey{}).(*resumption); r != nil && r.node == node && !r.taken {
 		r.taken = true
 		return State{field: r.value}, nil

@@ -18,9 +18,9 @@ import (
 // subject "service", not limited by skill roles) or, with security.auth
 // none, anyone (the subject "anonymous").
 
-// a2aToken is one caller of settings.a2a.tokens as compiled: the variable
+// A2AToken is one caller of settings.a2a.tokens as compiled: the variable
 // holding its token, never the token.
-type a2aToken struct {
+type A2AToken struct {
 	Subject string
 	Roles   []string
 	Env     string
@@ -46,7 +46,7 @@ type a2aIdentity struct {
 }
 
 // mayCall: a skill with roles is for a caller holding any one of them.
-func (id *a2aIdentity) mayCall(s *a2aSkill) bool {
+func (id *a2aIdentity) mayCall(s *A2ASkill) bool {
 	if id.unrestricted || len(s.Roles) == 0 {
 		return true
 	}
@@ -59,7 +59,7 @@ func (id *a2aIdentity) mayCall(s *a2aSkill) bool {
 }
 
 // forbidden is the 403 of a caller without any of the skill's roles.
-func (id *a2aIdentity) forbidden(s *a2aSkill) *graph.Error {
+func (id *a2aIdentity) forbidden(s *A2ASkill) *graph.Error {
 	held := strings.Join(id.caller.Roles, ", ")
 	if held == "" {
 		held = "none"
@@ -79,7 +79,7 @@ type a2aCredentials struct {
 
 // loadA2ATokens reads each caller's token from its variable: an unset or
 // empty variable, or two callers with one token, stop the service.
-func loadA2ATokens(tokens []a2aToken, getenv func(string) string) ([]a2aCredential, error) {
+func loadA2ATokens(tokens []A2AToken, getenv func(string) string) ([]a2aCredential, error) {
 	var table []a2aCredential
 	first := map[[sha256.Size]byte]int{}
 	for i, t := range tokens {

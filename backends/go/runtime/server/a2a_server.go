@@ -34,22 +34,29 @@ const (
 	a2aLegacyPath = "/.well-known/agent.json"
 )
 
-// a2aSpec is settings.a2a as compiled (a2a_agent.go holds the graph's).
-type a2aSpec struct {
+// A2ASpec is settings.a2a as compiled (a2a_agent.go holds the graph's).
+type A2ASpec struct {
 	Title, Description, Version string
 	// InputField takes a message's text; InputMessages appends it to that
 	// field as a user message instead.
 	InputField    string
 	InputMessages bool
-	Skills        []a2aSkill
+	Skills        []A2ASkill
 	// Tokens are the callers of settings.a2a.tokens.
-	Tokens []a2aToken
+	Tokens []A2AToken
 }
 
-type a2aSkill struct {
+type A2ASkill struct {
 	ID, Name, Description string
 	Tags, Roles           []string
 }
+
+// a2aAgent is settings.a2a, as the project registers it.
+var a2aAgent A2ASpec
+
+// RegisterA2A makes spec the graph's A2A agent (settings.a2a): a project's
+// a2a_agent.go calls it from init.
+func RegisterA2A(spec A2ASpec) { a2aAgent = spec }
 
 // Open reads the callers' tokens once, before the service listens; the
 // handler of the card's paths and /a2a is made with them.
@@ -65,7 +72,7 @@ func init() {
 
 type a2aServer struct {
 	s         *server
-	spec      a2aSpec
+	spec      A2ASpec
 	responder *a2aResponder
 	creds     *a2aCredentials
 	current   http.Handler // A2A 1.0
@@ -73,8 +80,8 @@ type a2aServer struct {
 }
 
 // newA2AServer publishes spec to the callers of table (loadA2ATokens).
-func newA2AServer(s *server, spec a2aSpec, table []a2aCredential) *a2aServer {
-	h := &a2aResponder{skills: map[string]*a2aSkill{},
+func newA2AServer(s *server, spec A2ASpec, table []a2aCredential) *a2aServer {
+	h := &a2aResponder{skills: map[string]*A2ASkill{},
 		input: graph.A2AInput{Name: spec.InputField, Messages: spec.InputMessages}}
 	for i := range spec.Skills {
 		h.skills[spec.Skills[i].ID] = &spec.Skills[i]
@@ -254,7 +261,7 @@ type cardSkill struct {
 
 // cardOf is the card of spec served at endpoint, declaring the schemes
 // /a2a accepts ("bearer": Authorization: Bearer, "api_key": X-API-Key).
-func cardOf(spec a2aSpec, endpoint string, names []string) agentCard {
+func cardOf(spec A2ASpec, endpoint string, names []string) agentCard {
 	schemes := map[string]any{}
 	for _, name := range names {
 		switch name {
@@ -321,15 +328,15 @@ type a2aIdentityKey struct{}
 // a2aResponder is the stateless request handler: the graph answers each
 // message; there are no tasks to get, cancel or subscribe to.
 type a2aResponder struct {
-	skills map[string]*a2aSkill
+	skills map[string]*A2ASkill
 	// only is the agent's one skill, which a message may leave unnamed;
 	// nil when there are several.
-	only  *a2aSkill
+	only  *A2ASkill
 	input graph.A2AInput
 }
 
 // skill is the skill a message's metadata names.
-func (h *a2aResponder) skill(meta map[string]any) (*a2aSkill, error) {
+func (h *a2aResponder) skill(meta map[string]any) (*A2ASkill, error) {
 	id, present := meta["skillId"]
 	if !present || id == nil || id == "" {
 		if h.only != nil {

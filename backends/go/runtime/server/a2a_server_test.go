@@ -285,9 +285,9 @@ func (rec *a2aRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // a2aTestSpec is the graph's agent with two skills, one for the role
 // "billing", and a2aTestTable's callers.
-func a2aTestSpec(tokens []a2aToken) a2aSpec {
+func a2aTestSpec(tokens []A2AToken) A2ASpec {
 	spec := a2aAgent
-	spec.Skills = []a2aSkill{
+	spec.Skills = []A2ASkill{
 		{ID: "open", Name: "Open", Description: "Open", Tags: []string{"open"}},
 		{ID: "refund", Name: "Refund", Description: "Refund", Tags: []string{"refund"}, Roles: []string{"billing", "finance"}},
 	}
@@ -295,7 +295,7 @@ func a2aTestSpec(tokens []a2aToken) a2aSpec {
 	return spec
 }
 
-var a2aTestTable = []a2aToken{
+var a2aTestTable = []A2AToken{
 	{Subject: "alice", Roles: []string{"billing"}, Env: "ALICE_TOKEN", Scheme: "bearer"},
 	{Subject: "bob", Roles: []string{"support"}, Env: "BOB_KEY", Scheme: "api_key"},
 }
@@ -306,7 +306,7 @@ func a2aTestEnv(values map[string]string) func(string) string {
 
 // a2aTestServer publishes spec (with the table's tokens from env) on a
 // service with cfg.
-func a2aTestServer(t *testing.T, cfg Config, spec a2aSpec, env map[string]string) *a2aServer {
+func a2aTestServer(t *testing.T, cfg Config, spec A2ASpec, env map[string]string) *a2aServer {
 	t.Helper()
 	table, err := loadA2ATokens(spec.Tokens, a2aTestEnv(env))
 	if err != nil {
@@ -317,7 +317,7 @@ func a2aTestServer(t *testing.T, cfg Config, spec a2aSpec, env map[string]string
 
 // a2aTestRecording serves spec (with the table's tokens from env) on a
 // service with cfg, its JSON-RPC handlers replaced by a recorder.
-func a2aTestRecording(t *testing.T, cfg Config, spec a2aSpec, env map[string]string) (string, *a2aRecorder) {
+func a2aTestRecording(t *testing.T, cfg Config, spec A2ASpec, env map[string]string) (string, *a2aRecorder) {
 	t.Helper()
 	a := a2aTestServer(t, cfg, spec, env)
 	rec := &a2aRecorder{}

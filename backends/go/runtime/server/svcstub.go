@@ -7,14 +7,16 @@
 
 package server
 
-// a2aAgent is settings.a2a: the agent card's title, description and skills,
-// and the state field a message's text goes to.
-var a2aAgent = a2aSpec{
-	Title:       "Stub desk",
-	Description: "Echoes the question.",
-	Version:     "0.1.0",
-	InputField:  "question",
-	Skills: []a2aSkill{
-		{ID: "echo", Name: "Echo", Description: "Echoes one question.", Tags: []string{"echo"}},
-	},
+// The graph's A2A agent (settings.a2a): the agent card's title, description
+// and skills, and the state field a message's text goes to.
+func init() {
+	RegisterA2A(A2ASpec{
+		Title:       "Stub desk",
+		Description: "Echoes the question.",
+		Version:     "0.1.0",
+		InputField:  "question",
+		Skills: []A2ASkill{
+			{ID: "echo", Name: "Echo", Description: "Echoes one question.", Tags: []string{"echo"}},
+		},
+	})
 }

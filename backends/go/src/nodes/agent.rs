@@ -15,7 +15,7 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, a: &AgentNode, body: 
     let message =
         doc.state_field(&a.output_key).and_then(|f| f.text_write()) == Some(TextWrite::Message);
     let value = if message {
-        "assistantMessage(reply)"
+        "AssistantMessage(reply)"
     } else {
         "reply"
     };
@@ -27,7 +27,7 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, a: &AgentNode, body: 
     let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
         w.line(format!(
-            "reply, err := runAgent(ctx, {}, {}, {}, {})",
+            "reply, err := RunAgent(ctx, {}, {}, {}, {})",
             quote(&name),
             quote(&scope.name(&a.agent)),
             render(&a.input),

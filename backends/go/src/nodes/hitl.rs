@@ -38,7 +38,7 @@ pub fn write(
     body.block(open, "}", |w| {
         if h.payload.is_empty() {
             w.line(format!(
-                "return hitl(ctx, {}, {}, map[string]any{{}})",
+                "return HITL(ctx, {}, {}, map[string]any{{}})",
                 quote(&n.id),
                 quote(&h.output_key)
             ));
@@ -47,7 +47,7 @@ pub fn write(
         // One entry a line, as gofmt aligns them.
         let width = h.payload.keys().map(|k| quote(k).len()).max().unwrap_or(0);
         w.line(format!(
-            "return hitl(ctx, {}, {}, map[string]any{{",
+            "return HITL(ctx, {}, {}, map[string]any{{",
             quote(&n.id),
             quote(&h.output_key)
         ));

@@ -47,7 +47,7 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, c: &IntentNode, body:
     let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
         w.line(format!(
-            "intent, err := classifyIntent(ctx, {}, {model_var}, {intents_var}, {}, {})",
+            "intent, err := ClassifyIntent(ctx, {}, {model_var}, {intents_var}, {}, {})",
             quote(&name),
             render(&c.input),
             quote(&c.fallback)

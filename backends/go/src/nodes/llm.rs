@@ -23,7 +23,7 @@ pub fn model_literal(doc: &Document, model: Option<&ModelRef>) -> String {
     )];
     if let Some(t) = model.and_then(|m| m.temperature) {
         parts.push(format!(
-            "Temperature: ptr({})",
+            "Temperature: Ptr({})",
             literal(&serde_json::json!(t))
         ));
     }
@@ -79,10 +79,10 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, llm: &LlmNode, body: 
     body.blank();
 
     let value = match svc_backend_sdk::llm::output(doc, llm) {
-        LlmOutput::ReplaceMessages => "Replace{Value: assistantMessage(reply)}",
-        LlmOutput::AppendMessage => "assistantMessage(reply)",
-        LlmOutput::TextList => "textItems(asList(reply))",
-        LlmOutput::List => "asList(reply)",
+        LlmOutput::ReplaceMessages => "Replace{Value: AssistantMessage(reply)}",
+        LlmOutput::AppendMessage => "AssistantMessage(reply)",
+        LlmOutput::TextList => "TextItems(AsList(reply))",
+        LlmOutput::List => "AsList(reply)",
         LlmOutput::Scalar => "reply",
     };
     let system = llm
@@ -97,7 +97,7 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, llm: &LlmNode, body: 
             func_name(&name)
         ));
         format!(
-            "chat(ctx, {}, {model_var}, {system}, {})",
+            "Chat(ctx, {}, {model_var}, {system}, {})",
             quote(&name),
             render(&llm.prompt.user)
         )
@@ -113,7 +113,7 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, llm: &LlmNode, body: 
         ));
         let tools: Vec<String> = llm.bound_tool_ids.iter().map(|t| scope.name(t)).collect();
         format!(
-            "toolLoop(ctx, {}, {system}, {}, {model_var}, {BOUND_TOOL_TURNS}, {})",
+            "ToolLoop(ctx, {}, {system}, {}, {model_var}, {BOUND_TOOL_TURNS}, {})",
             quote(&name),
             strings(&tools),
             render(&llm.prompt.user)

@@ -75,13 +75,13 @@ pub fn render(template: &str) -> String {
         .into_iter()
         .map(|p| match p {
             Part::Text(t) => quote(t),
-            Part::Field(f) => format!("text(state[{}])", quote(f)),
+            Part::Field(f) => format!("Text(state[{}])", quote(f)),
         })
         .collect();
     match parts.len() {
         0 => "\"\"".to_string(),
         1 => parts.remove(0),
-        _ => format!("concat({})", parts.join(", ")),
+        _ => format!("Concat({})", parts.join(", ")),
     }
 }
 
@@ -186,10 +186,10 @@ mod tests {
     #[test]
     fn templates_become_go_expressions() {
         assert_eq!(render("plain"), "\"plain\"");
-        assert_eq!(render("{{q}}"), "text(state[\"q\"])");
+        assert_eq!(render("{{q}}"), "Text(state[\"q\"])");
         assert_eq!(
             render("A: {{ q }}!"),
-            "concat(\"A: \", text(state[\"q\"]), \"!\")"
+            "Concat(\"A: \", Text(state[\"q\"]), \"!\")"
         );
         assert_eq!(render(""), "\"\"");
     }

@@ -20,9 +20,9 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, r: &RagNode, body: &m
     let name = scope.name(&n.id);
     let as_text = doc.state_field(&r.output_key).map(|f| f.ty) == Some(FieldType::String);
     let value = if as_text {
-        "passagesText(passages)"
+        "PassagesText(passages)"
     } else {
-        "passagesValue(passages)"
+        "PassagesValue(passages)"
     };
     body.line(format!(
         "// {} finds the {} best passages of its documents for its query.",
@@ -125,7 +125,7 @@ fn retrievers(doc: &Document) -> String {
         w.blank();
     }
     w.block("func init() {", "}", |w| {
-        w.line("prepare = prepareRetrievers");
+        w.line("RegisterPrepare(prepareRetrievers)");
     });
     w.blank();
     w.line("// prepareRetrievers loads each rag node's documents and builds the embedding");
@@ -143,7 +143,7 @@ fn retrievers(doc: &Document) -> String {
                 });
                 match &r.retriever {
                     Retriever::Bm25 => {
-                        w.line(format!("{} = newBM25({docs})", retriever_var(&name)));
+                        w.line(format!("{} = NewBM25({docs})", retriever_var(&name)));
                     }
                     Retriever::Embedding {
                         model,
@@ -159,7 +159,7 @@ fn retrievers(doc: &Document) -> String {
                         );
                         let index = format!("index_{name}");
                         w.line(format!(
-                            "{index} := newEmbeddingRetriever({}, {docs}, {model})",
+                            "{index} := NewEmbeddingRetriever({}, {docs}, {model})",
                             quote(&name)
                         ));
                         w.line(format!("{} = {index}", retriever_var(&name)));
@@ -167,7 +167,7 @@ fn retrievers(doc: &Document) -> String {
                     }
                 }
             }
-            w.line("return buildIndexes(ctx, indexes)");
+            w.line("return BuildIndexes(ctx, indexes)");
         },
     );
     w.blank();
@@ -180,7 +180,7 @@ fn retrievers(doc: &Document) -> String {
             w.line("data, err := documents.ReadFile(\"documents/\" + node + \".json\")");
             w.block("if err == nil {", "}", |w| {
                 w.line("var docs []Document");
-                w.line("if docs, err = loadDocuments(data); err == nil {");
+                w.line("if docs, err = LoadDocuments(data); err == nil {");
                 w.indent().line("return docs, nil").dedent();
                 w.line("}");
             });

@@ -23,7 +23,7 @@ pub fn write(
     ));
     let text = render(template);
     let value = match doc.state_field(output_key).and_then(|f| f.text_write()) {
-        Some(TextWrite::Message) => format!("assistantMessage({text})"),
+        Some(TextWrite::Message) => format!("AssistantMessage({text})"),
         _ => text,
     };
     let open = signature(body, &func_name(&name));

@@ -49,13 +49,13 @@ pub fn write(
     let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
         w.line(format!(
-            "out, err := runChild(ctx, {}, schema_{name}, run_{name}, {values})",
+            "out, err := RunChild(ctx, {}, schema_{name}, run_{name}, {values})",
             quote(&name)
         ));
         w.block("if err != nil {", "}", |w| {
             w.line("return nil, err");
         });
-        w.line(format!("return childOutput({copied}), nil"));
+        w.line(format!("return ChildOutput({copied}), nil"));
     });
     Ok(true)
 }

@@ -24,7 +24,7 @@ pub fn write(
     let (call, result) = match doc.tool(tool_id).map(|t| &t.kind) {
         Some(ToolKind::Http { .. }) => (
             format!(
-                "callHTTPTool(ctx, {}, {tool}, {})",
+                "CallHTTPTool(ctx, {}, {tool}, {})",
                 quote(&name),
                 input_map(input)
             ),
@@ -37,12 +37,12 @@ pub fn write(
                 .is_some_and(|f| f.ty == FieldType::Object);
             (
                 format!(
-                    "runMCPTool(ctx, {}, {}, {tool}, {})",
+                    "RunMCPTool(ctx, {}, {}, {tool}, {})",
                     quote(&name),
                     quote(&scope.name(tool_id)),
                     input_map(input)
                 ),
-                format!("out.output({object})"),
+                format!("out.Output({object})"),
             )
         }
         _ => (
@@ -101,7 +101,7 @@ mod tests {
         assert_eq!(input_value(&serde_json::json!("{{n}}")), "state[\"n\"]");
         assert_eq!(
             input_value(&serde_json::json!("id {{n}}")),
-            "concat(\"id \", text(state[\"n\"]))"
+            "Concat(\"id \", Text(state[\"n\"]))"
         );
         assert_eq!(input_value(&serde_json::json!(3)), "3");
     }

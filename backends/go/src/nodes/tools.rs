@@ -60,7 +60,7 @@ pub fn files(doc: &Document, scope: &GraphScope) -> Result<Vec<File>, Vec<Diagno
                     quote(&name)
                 ));
                 body.line(format!(
-                    "var {} = HTTPTool{{ID: {}, Endpoint: {}, Timeout: millis({timeout_ms}), Headers: {headers}}}",
+                    "var {} = HTTPTool{{ID: {}, Endpoint: {}, Timeout: Millis({timeout_ms}), Headers: {headers}}}",
                     tool_name(&name),
                     quote(&name),
                     quote(endpoint)
