@@ -2,7 +2,7 @@
 """The go and java-svc runtimes' own cost per tool-calling round, as
 bench/agents.py measures the Python SDK's: a compiled project of the agent
 graph of bench/agent_graph.py gets a benchmark test dropped into it
-(bench/agent_rounds/: agent_rounds_test.go into internal/graph,
+(bench/agent_rounds/: agent_rounds_test.go into a copy of the go runtime,
 AgentRoundsBench.java into the runtime's test package), which runs the same
 conversations (four tool rounds, then the answer) against one loopback
 stub twice, alternating batches: through the runtime's tool-calling loop,
@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 from agent_targets import document
-from common import ROOT, java_home, sh, svc_binary
+from common import ROOT, go_runtime_copy, java_home, sh, svc_binary
 
 HERE = os.path.join(ROOT, "bench", "agent_rounds")
 TARGET_MS = 0.5
@@ -37,11 +37,11 @@ def result_line(out: str, what: str) -> dict:
 
 
 def go(svc: str, doc: str, work: str, runs: int) -> dict:
-    out = os.path.join(work, "go")
-    sh([svc, "compile", doc, "--platform", "go", "--out", out])
-    shutil.copy(os.path.join(HERE, "agent_rounds_test.go"), os.path.join(out, "internal", "graph"))
+    # The runtime's own loop: a project imports it from the same module.
+    out = go_runtime_copy(work)
+    shutil.copy(os.path.join(HERE, "agent_rounds_test.go"), os.path.join(out, "graph"))
     env = dict(os.environ, SVC_AGENT_ROUNDS=str(runs))
-    r = subprocess.run(["go", "test", "./internal/graph", "-run", "TestAgentRoundCost", "-count=1", "-v"],
+    r = subprocess.run(["go", "test", "-tags", "svcstub", "./graph", "-run", "TestAgentRoundCost", "-count=1", "-v"],
                        cwd=out, env=env, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         sys.exit(f"go benchmark failed:\n{r.stdout}\n{r.stderr}")

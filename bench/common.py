@@ -1,6 +1,7 @@
 """Helpers the benchmark scripts share: ports, commands, the svc binary, the JDK,
 generated services."""
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -30,6 +31,15 @@ def svc_binary():
     # features and rebuilds wasmtime (minutes) each time the two alternate.
     sh(["cargo", "build", "-q", "--workspace", "--bins"], cwd=ROOT)
     return os.path.join(ROOT, "target", "debug", "svc")
+
+
+def go_runtime_copy(work):
+    """A copy of the go runtime module (backends/go/runtime) in work, where
+    a benchmark of the runtime's own functions is dropped into graph/ and
+    built with the tag svcstub, as the runtime's tests are."""
+    copy = os.path.join(work, "go-runtime")
+    shutil.copytree(os.path.join(ROOT, "backends", "go", "runtime"), copy)
+    return copy
 
 
 def java_home():

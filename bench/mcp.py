@@ -7,13 +7,15 @@ client (the baseline), in the same process, to the same server.
 
 (svc is $SVC_BIN, else a debug build of this checkout: common.svc_binary.)
 
-fixtures/valid/mcp_tools.graph.json is compiled for each target, which
-brings the MCP runtime and its test helpers into the project; a benchmark
-is copied beside them and run with the project's own toolchain:
+fixtures/valid/mcp_tools.graph.json is compiled for java-svc, which
+brings the MCP runtime and its test helpers into the project; go's runtime
+is a library tested in the repository, so its benchmark runs in a copy of
+it; each is run with its own toolchain:
 
-  go        bench/mcp/mcp_bench_test.go into internal/graph, built with
-            `go test -c`; each of --rounds rounds runs BenchmarkMCPCall
-            (2000 calls per variant, the runtime's callMCPTool and the Go
+  go        bench/mcp/mcp_bench_test.go into a copy of backends/go/runtime's
+            graph/, built with `go test -tags svcstub -c`; each of --rounds
+            rounds runs BenchmarkMCPCall
+            (2000 calls per variant, the runtime's CallMCPTool and the Go
             SDK's ClientSession.CallTool, in turn) so that a change in the
             machine's load falls on both; the medians of the rounds are
             compared. BenchmarkMCPRuntimeWork is the runtime's own steps
@@ -41,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 
-from common import ROOT, java_home, sh, svc_binary
+from common import ROOT, go_runtime_copy, java_home, sh, svc_binary
 
 GRAPH = os.path.join(ROOT, "fixtures", "valid", "mcp_tools.graph.json")
 HERE = os.path.join(ROOT, "bench", "mcp")
@@ -53,11 +55,10 @@ def compile_for(platform, out):
 
 
 def go(work, rounds):
-    project = os.path.join(work, "go")
-    compile_for("go", project)
-    shutil.copy(os.path.join(HERE, "mcp_bench_test.go"), os.path.join(project, "internal", "graph"))
+    project = go_runtime_copy(work)
+    shutil.copy(os.path.join(HERE, "mcp_bench_test.go"), os.path.join(project, "graph"))
     binary = os.path.join(work, "graph.test")
-    sh(["go", "test", "-c", "-o", binary, "./internal/graph"], cwd=project)
+    sh(["go", "test", "-tags", "svcstub", "-c", "-o", binary, "./graph"], cwd=project)
     rows = {}
     pattern = re.compile(r"BenchmarkMCPCall/(\S+)/(runtime|direct)-\d+\s+\d+\s+(\d+) ns/op")
     for _ in range(rounds):

@@ -1,13 +1,13 @@
 package graph
 
 // The Go runtime's cost per tool-calling round (bench/agent_rounds.py drops
-// this file into a compiled project and runs it; it is not part of the
-// runtime). One loopback chat-completions stub answers every request at
+// this file into a copy of the runtime module, backends/go/runtime, and runs
+// it there with the tag svcstub; it is not part of the runtime). One loopback chat-completions stub answers every request at
 // once: a tool call while the conversation has fewer than agentRounds tool
 // results, then the answer. Two clients run the same conversations against
 // it, alternating batches:
 //
-//   - svc: toolLoop, as an llm node with a bound tool runs it;
+//   - svc: ToolLoop, as an llm node with a bound tool runs it;
 //   - direct: the same requests written by hand with one http.Client and
 //     encoding/json, the tool called directly (what the runtime cannot do
 //     with less).
@@ -134,13 +134,13 @@ func TestAgentRoundCost(t *testing.T) {
 	stub := roundsStub()
 	defer stub.Close()
 	t.Setenv("BENCH_MODEL_URL", stub.URL+"/v1")
-	agentTools = map[string]AgentTool{"lookup": {Name: "lookup", Call: func(_ context.Context, args map[string]any) (any, error) {
+	RegisterAgents(nil, map[string]AgentTool{"lookup": {Name: "lookup", Call: func(_ context.Context, args map[string]any) (any, error) {
 		return lookupFact(args), nil
-	}}}
+	}}})
 	model := Model{Name: "stub-model", BaseURLEnv: "BENCH_MODEL_URL", APIKeyEnv: "BENCH_MODEL_KEY"}
 	client := &http.Client{}
 	svc := func() error {
-		answer, err := toolLoop(context.Background(), "bench", "You answer.", []string{"lookup"}, model, 8, "q")
+		answer, err := ToolLoop(context.Background(), "bench", "You answer.", []string{"lookup"}, model, 8, "q")
 		if err == nil && answer != fmt.Sprintf("found %d facts", agentRounds) {
 			err = fmt.Errorf("answer %q", answer)
 		}

@@ -13,11 +13,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// bench/mcp.py copies this file into a generated go project's
-// internal/graph (it uses the runtime's unexported names and the helper
-// server of mcp_client_test.go).
+// bench/mcp.py copies this file into a copy of the runtime module
+// (backends/go/runtime/graph, built with the tag svcstub: it uses the
+// runtime's unexported names and the helper server of mcp_client_test.go).
 //
-// One MCP tool call through the runtime (callMCPTool: the session from the
+// One MCP tool call through the runtime (CallMCPTool: the session from the
 // pool, the arguments encoded and checked against the input schema, the
 // result turned into an MCPResult) against the same call made directly on
 // a session of the same Go SDK client, to the same server (the test's Go
@@ -41,18 +41,18 @@ func BenchmarkMCPCall(b *testing.B) {
 
 	for _, server := range []MCPServer{stdio, web} {
 		b.Run(server.Transport+"/runtime", func(b *testing.B) {
-			oldServers, oldPool := mcpServers, mcpPool
-			mcpServers, mcpPool = []MCPServer{server}, &mcpClientPool{}
-			defer func() { mcpPool.stop(); mcpServers, mcpPool = oldServers, oldPool }()
+			oldServers, oldPool := registeredServers, mcpPool
+			registeredServers, mcpPool = []MCPServer{server}, &mcpClientPool{}
+			defer func() { mcpPool.stop(); registeredServers, mcpPool = oldServers, oldPool }()
 			tool := MCPTool{Server: "bench", Tool: "add"}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 			defer cancel()
-			if _, err := callMCPTool(ctx, "n", tool, benchArgs); err != nil {
+			if _, err := CallMCPTool(ctx, "n", tool, benchArgs); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for range b.N {
-				if _, err := callMCPTool(ctx, "n", tool, benchArgs); err != nil {
+				if _, err := CallMCPTool(ctx, "n", tool, benchArgs); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -83,7 +83,7 @@ func BenchmarkMCPCall(b *testing.B) {
 	}
 }
 
-// BenchmarkMCPRuntimeWork is what callMCPTool does besides the round trip
+// BenchmarkMCPRuntimeWork is what CallMCPTool does besides the round trip
 // (the same steps, on a canned answer): looking up the client and its open
 // session, the deadline, encoding and checking the arguments, reading the
 // result. It is the runtime's own per-call cost, without the noise of the
@@ -92,12 +92,12 @@ func BenchmarkMCPRuntimeWork(b *testing.B) {
 	os.Setenv("SVC_MCP_HELPER_ROLE", "stdio")
 	server := MCPServer{ID: "bench", Transport: "stdio", Command: os.Args[0],
 		Args: []string{"-test.run=^TestMCPHelperServer$"}, Env: map[string]string{"SVC_MCP_HELPER": "env:SVC_MCP_HELPER_ROLE"}}
-	oldServers, oldPool := mcpServers, mcpPool
-	mcpServers, mcpPool = []MCPServer{server}, &mcpClientPool{}
-	defer func() { mcpPool.stop(); mcpServers, mcpPool = oldServers, oldPool }()
+	oldServers, oldPool := registeredServers, mcpPool
+	registeredServers, mcpPool = []MCPServer{server}, &mcpClientPool{}
+	defer func() { mcpPool.stop(); registeredServers, mcpPool = oldServers, oldPool }()
 	run, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	if _, err := callMCPTool(run, "n", MCPTool{"bench", "add"}, benchArgs); err != nil {
+	if _, err := CallMCPTool(run, "n", MCPTool{"bench", "add"}, benchArgs); err != nil {
 		b.Fatal(err)
 	}
 	answer := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "5"}}}

@@ -1,4 +1,4 @@
-//! settings.a2a on go: `internal/server/a2a_agent.go`, which registers
+//! settings.a2a on go: `internal/graph/a2a_agent.go`, which registers
 //! (`RegisterA2A`) the agent card's title, description and skills, where a
 //! message's text goes and the callers of `tokens`, for the runtime's A2A
 //! server
@@ -10,10 +10,10 @@ use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
-use crate::golang::quote;
+use crate::golang::{quote, RUNTIME_SERVER};
 use crate::nodes::llm::strings;
 
-/// `internal/server/a2a_agent.go`.
+/// `internal/graph/a2a_agent.go`.
 pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
     let (input, messages) = input_field(doc)?;
     let (title, description) = title_and_description(doc);
@@ -22,7 +22,11 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
     w.line("// and skills, and the state field a message's text goes to.");
     w.line("func init() {");
     w.indent();
-    w.block("RegisterA2A(A2ASpec{", "})", |w| {
+    let (register, spec) = (
+        w.name(RUNTIME_SERVER, "RegisterA2A"),
+        w.name(RUNTIME_SERVER, "A2ASpec"),
+    );
+    w.block(format!("{register}({spec}{{"), "})", |w| {
         let mut fields = vec![
             ("Title", quote(&title)),
             ("Description", quote(&description)),
@@ -41,7 +45,8 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
                 width = width + 1
             ));
         }
-        w.block("Skills: []A2ASkill{", "},", |w| {
+        let skill = w.name(RUNTIME_SERVER, "A2ASkill");
+        w.block(format!("Skills: []{skill}{{"), "},", |w| {
             for s in skills(doc) {
                 let mut fields = vec![
                     format!("ID: {}", quote(&s.id)),
@@ -62,7 +67,8 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
         if !tokens.is_empty() {
             // The callers of settings.a2a.tokens: the variable of each
             // token, read at start-up (a2a_credentials.go).
-            w.block("Tokens: []A2AToken{", "},", |w| {
+            let token = w.name(RUNTIME_SERVER, "A2AToken");
+            w.block(format!("Tokens: []{token}{{"), "},", |w| {
                 for t in tokens {
                     let mut fields = vec![
                         format!("Subject: {}", quote(&t.subject)),
@@ -80,7 +86,7 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
     w.dedent();
     w.line("}");
     Ok(File::text(
-        "internal/server/a2a_agent.go",
-        w.finish_file("package server\n\n"),
+        "internal/graph/a2a_agent.go",
+        w.finish_file("package graph\n\n"),
     ))
 }

@@ -11,7 +11,7 @@ use svc_backend_sdk::subgraphs::{all_graphs, GraphScope};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
-use crate::golang::quote;
+use crate::golang::{quote, rt};
 use crate::nodes::llm::{model_literal, strings};
 use crate::nodes::{place_body, tool_name};
 
@@ -34,11 +34,17 @@ pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
     let mut w = CodeWriter::go();
     w.line("// agentTools are the tools agents and tool-calling llm nodes may call.");
     let tools = graphs.iter().any(|(d, _)| !d.logical.tools.is_empty());
-    literal(&mut w, "agentTools = map[string]AgentTool", tools, |w| {
-        for (d, scope) in &graphs {
-            tool_entries(w, d, scope);
-        }
-    });
+    let agent_tool = rt(&mut w, "AgentTool");
+    literal(
+        &mut w,
+        &format!("agentTools = map[string]{agent_tool}"),
+        tools,
+        |w| {
+            for (d, scope) in &graphs {
+                tool_entries(w, d, scope);
+            }
+        },
+    );
     let mut missing = Vec::new();
     for (d, scope) in &graphs {
         routers(&mut w, d, scope, &mut missing);
@@ -49,11 +55,12 @@ pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
     w.blank();
     w.line("// agents are the agents of logical.agents.");
     let any = graphs.iter().any(|(d, _)| !d.logical.agents.is_empty());
-    literal(&mut w, "agents = map[string]*Agent", any, |w| {
+    let agent = rt(&mut w, "Agent");
+    literal(&mut w, &format!("agents = map[string]*{agent}"), any, |w| {
         for (d, scope) in &graphs {
             for a in &d.logical.agents {
                 // One entry per block: gofmt aligns nothing across them.
-                let fields = agent_fields(d, scope, a);
+                let fields = agent_fields(w, d, scope, a);
                 w.block(format!("{}: {{", quote(&scope.name(&a.id))), "},", |w| {
                     w.line(format!("{},", fields.join(", ")));
                 });
@@ -61,9 +68,10 @@ pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
         }
     });
     w.blank();
-    w.line("// The agents and tools runs call (agents.go).");
+    w.line("// The agents and tools runs call (the runtime's agents.go).");
     w.block("func init() {", "}", |w| {
-        w.line("RegisterAgents(agents, agentTools)");
+        let register = rt(w, "RegisterAgents");
+        w.line(format!("{register}(agents, agentTools)"));
     });
     Ok(File::text(
         "internal/graph/agent_registry.go",
@@ -84,14 +92,16 @@ fn tool_entries(w: &mut CodeWriter, doc: &Document, scope: &GraphScope) {
                 tool_name(&name)
             ),
             ToolKind::Http { .. } => format!(
-                "return PostHTTPTool(ctx, {}, {}, args)",
+                "return {}(ctx, {}, {}, args)",
+                rt(w, "PostHTTPTool"),
                 quote(&name),
                 tool_name(&name)
             ),
             ToolKind::Mcp { .. } => {
                 listed = format!(", Listed: {}.Listed", tool_name(&name));
                 format!(
-                    "out, err := CallMCPTool(ctx, {}, {}, args)\nif err != nil {{\n\treturn nil, err\n}}\nreturn out.ForModel(), nil",
+                    "out, err := {}(ctx, {}, {}, args)\nif err != nil {{\n\treturn nil, err\n}}\nreturn out.ForModel(), nil",
+                    rt(w, "CallMCPTool"),
                     quote(&name),
                     tool_name(&name)
                 )
@@ -162,7 +172,12 @@ fn routers(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, missing: &mut
 }
 
 /// The fields of an agent's `Agent` literal.
-fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Vec<String> {
+fn agent_fields(
+    w: &mut CodeWriter,
+    doc: &Document,
+    scope: &GraphScope,
+    a: &AgentDef,
+) -> Vec<String> {
     let names = |ids: &[String]| strings(&ids.iter().map(|id| scope.name(id)).collect::<Vec<_>>());
     let mut f = vec![
         format!("Name: {}", quote(&scope.name(&a.id))),
@@ -189,7 +204,7 @@ fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Vec<String>
             if !tool_ids.is_empty() {
                 f.push(format!("Tools: {}", names(tool_ids)));
             }
-            f.push(format!("Model: {}", model_literal(doc, model.as_ref())));
+            f.push(format!("Model: {}", model_literal(w, doc, model.as_ref())));
             f.push(format!("MaxTurns: {max_turns}"));
         }
         AgentKind::Supervisor {
@@ -205,14 +220,15 @@ fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Vec<String>
             f.push(format!("Members: {}", names(members)));
             match router {
                 SupervisorRouter::Llm => {
-                    f.push(format!("Model: {}", model_literal(doc, model.as_ref())))
+                    f.push(format!("Model: {}", model_literal(w, doc, model.as_ref())))
                 }
                 // A child's body names members by their own ids.
                 SupervisorRouter::Custom if scope.is_root() => {
                     f.push(format!("Route: {}", route_name(&a.id)))
                 }
                 SupervisorRouter::Custom => f.push(format!(
-                    "Route: PrefixedRoute({}, {})",
+                    "Route: {}({}, {})",
+                    rt(w, "PrefixedRoute"),
                     quote(&scope.prefix),
                     route_name(&scope.name(&a.id))
                 )),
@@ -231,7 +247,7 @@ fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Vec<String>
             f.push(format!("KeyEnv: {}", quote(&key_env)));
             f.push(format!("InputField: {}", quote(input_field)));
             f.push(format!("OutputField: {}", quote(output_field)));
-            f.push(format!("Timeout: Millis({timeout_ms})"));
+            f.push(format!("Timeout: {}({timeout_ms})", rt(w, "Millis")));
         }
         AgentKind::A2a {
             agent_card_url,
@@ -247,7 +263,7 @@ fn agent_fields(doc: &Document, scope: &GraphScope, a: &AgentDef) -> Vec<String>
                 f.push(format!("SkillID: {}", quote(skill)));
             }
             // python-svc's default bound of an A2A call.
-            f.push(format!("Timeout: Millis({A2A_TIMEOUT_MS})"));
+            f.push(format!("Timeout: {}({A2A_TIMEOUT_MS})", rt(w, "Millis")));
         }
     }
     f

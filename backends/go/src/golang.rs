@@ -3,6 +3,24 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
+use svc_backend_sdk::writer::CodeWriter;
+
+/// The runtime's graph package, which a project requires as the module
+/// `svc.dev/runtime` (`svc-runtime/`, go.mod's `replace`).
+pub const RUNTIME_GRAPH: &str = "svc.dev/runtime/graph";
+
+/// The runtime's HTTP server package.
+pub const RUNTIME_SERVER: &str = "svc.dev/runtime/server";
+
+/// The runtime's stand-ins for a project's own tests.
+pub const RUNTIME_SVCTEST: &str = "svc.dev/runtime/svctest";
+
+/// `name` of the runtime's graph package, as generated code calls it:
+/// `svc.Name`, the package imported as `svc` (the generated package is
+/// `graph` too).
+pub fn rt(w: &mut CodeWriter, name: &str) -> String {
+    w.name_as(RUNTIME_GRAPH, "svc", name)
+}
 
 /// A Go interpreted string literal.
 pub fn quote(s: &str) -> String {

@@ -7,7 +7,7 @@ use svc_backend_sdk::ir::{
 };
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::golang::{literal, quote};
+use crate::golang::{literal, quote, rt};
 use crate::nodes::{func_name, place, Place};
 use svc_backend_sdk::ir::RouterNode;
 use svc_backend_sdk::subgraphs::GraphScope;
@@ -24,41 +24,50 @@ fn type_const(t: FieldType) -> &'static str {
     }
 }
 
-fn item(it: &ItemType) -> String {
+fn item(w: &mut CodeWriter, it: &ItemType) -> String {
+    let (item_type, ty) = (rt(w, "Item"), rt(w, type_const(it.ty)));
     match &it.items {
-        Some(inner) => format!(
-            "&Item{{Type: {}, Items: {}}}",
-            type_const(it.ty),
-            item(inner)
-        ),
-        None => format!("&Item{{Type: {}}}", type_const(it.ty)),
+        Some(inner) => format!("&{item_type}{{Type: {ty}, Items: {}}}", item(w, inner)),
+        None => format!("&{item_type}{{Type: {ty}}}"),
     }
 }
 
 /// The Go expression of one condition on the state `st`.
-pub fn condition(c: &Condition) -> String {
+pub fn condition(w: &mut CodeWriter, c: &Condition) -> String {
     let v = format!("st[{}]", quote(&c.field));
     let value = c
         .value
         .as_ref()
         .map(literal)
         .unwrap_or_else(|| "nil".into());
+    let name = match c.op {
+        Op::Eq => "CondEq",
+        Op::Ne => "CondNe",
+        Op::Gt => "CondGt",
+        Op::Ge => "CondGe",
+        Op::Lt => "CondLt",
+        Op::Le => "CondLe",
+        Op::In => "CondIn",
+        Op::Exists => "CondExists",
+        Op::Truthy => "CondTruthy",
+    };
+    let cond = rt(w, name);
     match c.op {
-        Op::Eq => format!("CondEq({v}, {value})"),
-        Op::Ne => format!("CondNe({v}, {value})"),
-        Op::Gt => format!("CondGt({v}, {value})"),
-        Op::Ge => format!("CondGe({v}, {value})"),
-        Op::Lt => format!("CondLt({v}, {value})"),
-        Op::Le => format!("CondLe({v}, {value})"),
+        Op::Eq => format!("{cond}({v}, {value})"),
+        Op::Ne => format!("{cond}({v}, {value})"),
+        Op::Gt => format!("{cond}({v}, {value})"),
+        Op::Ge => format!("{cond}({v}, {value})"),
+        Op::Lt => format!("{cond}({v}, {value})"),
+        Op::Le => format!("{cond}({v}, {value})"),
         Op::In => match &c.value {
             Some(serde_json::Value::Array(items)) => format!(
-                "CondIn({v}, []any{{{}}})",
+                "{cond}({v}, []any{{{}}})",
                 items.iter().map(literal).collect::<Vec<_>>().join(", ")
             ),
-            _ => format!("CondIn({v}, nil)"),
+            _ => format!("{cond}({v}, nil)"),
         },
-        Op::Exists => format!("CondExists({v})"),
-        Op::Truthy => format!("CondTruthy({v})"),
+        Op::Exists => format!("{cond}({v})"),
+        Op::Truthy => format!("{cond}({v})"),
     }
 }
 
@@ -66,7 +75,10 @@ fn router(w: &mut CodeWriter, branches: &[Branch]) {
     w.line("switch {");
     for b in branches {
         match &b.when {
-            Some(c) => w.line(format!("case {}:", condition(c))),
+            Some(c) => {
+                let c = condition(w, c);
+                w.line(format!("case {c}:"))
+            }
             None => w.line("default:"),
         };
         w.indent()
@@ -78,14 +90,15 @@ fn router(w: &mut CodeWriter, branches: &[Branch]) {
 
 /// `var <name> = []Field{...}`: a graph's state schema.
 fn fields_literal(w: &mut CodeWriter, name: &str, doc: &Document) {
-    w.block(format!("var {name} = []Field{{"), "}", |w| {
+    let field = rt(w, "Field");
+    w.block(format!("var {name} = []{field}{{"), "}", |w| {
         for f in &doc.logical.state {
             let mut parts = vec![
                 format!("Name: {}", quote(&f.name)),
-                format!("Type: {}", type_const(f.ty)),
+                format!("Type: {}", rt(w, type_const(f.ty))),
             ];
             if let Some(it) = &f.items {
-                parts.push(format!("Items: {}", item(it)));
+                parts.push(format!("Items: {}", item(w, it)));
             }
             if f.reducer == Reducer::Append {
                 parts.push("Append: true".into());
@@ -104,6 +117,38 @@ fn fields_literal(w: &mut CodeWriter, name: &str, doc: &Document) {
 pub fn graph_go(doc: &Document) -> String {
     let s = &doc.logical.settings;
     let mut w = CodeWriter::go();
+    let state = rt(&mut w, "State");
+    w.line("// State is the runtime's state: what every node gets and returns (a")
+        .line("// native body's `State`).")
+        .line(format!("type State = {state}"))
+        .blank();
+    let bodies = svc_backend_sdk::subgraphs::all_graphs(doc)
+        .iter()
+        .any(|(d, _)| {
+            d.bodies_by_platform
+                .get("go")
+                .is_some_and(|b| !b.is_empty())
+        });
+    if bodies {
+        // What a native body may call besides State (docs/ir-reference.md).
+        let (caller_type, caller, context) = (
+            rt(&mut w, "A2ACaller"),
+            rt(&mut w, "Caller"),
+            w.name("context", "Context"),
+        );
+        w.line("// A2ACaller is who called the run over A2A (a native body's `Caller(ctx)`).")
+            .line(format!("type A2ACaller = {caller_type}"))
+            .blank()
+            .line("// Caller is the A2A caller of the run in ctx; nil outside an A2A call.");
+        w.block(
+            format!("func Caller(ctx {context}) *A2ACaller {{"),
+            "}",
+            |w| {
+                w.line(format!("return {caller}(ctx)"));
+            },
+        );
+        w.blank();
+    }
     w.line("// MaxSteps bounds the node executions of one run (settings.maxSteps).")
         .line(format!("const MaxSteps = {}", s.max_steps))
         .blank();
@@ -134,11 +179,16 @@ pub fn graph_go(doc: &Document) -> String {
         compiled.push(format!("TraceNodes: {}", s.tracing.trace_nodes));
         compiled.push("NodeKind: nodeKind".to_string());
     }
-    w.line("// The graph this program runs (compiled.go).");
+    w.line("// The graph this program runs (the runtime's compiled.go).");
     w.block("func init() {", "}", |w| {
-        w.line(format!("Register(Compiled{{{}}})", compiled.join(", ")));
+        let (register, compiled_type) = (rt(w, "Register"), rt(w, "Compiled"));
+        w.line(format!(
+            "{register}({compiled_type}{{{}}})",
+            compiled.join(", ")
+        ));
         if s.checkpointer.kind != CheckpointerKind::None {
-            w.line("RegisterThreads(openThreads)");
+            let register = rt(w, "RegisterThreads");
+            w.line(format!("{register}(openThreads)"));
         }
     });
     w.blank();
@@ -147,9 +197,9 @@ pub fn graph_go(doc: &Document) -> String {
     w.line("// run walks the graph from the node current; each node is one step.");
     let root = Loop {
         func: "run".into(),
-        step: "Step".into(),
+        step: rt(&mut w, "Step"),
         limit: "steps == MaxSteps".into(),
-        over_limit: "StepLimitError()".into(),
+        over_limit: format!("{}()", rt(&mut w, "StepLimitError")),
         // A published A2A agent answers with the field the run wrote last,
         // which the node events tell.
         streaming: s.streaming || s.a2a.enabled,
@@ -179,7 +229,8 @@ pub fn child_go(doc: &Document, scope: &GraphScope, traced: bool) -> String {
     ));
     fields_literal(&mut w, &format!("fields_{owner}"), doc);
     w.blank();
-    w.line(format!("var schema_{owner} = NewSchema(fields_{owner})"));
+    let new_schema = rt(&mut w, "NewSchema");
+    w.line(format!("var schema_{owner} = {new_schema}(fields_{owner})"));
     w.blank();
     w.line(format!(
         "// run_{owner} walks the graph {} from start; each node is one step, at most {max}.",
@@ -189,7 +240,7 @@ pub fn child_go(doc: &Document, scope: &GraphScope, traced: bool) -> String {
         func: format!("run_{owner}"),
         step: format!("schema_{owner}.Step"),
         limit: format!("steps == {max}"),
-        over_limit: format!("StepLimit({max})"),
+        over_limit: format!("{}({max})", rt(&mut w, "StepLimit")),
         streaming: false,
         from_argument: false,
         traced,
@@ -260,31 +311,40 @@ fn open_threads(w: &mut CodeWriter, doc: &Document) {
         (CheckpointerKind::None, _) => return,
         (CheckpointerKind::Memory, _) | (_, None) => (
             "memory, in this process".to_string(),
-            "return NewMemoryThreads(ThreadOptions{Log: log}), nil".to_string(),
+            format!(
+                "return {}({}{{Log: log}}), nil",
+                rt(w, "NewMemoryThreads"),
+                rt(w, "ThreadOptions")
+            ),
         ),
         (CheckpointerKind::Sqlite, Some(var)) => (
             format!("sqlite, the file {var} names"),
             format!(
-                "return OpenSQLite(ctx, {}, {}, ThreadOptions{{Log: log}})",
+                "return {}(ctx, {}, {}, {}{{Log: log}})",
+                rt(w, "OpenSQLite"),
                 quote(&doc.id),
-                quote(var)
+                quote(var),
+                rt(w, "ThreadOptions")
             ),
         ),
         (CheckpointerKind::Postgres, Some(var)) => (
             format!("postgres, the database {var} names"),
             format!(
-                "return OpenPostgres(ctx, {}, {}, ThreadOptions{{Log: log}})",
+                "return {}(ctx, {}, {}, {}{{Log: log}})",
+                rt(w, "OpenPostgres"),
                 quote(&doc.id),
-                quote(var)
+                quote(var),
+                rt(w, "ThreadOptions")
             ),
         ),
     };
     let context = w.name("context", "Context");
     let logger = w.name("log/slog", "Logger");
+    let threads = rt(w, "Threads");
     w.line("// openThreads opens the store of the graph's threads");
     w.line(format!("// (settings.checkpointer: {what})."));
     w.block(
-        format!("func openThreads(ctx {context}, log *{logger}) (Threads, error) {{"),
+        format!("func openThreads(ctx {context}, log *{logger}) ({threads}, error) {{"),
         "}",
         |w| {
             w.line(call);
@@ -343,10 +403,12 @@ fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
                                 w.line(format!("case {}:", quote(&n.id)));
                                 w.indent();
                                 if streaming {
-                                    w.line(format!("Routed(ctx, {})", quote(&name)));
+                                    let routed = rt(w, "Routed");
+                                    w.line(format!("{routed}(ctx, {})", quote(&name)));
                                 }
                                 if l.traced {
-                                    w.line(format!("traceRouter(ctx, {})", quote(&name)));
+                                    let trace = rt(w, "TraceRouter");
+                                    w.line(format!("{trace}(ctx, {})", quote(&name)));
                                 }
                                 router(w, branches);
                                 w.dedent();
@@ -361,7 +423,8 @@ fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
                     // A streamed run sends each node's events.
                     let call = if streaming {
                         format!(
-                            "StepObserved(ctx, st, {}, {}, {}, {native})",
+                            "{}(ctx, st, {}, {}, {}, {native})",
+                            rt(w, "StepObserved"),
                             quote(&name),
                             quote(n.kind.name()),
                             func_name(&name),

@@ -1,22 +1,27 @@
 //! The `go` backend: IR v2 to a standard-library Go service.
 //!
-//! The project is a small runtime copied verbatim from `runtime/` (state,
-//! reducers, conditions, the HTTP contract) plus generated code: the state
+//! A project is generated code that imports a runtime library: the state
 //! schema and a run loop specialised to the graph's topology
-//! (`graph.rs`), one file per node (`nodes.rs`), tests that drive the
-//! service through `httptest` (`tests.rs`), a README and a Dockerfile.
+//! (`graph.rs`), one file per node (`nodes/`), the agents, MCP servers and
+//! A2A agent it registers, tests that drive the service through `httptest`
+//! (`tests.rs`), a README and a Dockerfile, all in the project's own
+//! package `internal/graph` (and `internal/server`'s tests), calling the
+//! runtime's graph package as `svc`.
 //!
-//! `runtime/` is the Go module `svc.dev/runtime`, laid out as a project
-//! is: `graph/` and `server/` become `internal/graph` and
-//! `internal/server`, `pgtest/` `internal/pgtest`, `project/` the
-//! project's root (main.go, .dockerignore, .gitignore). In the repository
-//! its packages are vetted and tested with the build tag `svcstub`, whose
-//! files (`svcstub.go`, never copied) stand in for what a project
-//! generates (the schema, the run loop, the agents, the A2A agent, ...).
+//! `runtime/` is that library, the Go module `svc.dev/runtime`: `graph/`
+//! (the runner), `server/` (the HTTP contract), `svctest/` (stand-ins a
+//! project's tests use) and `project/` (main.go, .dockerignore,
+//! .gitignore). A project requires it at `project::RUNTIME_VERSION`, and
+//! keeps in `svc-runtime/` (go.mod's `replace`) a copy of the files its
+//! graph uses (parts.rs), so it builds with plain `go build`. In the
+//! repository its packages are vetted and tested once, with the build tag
+//! `svcstub`, whose files (`svcstub.go`, never copied) stand in for what a
+//! project registers (a one-node graph, its A2A agent, ...).
 
 mod a2a;
 mod agents;
 mod capabilities;
+mod connectors;
 mod golang;
 mod graph;
 mod mcp;

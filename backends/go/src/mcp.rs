@@ -10,7 +10,7 @@ use svc_backend_sdk::subgraphs::all_graphs;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::File;
 
-use crate::golang::quote;
+use crate::golang::{quote, rt};
 use crate::nodes::tool_name;
 
 /// `map[string]string{...}`, or nil when empty.
@@ -28,6 +28,7 @@ fn string_map(m: &std::collections::BTreeMap<String, String>) -> Option<String> 
 
 /// `internal/graph/mcp_servers.go`.
 pub fn servers_file(doc: &Document) -> File {
+    let mut w = CodeWriter::go();
     let mut servers = Vec::new();
     let mut tools = Vec::new();
     for (d, scope) in all_graphs(doc) {
@@ -70,7 +71,7 @@ pub fn servers_file(doc: &Document) -> File {
                 }
             };
             if let Some(ms) = timeout {
-                fields.push(format!("Timeout: Millis({ms})"));
+                fields.push(format!("Timeout: {}({ms})", rt(&mut w, "Millis")));
             }
             servers.push(format!("{{{}}},", fields.join(", ")));
         }
@@ -81,10 +82,10 @@ pub fn servers_file(doc: &Document) -> File {
         }
     }
     tools.sort();
-    let mut w = CodeWriter::go();
     w.line("// mcpServers are the MCP servers of logical.mcpServers; their sessions open");
     w.line("// when the service starts.");
-    w.block("var mcpServers = []MCPServer{", "}", |w| {
+    let server = rt(&mut w, "MCPServer");
+    w.block(format!("var mcpServers = []{server}{{"), "}", |w| {
         for s in &servers {
             w.line(s);
         }
@@ -92,11 +93,13 @@ pub fn servers_file(doc: &Document) -> File {
     w.blank();
     w.line("// mcpTools are the MCP tools of the graph, which their servers must list");
     w.line("// when the service starts.");
-    w.line(format!("var mcpTools = []MCPTool{{{}}}", tools.join(", ")));
+    let tool = rt(&mut w, "MCPTool");
+    w.line(format!("var mcpTools = []{tool}{{{}}}", tools.join(", ")));
     w.blank();
-    w.line("// The servers and tools runs call (mcp_client.go).");
+    w.line("// The servers and tools runs call (the runtime's mcp_client.go).");
     w.block("func init() {", "}", |w| {
-        w.line("RegisterMCP(mcpServers, mcpTools)");
+        let register = rt(w, "RegisterMCP");
+        w.line(format!("{register}(mcpServers, mcpTools)"));
     });
     File::text(
         "internal/graph/mcp_servers.go",

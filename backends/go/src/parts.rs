@@ -17,37 +17,25 @@ pub enum GoPart {
     Modules(&'static str),
 }
 
-/// A file of the runtime module copied into the project.
+/// A file of the runtime module copied into the project, as it is.
 pub struct RuntimeFile {
     /// Where it goes in the project.
     pub path: &'static str,
     pub text: &'static str,
-    /// The runtime package it imports (`graph`), which the project holds
-    /// as `internal/<package>`.
-    pub imports: Option<&'static str>,
 }
 
-/// `runtime/<source>` at `path`; without a path, at `internal/<source>`,
-/// where a project keeps the runtime's packages.
+/// `runtime/<source>` at `path`; without a path, at `svc-runtime/<source>`,
+/// the copy of the runtime module a project's go.mod points
+/// `svc.dev/runtime` at. The runtime's tests are not copied: they run in
+/// the repository (tests/tests/e2e/runtimes.rs).
 macro_rules! file {
     ($source:literal) => {
-        file!(concat!("internal/", $source), $source)
-    };
-    ($source:literal, imports $package:literal) => {
-        file!(concat!("internal/", $source), $source, imports $package)
+        file!(concat!("svc-runtime/", $source), $source)
     };
     ($path:expr, $source:literal) => {
         GoPart::File(RuntimeFile {
             path: $path,
             text: include_str!(concat!("../runtime/", $source)),
-            imports: None,
-        })
-    };
-    ($path:expr, $source:literal, imports $package:literal) => {
-        GoPart::File(RuntimeFile {
-            path: $path,
-            text: include_str!(concat!("../runtime/", $source)),
-            imports: Some($package),
         })
     };
 }
@@ -60,15 +48,14 @@ pub const TABLE: &[Part<GoPart>] = &[
         serves: CORE_CAPABILITIES,
         when: &[&[Always]],
         parts: &[
-            file!("server/server.go", imports "graph"),
+            file!("server/server.go"),
             file!("server/request.go"),
-            file!("server/request_test.go"),
             // What graph.go registers: the graph the runtime runs.
+            file!("graph/doc.go"),
             file!("graph/compiled.go"),
             file!("graph/state.go"),
             file!("graph/errors.go"),
             file!("graph/runtime.go"),
-            file!("graph/runtime_test.go"),
             file!("graph/text.go"),
             // The A2A caller a native body reads (Caller(ctx)); nil outside an A2A call.
             file!("graph/caller.go"),
@@ -105,7 +92,7 @@ pub const TABLE: &[Part<GoPart>] = &[
     Part {
         serves: &[NodeKind("llm"), OPENAI_PROVIDER],
         when: &[&[ModelCalls, Agents, Rag]],
-        parts: &[file!("graph/llm.go"), file!("graph/llm_test.go")],
+        parts: &[file!("graph/llm.go")],
     },
     Part {
         serves: &[],
@@ -126,34 +113,29 @@ pub const TABLE: &[Part<GoPart>] = &[
             Feature("agents.remote"),
         ],
         when: &[&[Agents]],
-        parts: &[file!("graph/agents.go"), file!("graph/agents_test.go")],
+        parts: &[file!("graph/agents.go")],
     },
     Part {
         serves: &[NodeKind("intent_classifier")],
         when: &[&[Classifier]],
-        parts: &[file!("graph/intent.go"), file!("graph/intent_test.go")],
+        parts: &[file!("graph/intent.go")],
     },
     Part {
         serves: &[NodeKind("rag")],
         when: &[&[Rag]],
-        parts: &[file!("graph/rag.go"), file!("graph/rag_test.go")],
+        parts: &[file!("graph/rag.go")],
     },
     // Agents and classifiers answer as python-svc does, down to the text
-    // they feed the model; its tests call the model client too.
+    // they feed the model.
     Part {
         serves: &[],
         when: &[&[Agents, Classifier, Rag, A2aPublish]],
         parts: &[file!("graph/pytext.go")],
     },
     Part {
-        serves: &[],
-        when: &[&[Agents, Classifier, Rag]],
-        parts: &[file!("graph/pytext_test.go")],
-    },
-    Part {
         serves: &[NodeKind("subgraph")],
         when: &[&[Subgraph]],
-        parts: &[file!("graph/subgraph.go"), file!("graph/subgraph_test.go")],
+        parts: &[file!("graph/subgraph.go")],
     },
     // MCP servers the graph calls (the official Go SDK's client).
     Part {
@@ -170,30 +152,21 @@ pub const TABLE: &[Part<GoPart>] = &[
             file!("graph/mcp_sessions.go"),
             file!("graph/mcp_proc_unix.go"),
             file!("graph/mcp_proc_other.go"),
-            file!("graph/mcp_client_test.go"),
-            file!("graph/mcp_proc_unix_test.go"),
         ],
     },
-    // settings.mcp.expose: project.rs fills the graph's one MCP tool.
+    // settings.mcp.expose: the graph as one MCP tool (its name is
+    // registered by the project's mcp_expose.go).
     Part {
         serves: &[Feature("mcp.expose")],
         when: &[&[McpExpose]],
-        parts: &[Modules("mcp")],
+        parts: &[Modules("mcp"), file!("server/mcp_server.go")],
     },
     // settings.streaming: the run's events (graph), the model's stream (llm
     // nodes and workers' turns alike) and the text/event-stream answer.
     Part {
         serves: &[Feature("streaming")],
         when: &[&[Streaming]],
-        parts: &[
-            file!("internal/server/stream.go", "server/server_stream.go", imports "graph"),
-            file!(
-                "internal/server/stream_test.go",
-                "server/server_stream_test.go",
-                imports "graph"
-            ),
-            file!("graph/stream_test.go"),
-        ],
+        parts: &[file!("server/server_stream.go")],
     },
     // The run's node events also tell an A2A reply which field was written last.
     Part {
@@ -209,10 +182,7 @@ pub const TABLE: &[Part<GoPart>] = &[
     Part {
         serves: &[],
         when: &[&[Streaming], &[Agents]],
-        parts: &[
-            file!("graph/agents_stream.go"),
-            file!("graph/agents_stream_test.go"),
-        ],
+        parts: &[file!("graph/agents_stream.go")],
     },
     // settings.a2a: the graph as an A2A agent (the card, /a2a); agents of
     // kind a2a: its client (the official a2a-go SDK, both).
@@ -220,17 +190,8 @@ pub const TABLE: &[Part<GoPart>] = &[
         serves: &[Feature("a2a.publish")],
         when: &[&[A2aPublish]],
         parts: &[
-            file!("internal/server/a2a.go", "server/a2a_server.go", imports "graph"),
-            file!(
-                "internal/server/a2a_test.go",
-                "server/a2a_server_test.go",
-                imports "graph"
-            ),
-            file!(
-                "internal/server/a2a_credentials.go",
-                "server/a2a_credentials.go",
-                imports "graph"
-            ),
+            file!("server/a2a_server.go"),
+            file!("server/a2a_credentials.go"),
             file!("graph/a2a_run.go"),
         ],
     },
@@ -239,8 +200,8 @@ pub const TABLE: &[Part<GoPart>] = &[
         when: &[&[A2aCalls]],
         parts: &[
             file!("graph/a2a_client.go"),
-            file!("graph/a2a_client_test.go"),
-            file!("server/a2a_stub_test.go"),
+            // The stand-in agent the project's tests call.
+            file!("svctest/a2a_stub.go"),
         ],
     },
     Part {
@@ -251,11 +212,7 @@ pub const TABLE: &[Part<GoPart>] = &[
     Part {
         serves: &[Feature("tracing")],
         when: &[&[Tracing]],
-        parts: &[
-            Modules("otel"),
-            file!("graph/telemetry.go"),
-            file!("graph/telemetry_test.go"),
-        ],
+        parts: &[Modules("otel"), file!("graph/telemetry.go")],
     },
 ];
 
@@ -267,29 +224,23 @@ mod tests {
 
     /// Runtime files that project.rs and threads.rs copy themselves (filled,
     /// or picked by the checkpointer's kind), and the repository's own.
+    /// Tests (`*_test.go`) run in the repository only; project.rs copies
+    /// cases_test.go, which runs a project's own test cases.
     const ELSEWHERE: &[&str] = &[
         "project/main.go",
-        "server/mcp_server.go",
-        "server/mcp_server_test.go",
-        "server/cases_test.go",
         "server/server_threads.go",
         "graph/threads.go",
-        "graph/threads_test.go",
         "graph/threads_memory.go",
         "graph/threads_sql.go",
-        "graph/threads_sql_test.go",
         "graph/threads_sqlite.go",
-        "graph/threads_sqlite_test.go",
         "graph/threads_postgres.go",
-        "graph/threads_postgres_test.go",
-        "pgtest/pgtest.go",
-        // The repository's: stand-ins, the JSON vectors' test, its cases.
+        // The repository's: stand-ins, its test database, its cases.
         "graph/svcstub.go",
         "server/svcstub.go",
         "project/svcstub.go",
         "project/openapi.json",
+        "pgtest/pgtest.go",
         "server/testdata/svc-cases.json",
-        "graph/text_vectors_test.go",
     ];
 
     /// A file added to runtime/ reaches projects: a row copies it, or it
@@ -306,7 +257,14 @@ mod tests {
             })
             .collect();
         let mut missing = Vec::new();
-        for dir in ["graph", "server", "server/testdata", "pgtest", "project"] {
+        for dir in [
+            "graph",
+            "server",
+            "server/testdata",
+            "svctest",
+            "pgtest",
+            "project",
+        ] {
             for entry in std::fs::read_dir(root.join(dir)).unwrap() {
                 let path = entry.unwrap().path();
                 if path.is_dir() {
@@ -314,7 +272,11 @@ mod tests {
                 }
                 let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
                 let text = std::fs::read_to_string(&path).unwrap();
-                if !ELSEWHERE.contains(&name.as_str()) && !texts.contains(&text.as_str()) {
+                let tested_here = name.ends_with("_test.go");
+                if !tested_here
+                    && !ELSEWHERE.contains(&name.as_str())
+                    && !texts.contains(&text.as_str())
+                {
                     missing.push(name);
                 }
             }

@@ -1,20 +1,20 @@
-//! Assembles the Go module.
+//! Assembles the Go module: the project's own code (main, config, the
+//! graph's package `internal/graph`, its tests) and, in `svc-runtime/`, the
+//! copy of the runtime module (`svc.dev/runtime`) that go.mod's `replace`
+//! points at, holding the runtime files the document uses (parts.rs).
 
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::parts::{self, Use};
-use svc_backend_sdk::runtime_files::{fill, rewrite_import};
+use svc_backend_sdk::runtime_files::fill;
 use svc_backend_sdk::subgraphs::all_graphs;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
-use crate::golang::{file_stem, quote};
+use crate::golang::{file_stem, quote, RUNTIME_SERVER};
 use crate::parts::GoPart;
 use crate::{graph, nodes, readme, tests};
 
 const MAIN_GO: &str = include_str!("../runtime/project/main.go");
-// settings.mcp.expose: the graph as one MCP tool at /mcp.
-const MCP_SERVER_GO: &str = include_str!("../runtime/server/mcp_server.go");
-const MCP_SERVER_TEST_GO: &str = include_str!("../runtime/server/mcp_server_test.go");
 // The graph's test cases (svc test's NAME.tests.json) as `go test` runs them.
 const CASES_TEST_GO: &str = include_str!("../runtime/server/cases_test.go");
 
@@ -22,8 +22,19 @@ const CASES_TEST_GO: &str = include_str!("../runtime/server/cases_test.go");
 /// `upstream` is upstream.go, the HTTP client of HTTP tools and models.
 const CONNECTOR_HELPERS: &[&str] = &["upstream"];
 
+/// The module path of `runtime/` (its go.mod), which a project requires.
+pub const RUNTIME_MODULE: &str = "svc.dev/runtime";
+
+/// The version a project requires the runtime at (graph/doc.go says it
+/// too); go.mod's `replace` points it at the copy in `svc-runtime/`.
+pub const RUNTIME_VERSION: &str = "v0.1.0";
+
+/// Where a project keeps its copy of the runtime module.
+const RUNTIME_DIR: &str = "svc-runtime";
+
 /// The runner of the graph's test cases and the cases themselves (the
-/// bundle svc compile passes as the option `testCases`).
+/// bundle svc compile passes as the option `testCases`), beside the
+/// service's tests in `internal/server` (package server_test).
 pub fn cases(bundle: &str) -> Vec<File> {
     vec![
         File::text("internal/server/cases_test.go", CASES_TEST_GO),
@@ -34,9 +45,7 @@ pub fn cases(bundle: &str) -> Vec<File> {
 pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Diagnostic>> {
     let placed = svc_backend_sdk::connectors::place(doc, "go", CONNECTOR_HELPERS, connectors)?;
     let module = &doc.id;
-    let main_go = fill("main.go", MAIN_GO, &[("SERVICE_NAME", module)])
-        .and_then(|text| local_import("main.go", &text, module, "server"))
-        .map_err(|d| vec![d])?;
+    let main_go = fill("main.go", MAIN_GO, &[("SERVICE_NAME", module)]).map_err(|d| vec![d])?;
 
     // The runtime's files and modules the document's uses select (parts.rs).
     let uses = parts::uses(doc, placed.runtime.iter().map(String::as_str));
@@ -45,13 +54,19 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         GoPart::Modules(set) => Some(*set),
         GoPart::File(_) => None,
     }));
-    let (go, mut requires) = match &pinned {
+    let (go, runtime_requires) = match &pinned {
         Some(p) => (p.go.clone(), p.requires.clone()),
         None => (DEFAULT_GO.to_string(), Vec::new()),
     };
+    let mut requires = vec![format!("{RUNTIME_MODULE} {RUNTIME_VERSION}")];
+    requires.extend(runtime_requires.iter().cloned());
     requires.extend(placed.dependencies.iter().cloned());
     let mut files = vec![
-        File::text("go.mod", go_mod(module, &go, &requires)),
+        File::text("go.mod", go_mod(module, &go, &requires, true)),
+        File::text(
+            format!("{RUNTIME_DIR}/go.mod"),
+            go_mod(RUNTIME_MODULE, &go, &runtime_requires, false),
+        ),
         File::text("main.go", main_go),
         File::text(
             "openapi.json",
@@ -71,39 +86,24 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         files.push(File::text("go.sum", p.sums));
     }
     for part in &selected {
-        let GoPart::File(file) = part else {
-            continue;
-        };
-        let text = match file.imports {
-            Some(package) => {
-                local_import(file.path, file.text, module, package).map_err(|d| vec![d])?
-            }
-            None => file.text.to_string(),
-        };
-        files.push(File::text(file.path, text));
+        if let GoPart::File(file) = part {
+            files.push(File::text(file.path, file.text));
+        }
     }
-    files.extend(crate::threads::emit(doc, module)?);
+    files.extend(crate::threads::emit(doc));
     if uses.contains(&Use::McpClient) {
         files.push(crate::mcp::servers_file(doc));
     }
     if uses.contains(&Use::McpExpose) {
-        let mcp = &doc.logical.settings.mcp;
-        let tool_name = mcp.tool_name.as_deref().unwrap_or(&doc.id);
-        let values = [
-            ("MCP_TOOL_NAME", tool_name),
-            ("SERVICE_NAME", module.as_str()),
-            ("SERVICE_VERSION", doc.version.as_str()),
-        ];
-        let server = fill("mcp_server.go", MCP_SERVER_GO, &values)
-            .and_then(|text| local_import("mcp_server.go", &text, module, "graph"))
-            .map_err(|d| vec![d])?;
-        let test = local_import("mcp_server_test.go", MCP_SERVER_TEST_GO, module, "graph")
-            .map_err(|d| vec![d])?;
-        files.push(File::text("internal/server/mcp.go", server));
-        files.push(File::text("internal/server/mcp_test.go", test));
+        files.push(mcp_expose(doc));
     }
     if uses.contains(&Use::A2aPublish) {
         files.push(crate::a2a::agent_file(doc).map_err(|d| vec![d])?);
+    }
+    if !placed.snippets.is_empty() {
+        files.push(crate::connectors::delegates(
+            placed.runtime.contains("upstream"),
+        ));
     }
     // Every missing body of every graph is reported at once.
     let mut errors = Vec::new();
@@ -138,43 +138,66 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     Ok(files)
 }
 
-/// The module path of `runtime/` (its go.mod), where the runtime's files
-/// are vetted and tested: a file of one package imports another by it
-/// (`svc.dev/runtime/graph`).
-pub const RUNTIME_MODULE: &str = "svc.dev/runtime";
+/// `internal/graph/mcp_expose.go`: settings.mcp.expose, the graph published
+/// as one MCP tool by the runtime's server/mcp_server.go.
+fn mcp_expose(doc: &Document) -> File {
+    let tool_name = doc
+        .logical
+        .settings
+        .mcp
+        .tool_name
+        .as_deref()
+        .unwrap_or(&doc.id);
+    let mut w = CodeWriter::go();
+    w.line("// The graph published as one MCP tool at /mcp (settings.mcp.expose).");
+    w.block("func init() {", "}", |w| {
+        let (expose, config) = (
+            w.name(RUNTIME_SERVER, "ExposeMCP"),
+            w.name(RUNTIME_SERVER, "MCPExpose"),
+        );
+        w.line(format!(
+            "{expose}({config}{{ToolName: {}, ServerName: {}, ServerVersion: {}}})",
+            quote(tool_name),
+            quote(&doc.id),
+            quote(&doc.version)
+        ));
+    });
+    File::text(
+        "internal/graph/mcp_expose.go",
+        w.finish_file(
+            "package graph
 
-/// The runtime file `text` (named `path`) importing the project's
-/// `internal/<package>` where it imports the runtime module's `<package>`
-/// (graph, server, pgtest), which it must do exactly once.
-pub fn local_import(
-    path: &str,
-    text: &str,
-    module: &str,
-    package: &str,
-) -> Result<String, Diagnostic> {
-    rewrite_import(
-        path,
-        text,
-        &format!("{RUNTIME_MODULE}/{package}"),
-        &format!("{module}/internal/{package}"),
+",
+        ),
     )
 }
 
 /// The `go` line of a module whose requirements ask for no newer Go.
 pub const DEFAULT_GO: &str = "1.22";
 
-/// go.mod, with the modules connector code and a database checkpointer
-/// require (`path vX.Y.Z`). Tab-indented, as `go mod edit -fmt` writes it.
-fn go_mod(module: &str, go: &str, requires: &[String]) -> String {
+/// go.mod of `module`, with its `requires` (`path version`); the
+/// project's (`replaces`) points the runtime module at its copy.
+/// Tab-indented, as `go mod edit -fmt` writes it.
+fn go_mod(module: &str, go: &str, requires: &[String], replaces: bool) -> String {
     let mut w = CodeWriter::text("\t");
     w.line(format!("module {module}")).blank();
     w.line(format!("go {go}"));
-    if !requires.is_empty() {
-        w.blank().block("require (", ")", |w| {
-            for r in requires {
-                w.line(r);
-            }
-        });
+    match requires {
+        [] => {}
+        [one] => {
+            w.blank().line(format!("require {one}"));
+        }
+        _ => {
+            w.blank().block("require (", ")", |w| {
+                for r in requires {
+                    w.line(r);
+                }
+            });
+        }
+    }
+    if replaces {
+        w.blank()
+            .line(format!("replace {RUNTIME_MODULE} => ./{RUNTIME_DIR}"));
     }
     w.finish()
 }
@@ -183,9 +206,11 @@ fn go_mod(module: &str, go: &str, requires: &[String]) -> String {
 fn config_go(doc: &Document) -> String {
     let s = &doc.logical.settings;
     let mut w = CodeWriter::go();
-    w.line("package main").blank();
+    // The graph registers itself with the runtime as its package loads.
+    w.import_for_effects(&format!("{}/internal/graph", doc.id));
     w.line("// Settings compiled from the graph document; change the document and recompile.")
-        .line("// SVC_HOST and SVC_PORT override the address at run time.")
+        .line("// SVC_HOST and SVC_PORT override the address at run time; the graph itself")
+        .line("// is internal/graph, which registers with the runtime as it loads.")
         .blank();
     let consts = [
         ("serviceName", quote(&doc.id)),
@@ -206,7 +231,7 @@ fn config_go(doc: &Document) -> String {
     for (name, value) in consts {
         w.line(format!("const {name} = {value}"));
     }
-    w.finish()
+    w.finish_file("package main\n\n")
 }
 
 /// A static binary, built on the Go image the module's `go` line names and
@@ -224,6 +249,7 @@ fn dockerfile(go: &str, sums: bool, port: u16) -> String {
         } else {
             "COPY go.mod ./"
         })
+        .line(format!("COPY {RUNTIME_DIR}/go.mod {RUNTIME_DIR}/"))
         .line("RUN go mod download all")
         .line("COPY . .")
         .line("RUN CGO_ENABLED=0 go build -trimpath -ldflags=\"-s -w\" -o /out/service .")
@@ -245,17 +271,48 @@ mod go_mod_tests {
     #[test]
     fn connector_modules_are_required_in_go_mod() {
         assert_eq!(
-            go_mod("svc_app", "1.22", &[]),
+            go_mod("svc_app", "1.22", &[], false),
             "module svc_app\n\ngo 1.22\n"
         );
         let with = go_mod(
             "svc_app",
             "1.22",
-            &["github.com/google/uuid v1.6.0".to_string()],
+            &[
+                "svc.dev/runtime v0.1.0".to_string(),
+                "github.com/google/uuid v1.6.0".to_string(),
+            ],
+            true,
         );
         assert_eq!(
             with,
-            "module svc_app\n\ngo 1.22\n\nrequire (\n\tgithub.com/google/uuid v1.6.0\n)\n"
+            "module svc_app\n\ngo 1.22\n\nrequire (\n\tsvc.dev/runtime v0.1.0\n\t\
+             github.com/google/uuid v1.6.0\n)\n\nreplace svc.dev/runtime => ./svc-runtime\n"
+        );
+        assert_eq!(
+            go_mod(
+                "svc_app",
+                "1.22",
+                &["svc.dev/runtime v0.1.0".to_string()],
+                true
+            ),
+            "module svc_app\n\ngo 1.22\n\nrequire svc.dev/runtime v0.1.0\n\n\
+             replace svc.dev/runtime => ./svc-runtime\n"
+        );
+    }
+
+    /// graph/doc.go names the version projects require the runtime at.
+    #[test]
+    fn the_runtime_says_its_version() {
+        let doc = include_str!("../runtime/graph/doc.go");
+        assert!(
+            doc.contains(&format!(
+                "{} {}",
+                super::RUNTIME_MODULE,
+                super::RUNTIME_VERSION
+            )),
+            "runtime/graph/doc.go does not name {} {}",
+            super::RUNTIME_MODULE,
+            super::RUNTIME_VERSION
         );
     }
 }
@@ -366,7 +423,7 @@ mod subgraph_tests {
         };
         let child = text("internal/graph/subgraph_sub.go");
         assert!(
-            child.contains("if steps == 3 {\n\t\t\treturn nil, StepLimit(3)"),
+            child.contains("if steps == 3 {\n\t\t\treturn nil, svc.StepLimit(3)"),
             "{child}"
         );
         assert!(
@@ -379,7 +436,9 @@ mod subgraph_tests {
             "{child}"
         );
         assert!(text("internal/graph/node_sub.go")
-            .contains("RunChild(ctx, \"sub\", schema_sub, run_sub,"));
-        assert!(files.iter().any(|f| f.path == "internal/graph/subgraph.go"));
+            .contains("svc.RunChild(ctx, \"sub\", schema_sub, run_sub,"));
+        assert!(files
+            .iter()
+            .any(|f| f.path == "svc-runtime/graph/subgraph.go"));
     }
 }

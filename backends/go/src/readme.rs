@@ -28,10 +28,10 @@ const TEST_AND_BUILD: &[&str] = &[
 /// The items of "Layout".
 const LAYOUT: &[&str] = &[
     "`main.go`, `config.go`: process start-up and the settings compiled from the graph",
-    "`internal/server`: the HTTP contract (routes, authentication, limits, error envelope)",
-    "`internal/graph/graph.go`: the state schema and the run loop of this graph",
-    "`internal/graph/node_*.go`, `tool_*.go`: one file per node and tool",
-    "`internal/graph/*.go` (other files): the runtime: state, reducers, conditions, upstream calls",
+    "`internal/graph/graph.go`: the state schema and the run loop of this graph, which it registers with the runtime",
+    "`internal/graph/node_*.go`, `tool_*.go`: one file per node and tool; the other files there register the graph's agents, tools and servers",
+    "`internal/server`: the service's tests (the HTTP contract, and the graph's test cases)",
+    "`svc-runtime/`: the runtime library, the module `svc.dev/runtime` (state, reducers, conditions, model and tool calls, the HTTP contract), kept beside the project (go.mod's `replace`) with the files this graph uses; its own tests run where svc is built",
 ];
 
 pub fn readme(doc: &Document) -> String {

@@ -11,7 +11,7 @@ use svc_backend_sdk::samples::{bad_requests, hitl_answers, model_reply, sample_s
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::golang::quote;
+use crate::golang::{quote, RUNTIME_GRAPH, RUNTIME_SERVER, RUNTIME_SVCTEST};
 
 /// A Go string literal of some text (raw when possible).
 fn go_string(text: &str) -> String {
@@ -84,6 +84,8 @@ pub fn server_test(doc: &Document) -> String {
 
     // The helpers below name these packages in their text.
     let mut w = CodeWriter::go();
+    // The project's graph registers itself with the runtime.
+    w.import_for_effects(&format!("{}/internal/graph", doc.id));
     for package in [
         "encoding/json",
         "net/http",
@@ -100,20 +102,23 @@ pub fn server_test(doc: &Document) -> String {
         // The threads of the tests live in memory, whatever the graph's
         // checkpointer (its own tests cover the database), and outlive a
         // request: a resume finds the thread its run paused.
-        let memory = w.name(&format!("{}/internal/graph", doc.id), "NewMemoryThreads");
-        let options = w.name(&format!("{}/internal/graph", doc.id), "ThreadOptions");
+        let memory = w.name(RUNTIME_GRAPH, "NewMemoryThreads");
+        let options = w.name(RUNTIME_GRAPH, "ThreadOptions");
         w.line(format!("var testThreads = {memory}({options}{{}})"));
         w.blank();
     }
     w.block("func newTestHandler() http.Handler {", "}", |w| {
         let config = format!(
-            "Config{{Auth: {}, Key: testKey, OpenAPI: []byte(`{{\"openapi\": \"3.1.0\"}}`)}}",
+            "{}{{Auth: {}, Key: testKey, OpenAPI: []byte(`{{\"openapi\": \"3.1.0\"}}`)}}",
+            w.name(RUNTIME_SERVER, "Config"),
             quote(auth.as_str())
         );
         if threaded {
-            w.line(format!("return NewThreaded({config}, testThreads)"));
+            let new = w.name(RUNTIME_SERVER, "NewThreaded");
+            w.line(format!("return {new}({config}, testThreads)"));
         } else {
-            w.line(format!("return New({config})"));
+            let new = w.name(RUNTIME_SERVER, "New");
+            w.line(format!("return {new}({config})"));
         }
     });
     w.blank();
@@ -262,7 +267,8 @@ pub fn server_test(doc: &Document) -> String {
     });
     w.blank();
     w.block("func TestBodyOverOneMiBIsRefused(t *testing.T) {", "}", |w| {
-        w.line("body := `{\"state\": {\"x\": \"` + strings.Repeat(\"a\", MaxRequestBytes) + `\"}}`");
+        let max = w.name(RUNTIME_SERVER, "MaxRequestBytes");
+        w.line(format!("body := `{{\"state\": {{\"x\": \"` + strings.Repeat(\"a\", {max}) + `\"}}}}`"));
         w.line("r := send(t, \"POST\", \"/invoke\", \"application/json\", body, true)");
         w.block("if code, _ := errorOf(r); r.status != http.StatusRequestEntityTooLarge || code != \"payload_too_large\" {", "}", |w| {
             w.line("t.Fatalf(\"1 MiB + 1: %d %v\", r.status, r.body)");
@@ -322,7 +328,7 @@ pub fn server_test(doc: &Document) -> String {
         if stub {
             stub_upstream(doc, &mut w, &http_tools, &literal_tools);
         }
-        return w.finish_file("package server\n\n");
+        return w.finish_file("package server_test\n\n");
     }
     w.line("// TestLegacyRawState sends the state itself as the body (the legacy Go form).");
     w.block("func TestLegacyRawState(t *testing.T) {", "}", |w| {
@@ -352,7 +358,7 @@ pub fn server_test(doc: &Document) -> String {
     if stub {
         stub_upstream(doc, &mut w, &http_tools, &literal_tools);
     }
-    w.finish_file("package server\n\n")
+    w.finish_file("package server_test\n\n")
 }
 
 /// Resumes the run `r` answered until it ends: each paused hitl node gets a
@@ -425,12 +431,14 @@ fn a2a_stub(doc: &Document, w: &mut CodeWriter) {
     vars.dedup();
     hosts.sort();
     hosts.dedup();
-    w.line("a2aStub := startA2AStub(t)");
+    let start = w.name(RUNTIME_SVCTEST, "StartA2AStub");
+    w.line(format!("a2aStub := {start}(t)"));
     for (var, value) in vars {
         w.line(format!("t.Setenv({}, {value})", quote(&var)));
     }
     if !hosts.is_empty() {
-        w.line(format!("stubA2AHosts(t, a2aStub, {})", hosts.join(", ")));
+        let stub = w.name(RUNTIME_SVCTEST, "StubA2AHosts");
+        w.line(format!("{stub}(t, a2aStub, {})", hosts.join(", ")));
     }
 }
 
@@ -549,7 +557,8 @@ fn stub_upstream(
         if !rag_nodes(doc).is_empty() {
             // The rag nodes' documents and indexes, as the service makes them at start-up.
             let background = w.name("context", "Background");
-            w.block(format!("if err := Prepare({background}()); err != nil {{"), "}", |w| {
+            let prepare = w.name(RUNTIME_SERVER, "Prepare");
+            w.block(format!("if err := {prepare}({background}()); err != nil {{"), "}", |w| {
                 w.line("t.Fatalf(\"start-up: %v\", err)");
             });
         }
@@ -622,7 +631,7 @@ fn mcp_stub(doc: &Document, w: &mut CodeWriter) {
     let context = w.name("context", "Context");
     let server = w.name(sdk, "NewServer");
     let implementation = w.name(sdk, "Implementation");
-    let stub_mcp = w.name(&format!("{}/internal/graph", doc.id), "StubMCP");
+    let stub_mcp = w.name(RUNTIME_GRAPH, "StubMCP");
     w.line("// One MCP server offers every tool the graph calls, whatever its");
     w.line("// server; each answers \"example\".");
     w.line(format!(

@@ -65,6 +65,9 @@ enum Import {
     Name(String, String),
     /// Java: `import static Class.member;`.
     Static(String, String),
+    /// Go: a package path imported under a name of the file's choosing
+    /// (`svc "svc.dev/runtime/graph"`, `_ "app/internal/graph"`).
+    Aliased(String, String),
 }
 
 #[derive(Debug, Clone)]
@@ -197,6 +200,32 @@ impl CodeWriter {
         }
     }
 
+    /// Go: refers to `name` of the package at `path`, imported as `alias`
+    /// (`svc.State` of `svc "svc.dev/runtime/graph"`), where the package's
+    /// own name would read as the file's (a generated package `graph`
+    /// calling the runtime's `graph`). Other languages: [`name`].
+    ///
+    /// [`name`]: CodeWriter::name
+    pub fn name_as(&mut self, path: &str, alias: &str, name: &str) -> String {
+        if self.lang != Lang::Go {
+            return self.name(path, name);
+        }
+        self.imports
+            .insert(Import::Aliased(path.to_string(), alias.to_string()));
+        format!("{alias}.{name}")
+    }
+
+    /// Go: imports the package at `path` for its side effects only
+    /// (`import _ "path"`: its `init` registers something). Other languages
+    /// import nothing.
+    pub fn import_for_effects(&mut self, path: &str) -> &mut Self {
+        if self.lang == Lang::Go {
+            self.imports
+                .insert(Import::Aliased(path.to_string(), "_".to_string()));
+        }
+        self
+    }
+
     /// Java: refers to a static member (`assertEquals` of
     /// `org.junit.jupiter.api.Assertions`), imported with `import static`.
     /// Other languages have no static imports; there it is [`name`].
@@ -233,23 +262,34 @@ impl CodeWriter {
     }
 
     fn go_imports(&self) -> String {
-        let mut groups: [Vec<&str>; 2] = [Vec::new(), Vec::new()];
+        // (path, `alias ` or ""), each group sorted by path as gofmt sorts.
+        let mut groups: [Vec<(&str, String)>; 2] = [Vec::new(), Vec::new()];
         for i in &self.imports {
-            if let Import::Module(path) = i {
-                // goimports: a first path element without a dot is the
-                // standard library.
-                let first = path.split('/').next().unwrap_or(path);
-                groups[usize::from(first.contains('.'))].push(path);
-            }
+            let (path, alias) = match i {
+                Import::Module(path) => (path.as_str(), String::new()),
+                Import::Aliased(path, alias) => (path.as_str(), format!("{alias} ")),
+                Import::Name(..) | Import::Static(..) => continue,
+            };
+            // goimports: a first path element without a dot is the
+            // standard library.
+            let first = path.split('/').next().unwrap_or(path);
+            groups[usize::from(first.contains('.'))].push((path, alias));
+        }
+        for g in &mut groups {
+            g.sort();
         }
         match (groups[0].as_slice(), groups[1].as_slice()) {
             ([], []) => String::new(),
-            ([one], []) | ([], [one]) => format!("import \"{one}\"\n"),
+            ([(path, alias)], []) | ([], [(path, alias)]) => format!("import {alias}\"{path}\"\n"),
             _ => {
                 let blocks: Vec<String> = groups
                     .iter()
                     .filter(|g| !g.is_empty())
-                    .map(|g| g.iter().map(|p| format!("\t\"{p}\"\n")).collect())
+                    .map(|g| {
+                        g.iter()
+                            .map(|(path, alias)| format!("\t{alias}\"{path}\"\n"))
+                            .collect()
+                    })
                     .collect();
                 format!("import (\n{})\n", blocks.join("\n"))
             }
@@ -266,6 +306,7 @@ impl CodeWriter {
                 Import::Static(class, member) => statics.push(format!("static {class}.{member}")),
                 Import::Name(module, name) => others.push(format!("{module}.{name}")),
                 Import::Module(module) => others.push(format!("{module}.*")),
+                Import::Aliased(..) => {}
             }
         }
         statics.sort();
@@ -289,6 +330,7 @@ impl CodeWriter {
         for i in &self.imports {
             let (module, name) = match i {
                 Import::Module(m) => (m.as_str(), None),
+                Import::Aliased(..) => continue,
                 Import::Name(m, n) | Import::Static(m, n) => (m.as_str(), Some(n.as_str())),
             };
             let top = module.split('.').next().unwrap_or(module);
@@ -494,6 +536,30 @@ mod tests {
         assert_eq!(
             w.finish_file("package main\n\n"),
             "package main\n\nimport (\n\t\"context\"\n\t\"net/http\"\n\n\t\"example.com/x/internal/graph\"\n)\n\nfunc f(ctx context.Context) {}\n"
+        );
+    }
+
+    #[test]
+    fn go_writes_aliases_and_imports_for_effects_in_path_order() {
+        let mut w = CodeWriter::go();
+        assert_eq!(
+            w.name_as("svc.dev/runtime/graph", "svc", "State"),
+            "svc.State"
+        );
+        w.import_for_effects("app/internal/graph");
+        w.name("svc.dev/runtime/server", "New");
+        w.line("var _ = svc.State{}");
+        assert_eq!(
+            w.finish_file("package main\n\n"),
+            "package main\n\nimport (\n\t_ \"app/internal/graph\"\n\n\tsvc \"svc.dev/runtime/graph\"\n\t\
+             \"svc.dev/runtime/server\"\n)\n\nvar _ = svc.State{}\n"
+        );
+        let mut one = CodeWriter::go();
+        one.import_for_effects("app/internal/graph");
+        one.line("const x = 1");
+        assert_eq!(
+            one.finish_file("package main\n\n"),
+            "package main\n\nimport _ \"app/internal/graph\"\n\nconst x = 1\n"
         );
     }
 

@@ -9,12 +9,13 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use svc_compile::ProjectFile;
 use svc_ir::SourceFile;
 use svc_packs::registry::Registry;
 use svc_runtime::{sha256_hex, WitVersion};
-use svc_tests::service::test_runtime;
+use svc_tests::service::{require_tool, run_shell, test_runtime};
 use svc_tests::{workspace, Builtins, OneBackend};
 
 fn compat() -> PathBuf {
@@ -119,6 +120,34 @@ fn a_0_1_pack_renders_for_every_builtin_backend() {
             .filter(|f| f.path != ".svc-build-manifest.json")
             .collect();
         insta::assert_snapshot!(format!("compat_v0.1__pack__{platform}"), listing(&body));
+        if platform == "go" {
+            go_builds_and_tests(&body);
+        }
+    }
+}
+
+/// The 0.1 pack's Go code, written against the runtime's names of then,
+/// builds and passes its own tests in today's project (whose graph calls
+/// the runtime as a library: connectors.go keeps those names).
+fn go_builds_and_tests(files: &[ProjectFile]) {
+    if !require_tool("go") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    for f in files {
+        let path = dir.path().join(&f.path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(&path, &f.contents).expect("write");
+    }
+    let limit = Duration::from_secs(300);
+    match run_shell(dir.path(), "gofmt -l .", &[], limit) {
+        Ok(out) => assert!(out.trim().is_empty(), "gofmt would change:\n{out}"),
+        Err(e) => panic!("the 0.1 webhook pack's go project: {e}"),
+    }
+    for step in ["go vet ./...", "go test ./..."] {
+        if let Err(e) = run_shell(dir.path(), step, &[], limit) {
+            panic!("the 0.1 webhook pack's go project: {e}");
+        }
     }
 }
 

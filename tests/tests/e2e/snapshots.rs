@@ -55,24 +55,17 @@ fn emitted_projects_match_their_snapshots() {
         let shared = shared_files(&projects);
         insta::assert_snapshot!(
             format!("{platform}__shared"),
-            render(&shared, |_| false, |file| runtime.source_of(file, ""))
+            render(&shared, |_| false, |file| runtime.source_of(file))
         );
         for (fixture, files) in &projects {
             let tree: BTreeMap<&str, &ProjectFile> =
                 files.iter().map(|f| (f.path.as_str(), f)).collect();
-            // A go project's module path is its document's id (go.mod).
-            let module = tree
-                .get("go.mod")
-                .and_then(|f| std::str::from_utf8(&f.contents).ok())
-                .and_then(|t| t.lines().next())
-                .and_then(|l| l.strip_prefix("module "))
-                .unwrap_or_default();
             insta::assert_snapshot!(
                 format!("{platform}__{fixture}"),
                 render(
                     &tree,
                     |path| shared.contains_key(path),
-                    |file| runtime.source_of(file, module)
+                    |file| runtime.source_of(file)
                 )
             );
         }
@@ -192,18 +185,15 @@ impl RuntimeSources {
     }
 
     /// The runtime file `file` is a copy of, as the backend copies: a go
-    /// file imports the project's `internal/<package>` for the runtime
-    /// module's; a Java one names the graph's package (here `{package}`)
-    /// for `__SVC_PACKAGE__`. `module` is the go project's module path.
-    fn source_of(&self, file: &ProjectFile, module: &str) -> Option<&str> {
+    /// file as it is (the project's `svc-runtime/`); a Java one names the
+    /// graph's package (here `{package}`) for `__SVC_PACKAGE__`.
+    fn source_of(&self, file: &ProjectFile) -> Option<&str> {
         let text = std::str::from_utf8(&file.contents).ok()?;
-        // A copy the backend failed to rewrite would still read as the
-        // runtime's: spelled out, its unfilled import or package shows.
-        if text.contains("\"svc.dev/runtime/") || text.contains("__SVC_PACKAGE__") {
-            return None;
-        }
         let text = match self.platform.as_str() {
-            "go" => text.replace(&format!("\"{module}/internal/"), "\"svc.dev/runtime/"),
+            "go" => text.to_string(),
+            // A copy the backend failed to fill would still read as the
+            // runtime's: spelled out, its unfilled package shows.
+            _ if text.contains("__SVC_PACKAGE__") => return None,
             _ => text.replace("{package}", "com.svc.__SVC_PACKAGE__"),
         };
         self.files

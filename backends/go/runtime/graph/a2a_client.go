@@ -153,7 +153,7 @@ func runA2A(ctx context.Context, node string, a *Agent, task string) (string, er
 			`node %q failed: ConfigError: the agent card URL of agent "%s" is not set: it reads the environment variable %s; set it in the environment`,
 			node, a.Name, name))
 	}
-	cardURL, err := resolveURL(a.Name, "agent card", a.CardURL, nil)
+	cardURL, err := ResolveURL(a.Name, "agent card", a.CardURL, nil)
 	if err != nil {
 		return "", err
 	}
@@ -165,7 +165,7 @@ func runA2A(ctx context.Context, node string, a *Agent, task string) (string, er
 				node, a.Name, a.KeyEnv))
 		}
 	}
-	parsed, _ := url.Parse(cardURL) // resolveURL checked it
+	parsed, _ := url.Parse(cardURL) // ResolveURL checked it
 	cards := []string{cardURL}
 	if parsed.Path == "" || parsed.Path == "/" {
 		root := strings.TrimRight(cardURL, "/")
@@ -280,14 +280,14 @@ func a2aSend(ctx context.Context, a *Agent, card *a2a.AgentCard, task string) (s
 		}
 	}
 	if len(allowed.SupportedInterfaces) == 0 {
-		return "", upstreamError(a.Name, ReasonConnect, fmt.Sprintf(
+		return "", UpstreamError(a.Name, ReasonConnect, fmt.Sprintf(
 			"A2A agent %q: the card's endpoints are not on the card's origin; nothing is sent to them", a.Name))
 	}
 	client, err := a2aclient.NewFromCard(ctx, &allowed,
 		a2aclient.WithJSONRPCTransport(a2aHTTP),
 		a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: a2aHTTP}))
 	if err != nil {
-		return "", upstreamError(a.Name, ReasonA2AError, fmt.Sprintf(
+		return "", UpstreamError(a.Name, ReasonA2AError, fmt.Sprintf(
 			"A2A agent %q: no JSON-RPC endpoint on its card (%v)", a.Name, err))
 	}
 	defer client.Destroy()
@@ -308,10 +308,10 @@ func a2aSend(ctx context.Context, a *Agent, card *a2a.AgentCard, task string) (s
 			return "", err
 		}
 	default:
-		return "", upstreamError(a.Name, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: no reply", a.Name))
+		return "", UpstreamError(a.Name, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: no reply", a.Name))
 	}
 	if reply == "" {
-		return "", upstreamError(a.Name, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: the reply holds no text", a.Name))
+		return "", UpstreamError(a.Name, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: the reply holds no text", a.Name))
 	}
 	return reply, nil
 }
@@ -342,7 +342,7 @@ func taskText(ctx context.Context, agent string, client *a2aclient.Client, task 
 		if said != "" {
 			msg += ": " + said
 		}
-		return "", upstreamError(agent, ReasonA2AError, msg)
+		return "", UpstreamError(agent, ReasonA2AError, msg)
 	}
 	var texts []string
 	for _, art := range task.Artifacts {
@@ -394,30 +394,30 @@ func a2aFailure(ctx context.Context, agent string, call *a2aCall, err error) *Er
 	var ne net.Error
 	switch {
 	case large || errors.Is(err, errA2ATooLarge):
-		return upstreamError(agent, ReasonTooLarge,
+		return UpstreamError(agent, ReasonTooLarge,
 			fmt.Sprintf("A2A agent %q: the reply is larger than %d bytes", agent, MaxUpstreamBytes))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
 		(errors.As(err, &ne) && ne.Timeout()):
-		return upstreamError(agent, ReasonTimeout, fmt.Sprintf("A2A agent %q: the call timed out", agent))
+		return UpstreamError(agent, ReasonTimeout, fmt.Sprintf("A2A agent %q: the call timed out", agent))
 	case status != 0:
-		e := upstreamError(agent, ReasonStatus, fmt.Sprintf("A2A agent %q: answered HTTP %d", agent, status))
+		e := UpstreamError(agent, ReasonStatus, fmt.Sprintf("A2A agent %q: answered HTTP %d", agent, status))
 		e.Details["status"] = status
 		return e
 	case errors.As(err, &rpc):
-		return upstreamError(agent, ReasonA2AError, fmt.Sprintf("A2A agent %q answered an error: %s", agent, rpc.Message))
+		return UpstreamError(agent, ReasonA2AError, fmt.Sprintf("A2A agent %q answered an error: %s", agent, rpc.Message))
 	case errors.As(err, &card):
-		return upstreamError(agent, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: %v", agent, err))
+		return UpstreamError(agent, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: %v", agent, err))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) || errors.As(err, &ne) {
 		if ue != nil {
 			err = ue.Err // a *url.Error repeats the URL, which may hold a secret
 		}
-		return upstreamError(agent, ReasonConnect, fmt.Sprintf("A2A agent %q: cannot reach it: %v", agent, err))
+		return UpstreamError(agent, ReasonConnect, fmt.Sprintf("A2A agent %q: cannot reach it: %v", agent, err))
 	}
 	if text := err.Error(); strings.Contains(text, "failed to send HTTP request") {
-		return upstreamError(agent, ReasonConnect, fmt.Sprintf("A2A agent %q: cannot reach it", agent))
+		return UpstreamError(agent, ReasonConnect, fmt.Sprintf("A2A agent %q: cannot reach it", agent))
 	}
 	// The SDK's "failed to decode response", "result violates A2A spec", ...
-	return upstreamError(agent, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: the reply cannot be read: %v", agent, err))
+	return UpstreamError(agent, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: the reply cannot be read: %v", agent, err))
 }

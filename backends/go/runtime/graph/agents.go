@@ -631,7 +631,7 @@ func runRemote(ctx context.Context, node string, a *Agent, task string) (string,
 	result, _ := obj["result"].(map[string]any)
 	output := result[a.OutputField]
 	if output == nil {
-		return "", upstreamError(a.Name, ReasonInvalidJSON,
+		return "", UpstreamError(a.Name, ReasonInvalidJSON,
 			fmt.Sprintf(`agent "%s": the reply has no result.%s`, a.Name, a.OutputField))
 	}
 	if s, ok := output.(string); ok {

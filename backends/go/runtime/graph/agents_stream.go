@@ -30,7 +30,7 @@ func chatTurnStream(ctx context.Context, name string, m Model, messages, tools [
 			return err
 		}
 		if t.size > MaxUpstreamBytes {
-			return upstreamError(name, ReasonTooLarge,
+			return UpstreamError(name, ReasonTooLarge,
 				fmt.Sprintf("node %q: the model's reply is larger than %d bytes", name, MaxUpstreamBytes))
 		}
 		if startsCalling {

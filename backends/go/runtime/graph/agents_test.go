@@ -413,7 +413,7 @@ func TestAgentToolErrors(t *testing.T) {
 	}))
 	defer failing.Close()
 	t.Setenv("SVC_TEST_DOWN_CRM_URL", failing.URL)
-	contractErr := upstreamError("other", ReasonTimeout, "kept as it is")
+	contractErr := UpstreamError("other", ReasonTimeout, "kept as it is")
 	useAgents(t, map[string]*Agent{
 		"w": {Name: "w", Kind: "worker", Tools: []string{"boom", "panics", "contract", "down", "unset", "chan"}, Model: stubModel(), MaxTurns: 2},
 	}, map[string]AgentTool{

@@ -32,7 +32,7 @@ const (
 	ReasonConnect     = "connect"
 )
 
-func upstreamError(node, reason, message string) *Error {
+func UpstreamError(node, reason, message string) *Error {
 	return &Error{Status: http.StatusBadGateway, Code: "upstream_error", Message: message,
 		Details: map[string]any{"node": node, "reason": reason}}
 }

@@ -65,7 +65,7 @@ func classifyOnce(ctx context.Context, node string, m Model, intents []Intent, c
 	}
 	reply, ok := msg["content"].(string)
 	if !ok {
-		return "", upstreamError(node, ReasonInvalidJSON,
+		return "", UpstreamError(node, ReasonInvalidJSON,
 			fmt.Sprintf("node %q: the model reply has no choices[0].message.content", node))
 	}
 	if name, ok := names[pyLower(pyStrip(reply))]; ok {

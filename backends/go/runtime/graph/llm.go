@@ -94,7 +94,7 @@ func chatMessage(ctx context.Context, node string, m Model, messages []any, tool
 	if msg, ok := firstMessage(reply); ok {
 		return msg, nil
 	}
-	return nil, upstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message", node))
+	return nil, UpstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message", node))
 }
 
 // modelCall is one chat-completions call, not streamed, in its chat span.
@@ -122,7 +122,7 @@ func firstMessage(reply any) (map[string]any, bool) {
 }
 
 func replyText(node string, reply any) (string, error) {
-	bad := upstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message.content", node))
+	bad := UpstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message.content", node))
 	obj, ok := reply.(map[string]any)
 	if !ok {
 		return "", bad

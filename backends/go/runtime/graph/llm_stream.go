@@ -26,7 +26,7 @@ func chatStream(ctx context.Context, node, endpoint string, headers map[string]s
 			return err
 		}
 		if text.Len()+len(delta) > MaxUpstreamBytes {
-			return upstreamError(node, ReasonTooLarge,
+			return UpstreamError(node, ReasonTooLarge,
 				fmt.Sprintf("node %q: the model's text is larger than %d bytes", node, MaxUpstreamBytes))
 		}
 		text.WriteString(delta)
@@ -57,7 +57,7 @@ func streamChunks(ctx context.Context, node, endpoint string, headers map[string
 // readChunks is streamChunks' call, in its chat span.
 func readChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) error {
 	body["stream"] = true
-	call := upstreamCall{Node: node, Service: "upstream", Endpoint: endpoint, Headers: headers, Body: body}
+	call := UpstreamCall{Node: node, Service: "upstream", Endpoint: endpoint, Headers: headers, Body: body}
 	resp, err := call.send(ctx, "text/event-stream")
 	if err != nil {
 		return err
@@ -65,7 +65,7 @@ func readChunks(ctx context.Context, node, endpoint string, headers map[string]s
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		e := upstreamError(node, ReasonStatus, fmt.Sprintf("node %q: the upstream answered %d", node, resp.StatusCode))
+		e := UpstreamError(node, ReasonStatus, fmt.Sprintf("node %q: the upstream answered %d", node, resp.StatusCode))
 		e.Details["status"] = resp.StatusCode
 		return e
 	}
@@ -86,15 +86,15 @@ func readChunks(ctx context.Context, node, endpoint string, headers map[string]s
 			if errors.As(err, &e) {
 				return e
 			}
-			return upstreamError(node, ReasonInvalidJSON,
+			return UpstreamError(node, ReasonInvalidJSON,
 				fmt.Sprintf("node %q: a chunk of the model's stream is not a chat-completion chunk", node))
 		}
 	}
 	switch err := lines.Err(); {
 	case err == nil:
-		return upstreamError(node, ReasonConnect, fmt.Sprintf("node %q: the model's stream ended before [DONE]", node))
+		return UpstreamError(node, ReasonConnect, fmt.Sprintf("node %q: the model's stream ended before [DONE]", node))
 	case errors.Is(err, bufio.ErrTooLong):
-		return upstreamError(node, ReasonTooLarge,
+		return UpstreamError(node, ReasonTooLarge,
 			fmt.Sprintf("node %q: a line of the model's stream is larger than %d bytes", node, MaxUpstreamBytes))
 	default:
 		return call.transportError(ctx, err)

@@ -421,7 +421,7 @@ func (e *Embedding) search(ctx context.Context, query string, topK int) ([]Passa
 }
 
 func (e *Embedding) bad(what string) *Error {
-	return upstreamError(e.node, ReasonInvalidJSON, fmt.Sprintf("node %q: the embeddings reply %s", e.node, what))
+	return UpstreamError(e.node, ReasonInvalidJSON, fmt.Sprintf("node %q: the embeddings reply %s", e.node, what))
 }
 
 // embeddingsRequest keeps the body's keys in python-svc's order.

@@ -195,8 +195,8 @@ func spanError(ctx context.Context, err error) error {
 	return err
 }
 
-// traceRouter records a router's span: a router only picks the next node.
-func traceRouter(ctx context.Context, node string) {
+// TraceRouter records a router's span: a router only picks the next node.
+func TraceRouter(ctx context.Context, node string) {
 	if tracing != nil {
 		_, end := tracing.start(ctx, spanNode, node)
 		end(nil)

@@ -65,7 +65,7 @@ func TestFillFields(t *testing.T) {
 		"open {{ name":          "open {{ name",
 	}
 	for in, want := range cases {
-		if got := fillFields(in, state); got != want {
+		if got := FillFields(in, state); got != want {
 			t.Errorf("fillFields(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -46,7 +46,7 @@ func TestSpansNestAndCarryTheErrorCode(t *testing.T) {
 	_, endChat := startSpan(nodeCtx, spanChat, "some-model")
 	endChat(nil)
 	endNode(nodeError("a-node", "node \"a-node\" failed: boom"))
-	traceRouter(ctx, "a-router")
+	TraceRouter(ctx, "a-router")
 	endRun(errors.New("a bug"))
 
 	spans := exporter.GetSpans()

@@ -31,14 +31,10 @@ func Text(v any) string {
 	return string(b)
 }
 
-// text is Text under the name connector code calls (marketplace/README.md,
-// "Runtime helpers"; packs written for svc 0.1 call it so).
-func text(v any) string { return Text(v) }
-
-// fillFields fills each {{field}} of a template written in a connector's
+// FillFields fills each {{field}} of a template written in a connector's
 // config with the state value as text renders it; an unclosed {{ is text.
 // Connectors call it (marketplace/README.md, "Runtime helpers").
-func fillFields(template string, state State) string {
+func FillFields(template string, state State) string {
 	var b strings.Builder
 	rest := template
 	for {

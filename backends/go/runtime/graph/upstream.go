@@ -33,30 +33,30 @@ func expandEnv(s string) string {
 
 // resolveEndpoint reads `env:NAME` endpoints from the environment.
 func resolveEndpoint(node, endpoint string) (string, error) {
-	return resolveURL(node, "upstream", endpoint, nil)
+	return ResolveURL(node, "upstream", endpoint, nil)
 }
 
-// resolveURL is the http(s) URL of one call: `env:NAME` reads the
+// ResolveURL is the http(s) URL of one call: `env:NAME` reads the
 // variable (which is never repeated in a message: it may hold a secret),
 // anything else is the URL, its {{field}} placeholders filled from state
 // when state is not nil. service names the upstream in messages.
-func resolveURL(node, service, raw string, state State) (string, error) {
+func ResolveURL(node, service, raw string, state State) (string, error) {
 	endpoint, what := raw, ""
 	if name, ok := strings.CutPrefix(raw, "env:"); ok {
 		endpoint, what = os.Getenv(name), "the value of "+name
 		if endpoint == "" {
-			return "", upstreamError(node, ReasonConnect,
+			return "", UpstreamError(node, ReasonConnect,
 				fmt.Sprintf("node %q: the %s URL variable %s is not set", node, service, name))
 		}
 	} else {
 		if state != nil {
-			endpoint = fillFields(raw, state)
+			endpoint = FillFields(raw, state)
 		}
 		what = fmt.Sprintf("%q", endpoint)
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", upstreamError(node, ReasonConnect,
+		return "", UpstreamError(node, ReasonConnect,
 			fmt.Sprintf("node %q: the %s URL (%s) is not an http(s) URL", node, service, what))
 	}
 	return endpoint, nil
@@ -70,16 +70,16 @@ func postJSON(ctx context.Context, node, endpoint string, headers map[string]str
 	for k, v := range headers {
 		expanded[k] = expandEnv(v)
 	}
-	return upstreamCall{
+	return UpstreamCall{
 		Node: node, Service: "upstream", Endpoint: endpoint, Headers: expanded,
 		Timeout: timeout, Body: body, KeepReply: true,
-	}.post(ctx)
+	}.Post(ctx)
 }
 
-// upstreamCall is one POST of a JSON body: an HTTP tool's, a model
+// UpstreamCall is one POST of a JSON body: an HTTP tool's, a model
 // provider's, or a connector's (connectors ask for this file with the
 // runtime helper `upstream`, marketplace/README.md).
-type upstreamCall struct {
+type UpstreamCall struct {
 	// Node names the node in errors.
 	Node string
 	// Service names the upstream in messages ("upstream", "webhook").
@@ -95,10 +95,10 @@ type upstreamCall struct {
 	KeepReply bool
 }
 
-// post makes the call; every way it can fail is an upstream error with
+// Post makes the call; every way it can fail is an upstream error with
 // the contract's reason: connect, timeout, status, too_large and (when the
 // reply is kept) invalid_json.
-func (c upstreamCall) post(ctx context.Context) (any, error) {
+func (c UpstreamCall) Post(ctx context.Context) (any, error) {
 	node := c.Node
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -115,11 +115,11 @@ func (c upstreamCall) post(ctx context.Context) (any, error) {
 		return nil, c.transportError(ctx, err)
 	}
 	if len(data) > MaxUpstreamBytes {
-		return nil, upstreamError(node, ReasonTooLarge,
+		return nil, UpstreamError(node, ReasonTooLarge,
 			fmt.Sprintf("node %q: the %s reply is larger than %d bytes", node, c.Service, MaxUpstreamBytes))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := upstreamError(node, ReasonStatus, fmt.Sprintf("node %q: the %s answered %d", node, c.Service, resp.StatusCode))
+		e := UpstreamError(node, ReasonStatus, fmt.Sprintf("node %q: the %s answered %d", node, c.Service, resp.StatusCode))
 		e.Details["status"] = resp.StatusCode
 		return nil, e
 	}
@@ -130,7 +130,7 @@ func (c upstreamCall) post(ctx context.Context) (any, error) {
 	dec.UseNumber()
 	var out, extra any
 	if err := dec.Decode(&out); err != nil || dec.Decode(&extra) != io.EOF {
-		return nil, upstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the %s reply is not valid JSON", node, c.Service))
+		return nil, UpstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the %s reply is not valid JSON", node, c.Service))
 	}
 	return out, nil
 }
@@ -138,14 +138,14 @@ func (c upstreamCall) post(ctx context.Context) (any, error) {
 // send POSTs the body as JSON, asking for `accept`, and returns the
 // response whatever its status (post and a model's stream read it their
 // way); a request that cannot be made or sent is an upstream error.
-func (c upstreamCall) send(ctx context.Context, accept string) (*http.Response, error) {
+func (c UpstreamCall) send(ctx context.Context, accept string) (*http.Response, error) {
 	payload, err := json.Marshal(c.Body)
 	if err != nil {
 		return nil, nodeError(c.Node, fmt.Sprintf("node %q: cannot encode the %s request: %v", c.Node, c.Service, err))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint, bytes.NewReader(payload))
 	if err != nil {
-		return nil, upstreamError(c.Node, ReasonConnect, fmt.Sprintf("node %q: invalid %s URL", c.Node, c.Service))
+		return nil, UpstreamError(c.Node, ReasonConnect, fmt.Sprintf("node %q: invalid %s URL", c.Node, c.Service))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
@@ -162,16 +162,16 @@ func (c upstreamCall) send(ctx context.Context, accept string) (*http.Response, 
 	return resp, nil
 }
 
-func (c upstreamCall) transportError(ctx context.Context, err error) error {
+func (c UpstreamCall) transportError(ctx context.Context, err error) error {
 	var ne net.Error
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
 		(errors.As(err, &ne) && ne.Timeout()) {
-		return upstreamError(c.Node, ReasonTimeout, fmt.Sprintf("node %q: the %s call timed out", c.Node, c.Service))
+		return UpstreamError(c.Node, ReasonTimeout, fmt.Sprintf("node %q: the %s call timed out", c.Node, c.Service))
 	}
 	// A *url.Error repeats the URL, which may hold a secret.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return upstreamError(c.Node, ReasonConnect, fmt.Sprintf("node %q: cannot reach the %s: %v", c.Node, c.Service, err))
+	return UpstreamError(c.Node, ReasonConnect, fmt.Sprintf("node %q: cannot reach the %s: %v", c.Node, c.Service, err))
 }

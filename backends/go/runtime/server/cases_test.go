@@ -1,4 +1,4 @@
-package server
+package server_test
 
 // The graph's test cases (NAME.tests.json beside the graph document, copied
 // into testdata/svc-cases.json by svc compile; docs/testing.md of svc), run
@@ -21,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"svc.dev/runtime/server"
 )
 
 type casesFile struct {
@@ -118,7 +120,7 @@ func TestCases(t *testing.T) {
 		t.Setenv(name, value)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	handler, closeService, err := Open(context.Background(), Config{Auth: file.Auth, Key: casesKey, Logger: logger})
+	handler, closeService, err := server.Open(context.Background(), server.Config{Auth: file.Auth, Key: casesKey, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,15 +15,24 @@ import (
 // docs/http-contract.md, "MCP (/mcp)"), as python-svc publishes it
 // (sdk/python/svc/mcp/server.py): streamable HTTP, stateless, with JSON
 // answers, behind the credential of /invoke.
-const (
-	// mcpToolName is settings.mcp.toolName, else the document's id.
-	mcpToolName = "__SVC_MCP_TOOL_NAME__"
-	// The MCP server is named after the service.
-	mcpServerName    = "__SVC_SERVICE_NAME__"
-	mcpServerVersion = "__SVC_SERVICE_VERSION__"
-)
 
-func init() { newMCPHandler = mcpHandler }
+// MCPExpose is settings.mcp.expose as compiled.
+type MCPExpose struct {
+	// ToolName is settings.mcp.toolName, else the document's id.
+	ToolName string
+	// The MCP server is named after the service.
+	ServerName, ServerVersion string
+}
+
+// mcpExpose is what the project published (ExposeMCP).
+var mcpExpose MCPExpose
+
+// ExposeMCP publishes the graph as one MCP tool at /mcp: a project whose
+// graph sets settings.mcp.expose calls it from init (mcp_expose.go).
+func ExposeMCP(e MCPExpose) {
+	mcpExpose = e
+	newMCPHandler = mcpHandler
+}
 
 // mcpHandler answers /mcp for s. What the contract says of every endpoint
 // comes first, with its envelope: 405 (Allow: POST; stateless, there is no
@@ -32,12 +41,12 @@ func init() { newMCPHandler = mcpHandler }
 // a plain 413). There is no Host or Origin allow-list: the credential
 // guards /mcp as it guards /invoke.
 func mcpHandler(s *server) http.Handler {
-	srv := mcp.NewServer(&mcp.Implementation{Name: mcpServerName, Version: mcpServerVersion}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: mcpExpose.ServerName, Version: mcpExpose.ServerVersion}, nil)
 	fields := graph.Fields()
 	srv.AddTool(&mcp.Tool{
-		Name: mcpToolName,
+		Name: mcpExpose.ToolName,
 		Description: fmt.Sprintf("Runs the graph %q: the arguments are its input state, "+
-			"the result is its final state.", mcpServerName),
+			"the result is its final state.", mcpExpose.ServerName),
 		InputSchema:  stateSchema(fields, false),
 		OutputSchema: stateSchema(fields, true),
 	}, runGraphTool)

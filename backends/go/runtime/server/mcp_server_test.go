@@ -100,14 +100,14 @@ func TestTheGraphIsOneMCPTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info := cs.InitializeResult().ServerInfo; info.Name != mcpServerName || info.Version != mcpServerVersion {
+	if info := cs.InitializeResult().ServerInfo; info.Name != mcpExpose.ServerName || info.Version != mcpExpose.ServerVersion {
 		t.Errorf("server info: %+v", info)
 	}
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools.Tools) != 1 || tools.Tools[0].Name != mcpToolName {
+	if len(tools.Tools) != 1 || tools.Tools[0].Name != mcpExpose.ToolName {
 		t.Fatalf("tools: %+v", tools.Tools)
 	}
 	// The schema as it travels: JSON, as the client reads it.
@@ -119,7 +119,7 @@ func TestTheGraphIsOneMCPTool(t *testing.T) {
 	}
 	// Every graph refuses a field it does not declare: an error result
 	// with the contract's envelope, never a JSON-RPC error.
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpToolName,
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpExpose.ToolName,
 		Arguments: map[string]any{"svc_no_such_field": 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestTheGraphIsOneMCPTool(t *testing.T) {
 		t.Fatalf("the text is not the envelope: %v", res.Content)
 	}
 	// Duplicate keys are refused as /invoke refuses them.
-	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpToolName,
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpExpose.ToolName,
 		Arguments: json.RawMessage(`{"svc_x": 1, "svc_x": 2}`)})
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"bad_request"`) {
 		t.Fatalf("duplicate keys: %v %+v", err, res)

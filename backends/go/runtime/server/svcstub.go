@@ -20,3 +20,8 @@ func init() {
 		},
 	})
 }
+
+// The graph published as one MCP tool (settings.mcp.expose).
+func init() {
+	ExposeMCP(MCPExpose{ToolName: "answer_question", ServerName: "svcstub", ServerVersion: "0.1.0"})
+}

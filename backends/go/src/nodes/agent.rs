@@ -7,7 +7,7 @@ use svc_backend_sdk::writer::CodeWriter;
 
 use super::llm::strings;
 use super::{func_name, render, signature};
-use crate::golang::quote;
+use crate::golang::{quote, rt};
 
 pub fn write(doc: &Document, scope: &GraphScope, n: &Node, a: &AgentNode, body: &mut CodeWriter) {
     let name = scope.name(&n.id);
@@ -15,9 +15,9 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, a: &AgentNode, body: 
     let message =
         doc.state_field(&a.output_key).and_then(|f| f.text_write()) == Some(TextWrite::Message);
     let value = if message {
-        "AssistantMessage(reply)"
+        format!("{}(reply)", rt(body, "AssistantMessage"))
     } else {
-        "reply"
+        "reply".to_string()
     };
     body.line(format!(
         "// {} runs the agent {}; only its answer reaches the state.",
@@ -26,11 +26,11 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, a: &AgentNode, body: 
     ));
     let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
+        let (run, input) = (rt(w, "RunAgent"), render(w, &a.input));
         w.line(format!(
-            "reply, err := RunAgent(ctx, {}, {}, {}, {})",
+            "reply, err := {run}(ctx, {}, {}, {input}, {})",
             quote(&name),
             quote(&scope.name(&a.agent)),
-            render(&a.input),
             strings(&a.caller_roles)
         ));
         w.block("if err != nil {", "}", |w| {

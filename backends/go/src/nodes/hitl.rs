@@ -9,7 +9,7 @@ use svc_backend_sdk::Diagnostic;
 
 use super::tool::input_value;
 use super::{func_name, signature};
-use crate::golang::quote;
+use crate::golang::{quote, rt};
 
 pub fn write(
     scope: &GraphScope,
@@ -36,9 +36,10 @@ pub fn write(
     ));
     let open = signature(body, &func_name(&n.id));
     body.block(open, "}", |w| {
+        let hitl = rt(w, "HITL");
         if h.payload.is_empty() {
             w.line(format!(
-                "return HITL(ctx, {}, {}, map[string]any{{}})",
+                "return {hitl}(ctx, {}, {}, map[string]any{{}})",
                 quote(&n.id),
                 quote(&h.output_key)
             ));
@@ -47,14 +48,15 @@ pub fn write(
         // One entry a line, as gofmt aligns them.
         let width = h.payload.keys().map(|k| quote(k).len()).max().unwrap_or(0);
         w.line(format!(
-            "return HITL(ctx, {}, {}, map[string]any{{",
+            "return {hitl}(ctx, {}, {}, map[string]any{{",
             quote(&n.id),
             quote(&h.output_key)
         ));
         w.indent();
         for (k, v) in &h.payload {
             let key = format!("{}:", quote(k));
-            w.line(format!("{key:<pad$} {},", input_value(v), pad = width + 1));
+            let value = input_value(w, v);
+            w.line(format!("{key:<pad$} {value},", pad = width + 1));
         }
         w.dedent();
         w.line("})");

@@ -7,7 +7,7 @@ use svc_backend_sdk::writer::CodeWriter;
 
 use super::llm::{model_literal, strings};
 use super::{func_name, render, signature};
-use crate::golang::quote;
+use crate::golang::{quote, rt};
 
 pub fn write(doc: &Document, scope: &GraphScope, n: &Node, c: &IntentNode, body: &mut CodeWriter) {
     let name = scope.name(&n.id);
@@ -17,16 +17,15 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, c: &IntentNode, body:
         "// {model_var} is where {} sends its question.",
         quote(&name)
     ));
-    body.line(format!(
-        "var {model_var} = {}",
-        model_literal(doc, c.model.as_ref())
-    ));
+    let model = model_literal(body, doc, c.model.as_ref());
+    body.line(format!("var {model_var} = {model}"));
     body.blank();
     body.line(format!(
         "// {intents_var} are the intents {} tells apart.",
         quote(&name)
     ));
-    body.block(format!("var {intents_var} = []Intent{{"), "}", |w| {
+    let intent = rt(body, "Intent");
+    body.block(format!("var {intents_var} = []{intent}{{"), "}", |w| {
         for i in &c.intents {
             let mut parts = vec![format!("Name: {}", quote(&i.name))];
             if let Some(d) = &i.description {
@@ -46,10 +45,10 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, c: &IntentNode, body:
     ));
     let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
+        let (classify, input) = (rt(w, "ClassifyIntent"), render(w, &c.input));
         w.line(format!(
-            "intent, err := ClassifyIntent(ctx, {}, {model_var}, {intents_var}, {}, {})",
+            "intent, err := {classify}(ctx, {}, {model_var}, {intents_var}, {input}, {})",
             quote(&name),
-            render(&c.input),
             quote(&c.fallback)
         ));
         w.block("if err != nil {", "}", |w| {

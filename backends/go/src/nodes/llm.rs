@@ -7,7 +7,7 @@ use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::{func_name, render, signature};
-use crate::golang::{literal, quote};
+use crate::golang::{literal, quote, rt};
 
 /// The tool-calling loop's turns for an `llm` node (python-svc's worker
 /// default; the IR gives such a node no `maxTurns`).
@@ -15,7 +15,7 @@ const BOUND_TOOL_TURNS: u32 = 8;
 
 /// A `Model{...}` literal: the model's settings, and where the provider's
 /// URL and key come from (`settings.model`'s variables).
-pub fn model_literal(doc: &Document, model: Option<&ModelRef>) -> String {
+pub fn model_literal(w: &mut CodeWriter, doc: &Document, model: Option<&ModelRef>) -> String {
     let settings = doc.logical.settings.model.as_ref();
     let mut parts = vec![format!(
         "Name: {}",
@@ -23,7 +23,8 @@ pub fn model_literal(doc: &Document, model: Option<&ModelRef>) -> String {
     )];
     if let Some(t) = model.and_then(|m| m.temperature) {
         parts.push(format!(
-            "Temperature: Ptr({})",
+            "Temperature: {}({})",
+            rt(w, "Ptr"),
             literal(&serde_json::json!(t))
         ));
     }
@@ -46,7 +47,7 @@ pub fn model_literal(doc: &Document, model: Option<&ModelRef>) -> String {
                 .unwrap_or("OPENAI_API_KEY")
         )
     ));
-    format!("Model{{{}}}", parts.join(", "))
+    format!("{}{{{}}}", rt(w, "Model"), parts.join(", "))
 }
 
 /// A Go `[]string{...}` literal; `nil` when empty.
@@ -72,34 +73,37 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, llm: &LlmNode, body: 
         "// {model_var} is where {} sends its prompt.",
         quote(&name)
     ));
-    body.line(format!(
-        "var {model_var} = {}",
-        model_literal(doc, llm.model.as_ref())
-    ));
+    let model = model_literal(body, doc, llm.model.as_ref());
+    body.line(format!("var {model_var} = {model}"));
     body.blank();
 
     let value = match svc_backend_sdk::llm::output(doc, llm) {
-        LlmOutput::ReplaceMessages => "Replace{Value: AssistantMessage(reply)}",
-        LlmOutput::AppendMessage => "AssistantMessage(reply)",
-        LlmOutput::TextList => "TextItems(AsList(reply))",
-        LlmOutput::List => "AsList(reply)",
-        LlmOutput::Scalar => "reply",
+        LlmOutput::ReplaceMessages => format!(
+            "{}{{Value: {}(reply)}}",
+            rt(body, "Replace"),
+            rt(body, "AssistantMessage")
+        ),
+        LlmOutput::AppendMessage => format!("{}(reply)", rt(body, "AssistantMessage")),
+        LlmOutput::TextList => {
+            format!("{}({}(reply))", rt(body, "TextItems"), rt(body, "AsList"))
+        }
+        LlmOutput::List => format!("{}(reply)", rt(body, "AsList")),
+        LlmOutput::Scalar => "reply".to_string(),
     };
-    let system = llm
-        .prompt
-        .system
-        .as_deref()
-        .map(render)
-        .unwrap_or_else(|| "\"\"".into());
+    let system = match llm.prompt.system.as_deref() {
+        Some(system) => render(body, system),
+        None => "\"\"".into(),
+    };
     let call = if llm.bound_tool_ids.is_empty() {
         body.line(format!(
             "// {} asks the model; empty prompt parts are not sent.",
             func_name(&name)
         ));
         format!(
-            "Chat(ctx, {}, {model_var}, {system}, {})",
+            "{}(ctx, {}, {model_var}, {system}, {})",
+            rt(body, "Chat"),
             quote(&name),
-            render(&llm.prompt.user)
+            render(body, &llm.prompt.user)
         )
     } else {
         body.line(format!(
@@ -113,10 +117,11 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, llm: &LlmNode, body: 
         ));
         let tools: Vec<String> = llm.bound_tool_ids.iter().map(|t| scope.name(t)).collect();
         format!(
-            "ToolLoop(ctx, {}, {system}, {}, {model_var}, {BOUND_TOOL_TURNS}, {})",
+            "{}(ctx, {}, {system}, {}, {model_var}, {BOUND_TOOL_TURNS}, {})",
+            rt(body, "ToolLoop"),
             quote(&name),
             strings(&tools),
-            render(&llm.prompt.user)
+            render(body, &llm.prompt.user)
         )
     };
     let open = signature(body, &func_name(&name));

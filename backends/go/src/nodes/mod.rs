@@ -20,7 +20,7 @@ use svc_backend_sdk::template::{parts, Part};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
-use crate::golang::{body_imports, file_stem, normalize_body, quote};
+use crate::golang::{body_imports, file_stem, normalize_body, quote, rt};
 use svc_backend_sdk::ir::{ResponseTemplateNode, ToolNode};
 use svc_backend_sdk::subgraphs::GraphScope;
 
@@ -70,18 +70,18 @@ pub fn tool_name(id: &str) -> String {
 }
 
 /// A template as a Go string expression over `state`.
-pub fn render(template: &str) -> String {
+pub fn render(w: &mut CodeWriter, template: &str) -> String {
     let mut parts: Vec<String> = parts(template)
         .into_iter()
         .map(|p| match p {
             Part::Text(t) => quote(t),
-            Part::Field(f) => format!("Text(state[{}])", quote(f)),
+            Part::Field(f) => format!("{}(state[{}])", rt(w, "Text"), quote(f)),
         })
         .collect();
     match parts.len() {
         0 => "\"\"".to_string(),
         1 => parts.remove(0),
-        _ => format!("Concat({})", parts.join(", ")),
+        _ => format!("{}({})", rt(w, "Concat"), parts.join(", ")),
     }
 }
 
@@ -185,11 +185,12 @@ mod tests {
 
     #[test]
     fn templates_become_go_expressions() {
+        let render = |t: &str| render(&mut CodeWriter::go(), t);
         assert_eq!(render("plain"), "\"plain\"");
-        assert_eq!(render("{{q}}"), "Text(state[\"q\"])");
+        assert_eq!(render("{{q}}"), "svc.Text(state[\"q\"])");
         assert_eq!(
             render("A: {{ q }}!"),
-            "Concat(\"A: \", Text(state[\"q\"]), \"!\")"
+            "svc.Concat(\"A: \", svc.Text(state[\"q\"]), \"!\")"
         );
         assert_eq!(render(""), "\"\"");
     }

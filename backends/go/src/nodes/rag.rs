@@ -10,7 +10,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
 use super::{func_name, render, signature};
-use crate::golang::quote;
+use crate::golang::{quote, rt};
 
 fn retriever_var(id: &str) -> String {
     format!("retriever_{id}")
@@ -20,9 +20,9 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, r: &RagNode, body: &m
     let name = scope.name(&n.id);
     let as_text = doc.state_field(&r.output_key).map(|f| f.ty) == Some(FieldType::String);
     let value = if as_text {
-        "PassagesText(passages)"
+        format!("{}(passages)", rt(body, "PassagesText"))
     } else {
-        "PassagesValue(passages)"
+        format!("{}(passages)", rt(body, "PassagesValue"))
     };
     body.line(format!(
         "// {} finds the {} best passages of its documents for its query.",
@@ -31,11 +31,11 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, r: &RagNode, body: &m
     ));
     let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
+        let query = render(w, &r.query);
         w.line(format!(
-            "passages, err := {}.Search(ctx, {}, {}, {})",
+            "passages, err := {}.Search(ctx, {}, {query}, {})",
             retriever_var(&name),
             quote(&name),
-            render(&r.query),
             r.top_k
         ));
         w.block("if err != nil {", "}", |w| {
@@ -121,11 +121,13 @@ fn retrievers(doc: &Document) -> String {
             retriever_var(&name),
             quote(&name)
         ));
-        w.line(format!("var {} Retriever", retriever_var(&name)));
+        let retriever = rt(&mut w, "Retriever");
+        w.line(format!("var {} {retriever}", retriever_var(&name)));
         w.blank();
     }
     w.block("func init() {", "}", |w| {
-        w.line("RegisterPrepare(prepareRetrievers)");
+        let register = rt(w, "RegisterPrepare");
+        w.line(format!("{register}(prepareRetrievers)"));
     });
     w.blank();
     w.line("// prepareRetrievers loads each rag node's documents and builds the embedding");
@@ -134,7 +136,8 @@ fn retrievers(doc: &Document) -> String {
         format!("func prepareRetrievers(ctx {context}) error {{"),
         "}",
         |w| {
-            w.line("var indexes []*Embedding");
+            let embedding = rt(w, "Embedding");
+            w.line(format!("var indexes []*{embedding}"));
             for Rag { name, node: r, .. } in rag_nodes(doc) {
                 let docs = format!("docs_{name}");
                 w.line(format!("{docs}, err := readDocuments({})", quote(&name)));
@@ -143,7 +146,8 @@ fn retrievers(doc: &Document) -> String {
                 });
                 match &r.retriever {
                     Retriever::Bm25 => {
-                        w.line(format!("{} = NewBM25({docs})", retriever_var(&name)));
+                        let bm25 = rt(w, "NewBM25");
+                        w.line(format!("{} = {bm25}({docs})", retriever_var(&name)));
                     }
                     Retriever::Embedding {
                         model,
@@ -152,14 +156,16 @@ fn retrievers(doc: &Document) -> String {
                     } => {
                         // The SDK's defaults, not settings.model's variables.
                         let model = format!(
-                            "EmbeddingModel{{Name: {}, BaseURLEnv: {}, APIKeyEnv: {}}}",
+                            "{}{{Name: {}, BaseURLEnv: {}, APIKeyEnv: {}}}",
+                            rt(w, "EmbeddingModel"),
                             quote(model.as_deref().unwrap_or("text-embedding-3-small")),
                             quote(base_url_env.as_deref().unwrap_or("OPENAI_BASE_URL")),
                             quote(api_key_env.as_deref().unwrap_or("OPENAI_API_KEY"))
                         );
                         let index = format!("index_{name}");
+                        let retriever = rt(w, "NewEmbeddingRetriever");
                         w.line(format!(
-                            "{index} := NewEmbeddingRetriever({}, {docs}, {model})",
+                            "{index} := {retriever}({}, {docs}, {model})",
                             quote(&name)
                         ));
                         w.line(format!("{} = {index}", retriever_var(&name)));
@@ -167,20 +173,23 @@ fn retrievers(doc: &Document) -> String {
                     }
                 }
             }
-            w.line("return BuildIndexes(ctx, indexes)");
+            let build = rt(w, "BuildIndexes");
+            w.line(format!("return {build}(ctx, indexes)"));
         },
     );
     w.blank();
     let errorf = w.name("fmt", "Errorf");
+    let document = rt(&mut w, "Document");
     w.line("// readDocuments is the list the compiler copied for the rag node `node`.");
     w.block(
-        "func readDocuments(node string) ([]Document, error) {",
+        format!("func readDocuments(node string) ([]{document}, error) {{"),
         "}",
         |w| {
             w.line("data, err := documents.ReadFile(\"documents/\" + node + \".json\")");
             w.block("if err == nil {", "}", |w| {
-                w.line("var docs []Document");
-                w.line("if docs, err = LoadDocuments(data); err == nil {");
+                let load = rt(w, "LoadDocuments");
+                w.line(format!("var docs []{document}"));
+                w.line(format!("if docs, err = {load}(data); err == nil {{"));
                 w.indent().line("return docs, nil").dedent();
                 w.line("}");
             });

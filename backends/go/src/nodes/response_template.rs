@@ -5,7 +5,7 @@ use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::{func_name, render, signature};
-use crate::golang::quote;
+use crate::golang::{quote, rt};
 
 pub fn write(
     doc: &Document,
@@ -21,9 +21,9 @@ pub fn write(
         func_name(&name),
         quote(&name)
     ));
-    let text = render(template);
+    let text = render(body, template);
     let value = match doc.state_field(output_key).and_then(|f| f.text_write()) {
-        Some(TextWrite::Message) => format!("AssistantMessage({text})"),
+        Some(TextWrite::Message) => format!("{}({text})", rt(body, "AssistantMessage")),
         _ => text,
     };
     let open = signature(body, &func_name(&name));

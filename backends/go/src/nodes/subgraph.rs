@@ -8,7 +8,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
 
 use super::{func_name, signature};
-use crate::golang::quote;
+use crate::golang::{quote, rt};
 
 pub fn write(
     scope: &GraphScope,
@@ -48,14 +48,16 @@ pub fn write(
     ));
     let open = signature(body, &func_name(&name));
     body.block(open, "}", |w| {
+        let run = rt(w, "RunChild");
         w.line(format!(
-            "out, err := RunChild(ctx, {}, schema_{name}, run_{name}, {values})",
+            "out, err := {run}(ctx, {}, schema_{name}, run_{name}, {values})",
             quote(&name)
         ));
         w.block("if err != nil {", "}", |w| {
             w.line("return nil, err");
         });
-        w.line(format!("return ChildOutput({copied}), nil"));
+        let output = rt(w, "ChildOutput");
+        w.line(format!("return {output}({copied}), nil"));
     });
     Ok(true)
 }

@@ -9,7 +9,7 @@ use svc_backend_sdk::template::lone_field;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::{func_name, render, signature, tool_name};
-use crate::golang::{literal, quote};
+use crate::golang::{literal, quote, rt};
 
 pub fn write(
     doc: &Document,
@@ -24,9 +24,10 @@ pub fn write(
     let (call, result) = match doc.tool(tool_id).map(|t| &t.kind) {
         Some(ToolKind::Http { .. }) => (
             format!(
-                "CallHTTPTool(ctx, {}, {tool}, {})",
+                "{}(ctx, {}, {tool}, {})",
+                rt(body, "CallHTTPTool"),
                 quote(&name),
-                input_map(input)
+                input_map(body, input)
             ),
             "out".to_string(),
         ),
@@ -37,16 +38,17 @@ pub fn write(
                 .is_some_and(|f| f.ty == FieldType::Object);
             (
                 format!(
-                    "RunMCPTool(ctx, {}, {}, {tool}, {})",
+                    "{}(ctx, {}, {}, {tool}, {})",
+                    rt(body, "RunMCPTool"),
                     quote(&name),
                     quote(&scope.name(tool_id)),
-                    input_map(input)
+                    input_map(body, input)
                 ),
                 format!("out.Output({object})"),
             )
         }
         _ => (
-            format!("{tool}(ctx, State({}))", input_map(input)),
+            format!("{tool}(ctx, State({}))", input_map(body, input)),
             "map[string]any(out)".to_string(),
         ),
     };
@@ -71,25 +73,22 @@ pub fn write(
 
 /// A tool input value: a lone `{{field}}` passes the field's value as it is
 /// (keeping its type), other strings are rendered, other JSON is literal.
-pub(super) fn input_value(v: &Value) -> String {
+pub(super) fn input_value(w: &mut CodeWriter, v: &Value) -> String {
     match v {
         Value::String(s) => match lone_field(s) {
             Some(f) => format!("state[{}]", quote(f)),
-            None => render(s),
+            None => render(w, s),
         },
         other => literal(other),
     }
 }
 
-fn input_map(input: &BTreeMap<String, Value>) -> String {
-    format!(
-        "map[string]any{{{}}}",
-        input
-            .iter()
-            .map(|(k, v)| format!("{}: {}", quote(k), input_value(v)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
+fn input_map(w: &mut CodeWriter, input: &BTreeMap<String, Value>) -> String {
+    let entries: Vec<String> = input
+        .iter()
+        .map(|(k, v)| format!("{}: {}", quote(k), input_value(w, v)))
+        .collect();
+    format!("map[string]any{{{}}}", entries.join(", "))
 }
 
 #[cfg(test)]
@@ -98,10 +97,11 @@ mod tests {
 
     #[test]
     fn a_lone_placeholder_keeps_the_value_type() {
+        let input_value = |v: &Value| input_value(&mut CodeWriter::go(), v);
         assert_eq!(input_value(&serde_json::json!("{{n}}")), "state[\"n\"]");
         assert_eq!(
             input_value(&serde_json::json!("id {{n}}")),
-            "Concat(\"id \", Text(state[\"n\"]))"
+            "svc.Concat(\"id \", svc.Text(state[\"n\"]))"
         );
         assert_eq!(input_value(&serde_json::json!(3)), "3");
     }

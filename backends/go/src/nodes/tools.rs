@@ -6,7 +6,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
 use super::{go_file, place_body, signature, tool_name};
-use crate::golang::{file_stem, quote};
+use crate::golang::{file_stem, quote, rt};
 
 /// The tools of the graph at `scope`, named by their registered names.
 pub fn files(doc: &Document, scope: &GraphScope) -> Result<Vec<File>, Vec<Diagnostic>> {
@@ -59,8 +59,9 @@ pub fn files(doc: &Document, scope: &GraphScope) -> Result<Vec<File>, Vec<Diagno
                     tool_name(&name),
                     quote(&name)
                 ));
+                let (tool, millis) = (rt(&mut body, "HTTPTool"), rt(&mut body, "Millis"));
                 body.line(format!(
-                    "var {} = HTTPTool{{ID: {}, Endpoint: {}, Timeout: Millis({timeout_ms}), Headers: {headers}}}",
+                    "var {} = {tool}{{ID: {}, Endpoint: {}, Timeout: {millis}({timeout_ms}), Headers: {headers}}}",
                     tool_name(&name),
                     quote(&name),
                     quote(endpoint)
@@ -76,8 +77,9 @@ pub fn files(doc: &Document, scope: &GraphScope) -> Result<Vec<File>, Vec<Diagno
                     quote(tool),
                     quote(&server)
                 ));
+                let mcp_tool = rt(&mut body, "MCPTool");
                 body.line(format!(
-                    "var {} = MCPTool{{Server: {}, Tool: {}}}",
+                    "var {} = {mcp_tool}{{Server: {}, Tool: {}}}",
                     tool_name(&name),
                     quote(&server),
                     quote(tool)

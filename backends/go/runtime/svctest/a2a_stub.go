@@ -1,4 +1,6 @@
-package server
+// Package svctest holds what a generated project's own tests use from the
+// runtime: stand-ins for the services a graph calls.
+package svctest
 
 import (
 	"context"
@@ -17,7 +19,7 @@ import (
 // A stand-in for the A2A agents the graph calls, made of the a2a-go SDK's
 // own server parts: its card at any path but /rpc (the API key scheme),
 // JSON-RPC at /rpc; it answers "stub reply to: <text>". Agents whose card
-// URL is written in the graph reach it through stubA2AHosts.
+// URL is written in the graph reach it through StubA2AHosts.
 
 type a2aStubAgent struct{}
 
@@ -35,10 +37,10 @@ func (a2aStubAgent) Cancel(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a
 	return func(yield func(a2a.Event, error) bool) {}
 }
 
-// startA2AStub serves the stand-in; its URL is the card URL to give every
+// StartA2AStub serves the stand-in; its URL is the card URL to give every
 // A2A agent. Its card names the endpoint on the origin the card was asked
-// from (X-Stub-Origin, set by stubA2AHosts), so the credential may go there.
-func startA2AStub(t *testing.T) *httptest.Server {
+// from (X-Stub-Origin, set by StubA2AHosts), so the credential may go there.
+func StartA2AStub(t *testing.T) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
@@ -59,9 +61,9 @@ func startA2AStub(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// stubA2AHosts sends every request for hosts (those of card URLs written in
+// StubA2AHosts sends every request for hosts (those of card URLs written in
 // the graph) to the stand-in, for the rest of the test.
-func stubA2AHosts(t *testing.T, stub *httptest.Server, hosts ...string) {
+func StubA2AHosts(t *testing.T, stub *httptest.Server, hosts ...string) {
 	t.Helper()
 	target, _ := url.Parse(stub.URL)
 	orig := http.DefaultTransport

@@ -1,0 +1,11 @@
+// Package graph runs the graph of a service svc compiled for go: the state
+// and its checks, the run loop's steps, model and tool calls, agents,
+// threads and the run's events, with the contract's errors. A project's own
+// package internal/graph registers its graph here (Register, RegisterAgents,
+// RegisterMCP, RegisterThreads, RegisterPrepare) and calls these functions
+// from the code svc wrote; package server serves it over HTTP.
+//
+// A project requires the module svc.dev/runtime v0.1.0, kept beside it in
+// svc-runtime/ (go.mod's replace) with the files its graph uses; its tests
+// run in the svc repository, where the whole module lives.
+package graph
