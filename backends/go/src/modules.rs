@@ -3,89 +3,91 @@
 //! speaks MCP (calls MCP servers, or settings.mcp.expose) the official Go
 //! SDK, one that speaks A2A (settings.a2a, `a2a` agents) a2a-go, a traced
 //! one (settings.tracing.enabled) OpenTelemetry's; the rows of parts.rs
-//! name the sets their parts need (`GoPart::Modules`). Each
-//! combination is its own tidied go.mod and go.sum under `runtime/modules/`
-//! (written by its `tidy.sh`): merging
-//! them per feature would not do, since together they select versions
-//! (golang.org/x/sync, ...) that neither file names. A graph needing none
-//! has no go.sum at all.
+//! name the features their parts need (`GoPart::Modules`).
+//!
+//! The runtime module has one set of versions (runtime/go.mod, tidied by
+//! runtime/modules/tidy.sh), as a library release has; each feature's
+//! go.mod under runtime/modules/ lists the modules its packages come from,
+//! at those versions, and the `go` line they ask for. A project's
+//! requirements are the union of its features' and its go.sum the
+//! runtime's: with one set of versions the union stays consistent (tidy.sh
+//! checks every combination with -mod=readonly). A graph needing no
+//! feature has no go.sum at all.
 
-/// The pinned modules of one combination.
+/// The pinned modules of a project.
 pub struct Pinned {
     /// The `go` line they need.
     pub go: String,
-    /// Their `require` entries (`path version`, `// indirect` kept).
+    /// Their `require` entries (`path version`, `// indirect` where the
+    /// runtime's go.mod says so).
     pub requires: Vec<String>,
     pub sums: &'static str,
 }
 
-/// Each combination's directory under `runtime/modules/` with its (go.mod,
-/// go.sum): the features present, in the order otel, mcp, a2a, then the
-/// checkpointer's driver, joined by `-`.
-macro_rules! combinations {
-    ($($name:literal),* $(,)?) => {
-        &[$((
-            $name,
-            include_str!(concat!("../runtime/modules/", $name, "/go.mod")),
-            include_str!(concat!("../runtime/modules/", $name, "/go.sum")),
-        )),*]
-    };
-}
-const COMBINATIONS: &[(&str, &str, &str)] = combinations!(
-    "sqlite",
-    "postgres",
-    "mcp",
-    "mcp-sqlite",
-    "mcp-postgres",
-    "a2a",
-    "a2a-sqlite",
-    "a2a-postgres",
-    "mcp-a2a",
-    "mcp-a2a-sqlite",
-    "mcp-a2a-postgres",
-    "otel",
-    "otel-sqlite",
-    "otel-postgres",
-    "otel-mcp",
-    "otel-mcp-sqlite",
-    "otel-mcp-postgres",
-    "otel-a2a",
-    "otel-a2a-sqlite",
-    "otel-a2a-postgres",
-    "otel-mcp-a2a",
-    "otel-mcp-a2a-sqlite",
-    "otel-mcp-a2a-postgres",
-);
+/// Each feature's go.mod under `runtime/modules/`, in the order a
+/// project's requirements list them.
+const FEATURES: &[(&str, &str)] = &[
+    ("otel", include_str!("../runtime/modules/otel/go.mod")),
+    ("mcp", include_str!("../runtime/modules/mcp/go.mod")),
+    ("a2a", include_str!("../runtime/modules/a2a/go.mod")),
+    ("sqlite", include_str!("../runtime/modules/sqlite/go.mod")),
+    (
+        "postgres",
+        include_str!("../runtime/modules/postgres/go.mod"),
+    ),
+];
 
-/// The order of the sets in a combination's name.
-const ORDER: [&str; 5] = ["otel", "mcp", "a2a", "sqlite", "postgres"];
+/// The runtime module's go.mod and go.sum: its versions and every sum.
+const RUNTIME_GO_MOD: &str = include_str!("../runtime/go.mod");
+const RUNTIME_GO_SUM: &str = include_str!("../runtime/go.sum");
 
-/// The modules of the `sets` a project's parts ask for (parts.rs, each
-/// set named once or more); None when the standard library does.
+/// The modules of the features a project's parts ask for (parts.rs, each
+/// named once or more); None when the standard library does.
 pub fn pinned<'a>(sets: impl IntoIterator<Item = &'a str>) -> Option<Pinned> {
     let sets: Vec<&str> = sets.into_iter().collect();
-    let features: Vec<&str> = ORDER
-        .into_iter()
-        .filter(|name| sets.contains(name))
+    let features: Vec<&str> = FEATURES
+        .iter()
+        .filter(|(name, _)| sets.contains(name))
+        .map(|(_, go_mod)| *go_mod)
         .collect();
     if features.is_empty() {
         return None;
     }
-    let name = features.join("-");
-    let (_, go_mod, sums) = COMBINATIONS
+    let (_, runtime) = requirements(RUNTIME_GO_MOD);
+    let mut go = crate::project::DEFAULT_GO.to_string();
+    let mut paths = std::collections::BTreeSet::new();
+    for go_mod in features {
+        let (feature_go, requires) = requirements(go_mod);
+        if let Some(v) = feature_go.filter(|v| version(v) > version(&go)) {
+            go = v;
+        }
+        paths.extend(requires.into_iter().map(|r| path_of(&r).to_string()));
+    }
+    // The runtime's line of each module: its version, and whether the
+    // runtime imports it itself.
+    let requires = paths
         .iter()
-        .find(|(n, _, _)| *n == name)
-        .copied()
-        .unwrap_or_else(|| unreachable!("every combination of features has its modules: {name}"));
-    let (go, requires) = requirements(go_mod);
+        .filter_map(|p| runtime.iter().find(|r| path_of(r) == p).cloned())
+        .collect();
     Some(Pinned {
-        go: go.unwrap_or_else(|| crate::project::DEFAULT_GO.to_string()),
+        go,
         requires,
-        sums,
+        sums: RUNTIME_GO_SUM,
     })
 }
 
-/// The `go` line and the `require` entries of a pinned go.mod.
+fn path_of(require: &str) -> &str {
+    require.split_whitespace().next().unwrap_or_default()
+}
+
+/// A `go` line as numbers, for comparing.
+fn version(v: &str) -> Vec<u32> {
+    v.split('.')
+        .map(|n| n.parse().unwrap_or_default())
+        .collect()
+}
+
+/// The `go` line and the `require` entries of a go.mod.
 fn requirements(go_mod: &str) -> (Option<String>, Vec<String>) {
     let mut go = None;
     let mut requires = Vec::new();
@@ -108,107 +110,66 @@ fn requirements(go_mod: &str) -> (Option<String>, Vec<String>) {
 
 #[cfg(test)]
 mod tests {
-    use super::requirements;
+    use super::{path_of, pinned, requirements, version, FEATURES, RUNTIME_GO_MOD};
 
+    /// A feature's modules are the runtime's, at the runtime's versions:
+    /// else the union of two features could name two versions of one.
     #[test]
-    fn the_pinned_modules_are_read_from_their_go_mod() {
-        let go_mod = |name: &str| {
-            super::COMBINATIONS
-                .iter()
-                .find(|(n, _, _)| *n == name)
-                .map(|c| c.1)
-                .unwrap()
-        };
-        let (go, requires) = requirements(go_mod("sqlite"));
-        assert_eq!(go.as_deref(), Some("1.26.0"));
-        assert_eq!(requires[0], "modernc.org/sqlite v1.62.0");
-        assert!(requires.iter().skip(1).all(|r| r.ends_with("// indirect")));
-        let (go, requires) = requirements(go_mod("postgres"));
-        assert_eq!(go.as_deref(), Some("1.25.0"));
-        assert_eq!(requires[0], "github.com/jackc/pgx/v5 v5.12.0");
-        let (go, requires) = requirements(go_mod("mcp-sqlite"));
-        assert_eq!(go.as_deref(), Some("1.26.0"));
-        for direct in [
-            "github.com/modelcontextprotocol/go-sdk v1.8.0",
-            "modernc.org/sqlite v1.62.0",
-        ] {
-            assert!(
-                requires.iter().any(|r| r == direct),
-                "{direct}: {requires:?}"
-            );
-        }
-    }
-
-    /// The runtime's own module (runtime/go.mod, where its tests run)
-    /// requires every module a project may require directly, at the
-    /// project's version.
-    #[test]
-    fn the_runtime_module_requires_the_pinned_versions() {
-        let (go, runtime) = requirements(include_str!("../runtime/go.mod"));
+    fn every_feature_takes_the_runtimes_versions() {
+        let (runtime_go, runtime) = requirements(RUNTIME_GO_MOD);
         assert!(
-            include_str!("../runtime/go.mod")
-                .starts_with(&format!("module {}\n", crate::project::RUNTIME_MODULE)),
+            RUNTIME_GO_MOD.starts_with(&format!("module {}\n", crate::project::RUNTIME_MODULE)),
             "runtime/go.mod names another module"
         );
-        for (name, go_mod, _) in super::COMBINATIONS {
-            let (combo_go, requires) = requirements(go_mod);
-            let version = |v: &Option<String>| -> Vec<u32> {
-                v.iter()
-                    .flat_map(|v| v.split('.'))
-                    .map(|n| n.parse().unwrap_or_default())
-                    .collect()
-            };
+        for (name, go_mod) in FEATURES {
+            let (go, requires) = requirements(go_mod);
+            assert!(!requires.is_empty(), "{name}: no modules");
             assert!(
-                version(&combo_go) <= version(&go),
-                "{name}: go {combo_go:?}, the runtime's {go:?}"
+                version(go.as_deref().unwrap_or_default())
+                    <= version(runtime_go.as_deref().unwrap_or_default()),
+                "{name}: go {go:?}, the runtime's {runtime_go:?}"
             );
-            for direct in requires.iter().filter(|r| !r.ends_with("// indirect")) {
+            for r in &requires {
                 assert!(
-                    runtime.contains(direct),
-                    "{name}: runtime/go.mod does not require {direct} (run runtime/modules/tidy.sh)"
+                    runtime.iter().any(|line| line
+                        .split_whitespace()
+                        .take(2)
+                        .eq(r.split_whitespace().take(2))),
+                    "{name}: runtime/go.mod does not require {r} (run runtime/modules/tidy.sh)"
                 );
             }
         }
     }
 
     #[test]
-    fn every_combination_of_features_has_its_modules() {
-        for otel in [false, true] {
-            for mcp in [false, true] {
-                for a2a in [false, true] {
-                    for driver in [None, Some("sqlite"), Some("postgres")] {
-                        let name: Vec<&str> = [
-                            otel.then_some("otel"),
-                            mcp.then_some("mcp"),
-                            a2a.then_some("a2a"),
-                            driver,
-                        ]
-                        .into_iter()
-                        .flatten()
-                        .collect();
-                        if name.is_empty() {
-                            continue;
-                        }
-                        let name = name.join("-");
-                        let found = super::COMBINATIONS.iter().find(|c| c.0 == name);
-                        let (_, go_mod, _) =
-                            found.unwrap_or_else(|| panic!("no modules for {name}"));
-                        let (_, requires) = requirements(go_mod);
-                        let has = |m: &str| {
-                            requires
-                                .iter()
-                                .any(|r| r.starts_with(m) && !r.ends_with("// indirect"))
-                        };
-                        assert_eq!(has("github.com/a2aproject/a2a-go/v2 "), a2a, "{name}");
-                        assert_eq!(
-                            has("github.com/modelcontextprotocol/go-sdk "),
-                            mcp,
-                            "{name}"
-                        );
-                        assert_eq!(has("go.opentelemetry.io/otel "), otel, "{name}");
-                    }
-                }
-            }
+    fn a_project_requires_the_union_of_its_features() {
+        assert!(pinned([]).is_none());
+        let sqlite = pinned(["sqlite"]).unwrap();
+        assert!(sqlite
+            .requires
+            .iter()
+            .any(|r| r == "modernc.org/sqlite v1.62.0"));
+        assert!(!sqlite
+            .requires
+            .iter()
+            .any(|r| path_of(r) == "github.com/jackc/pgx/v5"));
+        let both = pinned(["mcp", "sqlite", "mcp"]).unwrap();
+        for module in [
+            "github.com/modelcontextprotocol/go-sdk",
+            "modernc.org/sqlite",
+        ] {
+            assert!(
+                both.requires.iter().any(|r| path_of(r) == module),
+                "{module}: {:?}",
+                both.requires
+            );
         }
+        // Each module once, in path order.
+        let paths: Vec<&str> = both.requires.iter().map(|r| path_of(r)).collect();
+        let mut sorted = paths.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(paths, sorted);
+        assert!(!both.sums.is_empty());
     }
 }

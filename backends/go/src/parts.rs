@@ -12,8 +12,9 @@ use svc_backend_sdk::{ALL_ROUTER_FEATURES, CORE_CAPABILITIES, OPENAI_PROVIDER};
 /// What a row brings to a project.
 pub enum GoPart {
     File(RuntimeFile),
-    /// Third-party modules, by the name of their set in `runtime/modules/`
-    /// (`otel`, `mcp`, `a2a`, `sqlite`, `postgres`; modules.rs).
+    /// Third-party modules, by the feature whose go.mod in
+    /// `runtime/modules/` lists them (`otel`, `mcp`, `a2a`, `sqlite`,
+    /// `postgres`; modules.rs).
     Modules(&'static str),
 }
 
