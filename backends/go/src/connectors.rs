@@ -16,20 +16,20 @@ pub fn delegates(upstream: bool) -> File {
         .line("// (\"Runtime helpers\"); each delegates to the runtime's own.")
         .blank();
     let fill = rt(&mut w, "FillFields");
-    w.line("// fillFields fills {{field}} placeholders as templates do.");
-    w.block(
-        "func fillFields(template string, state State) string {",
-        "}",
-        |w| {
-            w.line(format!("return {fill}(template, state)"));
-        },
+    delegate(
+        &mut w,
+        "fillFields fills {{field}} placeholders as templates do.",
+        "fillFields(template string, state State) string",
+        format!("{fill}(template, state)"),
     );
     w.blank();
     let text = rt(&mut w, "Text");
-    w.line("// text renders a state value as templates do.");
-    w.block("func text(v any) string {", "}", |w| {
-        w.line(format!("return {text}(v)"));
-    });
+    delegate(
+        &mut w,
+        "text renders a state value as templates do.",
+        "text(v any) string",
+        format!("{text}(v)"),
+    );
     w.blank();
     let error = rt(&mut w, "Error");
     w.line("// Error is the runtime's contract error: its code, message and details.")
@@ -53,46 +53,48 @@ pub fn delegates(upstream: bool) -> File {
     });
     w.blank();
     let upstream_error = rt(&mut w, "UpstreamError");
-    w.line("// upstreamError is the node's upstream_error for reason.");
-    w.block(
-        "func upstreamError(node, reason, message string) *Error {",
-        "}",
-        |w| {
-            w.line(format!("return {upstream_error}(node, reason, message)"));
-        },
+    delegate(
+        &mut w,
+        "upstreamError is the node's upstream_error for reason.",
+        "upstreamError(node, reason, message string) *Error",
+        format!("{upstream_error}(node, reason, message)"),
     );
     if upstream {
         let max = rt(&mut w, "MaxUpstreamBytes");
         w.blank()
             .line("// MaxUpstreamBytes is the most of a reply the client reads.")
-            .line(format!("const MaxUpstreamBytes = {max}"));
+            .line(format!("const MaxUpstreamBytes = {max}"))
+            .blank();
         let resolve = rt(&mut w, "ResolveURL");
-        w.blank()
-            .line("// resolveURL is raw with env:NAME read and {{field}} filled.");
-        w.block(
-            "func resolveURL(node, service, raw string, state State) (string, error) {",
-            "}",
-            |w| {
-                w.line(format!("return {resolve}(node, service, raw, state)"));
-            },
+        delegate(
+            &mut w,
+            "resolveURL is raw with env:NAME read and {{field}} filled.",
+            "resolveURL(node, service, raw string, state State) (string, error)",
+            format!("{resolve}(node, service, raw, state)"),
         );
         w.blank();
         let call = rt(&mut w, "UpstreamCall");
         let context = w.name("context", "Context");
         w.line("// upstreamCall is one call of the HTTP client of HTTP tools and models.")
             .line(format!("type upstreamCall {call}"))
-            .blank()
-            .line("// post sends the call; every failure is an upstream_error.");
-        w.block(
-            format!("func (c upstreamCall) post(ctx {context}) (any, error) {{"),
-            "}",
-            |w| {
-                w.line(format!("return {call}(c).Post(ctx)"));
-            },
+            .blank();
+        delegate(
+            &mut w,
+            "post sends the call; every failure is an upstream_error.",
+            &format!("(c upstreamCall) post(ctx {context}) (any, error)"),
+            format!("{call}(c).Post(ctx)"),
         );
     }
     File::text(
         "internal/graph/connectors.go",
         w.finish_file("package graph\n\n"),
     )
+}
+
+/// `func <signature>` returning `call`, under its doc comment.
+fn delegate(w: &mut CodeWriter, comment: &str, signature: &str, call: String) {
+    w.line(format!("// {comment}"));
+    w.block(format!("func {signature} {{"), "}", |w| {
+        w.line(format!("return {call}"));
+    });
 }

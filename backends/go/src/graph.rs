@@ -53,12 +53,7 @@ pub fn condition(w: &mut CodeWriter, c: &Condition) -> String {
     };
     let cond = rt(w, name);
     match c.op {
-        Op::Eq => format!("{cond}({v}, {value})"),
-        Op::Ne => format!("{cond}({v}, {value})"),
-        Op::Gt => format!("{cond}({v}, {value})"),
-        Op::Ge => format!("{cond}({v}, {value})"),
-        Op::Lt => format!("{cond}({v}, {value})"),
-        Op::Le => format!("{cond}({v}, {value})"),
+        Op::Eq | Op::Ne | Op::Gt | Op::Ge | Op::Lt | Op::Le => format!("{cond}({v}, {value})"),
         Op::In => match &c.value {
             Some(serde_json::Value::Array(items)) => format!(
                 "{cond}({v}, []any{{{}}})",
@@ -66,8 +61,7 @@ pub fn condition(w: &mut CodeWriter, c: &Condition) -> String {
             ),
             _ => format!("{cond}({v}, nil)"),
         },
-        Op::Exists => format!("{cond}({v})"),
-        Op::Truthy => format!("{cond}({v})"),
+        Op::Exists | Op::Truthy => format!("{cond}({v})"),
     }
 }
 

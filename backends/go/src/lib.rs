@@ -32,7 +32,6 @@ mod parts;
 mod project;
 mod readme;
 mod tests;
-mod threads;
 
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::{

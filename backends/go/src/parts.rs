@@ -72,22 +72,35 @@ pub const TABLE: &[Part<GoPart>] = &[
         when: &[],
         parts: &[],
     },
-    // Threads and interrupts: threads.rs writes the store the checkpointer
-    // names; a database's driver is a module.
+    // Threads and interrupts. The memory store is there for every
+    // checkpointer: the project's tests keep their threads in it (tests.rs).
     Part {
         serves: &[NodeKind("hitl"), Feature("checkpointer.memory")],
-        when: &[],
-        parts: &[],
+        when: &[&[Threads]],
+        parts: &[
+            file!("server/server_threads.go"),
+            file!("graph/threads.go"),
+            file!("graph/threads_memory.go"),
+        ],
     },
+    // A database store: its driver, a module, over the shared SQL store.
     Part {
         serves: &[Feature("checkpointer.sqlite")],
         when: &[&[SqliteCheckpointer]],
-        parts: &[Modules("sqlite")],
+        parts: &[
+            Modules("sqlite"),
+            file!("graph/threads_sql.go"),
+            file!("graph/threads_sqlite.go"),
+        ],
     },
     Part {
         serves: &[Feature("checkpointer.postgres")],
         when: &[&[PostgresCheckpointer]],
-        parts: &[Modules("postgres")],
+        parts: &[
+            Modules("postgres"),
+            file!("graph/threads_sql.go"),
+            file!("graph/threads_postgres.go"),
+        ],
     },
     // The model client, which agents and embeddings call too.
     Part {
@@ -223,18 +236,12 @@ mod tests {
 
     use super::{GoPart, TABLE};
 
-    /// Runtime files that project.rs and threads.rs copy themselves (filled,
-    /// or picked by the checkpointer's kind), and the repository's own.
+    /// Runtime files that project.rs copies itself (filled), and the
+    /// repository's own.
     /// Tests (`*_test.go`) run in the repository only; project.rs copies
     /// cases_test.go, which runs a project's own test cases.
     const ELSEWHERE: &[&str] = &[
         "project/main.go",
-        "server/server_threads.go",
-        "graph/threads.go",
-        "graph/threads_memory.go",
-        "graph/threads_sql.go",
-        "graph/threads_sqlite.go",
-        "graph/threads_postgres.go",
         // The repository's: stand-ins, its test database, its cases.
         "graph/svcstub.go",
         "server/svcstub.go",

@@ -90,7 +90,6 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             files.push(File::text(file.path, file.text));
         }
     }
-    files.extend(crate::threads::emit(doc));
     if uses.contains(&Use::McpClient) {
         files.push(crate::mcp::servers_file(doc));
     }
@@ -164,11 +163,7 @@ fn mcp_expose(doc: &Document) -> File {
     });
     File::text(
         "internal/graph/mcp_expose.go",
-        w.finish_file(
-            "package graph
-
-",
-        ),
+        w.finish_file("package graph\n\n"),
     )
 }
 

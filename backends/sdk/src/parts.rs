@@ -47,6 +47,8 @@ pub enum Use {
     Tracing,
     /// A connector asked for the runtime's HTTP client (`svc-runtime:upstream`).
     ConnectorUpstream,
+    /// A `settings.checkpointer` other than `none`: runs live on threads.
+    Threads,
     /// `settings.checkpointer.type: sqlite`.
     SqliteCheckpointer,
     /// `settings.checkpointer.type: postgres`.
@@ -91,6 +93,7 @@ pub fn uses<'a>(doc: &Document, helpers: impl IntoIterator<Item = &'a str>) -> B
         (Use::A2aPublish, s.a2a.enabled),
         (Use::Streaming, s.streaming),
         (Use::Tracing, s.tracing.enabled),
+        (Use::Threads, s.checkpointer.kind != CheckpointerKind::None),
         (
             Use::SqliteCheckpointer,
             s.checkpointer.kind == CheckpointerKind::Sqlite,

@@ -134,18 +134,15 @@ fn go_builds_and_tests(files: &[ProjectFile]) {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    for f in files {
-        let path = dir.path().join(&f.path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(&path, &f.contents).expect("write");
-    }
+    let project = dir.path().join("project");
+    svc_compile::write::write_project(&project, files, false).expect("write the project");
     let limit = Duration::from_secs(300);
-    match run_shell(dir.path(), "gofmt -l .", &[], limit) {
+    match run_shell(&project, "gofmt -l .", &[], limit) {
         Ok(out) => assert!(out.trim().is_empty(), "gofmt would change:\n{out}"),
         Err(e) => panic!("the 0.1 webhook pack's go project: {e}"),
     }
     for step in ["go vet ./...", "go test ./..."] {
-        if let Err(e) = run_shell(dir.path(), step, &[], limit) {
+        if let Err(e) = run_shell(&project, step, &[], limit) {
             panic!("the 0.1 webhook pack's go project: {e}");
         }
     }
