@@ -9,7 +9,8 @@
 #    (started without activating the environment);
 # 2. `cargo install --path host/cli`: `svc` and `svc-java` compile from any
 #    directory.
-# Both build in the dev profile into the workspace's target dir, which the
+# Both build in the dev profile into the workspace's target dir (or
+# CARGO_TARGET_DIR's, as .ci/run sets), which the
 # test command has just filled, so they add a link and a package, not a
 # build. Needs maturin (tests/requirements.txt) and the active .venv.
 set -euo pipefail

@@ -119,7 +119,7 @@ phase "cargo test"
 cargo test --workspace --quiet
 # The designer in a real browser, against the svc binary the tests built.
 phase "designer browser test"
-SVC_BIN="$PWD/target/debug/svc" node --test designer/tests/
+SVC_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/svc" node --test designer/tests/
 # The projects the tests built and ran (tests/src/service.rs's cache and the
 # designer's runs, a java-svc one 80 MB with its jar and AOT cache) are not
 # needed past this point: free their space before the install check links

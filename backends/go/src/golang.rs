@@ -15,6 +15,16 @@ pub const RUNTIME_SERVER: &str = "svc.dev/runtime/server";
 /// The runtime's stand-ins for a project's own tests.
 pub const RUNTIME_SVCTEST: &str = "svc.dev/runtime/svctest";
 
+/// The runtime's "sqlite" and "postgres" checkpointers, packages of their
+/// own so that only a project that keeps its threads there links a
+/// database driver.
+pub const RUNTIME_SQLITE: &str = "svc.dev/runtime/sqlite";
+pub const RUNTIME_POSTGRES: &str = "svc.dev/runtime/postgres";
+
+/// The runtime's OpenTelemetry, imported for effect by a traced graph's
+/// project (settings.tracing.enabled).
+pub const RUNTIME_OTEL: &str = "svc.dev/runtime/otel";
+
 /// `name` of the runtime's graph package, as generated code calls it:
 /// `svc.Name`, the package imported as `svc` (the generated package is
 /// `graph` too).

@@ -7,7 +7,7 @@ use svc_backend_sdk::ir::{
 };
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::golang::{literal, quote, rt};
+use crate::golang::{literal, quote, rt, RUNTIME_POSTGRES, RUNTIME_SQLITE};
 use crate::nodes::{func_name, place, Place};
 use svc_backend_sdk::ir::RouterNode;
 use svc_backend_sdk::subgraphs::GraphScope;
@@ -244,7 +244,7 @@ pub fn child_go(doc: &Document, scope: &GraphScope, traced: bool) -> String {
 }
 
 /// `nodeKind`, the kind of every graph's node by registered name: the name
-/// of the nodes' spans (telemetry.go). A switch rather than a map literal:
+/// of the nodes' spans (the runtime's otel package). A switch rather than a map literal:
 /// gofmt aligns nothing in it.
 fn node_kinds(w: &mut CodeWriter, doc: &Document) {
     let mut by_kind: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
@@ -298,7 +298,8 @@ fn start_node(doc: &Document) -> &str {
 
 /// `openThreads`, the store of the graph's threads (registered with
 /// `RegisterThreads`), for a graph with a checkpointer (runtime
-/// threads*.go); nothing otherwise.
+/// graph/threads*.go, and a database's own package, sqlite/ or
+/// postgres/); nothing otherwise.
 fn open_threads(w: &mut CodeWriter, doc: &Document) {
     let c = &doc.logical.settings.checkpointer;
     let (what, call) = match (c.kind, c.env()) {
@@ -315,7 +316,7 @@ fn open_threads(w: &mut CodeWriter, doc: &Document) {
             format!("sqlite, the file {var} names"),
             format!(
                 "return {}(ctx, {}, {}, {}{{Log: log}})",
-                rt(w, "OpenSQLite"),
+                w.name(RUNTIME_SQLITE, "Open"),
                 quote(&doc.id),
                 quote(var),
                 rt(w, "ThreadOptions")
@@ -325,7 +326,7 @@ fn open_threads(w: &mut CodeWriter, doc: &Document) {
             format!("postgres, the database {var} names"),
             format!(
                 "return {}(ctx, {}, {}, {}{{Log: log}})",
-                rt(w, "OpenPostgres"),
+                w.name(RUNTIME_POSTGRES, "Open"),
                 quote(&doc.id),
                 quote(var),
                 rt(w, "ThreadOptions")

@@ -83,14 +83,15 @@ pub const TABLE: &[Part<GoPart>] = &[
             file!("graph/threads_memory.go"),
         ],
     },
-    // A database store: its driver, a module, over the shared SQL store.
+    // A database store: its package (with its driver, a module) over the
+    // shared SQL store.
     Part {
         serves: &[Feature("checkpointer.sqlite")],
         when: &[&[SqliteCheckpointer]],
         parts: &[
             Modules("sqlite"),
             file!("graph/threads_sql.go"),
-            file!("graph/threads_sqlite.go"),
+            file!("sqlite/sqlite.go"),
         ],
     },
     Part {
@@ -99,7 +100,7 @@ pub const TABLE: &[Part<GoPart>] = &[
         parts: &[
             Modules("postgres"),
             file!("graph/threads_sql.go"),
-            file!("graph/threads_postgres.go"),
+            file!("postgres/postgres.go"),
         ],
     },
     // The model client, which agents and embeddings call too.
@@ -226,7 +227,7 @@ pub const TABLE: &[Part<GoPart>] = &[
     Part {
         serves: &[Feature("tracing")],
         when: &[&[Tracing]],
-        parts: &[Modules("otel"), file!("graph/telemetry.go")],
+        parts: &[Modules("otel"), file!("otel/telemetry.go")],
     },
 ];
 

@@ -10,7 +10,7 @@ use svc_backend_sdk::subgraphs::all_graphs;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
-use crate::golang::{file_stem, quote, RUNTIME_SERVER};
+use crate::golang::{file_stem, quote, RUNTIME_OTEL, RUNTIME_SERVER};
 use crate::parts::GoPart;
 use crate::{graph, nodes, readme, tests};
 
@@ -203,6 +203,10 @@ fn config_go(doc: &Document) -> String {
     let mut w = CodeWriter::go();
     // The graph registers itself with the runtime as its package loads.
     w.import_for_effects(&format!("{}/internal/graph", doc.id));
+    if s.tracing.enabled {
+        // OpenTelemetry registers itself too: only a traced graph links it.
+        w.import_for_effects(RUNTIME_OTEL);
+    }
     w.line("// Settings compiled from the graph document; change the document and recompile.")
         .line("// SVC_HOST and SVC_PORT override the address at run time; the graph itself")
         .line("// is internal/graph, which registers with the runtime as it loads.")

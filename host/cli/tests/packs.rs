@@ -26,6 +26,14 @@ fn workspace() -> PathBuf {
     svc_tests::workspace()
 }
 
+/// Where connector crates build: `packs` in the workspace's target
+/// directory (CARGO_TARGET_DIR's when set, as .ci/run does, so its cache
+/// outlives a clone).
+fn packs_target() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into());
+    workspace().join(target).join("packs")
+}
+
 /// The `svc` binary with a private plugin directory and component cache,
 /// and connector crates built in one shared target directory.
 fn svc(args: &[&str]) -> Output {
@@ -39,7 +47,7 @@ fn svc(args: &[&str]) -> Output {
         .args(args)
         .env("SVC_PLUGIN_DIR", plugins)
         .env("SVC_CACHE_DIR", svc_tests::service::cache_dir())
-        .env("CARGO_TARGET_DIR", workspace().join("target").join("packs"))
+        .env("CARGO_TARGET_DIR", packs_target())
         .output()
         .unwrap()
 }
@@ -141,7 +149,7 @@ fn plugin_new_then_pack_works_packs_identically_and_runs_on_every_platform() {
     let demo = demo();
     let _guard = heavy();
     // The scaffold's own tests pass as generated.
-    let target = workspace().join("target").join("packs");
+    let target = packs_target();
     let test = format!(
         "CARGO_TARGET_DIR={} cargo test -q --manifest-path connector/Cargo.toml",
         target.display()

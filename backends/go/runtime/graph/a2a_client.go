@@ -78,7 +78,7 @@ func (a2aTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	if tracing != nil {
-		tracing.inject(req.Context(), req.Header)
+		tracing.Inject(req.Context(), req.Header)
 	}
 	base := upstreamClient.Transport
 	if base == nil {

@@ -126,9 +126,9 @@ func dispatchAgent(ctx context.Context, node, name, task string, callerRoles []s
 		return "", agentError(name, "forbidden", fmt.Sprintf(`agent "%s" runs only for the roles %s; the caller holds %s`,
 			name, strings.Join(a.Roles, ", "), holds))
 	}
-	op := spanAgent
+	op := SpanAgent
 	if a.Kind == "remote" || a.Kind == "a2a" {
-		op = spanRemoteAgent
+		op = SpanRemoteAgent
 	}
 	ctx, end := startSpan(ctx, op, name)
 	defer func() { end(err) }()
@@ -428,7 +428,7 @@ func callAgentTool(ctx context.Context, node, agent string, tools []string, call
 	if !ok || tool.Call == nil {
 		return nil, "", nodeError(node, fmt.Sprintf("node %q failed: no tool is registered as %q", node, name))
 	}
-	spanCtx, end := startSpan(muted(ctx), spanTool, name)
+	spanCtx, end := startSpan(muted(ctx), SpanTool, name)
 	result, err := runTool(spanCtx, tool, args)
 	end(err)
 	if err != nil {

@@ -40,8 +40,13 @@ func Register(c Compiled) {
 	fieldKeys = jsonKeys(c.Fields)
 }
 
-// nodeKind is the kind of the node registered as node.
-func (c *Compiled) nodeKind(node string) string {
+// Registered is the graph this program runs (Register), for package otel
+// to read; it is not to be changed through.
+func Registered() *Compiled { return &compiled }
+
+// KindOf is the kind of the node registered as node ("node" without
+// NodeKind).
+func (c *Compiled) KindOf(node string) string {
 	if c.NodeKind == nil {
 		return "node"
 	}

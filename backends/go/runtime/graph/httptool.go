@@ -17,7 +17,7 @@ type HTTPTool struct {
 
 // CallHTTPTool is a tool node's call, in a span of its own.
 func CallHTTPTool(ctx context.Context, node string, tool HTTPTool, input map[string]any) (out any, err error) {
-	ctx, end := startSpan(ctx, spanTool, tool.ID)
+	ctx, end := startSpan(ctx, SpanTool, tool.ID)
 	defer func() { end(err) }()
 	return PostHTTPTool(ctx, node, tool, input)
 }

@@ -100,11 +100,11 @@ func chatMessage(ctx context.Context, node string, m Model, messages []any, tool
 // modelCall is one chat-completions call, not streamed, in its chat span.
 func modelCall(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any) (reply any, err error) {
 	model, _ := body["model"].(string)
-	ctx, end := startSpan(ctx, spanChat, model)
+	ctx, end := startSpan(ctx, SpanChat, model)
 	defer func() { end(err) }()
 	reply, err = postJSON(ctx, node, endpoint, headers, 0, body)
 	if err == nil && tracing != nil {
-		tracing.reply(ctx, model, body["messages"], reply)
+		tracing.Reply(ctx, model, body["messages"], reply)
 	}
 	return reply, err
 }

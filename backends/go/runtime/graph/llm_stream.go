@@ -49,7 +49,7 @@ func chatStream(ctx context.Context, node, endpoint string, headers map[string]s
 // what it keeps allows.
 func streamChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) (err error) {
 	model, _ := body["model"].(string)
-	ctx, end := startSpan(ctx, spanChat, model)
+	ctx, end := startSpan(ctx, SpanChat, model)
 	defer func() { end(err) }()
 	return readChunks(ctx, node, endpoint, headers, body, each)
 }

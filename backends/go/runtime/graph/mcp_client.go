@@ -138,7 +138,7 @@ func mcpError(node string, tool MCPTool, reason, message string) *Error {
 // execute_tool span of its own, which the request's _meta names as the
 // parent (an agent's calls get theirs from callAgentTool).
 func RunMCPTool(ctx context.Context, node, id string, tool MCPTool, args map[string]any) (out MCPResult, err error) {
-	ctx, end := startSpan(ctx, spanTool, id)
+	ctx, end := startSpan(ctx, SpanTool, id)
 	defer func() { end(err) }()
 	return CallMCPTool(ctx, node, tool, args)
 }
@@ -517,7 +517,7 @@ func traceMeta(ctx context.Context) mcp.Meta {
 		return nil
 	}
 	h := http.Header{}
-	tracing.inject(ctx, h)
+	tracing.Inject(ctx, h)
 	meta := mcp.Meta{}
 	for _, key := range []string{"traceparent", "tracestate"} {
 		if v := h.Get(key); v != "" {

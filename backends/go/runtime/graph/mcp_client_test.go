@@ -529,17 +529,17 @@ func TestMCPStartUpNamesMissingToolsAndUnreachableServers(t *testing.T) {
 	}
 }
 
-// fixedTrace stands for the OpenTelemetry tracer (telemetry.go, in traced
+// fixedTrace stands for the OpenTelemetry tracer (package otel, in traced
 // projects only): it injects one traceparent.
 type fixedTrace struct{}
 
 const fixedTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
-func (fixedTrace) start(ctx context.Context, _ spanOp, _ string) (context.Context, func(error)) {
+func (fixedTrace) Start(ctx context.Context, _ SpanOp, _ string) (context.Context, func(error)) {
 	return ctx, endNothing
 }
-func (fixedTrace) reply(context.Context, string, any, any) {}
-func (fixedTrace) inject(_ context.Context, h http.Header) { h.Set("traceparent", fixedTraceparent) }
+func (fixedTrace) Reply(context.Context, string, any, any) {}
+func (fixedTrace) Inject(_ context.Context, h http.Header) { h.Set("traceparent", fixedTraceparent) }
 
 func TestMCPCallsCarryTheTraceInMeta(t *testing.T) {
 	useMCP(t, []MCPServer{mcpStdioServer(t, "local")}, nil)

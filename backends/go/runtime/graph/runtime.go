@@ -56,7 +56,7 @@ func runState(ctx context.Context, st State, observe Observer) (State, error) {
 // (threads.go). A run that pauses returns an *Interrupt; st then holds the
 // state at the pause.
 func runFrom(ctx context.Context, st State, from string, observe Observer) (out State, err error) {
-	ctx, end := startSpan(ctx, spanWorkflow, "")
+	ctx, end := startSpan(ctx, SpanWorkflow, "")
 	defer func() { end(spanError(ctx, err)) }()
 	rc := newRunContext(ctx, time.Now().Add(compiled.RequestTimeout))
 	rc.observe = observe
@@ -110,8 +110,8 @@ func Start(ctx context.Context, logger *slog.Logger) (func(), error) {
 		return nil, err
 	}
 	stopTelemetry := func() {}
-	if startTelemetry != nil {
-		stop, err := startTelemetry(ctx)
+	if telemetry.Start != nil {
+		stop, err := telemetry.Start(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -129,57 +129,84 @@ func Start(ctx context.Context, logger *slog.Logger) (func(), error) {
 	return func() { closeMCP(); stopTelemetry() }, nil
 }
 
-// startTelemetry starts exporting traces and metrics and returns what
-// flushes and stops them (telemetry.go sets it, with settings.tracing.enabled);
-// nil otherwise.
-var startTelemetry func(ctx context.Context) (func(), error)
+// Telemetry is what package svc.dev/runtime/otel registers from its init
+// (RegisterTelemetry) when a traced graph's project imports it
+// (settings.tracing.enabled): a program that does not import it links no
+// OpenTelemetry, and then nothing is traced and a span costs one
+// comparison.
+type Telemetry struct {
+	// Start starts exporting traces and metrics (from Start, before the
+	// service listens) and returns what flushes and stops them. It sets the
+	// Tracer runs record with (SetTracer), unless the standard variables
+	// turn telemetry off (OTEL_SDK_DISABLED=true); stop unsets it.
+	Start func(ctx context.Context) (stop func(), err error)
+	// Handler is h with the server span of each request and its duration
+	// (Traced).
+	Handler func(h http.Handler) http.Handler
+}
+
+// telemetry is the registered Telemetry; zero when none is.
+var telemetry Telemetry
+
+// RegisterTelemetry makes t the program's telemetry: package otel calls it
+// once, from init.
+func RegisterTelemetry(t Telemetry) { telemetry = t }
 
 // tracing records the spans and metrics of docs/telemetry.md (the svc
 // repository's) while telemetry runs; nil when the graph is not traced, and
 // then a span costs one comparison.
-var tracing tracer
+var tracing Tracer
 
-type tracer interface {
-	// start begins the span op (one of the span* constants) named after
-	// name, as the child of ctx's; end receives the error it ended with.
-	start(ctx context.Context, op spanOp, name string) (ctx2 context.Context, end func(err error))
-	// reply records a model reply's token counts on ctx's chat span and,
+// SetTracer makes t the Tracer of runs (Telemetry.Start; tests); an untyped
+// nil stops tracing. It is set before the service serves, not while runs
+// read it.
+func SetTracer(t Tracer) { tracing = t }
+
+// ActiveTracer is the Tracer of runs, nil when nothing is traced.
+func ActiveTracer() Tracer { return tracing }
+
+// A Tracer records the spans and metrics of runs (package otel's).
+type Tracer interface {
+	// Start begins the span op named after name, as the child of ctx's;
+	// end receives the error it ended with.
+	Start(ctx context.Context, op SpanOp, name string) (ctx2 context.Context, end func(err error))
+	// Reply records a model reply's token counts on ctx's chat span and,
 	// with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, the
 	// prompt (messages) and the reply's message.
-	reply(ctx context.Context, model string, messages, reply any)
-	// inject adds ctx's traceparent to an outbound call's headers.
-	inject(ctx context.Context, h http.Header)
+	Reply(ctx context.Context, model string, messages, reply any)
+	// Inject adds ctx's traceparent to an outbound call's headers.
+	Inject(ctx context.Context, h http.Header)
 }
 
-type spanOp int
+// A SpanOp is what a span stands for; its name is the graph's id (a run),
+// a node's, a model's, a tool's or an agent's.
+type SpanOp int
 
 const (
-	spanWorkflow spanOp = iota
-	spanNode
-	spanChat
-	spanTool
-	spanAgent
-	spanRemoteAgent
+	SpanWorkflow    SpanOp = iota // a run of the graph
+	SpanNode                      // a node's step (settings.tracing.trace_nodes)
+	SpanChat                      // a model call
+	SpanTool                      // a tool call (HTTP, MCP, an agent's)
+	SpanAgent                     // an agent's run, in this process
+	SpanRemoteAgent               // a remote (A2A) agent's call
 )
 
 // Traced is h with the server span of each request and its duration when
-// the graph is traced (telemetry.go) and telemetry runs (Start turned it on:
-// not with OTEL_SDK_DISABLED=true); h itself otherwise.
+// the graph is traced (package otel) and telemetry runs (Start turned it
+// on: not with OTEL_SDK_DISABLED=true); h itself otherwise.
 func Traced(h http.Handler) http.Handler {
-	if traceHTTP == nil || tracing == nil {
+	if telemetry.Handler == nil || tracing == nil {
 		return h
 	}
-	return traceHTTP(h)
+	return telemetry.Handler(h)
 }
 
-var traceHTTP func(http.Handler) http.Handler
-
-// startSpan is tracing.start, or nothing when the graph is not traced.
-func startSpan(ctx context.Context, op spanOp, name string) (context.Context, func(error)) {
+// startSpan is tracing.Start, or nothing when the graph is not traced.
+func startSpan(ctx context.Context, op SpanOp, name string) (context.Context, func(error)) {
 	if tracing == nil {
 		return ctx, endNothing
 	}
-	return tracing.start(ctx, op, name)
+	return tracing.Start(ctx, op, name)
 }
 
 func endNothing(error) {}
@@ -198,7 +225,7 @@ func spanError(ctx context.Context, err error) error {
 // TraceRouter records a router's span: a router only picks the next node.
 func TraceRouter(ctx context.Context, node string) {
 	if tracing != nil {
-		_, end := tracing.start(ctx, spanNode, node)
+		_, end := tracing.Start(ctx, SpanNode, node)
 		end(nil)
 	}
 }
@@ -260,7 +287,7 @@ func Step(ctx context.Context, st State, node string, fn NodeFunc, native bool) 
 func (sc *Schema) Step(ctx context.Context, st State, node string, fn NodeFunc, native bool) (err error) {
 	if tracing != nil {
 		var end func(error)
-		ctx, end = tracing.start(ctx, spanNode, node)
+		ctx, end = tracing.Start(ctx, SpanNode, node)
 		defer func() { end(spanError(ctx, err)) }() // after the recovery below: it sees a panic's error
 	}
 	defer func() {

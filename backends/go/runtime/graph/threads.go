@@ -61,7 +61,7 @@ const (
 )
 
 // Threads keeps the threads of a graph with a checkpointer: the stores of
-// NewMemoryThreads, OpenSQLite and OpenPostgres. Its methods are safe for
+// NewMemoryThreads, sqlite.Open and postgres.Open (OpenSQL). Its methods are safe for
 // concurrent use, and a database store's across processes. A store that
 // cannot reach its database answers 503 checkpointer_unavailable.
 type Threads interface {

@@ -13,26 +13,26 @@ import (
 // (registerDatabase).
 
 func init() {
-	registerDatabase("postgres", database{open: OpenPostgres, driver: "pgx", setup: func(t *testing.T) {
+	registerDatabase("postgres", database{open: openPostgres, driver: "pgx", setup: func(t *testing.T) {
 		t.Setenv("SVC_TEST_CHECKPOINT", pgtest.Start(t).URL)
 	}})
 }
 
 func TestOpeningPostgresNamesTheVariable(t *testing.T) {
 	t.Setenv("SVC_TEST_CHECKPOINT", "")
-	if _, err := OpenPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{}); err == nil ||
+	if _, err := openPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{}); err == nil ||
 		!strings.Contains(err.Error(), "SVC_TEST_CHECKPOINT is not set") || !strings.Contains(err.Error(), "urlEnv") {
 		t.Fatalf("unset: %v", err)
 	}
 	// Nothing listens on port 1; the password never shows.
 	t.Setenv("SVC_TEST_CHECKPOINT", "postgres://svc:s3cret-pw@127.0.0.1:1/none")
-	_, err := OpenPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{})
+	_, err := openPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{})
 	if err == nil || !strings.HasPrefix(err.Error(), "SVC_TEST_CHECKPOINT: the PostgreSQL database cannot be reached") ||
 		strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("nothing there: %v", err)
 	}
 	t.Setenv("SVC_TEST_CHECKPOINT", "postgres://svc:s3cret-pw@[::1/none")
-	if _, err := OpenPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{}); err == nil ||
+	if _, err := openPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{}); err == nil ||
 		!strings.HasPrefix(err.Error(), "SVC_TEST_CHECKPOINT: not a PostgreSQL connection URL") ||
 		strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("not a URL: %v", err)
@@ -44,7 +44,7 @@ func TestOpeningPostgresNamesTheVariable(t *testing.T) {
 func TestAPostgresThatGoesAwayIs503UntilItIsBack(t *testing.T) {
 	pg := pgtest.Start(t)
 	t.Setenv("SVC_TEST_CHECKPOINT", pg.URL)
-	s, err := OpenPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{CleanupEvery: -1})
+	s, err := openPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{CleanupEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestAPostgresThatGoesAwayDuringARunKeepsTheThread(t *testing.T) {
 	pg := pgtest.Start(t)
 	t.Setenv("SVC_TEST_CHECKPOINT", pg.URL)
 	c := newClock()
-	s, err := OpenPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{CleanupEvery: -1, Now: c.Now, RunFor: time.Minute})
+	s, err := openPostgres(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{CleanupEvery: -1, Now: c.Now, RunFor: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,9 +40,9 @@ type sqlThreads struct {
 
 // Bounds of the database stores.
 const (
-	// storeTimeout bounds each step: a database that does not answer in
+	// StoreTimeout bounds each step: a database that does not answer in
 	// time is 503 checkpointer_unavailable.
-	storeTimeout = 5 * time.Second
+	StoreTimeout = 5 * time.Second
 	// storeConns bounds each process's connections.
 	storeConns = 10
 )
@@ -96,30 +96,47 @@ const (
 	sqlCleanup = `DELETE FROM svc_threads WHERE touched < $1`
 )
 
-// openSQL readies the store on db: it checks the database answers and
+// SQLStore is a database the thread store opens on, as a database
+// package (svc.dev/runtime/sqlite, svc.dev/runtime/postgres) hands it over.
+type SQLStore struct {
+	DB *sql.DB
+	// Kind is the checkpointer's kind, "sqlite" or "postgres", which
+	// errors name.
+	Kind string
+	// Graph names the graph's threads in the database.
+	Graph string
+	// Env names the variable the database came from.
+	Env string
+	// Lock begins the schema's transaction and serialises processes
+	// starting together ("" when BEGIN does).
+	Lock string
+	// Unreachable says why the service cannot start when the database
+	// does not answer.
+	Unreachable func(reason string) error
+}
+
+// OpenSQL readies the store on s.DB: it checks the database answers and
 // brings the schema to its version, in a transaction that begins with
-// lock (which serialises processes starting together; "" when BEGIN
-// does). env names the variable the database came from; unreachable says
-// why the service cannot start when the database does not answer.
-func openSQL(ctx context.Context, db *sql.DB, kind, graph, env, lock string, opts ThreadOptions,
-	unreachable func(reason string) error) (Threads, error) {
+// s.Lock.
+func OpenSQL(ctx context.Context, s SQLStore, opts ThreadOptions) (Threads, error) {
+	db, kind, graph, env := s.DB, s.Kind, s.Graph, s.Env
 	db.SetMaxOpenConns(storeConns)
 	db.SetMaxIdleConns(storeConns)
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	defer cancel()
-	if err := migrate(ctx, db, lock); err != nil {
+	if err := migrate(ctx, db, s.Lock); err != nil {
 		_ = db.Close()
 		if errors.Is(err, errNewerSchema) {
 			return nil, fmt.Errorf("%s: %w", env, err)
 		}
-		return nil, unreachable(firstLine(err))
+		return nil, s.Unreachable(FirstLine(err))
 	}
-	s := &sqlThreads{db: db, kind: kind, graph: graph, opts: opts.withDefaults()}
-	if s.opts.CleanupEvery > 0 {
-		s.stop, s.done = make(chan struct{}), make(chan struct{})
-		go s.cleanupEvery(s.opts.CleanupEvery)
+	t := &sqlThreads{db: db, kind: kind, graph: graph, opts: opts.withDefaults()}
+	if t.opts.CleanupEvery > 0 {
+		t.stop, t.done = make(chan struct{}), make(chan struct{})
+		go t.cleanupEvery(t.opts.CleanupEvery)
 	}
-	return s, nil
+	return t, nil
 }
 
 // errNewerSchema is a database that a newer service has migrated.
@@ -258,7 +275,7 @@ func (s *sqlThreads) cleanupEvery(every time.Duration) {
 			switch {
 			case err != nil:
 				// The next round tries again.
-				log.Warn("the expired threads could not be deleted", "error", firstLine(err))
+				log.Warn("the expired threads could not be deleted", "error", FirstLine(err))
 			case n > 0:
 				log.Info("deleted expired threads", "threads", n)
 			}
@@ -329,20 +346,22 @@ func (s *sqlThreads) do(ctx context.Context, query string, args ...any) (int64, 
 	return n, nil
 }
 
-// bounded is the context of one step: storeTimeout, and not cancelled with
+// bounded is the context of one step: StoreTimeout, and not cancelled with
 // the request, so a client that leaves cannot cut a step in half (was the
 // claim made or not?) nor keep a run from being kept.
 func (s *sqlThreads) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	return context.WithTimeout(context.WithoutCancel(ctx), StoreTimeout)
 }
 
 func (s *sqlThreads) unavailable(err error) *Error {
 	return &Error{Status: http.StatusServiceUnavailable, Code: "checkpointer_unavailable",
 		Message: fmt.Sprintf("the %s checkpointer cannot be reached (%s); paused threads are kept there: "+
-			"retry once it is back", s.kind, firstLine(err))}
+			"retry once it is back", s.kind, FirstLine(err))}
 }
 
-func firstLine(err error) string {
+// FirstLine is the first line of err's message, as a start-up error
+// quotes a database driver's.
+func FirstLine(err error) string {
 	text, _, _ := strings.Cut(strings.TrimSpace(err.Error()), "\n")
 	return text
 }

@@ -18,13 +18,33 @@ import (
 type database struct {
 	// setup readies the test's database and names it in SVC_TEST_CHECKPOINT.
 	setup func(t *testing.T)
-	// open is the kind's OpenSQLite or OpenPostgres; driver its
+	// open is the kind's Open (openSQLite, openPostgres); driver its
 	// database/sql driver.
 	open   func(ctx context.Context, graph, env string, opts ThreadOptions) (Threads, error)
 	driver string
 }
 
 var databases = map[string]database{}
+
+// openStore is how a database package opens its store.
+type openStore = func(ctx context.Context, graph, env string, opts ThreadOptions) (Threads, error)
+
+// The database packages' Open: svc.dev/runtime/sqlite and .../postgres
+// import this package, so these tests cannot; databases_test.go (package
+// graph_test, in this test binary) hands them over as it starts.
+var sqliteOpen, postgresOpen openStore
+
+// UseDatabases is how databases_test.go hands sqlite.Open and
+// postgres.Open to this package's tests.
+func UseDatabases(sqlite, postgres openStore) { sqliteOpen, postgresOpen = sqlite, postgres }
+
+func openSQLite(ctx context.Context, graph, env string, opts ThreadOptions) (Threads, error) {
+	return sqliteOpen(ctx, graph, env, opts)
+}
+
+func openPostgres(ctx context.Context, graph, env string, opts ThreadOptions) (Threads, error) {
+	return postgresOpen(ctx, graph, env, opts)
+}
 
 // registerDatabase adds a database kind to the store contract's tests
 // (storeKinds) and to this file's.

@@ -12,19 +12,19 @@ import (
 // database stores' run on it too (registerDatabase).
 
 func init() {
-	registerDatabase("sqlite", database{open: OpenSQLite, driver: "sqlite", setup: func(t *testing.T) {
+	registerDatabase("sqlite", database{open: openSQLite, driver: "sqlite", setup: func(t *testing.T) {
 		t.Setenv("SVC_TEST_CHECKPOINT", filepath.Join(t.TempDir(), "threads.db"))
 	}})
 }
 
 func TestOpeningSQLiteNamesTheVariable(t *testing.T) {
 	t.Setenv("SVC_TEST_CHECKPOINT", "")
-	if _, err := OpenSQLite(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{}); err == nil ||
+	if _, err := openSQLite(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{}); err == nil ||
 		!strings.Contains(err.Error(), "SVC_TEST_CHECKPOINT is not set") || !strings.Contains(err.Error(), "pathEnv") {
 		t.Fatalf("unset: %v", err)
 	}
 	t.Setenv("SVC_TEST_CHECKPOINT", filepath.Join(t.TempDir(), "missing", "threads.db"))
-	if _, err := OpenSQLite(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{}); err == nil ||
+	if _, err := openSQLite(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{}); err == nil ||
 		!strings.HasPrefix(err.Error(), "SVC_TEST_CHECKPOINT: the SQLite database") {
 		t.Fatalf("no such directory: %v", err)
 	}
@@ -34,7 +34,7 @@ func TestOpeningSQLiteNamesTheVariable(t *testing.T) {
 func TestASQLitePathIsTakenAsItIs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a ?b#c%20.db")
 	t.Setenv("SVC_TEST_CHECKPOINT", path)
-	s, err := OpenSQLite(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{CleanupEvery: -1})
+	s, err := openSQLite(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{CleanupEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestASQLitePathIsTakenAsItIs(t *testing.T) {
 func TestTheCleanupRunsByItself(t *testing.T) {
 	t.Setenv("SVC_TEST_CHECKPOINT", filepath.Join(t.TempDir(), "threads.db"))
 	c := newClock()
-	s, err := OpenSQLite(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{Now: c.Now, CleanupEvery: 20 * time.Millisecond})
+	s, err := openSQLite(bg, "g", "SVC_TEST_CHECKPOINT", ThreadOptions{Now: c.Now, CleanupEvery: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

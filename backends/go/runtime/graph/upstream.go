@@ -150,7 +150,7 @@ func (c UpstreamCall) send(ctx context.Context, accept string) (*http.Response, 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
 	if tracing != nil {
-		tracing.inject(ctx, req.Header)
+		tracing.Inject(ctx, req.Header)
 	}
 	for k, v := range c.Headers {
 		req.Header.Set(k, v)

@@ -1,13 +1,16 @@
-package graph
+package otel
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -18,10 +21,13 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	svc "svc.dev/runtime/graph"
 )
 
-// traceInMemory points tracing at an in-memory exporter for one test.
-func traceInMemory(t *testing.T) *tracetest.InMemoryExporter {
+// traceInMemory makes runs record with a tracer exporting to memory for
+// one test.
+func traceInMemory(t *testing.T) (*tracetest.InMemoryExporter, *otelTracer) {
 	t.Helper()
 	exporter := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
@@ -30,42 +36,87 @@ func traceInMemory(t *testing.T) *tracetest.InMemoryExporter {
 		t.Fatal(err)
 	}
 	otel.SetTextMapPropagator(propagation.TraceContext{})
-	saved := tracing
-	tracing = tr
-	t.Cleanup(func() { tracing = saved })
-	return exporter
+	useTracer(t, tr)
+	return exporter, tr
 }
 
+// useTracer makes tr the tracer of runs for one test.
+func useTracer(t *testing.T, tr svc.Tracer) {
+	saved := svc.ActiveTracer()
+	svc.SetTracer(tr)
+	t.Cleanup(func() { svc.SetTracer(saved) })
+}
+
+// useGraph registers a traced graph that run walks, for one test: its
+// nodes are llm nodes, but a-router, a router.
+func useGraph(t *testing.T, run func(ctx context.Context, st svc.State, from string) (svc.State, error)) {
+	saved := *svc.Registered()
+	svc.Register(svc.Compiled{ID: "traced-graph", Entry: "a-node", Run: run, MaxSteps: 25,
+		RequestTimeout: time.Minute, TraceNodes: true, NodeKind: func(node string) string {
+			if node == "a-router" {
+				return "router"
+			}
+			return "llm"
+		}})
+	t.Cleanup(func() { svc.Register(saved) })
+}
+
+// modelServer answers every chat-completions call with reply, as the
+// returned Model; it keeps each call's traceparent.
+func modelServer(t *testing.T, reply string) (svc.Model, *[]string) {
+	var traceparents []string
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		traceparents = append(traceparents, r.Header.Get("traceparent"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, reply)
+	}))
+	t.Cleanup(server.Close)
+	t.Setenv("TRACED_MODEL_URL", server.URL)
+	return svc.Model{Name: "some-model", BaseURLEnv: "TRACED_MODEL_URL", APIKeyEnv: "TRACED_MODEL_KEY"}, &traceparents
+}
+
+const modelReply = `{"usage":{"prompt_tokens":3},"choices":[{"message":{"role":"assistant","content":"yo"}}]}`
+
 func TestSpansNestAndCarryTheErrorCode(t *testing.T) {
-	if !compiled.TraceNodes {
-		t.Skip("settings.tracing.trace_nodes is false: nodes have no spans")
+	exporter, _ := traceInMemory(t)
+	model, traceparents := modelServer(t, modelReply)
+	useGraph(t, func(ctx context.Context, st svc.State, _ string) (svc.State, error) {
+		err := svc.Step(ctx, st, "a-node", func(ctx context.Context, _ svc.State) (svc.State, error) {
+			if _, err := svc.Chat(ctx, "a-node", model, "", "hi"); err != nil {
+				t.Errorf("the model call: %v", err)
+			}
+			return nil, errors.New("boom")
+		}, false)
+		if err == nil {
+			t.Error("the node did not fail")
+		}
+		svc.TraceRouter(ctx, "a-router")
+		return nil, errors.New("a bug")
+	})
+	if _, err := svc.Invoke(context.Background(), map[string]any{}); err == nil || err.Error() != "a bug" {
+		t.Fatalf("the run: %v", err)
 	}
-	exporter := traceInMemory(t)
-	ctx, endRun := startSpan(context.Background(), spanWorkflow, "")
-	nodeCtx, endNode := startSpan(ctx, spanNode, "a-node")
-	_, endChat := startSpan(nodeCtx, spanChat, "some-model")
-	endChat(nil)
-	endNode(nodeError("a-node", "node \"a-node\" failed: boom"))
-	TraceRouter(ctx, "a-router")
-	endRun(errors.New("a bug"))
 
 	spans := exporter.GetSpans()
 	byName := map[string]tracetest.SpanStub{}
 	for _, s := range spans {
 		byName[s.Name] = s
 	}
-	run, ok := byName["invoke_workflow "+compiled.ID]
+	run, ok := byName["invoke_workflow traced-graph"]
 	if !ok || len(spans) != 4 {
 		t.Fatalf("spans: %v", names(spans))
 	}
-	node := byName[compiled.nodeKind("a-node")+" a-node"]
+	node := byName["llm a-node"]
 	chat := byName["chat some-model"]
-	router := byName[compiled.nodeKind("a-router")+" a-router"]
+	router := byName["router a-router"]
 	if node.Parent.SpanID() != run.SpanContext.SpanID() || router.Parent.SpanID() != run.SpanContext.SpanID() {
 		t.Errorf("nodes are not the run's children: %v", names(spans))
 	}
 	if chat.Parent.SpanID() != node.SpanContext.SpanID() {
 		t.Errorf("the model call is not the node's child")
+	}
+	if len(*traceparents) != 1 || !strings.Contains((*traceparents)[0], chat.SpanContext.SpanID().String()) {
+		t.Errorf("the model call's traceparent: %q", *traceparents)
 	}
 	if node.Status.Code != codes.Error || attr(node, attrErrorType) != "execution_error" {
 		t.Errorf("the failed node: %v %v", node.Status, node.Attributes)
@@ -79,12 +130,12 @@ func TestSpansNestAndCarryTheErrorCode(t *testing.T) {
 }
 
 func TestTheServerSpanContinuesTheCallersTrace(t *testing.T) {
-	exporter := traceInMemory(t)
+	exporter, tr := traceInMemory(t)
 	var sent http.Header
-	h := tracedHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := svc.Traced(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/invoke" {
 			sent = http.Header{}
-			tracing.inject(r.Context(), sent)
+			tr.Inject(r.Context(), sent)
 		}
 		w.WriteHeader(http.StatusTeapot)
 	}))
@@ -122,22 +173,42 @@ func TestProtocolAndExporterVariables(t *testing.T) {
 }
 
 func TestOTELSDKDisabledTurnsTelemetryOff(t *testing.T) {
-	saved := tracing
-	t.Cleanup(func() { tracing = saved })
-	tracing = nil
+	useTracer(t, nil)
 	// An exporter the service would refuse: with the SDK off it is not read.
 	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
 	t.Setenv("OTEL_SDK_DISABLED", "TRUE")
-	stop, err := openTelemetry(context.Background())
+	stop, err := svc.Start(context.Background(), slog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop()
-	if tracing != nil {
+	defer stop()
+	if svc.ActiveTracer() != nil {
 		t.Fatal("OTEL_SDK_DISABLED=true, yet a tracer runs")
 	}
-	if _, plain := Traced(untracedHandler{}).(untracedHandler); !plain {
+	if _, plain := svc.Traced(untracedHandler{}).(untracedHandler); !plain {
 		t.Error("OTEL_SDK_DISABLED=true, yet the handler is wrapped for server spans")
+	}
+}
+
+// Importing the package is what traces a graph: its init registers it,
+// and the graph's Start starts it.
+func TestStartTracesUntilStopped(t *testing.T) {
+	useTracer(t, nil)
+	t.Setenv("OTEL_TRACES_EXPORTER", "none")
+	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	stop, err := svc.Start(context.Background(), slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := svc.ActiveTracer().(*otelTracer); !ok {
+		t.Errorf("started, yet the tracer is %v", svc.ActiveTracer())
+	}
+	if _, plain := svc.Traced(untracedHandler{}).(untracedHandler); plain {
+		t.Error("started, yet the handler has no server spans")
+	}
+	stop()
+	if svc.ActiveTracer() != nil {
+		t.Error("stopped, yet a tracer runs")
 	}
 }
 
@@ -146,17 +217,15 @@ type untracedHandler struct{}
 func (untracedHandler) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
 func TestPromptsAndRepliesOnlyWithTheContentFlag(t *testing.T) {
-	messages := []any{map[string]any{"role": "user", "content": "hi"}}
-	reply := map[string]any{"usage": map[string]any{"prompt_tokens": float64(3)},
-		"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": "yo"}}}}
+	model, _ := modelServer(t, modelReply)
 	for _, content := range []bool{false, true} {
 		if content {
 			t.Setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
 		}
-		exporter := traceInMemory(t)
-		ctx, end := startSpan(context.Background(), spanChat, "m")
-		tracing.reply(ctx, "m", messages, reply)
-		end(nil)
+		exporter, _ := traceInMemory(t)
+		if text, err := svc.Chat(context.Background(), "a-node", model, "", "hi"); text != "yo" || err != nil {
+			t.Fatalf("the model call: %q %v", text, err)
+		}
 		span := exporter.GetSpans()[0]
 		if attr(span, attrInputTok) != "3" {
 			t.Errorf("input tokens: %v", span.Attributes)
@@ -179,18 +248,22 @@ func TestMetricsCarryTheirAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved := tracing
-	tracing = tr
-	t.Cleanup(func() { tracing = saved })
-	for _, failed := range []error{nil, nil, nodeError("n", "boom")} {
-		ctx, endRun := startSpan(context.Background(), spanWorkflow, "")
-		nodeCtx, endNode := startSpan(ctx, spanNode, "n")
-		_, endChat := startSpan(nodeCtx, spanChat, "m")
-		endChat(failed)
-		endNode(failed)
-		endRun(failed)
+	useTracer(t, tr)
+	var failed error
+	useGraph(t, func(ctx context.Context, st svc.State, _ string) (svc.State, error) {
+		err := svc.Step(ctx, st, "n", func(ctx context.Context, _ svc.State) (svc.State, error) {
+			_, endChat := tr.Start(ctx, svc.SpanChat, "m")
+			endChat(failed)
+			return nil, failed
+		}, false)
+		return st, err
+	})
+	for _, failed = range []error{nil, nil, errors.New("boom")} {
+		if _, err := svc.Invoke(context.Background(), map[string]any{}); (err != nil) != (failed != nil) {
+			t.Fatalf("the run: %v", err)
+		}
 	}
-	h := tracedHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := svc.Traced(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/invoke" {
 			w.WriteHeader(http.StatusBadGateway)
 		}
@@ -219,11 +292,10 @@ func TestMetricsCarryTheirAttributes(t *testing.T) {
 			got[m.Name] = counts
 		}
 	}
-	kind := compiled.nodeKind("n")
 	want := map[string]map[string]uint64{
 		"svc.runs": {
-			"gen_ai.workflow.name=" + compiled.ID + ",svc.run.outcome=ok":              2,
-			"gen_ai.workflow.name=" + compiled.ID + ",svc.run.outcome=execution_error": 1,
+			"gen_ai.workflow.name=traced-graph,svc.run.outcome=ok":              2,
+			"gen_ai.workflow.name=traced-graph,svc.run.outcome=execution_error": 1,
 		},
 		"gen_ai.client.operation.duration": {
 			"gen_ai.operation.name=chat,gen_ai.provider.name=openai,gen_ai.request.model=m":                            2,
@@ -233,12 +305,10 @@ func TestMetricsCarryTheirAttributes(t *testing.T) {
 			"http.request.method=POST,http.response.status_code=502,http.route=/invoke,url.scheme=http": 2,
 			"http.request.method=POST,http.response.status_code=200,http.route=/info,url.scheme=http":   1,
 		},
-	}
-	if compiled.TraceNodes {
-		want["svc.node.duration"] = map[string]uint64{
-			"svc.node.kind=" + kind + ",svc.run.outcome=ok":              2,
-			"svc.node.kind=" + kind + ",svc.run.outcome=execution_error": 1,
-		}
+		"svc.node.duration": {
+			"svc.node.kind=llm,svc.run.outcome=ok":              2,
+			"svc.node.kind=llm,svc.run.outcome=execution_error": 1,
+		},
 	}
 	for name, counts := range want {
 		if fmt.Sprint(got[name]) != fmt.Sprint(counts) {

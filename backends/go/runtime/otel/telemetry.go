@@ -1,4 +1,17 @@
-package graph
+// Package otel traces a graph (settings.tracing.enabled): OpenTelemetry
+// traces and metrics over OTLP, configured by the standard OTEL_ variables
+// only, with the span tree and the metrics every svc target emits
+// (docs/telemetry.md in the svc repository). A traced project imports it
+// for effect,
+//
+//	import _ "svc.dev/runtime/otel"
+//
+// and its init registers it with package graph (graph.RegisterTelemetry):
+// a program that does not import it links no OpenTelemetry. Spans leave
+// from the batch processor's bounded queue, so a slow or missing collector
+// never holds a request; at shutdown what is queued is exported within
+// shutdownBound.
+package otel
 
 import (
 	"context"
@@ -26,18 +39,12 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	svc "svc.dev/runtime/graph"
 )
 
-// Telemetry (settings.tracing.enabled): OpenTelemetry traces and metrics
-// over OTLP, configured by the standard OTEL_ variables only, with the span
-// tree and the metrics every svc target emits (docs/telemetry.md in the svc
-// repository). Spans leave from the batch processor's bounded queue, so a
-// slow or missing collector never holds a request; at shutdown what is
-// queued is exported within shutdownBound.
-
 func init() {
-	startTelemetry = openTelemetry
-	traceHTTP = tracedHandler
+	svc.RegisterTelemetry(svc.Telemetry{Start: openTelemetry, Handler: tracedHandler})
 }
 
 const shutdownBound = 3 * time.Second
@@ -152,7 +159,7 @@ func openTelemetry(ctx context.Context) (func(), error) {
 	}
 	res, err := resource.New(ctx,
 		// The graph's id unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names the service.
-		resource.WithAttributes(attribute.String("service.name", compiled.ID)),
+		resource.WithAttributes(attribute.String("service.name", svc.Registered().ID)),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
@@ -205,9 +212,9 @@ func openTelemetry(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
-	tracing = t
+	svc.SetTracer(t)
 	return func() {
-		tracing = nil
+		svc.SetTracer(nil)
 		bound, cancel := context.WithTimeout(context.Background(), shutdownBound)
 		defer cancel()
 		_ = tp.Shutdown(bound)
@@ -245,11 +252,11 @@ func outcome(err error) string {
 	if err == nil {
 		return ""
 	}
-	var in *Interrupt
+	var in *svc.Interrupt
 	if errors.As(err, &in) {
 		return "interrupted"
 	}
-	var e *Error
+	var e *svc.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
@@ -263,8 +270,11 @@ func outcome(err error) string {
 	return "execution_error"
 }
 
-func (t *otelTracer) start(ctx context.Context, op spanOp, name string) (context.Context, func(error)) {
-	if op == spanNode && !compiled.TraceNodes {
+// Start begins the span op named after name, as the child of ctx's, and
+// returns what ends it and records its measurement (svc.Tracer); a node
+// has no span without settings.tracing.trace_nodes.
+func (t *otelTracer) Start(ctx context.Context, op svc.SpanOp, name string) (context.Context, func(error)) {
+	if op == svc.SpanNode && !svc.Registered().TraceNodes {
 		return ctx, endNothing
 	}
 	sh := t.shapeOf(op, name)
@@ -285,15 +295,18 @@ func (t *otelTracer) start(ctx context.Context, op spanOp, name string) (context
 			measured = sh.failed(code)
 		}
 		switch op {
-		case spanWorkflow:
+		case svc.SpanWorkflow:
 			t.runs.Add(ctx, 1, measured)
-		case spanNode:
+		case svc.SpanNode:
 			t.nodeDuration.Record(ctx, time.Since(started).Seconds(), measured)
-		case spanChat:
+		case svc.SpanChat:
 			t.modelDuration.Record(ctx, time.Since(started).Seconds(), measured)
 		}
 	}
 }
+
+// endNothing ends the span a node does not have.
+func endNothing(error) {}
 
 // A spanShape is what every span of one op and name starts with, and the
 // attributes of its measurement, made once (a span per node is the hot
@@ -321,7 +334,7 @@ func (sh *spanShape) failed(code string) metric.MeasurementOption {
 }
 
 type shapeKey struct {
-	op   spanOp
+	op   svc.SpanOp
 	name string
 }
 
@@ -329,7 +342,7 @@ type shapeKey struct {
 // agents are far fewer.
 const maxShapes = 4096
 
-func (t *otelTracer) shapeOf(op spanOp, name string) *spanShape {
+func (t *otelTracer) shapeOf(op svc.SpanOp, name string) *spanShape {
 	key := shapeKey{op, name}
 	if found, ok := t.shapes.Load(key); ok {
 		return found.(*spanShape)
@@ -344,33 +357,34 @@ func (t *otelTracer) shapeOf(op spanOp, name string) *spanShape {
 	return sh
 }
 
-func newShape(op spanOp, name string) *spanShape {
+func newShape(op svc.SpanOp, name string) *spanShape {
 	var (
 		sh    = &spanShape{byOutcome: true}
 		kind  = trace.SpanKindInternal
 		attrs []attribute.KeyValue
 	)
 	switch op {
-	case spanWorkflow:
-		sh.name = "invoke_workflow " + compiled.ID
-		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_workflow"), attribute.String(attrWorkflow, compiled.ID)}
-		sh.counted = []attribute.KeyValue{attribute.String(attrWorkflow, compiled.ID)}
-	case spanNode:
-		nk := compiled.nodeKind(name)
+	case svc.SpanWorkflow:
+		id := svc.Registered().ID
+		sh.name = "invoke_workflow " + id
+		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_workflow"), attribute.String(attrWorkflow, id)}
+		sh.counted = []attribute.KeyValue{attribute.String(attrWorkflow, id)}
+	case svc.SpanNode:
+		nk := svc.Registered().KindOf(name)
 		sh.name = nk + " " + name
 		attrs = []attribute.KeyValue{attribute.String(attrNodeID, name), attribute.String(attrNodeKind, nk)}
 		sh.counted = []attribute.KeyValue{attribute.String(attrNodeKind, nk)}
-	case spanChat:
+	case svc.SpanChat:
 		sh.name, kind = "chat "+name, trace.SpanKindClient
 		attrs = []attribute.KeyValue{attribute.String(attrOperation, "chat"),
 			attribute.String(attrProvider, providerOpenAI), attribute.String(attrModel, name)}
 		sh.counted, sh.byOutcome = attrs, false
-	case spanTool:
+	case svc.SpanTool:
 		sh.name = "execute_tool " + name
 		attrs = []attribute.KeyValue{attribute.String(attrOperation, "execute_tool"), attribute.String(attrTool, name)}
-	case spanAgent, spanRemoteAgent:
+	case svc.SpanAgent, svc.SpanRemoteAgent:
 		sh.name = "invoke_agent " + name
-		if op == spanRemoteAgent {
+		if op == svc.SpanRemoteAgent {
 			kind = trace.SpanKindClient
 		}
 		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_agent"),
@@ -388,10 +402,10 @@ func newShape(op spanOp, name string) *spanShape {
 	return sh
 }
 
-// reply records usage.prompt_tokens and completion_tokens of an
+// Reply records usage.prompt_tokens and completion_tokens of an
 // OpenAI-style reply on ctx's chat span and in gen_ai.client.token.usage,
 // and with content on, the prompt and the reply's message.
-func (t *otelTracer) reply(ctx context.Context, model string, messages, reply any) {
+func (t *otelTracer) Reply(ctx context.Context, model string, messages, reply any) {
 	span := trace.SpanFromContext(ctx)
 	obj, _ := reply.(map[string]any)
 	if t.content {
@@ -437,7 +451,8 @@ func tokenCount(v any) (int64, bool) {
 	return 0, false
 }
 
-func (t *otelTracer) inject(ctx context.Context, h http.Header) {
+// Inject adds ctx's traceparent to an outbound call's headers.
+func (t *otelTracer) Inject(ctx context.Context, h http.Header) {
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(h))
 }
 
@@ -493,7 +508,7 @@ func (rs *routeShape) measured(status int) metric.MeasurementOption {
 // caller's traceparent) and http.server.request.duration.
 func tracedHandler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t, ok := tracing.(*otelTracer)
+		t, ok := svc.ActiveTracer().(*otelTracer)
 		if !ok || r.URL.Path == "/health" {
 			h.ServeHTTP(w, r)
 			return
