@@ -13,9 +13,9 @@ is a library tested in the repository, so its benchmark runs in a copy of
 it; each is run with its own toolchain:
 
   go        bench/mcp/mcp_bench_test.go into a copy of backends/go/runtime's
-            graph/, built with `go test -tags svcstub -c`; each of --rounds
+            mcp/, built with `go test -tags svcstub -c`; each of --rounds
             rounds runs BenchmarkMCPCall
-            (2000 calls per variant, the runtime's CallMCPTool and the Go
+            (2000 calls per variant, the runtime's mcp.CallTool and the Go
             SDK's ClientSession.CallTool, in turn) so that a change in the
             machine's load falls on both; the medians of the rounds are
             compared. BenchmarkMCPRuntimeWork is the runtime's own steps
@@ -56,9 +56,9 @@ def compile_for(platform, out):
 
 def go(work, rounds):
     project = go_runtime_copy(work)
-    shutil.copy(os.path.join(HERE, "mcp_bench_test.go"), os.path.join(project, "graph"))
-    binary = os.path.join(work, "graph.test")
-    sh(["go", "test", "-tags", "svcstub", "-c", "-o", binary, "./graph"], cwd=project)
+    shutil.copy(os.path.join(HERE, "mcp_bench_test.go"), os.path.join(project, "mcp"))
+    binary = os.path.join(work, "mcp.test")
+    sh(["go", "test", "-tags", "svcstub", "-c", "-o", binary, "./mcp"], cwd=project)
     rows = {}
     pattern = re.compile(r"BenchmarkMCPCall/(\S+)/(runtime|direct)-\d+\s+\d+\s+(\d+) ns/op")
     for _ in range(rounds):

@@ -1,4 +1,4 @@
-package graph
+package mcp
 
 import (
 	"context"
@@ -10,16 +10,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	mcp "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // bench/mcp.py copies this file into a copy of the runtime module
-// (backends/go/runtime/graph, built with the tag svcstub: it uses the
-// runtime's unexported names and the helper server of mcp_client_test.go).
+// (backends/go/runtime/mcp, built with the tag svcstub: it uses the
+// package's unexported names and the helper server of client_test.go). The
+// SDK's package is imported as mcp here, as the runtime's is mcpsdk.
 //
-// One MCP tool call through the runtime (CallMCPTool: the session from the
+// One MCP tool call through the runtime (CallTool: the session from the
 // pool, the arguments encoded and checked against the input schema, the
-// result turned into an MCPResult) against the same call made directly on
+// result turned into a Result) against the same call made directly on
 // a session of the same Go SDK client, to the same server (the test's Go
 // server), over stdio and over streamable HTTP on 127.0.0.1.
 
@@ -27,7 +28,7 @@ var benchArgs = map[string]any{"a": 2, "b": json.Number("3")}
 
 func BenchmarkMCPCall(b *testing.B) {
 	os.Setenv("SVC_MCP_HELPER_ROLE", "stdio")
-	stdio := MCPServer{ID: "bench", Transport: "stdio", Command: os.Args[0],
+	stdio := Server{ID: "bench", Transport: "stdio", Command: os.Args[0],
 		Args: []string{"-test.run=^TestMCPHelperServer$"}, Env: map[string]string{"SVC_MCP_HELPER": "env:SVC_MCP_HELPER_ROLE"}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -37,22 +38,22 @@ func BenchmarkMCPCall(b *testing.B) {
 	httpSrv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)}
 	go func() { _ = httpSrv.Serve(l) }()
 	defer httpSrv.Close()
-	web := MCPServer{ID: "bench", Transport: "streamable_http", URL: "http://" + l.Addr().String() + "/mcp"}
+	web := Server{ID: "bench", Transport: "streamable_http", URL: "http://" + l.Addr().String() + "/mcp"}
 
-	for _, server := range []MCPServer{stdio, web} {
+	for _, server := range []Server{stdio, web} {
 		b.Run(server.Transport+"/runtime", func(b *testing.B) {
 			oldServers, oldPool := registeredServers, mcpPool
-			registeredServers, mcpPool = []MCPServer{server}, &mcpClientPool{}
+			registeredServers, mcpPool = []Server{server}, &mcpClientPool{}
 			defer func() { mcpPool.stop(); registeredServers, mcpPool = oldServers, oldPool }()
-			tool := MCPTool{Server: "bench", Tool: "add"}
+			tool := Tool{Server: "bench", Tool: "add"}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 			defer cancel()
-			if _, err := CallMCPTool(ctx, "n", tool, benchArgs); err != nil {
+			if _, err := CallTool(ctx, "n", tool, benchArgs); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for range b.N {
-				if _, err := CallMCPTool(ctx, "n", tool, benchArgs); err != nil {
+				if _, err := CallTool(ctx, "n", tool, benchArgs); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -83,21 +84,21 @@ func BenchmarkMCPCall(b *testing.B) {
 	}
 }
 
-// BenchmarkMCPRuntimeWork is what CallMCPTool does besides the round trip
+// BenchmarkMCPRuntimeWork is what CallTool does besides the round trip
 // (the same steps, on a canned answer): looking up the client and its open
 // session, the deadline, encoding and checking the arguments, reading the
 // result. It is the runtime's own per-call cost, without the noise of the
 // round trip.
 func BenchmarkMCPRuntimeWork(b *testing.B) {
 	os.Setenv("SVC_MCP_HELPER_ROLE", "stdio")
-	server := MCPServer{ID: "bench", Transport: "stdio", Command: os.Args[0],
+	server := Server{ID: "bench", Transport: "stdio", Command: os.Args[0],
 		Args: []string{"-test.run=^TestMCPHelperServer$"}, Env: map[string]string{"SVC_MCP_HELPER": "env:SVC_MCP_HELPER_ROLE"}}
 	oldServers, oldPool := registeredServers, mcpPool
-	registeredServers, mcpPool = []MCPServer{server}, &mcpClientPool{}
+	registeredServers, mcpPool = []Server{server}, &mcpClientPool{}
 	defer func() { mcpPool.stop(); registeredServers, mcpPool = oldServers, oldPool }()
 	run, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	if _, err := CallMCPTool(run, "n", MCPTool{"bench", "add"}, benchArgs); err != nil {
+	if _, err := CallTool(run, "n", Tool{"bench", "add"}, benchArgs); err != nil {
 		b.Fatal(err)
 	}
 	answer := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "5"}}}

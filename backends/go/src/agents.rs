@@ -11,7 +11,7 @@ use svc_backend_sdk::subgraphs::{all_graphs, GraphScope};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
-use crate::golang::{quote, rt};
+use crate::golang::{quote, rt, RUNTIME_MCP};
 use crate::nodes::llm::{model_literal, strings};
 use crate::nodes::{place_body, tool_name};
 
@@ -101,7 +101,7 @@ fn tool_entries(w: &mut CodeWriter, doc: &Document, scope: &GraphScope) {
                 listed = format!(", Listed: {}.Listed", tool_name(&name));
                 format!(
                     "out, err := {}(ctx, {}, {}, args)\nif err != nil {{\n\treturn nil, err\n}}\nreturn out.ForModel(), nil",
-                    rt(w, "CallMCPTool"),
+                    w.name(RUNTIME_MCP, "CallTool"),
                     quote(&name),
                     tool_name(&name)
                 )

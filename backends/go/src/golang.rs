@@ -21,6 +21,10 @@ pub const RUNTIME_SVCTEST: &str = "svc.dev/runtime/svctest";
 pub const RUNTIME_SQLITE: &str = "svc.dev/runtime/sqlite";
 pub const RUNTIME_POSTGRES: &str = "svc.dev/runtime/postgres";
 
+/// The runtime's MCP client and server (the official Go SDK's), for a graph
+/// that calls MCP servers or is published as an MCP tool.
+pub const RUNTIME_MCP: &str = "svc.dev/runtime/mcp";
+
 /// The runtime's OpenTelemetry, imported for effect by a traced graph's
 /// project (settings.tracing.enabled).
 pub const RUNTIME_OTEL: &str = "svc.dev/runtime/otel";

@@ -1,6 +1,6 @@
 //! MCP clients (issue 36): the servers of every graph's `logical.mcpServers`
-//! and its tools of kind `mcp`, called through the runtime's
-//! mcp_client.go on the official Go SDK. `internal/graph/mcp_servers.go`
+//! and its tools of kind `mcp`, called through the runtime's package
+//! `mcp` (svc.dev/runtime/mcp) on the official Go SDK. `internal/graph/mcp_servers.go`
 //! lists them by registered name; the service opens a session to each
 //! before it listens and checks that each offers the tools the graph
 //! declares on it (graph.Start).
@@ -10,7 +10,7 @@ use svc_backend_sdk::subgraphs::all_graphs;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::File;
 
-use crate::golang::{quote, rt};
+use crate::golang::{quote, rt, RUNTIME_MCP};
 use crate::nodes::tool_name;
 
 /// `map[string]string{...}`, or nil when empty.
@@ -84,7 +84,7 @@ pub fn servers_file(doc: &Document) -> File {
     tools.sort();
     w.line("// mcpServers are the MCP servers of logical.mcpServers; their sessions open");
     w.line("// when the service starts.");
-    let server = rt(&mut w, "MCPServer");
+    let server = w.name(RUNTIME_MCP, "Server");
     w.block(format!("var mcpServers = []{server}{{"), "}", |w| {
         for s in &servers {
             w.line(s);
@@ -93,12 +93,12 @@ pub fn servers_file(doc: &Document) -> File {
     w.blank();
     w.line("// mcpTools are the MCP tools of the graph, which their servers must list");
     w.line("// when the service starts.");
-    let tool = rt(&mut w, "MCPTool");
+    let tool = w.name(RUNTIME_MCP, "Tool");
     w.line(format!("var mcpTools = []{tool}{{{}}}", tools.join(", ")));
     w.blank();
-    w.line("// The servers and tools runs call (the runtime's mcp_client.go).");
+    w.line("// The servers and tools runs call (the runtime's mcp package).");
     w.block("func init() {", "}", |w| {
-        let register = rt(w, "RegisterMCP");
+        let register = w.name(RUNTIME_MCP, "Register");
         w.line(format!("{register}(mcpServers, mcpTools)"));
     });
     File::text(

@@ -152,7 +152,8 @@ pub const TABLE: &[Part<GoPart>] = &[
         when: &[&[Subgraph]],
         parts: &[file!("graph/subgraph.go")],
     },
-    // MCP servers the graph calls (the official Go SDK's client).
+    // MCP servers the graph calls (the official Go SDK's client), in the
+    // runtime's mcp package.
     Part {
         serves: &[
             ToolKind("mcp"),
@@ -163,10 +164,11 @@ pub const TABLE: &[Part<GoPart>] = &[
         when: &[&[McpClient]],
         parts: &[
             Modules("mcp"),
-            file!("graph/mcp_client.go"),
-            file!("graph/mcp_sessions.go"),
-            file!("graph/mcp_proc_unix.go"),
-            file!("graph/mcp_proc_other.go"),
+            file!("mcp/doc.go"),
+            file!("mcp/client.go"),
+            file!("mcp/sessions.go"),
+            file!("mcp/proc_unix.go"),
+            file!("mcp/proc_other.go"),
         ],
     },
     // settings.mcp.expose: the graph as one MCP tool (its name is
@@ -174,7 +176,7 @@ pub const TABLE: &[Part<GoPart>] = &[
     Part {
         serves: &[Feature("mcp.expose")],
         when: &[&[McpExpose]],
-        parts: &[Modules("mcp"), file!("server/mcp_server.go")],
+        parts: &[Modules("mcp"), file!("mcp/doc.go"), file!("mcp/expose.go")],
     },
     // settings.streaming: the run's events (graph), the model's stream (llm
     // nodes and workers' turns alike) and the text/event-stream answer.

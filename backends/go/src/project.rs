@@ -10,7 +10,7 @@ use svc_backend_sdk::subgraphs::all_graphs;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
-use crate::golang::{file_stem, quote, RUNTIME_OTEL, RUNTIME_SERVER};
+use crate::golang::{file_stem, quote, RUNTIME_MCP, RUNTIME_OTEL};
 use crate::parts::GoPart;
 use crate::{graph, nodes, readme, tests};
 
@@ -138,7 +138,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
 }
 
 /// `internal/graph/mcp_expose.go`: settings.mcp.expose, the graph published
-/// as one MCP tool by the runtime's server/mcp_server.go.
+/// as one MCP tool by the runtime's mcp package (mcp/expose.go).
 fn mcp_expose(doc: &Document) -> File {
     let tool_name = doc
         .logical
@@ -151,8 +151,8 @@ fn mcp_expose(doc: &Document) -> File {
     w.line("// The graph published as one MCP tool at /mcp (settings.mcp.expose).");
     w.block("func init() {", "}", |w| {
         let (expose, config) = (
-            w.name(RUNTIME_SERVER, "ExposeMCP"),
-            w.name(RUNTIME_SERVER, "MCPExpose"),
+            w.name(RUNTIME_MCP, "Expose"),
+            w.name(RUNTIME_MCP, "ExposeOptions"),
         );
         w.line(format!(
             "{expose}({config}{{ToolName: {}, ServerName: {}, ServerVersion: {}}})",

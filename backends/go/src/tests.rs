@@ -11,7 +11,7 @@ use svc_backend_sdk::samples::{bad_requests, hitl_answers, model_reply, sample_s
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::golang::{quote, RUNTIME_GRAPH, RUNTIME_SERVER, RUNTIME_SVCTEST};
+use crate::golang::{quote, RUNTIME_GRAPH, RUNTIME_MCP, RUNTIME_SERVER, RUNTIME_SVCTEST};
 
 /// A Go string literal of some text (raw when possible).
 fn go_string(text: &str) -> String {
@@ -615,7 +615,7 @@ pub fn openapi_test() -> String {
 
 /// The MCP servers of the tests: one streamable HTTP server in process
 /// offers every tool the graph calls (each answers "example"), and every
-/// server of the graph points at it (graph.StubMCP).
+/// server of the graph points at it (the runtime's mcp.Stub).
 fn mcp_stub(doc: &Document, w: &mut CodeWriter) {
     let mut names: Vec<&str> = all_graphs(doc)
         .into_iter()
@@ -631,7 +631,8 @@ fn mcp_stub(doc: &Document, w: &mut CodeWriter) {
     let context = w.name("context", "Context");
     let server = w.name(sdk, "NewServer");
     let implementation = w.name(sdk, "Implementation");
-    let stub_mcp = w.name(RUNTIME_GRAPH, "StubMCP");
+    // The SDK's package is `mcp` here, so the runtime's is `svcmcp`.
+    let stub_mcp = w.name_as(RUNTIME_MCP, "svcmcp", "Stub");
     w.line("// One MCP server offers every tool the graph calls, whatever its");
     w.line("// server; each answers \"example\".");
     w.line(format!(

@@ -2,9 +2,10 @@
 // and its checks, the run loop's steps, model and tool calls, agents,
 // threads and the run's events, with the contract's errors. A project's own
 // package internal/graph registers its graph here (Register, RegisterAgents,
-// RegisterMCP, RegisterThreads, RegisterPrepare) and calls these functions
-// from the code svc wrote; package server serves it over HTTP, and package
-// otel, imported for effect, traces it (settings.tracing.enabled).
+// RegisterThreads, RegisterPrepare) and calls these functions from the code
+// svc wrote; package server serves it over HTTP, package otel, imported for
+// effect, traces it (settings.tracing.enabled), and package mcp calls its
+// MCP servers and publishes it as an MCP tool (settings.mcp.expose).
 //
 // A project requires the module svc.dev/runtime v0.1.0, kept beside it in
 // svc-runtime/ (go.mod's replace) with the files its graph uses; its tests

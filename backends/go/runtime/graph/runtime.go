@@ -98,13 +98,23 @@ func Prepare(ctx context.Context) error {
 	return prepare(ctx)
 }
 
-// openMCP opens the sessions to the graph's MCP servers and returns what
-// closes them (mcp_client.go sets it); nil for a graph without MCP servers.
-var openMCP func(ctx context.Context, logger *slog.Logger) (func(), error)
+// startups are what Start opens after telemetry, in the order registered
+// (RegisterStartup).
+var startups []func(ctx context.Context, logger *slog.Logger) (stop func(), err error)
 
-// Start readies the graph before the service listens: Prepare, then the
-// sessions to its MCP servers. It returns what releases them, to be called
-// at shutdown; an error stops the service, and then nothing is left open.
+// RegisterStartup adds open to what Start runs before the service listens,
+// after Prepare and telemetry, in the order registered: package mcp
+// registers the sessions to the graph's MCP servers from its init. open
+// returns what releases what it opened; Start's release calls those in
+// reverse order, before telemetry stops.
+func RegisterStartup(open func(ctx context.Context, logger *slog.Logger) (stop func(), err error)) {
+	startups = append(startups, open)
+}
+
+// Start readies the graph before the service listens: Prepare, telemetry,
+// then what packages registered (RegisterStartup: the sessions to its MCP
+// servers). It returns what releases them, to be called at shutdown; an
+// error stops the service, and then nothing is left open.
 func Start(ctx context.Context, logger *slog.Logger) (func(), error) {
 	if err := Prepare(ctx); err != nil {
 		return nil, err
@@ -117,16 +127,23 @@ func Start(ctx context.Context, logger *slog.Logger) (func(), error) {
 		}
 		stopTelemetry = stop
 	}
-	if openMCP == nil {
-		return stopTelemetry, nil
-	}
-	closeMCP, err := openMCP(ctx, logger)
-	if err != nil {
+	var stops []func()
+	release := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+		// Last out: the spans of closing the sessions are exported too.
 		stopTelemetry()
-		return nil, err
 	}
-	// Last out: the spans of closing the sessions are exported too.
-	return func() { closeMCP(); stopTelemetry() }, nil
+	for _, open := range startups {
+		stop, err := open(ctx, logger)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		stops = append(stops, stop)
+	}
+	return release, nil
 }
 
 // Telemetry is what package svc.dev/runtime/otel registers from its init

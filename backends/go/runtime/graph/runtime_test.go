@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -95,5 +97,43 @@ func TestRunContextErrOnceDone(t *testing.T) {
 	}
 	if !errors.Is(child.Err(), context.Canceled) {
 		t.Fatalf("derived Err: %v", child.Err())
+	}
+}
+
+// What packages register with RegisterStartup opens in order as the
+// service starts and is released in reverse; a failure releases what
+// opened before it.
+func TestStartupsOpenInOrderAndReleaseInReverse(t *testing.T) {
+	saved := startups
+	t.Cleanup(func() { startups = saved })
+	var events []string
+	step := func(name string, fail bool) func(context.Context, *slog.Logger) (func(), error) {
+		return func(context.Context, *slog.Logger) (func(), error) {
+			if fail {
+				return nil, errors.New(name + " failed")
+			}
+			events = append(events, "open "+name)
+			return func() { events = append(events, "close "+name) }, nil
+		}
+	}
+	startups = nil
+	RegisterStartup(step("a", false))
+	RegisterStartup(step("b", false))
+	release, err := Start(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if want := []string{"open a", "open b", "close b", "close a"}; !reflect.DeepEqual(events, want) {
+		t.Fatalf("events: %v, want %v", events, want)
+	}
+	events, startups = nil, nil
+	RegisterStartup(step("a", false))
+	RegisterStartup(step("b", true))
+	if _, err := Start(context.Background(), nil); err == nil || err.Error() != "b failed" {
+		t.Fatalf("start: %v", err)
+	}
+	if want := []string{"open a", "close a"}; !reflect.DeepEqual(events, want) {
+		t.Fatalf("events after a failure: %v, want %v", events, want)
 	}
 }

@@ -80,4 +80,4 @@ func node_echo(ctx context.Context, state State) (State, error) {
 }
 
 // The stub graph has no agents, tools or MCP servers: tests that need
-// them register their own (RegisterAgents, RegisterMCP).
+// them register their own (RegisterAgents; package mcp's Register).

@@ -47,8 +47,8 @@ type server struct {
 	// threaded answers /invoke, given the body, for a graph with a
 	// checkpointer (server_threads.go); nil for every other graph.
 	threaded func(w http.ResponseWriter, r *http.Request, body []byte)
-	// mcp answers /mcp for a graph published as an MCP tool (mcp.go); nil
-	// for every other graph.
+	// mcp answers /mcp for a graph published as an MCP tool (HandleMCP);
+	// nil for every other graph.
 	mcp http.Handler
 	// a2a answers /a2a and the agent card's paths for a graph published as
 	// an A2A agent (a2a_server.go); nil for every other graph.
@@ -106,7 +106,7 @@ func newServer(cfg Config) *server {
 	s := &server{cfg: cfg, keyHash: sha256.Sum256([]byte(cfg.Key)),
 		debugRuntime: os.Getenv("SVC_DEBUG_RUNTIME") == "1"}
 	if newMCPHandler != nil {
-		s.mcp = newMCPHandler(s)
+		s.mcp = s.mcpHandler(newMCPHandler())
 	}
 	if cfg.a2a != nil {
 		s.a2a = cfg.a2a(s)
@@ -120,9 +120,36 @@ func newServer(cfg Config) *server {
 // agent, settings.a2a.enabled): an unset variable stops the service.
 var openA2A func(getenv func(string) string) (func(s *server) http.Handler, error)
 
-// newMCPHandler makes the handler of /mcp (mcp.go sets it); nil unless the
+// newMCPHandler makes the handler of /mcp (HandleMCP); nil unless the
 // graph is published as an MCP tool (settings.mcp.expose).
-var newMCPHandler func(s *server) http.Handler
+var newMCPHandler func() http.Handler
+
+// HandleMCP makes /mcp answer with a handler newHandler makes for each
+// service (New, Open): package mcp's Expose calls it, for a graph
+// published as an MCP tool (settings.mcp.expose); without it /mcp is not
+// found. What the contract says of every endpoint comes first, with its
+// envelope: 405 (Allow: POST), 401 without the credential of /invoke, 413
+// for a Content-Length over MaxRequestBytes; the handler answers the rest,
+// and what it leaves of the body is drained after.
+func HandleMCP(newHandler func() http.Handler) { newMCPHandler = newHandler }
+
+// mcpHandler is h behind what the contract says of every endpoint
+// (HandleMCP).
+func (s *server) mcpHandler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer drain(r)
+		switch {
+		case r.Method != http.MethodPost:
+			methodNotAllowed(w, "POST")
+		case !s.authorized(r):
+			s.unauthorized(w)
+		case r.ContentLength > MaxRequestBytes:
+			tooLarge(w)
+		default:
+			h.ServeHTTP(w, r)
+		}
+	})
+}
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Request lines are logged at debug level only; when that is off the
@@ -290,6 +317,26 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeState(w, st, legacy, "")
+}
+
+// InvokeState runs the graph on state, a JSON object, as /invoke runs
+// {"state": state} (package mcp's tool calls): the object is read as a
+// request's body is (a duplicate key, a value that is not an object: a
+// bad_request); empty or null is the empty state. A failure is the
+// contract's error.
+func InvokeState(ctx context.Context, state []byte) (graph.State, *graph.Error) {
+	input := map[string]any{}
+	if len(state) > 0 && string(state) != "null" {
+		var e *graph.Error
+		if input, e = parseObject(state, true); e != nil {
+			return nil, e
+		}
+	}
+	st, err := graph.Invoke(ctx, input)
+	if err != nil {
+		return nil, asError(err)
+	}
+	return st, nil
 }
 
 // asError is the contract error of a failed run.

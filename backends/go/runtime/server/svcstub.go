@@ -20,8 +20,3 @@ func init() {
 		},
 	})
 }
-
-// The graph published as one MCP tool (settings.mcp.expose).
-func init() {
-	ExposeMCP(MCPExpose{ToolName: "answer_question", ServerName: "svcstub", ServerVersion: "0.1.0"})
-}

@@ -9,7 +9,7 @@ use svc_backend_sdk::template::lone_field;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::{func_name, render, signature, tool_name};
-use crate::golang::{literal, quote, rt};
+use crate::golang::{literal, quote, rt, RUNTIME_MCP};
 
 pub fn write(
     doc: &Document,
@@ -39,7 +39,7 @@ pub fn write(
             (
                 format!(
                     "{}(ctx, {}, {}, {tool}, {})",
-                    rt(body, "RunMCPTool"),
+                    body.name(RUNTIME_MCP, "RunTool"),
                     quote(&name),
                     quote(&scope.name(tool_id)),
                     input_map(body, input)

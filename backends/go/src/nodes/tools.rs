@@ -6,7 +6,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
 use super::{go_file, place_body, signature, tool_name};
-use crate::golang::{file_stem, quote, rt};
+use crate::golang::{file_stem, quote, rt, RUNTIME_MCP};
 
 /// The tools of the graph at `scope`, named by their registered names.
 pub fn files(doc: &Document, scope: &GraphScope) -> Result<Vec<File>, Vec<Diagnostic>> {
@@ -77,7 +77,7 @@ pub fn files(doc: &Document, scope: &GraphScope) -> Result<Vec<File>, Vec<Diagno
                     quote(tool),
                     quote(&server)
                 ));
-                let mcp_tool = rt(&mut body, "MCPTool");
+                let mcp_tool = body.name(RUNTIME_MCP, "Tool");
                 body.line(format!(
                     "var {} = {mcp_tool}{{Server: {}, Tool: {}}}",
                     tool_name(&name),

@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"context"
@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"svc.dev/runtime/graph"
+	svc "svc.dev/runtime/graph"
+	"svc.dev/runtime/server"
 )
 
 // The graph published as one MCP tool at /mcp (settings.mcp.expose;
@@ -16,59 +17,46 @@ import (
 // (sdk/python/svc/mcp/server.py): streamable HTTP, stateless, with JSON
 // answers, behind the credential of /invoke.
 
-// MCPExpose is settings.mcp.expose as compiled.
-type MCPExpose struct {
+// ExposeOptions is settings.mcp.expose as compiled.
+type ExposeOptions struct {
 	// ToolName is settings.mcp.toolName, else the document's id.
 	ToolName string
 	// The MCP server is named after the service.
 	ServerName, ServerVersion string
 }
 
-// mcpExpose is what the project published (ExposeMCP).
-var mcpExpose MCPExpose
+// mcpExpose is what the project published (Expose).
+var mcpExpose ExposeOptions
 
-// ExposeMCP publishes the graph as one MCP tool at /mcp: a project whose
+// Expose publishes the graph as one MCP tool at /mcp: a project whose
 // graph sets settings.mcp.expose calls it from init (mcp_expose.go).
-func ExposeMCP(e MCPExpose) {
+func Expose(e ExposeOptions) {
 	mcpExpose = e
-	newMCPHandler = mcpHandler
+	server.HandleMCP(mcpHandler)
 }
 
-// mcpHandler answers /mcp for s. What the contract says of every endpoint
-// comes first, with its envelope: 405 (Allow: POST; stateless, there is no
-// stream to open with GET and no session to end with DELETE), 401, 413 for
-// a Content-Length over 1 MiB (the SDK cuts a longer chunked body off with
-// a plain 413). There is no Host or Origin allow-list: the credential
-// guards /mcp as it guards /invoke.
-func mcpHandler(s *server) http.Handler {
-	srv := mcp.NewServer(&mcp.Implementation{Name: mcpExpose.ServerName, Version: mcpExpose.ServerVersion}, nil)
-	fields := graph.Fields()
-	srv.AddTool(&mcp.Tool{
+// mcpHandler answers /mcp for a service, past what package server answers
+// first with the contract's envelope (server.HandleMCP): 405 (Allow: POST;
+// stateless, there is no stream to open with GET and no session to end
+// with DELETE), 401, 413 for a Content-Length over 1 MiB (the SDK cuts a
+// longer chunked body off with a plain 413). There is no Host or Origin
+// allow-list: the credential guards /mcp as it guards /invoke.
+func mcpHandler() http.Handler {
+	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: mcpExpose.ServerName, Version: mcpExpose.ServerVersion}, nil)
+	fields := svc.Fields()
+	srv.AddTool(&mcpsdk.Tool{
 		Name: mcpExpose.ToolName,
 		Description: fmt.Sprintf("Runs the graph %q: the arguments are its input state, "+
 			"the result is its final state.", mcpExpose.ServerName),
 		InputSchema:  stateSchema(fields, false),
 		OutputSchema: stateSchema(fields, true),
 	}, runGraphTool)
-	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	return mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return srv }, &mcpsdk.StreamableHTTPOptions{
 		Stateless:                    true,
 		JSONResponse:                 true,
-		MaxRequestBodyBytes:          MaxRequestBytes,
+		MaxRequestBodyBytes:          server.MaxRequestBytes,
 		DisableLocalhostProtection:   true,
 		PropagateRequestCancellation: true,
-	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer drain(r)
-		switch {
-		case r.Method != http.MethodPost:
-			methodNotAllowed(w, "POST")
-		case !s.authorized(r):
-			s.unauthorized(w)
-		case r.ContentLength > MaxRequestBytes:
-			tooLarge(w)
-		default:
-			sdk.ServeHTTP(w, r)
-		}
 	})
 }
 
@@ -76,47 +64,40 @@ func mcpHandler(s *server) http.Handler {
 // {"state": arguments}. A failed run is an error result (isError), never a
 // JSON-RPC error: its structured content is the contract's envelope
 // {"error": {"code", "message", "details"?}}, and its text the same JSON.
-func runGraphTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	input := map[string]any{}
-	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
-		var e *graph.Error
-		if input, e = parseObject(raw, true); e != nil {
-			return mcpFailed(e), nil
-		}
-	}
-	st, err := graph.Invoke(ctx, input)
-	if err != nil {
-		return mcpFailed(asError(err)), nil
+func runGraphTool(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+	st, e := server.InvokeState(ctx, req.Params.Arguments)
+	if e != nil {
+		return mcpFailed(e), nil
 	}
 	return mcpFinalState(st), nil
 }
 
 // mcpFinalState is a run's result: the final state (every declared field) as
 // structured content and as its JSON text.
-func mcpFinalState(st graph.State) *mcp.CallToolResult {
-	buf, err := graph.AppendJSON(nil, st)
+func mcpFinalState(st svc.State) *mcpsdk.CallToolResult {
+	buf, err := svc.AppendJSON(nil, st)
 	if err != nil {
-		return mcpFailed(&graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
+		return mcpFailed(&svc.Error{Status: http.StatusInternalServerError, Code: "execution_error",
 			Message: "the result cannot be encoded as JSON"})
 	}
-	if len(buf) > MaxResponseBytes {
-		return mcpFailed(&graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
+	if len(buf) > server.MaxResponseBytes {
+		return mcpFailed(&svc.Error{Status: http.StatusInternalServerError, Code: "execution_error",
 			Message: "the response is larger than 4 MiB", Details: map[string]any{"reason": "response_too_large"}})
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(buf)}},
+	return &mcpsdk.CallToolResult{
+		Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: string(buf)}},
 		StructuredContent: json.RawMessage(buf),
 	}
 }
 
-func mcpFailed(e *graph.Error) *mcp.CallToolResult {
+func mcpFailed(e *svc.Error) *mcpsdk.CallToolResult {
 	body := map[string]any{"code": e.Code, "message": e.Message}
 	if len(e.Details) > 0 {
 		body["details"] = e.Details
 	}
 	envelope, _ := json.Marshal(map[string]any{"error": body})
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(envelope)}},
+	return &mcpsdk.CallToolResult{
+		Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: string(envelope)}},
 		StructuredContent: json.RawMessage(envelope),
 		IsError:           true,
 	}
@@ -127,7 +108,7 @@ func mcpFailed(e *graph.Error) *mcp.CallToolResult {
 // its type and its default, the required ones listed, no other allowed. As
 // output (the final state, as in /invoke's result): every field present,
 // each may be null.
-func stateSchema(fields []graph.Field, output bool) map[string]any {
+func stateSchema(fields []svc.Field, output bool) map[string]any {
 	properties := make(map[string]any, len(fields))
 	required := []string{}
 	for _, f := range fields {
@@ -152,9 +133,9 @@ func stateSchema(fields []graph.Field, output bool) map[string]any {
 	return schema
 }
 
-func typeSchema(t graph.Type, items *graph.Item) map[string]any {
+func typeSchema(t svc.Type, items *svc.Item) map[string]any {
 	switch {
-	case t == graph.TypeMessages:
+	case t == svc.TypeMessages:
 		return map[string]any{"type": "array", "items": map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -164,7 +145,7 @@ func typeSchema(t graph.Type, items *graph.Item) map[string]any {
 			"required":             []any{"role", "content"},
 			"additionalProperties": false,
 		}}
-	case t == graph.TypeArray && items != nil:
+	case t == svc.TypeArray && items != nil:
 		return map[string]any{"type": "array", "items": typeSchema(items.Type, items.Items)}
 	}
 	return map[string]any{"type": t.String()}

@@ -1,24 +1,26 @@
-package graph
+package mcp
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The sessions of the MCP client (mcp_client.go), as python-svc keeps them
+// The sessions of the MCP client (client.go), as python-svc keeps them
 // (sdk/python/svc/mcp/sessions.py): one per server, opened on first use or
 // at start-up, each within the server's timeout; one that broke (the child
 // died, the stream ended, the server went away) is dropped and the next
@@ -30,9 +32,8 @@ import (
 // Python SDK's PROCESS_TERMINATION_TIMEOUT.
 const stdioStopGrace = 2 * time.Second
 
-// mcpPool holds a client per server of mcpServers (generated in
-// mcp_servers.go, with mcpTools, the tools the graph calls on them), each
-// made on first use.
+// mcpPool holds a client per registered server (Register: the project's
+// mcp_servers.go), each made on first use.
 var mcpPool = &mcpClientPool{}
 
 type mcpClientPool struct {
@@ -93,20 +94,20 @@ func (p *mcpClientPool) stop() {
 
 // An mcpClient reaches one server through one session at a time.
 type mcpClient struct {
-	server MCPServer
+	server Server
 	pool   *mcpClientPool
 	mu     sync.Mutex
 	// current is the open (or opening) session; nil before the first call
 	// and after it broke.
 	current *mcpSession
 	// listed is what the server listed when a session last opened.
-	listed map[string]*mcp.Tool
+	listed map[string]*mcpsdk.Tool
 }
 
 // mcpSDKClient introduces the service to every server.
-var mcpSDKClient = mcp.NewClient(&mcp.Implementation{Name: "svc-go", Version: "1"},
+var mcpSDKClient = mcpsdk.NewClient(&mcpsdk.Implementation{Name: "svc-go", Version: "1"},
 	// No roots to offer: servers are told nothing about the service's files.
-	&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	&mcpsdk.ClientOptions{Capabilities: &mcpsdk.ClientCapabilities{}})
 
 // session is the server's session, opened (or reopened) when there is
 // none or it broke; it waits for a session being opened by another call.
@@ -172,7 +173,7 @@ type mcpSession struct {
 	// ready is closed once the session opened or failed to (err).
 	ready chan struct{}
 	err   error
-	cs    *mcp.ClientSession
+	cs    *mcpsdk.ClientSession
 	// tools are what the server listed when the session opened.
 	tools map[string]*listedTool
 	// ended is closed when the connection ended, whoever ended it.
@@ -242,7 +243,7 @@ func (c *mcpClient) open(s *mcpSession) {
 		return
 	}
 	s.cs, s.tools = cs, tools
-	listed := make(map[string]*mcp.Tool, len(tools))
+	listed := make(map[string]*mcpsdk.Tool, len(tools))
 	for name, t := range tools {
 		listed[name] = t.tool
 	}
@@ -271,9 +272,9 @@ func (s *mcpSession) close() {
 const maxMCPListPages = 100
 
 // listMCPTools is every tool the server lists, by name.
-func listMCPTools(ctx context.Context, cs *mcp.ClientSession) (map[string]*listedTool, error) {
+func listMCPTools(ctx context.Context, cs *mcpsdk.ClientSession) (map[string]*listedTool, error) {
 	tools := map[string]*listedTool{}
-	params := &mcp.ListToolsParams{}
+	params := &mcpsdk.ListToolsParams{}
 	for range maxMCPListPages {
 		page, err := cs.ListTools(ctx, params)
 		if err != nil {
@@ -285,7 +286,7 @@ func listMCPTools(ctx context.Context, cs *mcp.ClientSession) (map[string]*liste
 		if page.NextCursor == "" {
 			break
 		}
-		params = &mcp.ListToolsParams{Cursor: page.NextCursor}
+		params = &mcpsdk.ListToolsParams{Cursor: page.NextCursor}
 	}
 	return tools, nil
 }
@@ -293,7 +294,7 @@ func listMCPTools(ctx context.Context, cs *mcp.ClientSession) (map[string]*liste
 // transport is the SDK transport that reaches the server, and what stops
 // what the transport leaves behind. It reads the environment: an unset
 // variable is an error naming it and the server.
-func (s MCPServer) transport() (mcp.Transport, func(), error) {
+func (s Server) transport() (mcpsdk.Transport, func(), error) {
 	where := fmt.Sprintf("MCP server %q", s.ID)
 	if s.Transport == "stdio" {
 		env, err := s.childEnv()
@@ -309,7 +310,7 @@ func (s MCPServer) transport() (mcp.Transport, func(), error) {
 				stopProcessGroup(cmd.Process.Pid, stdioStopGrace)
 			}
 		}
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: stdioStopGrace}, stop, nil
+		return &mcpsdk.CommandTransport{Command: cmd, TerminateDuration: stdioStopGrace}, stop, nil
 	}
 	endpoint, err := s.envValue("url", s.URL)
 	if err != nil {
@@ -333,9 +334,9 @@ func (s MCPServer) transport() (mcp.Transport, func(), error) {
 	client := &http.Client{Transport: mcpHeaders{headers, http.DefaultTransport}}
 	switch s.Transport {
 	case "sse":
-		return &mcp.SSEClientTransport{Endpoint: endpoint, HTTPClient: client}, func() {}, nil
+		return &mcpsdk.SSEClientTransport{Endpoint: endpoint, HTTPClient: client}, func() {}, nil
 	case "streamable_http":
-		return &mcp.StreamableClientTransport{
+		return &mcpsdk.StreamableClientTransport{
 			Endpoint: endpoint, HTTPClient: client,
 			// A broken stream fails the session at once (python-svc does
 			// not resume either): the next call opens a new one.
@@ -349,7 +350,7 @@ func (s MCPServer) transport() (mcp.Transport, func(), error) {
 
 // describe is err's text without the server's URL where the environment
 // gave it: it may hold a secret, and the text goes to the client.
-func (s MCPServer) describe(err error) string {
+func (s Server) describe(err error) string {
 	text := err.Error()
 	if endpoint, e := s.envValue("url", s.URL); e == nil && endpoint != s.URL && endpoint != "" {
 		text = strings.ReplaceAll(text, endpoint, fmt.Sprintf("(the url of MCP server %q)", s.ID))
@@ -376,7 +377,7 @@ var mcpEnvRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 // envValue reads value from the environment: env:NAME is the variable, and
 // ${NAME} inside it is replaced by the variable. key names the value in
 // errors.
-func (s MCPServer) envValue(key, value string) (string, error) {
+func (s Server) envValue(key, value string) (string, error) {
 	unset := func(name string) error {
 		return fmt.Errorf("MCP server %q: %s reads the environment variable %s, which is not set", s.ID, key, name)
 	}
@@ -401,7 +402,7 @@ func (s MCPServer) envValue(key, value string) (string, error) {
 
 // childEnv is a stdio child's whole environment: the minimal one and the
 // server's Env, each value a reference to one variable.
-func (s MCPServer) childEnv() ([]string, error) {
+func (s Server) childEnv() ([]string, error) {
 	keys := []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
 	if runtime.GOOS == "windows" {
 		keys = []string{"APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
@@ -430,3 +431,6 @@ func (s MCPServer) childEnv() ([]string, error) {
 
 // mcpEnvOnly is a value that is one variable and nothing else.
 var mcpEnvOnly = regexp.MustCompile(`^(env:[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\})$`)
+
+// sortedKeys lists a map's keys in order, so errors are deterministic.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,4 +1,4 @@
-package graph
+package mcp
 
 import (
 	"context"
@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	svc "svc.dev/runtime/graph"
 )
 
 // The MCP client against servers made with the official Go SDK: over stdio
@@ -34,22 +36,22 @@ func TestMCPHelperServer(t *testing.T) {
 	if os.Getenv("SVC_MCP_HELPER") != "stdio" {
 		return
 	}
-	_ = newTestMCPServer(nil).Run(context.Background(), &mcp.StdioTransport{})
+	_ = newTestMCPServer(nil).Run(context.Background(), &mcpsdk.StdioTransport{})
 	os.Exit(0)
 }
 
 // newTestMCPServer serves the tools the tests call; calls, when not nil,
 // counts every call.
-func newTestMCPServer(calls *atomic.Int64) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "svc-test", Version: "1"}, nil)
+func newTestMCPServer(calls *atomic.Int64) *mcpsdk.Server {
+	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "svc-test", Version: "1"}, nil)
 	tool := func(name, description string, properties map[string]any, required []string,
-		answer func(ctx context.Context, args map[string]any, req *mcp.CallToolRequest) *mcp.CallToolResult) {
+		answer func(ctx context.Context, args map[string]any, req *mcpsdk.CallToolRequest) *mcpsdk.CallToolResult) {
 		schema := map[string]any{"type": "object", "properties": properties}
 		if required != nil {
 			schema["required"] = required
 		}
-		srv.AddTool(&mcp.Tool{Name: name, Description: description, InputSchema: schema},
-			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		srv.AddTool(&mcpsdk.Tool{Name: name, Description: description, InputSchema: schema},
+			func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 				if calls != nil {
 					calls.Add(1)
 				}
@@ -58,31 +60,31 @@ func newTestMCPServer(calls *atomic.Int64) *mcp.Server {
 				return answer(ctx, args, req), nil
 			})
 	}
-	text := func(s string) *mcp.CallToolResult {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	text := func(s string) *mcpsdk.CallToolResult {
+		return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: s}}}
 	}
 	str := func(args map[string]any, key string) string { s, _ := args[key].(string); return s }
 	integer := map[string]any{"type": "integer"}
 	textArg := map[string]any{"type": "string"}
 	tool("add", "Adds two integers.", map[string]any{"a": integer, "b": integer}, []string{"a", "b"},
-		func(_ context.Context, args map[string]any, _ *mcp.CallToolRequest) *mcp.CallToolResult {
+		func(_ context.Context, args map[string]any, _ *mcpsdk.CallToolRequest) *mcpsdk.CallToolResult {
 			sum := args["a"].(float64) + args["b"].(float64)
 			res := text(strconv.FormatFloat(sum, 'f', -1, 64))
 			res.StructuredContent = map[string]any{"result": sum}
 			return res
 		})
 	tool("echo", "Answers with the text it was given.", map[string]any{"text": textArg}, []string{"text"},
-		func(_ context.Context, args map[string]any, _ *mcp.CallToolRequest) *mcp.CallToolResult {
+		func(_ context.Context, args map[string]any, _ *mcpsdk.CallToolRequest) *mcpsdk.CallToolResult {
 			return text(str(args, "text"))
 		})
 	tool("fail", "Always fails.", map[string]any{}, nil,
-		func(context.Context, map[string]any, *mcp.CallToolRequest) *mcp.CallToolResult {
+		func(context.Context, map[string]any, *mcpsdk.CallToolRequest) *mcpsdk.CallToolResult {
 			res := text("the tool broke on purpose")
 			res.IsError = true
 			return res
 		})
 	tool("slow", "Sleeps, then answers.", map[string]any{"seconds": map[string]any{"type": "number"}}, []string{"seconds"},
-		func(ctx context.Context, args map[string]any, _ *mcp.CallToolRequest) *mcp.CallToolResult {
+		func(ctx context.Context, args map[string]any, _ *mcpsdk.CallToolRequest) *mcpsdk.CallToolResult {
 			seconds, _ := args["seconds"].(float64)
 			select {
 			case <-time.After(time.Duration(seconds * float64(time.Second))):
@@ -91,23 +93,23 @@ func newTestMCPServer(calls *atomic.Int64) *mcp.Server {
 			return text(fmt.Sprintf("slept %v", seconds))
 		})
 	tool("env_value", "The server's environment variable name.", map[string]any{"name": textArg}, []string{"name"},
-		func(_ context.Context, args map[string]any, _ *mcp.CallToolRequest) *mcp.CallToolResult {
+		func(_ context.Context, args map[string]any, _ *mcpsdk.CallToolRequest) *mcpsdk.CallToolResult {
 			return text(os.Getenv(str(args, "name")))
 		})
 	tool("meta", "The entry key of the request's _meta.", map[string]any{"key": textArg}, []string{"key"},
-		func(_ context.Context, args map[string]any, req *mcp.CallToolRequest) *mcp.CallToolResult {
+		func(_ context.Context, args map[string]any, req *mcpsdk.CallToolRequest) *mcpsdk.CallToolResult {
 			v, _ := req.Params.Meta[str(args, "key")].(string)
 			return text(v)
 		})
 	tool("pid", "The server's process id.", map[string]any{}, nil,
-		func(context.Context, map[string]any, *mcp.CallToolRequest) *mcp.CallToolResult {
+		func(context.Context, map[string]any, *mcpsdk.CallToolRequest) *mcpsdk.CallToolResult {
 			return text(strconv.Itoa(os.Getpid()))
 		})
 	tool("spawn", "Starts a process of its own that sleeps a minute; its id.", map[string]any{}, nil,
-		func(context.Context, map[string]any, *mcp.CallToolRequest) *mcp.CallToolResult {
+		func(context.Context, map[string]any, *mcpsdk.CallToolRequest) *mcpsdk.CallToolResult {
 			cmd := exec.Command("sleep", "60")
 			if err := cmd.Start(); err != nil {
-				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+				return &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: err.Error()}}}
 			}
 			return text(strconv.Itoa(cmd.Process.Pid))
 		})
@@ -116,20 +118,20 @@ func newTestMCPServer(calls *atomic.Int64) *mcp.Server {
 
 // useMCP makes servers and tools the graph's for one test; every session
 // is stopped when it ends.
-func useMCP(t *testing.T, servers []MCPServer, tools []MCPTool) {
+func useMCP(t *testing.T, servers []Server, tools []Tool) {
 	t.Helper()
-	oldServers, oldTools, oldPool := registeredServers, registeredMCPTools, mcpPool
-	registeredServers, registeredMCPTools, mcpPool = servers, tools, &mcpClientPool{}
+	oldServers, oldTools, oldPool := registeredServers, registeredTools, mcpPool
+	registeredServers, registeredTools, mcpPool = servers, tools, &mcpClientPool{}
 	t.Cleanup(func() {
 		mcpPool.stop()
-		registeredServers, registeredMCPTools, mcpPool = oldServers, oldTools, oldPool
+		registeredServers, registeredTools, mcpPool = oldServers, oldTools, oldPool
 	})
 }
 
 // mcpStdioServer is the helper server, run as a child of the service.
-func mcpStdioServer(t *testing.T, id string) MCPServer {
+func mcpStdioServer(t *testing.T, id string) Server {
 	t.Setenv("SVC_MCP_HELPER_ROLE", "stdio")
-	return MCPServer{ID: id, Transport: "stdio", Command: os.Args[0],
+	return Server{ID: id, Transport: "stdio", Command: os.Args[0],
 		Args: []string{"-test.run=^TestMCPHelperServer$"}, Env: map[string]string{"SVC_MCP_HELPER": "env:SVC_MCP_HELPER_ROLE"},
 		Timeout: mcpOpenMS * time.Millisecond}
 }
@@ -165,11 +167,11 @@ func (h *mcpHTTPServer) start(t *testing.T) {
 	}
 	h.addr = l.Addr().String()
 	mcpServer := newTestMCPServer(&h.calls)
-	get := func(*http.Request) *mcp.Server { return mcpServer }
-	var handler http.Handler = mcp.NewStreamableHTTPHandler(get, nil)
+	get := func(*http.Request) *mcpsdk.Server { return mcpServer }
+	var handler http.Handler = mcpsdk.NewStreamableHTTPHandler(get, nil)
 	h.url = "http://" + h.addr + "/mcp"
 	if h.transport == "sse" {
-		handler = mcp.NewSSEHandler(get, nil)
+		handler = mcpsdk.NewSSEHandler(get, nil)
 		h.url = "http://" + h.addr + "/sse"
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -189,46 +191,46 @@ func (h *mcpHTTPServer) stop() {
 	_ = h.srv.Close()
 }
 
-// mcpFailure is the *Error of a call that must fail with 502 upstream_error.
-func mcpFailure(t *testing.T, err error) *Error {
+// mcpFailure is the *svc.Error of a call that must fail with 502 upstream_error.
+func mcpFailure(t *testing.T, err error) *svc.Error {
 	t.Helper()
-	var e *Error
+	var e *svc.Error
 	if !errors.As(err, &e) || e.Status != http.StatusBadGateway || e.Code != "upstream_error" {
 		t.Fatalf("want a 502 upstream_error, got %v", err)
 	}
 	return e
 }
 
-func mcpCall(t *testing.T, server, tool string, args map[string]any) MCPResult {
+func mcpCall(t *testing.T, server, tool string, args map[string]any) Result {
 	t.Helper()
-	r, err := CallMCPTool(context.Background(), "n", MCPTool{server, tool}, args)
+	r, err := CallTool(context.Background(), "n", Tool{server, tool}, args)
 	if err != nil {
 		t.Fatalf("%s on %s: %v", tool, server, err)
 	}
 	return r
 }
 
-func mcpCallFails(t *testing.T, server, tool string, args map[string]any) *Error {
+func mcpCallFails(t *testing.T, server, tool string, args map[string]any) *svc.Error {
 	t.Helper()
-	_, err := CallMCPTool(context.Background(), "n", MCPTool{server, tool}, args)
+	_, err := CallTool(context.Background(), "n", Tool{server, tool}, args)
 	return mcpFailure(t, err)
 }
 
 // --- results -------------------------------------------------------------------
 
 func TestMCPOutput(t *testing.T) {
-	structured := MCPResult{Structured: map[string]any{"result": json.Number("3")}, Text: "3"}
+	structured := Result{Structured: map[string]any{"result": json.Number("3")}, Text: "3"}
 	cases := []struct {
-		result   MCPResult
+		result   Result
 		asObject bool
 		want     any
 	}{
 		{structured, true, map[string]any{"result": json.Number("3")}},
 		{structured, false, "3"},
-		{MCPResult{Text: `{"a": 1}`}, true, map[string]any{"a": json.Number("1")}},
-		{MCPResult{Text: "[1]"}, true, map[string]any{"text": "[1]"}},
-		{MCPResult{Text: `{"a": 1} {}`}, true, map[string]any{"text": `{"a": 1} {}`}},
-		{MCPResult{Text: "plain"}, true, map[string]any{"text": "plain"}},
+		{Result{Text: `{"a": 1}`}, true, map[string]any{"a": json.Number("1")}},
+		{Result{Text: "[1]"}, true, map[string]any{"text": "[1]"}},
+		{Result{Text: `{"a": 1} {}`}, true, map[string]any{"text": `{"a": 1} {}`}},
+		{Result{Text: "plain"}, true, map[string]any{"text": "plain"}},
 	}
 	for _, c := range cases {
 		if got := c.result.Output(c.asObject); !reflect.DeepEqual(got, c.want) {
@@ -238,7 +240,7 @@ func TestMCPOutput(t *testing.T) {
 	if got := structured.ForModel(); !reflect.DeepEqual(got, structured.Structured) {
 		t.Errorf("ForModel of a structured result: %#v", got)
 	}
-	if got := (MCPResult{Text: "plain"}).ForModel(); got != "plain" {
+	if got := (Result{Text: "plain"}).ForModel(); got != "plain" {
 		t.Errorf("ForModel of a text result: %#v", got)
 	}
 	numbers := withJSONNumbers(map[string]any{"n": []any{5.0, 2.5, 1e21, map[string]any{"m": 1e-7}}})
@@ -296,12 +298,12 @@ func TestMCPCallOverEachTransport(t *testing.T) {
 				web = startMCPHTTPServer(t, transport)
 				t.Setenv("SVC_MCP_URL", web.url)
 				t.Setenv("SVC_MCP_TOKEN", "t0k")
-				server = MCPServer{ID: "srv", Transport: transport, URL: "env:SVC_MCP_URL",
+				server = Server{ID: "srv", Transport: transport, URL: "env:SVC_MCP_URL",
 					Headers: map[string]string{"Authorization": "Bearer ${SVC_MCP_TOKEN}"}, Timeout: mcpOpenMS * time.Millisecond}
 			}
-			useMCP(t, []MCPServer{server}, nil)
+			useMCP(t, []Server{server}, nil)
 			added := mcpCall(t, "srv", "add", map[string]any{"a": 2, "b": json.Number("3")})
-			want := MCPResult{Structured: map[string]any{"result": json.Number("5")}, Text: "5"}
+			want := Result{Structured: map[string]any{"result": json.Number("5")}, Text: "5"}
 			if !reflect.DeepEqual(added, want) {
 				t.Fatalf("add: %#v", added)
 			}
@@ -320,7 +322,7 @@ func TestMCPCallOverEachTransport(t *testing.T) {
 
 func TestMCPArgumentsAreCheckedBeforeTheCall(t *testing.T) {
 	web := startMCPHTTPServer(t, "streamable_http")
-	useMCP(t, []MCPServer{{ID: "web", Transport: "streamable_http", URL: web.url}}, nil)
+	useMCP(t, []Server{{ID: "web", Transport: "streamable_http", URL: web.url}}, nil)
 	if got := mcpCall(t, "web", "add", map[string]any{"a": 1, "b": 1}).Text; got != "2" {
 		t.Fatalf("add: %q", got)
 	}
@@ -343,7 +345,7 @@ func TestMCPArgumentsAreCheckedBeforeTheCall(t *testing.T) {
 }
 
 func TestMCPToolErrorCarriesItsText(t *testing.T) {
-	useMCP(t, []MCPServer{mcpStdioServer(t, "local")}, nil)
+	useMCP(t, []Server{mcpStdioServer(t, "local")}, nil)
 	e := mcpCallFails(t, "local", "fail", map[string]any{})
 	want := map[string]any{"node": "n", "server": "local", "tool": "fail", "reason": "tool_error"}
 	if !reflect.DeepEqual(e.Details, want) {
@@ -356,7 +358,7 @@ func TestMCPToolErrorCarriesItsText(t *testing.T) {
 
 func TestMCPCallPastTheTimeoutTimesOutAndTheNextCallWorks(t *testing.T) {
 	web := startMCPHTTPServer(t, "streamable_http")
-	useMCP(t, []MCPServer{{ID: "web", Transport: "streamable_http", URL: web.url, Timeout: 1500 * time.Millisecond}}, nil)
+	useMCP(t, []Server{{ID: "web", Transport: "streamable_http", URL: web.url, Timeout: 1500 * time.Millisecond}}, nil)
 	mcpCall(t, "web", "echo", map[string]any{"text": "warm"})
 	started := time.Now()
 	e := mcpCallFails(t, "web", "slow", map[string]any{"seconds": 10})
@@ -372,16 +374,16 @@ func TestMCPCallPastTheTimeoutTimesOutAndTheNextCallWorks(t *testing.T) {
 }
 
 func TestMCPRunDeadlineBoundsACall(t *testing.T) {
-	useMCP(t, []MCPServer{mcpStdioServer(t, "local")}, nil)
+	useMCP(t, []Server{mcpStdioServer(t, "local")}, nil)
 	mcpCall(t, "local", "echo", map[string]any{"text": "warm"})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	started := time.Now()
-	_, err := CallMCPTool(ctx, "n", MCPTool{"local", "slow"}, map[string]any{"seconds": 10})
+	_, err := CallTool(ctx, "n", Tool{"local", "slow"}, map[string]any{"seconds": 10})
 	if e := mcpFailure(t, err); e.Details["reason"] != "timeout" || time.Since(started) > 3*time.Second {
 		t.Fatalf("slow past the run's deadline: %v after %v", e, time.Since(started))
 	}
-	_, err = CallMCPTool(ctx, "n", MCPTool{"local", "echo"}, map[string]any{"text": "x"})
+	_, err = CallTool(ctx, "n", Tool{"local", "echo"}, map[string]any{"text": "x"})
 	if e := mcpFailure(t, err); e.Details["reason"] != "timeout" || !strings.Contains(e.Message, "no time left in the run") {
 		t.Fatalf("a mcpCall after the deadline: %v", e)
 	}
@@ -391,11 +393,11 @@ func TestMCPRunDeadlineBoundsACall(t *testing.T) {
 }
 
 func TestMCPCancelledRequestIsNoUpstreamError(t *testing.T) {
-	useMCP(t, []MCPServer{mcpStdioServer(t, "local")}, nil)
+	useMCP(t, []Server{mcpStdioServer(t, "local")}, nil)
 	mcpCall(t, "local", "echo", map[string]any{"text": "warm"})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
-	_, err := CallMCPTool(ctx, "n", MCPTool{"local", "slow"}, map[string]any{"seconds": 10})
+	_, err := CallTool(ctx, "n", Tool{"local", "slow"}, map[string]any{"seconds": 10})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("a mcpCall whose request went away: %v", err)
 	}
@@ -407,8 +409,8 @@ func TestMCPMissingVariableIsNamed(t *testing.T) {
 	os.Unsetenv("SVC_MCP_UNSET")
 	local := mcpStdioServer(t, "local")
 	local.Env["KEY"] = "${SVC_MCP_UNSET}"
-	web := MCPServer{ID: "web", Transport: "sse", URL: "env:SVC_MCP_UNSET"}
-	useMCP(t, []MCPServer{local, web}, nil)
+	web := Server{ID: "web", Transport: "sse", URL: "env:SVC_MCP_UNSET"}
+	useMCP(t, []Server{local, web}, nil)
 	e := mcpCallFails(t, "local", "echo", map[string]any{"text": "x"})
 	if e.Details["reason"] != "connect" || !strings.HasSuffix(e.Message,
 		`MCP server "local": env.KEY reads the environment variable SVC_MCP_UNSET, which is not set`) {
@@ -427,7 +429,7 @@ func TestMCPChildSeesOnlyAMinimalEnvironment(t *testing.T) {
 	local := mcpStdioServer(t, "local")
 	local.Env["FROM_BRACES"] = "${SVC_MCP_GIVEN}"
 	local.Env["FROM_ENV"] = "env:SVC_MCP_GIVEN"
-	useMCP(t, []MCPServer{local}, nil)
+	useMCP(t, []Server{local}, nil)
 	child := func(name string) string { return mcpCall(t, "local", "env_value", map[string]any{"name": name}).Text }
 	if got := child("SVC_SECRET_PROBE"); got != "" {
 		t.Fatalf("the service's own variable reached the child: %q", got)
@@ -444,7 +446,7 @@ func TestMCPEnvWrittenInlineIsRefused(t *testing.T) {
 	for _, value := range []string{"s3cr3t", "prefix-${SVC_MCP_GIVEN}", "env:"} {
 		local := mcpStdioServer(t, "files")
 		local.Env["TOKEN"] = value
-		useMCP(t, []MCPServer{local}, nil)
+		useMCP(t, []Server{local}, nil)
 		e := mcpCallFails(t, "files", "echo", map[string]any{"text": "x"})
 		if !strings.HasSuffix(e.Message, `MCP server "files": env.TOKEN is written inline, but secrets come from the `+
 			"environment only: write ${NAME} or env:NAME there and set NAME in the environment") {
@@ -459,7 +461,7 @@ func TestMCPKilledHTTPServerFailsTheCallThenReconnects(t *testing.T) {
 	for _, transport := range []string{"sse", "streamable_http"} {
 		t.Run(transport, func(t *testing.T) {
 			web := startMCPHTTPServer(t, transport)
-			useMCP(t, []MCPServer{{ID: "web", Transport: transport, URL: web.url, Timeout: mcpOpenMS * time.Millisecond}}, nil)
+			useMCP(t, []Server{{ID: "web", Transport: transport, URL: web.url, Timeout: mcpOpenMS * time.Millisecond}}, nil)
 			mcpCall(t, "web", "echo", map[string]any{"text": "up"})
 			time.AfterFunc(500*time.Millisecond, web.stop)
 			if e := mcpCallFails(t, "web", "slow", map[string]any{"seconds": 10}); e.Details["reason"] != "connect" {
@@ -484,7 +486,7 @@ func TestMCPURLFromTheEnvironmentIsNotRepeated(t *testing.T) {
 	}
 	t.Setenv("SVC_MCP_URL", "http://"+l.Addr().String()+"/mcp?token=s3cr3t")
 	l.Close()
-	useMCP(t, []MCPServer{{ID: "web", Transport: "streamable_http", URL: "env:SVC_MCP_URL"}}, nil)
+	useMCP(t, []Server{{ID: "web", Transport: "streamable_http", URL: "env:SVC_MCP_URL"}}, nil)
 	e := mcpCallFails(t, "web", "echo", map[string]any{"text": "x"})
 	if e.Details["reason"] != "connect" || strings.Contains(e.Message, "s3cr3t") ||
 		!strings.Contains(e.Message, `(the url of MCP server "web")`) {
@@ -508,8 +510,8 @@ func TestMCPStartUpNamesMissingToolsAndUnreachableServers(t *testing.T) {
 	closed := "http://" + l.Addr().String() + "/sse"
 	l.Close()
 	useMCP(t,
-		[]MCPServer{mcpStdioServer(t, "local"), {ID: "closed", Transport: "sse", URL: closed}},
-		[]MCPTool{{"local", "add"}, {"local", "read_file"}, {"nowhere", "anything"}})
+		[]Server{mcpStdioServer(t, "local"), {ID: "closed", Transport: "sse", URL: closed}},
+		[]Tool{{"local", "add"}, {"local", "read_file"}, {"nowhere", "anything"}})
 	_, err = openMCPClients(context.Background(), nil)
 	if err == nil {
 		t.Fatal("start-up passed")
@@ -535,20 +537,20 @@ type fixedTrace struct{}
 
 const fixedTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
-func (fixedTrace) Start(ctx context.Context, _ SpanOp, _ string) (context.Context, func(error)) {
-	return ctx, endNothing
+func (fixedTrace) Start(ctx context.Context, _ svc.SpanOp, _ string) (context.Context, func(error)) {
+	return ctx, func(error) {}
 }
 func (fixedTrace) Reply(context.Context, string, any, any) {}
 func (fixedTrace) Inject(_ context.Context, h http.Header) { h.Set("traceparent", fixedTraceparent) }
 
 func TestMCPCallsCarryTheTraceInMeta(t *testing.T) {
-	useMCP(t, []MCPServer{mcpStdioServer(t, "local")}, nil)
+	useMCP(t, []Server{mcpStdioServer(t, "local")}, nil)
 	if got := mcpCall(t, "local", "meta", map[string]any{"key": "traceparent"}).Text; got != "" {
 		t.Errorf("an untraced call sent traceparent %q", got)
 	}
-	saved := tracing
-	tracing = fixedTrace{}
-	t.Cleanup(func() { tracing = saved })
+	saved := svc.ActiveTracer()
+	svc.SetTracer(fixedTrace{})
+	t.Cleanup(func() { svc.SetTracer(saved) })
 	if got := mcpCall(t, "local", "meta", map[string]any{"key": "traceparent"}).Text; got != fixedTraceparent {
 		t.Errorf("traceparent in _meta: %q", got)
 	}

@@ -1,4 +1,4 @@
-package graph
+package mcp
 
 import (
 	"context"
@@ -17,12 +17,14 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	svc "svc.dev/runtime/graph"
 )
 
 // Calls from a run to tools of MCP servers (logical.mcpServers, tools of
 // kind mcp), on the official Go SDK, with python-svc's semantics
-// (sdk/python/svc/mcp/client.py): one session per server (mcp_sessions.go),
+// (sdk/python/svc/mcp/client.py): one session per server (sessions.go),
 // shared by every run, opened at start-up (openMCPClients: every tool the
 // graph calls must be listed by its server) or on first use, and reopened
 // by the next call after it broke, which respawns a dead stdio child.
@@ -39,12 +41,12 @@ const (
 	ReasonInvalidArguments = "invalid_arguments"
 )
 
-// DefaultMCPTimeout bounds opening a session and each call when the server
+// DefaultTimeout bounds opening a session and each call when the server
 // declares no timeoutMs.
-const DefaultMCPTimeout = 30 * time.Second
+const DefaultTimeout = 30 * time.Second
 
-// An MCPServer is a server of logical.mcpServers and how to reach it.
-type MCPServer struct {
+// A Server is a server of logical.mcpServers and how to reach it.
+type Server struct {
 	ID string
 	// Transport is "stdio", "sse" or "streamable_http".
 	Transport string
@@ -61,26 +63,26 @@ type MCPServer struct {
 	// by the variable.
 	URL     string
 	Headers map[string]string
-	// Timeout bounds opening a session and every call (0: DefaultMCPTimeout).
+	// Timeout bounds opening a session and every call (0: DefaultTimeout).
 	Timeout time.Duration
 }
 
-func (s MCPServer) timeout() time.Duration {
+func (s Server) timeout() time.Duration {
 	if s.Timeout > 0 {
 		return s.Timeout
 	}
-	return DefaultMCPTimeout
+	return DefaultTimeout
 }
 
-// An MCPTool is a tool of kind mcp: the tool Tool of the server Server.
-type MCPTool struct {
+// A Tool is a tool of kind mcp: the tool Tool of the server Server.
+type Tool struct {
 	Server, Tool string
 }
 
-// An MCPResult is what a tool answered: its structured content when that
+// A Result is what a tool answered: its structured content when that
 // is a JSON object (nil otherwise), and its text contents joined by
 // newlines.
-type MCPResult struct {
+type Result struct {
 	Structured map[string]any
 	Text       string
 }
@@ -88,7 +90,7 @@ type MCPResult struct {
 // Output is the value a tool node writes: to an object field the
 // structured content, else the text parsed as a JSON object, else
 // {"text": text}; to any other field the text.
-func (r MCPResult) Output(asObject bool) any {
+func (r Result) Output(asObject bool) any {
 	if !asObject {
 		return r.Text
 	}
@@ -104,7 +106,7 @@ func (r MCPResult) Output(asObject bool) any {
 // ForModel is the result an agent or a tool-calling llm node shows the
 // model: the structured content (which the agent writes as JSON), else
 // the text.
-func (r MCPResult) ForModel() any {
+func (r Result) ForModel() any {
 	if r.Structured != nil {
 		return r.Structured
 	}
@@ -114,7 +116,7 @@ func (r MCPResult) ForModel() any {
 // Listed is the tool's description and input schema as its server listed
 // them when a session last opened ("" and nil before that): what the model
 // is shown of the tool.
-func (t MCPTool) Listed() (string, map[string]any) {
+func (t Tool) Listed() (string, map[string]any) {
 	c, err := mcpPool.client(t.Server)
 	if err != nil {
 		return "", nil
@@ -129,37 +131,46 @@ func (t MCPTool) Listed() (string, map[string]any) {
 	return tool.Description, schema
 }
 
-func mcpError(node string, tool MCPTool, reason, message string) *Error {
-	return &Error{Status: http.StatusBadGateway, Code: "upstream_error", Message: message,
+func mcpError(node string, tool Tool, reason, message string) *svc.Error {
+	return &svc.Error{Status: http.StatusBadGateway, Code: "upstream_error", Message: message,
 		Details: map[string]any{"node": node, "server": tool.Server, "tool": tool.Tool, "reason": reason}}
 }
 
-// RunMCPTool is a tool node's call of the MCP tool whose id is id, in an
+// RunTool is a tool node's call of the MCP tool whose id is id, in an
 // execute_tool span of its own, which the request's _meta names as the
-// parent (an agent's calls get theirs from callAgentTool).
-func RunMCPTool(ctx context.Context, node, id string, tool MCPTool, args map[string]any) (out MCPResult, err error) {
-	ctx, end := startSpan(ctx, SpanTool, id)
-	defer func() { end(err) }()
-	return CallMCPTool(ctx, node, tool, args)
+// parent (an agent's calls get theirs from package graph's agent loop).
+func RunTool(ctx context.Context, node, id string, tool Tool, args map[string]any) (out Result, err error) {
+	if tracer := svc.ActiveTracer(); tracer != nil {
+		var end func(error)
+		ctx, end = tracer.Start(ctx, svc.SpanTool, id)
+		defer func() { end(err) }()
+	}
+	return CallTool(ctx, node, tool, args)
 }
 
-// CallMCPTool calls the tool with args for the node (an agent's tools pass
+// nodeError is the node's execution_error.
+func nodeError(node, message string) *svc.Error {
+	return &svc.Error{Status: http.StatusInternalServerError, Code: "execution_error", Message: message,
+		Details: map[string]any{"node": node}}
+}
+
+// CallTool calls the tool with args for the node (an agent's tools pass
 // their own name) and returns its answer. The arguments are checked first
 // against the tool's input schema as the server listed it; a refusal is
 // invalid_arguments and nothing is sent. The call takes at most the
 // server's timeout, or what is left of the run when that is less.
-func CallMCPTool(ctx context.Context, node string, tool MCPTool, args map[string]any) (MCPResult, error) {
+func CallTool(ctx context.Context, node string, tool Tool, args map[string]any) (Result, error) {
 	name := fmt.Sprintf("node %q: MCP tool %q on server %q", node, tool.Tool, tool.Server)
 	c, err := mcpPool.client(tool.Server)
 	if err != nil {
-		return MCPResult{}, mcpError(node, tool, ReasonConnect, fmt.Sprintf("%s: %v", name, err))
+		return Result{}, mcpError(node, tool, svc.ReasonConnect, fmt.Sprintf("%s: %v", name, err))
 	}
 	timeout := c.server.timeout()
 	if deadline, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(deadline))
 	}
 	if timeout <= 0 {
-		return MCPResult{}, mcpError(node, tool, ReasonTimeout, name+": no time left in the run")
+		return Result{}, mcpError(node, tool, svc.ReasonTimeout, name+": no time left in the run")
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -169,43 +180,43 @@ func CallMCPTool(ctx context.Context, node string, tool MCPTool, args map[string
 		errors.As(err, &oe)
 		switch {
 		case errors.Is(ctx.Err(), context.Canceled):
-			return MCPResult{}, ctx.Err()
+			return Result{}, ctx.Err()
 		case ctx.Err() != nil || (oe != nil && oe.timedOut):
-			return MCPResult{}, mcpError(node, tool, ReasonTimeout,
+			return Result{}, mcpError(node, tool, svc.ReasonTimeout,
 				fmt.Sprintf("%s: no session within %dms", name, timeout.Milliseconds()))
 		case oe != nil && oe.declared:
-			return MCPResult{}, mcpError(node, tool, ReasonConnect, fmt.Sprintf("%s: %v", name, err))
+			return Result{}, mcpError(node, tool, svc.ReasonConnect, fmt.Sprintf("%s: %v", name, err))
 		}
-		return MCPResult{}, mcpError(node, tool, ReasonConnect, fmt.Sprintf("%s: cannot reach the server: %s", name, c.server.describe(err)))
+		return Result{}, mcpError(node, tool, svc.ReasonConnect, fmt.Sprintf("%s: cannot reach the server: %s", name, c.server.describe(err)))
 	}
 	payload, err := json.Marshal(args)
 	if err != nil {
-		return MCPResult{}, nodeError(node, fmt.Sprintf("%s: the arguments cannot be encoded as JSON: %v", name, err))
+		return Result{}, nodeError(node, fmt.Sprintf("%s: the arguments cannot be encoded as JSON: %v", name, err))
 	}
 	if problem := s.check(tool.Tool, payload); problem != "" {
-		return MCPResult{}, mcpError(node, tool, ReasonInvalidArguments, fmt.Sprintf("%s: invalid arguments: %s", name, problem))
+		return Result{}, mcpError(node, tool, ReasonInvalidArguments, fmt.Sprintf("%s: invalid arguments: %s", name, problem))
 	}
 
-	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Meta: traceMeta(ctx), Name: tool.Tool, Arguments: json.RawMessage(payload)})
+	res, err := s.cs.CallTool(ctx, &mcpsdk.CallToolParams{Meta: traceMeta(ctx), Name: tool.Tool, Arguments: json.RawMessage(payload)})
 	var wire *jsonrpc.Error
 	switch {
 	case err == nil:
 	case errors.Is(ctx.Err(), context.Canceled):
-		return MCPResult{}, ctx.Err()
+		return Result{}, ctx.Err()
 	case ctx.Err() != nil:
-		return MCPResult{}, mcpError(node, tool, ReasonTimeout, fmt.Sprintf("%s: timed out after %dms", name, timeout.Milliseconds()))
+		return Result{}, mcpError(node, tool, svc.ReasonTimeout, fmt.Sprintf("%s: timed out after %dms", name, timeout.Milliseconds()))
 	case errors.As(err, &wire) && wire.Code != mcpCodeRejected && s.usable():
 		if wire.Code == jsonrpc.CodeInvalidParams {
-			return MCPResult{}, mcpError(node, tool, ReasonInvalidArguments,
+			return Result{}, mcpError(node, tool, ReasonInvalidArguments,
 				fmt.Sprintf("%s: the server refused the arguments: %s", name, wire.Message))
 		}
-		return MCPResult{}, mcpError(node, tool, ReasonToolError,
+		return Result{}, mcpError(node, tool, ReasonToolError,
 			fmt.Sprintf("%s: the server answered an error: %s", name, wire.Message))
 	default:
 		// Anything else is the connection's failure (the child died, the
 		// stream broke, the server went away): the next call opens anew.
 		c.drop(s)
-		return MCPResult{}, mcpError(node, tool, ReasonConnect, fmt.Sprintf("%s: the session broke: %s", name, c.server.describe(err)))
+		return Result{}, mcpError(node, tool, svc.ReasonConnect, fmt.Sprintf("%s: the session broke: %s", name, c.server.describe(err)))
 	}
 	result := mcpResultOf(res)
 	if res.IsError {
@@ -213,7 +224,7 @@ func CallMCPTool(ctx context.Context, node string, tool MCPTool, args map[string
 		if text == "" {
 			text = "(no message)"
 		}
-		return MCPResult{}, mcpError(node, tool, ReasonToolError, fmt.Sprintf("%s failed: %s", name, text))
+		return Result{}, mcpError(node, tool, ReasonToolError, fmt.Sprintf("%s failed: %s", name, text))
 	}
 	return result, nil
 }
@@ -223,15 +234,15 @@ func CallMCPTool(ctx context.Context, node string, tool MCPTool, args map[string
 // an answer of the server.
 const mcpCodeRejected = -32005
 
-func mcpResultOf(res *mcp.CallToolResult) MCPResult {
+func mcpResultOf(res *mcpsdk.CallToolResult) Result {
 	var texts []string
 	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
+		if t, ok := c.(*mcpsdk.TextContent); ok {
 			texts = append(texts, t.Text)
 		}
 	}
 	structured, _ := withJSONNumbers(res.StructuredContent).(map[string]any)
-	return MCPResult{Structured: structured, Text: strings.Join(texts, "\n")}
+	return Result{Structured: structured, Text: strings.Join(texts, "\n")}
 }
 
 // withJSONNumbers gives the SDK's decoded JSON (numbers as float64) the state's
@@ -275,7 +286,7 @@ func parseJSONObject(text string) (map[string]any, bool) {
 // A listedTool is a tool a session's server listed, with the check of its
 // arguments, made on first use.
 type listedTool struct {
-	tool  *mcp.Tool
+	tool  *mcpsdk.Tool
 	once  sync.Once
 	check func(args any) string
 }
@@ -396,15 +407,15 @@ func jsonTypeOK(v any, want any) bool {
 	return !known
 }
 
-// StubMCP points every MCP server of the graph at the streamable HTTP
+// Stub points every MCP server of the graph at the streamable HTTP
 // server at url, for the generated tests, which start no real server
 // (internal/server's stubUpstream serves the graph's MCP tools in
 // process). It returns what puts the servers back.
-func StubMCP(url string) (restore func()) {
+func Stub(url string) (restore func()) {
 	servers, p := registeredServers, mcpPool
-	stubs := make([]MCPServer, len(servers))
+	stubs := make([]Server, len(servers))
 	for i, s := range servers {
-		stubs[i] = MCPServer{ID: s.ID, Transport: "streamable_http", URL: url, Timeout: s.Timeout}
+		stubs[i] = Server{ID: s.ID, Transport: "streamable_http", URL: url, Timeout: s.Timeout}
 	}
 	registeredServers, mcpPool = stubs, &mcpClientPool{}
 	return func() {
@@ -419,17 +430,19 @@ func StubMCP(url string) (restore func()) {
 // them, as the project's mcp_servers.go registers them; their sessions
 // open when the service starts.
 var (
-	registeredServers  []MCPServer
-	registeredMCPTools []MCPTool
+	registeredServers []Server
+	registeredTools   []Tool
 )
 
-// RegisterMCP makes these the servers and tools runs call: a project's
+// Register makes these the servers and tools runs call: a project's
 // mcp_servers.go calls it once, from init.
-func RegisterMCP(servers []MCPServer, tools []MCPTool) {
-	registeredServers, registeredMCPTools = servers, tools
+func Register(servers []Server, tools []Tool) {
+	registeredServers, registeredTools = servers, tools
 }
 
-func init() { openMCP = openMCPClients }
+// The sessions open as the service starts (graph.Start) and close at its
+// shutdown.
+func init() { svc.RegisterStartup(openMCPClients) }
 
 // openMCPClients opens a session to every MCP server at once, each within
 // its timeout, and checks that each lists the tools the graph calls on it.
@@ -441,7 +454,7 @@ func openMCPClients(ctx context.Context, logger *slog.Logger) (func(), error) {
 	mcpPool.logger = logger
 	mcpPool.mu.Unlock()
 	needed := map[string][]string{}
-	for _, t := range registeredMCPTools {
+	for _, t := range registeredTools {
 		needed[t.Server] = append(needed[t.Server], t.Tool)
 	}
 	problems := make([]string, len(registeredServers))
@@ -476,7 +489,7 @@ func openMCPClients(ctx context.Context, logger *slog.Logger) (func(), error) {
 
 // checkServer opens the server's session and says what is wrong: the
 // server cannot be reached, or it does not list tools; "" when all is well.
-func checkServer(ctx context.Context, server MCPServer, tools []string) string {
+func checkServer(ctx context.Context, server Server, tools []string) string {
 	c, err := mcpPool.client(server.ID)
 	if err != nil {
 		return err.Error()
@@ -512,13 +525,14 @@ func checkServer(ctx context.Context, server MCPServer, tools []string) string {
 // traceMeta carries the run's trace on to the MCP server: traceparent (and
 // tracestate) in the request's _meta, over every transport; nil when the
 // graph is not traced.
-func traceMeta(ctx context.Context) mcp.Meta {
-	if tracing == nil {
+func traceMeta(ctx context.Context) mcpsdk.Meta {
+	tracer := svc.ActiveTracer()
+	if tracer == nil {
 		return nil
 	}
 	h := http.Header{}
-	tracing.Inject(ctx, h)
-	meta := mcp.Meta{}
+	tracer.Inject(ctx, h)
+	meta := mcpsdk.Meta{}
 	for _, key := range []string{"traceparent", "tracestate"} {
 		if v := h.Get(key); v != "" {
 			meta[key] = v

@@ -1,4 +1,4 @@
-package server
+package mcp
 
 import (
 	"context"
@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"svc.dev/runtime/graph"
+	svc "svc.dev/runtime/graph"
+	"svc.dev/runtime/server"
 )
 
 // /mcp through the official Go client, and the answers of the contract
@@ -19,11 +20,17 @@ import (
 
 const mcpTestKey = "mcp-test-key-7c1d"
 
+// The stub graph (graph/svcstub.go) published as one MCP tool, as a
+// project's mcp_expose.go publishes its graph.
+func init() {
+	Expose(ExposeOptions{ToolName: "answer_question", ServerName: "svcstub", ServerVersion: "0.1.0"})
+}
+
 // startMCPService serves the handler on a loopback port with auth ("api_key"
 // or "bearer") and returns the URL of /mcp.
 func startMCPService(t *testing.T, auth string) string {
 	t.Helper()
-	srv := httptest.NewServer(New(Config{Auth: auth, Key: mcpTestKey}))
+	srv := httptest.NewServer(server.New(server.Config{Auth: auth, Key: mcpTestKey}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
 }
@@ -39,10 +46,10 @@ func (h mcpTestHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // mcpTestSession is a session of the official client with the credential
 // header, or an error when the service refuses it.
-func mcpTestSession(t *testing.T, url, header, value string) (*mcp.ClientSession, error) {
+func mcpTestSession(t *testing.T, url, header, value string) (*mcpsdk.ClientSession, error) {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	transport := &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "1"}, nil)
+	transport := &mcpsdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
 		HTTPClient: &http.Client{Transport: mcpTestHeader{header, value}}}
 	cs, err := client.Connect(context.Background(), transport, nil)
 	if err == nil {
@@ -52,14 +59,14 @@ func mcpTestSession(t *testing.T, url, header, value string) (*mcp.ClientSession
 }
 
 func TestStateSchema(t *testing.T) {
-	fields := []graph.Field{
-		{Name: "text", Type: graph.TypeString, Required: true},
-		{Name: "mode", Type: graph.TypeString, Default: func() any { return "normal" }},
-		{Name: "count", Type: graph.TypeInteger, Default: func() any { return 0 }},
-		{Name: "tags", Type: graph.TypeArray, Items: &graph.Item{Type: graph.TypeString}, Append: true,
+	fields := []svc.Field{
+		{Name: "text", Type: svc.TypeString, Required: true},
+		{Name: "mode", Type: svc.TypeString, Default: func() any { return "normal" }},
+		{Name: "count", Type: svc.TypeInteger, Default: func() any { return 0 }},
+		{Name: "tags", Type: svc.TypeArray, Items: &svc.Item{Type: svc.TypeString}, Append: true,
 			Default: func() any { return []any{} }},
-		{Name: "chat", Type: graph.TypeMessages},
-		{Name: "reply", Type: graph.TypeString},
+		{Name: "chat", Type: svc.TypeMessages},
+		{Name: "reply", Type: svc.TypeString},
 	}
 	message := map[string]any{
 		"type": "object",
@@ -112,14 +119,14 @@ func TestTheGraphIsOneMCPTool(t *testing.T) {
 	}
 	// The schema as it travels: JSON, as the client reads it.
 	var want any
-	data, _ := json.Marshal(stateSchema(graph.Fields(), false))
+	data, _ := json.Marshal(stateSchema(svc.Fields(), false))
 	_ = json.Unmarshal(data, &want)
 	if got := tools.Tools[0].InputSchema; !reflect.DeepEqual(got, want) {
 		t.Errorf("input schema: %v, want %v", got, want)
 	}
 	// Every graph refuses a field it does not declare: an error result
 	// with the contract's envelope, never a JSON-RPC error.
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpExpose.ToolName,
+	res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: mcpExpose.ToolName,
 		Arguments: map[string]any{"svc_no_such_field": 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -131,26 +138,26 @@ func TestTheGraphIsOneMCPTool(t *testing.T) {
 		t.Fatalf("an unknown field: %+v", res)
 	}
 	var text any
-	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &text); err != nil || !reflect.DeepEqual(text, envelope) {
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcpsdk.TextContent).Text), &text); err != nil || !reflect.DeepEqual(text, envelope) {
 		t.Fatalf("the text is not the envelope: %v", res.Content)
 	}
 	// Duplicate keys are refused as /invoke refuses them.
-	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpExpose.ToolName,
+	res, err = cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: mcpExpose.ToolName,
 		Arguments: json.RawMessage(`{"svc_x": 1, "svc_x": 2}`)})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"bad_request"`) {
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcpsdk.TextContent).Text, `"bad_request"`) {
 		t.Fatalf("duplicate keys: %v %+v", err, res)
 	}
 }
 
 func TestAFinalStateIsStructuredContentAndText(t *testing.T) {
-	st := graph.State{}
-	for _, f := range graph.Fields() {
+	st := svc.State{}
+	for _, f := range svc.Fields() {
 		st[f.Name] = nil
 	}
 	res := mcpFinalState(st)
-	want, _ := graph.AppendJSON(nil, st)
+	want, _ := svc.AppendJSON(nil, st)
 	if res.IsError || string(res.StructuredContent.(json.RawMessage)) != string(want) ||
-		res.Content[0].(*mcp.TextContent).Text != string(want) {
+		res.Content[0].(*mcpsdk.TextContent).Text != string(want) {
 		t.Fatalf("final state: %+v", res)
 	}
 }
@@ -200,7 +207,7 @@ func TestMCPNeedsTheCredential(t *testing.T) {
 			t.Errorf("%s: %d %v", method, resp.StatusCode, body)
 		}
 	}
-	big := "[" + strings.Repeat(" ", MaxRequestBytes) + "]"
+	big := "[" + strings.Repeat(" ", server.MaxRequestBytes) + "]"
 	resp, body = send(url, "POST", map[string]string{"X-API-Key": mcpTestKey}, big)
 	if e, _ := body["error"].(map[string]any); resp.StatusCode != http.StatusRequestEntityTooLarge || e["code"] != "payload_too_large" {
 		t.Errorf("1 MiB + 1: %d %v", resp.StatusCode, body)

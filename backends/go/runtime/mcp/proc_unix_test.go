@@ -1,6 +1,6 @@
 //go:build unix
 
-package graph
+package mcp
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func mcpWaitFor(t *testing.T, what string, done func() bool) {
 }
 
 func TestMCPKilledChildFailsTheCallThenRespawns(t *testing.T) {
-	useMCP(t, []MCPServer{mcpStdioServer(t, "local")}, nil)
+	useMCP(t, []Server{mcpStdioServer(t, "local")}, nil)
 	pid := mcpChildPID(t, "local")
 	time.AfterFunc(500*time.Millisecond, func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	e := mcpCallFails(t, "local", "slow", map[string]any{"seconds": 10})
@@ -66,7 +66,7 @@ func TestMCPKilledChildFailsTheCallThenRespawns(t *testing.T) {
 }
 
 func TestMCPChildThatDiedWhileIdleIsRespawnedByTheNextCall(t *testing.T) {
-	useMCP(t, []MCPServer{mcpStdioServer(t, "local")}, nil)
+	useMCP(t, []Server{mcpStdioServer(t, "local")}, nil)
 	pid := mcpChildPID(t, "local")
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	c, _ := mcpPool.client("local")
@@ -82,7 +82,7 @@ func TestMCPChildThatDiedWhileIdleIsRespawnedByTheNextCall(t *testing.T) {
 }
 
 func TestMCPStartUpOpensTheSessionsAndStopStopsTheChildren(t *testing.T) {
-	useMCP(t, []MCPServer{mcpStdioServer(t, "local")}, []MCPTool{{"local", "add"}})
+	useMCP(t, []Server{mcpStdioServer(t, "local")}, []Tool{{"local", "add"}})
 	stop, err := openMCPClients(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestMCPStartUpOpensTheSessionsAndStopStopsTheChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What agents show the model: the server's description and input schema.
-	description, schema := MCPTool{"local", "add"}.Listed()
+	description, schema := Tool{"local", "add"}.Listed()
 	required, _ := schema["required"].([]any)
 	if description != "Adds two integers." || len(required) != 2 || required[0] != "a" {
 		t.Fatalf("listed: %q %v", description, schema)
