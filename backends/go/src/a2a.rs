@@ -1,16 +1,15 @@
-//! settings.a2a on go: `internal/graph/a2a_agent.go`, which registers
-//! (`RegisterA2A`) the agent card's title, description and skills, where a
-//! message's text goes and the callers of `tokens`, for the runtime's A2A
-//! server
-//! (runtime/server/a2a_server.go, a2a_credentials.go, graph/a2a_run.go), with
-//! python-svc's defaults (svc_backend_sdk::a2a).
+//! settings.a2a on go: `internal/graph/a2a_agent.go`, which publishes
+//! (`a2a.Publish`) the agent card's title, description and skills, where a
+//! message's text goes and the callers of `tokens`, through the runtime's
+//! package a2a (runtime/a2a/publish.go, credentials.go; graph/a2a_run.go),
+//! with python-svc's defaults (svc_backend_sdk::a2a).
 
 use svc_backend_sdk::a2a::{input_field, skills, title_and_description};
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
-use crate::golang::{quote, RUNTIME_SERVER};
+use crate::golang::{quote, RUNTIME_A2A};
 use crate::nodes::llm::strings;
 
 /// `internal/graph/a2a_agent.go`.
@@ -22,10 +21,7 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
     w.line("// and skills, and the state field a message's text goes to.");
     w.line("func init() {");
     w.indent();
-    let (register, spec) = (
-        w.name(RUNTIME_SERVER, "RegisterA2A"),
-        w.name(RUNTIME_SERVER, "A2ASpec"),
-    );
+    let (register, spec) = (w.name(RUNTIME_A2A, "Publish"), w.name(RUNTIME_A2A, "Spec"));
     w.block(format!("{register}({spec}{{"), "})", |w| {
         let mut fields = vec![
             ("Title", quote(&title)),
@@ -45,7 +41,7 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
                 width = width + 1
             ));
         }
-        let skill = w.name(RUNTIME_SERVER, "A2ASkill");
+        let skill = w.name(RUNTIME_A2A, "Skill");
         w.block(format!("Skills: []{skill}{{"), "},", |w| {
             for s in skills(doc) {
                 let mut fields = vec![
@@ -66,8 +62,8 @@ pub fn agent_file(doc: &Document) -> Result<File, Diagnostic> {
         let tokens = &doc.logical.settings.a2a.tokens;
         if !tokens.is_empty() {
             // The callers of settings.a2a.tokens: the variable of each
-            // token, read at start-up (a2a_credentials.go).
-            let token = w.name(RUNTIME_SERVER, "A2AToken");
+            // token, read at start-up (the runtime's a2a/credentials.go).
+            let token = w.name(RUNTIME_A2A, "Token");
             w.block(format!("Tokens: []{token}{{"), "},", |w| {
                 for t in tokens {
                     let mut fields = vec![

@@ -4,14 +4,14 @@
 //! every graph of the document, by registered name (a child's carry its
 //! subgraph's prefix, as on python-svc).
 
-use svc_backend_sdk::agents::{remote_endpoint, worker_instructions};
+use svc_backend_sdk::agents::{calls_a2a, remote_endpoint, worker_instructions};
 use svc_backend_sdk::environment::remote_service_env;
 use svc_backend_sdk::ir::{AgentDef, AgentKind, Document, SupervisorRouter, ToolKind};
 use svc_backend_sdk::subgraphs::{all_graphs, GraphScope};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Diagnostic, File};
 
-use crate::golang::{quote, rt, RUNTIME_MCP};
+use crate::golang::{quote, rt, RUNTIME_A2A, RUNTIME_MCP};
 use crate::nodes::llm::{model_literal, strings};
 use crate::nodes::{place_body, tool_name};
 
@@ -32,6 +32,11 @@ fn route_name(agent: &str) -> String {
 pub fn registry(doc: &Document) -> Result<File, Vec<Diagnostic>> {
     let graphs = all_graphs(doc);
     let mut w = CodeWriter::go();
+    if calls_a2a(doc) {
+        // Agents of kind a2a run through the runtime's a2a client, which
+        // registers itself as its package loads.
+        w.import_for_effects(RUNTIME_A2A);
+    }
     w.line("// agentTools are the tools agents and tool-calling llm nodes may call.");
     let tools = graphs.iter().any(|(d, _)| !d.logical.tools.is_empty());
     let agent_tool = rt(&mut w, "AgentTool");

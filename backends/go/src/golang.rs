@@ -12,8 +12,11 @@ pub const RUNTIME_GRAPH: &str = "svc.dev/runtime/graph";
 /// The runtime's HTTP server package.
 pub const RUNTIME_SERVER: &str = "svc.dev/runtime/server";
 
-/// The runtime's stand-ins for a project's own tests.
-pub const RUNTIME_SVCTEST: &str = "svc.dev/runtime/svctest";
+/// The runtime's A2A server and client (the official a2a-go SDK's), for a
+/// graph published as an A2A agent or calling remote A2A agents; a2atest
+/// holds the stand-in agent a project's own tests call.
+pub const RUNTIME_A2A: &str = "svc.dev/runtime/a2a";
+pub const RUNTIME_A2ATEST: &str = "svc.dev/runtime/a2a/a2atest";
 
 /// The runtime's "sqlite" and "postgres" checkpointers, packages of their
 /// own so that only a project that keeps its threads there links a

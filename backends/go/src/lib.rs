@@ -9,8 +9,10 @@
 //! runtime's graph package as `svc`.
 //!
 //! `runtime/` is that library, the Go module `svc.dev/runtime`: `graph/`
-//! (the runner), `server/` (the HTTP contract), `svctest/` (stand-ins a
-//! project's tests use) and `project/` (main.go, .dockerignore,
+//! (the runner), `server/` (the HTTP contract), the packages of heavy
+//! features a project imports only when its graph uses them (`a2a/`, with
+//! `a2a/a2atest/`, the stand-in a project's tests call; `mcp/`, `otel/`,
+//! `sqlite/`, `postgres/`) and `project/` (main.go, .dockerignore,
 //! .gitignore). A project requires it at `project::RUNTIME_VERSION`, and
 //! keeps in `svc-runtime/` (go.mod's `replace`) a copy of the files its
 //! graph uses (parts.rs), so it builds with plain `go build`. In the

@@ -202,13 +202,14 @@ pub const TABLE: &[Part<GoPart>] = &[
         parts: &[file!("graph/agents_stream.go")],
     },
     // settings.a2a: the graph as an A2A agent (the card, /a2a); agents of
-    // kind a2a: its client (the official a2a-go SDK, both).
+    // kind a2a: its client (the official a2a-go SDK, both, in the
+    // runtime's a2a package).
     Part {
         serves: &[Feature("a2a.publish")],
         when: &[&[A2aPublish]],
         parts: &[
-            file!("server/a2a_server.go"),
-            file!("server/a2a_credentials.go"),
+            file!("a2a/publish.go"),
+            file!("a2a/credentials.go"),
             file!("graph/a2a_run.go"),
         ],
     },
@@ -216,15 +217,16 @@ pub const TABLE: &[Part<GoPart>] = &[
         serves: &[Feature("agents.a2a")],
         when: &[&[A2aCalls]],
         parts: &[
-            file!("graph/a2a_client.go"),
+            file!("a2a/client.go"),
+            file!("a2a/card.go"),
             // The stand-in agent the project's tests call.
-            file!("svctest/a2a_stub.go"),
+            file!("a2a/a2atest/stub.go"),
         ],
     },
     Part {
         serves: &[],
         when: &[&[A2aPublish, A2aCalls]],
-        parts: &[Modules("a2a"), file!("graph/a2a_card.go")],
+        parts: &[Modules("a2a"), file!("a2a/doc.go")],
     },
     Part {
         serves: &[Feature("tracing")],
@@ -247,7 +249,6 @@ mod tests {
         "project/main.go",
         // The repository's: stand-ins, its test database, its cases.
         "graph/svcstub.go",
-        "server/svcstub.go",
         "project/svcstub.go",
         "project/openapi.json",
         "pgtest/pgtest.go",
@@ -272,7 +273,12 @@ mod tests {
             "graph",
             "server",
             "server/testdata",
-            "svctest",
+            "a2a",
+            "a2a/a2atest",
+            "mcp",
+            "otel",
+            "sqlite",
+            "postgres",
             "pgtest",
             "project",
         ] {

@@ -11,7 +11,7 @@ use svc_backend_sdk::samples::{bad_requests, hitl_answers, model_reply, sample_s
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::golang::{quote, RUNTIME_GRAPH, RUNTIME_MCP, RUNTIME_SERVER, RUNTIME_SVCTEST};
+use crate::golang::{quote, RUNTIME_A2ATEST, RUNTIME_GRAPH, RUNTIME_MCP, RUNTIME_SERVER};
 
 /// A Go string literal of some text (raw when possible).
 fn go_string(text: &str) -> String {
@@ -431,13 +431,13 @@ fn a2a_stub(doc: &Document, w: &mut CodeWriter) {
     vars.dedup();
     hosts.sort();
     hosts.dedup();
-    let start = w.name(RUNTIME_SVCTEST, "StartA2AStub");
+    let start = w.name(RUNTIME_A2ATEST, "StartStub");
     w.line(format!("a2aStub := {start}(t)"));
     for (var, value) in vars {
         w.line(format!("t.Setenv({}, {value})", quote(&var)));
     }
     if !hosts.is_empty() {
-        let stub = w.name(RUNTIME_SVCTEST, "StubA2AHosts");
+        let stub = w.name(RUNTIME_A2ATEST, "StubHosts");
         w.line(format!("{stub}(t, a2aStub, {})", hosts.join(", ")));
     }
 }

@@ -9,8 +9,8 @@ import (
 
 // The graph published as an A2A agent (settings.a2a): a message's text in,
 // the reply's text out, as python-svc's skills run the graph
-// (sdk/python/svc/a2a/skills.py). The server's side is
-// internal/server/a2a.go.
+// (sdk/python/svc/a2a/skills.py). The server's side is package a2a's
+// (publish.go), which calls RunA2A for each message.
 
 // A2AInput says where a message's text goes: the field Name, as the
 // string itself or, when Messages, as a user message appended to it.

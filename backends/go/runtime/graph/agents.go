@@ -82,9 +82,21 @@ type Agent struct {
 	SkillID string
 }
 
-// callA2A runs an agent of kind a2a (a2a_client.go sets it); nil when the
-// graph calls none.
+// callA2A runs an agent of kind a2a (RegisterA2ACall); nil when the graph
+// calls none.
 var callA2A func(ctx context.Context, node string, a *Agent, task string) (string, error)
+
+// RegisterA2ACall makes call run the agents of kind a2a (remote A2A
+// agents): package svc.dev/runtime/a2a registers its client from its init,
+// which a project whose graph calls A2A agents imports. call sends task to
+// the agent a for the graph node node and returns the reply's text; its
+// errors are the contract's (*Error: a 502 upstream_error naming the agent,
+// or the node's configuration error). The agent's span (a remote agent's)
+// and a streamed run's reply token are RunAgent's. Without it an agent of
+// kind a2a fails as one of a kind this service cannot run.
+func RegisterA2ACall(call func(ctx context.Context, node string, a *Agent, task string) (string, error)) {
+	callA2A = call
+}
 
 // routeFinish is the decision that ends a supervisor's run.
 const routeFinish = "finish"

@@ -974,3 +974,31 @@ func TestAgentUnknown(t *testing.T) {
 	_, err = RunAgent(context.Background(), "ask", "fx", "task", nil)
 	wantError(t, err, 500, "execution_error", map[string]any{"node": "ask"}, `node "ask" failed: agent "fx" has the kind "telepathy", which this service cannot run`)
 }
+
+// Agents of kind a2a run through what package a2a registers
+// (RegisterA2ACall), its reply the agent's; without it they are of a kind
+// this service cannot run.
+func TestA2AAgentsRunThroughTheRegisteredCall(t *testing.T) {
+	peer := &Agent{Name: "peer", Kind: "a2a", CardURL: "http://peer.example", SkillID: "convert"}
+	useAgents(t, map[string]*Agent{"peer": peer}, map[string]AgentTool{})
+	saved := callA2A
+	t.Cleanup(func() { callA2A = saved })
+	callA2A = nil
+	_, err := RunAgent(context.Background(), "ask", "peer", "task", nil)
+	wantError(t, err, 500, "execution_error", map[string]any{"node": "ask"}, `node "ask" failed: agent "peer" has the kind "a2a", which this service cannot run`)
+	RegisterA2ACall(func(ctx context.Context, node string, a *Agent, task string) (string, error) {
+		if node != "ask" || a != peer || task != "100 EUR in CHF?" {
+			t.Fatalf("called with %q %+v %q", node, a, task)
+		}
+		return "91 CHF", nil
+	})
+	out, err := RunAgent(context.Background(), "ask", "peer", "100 EUR in CHF?", nil)
+	if err != nil || out != "91 CHF" {
+		t.Fatalf("%q %v", out, err)
+	}
+	RegisterA2ACall(func(context.Context, string, *Agent, string) (string, error) {
+		return "", UpstreamError("peer", ReasonConnect, "A2A agent \"peer\": cannot reach it")
+	})
+	_, err = RunAgent(context.Background(), "ask", "peer", "task", nil)
+	wantError(t, err, 502, "upstream_error", map[string]any{"node": "peer", "reason": "connect"}, `A2A agent "peer": cannot reach it`)
+}

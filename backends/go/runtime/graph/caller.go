@@ -15,8 +15,8 @@ type A2ACaller struct {
 
 type callerKey struct{}
 
-// WithCaller is ctx carrying the A2A caller of the run it starts
-// (internal/server/a2a.go sets it for each message).
+// WithCaller is ctx carrying the A2A caller of the run it starts (package
+// a2a sets it for each message).
 func WithCaller(ctx context.Context, c A2ACaller) context.Context {
 	return context.WithValue(ctx, callerKey{}, c)
 }

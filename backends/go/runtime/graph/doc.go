@@ -4,8 +4,10 @@
 // package internal/graph registers its graph here (Register, RegisterAgents,
 // RegisterThreads, RegisterPrepare) and calls these functions from the code
 // svc wrote; package server serves it over HTTP, package otel, imported for
-// effect, traces it (settings.tracing.enabled), and package mcp calls its
-// MCP servers and publishes it as an MCP tool (settings.mcp.expose).
+// effect, traces it (settings.tracing.enabled), package mcp calls its
+// MCP servers and publishes it as an MCP tool (settings.mcp.expose), and
+// package a2a calls remote A2A agents (agents of kind a2a) and publishes it
+// as an A2A agent (settings.a2a).
 //
 // A project requires the module svc.dev/runtime v0.1.0, kept beside it in
 // svc-runtime/ (go.mod's replace) with the files its graph uses; its tests

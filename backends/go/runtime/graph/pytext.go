@@ -31,6 +31,10 @@ func pyJSON(v any) (string, error) {
 	return string(b), err
 }
 
+// PyJSON is v as Python's json.dumps(v, ensure_ascii=False) writes it
+// (pyJSON): package a2a writes a data part of a remote agent's reply so.
+func PyJSON(v any) (string, error) { return pyJSON(v) }
+
 // pyJSONASCII is json.dumps(v) with the default ensure_ascii=True: every
 // character outside space..~ is escaped as \uxxxx (lower case; a surrogate
 // pair above U+FFFF).

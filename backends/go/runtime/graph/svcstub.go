@@ -2,7 +2,9 @@
 
 // Stand-ins for what a generated project declares in package graph
 // (graph.go: the graph it registers), for the repository only:
-// the backend never copies this file. With them the runtime is vetted and
+// the backend never copies this file, nor ../server/testdata/svc-cases.json,
+// the stub graph's test cases for server's cases_test.go (svc compile
+// writes a project's). With them the runtime is vetted and
 // tested as it is, `go test -tags svcstub ./...` in backends/go/runtime
 // (tests/tests/e2e/runtimes.rs). The graph is one response_template node,
 // echo, written as the backend writes it; tests that need agents, tools or
@@ -79,5 +81,7 @@ func node_echo(ctx context.Context, state State) (State, error) {
 	return State{"reply": Concat("You asked: ", Text(state["question"]))}, nil
 }
 
-// The stub graph has no agents, tools or MCP servers: tests that need
-// them register their own (RegisterAgents; package mcp's Register).
+// The stub graph has no agents, tools or MCP servers and is published
+// neither as an MCP tool nor as an A2A agent: tests that need them register
+// their own (RegisterAgents; package mcp's Register and Expose, package
+// a2a's Publish).

@@ -37,8 +37,8 @@ type Config struct {
 	// credential (it describes the contract and holds no data).
 	OpenAPI []byte
 	// a2a makes the handler of the A2A paths, its callers' tokens read
-	// (Open sets it for a graph published as an A2A agent).
-	a2a func(s *server) http.Handler
+	// (Open sets it for a graph published as an A2A agent: HandleA2A).
+	a2a func(cfg Config) http.Handler
 }
 
 type server struct {
@@ -51,7 +51,7 @@ type server struct {
 	// nil for every other graph.
 	mcp http.Handler
 	// a2a answers /a2a and the agent card's paths for a graph published as
-	// an A2A agent (a2a_server.go); nil for every other graph.
+	// an A2A agent (HandleA2A); nil for every other graph.
 	a2a http.Handler
 	// debugRuntime serves GET /debug/runtime (SVC_DEBUG_RUNTIME=1).
 	debugRuntime bool
@@ -62,13 +62,14 @@ func Prepare(ctx context.Context) error {
 	return graph.Prepare(ctx)
 }
 
-// Open readies the service before it listens: the graph (graph.Start: its
-// rag indexes, the sessions to its MCP servers) and, for a graph with a
-// checkpointer, its thread store. It returns the handler and what closes
-// it at shutdown; an error stops the service.
+// Open readies the service before it listens: the tokens of its A2A
+// agent's callers (HandleA2A), the graph (graph.Start: its rag indexes,
+// the sessions to its MCP servers) and, for a graph with a checkpointer,
+// its thread store. It returns the handler and what closes it at shutdown;
+// an error stops the service.
 func Open(ctx context.Context, cfg Config) (http.Handler, func(), error) {
 	if openA2A != nil {
-		a2a, err := openA2A(os.Getenv)
+		a2a, err := openA2A()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -109,16 +110,52 @@ func newServer(cfg Config) *server {
 		s.mcp = s.mcpHandler(newMCPHandler())
 	}
 	if cfg.a2a != nil {
-		s.a2a = cfg.a2a(s)
+		s.a2a = s.a2aHandler(cfg.a2a(cfg))
 	}
 	return s
 }
 
-// openA2A reads the tokens of the A2A agent's callers with getenv before
-// the service listens, and returns what makes the agent's handler
-// (a2a_server.go sets it; nil unless the graph is published as an A2A
-// agent, settings.a2a.enabled): an unset variable stops the service.
-var openA2A func(getenv func(string) string) (func(s *server) http.Handler, error)
+// openA2A reads the tokens of the A2A agent's callers before the service
+// listens, and returns what makes the agent's handler (HandleA2A); nil
+// unless the graph is published as an A2A agent (settings.a2a.enabled).
+var openA2A func() (func(cfg Config) http.Handler, error)
+
+// HandleA2A makes /a2a and the agent card's paths,
+// /.well-known/agent-card.json and /.well-known/agent.json, answer with a
+// handler of the graph's A2A agent: package a2a's Publish calls it, for a
+// graph published as an A2A agent (settings.a2a); without it those paths
+// are not found. Open calls open first, before the graph starts: its error
+// (a caller's token variable that is not set) stops the service; what it
+// returns makes the handler of each service Open makes, given the
+// service's Config (its Logger set). A service made with New has no A2A
+// agent: the paths are not found. What the contract says of every endpoint
+// comes first, with its envelope: 405 (Allow: POST at /a2a; GET, HEAD at
+// the card's paths); the handler answers the rest (its callers' 401, ...),
+// and what it leaves of a body at /a2a is drained after.
+func HandleA2A(open func() (newHandler func(cfg Config) http.Handler, err error)) {
+	openA2A = open
+}
+
+// a2aHandler is h behind what the contract says of every endpoint
+// (HandleA2A).
+func (s *server) a2aHandler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/a2a" {
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				methodNotAllowed(w, "GET, HEAD")
+				return
+			}
+			h.ServeHTTP(w, r)
+			return
+		}
+		defer drain(r)
+		if r.Method != http.MethodPost {
+			methodNotAllowed(w, "POST")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
 
 // newMCPHandler makes the handler of /mcp (HandleMCP); nil unless the
 // graph is published as an MCP tool (settings.mcp.expose).
@@ -230,8 +267,23 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 // authorized compares the credential in constant time (over digests, so
 // the key's length does not leak either).
 func (s *server) authorized(r *http.Request) bool {
+	return hasCredential(s.cfg.Auth, &s.keyHash, r)
+}
+
+// Authorized reports whether r carries the service's own credential, that
+// of /invoke (any request does with Auth "none"), compared as the service
+// compares it: package a2a takes it at /a2a from a graph without a token
+// table.
+func (c Config) Authorized(r *http.Request) bool {
+	keyHash := sha256.Sum256([]byte(c.Key))
+	return hasCredential(c.Auth, &keyHash, r)
+}
+
+// hasCredential compares r's credential for the scheme auth with the
+// digest of the key, in constant time.
+func hasCredential(auth string, keyHash *[sha256.Size]byte, r *http.Request) bool {
 	var got string
-	switch s.cfg.Auth {
+	switch auth {
 	case "none":
 		return true
 	case "api_key":
@@ -245,7 +297,7 @@ func (s *server) authorized(r *http.Request) bool {
 		return false
 	}
 	sum := sha256.Sum256([]byte(got))
-	return subtle.ConstantTimeCompare(sum[:], s.keyHash[:]) == 1
+	return subtle.ConstantTimeCompare(sum[:], keyHash[:]) == 1
 }
 
 // bearerToken is the token of an Authorization: Bearer header (the word in
@@ -506,6 +558,11 @@ func methodNotAllowed(w http.ResponseWriter, allow string) {
 	writeError(w, &graph.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
 		Message: "use " + allow})
 }
+
+// WriteError answers with e as the contract's error: its status and the
+// envelope {"error": {"code", "message", "details"?}} (package a2a's
+// answers at /a2a and the card's paths).
+func WriteError(w http.ResponseWriter, e *graph.Error) { writeError(w, e) }
 
 func writeError(w http.ResponseWriter, e *graph.Error) {
 	body := map[string]any{"code": e.Code, "message": e.Message}

@@ -1,4 +1,4 @@
-package server
+package a2a
 
 import (
 	"bytes"
@@ -6,82 +6,89 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"log/slog"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"svc.dev/runtime/graph"
+	"svc.dev/runtime/server"
 )
 
 // The graph published as an A2A agent (settings.a2a; docs/http-contract.md,
 // "A2A"), as python-svc publishes it: the agent card at both well-known
 // paths (public, with an ETag), JSON-RPC at /a2a behind the callers of
-// settings.a2a.tokens or else the credential of /invoke (a2a_credentials.go),
+// settings.a2a.tokens or else the credential of /invoke (credentials.go),
 // A2A 1.0 and 0.3 answered at the same URL by the a2a-go SDK's two
 // JSON-RPC handlers over one stateless request handler: a message in, one
 // reply message out, no task kept (any replica answers any request). The
-// caller reaches the run in its context (graph.Caller).
-const (
-	a2aRPCPath    = "/a2a"
-	a2aCardPath   = "/.well-known/agent-card.json"
-	a2aLegacyPath = "/.well-known/agent.json"
-)
+// caller reaches the run in its context (graph.Caller). Package server
+// routes the paths here (server.HandleA2A), answering their 405 itself.
+const a2aRPCPath = "/a2a"
 
-// A2ASpec is settings.a2a as compiled (a2a_agent.go holds the graph's).
-type A2ASpec struct {
+// Spec is settings.a2a as compiled (a2a_agent.go holds the graph's).
+type Spec struct {
 	Title, Description, Version string
 	// InputField takes a message's text; InputMessages appends it to that
 	// field as a user message instead.
 	InputField    string
 	InputMessages bool
-	Skills        []A2ASkill
+	Skills        []Skill
 	// Tokens are the callers of settings.a2a.tokens.
-	Tokens []A2AToken
+	Tokens []Token
 }
 
-type A2ASkill struct {
+// Skill is a skill of settings.a2a: a message names it in its metadata
+// ({"skillId"}); a skill with Roles is for the callers holding one of them.
+type Skill struct {
 	ID, Name, Description string
 	Tags, Roles           []string
 }
 
-// a2aAgent is settings.a2a, as the project registers it.
-var a2aAgent A2ASpec
+// a2aAgent is settings.a2a, as the project publishes it.
+var a2aAgent Spec
 
-// RegisterA2A makes spec the graph's A2A agent (settings.a2a): a project's
-// a2a_agent.go calls it from init.
-func RegisterA2A(spec A2ASpec) { a2aAgent = spec }
-
-// Open reads the callers' tokens once, before the service listens; the
-// handler of the card's paths and /a2a is made with them.
-func init() {
-	openA2A = func(getenv func(string) string) (func(s *server) http.Handler, error) {
-		table, err := loadA2ATokens(a2aAgent.Tokens, getenv)
+// Publish makes spec the graph's A2A agent (settings.a2a): a project's
+// a2a_agent.go calls it from init. Package server's Open reads the
+// callers' tokens once, before the service listens (an unset variable
+// stops the service); the handler of the card's paths and /a2a is made
+// with them (server.HandleA2A).
+func Publish(spec Spec) {
+	a2aAgent = spec
+	server.HandleA2A(func() (func(cfg server.Config) http.Handler, error) {
+		table, err := loadA2ATokens(a2aAgent.Tokens, os.Getenv)
 		if err != nil {
 			return nil, err
 		}
-		return func(s *server) http.Handler { return newA2AServer(s, a2aAgent, table) }, nil
-	}
+		return func(cfg server.Config) http.Handler { return newA2AServer(cfg, a2aAgent, table) }, nil
+	})
 }
 
 type a2aServer struct {
-	s         *server
-	spec      A2ASpec
+	cfg       server.Config
+	spec      Spec
 	responder *a2aResponder
 	creds     *a2aCredentials
 	current   http.Handler // A2A 1.0
 	legacy    http.Handler // A2A 0.3
 }
 
-// newA2AServer publishes spec to the callers of table (loadA2ATokens).
-func newA2AServer(s *server, spec A2ASpec, table []a2aCredential) *a2aServer {
-	h := &a2aResponder{skills: map[string]*A2ASkill{},
+// newA2AServer publishes spec to the callers of table (loadA2ATokens) on
+// the service with cfg.
+func newA2AServer(cfg server.Config, spec Spec, table []callerToken) *a2aServer {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &a2aResponder{skills: map[string]*Skill{},
 		input: graph.A2AInput{Name: spec.InputField, Messages: spec.InputMessages}}
 	for i := range spec.Skills {
 		h.skills[spec.Skills[i].ID] = &spec.Skills[i]
@@ -90,27 +97,24 @@ func newA2AServer(s *server, spec A2ASpec, table []a2aCredential) *a2aServer {
 		h.only = &spec.Skills[0]
 	}
 	panics := a2asrv.WithTransportPanicHandler(func(r any) error {
-		s.cfg.Logger.Error("the A2A request failed", "panic", fmt.Sprint(r))
-		return a2a.NewError(a2a.ErrInternalError, "execution_error: the request failed")
+		cfg.Logger.Error("the A2A request failed", "panic", fmt.Sprint(r))
+		return a2asdk.NewError(a2asdk.ErrInternalError, "execution_error: the request failed")
 	})
 	return &a2aServer{
-		s:         s,
+		cfg:       cfg,
 		spec:      spec,
 		responder: h,
-		creds:     newA2ACredentials(s, table),
+		creds:     newA2ACredentials(cfg, table),
 		current:   a2asrv.NewJSONRPCHandler(h, panics),
 		legacy:    a2av0.NewJSONRPCHandler(h, panics),
 	}
 }
 
+// ServeHTTP answers past what package server answers first (405; it
+// drains what is left of a body at /a2a after).
 func (a *a2aServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != a2aRPCPath {
 		a.card(w, r)
-		return
-	}
-	defer drain(r)
-	if r.Method != http.MethodPost {
-		methodNotAllowed(w, "POST")
 		return
 	}
 	caller := a.creds.identify(r)
@@ -118,15 +122,15 @@ func (a *a2aServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if challenge := a.creds.challenge(); challenge != "" {
 			w.Header().Set("WWW-Authenticate", challenge)
 		}
-		writeError(w, &graph.Error{Status: http.StatusUnauthorized, Code: "unauthorized",
+		server.WriteError(w, &graph.Error{Status: http.StatusUnauthorized, Code: "unauthorized",
 			Message: "missing or wrong credential"})
 		return
 	}
-	if r.ContentLength > MaxRequestBytes {
+	if r.ContentLength > server.MaxRequestBytes {
 		tooLarge(w)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, server.MaxRequestBytes))
 	if err != nil {
 		tooLarge(w)
 		return
@@ -148,7 +152,7 @@ func (a *a2aServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewDecoder(bytes.NewReader(body)).Decode(&head)
 	if a2aSendMethods[head.Method] {
 		if skill, err := a.responder.skill(head.Params.Message.Metadata); err == nil && !caller.mayCall(skill) {
-			writeError(w, caller.forbidden(skill))
+			server.WriteError(w, caller.forbidden(skill))
 			return
 		}
 	}
@@ -164,22 +168,27 @@ func (a *a2aServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if head.Method != "" && !strings.HasPrefix(r.Header.Get("A2A-Version"), "1.") {
 		// As a2a-sdk for Python answers: a request without the header is
 		// taken as 0.3, whose methods these are not.
-		writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": head.ID, "error": map[string]any{
+		data, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": head.ID, "error": map[string]any{
 			"code":    -32009,
 			"message": fmt.Sprintf("%s is an A2A 1.0 method: send the header A2A-Version: 1.0", head.Method),
 		}})
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(data)
 		return
 	}
 	a.current.ServeHTTP(w, r)
 }
 
-// card answers GET (and HEAD) of the card at either path, without a
-// credential.
+// tooLarge refuses a body over server.MaxRequestBytes, as package server
+// refuses one.
+func tooLarge(w http.ResponseWriter) {
+	server.WriteError(w, &graph.Error{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large",
+		Message: "the request body is larger than 1 MiB"})
+}
+
+// card answers GET (and HEAD; package server answers other methods) of the
+// card at either path, without a credential.
 func (a *a2aServer) card(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		methodNotAllowed(w, "GET, HEAD")
-		return
-	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -190,7 +199,7 @@ func (a *a2aServer) card(w http.ResponseWriter, r *http.Request) {
 	err := enc.Encode(cardOf(a.spec, scheme+"://"+r.Host+a2aRPCPath, a.creds.schemes))
 	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err != nil {
-		writeError(w, &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
+		server.WriteError(w, &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
 			Message: "the agent card cannot be written"})
 		return
 	}
@@ -261,7 +270,7 @@ type cardSkill struct {
 
 // cardOf is the card of spec served at endpoint, declaring the schemes
 // /a2a accepts ("bearer": Authorization: Bearer, "api_key": X-API-Key).
-func cardOf(spec A2ASpec, endpoint string, names []string) agentCard {
+func cardOf(spec Spec, endpoint string, names []string) agentCard {
 	schemes := map[string]any{}
 	for _, name := range names {
 		switch name {
@@ -328,28 +337,28 @@ type a2aIdentityKey struct{}
 // a2aResponder is the stateless request handler: the graph answers each
 // message; there are no tasks to get, cancel or subscribe to.
 type a2aResponder struct {
-	skills map[string]*A2ASkill
+	skills map[string]*Skill
 	// only is the agent's one skill, which a message may leave unnamed;
 	// nil when there are several.
-	only  *A2ASkill
+	only  *Skill
 	input graph.A2AInput
 }
 
 // skill is the skill a message's metadata names.
-func (h *a2aResponder) skill(meta map[string]any) (*A2ASkill, error) {
+func (h *a2aResponder) skill(meta map[string]any) (*Skill, error) {
 	id, present := meta["skillId"]
 	if !present || id == nil || id == "" {
 		if h.only != nil {
 			return h.only, nil
 		}
-		return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+		return nil, a2asdk.NewError(a2asdk.ErrInvalidParams, fmt.Sprintf(
 			`name the skill in the message metadata, {"skillId": "<id>"}: this agent has %s`, h.known()))
 	}
 	name, _ := id.(string)
 	if s, ok := h.skills[name]; ok {
 		return s, nil
 	}
-	return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("no skill %s: this agent has %s", quoted(id), h.known()))
+	return nil, a2asdk.NewError(a2asdk.ErrInvalidParams, fmt.Sprintf("no skill %s: this agent has %s", quoted(id), h.known()))
 }
 
 // known lists the skills' ids, for an error.
@@ -369,13 +378,13 @@ func quoted(v any) string {
 
 // answer runs the graph on the message's text and replies with one
 // message.
-func (h *a2aResponder) answer(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.Message, error) {
+func (h *a2aResponder) answer(ctx context.Context, req *a2asdk.SendMessageRequest) (*a2asdk.Message, error) {
 	if req == nil || req.Message == nil {
-		return nil, a2a.NewError(a2a.ErrInvalidParams, "the request has no message")
+		return nil, a2asdk.NewError(a2asdk.ErrInvalidParams, "the request has no message")
 	}
 	msg := req.Message
 	if msg.TaskID != "" {
-		return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("no task %s: this agent keeps no tasks", quoted(msg.TaskID)))
+		return nil, a2asdk.NewError(a2asdk.ErrTaskNotFound, fmt.Sprintf("no task %s: this agent keeps no tasks", quoted(msg.TaskID)))
 	}
 	skill, err := h.skill(msg.Metadata)
 	if err != nil {
@@ -385,42 +394,46 @@ func (h *a2aResponder) answer(ctx context.Context, req *a2a.SendMessageRequest) 
 	// dispatch read the body itself), as python-svc's handler checks them.
 	caller, _ := ctx.Value(a2aIdentityKey{}).(*a2aIdentity)
 	if caller == nil {
-		return nil, a2a.NewError(a2a.ErrInternalError, "the request reached the agent without a caller")
+		return nil, a2asdk.NewError(a2asdk.ErrInternalError, "the request reached the agent without a caller")
 	}
 	if !caller.mayCall(skill) {
-		return nil, a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf("the skill %q is not for this caller", skill.ID))
+		return nil, a2asdk.NewError(a2asdk.ErrInvalidRequest, fmt.Sprintf("the skill %q is not for this caller", skill.ID))
 	}
 	var texts []string
 	for _, p := range msg.Parts {
-		if t, ok := p.Content.(a2a.Text); ok {
+		if t, ok := p.Content.(a2asdk.Text); ok {
 			texts = append(texts, string(t))
 		}
 	}
 	if len(texts) == 0 {
-		return nil, a2a.NewError(a2a.ErrUnsupportedContentType, "send the message as text parts")
+		return nil, a2asdk.NewError(a2asdk.ErrUnsupportedContentType, "send the message as text parts")
 	}
 	text, err := graph.RunA2A(ctx, h.input, strings.Join(texts, "\n"))
-	if err == nil && len(text) > MaxResponseBytes {
+	if err == nil && len(text) > server.MaxResponseBytes {
 		err = &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
 			Message: "the response is larger than 4 MiB", Details: map[string]any{"reason": "response_too_large"}}
 	}
 	if err != nil {
-		e := asError(err)
-		kind := a2a.ErrInternalError
-		if e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity {
-			kind = a2a.ErrInvalidParams
+		// The contract's error of the failed run, as /invoke answers it.
+		var e *graph.Error
+		if !errors.As(err, &e) {
+			e = &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error", Message: err.Error()}
 		}
-		return nil, a2a.NewError(kind, e.Code+": "+e.Message).WithErrorInfoMeta(graph.A2AErrorData(e))
+		kind := a2asdk.ErrInternalError
+		if e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity {
+			kind = a2asdk.ErrInvalidParams
+		}
+		return nil, a2asdk.NewError(kind, e.Code+": "+e.Message).WithErrorInfoMeta(graph.A2AErrorData(e))
 	}
-	reply := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(text))
+	reply := a2asdk.NewMessage(a2asdk.MessageRoleAgent, a2asdk.NewTextPart(text))
 	reply.ContextID = msg.ContextID
 	if reply.ContextID == "" {
-		reply.ContextID = a2a.NewContextID()
+		reply.ContextID = a2asdk.NewContextID()
 	}
 	return reply, nil
 }
 
-func (h *a2aResponder) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+func (h *a2aResponder) SendMessage(ctx context.Context, req *a2asdk.SendMessageRequest) (a2asdk.SendMessageResult, error) {
 	reply, err := h.answer(ctx, req)
 	if err != nil {
 		return nil, err
@@ -429,8 +442,8 @@ func (h *a2aResponder) SendMessage(ctx context.Context, req *a2a.SendMessageRequ
 }
 
 // SendStreamingMessage sends the reply as the stream's only event.
-func (h *a2aResponder) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
+func (h *a2aResponder) SendStreamingMessage(ctx context.Context, req *a2asdk.SendMessageRequest) iter.Seq2[a2asdk.Event, error] {
+	return func(yield func(a2asdk.Event, error) bool) {
 		reply, err := h.answer(ctx, req)
 		if err != nil {
 			yield(nil, err)
@@ -440,40 +453,40 @@ func (h *a2aResponder) SendStreamingMessage(ctx context.Context, req *a2a.SendMe
 	}
 }
 
-var errNoTasks = a2a.NewError(a2a.ErrTaskNotFound, "this agent keeps no tasks")
+var errNoTasks = a2asdk.NewError(a2asdk.ErrTaskNotFound, "this agent keeps no tasks")
 
-func (h *a2aResponder) GetTask(context.Context, *a2a.GetTaskRequest) (*a2a.Task, error) {
+func (h *a2aResponder) GetTask(context.Context, *a2asdk.GetTaskRequest) (*a2asdk.Task, error) {
 	return nil, errNoTasks
 }
 
-func (h *a2aResponder) ListTasks(context.Context, *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
-	return &a2a.ListTasksResponse{Tasks: []*a2a.Task{}}, nil
+func (h *a2aResponder) ListTasks(context.Context, *a2asdk.ListTasksRequest) (*a2asdk.ListTasksResponse, error) {
+	return &a2asdk.ListTasksResponse{Tasks: []*a2asdk.Task{}}, nil
 }
 
-func (h *a2aResponder) CancelTask(context.Context, *a2a.CancelTaskRequest) (*a2a.Task, error) {
+func (h *a2aResponder) CancelTask(context.Context, *a2asdk.CancelTaskRequest) (*a2asdk.Task, error) {
 	return nil, errNoTasks
 }
 
-func (h *a2aResponder) SubscribeToTask(context.Context, *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) { yield(nil, errNoTasks) }
+func (h *a2aResponder) SubscribeToTask(context.Context, *a2asdk.SubscribeToTaskRequest) iter.Seq2[a2asdk.Event, error] {
+	return func(yield func(a2asdk.Event, error) bool) { yield(nil, errNoTasks) }
 }
 
-func (h *a2aResponder) GetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
+func (h *a2aResponder) GetTaskPushConfig(context.Context, *a2asdk.GetTaskPushConfigRequest) (*a2asdk.PushConfig, error) {
+	return nil, a2asdk.ErrPushNotificationNotSupported
 }
 
-func (h *a2aResponder) ListTaskPushConfigs(context.Context, *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
+func (h *a2aResponder) ListTaskPushConfigs(context.Context, *a2asdk.ListTaskPushConfigRequest) (*a2asdk.ListTaskPushConfigResponse, error) {
+	return nil, a2asdk.ErrPushNotificationNotSupported
 }
 
-func (h *a2aResponder) CreateTaskPushConfig(context.Context, *a2a.PushConfig) (*a2a.PushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
+func (h *a2aResponder) CreateTaskPushConfig(context.Context, *a2asdk.PushConfig) (*a2asdk.PushConfig, error) {
+	return nil, a2asdk.ErrPushNotificationNotSupported
 }
 
-func (h *a2aResponder) DeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigRequest) error {
-	return a2a.ErrPushNotificationNotSupported
+func (h *a2aResponder) DeleteTaskPushConfig(context.Context, *a2asdk.DeleteTaskPushConfigRequest) error {
+	return a2asdk.ErrPushNotificationNotSupported
 }
 
-func (h *a2aResponder) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	return nil, a2a.ErrExtendedCardNotConfigured
+func (h *a2aResponder) GetExtendedAgentCard(context.Context, *a2asdk.GetExtendedAgentCardRequest) (*a2asdk.AgentCard, error) {
+	return nil, a2asdk.ErrExtendedCardNotConfigured
 }

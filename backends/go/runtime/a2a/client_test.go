@@ -1,4 +1,4 @@
-package graph
+package a2a
 
 import (
 	"context"
@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	svc "svc.dev/runtime/graph"
 )
 
 // Agents of kind a2a against peers made of the a2a-go SDK's own server
@@ -24,8 +26,8 @@ import (
 // completes it with an artifact.
 type a2aTestPeer struct{}
 
-func (a2aTestPeer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
+func (a2aTestPeer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2asdk.Event, error] {
+	return func(yield func(a2asdk.Event, error) bool) {
 		text := ""
 		for _, p := range ec.Message.Parts {
 			text += p.Text()
@@ -36,13 +38,13 @@ func (a2aTestPeer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		}
 		switch text {
 		case "fail":
-			task := a2a.NewSubmittedTask(ec, ec.Message)
-			task.Status = a2a.TaskStatus{State: a2a.TaskStateFailed,
-				Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("asked to fail"))}
+			task := a2asdk.NewSubmittedTask(ec, ec.Message)
+			task.Status = a2asdk.TaskStatus{State: a2asdk.TaskStateFailed,
+				Message: a2asdk.NewMessage(a2asdk.MessageRoleAgent, a2asdk.NewTextPart("asked to fail"))}
 			yield(task, nil)
 			return
 		case "big":
-			yield(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(strings.Repeat("x", MaxUpstreamBytes+10))), nil)
+			yield(a2asdk.NewMessage(a2asdk.MessageRoleAgent, a2asdk.NewTextPart(strings.Repeat("x", svc.MaxUpstreamBytes+10))), nil)
 			return
 		case "slow":
 			select {
@@ -51,12 +53,12 @@ func (a2aTestPeer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			}
 		}
 		reply, _ := json.Marshal(map[string]any{"text": text, "skill": ec.Message.Metadata["skillId"], "key": key})
-		yield(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(string(reply))), nil)
+		yield(a2asdk.NewMessage(a2asdk.MessageRoleAgent, a2asdk.NewTextPart(string(reply))), nil)
 	}
 }
 
-func (a2aTestPeer) Cancel(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {}
+func (a2aTestPeer) Cancel(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2asdk.Event, error] {
+	return func(yield func(a2asdk.Event, error) bool) {}
 }
 
 // startA2APeer serves the peer: its card at cardPath (the endpoint's URL
@@ -93,8 +95,8 @@ func startA2APeer(t *testing.T, cardPath string, endpoint func(base string) stri
 	return srv
 }
 
-func a2aTestAgent(cardURL string) *Agent {
-	return &Agent{Name: "peer", Kind: "a2a", CardURL: cardURL, KeyEnv: "A2A_TEST_PEER_KEY",
+func a2aTestAgent(cardURL string) *svc.Agent {
+	return &svc.Agent{Name: "peer", Kind: "a2a", CardURL: cardURL, KeyEnv: "A2A_TEST_PEER_KEY",
 		SkillID: "convert", Timeout: 2 * time.Second}
 }
 
@@ -130,10 +132,10 @@ func TestA2AAgentFallsBackToTheLegacyCardPath(t *testing.T) {
 }
 
 // a2aTestReason runs the agent and returns its error's reason.
-func a2aTestReason(t *testing.T, a *Agent, text string) (string, *Error) {
+func a2aTestReason(t *testing.T, a *svc.Agent, text string) (string, *svc.Error) {
 	t.Helper()
 	_, err := runA2A(context.Background(), "ask", a, text)
-	e, ok := err.(*Error)
+	e, ok := err.(*svc.Error)
 	if !ok || e.Code != "upstream_error" || e.Status != http.StatusBadGateway || e.Details["node"] != "peer" {
 		t.Fatalf("want an upstream_error naming the agent, got %#v", err)
 	}
@@ -148,32 +150,32 @@ func TestA2AAgentFailures(t *testing.T) {
 	if r, e := a2aTestReason(t, a, "fail"); r != ReasonA2AError || !strings.Contains(e.Message, "failed: asked to fail") {
 		t.Fatalf("a failed task: %s %q", r, e.Message)
 	}
-	if r, _ := a2aTestReason(t, a, "big"); r != ReasonTooLarge {
+	if r, _ := a2aTestReason(t, a, "big"); r != svc.ReasonTooLarge {
 		t.Fatalf("a reply over 4 MiB: %s", r)
 	}
 	a.Timeout = 300 * time.Millisecond
-	if r, _ := a2aTestReason(t, a, "slow"); r != ReasonTimeout {
+	if r, _ := a2aTestReason(t, a, "slow"); r != svc.ReasonTimeout {
 		t.Fatalf("a slow peer: %s", r)
 	}
 	// The endpoint answers 401: the status is in the details.
 	refusing := startA2APeer(t, a2aCardPath, func(base string) string { return base + "/status" })
 	r, e := a2aTestReason(t, a2aTestAgent(refusing.URL), "hi")
-	if r != ReasonStatus || e.Details["status"] != http.StatusUnauthorized {
+	if r != svc.ReasonStatus || e.Details["status"] != http.StatusUnauthorized {
 		t.Fatalf("a 401: %s %v", r, e.Details)
 	}
 	// A card naming another origin: nothing is sent there.
 	elsewhere := startA2APeer(t, a2aCardPath, func(string) string { return peer.URL + "/rpc" })
-	if r, e := a2aTestReason(t, a2aTestAgent(elsewhere.URL), "hi"); r != ReasonConnect || !strings.Contains(e.Message, "origin") {
+	if r, e := a2aTestReason(t, a2aTestAgent(elsewhere.URL), "hi"); r != svc.ReasonConnect || !strings.Contains(e.Message, "origin") {
 		t.Fatalf("a card pointing elsewhere: %s %q", r, e.Message)
 	}
 	// No card: its status.
-	if r, e := a2aTestReason(t, a2aTestAgent(peer.URL+"/nothing.json"), "hi"); r != ReasonStatus || e.Details["status"] != http.StatusNotFound {
+	if r, e := a2aTestReason(t, a2aTestAgent(peer.URL+"/nothing.json"), "hi"); r != svc.ReasonStatus || e.Details["status"] != http.StatusNotFound {
 		t.Fatalf("no card: %s %v", r, e.Details)
 	}
 	// A peer that is gone.
 	gone := httptest.NewServer(http.NotFoundHandler())
 	gone.Close()
-	if r, _ := a2aTestReason(t, a2aTestAgent(gone.URL), "hi"); r != ReasonConnect {
+	if r, _ := a2aTestReason(t, a2aTestAgent(gone.URL), "hi"); r != svc.ReasonConnect {
 		t.Fatalf("a peer that is gone: %s", r)
 	}
 }
@@ -194,7 +196,7 @@ func TestA2AAgentNeedsItsVariables(t *testing.T) {
 
 func TestA2ACardScopesInEitherForm(t *testing.T) {
 	for _, scopes := range []string{`{"list": ["a"]}`, `["a"]`, `{}`} {
-		card, err := ParseA2ACard([]byte(`{"name": "p", "supportedInterfaces": [],
+		card, err := parseCard([]byte(`{"name": "p", "supportedInterfaces": [],
 			"securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
 			"securityRequirements": [{"schemes": {"bearer": ` + scopes + `}}], "skills": []}`))
 		if err != nil {

@@ -1,4 +1,4 @@
-package server
+package a2a
 
 import (
 	"crypto/sha256"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"svc.dev/runtime/graph"
+	"svc.dev/runtime/server"
 )
 
 // Who may call /a2a (docs/http-contract.md, "A2A", "Credentials"), decided
@@ -18,9 +19,9 @@ import (
 // subject "service", not limited by skill roles) or, with security.auth
 // none, anyone (the subject "anonymous").
 
-// A2AToken is one caller of settings.a2a.tokens as compiled: the variable
+// Token is one caller of settings.a2a.tokens as compiled: the variable
 // holding its token, never the token.
-type A2AToken struct {
+type Token struct {
 	Subject string
 	Roles   []string
 	Env     string
@@ -32,7 +33,8 @@ type A2AToken struct {
 // lists them.
 var a2aSchemes = []string{"bearer", "api_key"}
 
-type a2aCredential struct {
+// callerToken is a caller of the table, its token kept as a digest.
+type callerToken struct {
 	caller graph.A2ACaller
 	scheme string
 	digest [sha256.Size]byte
@@ -46,7 +48,7 @@ type a2aIdentity struct {
 }
 
 // mayCall: a skill with roles is for a caller holding any one of them.
-func (id *a2aIdentity) mayCall(s *A2ASkill) bool {
+func (id *a2aIdentity) mayCall(s *Skill) bool {
 	if id.unrestricted || len(s.Roles) == 0 {
 		return true
 	}
@@ -59,7 +61,7 @@ func (id *a2aIdentity) mayCall(s *A2ASkill) bool {
 }
 
 // forbidden is the 403 of a caller without any of the skill's roles.
-func (id *a2aIdentity) forbidden(s *A2ASkill) *graph.Error {
+func (id *a2aIdentity) forbidden(s *Skill) *graph.Error {
 	held := strings.Join(id.caller.Roles, ", ")
 	if held == "" {
 		held = "none"
@@ -71,16 +73,18 @@ func (id *a2aIdentity) forbidden(s *A2ASkill) *graph.Error {
 }
 
 type a2aCredentials struct {
-	table []a2aCredential
+	table []callerToken
 	// schemes are what /a2a accepts, as the card declares them.
 	schemes []string
-	s       *server
+	// cfg is the service's: its own credential, and whether it asks for
+	// one (Auth "none").
+	cfg server.Config
 }
 
 // loadA2ATokens reads each caller's token from its variable: an unset or
 // empty variable, or two callers with one token, stop the service.
-func loadA2ATokens(tokens []A2AToken, getenv func(string) string) ([]a2aCredential, error) {
-	var table []a2aCredential
+func loadA2ATokens(tokens []Token, getenv func(string) string) ([]callerToken, error) {
+	var table []callerToken
 	first := map[[sha256.Size]byte]int{}
 	for i, t := range tokens {
 		value := getenv(t.Env)
@@ -99,7 +103,7 @@ func loadA2ATokens(tokens []A2AToken, getenv func(string) string) ([]a2aCredenti
 				i, t.Subject, t.Env, j, tokens[j].Subject, tokens[j].Env)
 		}
 		first[digest] = i
-		table = append(table, a2aCredential{
+		table = append(table, callerToken{
 			caller: graph.A2ACaller{Subject: t.Subject, Roles: t.Roles},
 			scheme: t.Scheme,
 			digest: digest,
@@ -110,14 +114,14 @@ func loadA2ATokens(tokens []A2AToken, getenv func(string) string) ([]a2aCredenti
 
 // newA2ACredentials: the table when there is one (the service's own key
 // is then not accepted at /a2a), else the service's credential.
-func newA2ACredentials(s *server, table []a2aCredential) *a2aCredentials {
-	c := &a2aCredentials{table: table, s: s}
+func newA2ACredentials(cfg server.Config, table []callerToken) *a2aCredentials {
+	c := &a2aCredentials{table: table, cfg: cfg}
 	used := map[string]bool{}
 	for _, t := range table {
 		used[t.scheme] = true
 	}
-	if len(table) == 0 && s.cfg.Auth != "none" {
-		used[s.cfg.Auth] = true
+	if len(table) == 0 && cfg.Auth != "none" {
+		used[cfg.Auth] = true
 	}
 	for _, scheme := range a2aSchemes {
 		if used[scheme] {
@@ -133,9 +137,9 @@ func newA2ACredentials(s *server, table []a2aCredential) *a2aCredentials {
 func (c *a2aCredentials) identify(r *http.Request) *a2aIdentity {
 	if len(c.table) == 0 {
 		switch {
-		case c.s.cfg.Auth == "none":
+		case c.cfg.Auth == "none":
 			return &a2aIdentity{caller: graph.A2ACaller{Subject: "anonymous"}}
-		case c.s.authorized(r):
+		case c.cfg.Authorized(r):
 			return &a2aIdentity{caller: graph.A2ACaller{Subject: "service"}, unrestricted: true}
 		}
 		return nil
@@ -158,6 +162,16 @@ func (c *a2aCredentials) identify(r *http.Request) *a2aIdentity {
 		}
 	}
 	return found
+}
+
+// bearerToken is the token of an Authorization: Bearer header (the word in
+// any case), or "", as package server reads it.
+func bearerToken(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) < 7 || !strings.EqualFold(h[:7], "Bearer ") {
+		return ""
+	}
+	return strings.TrimSpace(h[7:])
 }
 
 // challenge is the WWW-Authenticate header of a 401: "Bearer" when bearer

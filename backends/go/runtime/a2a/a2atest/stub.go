@@ -1,6 +1,9 @@
-// Package svctest holds what a generated project's own tests use from the
-// runtime: stand-ins for the services a graph calls.
-package svctest
+// Package a2atest holds what a generated project's own tests use of the
+// runtime's A2A: a stand-in for the remote A2A agents its graph calls
+// (agents of kind a2a, called through package a2a). Only tests import it:
+// a service does not link the SDK's server parts it is made of, nor package
+// testing.
+package a2atest
 
 import (
 	"context"
@@ -12,35 +15,35 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
 
 // A stand-in for the A2A agents the graph calls, made of the a2a-go SDK's
 // own server parts: its card at any path but /rpc (the API key scheme),
 // JSON-RPC at /rpc; it answers "stub reply to: <text>". Agents whose card
-// URL is written in the graph reach it through StubA2AHosts.
+// URL is written in the graph reach it through StubHosts.
 
 type a2aStubAgent struct{}
 
-func (a2aStubAgent) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
+func (a2aStubAgent) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2asdk.Event, error] {
+	return func(yield func(a2asdk.Event, error) bool) {
 		text := ""
 		for _, p := range ec.Message.Parts {
 			text += p.Text()
 		}
-		yield(a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("stub reply to: "+text)), nil)
+		yield(a2asdk.NewMessage(a2asdk.MessageRoleAgent, a2asdk.NewTextPart("stub reply to: "+text)), nil)
 	}
 }
 
-func (a2aStubAgent) Cancel(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {}
+func (a2aStubAgent) Cancel(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2asdk.Event, error] {
+	return func(yield func(a2asdk.Event, error) bool) {}
 }
 
-// StartA2AStub serves the stand-in; its URL is the card URL to give every
+// StartStub serves the stand-in; its URL is the card URL to give every
 // A2A agent. Its card names the endpoint on the origin the card was asked
-// from (X-Stub-Origin, set by StubA2AHosts), so the credential may go there.
-func StartA2AStub(t *testing.T) *httptest.Server {
+// from (X-Stub-Origin, set by StubHosts), so the credential may go there.
+func StartStub(t *testing.T) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
@@ -61,9 +64,9 @@ func StartA2AStub(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// StubA2AHosts sends every request for hosts (those of card URLs written in
+// StubHosts sends every request for hosts (those of card URLs written in
 // the graph) to the stand-in, for the rest of the test.
-func StubA2AHosts(t *testing.T, stub *httptest.Server, hosts ...string) {
+func StubHosts(t *testing.T, stub *httptest.Server, hosts ...string) {
 	t.Helper()
 	target, _ := url.Parse(stub.URL)
 	orig := http.DefaultTransport

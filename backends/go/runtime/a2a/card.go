@@ -1,19 +1,19 @@
-package graph
+package a2a
 
 import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 )
 
-// ParseA2ACard reads an agent card in the 1.0 or the 0.3 layout (or both, as svc
+// parseCard reads an agent card in the 1.0 or the 0.3 layout (or both, as svc
 // services publish it). A security requirement's scopes may be written as
 // ProtoJSON writes them, {"list": [...]} (a2a-sdk for Python does), which
 // the SDK's parser does not take (a2aproject/a2a-go#430): they are
 // rewritten to plain lists first.
-func ParseA2ACard(body []byte) (*a2a.AgentCard, error) {
+func parseCard(body []byte) (*a2asdk.AgentCard, error) {
 	var doc map[string]any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()

@@ -1,4 +1,4 @@
-package server
+package a2a
 
 import (
 	"bytes"
@@ -14,17 +14,33 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
 	"svc.dev/runtime/graph"
+	"svc.dev/runtime/server"
 )
 
 // The graph's A2A agent (docs/http-contract.md, "A2A"): the card at both
 // paths, the answers of the contract before JSON-RPC, the official a2a-go
 // client reaching the graph over A2A 1.0 and 0.3, and who may call it (the
 // callers of settings.a2a.tokens and their roles, or the service's key).
+
+// The stub graph (graph/svcstub.go) published as an A2A agent, as a
+// project's a2a_agent.go publishes its graph: the agent card's title,
+// description and skills, and the state field a message's text goes to.
+func init() {
+	Publish(Spec{
+		Title:       "Stub desk",
+		Description: "Echoes the question.",
+		Version:     "0.1.0",
+		InputField:  "question",
+		Skills: []Skill{
+			{ID: "echo", Name: "Echo", Description: "Echoes one question.", Tags: []string{"echo"}},
+		},
+	})
+}
 
 const a2aTestKey = "a2a-test-key-5e2"
 
@@ -38,7 +54,7 @@ func startA2AService(t *testing.T) *httptest.Server {
 		t.Setenv(tok.Env, a2aTestToken(i))
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	handler, release, err := Open(context.Background(), Config{Auth: "api_key", Key: a2aTestKey, Logger: logger})
+	handler, release, err := server.Open(context.Background(), server.Config{Auth: "api_key", Key: a2aTestKey, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,13 +129,22 @@ func TestA2ACardAtBothPaths(t *testing.T) {
 		if again.StatusCode != http.StatusNotModified {
 			t.Fatalf("%s with its ETag: %d", path, again.StatusCode)
 		}
+		// Only read (package server answers the method).
+		post, err := http.Post(srv.URL+path, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		post.Body.Close()
+		if post.StatusCode != http.StatusMethodNotAllowed || post.Header.Get("Allow") != "GET, HEAD" {
+			t.Fatalf("POST %s: %d %v", path, post.StatusCode, post.Header)
+		}
 	}
 	if !bytes.Equal(cards[0], cards[1]) {
 		t.Fatalf("two cards:\n%s\n%s", cards[0], cards[1])
 	}
 	// The SDK's own parser reads it, both layouts (its scopes as plain
 	// lists, a2aproject/a2a-go#430).
-	card, err := graph.ParseA2ACard(cards[0])
+	card, err := parseCard(cards[0])
 	if err != nil {
 		t.Fatalf("%v: %s", err, cards[0])
 	}
@@ -147,10 +172,10 @@ func TestA2ACardAtBothPaths(t *testing.T) {
 	if len(card.SecuritySchemes) != len(want) {
 		t.Fatalf("the schemes: %#v (want %v)", card.SecuritySchemes, want)
 	}
-	if scheme, ok := card.SecuritySchemes["api_key"].(a2a.APIKeySecurityScheme); want["api_key"] && (!ok || scheme.Name != "X-API-Key") {
+	if scheme, ok := card.SecuritySchemes["api_key"].(a2asdk.APIKeySecurityScheme); want["api_key"] && (!ok || scheme.Name != "X-API-Key") {
 		t.Fatalf("the key's scheme: %#v", card.SecuritySchemes)
 	}
-	if scheme, ok := card.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); want["bearer"] && (!ok || scheme.Scheme != "Bearer") {
+	if scheme, ok := card.SecuritySchemes["bearer"].(a2asdk.HTTPAuthSecurityScheme); want["bearer"] && (!ok || scheme.Scheme != "Bearer") {
 		t.Fatalf("the bearer scheme: %#v", card.SecuritySchemes)
 	}
 }
@@ -179,7 +204,7 @@ func TestA2AAnswersOfTheContract(t *testing.T) {
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
 		t.Fatalf("GET /a2a: %d", resp.StatusCode)
 	}
-	status, body, _ = a2aTestPost(t, url, v1, `{"pad": "`+strings.Repeat("x", MaxRequestBytes)+`"}`)
+	status, body, _ = a2aTestPost(t, url, v1, `{"pad": "`+strings.Repeat("x", server.MaxRequestBytes)+`"}`)
 	if status != http.StatusRequestEntityTooLarge {
 		t.Fatalf("a body over 1 MiB: %d %v", status, body)
 	}
@@ -237,7 +262,7 @@ func TestA2AOfficialClientReachesTheGraph(t *testing.T) {
 	var buf bytes.Buffer
 	_, _ = buf.ReadFrom(resp.Body)
 	resp.Body.Close()
-	card, err := graph.ParseA2ACard(buf.Bytes())
+	card, err := parseCard(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,14 +279,14 @@ func TestA2AOfficialClientReachesTheGraph(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", version, err)
 		}
-		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Hello"))
+		msg := a2asdk.NewMessage(a2asdk.MessageRoleUser, a2asdk.NewTextPart("Hello"))
 		msg.SetMeta("skillId", skill)
-		res, err := client.SendMessage(context.Background(), &a2a.SendMessageRequest{Message: msg})
-		var rpc *a2a.Error
+		res, err := client.SendMessage(context.Background(), &a2asdk.SendMessageRequest{Message: msg})
+		var rpc *a2asdk.Error
 		switch {
 		case err == nil:
-			reply, ok := res.(*a2a.Message)
-			if !ok || reply.Role != a2a.MessageRoleAgent || len(reply.Parts) != 1 || reply.Parts[0].Text() == "" {
+			reply, ok := res.(*a2asdk.Message)
+			if !ok || reply.Role != a2asdk.MessageRoleAgent || len(reply.Parts) != 1 || reply.Parts[0].Text() == "" {
 				t.Fatalf("%s: the reply %#v", version, res)
 			}
 		case errors.As(err, &rpc):
@@ -280,14 +305,15 @@ type a2aRecorder struct{ callers []*graph.A2ACaller }
 
 func (rec *a2aRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.callers = append(rec.callers, graph.Caller(r.Context()))
-	writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{}})
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"id":1,"jsonrpc":"2.0","result":{}}`)
 }
 
 // a2aTestSpec is the graph's agent with two skills, one for the role
 // "billing", and a2aTestTable's callers.
-func a2aTestSpec(tokens []A2AToken) A2ASpec {
+func a2aTestSpec(tokens []Token) Spec {
 	spec := a2aAgent
-	spec.Skills = []A2ASkill{
+	spec.Skills = []Skill{
 		{ID: "open", Name: "Open", Description: "Open", Tags: []string{"open"}},
 		{ID: "refund", Name: "Refund", Description: "Refund", Tags: []string{"refund"}, Roles: []string{"billing", "finance"}},
 	}
@@ -295,7 +321,7 @@ func a2aTestSpec(tokens []A2AToken) A2ASpec {
 	return spec
 }
 
-var a2aTestTable = []A2AToken{
+var a2aTestTable = []Token{
 	{Subject: "alice", Roles: []string{"billing"}, Env: "ALICE_TOKEN", Scheme: "bearer"},
 	{Subject: "bob", Roles: []string{"support"}, Env: "BOB_KEY", Scheme: "api_key"},
 }
@@ -306,18 +332,18 @@ func a2aTestEnv(values map[string]string) func(string) string {
 
 // a2aTestServer publishes spec (with the table's tokens from env) on a
 // service with cfg.
-func a2aTestServer(t *testing.T, cfg Config, spec A2ASpec, env map[string]string) *a2aServer {
+func a2aTestServer(t *testing.T, cfg server.Config, spec Spec, env map[string]string) *a2aServer {
 	t.Helper()
 	table, err := loadA2ATokens(spec.Tokens, a2aTestEnv(env))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newA2AServer(newServer(cfg), spec, table)
+	return newA2AServer(cfg, spec, table)
 }
 
 // a2aTestRecording serves spec (with the table's tokens from env) on a
 // service with cfg, its JSON-RPC handlers replaced by a recorder.
-func a2aTestRecording(t *testing.T, cfg Config, spec A2ASpec, env map[string]string) (string, *a2aRecorder) {
+func a2aTestRecording(t *testing.T, cfg server.Config, spec Spec, env map[string]string) (string, *a2aRecorder) {
 	t.Helper()
 	a := a2aTestServer(t, cfg, spec, env)
 	rec := &a2aRecorder{}
@@ -368,7 +394,7 @@ func TestA2ATokensComeFromTheEnvironment(t *testing.T) {
 	}
 	first := a2aAgent.Tokens[0]
 	t.Setenv(first.Env, "")
-	_, _, err = Open(context.Background(), Config{Auth: "api_key", Key: a2aTestKey})
+	_, _, err = server.Open(context.Background(), server.Config{Auth: "api_key", Key: a2aTestKey})
 	want := fmt.Sprintf("settings.a2a.tokens[0] (%s) reads its token from %s, which is not set", first.Subject, first.Env)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Open without %s: %v", first.Env, err)
@@ -380,7 +406,7 @@ func TestA2ATokensComeFromTheEnvironment(t *testing.T) {
 // and the caller reaching the run's context.
 func TestA2ACallersAndRoles(t *testing.T) {
 	env := map[string]string{"ALICE_TOKEN": "alice-tok", "BOB_KEY": "bob-key"}
-	url, rec := a2aTestRecording(t, Config{Auth: "api_key", Key: a2aTestKey}, a2aTestSpec(a2aTestTable), env)
+	url, rec := a2aTestRecording(t, server.Config{Auth: "api_key", Key: a2aTestKey}, a2aTestSpec(a2aTestTable), env)
 	alice := map[string]string{"Authorization": "Bearer alice-tok", "A2A-Version": "1.0"}
 	bob := map[string]string{"X-API-Key": "bob-key", "A2A-Version": "1.0"}
 	for name, headers := range map[string]map[string]string{
@@ -437,7 +463,7 @@ func TestA2ACallersAndRoles(t *testing.T) {
 // dispatch saw.
 func TestA2ARolesHoldForTheMessageTheSDKReads(t *testing.T) {
 	env := map[string]string{"ALICE_TOKEN": "alice-tok", "BOB_KEY": "bob-key"}
-	a := a2aTestServer(t, Config{Auth: "api_key", Key: a2aTestKey}, a2aTestSpec(a2aTestTable), env)
+	a := a2aTestServer(t, server.Config{Auth: "api_key", Key: a2aTestKey}, a2aTestSpec(a2aTestTable), env)
 	srv := httptest.NewServer(a)
 	t.Cleanup(srv.Close)
 	bob := map[string]string{"X-API-Key": "bob-key", "A2A-Version": "1.0"}
@@ -450,9 +476,9 @@ func TestA2ARolesHoldForTheMessageTheSDKReads(t *testing.T) {
 			}
 		}
 	}
-	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))
+	msg := a2asdk.NewMessage(a2asdk.MessageRoleUser, a2asdk.NewTextPart("hi"))
 	msg.SetMeta("skillId", "refund")
-	req := &a2a.SendMessageRequest{Message: msg}
+	req := &a2asdk.SendMessageRequest{Message: msg}
 	id := a.creds.identify(httptest.NewRequest(http.MethodPost, "/a2a", nil))
 	if id != nil {
 		t.Fatalf("no credential identified as %+v", id)
@@ -462,11 +488,11 @@ func TestA2ARolesHoldForTheMessageTheSDKReads(t *testing.T) {
 	id = a.creds.identify(asBob)
 	ctx := context.WithValue(graph.WithCaller(context.Background(), id.caller), a2aIdentityKey{}, id)
 	_, err := a.responder.answer(ctx, req)
-	var rpc *a2a.Error
-	if !errors.As(err, &rpc) || !errors.Is(err, a2a.ErrInvalidRequest) || rpc.Message != `the skill "refund" is not for this caller` {
+	var rpc *a2asdk.Error
+	if !errors.As(err, &rpc) || !errors.Is(err, a2asdk.ErrInvalidRequest) || rpc.Message != `the skill "refund" is not for this caller` {
 		t.Fatalf("bob's message for refund, in the responder: %v", err)
 	}
-	if _, err := a.responder.answer(context.Background(), req); !errors.Is(err, a2a.ErrInternalError) {
+	if _, err := a.responder.answer(context.Background(), req); !errors.Is(err, a2asdk.ErrInternalError) {
 		t.Fatalf("a message without a caller: %v", err)
 	}
 }
@@ -476,7 +502,7 @@ func TestA2ARolesHoldForTheMessageTheSDKReads(t *testing.T) {
 // who holds no role.
 func TestA2AWithoutTokensTheServiceKeyOrAnyone(t *testing.T) {
 	spec := a2aTestSpec(nil)
-	url, rec := a2aTestRecording(t, Config{Auth: "bearer", Key: a2aTestKey}, spec, nil)
+	url, rec := a2aTestRecording(t, server.Config{Auth: "bearer", Key: a2aTestKey}, spec, nil)
 	status, body, h := a2aTestPost(t, url, map[string]string{"X-API-Key": a2aTestKey}, a2aTestSend("SendMessage", "refund"))
 	if status != http.StatusUnauthorized || h.Get("WWW-Authenticate") != "Bearer" {
 		t.Fatalf("an API key on a bearer service: %d %v", status, body)
@@ -487,7 +513,7 @@ func TestA2AWithoutTokensTheServiceKeyOrAnyone(t *testing.T) {
 	if status != http.StatusOK || len(rec.callers) != 1 || !reflect.DeepEqual(*rec.callers[0], want) {
 		t.Fatalf("the service's key: %d %v %v", status, body, rec.callers)
 	}
-	url, rec = a2aTestRecording(t, Config{Auth: "none"}, spec, nil)
+	url, rec = a2aTestRecording(t, server.Config{Auth: "none"}, spec, nil)
 	status, body, _ = a2aTestPost(t, url, map[string]string{"A2A-Version": "1.0"}, a2aTestSend("SendMessage", "refund"))
 	if status != http.StatusForbidden || len(rec.callers) != 0 {
 		t.Fatalf("anonymous on a skill with roles: %d %v", status, body)
@@ -503,7 +529,7 @@ func TestA2AWithoutTokensTheServiceKeyOrAnyone(t *testing.T) {
 // scopes of its requirements, as python-svc writes them.
 func TestA2ACardDeclaresTheTablesSchemes(t *testing.T) {
 	env := map[string]string{"ALICE_TOKEN": "alice-tok", "BOB_KEY": "bob-key"}
-	a := a2aTestServer(t, Config{Auth: "api_key", Key: a2aTestKey}, a2aTestSpec(a2aTestTable), env)
+	a := a2aTestServer(t, server.Config{Auth: "api_key", Key: a2aTestKey}, a2aTestSpec(a2aTestTable), env)
 	card := cardOf(a.spec, "http://x/a2a", a.creds.schemes)
 	text, _ := json.Marshal(card)
 	var raw map[string]any
@@ -520,21 +546,8 @@ func TestA2ACardDeclaresTheTablesSchemes(t *testing.T) {
 	if _, ok := skills[0].(map[string]any)["securityRequirements"]; ok {
 		t.Fatalf("a skill without roles has requirements: %s", text)
 	}
-	parsed, err := graph.ParseA2ACard(text)
+	parsed, err := parseCard(text)
 	if err != nil || len(parsed.Skills) != 2 {
 		t.Fatalf("%v: %s", err, text)
-	}
-}
-
-// Caller is nil outside an A2A call, and each body gets its own roles.
-func TestCallerOfTheRun(t *testing.T) {
-	if graph.Caller(context.Background()) != nil {
-		t.Fatal("a caller outside an A2A call")
-	}
-	ctx := graph.WithCaller(context.Background(), graph.A2ACaller{Subject: "alice", Roles: []string{"billing"}})
-	first := graph.Caller(ctx)
-	first.Roles[0] = "changed"
-	if again := graph.Caller(ctx); again.Subject != "alice" || again.Roles[0] != "billing" {
-		t.Fatalf("%+v", again)
 	}
 }

@@ -1,4 +1,4 @@
-package graph
+package a2a
 
 import (
 	"context"
@@ -13,9 +13,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+
+	svc "svc.dev/runtime/graph"
 )
 
 // Agents of kind a2a (docs/http-contract.md, "Calling other agents"), with
@@ -28,7 +30,9 @@ import (
 // is the answer message's text, or a finished task's artifacts (a working
 // task is polled within the call's time). Every failure is a 502
 // upstream_error naming the agent, with the reason connect, timeout,
-// status, invalid_json, too_large or a2a_error.
+// status, invalid_json, too_large or a2a_error. Package graph runs the
+// agents of kind a2a here (graph.RegisterA2ACall, from init): in the span
+// of a remote agent, the reply sent whole to a streamed run.
 const (
 	a2aCardPath       = "/.well-known/agent-card.json"
 	a2aLegacyCardPath = "/.well-known/agent.json"
@@ -38,7 +42,7 @@ const (
 	ReasonA2AError = "a2a_error"
 )
 
-func init() { callA2A = runA2A }
+func init() { svc.RegisterA2ACall(runA2A) }
 
 // a2aCards are the cards fetched, by card URL. A card that led to a
 // failure other than the peer's own error is fetched again next time.
@@ -67,6 +71,8 @@ type a2aCallKey struct{}
 
 // a2aTransport adds the call's credential to requests bound for an allowed
 // origin, notes statuses outside 2xx and caps replies at MaxUpstreamBytes.
+// It sends through http.DefaultTransport as it is at the time of the
+// request, as graph's own upstream calls do.
 type a2aTransport struct{}
 
 func (a2aTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -77,14 +83,10 @@ func (a2aTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set(k, v)
 		}
 	}
-	if tracing != nil {
-		tracing.Inject(req.Context(), req.Header)
+	if tracer := svc.ActiveTracer(); tracer != nil {
+		tracer.Inject(req.Context(), req.Header)
 	}
-	base := upstreamClient.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	resp, err := base.RoundTrip(req)
+	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil || call == nil {
 		return resp, err
 	}
@@ -96,12 +98,12 @@ func (a2aTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		call.status = resp.StatusCode
 	}
-	if resp.ContentLength > MaxUpstreamBytes {
+	if resp.ContentLength > svc.MaxUpstreamBytes {
 		call.large = true
 		resp.Body.Close()
 		return nil, errA2ATooLarge
 	}
-	resp.Body = &cappedBody{ReadCloser: resp.Body, call: call, left: MaxUpstreamBytes}
+	resp.Body = &cappedBody{ReadCloser: resp.Body, call: call, left: svc.MaxUpstreamBytes}
 	return resp, nil
 }
 
@@ -147,20 +149,20 @@ func originOf(u *url.URL) string {
 // runA2A sends task to the A2A agent a, bounded by its timeout and the
 // run's deadline. A variable the agent needs that is unset or empty is a
 // configuration error of the node, as for remote agents.
-func runA2A(ctx context.Context, node string, a *Agent, task string) (string, error) {
+func runA2A(ctx context.Context, node string, a *svc.Agent, task string) (string, error) {
 	if name, ok := strings.CutPrefix(a.CardURL, "env:"); ok && os.Getenv(name) == "" {
-		return "", nodeError(node, fmt.Sprintf(
+		return "", configError(node, fmt.Sprintf(
 			`node %q failed: ConfigError: the agent card URL of agent "%s" is not set: it reads the environment variable %s; set it in the environment`,
 			node, a.Name, name))
 	}
-	cardURL, err := ResolveURL(a.Name, "agent card", a.CardURL, nil)
+	cardURL, err := svc.ResolveURL(a.Name, "agent card", a.CardURL, nil)
 	if err != nil {
 		return "", err
 	}
 	key := ""
 	if a.KeyEnv != "" {
 		if key = os.Getenv(a.KeyEnv); key == "" {
-			return "", nodeError(node, fmt.Sprintf(
+			return "", configError(node, fmt.Sprintf(
 				`node %q failed: ConfigError: the credential of agent "%s" is not set: it reads the environment variable %s; set it in the environment`,
 				node, a.Name, a.KeyEnv))
 		}
@@ -193,11 +195,18 @@ func runA2A(ctx context.Context, node string, a *Agent, task string) (string, er
 	return "", failure
 }
 
+// configError is the node's execution_error of a variable the agent needs
+// that is not set.
+func configError(node, message string) *svc.Error {
+	return &svc.Error{Status: http.StatusInternalServerError, Code: "execution_error", Message: message,
+		Details: map[string]any{"node": node}}
+}
+
 // a2aCard is the (kept) card of the first card URL that answers, and that URL.
-func a2aCard(ctx context.Context, cards []string) (string, *a2a.AgentCard, error) {
+func a2aCard(ctx context.Context, cards []string) (string, *a2asdk.AgentCard, error) {
 	for i, u := range cards {
 		if kept, ok := a2aCards.Load(u); ok {
-			return u, kept.(*a2a.AgentCard), nil
+			return u, kept.(*a2asdk.AgentCard), nil
 		}
 		card, status, err := fetchCard(ctx, u)
 		if status == http.StatusNotFound && i+1 < len(cards) {
@@ -219,7 +228,7 @@ func (e errA2ACard) Error() string { return "the agent card cannot be read: " + 
 
 // fetchCard GETs one card, without a credential (the call's headers go
 // only on the JSON-RPC requests).
-func fetchCard(ctx context.Context, u string) (*a2a.AgentCard, int, error) {
+func fetchCard(ctx context.Context, u string) (*a2asdk.AgentCard, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, 0, err
@@ -237,7 +246,7 @@ func fetchCard(ctx context.Context, u string) (*a2a.AgentCard, int, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, resp.StatusCode, fmt.Errorf("the agent card answered HTTP %d", resp.StatusCode)
 	}
-	card, err := ParseA2ACard(body)
+	card, err := parseCard(body)
 	if err != nil {
 		return nil, resp.StatusCode, errA2ACard{err}
 	}
@@ -247,18 +256,18 @@ func fetchCard(ctx context.Context, u string) (*a2a.AgentCard, int, error) {
 // a2aCredential is the header carrying key as the card asks for it: the
 // header of its API-key scheme, else a bearer token when it declares only
 // HTTP bearer authentication, else X-API-Key.
-func a2aCredential(card *a2a.AgentCard, key string) map[string]string {
+func a2aCredential(card *a2asdk.AgentCard, key string) map[string]string {
 	if key == "" {
 		return nil
 	}
 	bearer := false
 	for _, s := range card.SecuritySchemes {
 		switch s := s.(type) {
-		case a2a.APIKeySecurityScheme:
-			if s.Location == a2a.APIKeySecuritySchemeLocationHeader && s.Name != "" {
+		case a2asdk.APIKeySecurityScheme:
+			if s.Location == a2asdk.APIKeySecuritySchemeLocationHeader && s.Name != "" {
 				return map[string]string{s.Name: key}
 			}
-		case a2a.HTTPAuthSecurityScheme:
+		case a2asdk.HTTPAuthSecurityScheme:
 			bearer = bearer || strings.EqualFold(s.Scheme, "bearer")
 		}
 	}
@@ -269,7 +278,7 @@ func a2aCredential(card *a2a.AgentCard, key string) map[string]string {
 }
 
 // a2aSend sends the one message and reads the reply's text.
-func a2aSend(ctx context.Context, a *Agent, card *a2a.AgentCard, task string) (string, error) {
+func a2aSend(ctx context.Context, a *svc.Agent, card *a2asdk.AgentCard, task string) (string, error) {
 	call := ctx.Value(a2aCallKey{}).(*a2aCall)
 	// The credential goes only where the configuration points.
 	allowed := *card
@@ -280,38 +289,38 @@ func a2aSend(ctx context.Context, a *Agent, card *a2a.AgentCard, task string) (s
 		}
 	}
 	if len(allowed.SupportedInterfaces) == 0 {
-		return "", UpstreamError(a.Name, ReasonConnect, fmt.Sprintf(
+		return "", svc.UpstreamError(a.Name, svc.ReasonConnect, fmt.Sprintf(
 			"A2A agent %q: the card's endpoints are not on the card's origin; nothing is sent to them", a.Name))
 	}
 	client, err := a2aclient.NewFromCard(ctx, &allowed,
 		a2aclient.WithJSONRPCTransport(a2aHTTP),
 		a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: a2aHTTP}))
 	if err != nil {
-		return "", UpstreamError(a.Name, ReasonA2AError, fmt.Sprintf(
+		return "", svc.UpstreamError(a.Name, ReasonA2AError, fmt.Sprintf(
 			"A2A agent %q: no JSON-RPC endpoint on its card (%v)", a.Name, err))
 	}
 	defer client.Destroy()
-	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(task))
+	msg := a2asdk.NewMessage(a2asdk.MessageRoleUser, a2asdk.NewTextPart(task))
 	if a.SkillID != "" {
 		msg.SetMeta("skillId", a.SkillID)
 	}
-	result, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+	result, err := client.SendMessage(ctx, &a2asdk.SendMessageRequest{Message: msg})
 	if err != nil {
 		return "", err
 	}
 	var reply string
 	switch r := result.(type) {
-	case *a2a.Message:
+	case *a2asdk.Message:
 		reply = partsText(r.Parts)
-	case *a2a.Task:
+	case *a2asdk.Task:
 		if reply, err = taskText(ctx, a.Name, client, r); err != nil {
 			return "", err
 		}
 	default:
-		return "", UpstreamError(a.Name, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: no reply", a.Name))
+		return "", svc.UpstreamError(a.Name, svc.ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: no reply", a.Name))
 	}
 	if reply == "" {
-		return "", UpstreamError(a.Name, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: the reply holds no text", a.Name))
+		return "", svc.UpstreamError(a.Name, svc.ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: the reply holds no text", a.Name))
 	}
 	return reply, nil
 }
@@ -319,14 +328,14 @@ func a2aSend(ctx context.Context, a *Agent, card *a2a.AgentCard, task string) (s
 // taskText waits for a task to end (the call's own bound ends the wait)
 // and reads its artifacts, else its status message, else its last agent
 // message.
-func taskText(ctx context.Context, agent string, client *a2aclient.Client, task *a2a.Task) (string, error) {
-	for task.Status.State == a2a.TaskStateSubmitted || task.Status.State == a2a.TaskStateWorking {
+func taskText(ctx context.Context, agent string, client *a2aclient.Client, task *a2asdk.Task) (string, error) {
+	for task.Status.State == a2asdk.TaskStateSubmitted || task.Status.State == a2asdk.TaskStateWorking {
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
 		case <-time.After(a2aPollInterval):
 		}
-		next, err := client.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+		next, err := client.GetTask(ctx, &a2asdk.GetTaskRequest{ID: task.ID})
 		if err != nil {
 			return "", err
 		}
@@ -336,13 +345,13 @@ func taskText(ctx context.Context, agent string, client *a2aclient.Client, task 
 	if task.Status.Message != nil {
 		said = partsText(task.Status.Message.Parts)
 	}
-	if task.Status.State != a2a.TaskStateCompleted {
+	if task.Status.State != a2asdk.TaskStateCompleted {
 		what := strings.ToLower(strings.TrimPrefix(string(task.Status.State), "TASK_STATE_"))
 		msg := fmt.Sprintf("A2A agent %q: its task ended %s", agent, what)
 		if said != "" {
 			msg += ": " + said
 		}
-		return "", UpstreamError(agent, ReasonA2AError, msg)
+		return "", svc.UpstreamError(agent, ReasonA2AError, msg)
 	}
 	var texts []string
 	for _, art := range task.Artifacts {
@@ -357,7 +366,7 @@ func taskText(ctx context.Context, agent string, client *a2aclient.Client, task 
 		return said, nil
 	}
 	for i := len(task.History) - 1; i >= 0; i-- {
-		if task.History[i].Role == a2a.MessageRoleAgent {
+		if task.History[i].Role == a2asdk.MessageRoleAgent {
 			return partsText(task.History[i].Parts), nil
 		}
 	}
@@ -365,14 +374,14 @@ func taskText(ctx context.Context, agent string, client *a2aclient.Client, task 
 }
 
 // partsText joins the text parts, and data parts as JSON, with newlines.
-func partsText(parts a2a.ContentParts) string {
+func partsText(parts a2asdk.ContentParts) string {
 	var texts []string
 	for _, p := range parts {
 		switch c := p.Content.(type) {
-		case a2a.Text:
+		case a2asdk.Text:
 			texts = append(texts, string(c))
-		case a2a.Data:
-			if s, err := pyJSON(c.Value); err == nil {
+		case a2asdk.Data:
+			if s, err := svc.PyJSON(c.Value); err == nil {
 				texts = append(texts, s)
 			}
 		}
@@ -381,43 +390,43 @@ func partsText(parts a2a.ContentParts) string {
 }
 
 // a2aFailure is the upstream_error of anything a call returned.
-func a2aFailure(ctx context.Context, agent string, call *a2aCall, err error) *Error {
-	var own *Error
+func a2aFailure(ctx context.Context, agent string, call *a2aCall, err error) *svc.Error {
+	var own *svc.Error
 	if errors.As(err, &own) {
 		return own
 	}
 	call.mu.Lock()
 	status, large := call.status, call.large
 	call.mu.Unlock()
-	var rpc *a2a.Error
+	var rpc *a2asdk.Error
 	var card errA2ACard
 	var ne net.Error
 	switch {
 	case large || errors.Is(err, errA2ATooLarge):
-		return UpstreamError(agent, ReasonTooLarge,
-			fmt.Sprintf("A2A agent %q: the reply is larger than %d bytes", agent, MaxUpstreamBytes))
+		return svc.UpstreamError(agent, svc.ReasonTooLarge,
+			fmt.Sprintf("A2A agent %q: the reply is larger than %d bytes", agent, svc.MaxUpstreamBytes))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
 		(errors.As(err, &ne) && ne.Timeout()):
-		return UpstreamError(agent, ReasonTimeout, fmt.Sprintf("A2A agent %q: the call timed out", agent))
+		return svc.UpstreamError(agent, svc.ReasonTimeout, fmt.Sprintf("A2A agent %q: the call timed out", agent))
 	case status != 0:
-		e := UpstreamError(agent, ReasonStatus, fmt.Sprintf("A2A agent %q: answered HTTP %d", agent, status))
+		e := svc.UpstreamError(agent, svc.ReasonStatus, fmt.Sprintf("A2A agent %q: answered HTTP %d", agent, status))
 		e.Details["status"] = status
 		return e
 	case errors.As(err, &rpc):
-		return UpstreamError(agent, ReasonA2AError, fmt.Sprintf("A2A agent %q answered an error: %s", agent, rpc.Message))
+		return svc.UpstreamError(agent, ReasonA2AError, fmt.Sprintf("A2A agent %q answered an error: %s", agent, rpc.Message))
 	case errors.As(err, &card):
-		return UpstreamError(agent, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: %v", agent, err))
+		return svc.UpstreamError(agent, svc.ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: %v", agent, err))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) || errors.As(err, &ne) {
 		if ue != nil {
 			err = ue.Err // a *url.Error repeats the URL, which may hold a secret
 		}
-		return UpstreamError(agent, ReasonConnect, fmt.Sprintf("A2A agent %q: cannot reach it: %v", agent, err))
+		return svc.UpstreamError(agent, svc.ReasonConnect, fmt.Sprintf("A2A agent %q: cannot reach it: %v", agent, err))
 	}
 	if text := err.Error(); strings.Contains(text, "failed to send HTTP request") {
-		return UpstreamError(agent, ReasonConnect, fmt.Sprintf("A2A agent %q: cannot reach it", agent))
+		return svc.UpstreamError(agent, svc.ReasonConnect, fmt.Sprintf("A2A agent %q: cannot reach it", agent))
 	}
 	// The SDK's "failed to decode response", "result violates A2A spec", ...
-	return UpstreamError(agent, ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: the reply cannot be read: %v", agent, err))
+	return svc.UpstreamError(agent, svc.ReasonInvalidJSON, fmt.Sprintf("A2A agent %q: the reply cannot be read: %v", agent, err))
 }
