@@ -51,13 +51,10 @@ def go(svc: str, doc: str, work: str, runs: int) -> dict:
 def java(svc: str, doc: str, work: str, runs: int) -> dict:
     out = os.path.join(work, "java")
     sh([svc, "compile", doc, "--platform", "java-svc", "--out", out])
-    package = "agent_bench"
-    with open(os.path.join(HERE, "AgentRoundsBench.java")) as f:
-        text = f.read().replace("__SVC_PACKAGE__", package)
-    tests = os.path.join(out, "src", "test", "java", "com", "svc", package, "runtime")
+    # In the runtime's package (dev.svc.runtime), the same in every project.
+    tests = os.path.join(out, "src", "test", "java", "dev", "svc", "runtime")
     os.makedirs(tests, exist_ok=True)
-    with open(os.path.join(tests, "AgentRoundsBench.java"), "w") as f:
-        f.write(text)
+    shutil.copy(os.path.join(HERE, "AgentRoundsBench.java"), tests)
     env = dict(os.environ, JAVA_HOME=java_home())
     r = subprocess.run(["./mvnw", "-q", "-B", "test", "-Dtest=AgentRoundsBench",
                         "-Dsurefire.failIfNoSpecifiedTests=false", f"-Dsvc.agent.rounds={runs}"],

@@ -83,18 +83,15 @@ def java(work, rounds):
              if f == "McpFixtureServer.java"]
     if not found:
         sys.exit("the java-svc project has no McpFixtureServer.java: does mcp_tools still compile with MCP?")
-    runtime_dir = os.path.dirname(found[0])
-    package = re.search(r"^package (\S+)\.runtime;", open(found[0]).read(), re.M)[1]
-    text = open(os.path.join(HERE, "McpOverhead.java")).read().replace("com.svc.__SVC_PACKAGE__", package)
-    with open(os.path.join(runtime_dir, "McpOverhead.java"), "w") as f:
-        f.write(text)
+    # Beside it, in the runtime's package (dev.svc.runtime), the same in every project.
+    shutil.copy(os.path.join(HERE, "McpOverhead.java"), os.path.dirname(found[0]))
     env = dict(os.environ, JAVA_HOME=java_home())
     classpath = os.path.join(work, "cp.txt")
     sh(["./mvnw", "-q", "-B", "test-compile", "dependency:build-classpath",
         f"-Dmdep.outputFile={classpath}", "-Dmdep.includeScope=test"], cwd=project, env=env)
     cp = ":".join(["target/test-classes", "target/classes", open(classpath).read().strip()])
     out = sh([os.path.join(java_home(), "bin", "java"), f"-Dlogback.configurationFile={HERE}/logback.xml",
-              "-cp", cp, f"{package}.runtime.McpOverhead", "3000", str(rounds * 5), "300"], cwd=project, env=env)
+              "-cp", cp, "dev.svc.runtime.McpOverhead", "3000", str(rounds * 5), "300"], cwd=project, env=env)
     result = {}
     for line in out.splitlines():
         if line.startswith("{"):

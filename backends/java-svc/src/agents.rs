@@ -30,15 +30,14 @@ pub fn upstream_tool_ids(doc: &Document) -> Vec<(&str, &'static str)> {
 }
 
 pub fn graph_agents(doc: &Document, scope: &Scope) -> String {
-    let pkg = &scope.pkg;
     let mut w = CodeWriter::java();
-    let agents = runtime(&mut w, pkg, "Agents");
-    let client = runtime(&mut w, pkg, "LlmClient");
+    let agents = runtime(&mut w, "Agents");
+    let client = runtime(&mut w, "LlmClient");
     let list = w.name("java.util", "List");
     let nodes = format!("{}.nodes", scope.package);
     let mut params = vec![format!("{client} llm")];
     for (id, class) in upstream_tool_ids(doc) {
-        let class = runtime(&mut w, pkg, class);
+        let class = runtime(&mut w, class);
         params.push(format!("{class} {}Tool", camel(id)));
     }
     let mut tools = Vec::new();

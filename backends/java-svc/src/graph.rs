@@ -14,12 +14,12 @@ use crate::scope::Scope;
 use svc_backend_sdk::ir::{RouterNode, ToolNode};
 
 /// A branch's condition: python-svc's operators (runtime/Conditions.java).
-fn condition(w: &mut CodeWriter, pkg: &str, b: &Branch) -> Option<String> {
+fn condition(w: &mut CodeWriter, b: &Branch) -> Option<String> {
     let c = b.when.as_ref()?;
-    let conditions = runtime(w, pkg, "Conditions");
+    let conditions = runtime(w, "Conditions");
     let get = format!("run.get({})", quote(&c.field));
     let value = match &c.value {
-        Some(v) => literal(w, pkg, v),
+        Some(v) => literal(w, v),
         None => "null".into(),
     };
     Some(match c.op {
@@ -32,7 +32,7 @@ fn condition(w: &mut CodeWriter, pkg: &str, b: &Branch) -> Option<String> {
         // The options are a JSON array (validation); Values.list as a literal.
         Op::In => match &c.value {
             Some(v @ serde_json::Value::Array(_)) => {
-                format!("{conditions}.in({get}, {})", literal(w, pkg, v))
+                format!("{conditions}.in({get}, {})", literal(w, v))
             }
             _ => format!(
                 "{conditions}.in({get}, {}.of())",
@@ -195,7 +195,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
         } else {
             // A child runs within its parent's deadline.
             w.line("/** The graph's state fields: its subgraph node builds a fresh state with them. */");
-            schema_constant(w, doc, pkg);
+            schema_constant(w, doc);
         }
         w.blank();
         for (_, n) in &runnable {
@@ -205,7 +205,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
         w.blank();
         let mut params = Vec::new();
         if llm {
-            params.push(format!("{} llm", runtime(w, pkg, "LlmClient")));
+            params.push(format!("{} llm", runtime(w, "LlmClient")));
         }
         for (id, _, _) in &http {
             let value = w.name("org.springframework.beans.factory.annotation", "Value");
@@ -216,7 +216,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
             ));
         }
         if !mcp.is_empty() {
-            params.push(format!("{} mcp", runtime(w, pkg, "McpServers")));
+            params.push(format!("{} mcp", runtime(w, "McpServers")));
         }
         // Each subgraph node's child graph, a bean; written in full, as
         // every child's class is a ChildGraph.
@@ -244,7 +244,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                             .join(", ")
                     )
                 };
-                let http_tool = runtime(w, pkg, "HttpTool");
+                let http_tool = runtime(w, "HttpTool");
                 let duration = w.name("java.time", "Duration");
                 w.line(format!(
                     "{http_tool} {c}Tool = new {http_tool}({}, {c}Endpoint, {duration}.ofMillis({timeout}), {headers});",
@@ -254,7 +254,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
             }
             for (id, server, tool) in &mcp {
                 // The server by its registered name (McpConfig's).
-                let mcp_tool = runtime(w, pkg, "McpTool");
+                let mcp_tool = runtime(w, "McpTool");
                 w.line(format!(
                     "{mcp_tool} {}Tool = new {mcp_tool}(mcp, {}, {}, {});",
                     camel(id),
@@ -264,7 +264,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                 ));
             }
             if agentic {
-                let agents = runtime(w, pkg, "Agents");
+                let agents = runtime(w, "Agents");
                 let tools: String = crate::agents::upstream_tool_ids(doc)
                     .iter()
                     .map(|(id, _)| format!(", {}Tool", camel(id)))
@@ -300,9 +300,9 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
             }
         });
         w.blank();
-        let graph_run = runtime(w, pkg, "GraphRun");
+        let graph_run = runtime(w, "GraphRun");
         let map = w.name("java.util", "Map");
-        let svc_error = runtime(w, pkg, "SvcError");
+        let svc_error = runtime(w, "SvcError");
         let throws = format!("throws {svc_error}, InterruptedException");
         // The document's graph answers with its run, a child with its state
         // (which its subgraph node reads the output from).
@@ -313,7 +313,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
             ("SCHEMA".to_string(), format!("{map}<String, Object>"), "return run.state();")
         };
         let header = if threaded {
-            let events = if streaming { runtime(w, pkg, "RunEvents") } else { String::new() };
+            let events = if streaming { runtime(w, "RunEvents") } else { String::new() };
             w.line("/** Runs the graph on a validated state; every node counts as one step. */");
             w.block(
                 format!("public {graph_run} run({map}<String, Object> state) {throws} {{"),
@@ -361,7 +361,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
             );
             w.blank();
             w.line("/** Runs the graph, reporting each step to the run's events (null: not streamed). */");
-            let events = runtime(w, pkg, "RunEvents");
+            let events = runtime(w, "RunEvents");
             format!("public {graph_run} run({map}<String, Object> state, {events} events) {throws} {{")
         } else {
             w.line(if scope.is_root() {
@@ -376,7 +376,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
             "}",
             |w| {
                 if streaming {
-                    let observed = runtime(w, pkg, "ObservedRun");
+                    let observed = runtime(w, "ObservedRun");
                     w.line(format!(
                         "{observed} run = new {observed}({schema}, state, MAX_STEPS, events);"
                     ));
@@ -407,7 +407,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                                             w.line(format!("run.routed({});", quote(&scope.name(&n.id))));
                                         }
                                         for (i, b) in branches.iter().enumerate() {
-                                            match condition(w, pkg, b) {
+                                            match condition(w, b) {
                                                 Some(c) if i == 0 => w.line(format!("if ({c}) {{")),
                                                 Some(c) => w.line(format!("}} else if ({c}) {{")),
                                                 None if i == 0 => w.line("{"),

@@ -3,9 +3,17 @@
 use serde_json::Value;
 use svc_backend_sdk::writer::CodeWriter;
 
-/// A class of the generated runtime (`com.svc.{pkg}.runtime`), imported.
-pub fn runtime(w: &mut CodeWriter, pkg: &str, class: &str) -> String {
-    w.name(&format!("com.svc.{pkg}.runtime"), class)
+/// The runtime's package, the same in every project (go's `svc.dev/runtime`
+/// reversed; a graph's own package, `com.svc.<pkg>`, cannot be it).
+pub const RUNTIME_PACKAGE: &str = "dev.svc.runtime";
+
+/// Where a project holds the runtime's classes and their tests.
+pub const RUNTIME_DIR: &str = "src/main/java/dev/svc/runtime";
+pub const RUNTIME_TEST_DIR: &str = "src/test/java/dev/svc/runtime";
+
+/// A class of the runtime (`dev.svc.runtime`), imported.
+pub fn runtime(w: &mut CodeWriter, class: &str) -> String {
+    w.name(RUNTIME_PACKAGE, class)
 }
 
 /// A Java string literal.
@@ -32,7 +40,7 @@ pub fn quote(s: &str) -> String {
 /// A JSON value as a Java expression: maps and lists are mutable and may hold
 /// nulls (`Values.map`, `Values.list`), integers are `Integer` or `Long`,
 /// other numbers `Double`. `Values` is imported through `w`.
-pub fn literal(w: &mut CodeWriter, pkg: &str, v: &Value) -> String {
+pub fn literal(w: &mut CodeWriter, v: &Value) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
@@ -46,17 +54,17 @@ pub fn literal(w: &mut CodeWriter, pkg: &str, v: &Value) -> String {
         },
         Value::String(s) => quote(s),
         Value::Array(items) => {
-            let values = runtime(w, pkg, "Values");
-            let items: Vec<String> = items.iter().map(|v| literal(w, pkg, v)).collect();
+            let values = runtime(w, "Values");
+            let items: Vec<String> = items.iter().map(|v| literal(w, v)).collect();
             format!("{values}.list({})", items.join(", "))
         }
         Value::Object(map) => {
-            let values = runtime(w, pkg, "Values");
+            let values = runtime(w, "Values");
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
             let entries: Vec<String> = keys
                 .iter()
-                .map(|k| format!("{}, {}", quote(k), literal(w, pkg, &map[k.as_str()])))
+                .map(|k| format!("{}, {}", quote(k), literal(w, &map[k.as_str()])))
                 .collect();
             format!("{values}.map({})", entries.join(", "))
         }
@@ -199,12 +207,12 @@ mod tests {
         let v = serde_json::json!({"b": [1, 2.5, null, 3000000000_i64], "a": "x\"y"});
         let mut w = CodeWriter::java();
         assert_eq!(
-            literal(&mut w, "p", &v),
+            literal(&mut w, &v),
             "Values.map(\"a\", \"x\\\"y\", \"b\", Values.list(1, 2.5, null, 3000000000L))"
         );
-        assert_eq!(w.finish_file(""), "import com.svc.p.runtime.Values;\n\n\n");
+        assert_eq!(w.finish_file(""), "import dev.svc.runtime.Values;\n\n\n");
         let mut w = CodeWriter::java();
-        assert_eq!(literal(&mut w, "p", &serde_json::json!("s")), "\"s\"");
+        assert_eq!(literal(&mut w, &serde_json::json!("s")), "\"s\"");
         assert_eq!(w.finish_file(""), "\n");
     }
 }

@@ -1,8 +1,9 @@
 //! The `java-svc` backend: IR v2 to a Spring Boot 3 / Maven project (Java 21).
 //!
 //! The project has a small runtime copied from `runtime/java` (state schema,
-//! reducers, upstream calls, the HTTP contract's controller and error
-//! handling) and generated code: the state declaration, a run loop
+//! reducers, upstream calls: package `dev.svc.runtime`, copied as it is; the
+//! HTTP contract's controller and error handling, which read the generated
+//! classes, in the graph's package) and generated code: the state declaration, a run loop
 //! specialised to the graph (`graph.rs`), one class per node (`nodes/`),
 //! a package per subgraph node's child graph (`scope.rs`),
 //! tests that drive the service over HTTP (`tests.rs`), build files and a

@@ -2,27 +2,60 @@
 //! capabilities it serves and the runtime classes (`runtime/java/`), their
 //! tests (`runtime/test/`) and start-up failure analyzers a project gets
 //! when its document uses them. `capabilities::info` declares the rows'
-//! capabilities; `project::emit` writes the selected rows' parts into the
-//! graph's package. Files written per graph (GraphState, the graphs, their
-//! nodes, AiConfig, McpConfig, A2aAgent) and the checkpointer's store
-//! (project/threads.rs) are written by their modules, not here.
+//! capabilities; `project::emit` writes the selected rows' parts: the
+//! runtime's classes in its own package, `dev.svc.runtime`, as they are,
+//! and the classes that read the graph's generated ones (the HTTP contract's
+//! `web/`, `config/`) into the graph's package. Files written per graph
+//! (GraphState, the graphs, their nodes, AiConfig, McpConfig, A2aAgent) and
+//! the checkpointer's store (project/threads.rs) are written by their
+//! modules, not here.
 
 use svc_backend_sdk::parts::Serves::{Feature, NodeKind, ToolKind, Transport};
 use svc_backend_sdk::parts::{Part, Use};
 use svc_backend_sdk::{ALL_ROUTER_FEATURES, CORE_CAPABILITIES, OPENAI_PROVIDER};
 
-/// One part, `__SVC_PACKAGE__` filled with the graph's package.
+/// One part of a project.
 pub enum JavaPart {
-    /// A class of the runtime, at this path under the graph's package.
+    /// A class of the runtime, package `dev.svc.runtime` (`java::RUNTIME_DIR`),
+    /// copied as it is: its file name and text.
+    Runtime(&'static str, &'static str),
+    /// A test of the runtime, in its package (`java::RUNTIME_TEST_DIR`).
+    RuntimeTest(&'static str, &'static str),
+    /// A class in the graph's package (it reads the generated classes, or
+    /// the graph's component scan finds it), at this path under it,
+    /// `__SVC_PACKAGE__` filled with it.
     Main(&'static str, &'static str),
-    /// A test, at this path under the graph's test package.
+    /// A test, at this path under the graph's test package, filled so.
     Test(&'static str, &'static str),
-    /// A FailureAnalyzer (`com.svc.<pkg>.<this>`) that prints a refused
-    /// start as Spring Boot prints one (META-INF/spring.factories).
+    /// A FailureAnalyzer of the runtime (`dev.svc.runtime.<this>`) that
+    /// prints a refused start as Spring Boot prints one
+    /// (META-INF/spring.factories).
+    RuntimeAnalyzer(&'static str),
+    /// A FailureAnalyzer in the graph's package (`com.svc.<pkg>.<this>`).
     Analyzer(&'static str),
 }
 
-/// `runtime/java/<class>.java` at `<dir>/<class>.java`.
+/// `runtime/java/<class>.java`, a class of the runtime.
+macro_rules! runtime {
+    ($class:literal) => {
+        JavaPart::Runtime(
+            concat!($class, ".java"),
+            include_str!(concat!("../runtime/java/", $class, ".java")),
+        )
+    };
+}
+
+/// `runtime/test/<class>.java`, a test of the runtime.
+macro_rules! runtime_test {
+    ($class:literal) => {
+        JavaPart::RuntimeTest(
+            concat!($class, ".java"),
+            include_str!(concat!("../runtime/test/", $class, ".java")),
+        )
+    };
+}
+
+/// `runtime/java/<class>.java` at `<dir>/<class>.java` in the graph's package.
 macro_rules! main {
     ($dir:literal, $class:literal) => {
         JavaPart::Main(
@@ -32,7 +65,8 @@ macro_rules! main {
     };
 }
 
-/// `runtime/test/<class>.java` at `<dir>/<class>.java`.
+/// `runtime/test/<class>.java` at `<dir>/<class>.java` in the graph's test
+/// package (at its root without a dir).
 macro_rules! test {
     ($dir:literal, $class:literal) => {
         JavaPart::Test(
@@ -48,7 +82,7 @@ macro_rules! test {
     };
 }
 
-use JavaPart::Analyzer;
+use JavaPart::{Analyzer, RuntimeAnalyzer};
 use Use::*;
 
 pub const TABLE: &[Part<JavaPart>] = &[
@@ -56,22 +90,22 @@ pub const TABLE: &[Part<JavaPart>] = &[
         serves: CORE_CAPABILITIES,
         when: &[&[Always]],
         parts: &[
-            main!("runtime", "SvcError"),
-            main!("runtime", "GraphNode"),
-            main!("runtime", "StateSchema"),
-            main!("runtime", "Text"),
-            main!("runtime", "GraphRun"),
+            runtime!("SvcError"),
+            runtime!("GraphNode"),
+            runtime!("StateSchema"),
+            runtime!("Text"),
+            runtime!("GraphRun"),
             // The spans of a run; a traced graph's Telemetry installs what records them.
-            main!("runtime", "Tracing"),
+            runtime!("Tracing"),
             // GraphRun's hitl step throws it (used by graphs with a checkpointer).
-            main!("runtime", "Interrupt"),
-            main!("runtime", "Values"),
-            main!("runtime", "RequestJson"),
-            main!("runtime", "EnvFile"),
+            runtime!("Interrupt"),
+            runtime!("Values"),
+            runtime!("RequestJson"),
+            runtime!("EnvFile"),
             // The A2A caller a native body reads (Caller.current()); null outside an A2A call.
-            main!("runtime", "Caller"),
-            main!("runtime", "HealthCheck"),
-            main!("runtime", "TrainingRun"),
+            runtime!("Caller"),
+            runtime!("HealthCheck"),
+            runtime!("TrainingRun"),
             main!("config", "AuthSettings"),
             main!("web", "GraphController"),
             main!("web", "ErrorAdvice"),
@@ -94,17 +128,14 @@ pub const TABLE: &[Part<JavaPart>] = &[
     Part {
         serves: ALL_ROUTER_FEATURES,
         when: &[&[RouterConditions]],
-        parts: &[
-            main!("runtime", "Conditions"),
-            test!("runtime", "ConditionsTest"),
-        ],
+        parts: &[runtime!("Conditions"), runtime_test!("ConditionsTest")],
     },
     // The model client; agents reach the provider through it, even with no
     // model of their own (project::emit writes AiConfig beside it).
     Part {
         serves: &[NodeKind("llm"), OPENAI_PROVIDER],
         when: &[&[ModelCalls, Agents]],
-        parts: &[main!("runtime", "LlmClient")],
+        parts: &[runtime!("LlmClient")],
     },
     // Embeddings are fetched through Upstream too, and McpServers has it let
     // the JDK resend a POST on a dead connection.
@@ -118,12 +149,12 @@ pub const TABLE: &[Part<JavaPart>] = &[
             Rag,
             McpClient,
         ]],
-        parts: &[main!("runtime", "Upstream")],
+        parts: &[runtime!("Upstream")],
     },
     Part {
         serves: &[ToolKind("http")],
         when: &[&[ModelCalls, Agents, HttpTools]],
-        parts: &[main!("runtime", "HttpTool")],
+        parts: &[runtime!("HttpTool")],
     },
     // Agents, tool-calling llm nodes and intent classifiers: python-svc's
     // semantics down to the text fed to the model (PyJson). Each part ships
@@ -140,50 +171,41 @@ pub const TABLE: &[Part<JavaPart>] = &[
         ],
         when: &[&[Agents]],
         parts: &[
-            main!("runtime", "Agents"),
-            main!("runtime", "A2aPeers"),
-            test!("runtime", "A2aPeersTest"),
-            test!("runtime", "AgentsTest"),
+            runtime!("Agents"),
+            runtime!("A2aPeers"),
+            runtime_test!("A2aPeersTest"),
+            runtime_test!("AgentsTest"),
         ],
     },
     Part {
         serves: &[NodeKind("intent_classifier")],
         when: &[&[Classifier]],
         parts: &[
-            main!("runtime", "IntentClassifier"),
-            test!("runtime", "IntentClassifierTest"),
+            runtime!("IntentClassifier"),
+            runtime_test!("IntentClassifierTest"),
         ],
     },
     Part {
         serves: &[NodeKind("rag")],
         when: &[&[Rag]],
-        parts: &[
-            main!("runtime", "Retrieval"),
-            test!("runtime", "RetrievalTest"),
-        ],
+        parts: &[runtime!("Retrieval"), runtime_test!("RetrievalTest")],
     },
     Part {
         serves: &[],
         when: &[&[Agents, Classifier, Rag, A2aPublish]],
-        parts: &[main!("runtime", "PyJson")],
+        parts: &[runtime!("PyJson")],
     },
     // Its tests call the model client too.
     Part {
         serves: &[],
         when: &[&[Agents, Classifier, Rag]],
-        parts: &[
-            test!("runtime", "PyJsonTest"),
-            test!("runtime", "ModelStub"),
-        ],
+        parts: &[runtime_test!("PyJsonTest"), runtime_test!("ModelStub")],
     },
     // A graph with subgraph nodes: python-svc's run_child.
     Part {
         serves: &[NodeKind("subgraph")],
         when: &[&[Subgraph]],
-        parts: &[
-            main!("runtime", "Subgraphs"),
-            test!("runtime", "SubgraphsTest"),
-        ],
+        parts: &[runtime!("Subgraphs"), runtime_test!("SubgraphsTest")],
     },
     // MCP servers the graph calls (the official Java SDK's client;
     // project/mcp.rs writes McpConfig); McpStub serves the project's own
@@ -197,15 +219,15 @@ pub const TABLE: &[Part<JavaPart>] = &[
         ],
         when: &[&[McpClient]],
         parts: &[
-            main!("runtime", "McpServers"),
-            main!("runtime", "McpTransports"),
-            main!("runtime", "McpArguments"),
-            main!("runtime", "McpTool"),
-            main!("runtime", "McpStartFailureAnalyzer"),
-            test!("runtime", "McpServersTest"),
-            test!("runtime", "McpFixtureServer"),
+            runtime!("McpServers"),
+            runtime!("McpTransports"),
+            runtime!("McpArguments"),
+            runtime!("McpTool"),
+            runtime!("McpStartFailureAnalyzer"),
+            runtime_test!("McpServersTest"),
+            runtime_test!("McpFixtureServer"),
             test!("McpStub"),
-            Analyzer("runtime.McpStartFailureAnalyzer"),
+            RuntimeAnalyzer("McpStartFailureAnalyzer"),
         ],
     },
     Part {
@@ -235,21 +257,21 @@ pub const TABLE: &[Part<JavaPart>] = &[
         serves: &[Feature("streaming")],
         when: &[&[Streaming]],
         parts: &[
-            main!("runtime", "RunEvents"),
-            main!("runtime", "ObservedRun"),
+            runtime!("RunEvents"),
+            runtime!("ObservedRun"),
             main!("web", "EventStream"),
-            test!("runtime", "ObservedRunTest"),
+            runtime_test!("ObservedRunTest"),
         ],
     },
     Part {
         serves: &[],
         when: &[&[Streaming], &[ModelCalls, Agents]],
-        parts: &[main!("runtime", "StreamingLlmClient")],
+        parts: &[runtime!("StreamingLlmClient")],
     },
     Part {
         serves: &[],
         when: &[&[Streaming], &[Agents]],
-        parts: &[test!("runtime", "StreamingAgentsTest")],
+        parts: &[runtime_test!("StreamingAgentsTest")],
     },
     // settings.tracing.enabled: OpenTelemetry, installed as the runtime's tracer.
     Part {
@@ -300,8 +322,11 @@ mod tests {
             .iter()
             .flat_map(|row| row.parts.iter())
             .filter_map(|part| match part {
-                JavaPart::Main(_, text) | JavaPart::Test(_, text) => Some(*text),
-                JavaPart::Analyzer(_) => None,
+                JavaPart::Runtime(_, text)
+                | JavaPart::RuntimeTest(_, text)
+                | JavaPart::Main(_, text)
+                | JavaPart::Test(_, text) => Some(*text),
+                JavaPart::RuntimeAnalyzer(_) | JavaPart::Analyzer(_) => None,
             })
             .collect();
         let mut missing = Vec::new();
@@ -319,5 +344,51 @@ mod tests {
             }
         }
         assert!(missing.is_empty(), "no row of parts.rs copies {missing:?}");
+    }
+
+    /// The runtime's classes (package dev.svc.runtime) are copied as they
+    /// are: no placeholder, and nothing of a graph's package outside
+    /// comments. The classes that read the generated ones (the HTTP
+    /// contract's) are filled with the graph's package; a part's kind is
+    /// its file's package.
+    #[test]
+    fn the_runtime_package_is_copied_as_it_is() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
+        let code = |text: &str| {
+            text.lines()
+                .map(str::trim_start)
+                .filter(|l| !l.starts_with('*') && !l.starts_with("//") && !l.starts_with("/*"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let mut classes = 0;
+        for dir in ["java", "test"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                if text.starts_with("package dev.svc.runtime;\n") {
+                    classes += 1;
+                    assert!(!text.contains("__SVC_"), "{path:?} has a placeholder");
+                    assert!(!code(&text).contains("com.svc."), "{path:?} names com.svc");
+                }
+            }
+        }
+        assert!(classes > 50, "{classes}");
+        for part in TABLE.iter().flat_map(|row| row.parts.iter()) {
+            match part {
+                JavaPart::Runtime(name, text) | JavaPart::RuntimeTest(name, text) => {
+                    assert!(text.starts_with("package dev.svc.runtime;\n"), "{name}");
+                }
+                JavaPart::Main(path, text) | JavaPart::Test(path, text) => {
+                    assert!(
+                        text.starts_with("package com.svc.__SVC_PACKAGE__"),
+                        "{path}"
+                    );
+                }
+                JavaPart::RuntimeAnalyzer(_) | JavaPart::Analyzer(_) => {}
+            }
+        }
     }
 }

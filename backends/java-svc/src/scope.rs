@@ -16,8 +16,8 @@ use crate::java::package_segment;
 pub struct Scope {
     /// Registered names and pointers (`name`, `at`, `is_root`, `owner`).
     pub graph: GraphScope,
-    /// The document's package segment: the runtime is `com.svc.<pkg>.runtime`
-    /// for every graph.
+    /// The document's package segment: every graph's package is under
+    /// `com.svc.<pkg>` (the runtime's is `dev.svc.runtime`).
     pub pkg: String,
     /// `com.svc.<pkg>` or `com.svc.<pkg>.subgraphs.<node>`.
     pub package: String,

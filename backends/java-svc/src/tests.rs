@@ -128,7 +128,7 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
         if svc_backend_sdk::subgraphs::calls_mcp_servers(doc) {
             // Spring 6.2's @TestBean replaces the bean: the real servers never start.
             let test_bean = w.name("org.springframework.test.context.bean.override.convention", "TestBean");
-            let servers = runtime(&mut *w, pkg, "McpServers");
+            let servers = runtime(&mut *w, "McpServers");
             w.line("/** The MCP servers are stubs (McpStub), started with the context. */");
             w.line(format!("@{test_bean}"));
             w.line(format!("private {servers} mcpServers;"));

@@ -15,7 +15,7 @@ use svc_compile::ProjectFile;
 use svc_ir::SourceFile;
 use svc_packs::registry::Registry;
 use svc_runtime::{sha256_hex, WitVersion};
-use svc_tests::service::{require_tool, run_shell, test_runtime};
+use svc_tests::service::{require_jdk21, require_tool, run_shell, test_runtime};
 use svc_tests::{workspace, Builtins, OneBackend};
 
 fn compat() -> PathBuf {
@@ -120,8 +120,10 @@ fn a_0_1_pack_renders_for_every_builtin_backend() {
             .filter(|f| f.path != ".svc-build-manifest.json")
             .collect();
         insta::assert_snapshot!(format!("compat_v0.1__pack__{platform}"), listing(&body));
-        if platform == "go" {
-            go_builds_and_tests(&body);
+        match platform {
+            "go" => go_builds_and_tests(&body),
+            "java-svc" => java_builds_and_tests(&body),
+            _ => {}
         }
     }
 }
@@ -145,6 +147,32 @@ fn go_builds_and_tests(files: &[ProjectFile]) {
         if let Err(e) = run_shell(&project, step, &[], limit) {
             panic!("the 0.1 webhook pack's go project: {e}");
         }
+    }
+}
+
+/// The 0.1 pack's Java code calls the runtime through
+/// `com.svc.connectors.runtime` (the runtime's package was named after the
+/// graph then): it builds and passes its own tests in today's project,
+/// whose classes there delegate to `dev.svc.runtime`.
+fn java_builds_and_tests(files: &[ProjectFile]) {
+    if !require_jdk21() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("project");
+    svc_compile::write::write_project(&project, files, false).expect("write the project");
+    // Short JVMs, as java_projects.rs runs them.
+    let short = [(
+        "JAVA_TOOL_OPTIONS",
+        "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    )];
+    if let Err(e) = run_shell(
+        &project,
+        "./mvnw -q -B test",
+        &short,
+        Duration::from_secs(600),
+    ) {
+        panic!("the 0.1 webhook pack's java-svc project: {e}");
     }
 }
 

@@ -11,7 +11,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use svc_backend_sdk::runtime_files::fill;
 use svc_tests::service::{compile, require_jdk21, run_shell};
 use svc_tests::{fixtures, workspace};
 
@@ -38,23 +37,12 @@ fn the_java_runtime_writes_the_shared_json_text_vectors() {
         return;
     }
     let project = minimal("java-svc");
-    // The package of the generated classes: src/main/java/com/svc/<package>.
-    let package = std::fs::read_dir(project.path().join("src/main/java/com/svc"))
-        .expect("the generated sources")
-        .filter_map(Result::ok)
-        .find(|e| e.path().join("Application.java").is_file())
-        .and_then(|e| e.file_name().to_str().map(str::to_string))
-        .expect("a package with Application.java");
-    let test = fill(
-        "TextVectorsTest.java",
-        &read("backends/java-svc/runtime/test/TextVectorsTest.java"),
-        &[("PACKAGE", &package)],
-    )
-    .unwrap_or_else(|d| panic!("{}", d.render()));
+    // The runtime's package is the same in every project: the test is
+    // copied as it is.
     add(
         project.path(),
-        &format!("src/test/java/com/svc/{package}/runtime/TextVectorsTest.java"),
-        &test,
+        "src/test/java/dev/svc/runtime/TextVectorsTest.java",
+        &read("backends/java-svc/runtime/test/TextVectorsTest.java"),
     );
     add(
         project.path(),

@@ -10,8 +10,8 @@
 //! snapshot lists its whole tree and spells out the files generated for
 //! it. The backend component's digest in the build manifest is redacted. A
 //! Java project's package comes from its document id; it is written
-//! `{package}` here so that the runtime files of every Java project compare
-//! equal.
+//! `{package}` here so that the runtime files in it (the HTTP contract's)
+//! of every Java project compare equal.
 
 use std::collections::BTreeMap;
 
@@ -185,8 +185,10 @@ impl RuntimeSources {
     }
 
     /// The runtime file `file` is a copy of, as the backend copies: a go
-    /// file as it is (the project's `svc-runtime/`); a Java one names the
-    /// graph's package (here `{package}`) for `__SVC_PACKAGE__`.
+    /// file as it is (the project's `svc-runtime/`); a Java one of the
+    /// runtime's package (`dev.svc.runtime`) as it is, one that reads the
+    /// generated classes naming the graph's package (here `{package}`) for
+    /// `__SVC_PACKAGE__`.
     fn source_of(&self, file: &ProjectFile) -> Option<&str> {
         let text = std::str::from_utf8(&file.contents).ok()?;
         let text = match self.platform.as_str() {

@@ -1,9 +1,9 @@
 package com.svc.__SVC_PACKAGE__.web;
 
 import com.svc.__SVC_PACKAGE__.config.AuthSettings;
-import com.svc.__SVC_PACKAGE__.runtime.Caller;
-import com.svc.__SVC_PACKAGE__.runtime.EnvFile;
-import com.svc.__SVC_PACKAGE__.runtime.SvcError;
+import dev.svc.runtime.Caller;
+import dev.svc.runtime.EnvFile;
+import dev.svc.runtime.SvcError;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.MessageDigest;
 import java.util.ArrayList;

@@ -1,11 +1,11 @@
 package com.svc.__SVC_PACKAGE__.web;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.svc.__SVC_PACKAGE__.runtime.Caller;
-import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
-import com.svc.__SVC_PACKAGE__.runtime.PyJson;
-import com.svc.__SVC_PACKAGE__.runtime.SvcError;
-import com.svc.__SVC_PACKAGE__.runtime.Values;
+import dev.svc.runtime.Caller;
+import dev.svc.runtime.GraphRun;
+import dev.svc.runtime.PyJson;
+import dev.svc.runtime.SvcError;
+import dev.svc.runtime.Values;
 import jakarta.servlet.http.HttpServletRequest;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

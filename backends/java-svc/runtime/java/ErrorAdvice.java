@@ -1,6 +1,6 @@
 package com.svc.__SVC_PACKAGE__.web;
 
-import com.svc.__SVC_PACKAGE__.runtime.SvcError;
+import dev.svc.runtime.SvcError;
 import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.Set;

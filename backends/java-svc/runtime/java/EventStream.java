@@ -1,10 +1,10 @@
 package com.svc.__SVC_PACKAGE__.web;
 
 import com.svc.__SVC_PACKAGE__.graph.MainGraph;
-import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
-import com.svc.__SVC_PACKAGE__.runtime.RunEvents;
-import com.svc.__SVC_PACKAGE__.runtime.SvcError;
-import com.svc.__SVC_PACKAGE__.runtime.Tracing;
+import dev.svc.runtime.GraphRun;
+import dev.svc.runtime.RunEvents;
+import dev.svc.runtime.SvcError;
+import dev.svc.runtime.Tracing;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;

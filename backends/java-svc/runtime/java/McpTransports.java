@@ -1,8 +1,8 @@
-package com.svc.__SVC_PACKAGE__.runtime;
+package dev.svc.runtime;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.svc.__SVC_PACKAGE__.runtime.McpServers.Server;
-import com.svc.__SVC_PACKAGE__.runtime.McpServers.Transport;
+import dev.svc.runtime.McpServers.Server;
+import dev.svc.runtime.McpServers.Transport;
 import io.modelcontextprotocol.client.transport.HttpClientSseClientTransport;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.client.transport.ServerParameters;

@@ -1,9 +1,9 @@
 package com.svc.__SVC_PACKAGE__.web;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.svc.__SVC_PACKAGE__.config.AuthSettings;
-import com.svc.__SVC_PACKAGE__.runtime.SvcError;
 import com.sun.management.HotSpotDiagnosticMXBean;
+import com.svc.__SVC_PACKAGE__.config.AuthSettings;
+import dev.svc.runtime.SvcError;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;

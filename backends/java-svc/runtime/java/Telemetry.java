@@ -1,11 +1,11 @@
 package com.svc.__SVC_PACKAGE__.config;
 
-import com.svc.__SVC_PACKAGE__.graph.MainGraph;
-import com.svc.__SVC_PACKAGE__.runtime.Interrupt;
-import com.svc.__SVC_PACKAGE__.runtime.SvcError;
-import com.svc.__SVC_PACKAGE__.runtime.Tracing;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.svc.__SVC_PACKAGE__.graph.MainGraph;
+import dev.svc.runtime.Interrupt;
+import dev.svc.runtime.SvcError;
+import dev.svc.runtime.Tracing;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;

@@ -2,12 +2,12 @@ package com.svc.__SVC_PACKAGE__.web;
 
 import com.svc.__SVC_PACKAGE__.GraphState;
 import com.svc.__SVC_PACKAGE__.graph.MainGraph;
-import com.svc.__SVC_PACKAGE__.runtime.GraphRun;
-import com.svc.__SVC_PACKAGE__.runtime.RequestJson;
-import com.svc.__SVC_PACKAGE__.runtime.SvcError;
-import com.svc.__SVC_PACKAGE__.runtime.Tracing;
-import com.svc.__SVC_PACKAGE__.runtime.ThreadRun;
-import com.svc.__SVC_PACKAGE__.runtime.Threads;
+import dev.svc.runtime.GraphRun;
+import dev.svc.runtime.RequestJson;
+import dev.svc.runtime.SvcError;
+import dev.svc.runtime.ThreadRun;
+import dev.svc.runtime.Threads;
+import dev.svc.runtime.Tracing;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package com.svc.__SVC_PACKAGE__.runtime;
+package dev.svc.runtime;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;

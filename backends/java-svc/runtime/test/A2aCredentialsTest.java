@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.svc.__SVC_PACKAGE__.GraphState;
 import com.svc.__SVC_PACKAGE__.config.AuthSettings;
-import com.svc.__SVC_PACKAGE__.runtime.Caller;
-import com.svc.__SVC_PACKAGE__.runtime.SvcError;
+import dev.svc.runtime.Caller;
+import dev.svc.runtime.SvcError;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,6 +1,6 @@
-package com.svc.__SVC_PACKAGE__.runtime;
+package dev.svc.runtime;
 
-import static com.svc.__SVC_PACKAGE__.runtime.ModelStub.*;
+import static dev.svc.runtime.ModelStub.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -1,4 +1,4 @@
-package com.svc.__SVC_PACKAGE__.runtime;
+package dev.svc.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import com.svc.__SVC_PACKAGE__.runtime.McpServers.Result;
-import com.svc.__SVC_PACKAGE__.runtime.McpServers.Server;
-import com.svc.__SVC_PACKAGE__.runtime.McpServers.Transport;
+import dev.svc.runtime.McpServers.Result;
+import dev.svc.runtime.McpServers.Server;
+import dev.svc.runtime.McpServers.Transport;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;

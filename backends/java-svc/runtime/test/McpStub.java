@@ -3,7 +3,7 @@ package com.svc.__SVC_PACKAGE__;
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.svc.__SVC_PACKAGE__.config.McpConfig;
-import com.svc.__SVC_PACKAGE__.runtime.McpServers;
+import dev.svc.runtime.McpServers;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;

@@ -1,16 +1,16 @@
-package com.svc.__SVC_PACKAGE__.runtime;
+package dev.svc.runtime;
 
-import static com.svc.__SVC_PACKAGE__.runtime.ModelStub.*;
+import static dev.svc.runtime.ModelStub.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.svc.__SVC_PACKAGE__.runtime.Retrieval.Document;
-import com.svc.__SVC_PACKAGE__.runtime.Retrieval.Embedding;
-import com.svc.__SVC_PACKAGE__.runtime.Retrieval.Passage;
-import com.svc.__SVC_PACKAGE__.runtime.Retrieval.Retriever;
+import dev.svc.runtime.Retrieval.Document;
+import dev.svc.runtime.Retrieval.Embedding;
+import dev.svc.runtime.Retrieval.Passage;
+import dev.svc.runtime.Retrieval.Retriever;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

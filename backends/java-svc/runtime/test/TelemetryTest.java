@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.svc.__SVC_PACKAGE__.graph.MainGraph;
-import com.svc.__SVC_PACKAGE__.runtime.Interrupt;
-import com.svc.__SVC_PACKAGE__.runtime.SvcError;
-import com.svc.__SVC_PACKAGE__.runtime.Tracing;
+import dev.svc.runtime.Interrupt;
+import dev.svc.runtime.SvcError;
+import dev.svc.runtime.Tracing;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;

@@ -1,4 +1,4 @@
-package com.svc.__SVC_PACKAGE__.runtime;
+package dev.svc.runtime;
 
 // Not one of the runtime files of a generated project: the repository's
 // test tests/tests/e2e/json_text.rs adds this class to a generated project,

@@ -1,4 +1,4 @@
-package com.svc.__SVC_PACKAGE__.runtime;
+package dev.svc.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;

@@ -11,16 +11,16 @@ use crate::java::{quote, runtime};
 use crate::scope::Scope;
 
 pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, a: &AgentNode) -> String {
-    let (pkg, name) = (&scope.pkg, scope.name(id));
+    let name = scope.name(id);
     let mut w = CodeWriter::java();
-    let agents = runtime(&mut w, pkg, "Agents");
-    let task = render(&mut w, pkg, &a.input);
+    let agents = runtime(&mut w, "Agents");
+    let task = render(&mut w, &a.input);
     let roles = list_of(&mut w, &a.caller_roles);
     // One assistant message for a `messages` field, the text otherwise.
     let message =
         doc.state_field(&a.output_key).and_then(|f| f.text_write()) == Some(TextWrite::Message);
     let value = if message {
-        format!("{}.assistantMessage(reply)", runtime(&mut w, pkg, "Text"))
+        format!("{}.assistantMessage(reply)", runtime(&mut w, "Text"))
     } else {
         "reply".to_string()
     };

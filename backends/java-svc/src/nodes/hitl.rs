@@ -23,14 +23,13 @@ pub fn class(scope: &Scope, class: &str, id: &str, h: &HitlNode) -> Result<Strin
         .node(id)
         .hint("move the hitl node into the parent graph"));
     }
-    let pkg = &scope.pkg;
     let mut w = CodeWriter::java();
-    let values = runtime(&mut w, pkg, "Values");
+    let values = runtime(&mut w, "Values");
     // As a tool's input: a lone `{{field}}` keeps the field's value and type.
     let entries: Vec<String> = h
         .payload
         .iter()
-        .map(|(k, v)| format!("{}, {}", quote(k), input_value(&mut w, pkg, v)))
+        .map(|(k, v)| format!("{}, {}", quote(k), input_value(&mut w, v)))
         .collect();
     Ok(node_class(
         w,

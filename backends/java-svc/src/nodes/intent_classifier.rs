@@ -10,10 +10,10 @@ use crate::java::{quote, runtime};
 use crate::scope::Scope;
 
 pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, c: &IntentNode) -> String {
-    let (pkg, name) = (&scope.pkg, scope.name(id));
+    let name = scope.name(id);
     let mut w = CodeWriter::java();
-    let client = runtime(&mut w, pkg, "LlmClient");
-    let classifier = runtime(&mut w, pkg, "IntentClassifier");
+    let client = runtime(&mut w, "LlmClient");
+    let classifier = runtime(&mut w, "IntentClassifier");
     let list = w.name("java.util", "List");
     let intents: Vec<String> = c
         .intents
@@ -31,7 +31,7 @@ pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, c: &IntentNod
             )
         })
         .collect();
-    let input = render(&mut w, pkg, &c.input);
+    let input = render(&mut w, &c.input);
     let model = model_literal(&client, doc, c.model.as_ref());
     let mut fields = vec![format!(
         "private static final {client}.Model MODEL = {model};"

@@ -61,32 +61,32 @@ pub fn list_of(w: &mut CodeWriter, items: &[String]) -> String {
 }
 
 pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, llm: &LlmNode) -> String {
-    let (pkg, name) = (&scope.pkg, scope.name(id));
+    let name = scope.name(id);
     let mut w = CodeWriter::java();
-    let client = runtime(&mut w, pkg, "LlmClient");
+    let client = runtime(&mut w, "LlmClient");
     let model = model_literal(&client, doc, llm.model.as_ref());
     let value = match svc_backend_sdk::llm::output(doc, llm) {
         LlmOutput::ReplaceMessages => format!(
             "new {}.Replace({}.assistantMessage(reply))",
-            runtime(&mut w, pkg, "StateSchema"),
-            runtime(&mut w, pkg, "Text")
+            runtime(&mut w, "StateSchema"),
+            runtime(&mut w, "Text")
         ),
         LlmOutput::AppendMessage => {
-            format!("{}.assistantMessage(reply)", runtime(&mut w, pkg, "Text"))
+            format!("{}.assistantMessage(reply)", runtime(&mut w, "Text"))
         }
         LlmOutput::TextList => format!("{client}.textItems({client}.asList(reply))"),
         LlmOutput::List => format!("{client}.asList(reply)"),
         LlmOutput::Scalar => "reply".to_string(),
     };
     let system = match llm.prompt.system.as_deref() {
-        Some(s) => render(&mut w, pkg, s),
+        Some(s) => render(&mut w, s),
         None => "\"\"".into(),
     };
-    let user = render(&mut w, pkg, &llm.prompt.user);
+    let user = render(&mut w, &llm.prompt.user);
     // A node with tools runs the loop of the graph's Agents.
     let tools = !llm.bound_tool_ids.is_empty();
     let (caller, param) = if tools {
-        (runtime(&mut w, pkg, "Agents"), "agents")
+        (runtime(&mut w, "Agents"), "agents")
     } else {
         (client.clone(), "llm")
     };

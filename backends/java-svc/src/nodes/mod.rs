@@ -67,12 +67,12 @@ pub fn tool_class_name(id: &str) -> String {
 }
 
 /// A template as a Java String expression over `state`.
-pub fn render(w: &mut CodeWriter, pkg: &str, template: &str) -> String {
+pub fn render(w: &mut CodeWriter, template: &str) -> String {
     let parts: Vec<String> = parts(template)
         .into_iter()
         .map(|p| match p {
             Part::Text(t) => quote(t),
-            Part::Field(f) => format!("{}.of(state.get({}))", runtime(w, pkg, "Text"), quote(f)),
+            Part::Field(f) => format!("{}.of(state.get({}))", runtime(w, "Text"), quote(f)),
         })
         .collect();
     // A lone placeholder is already a String.
@@ -108,7 +108,7 @@ fn node_class(
     fields: &[String],
     body: impl FnOnce(&mut CodeWriter),
 ) -> String {
-    let graph_node = runtime(&mut w, &scope.pkg, "GraphNode");
+    let graph_node = runtime(&mut w, "GraphNode");
     w.line(format!("/** {doc_comment} */"));
     w.block(
         format!("public final class {class} implements {graph_node} {{"),
@@ -133,7 +133,7 @@ fn native_class(scope: &Scope, class: &str, doc_comment: &str, body: &str) -> St
     // The user's body names what it uses itself (`Map` here too), and may
     // ask who called over A2A (`Caller.current()`).
     w.import("java.util").import("java.util.stream");
-    runtime(&mut w, &scope.pkg, "Caller");
+    runtime(&mut w, "Caller");
     node_class(w, scope, class, doc_comment, &[], |w| {
         w.line("@Override");
         w.line("@SuppressWarnings({\"unchecked\", \"rawtypes\"})");
@@ -182,8 +182,8 @@ fn routers(doc: &Document, scope: &Scope) -> Result<Vec<File>, Vec<Diagnostic>> 
         // The user's body names what it uses itself (`Map` here too), and may
         // ask who called over A2A (`Caller.current()`).
         w.import("java.util").import("java.util.stream");
-        runtime(&mut w, &scope.pkg, "Caller");
-        let agents = runtime(&mut w, &scope.pkg, "Agents");
+        runtime(&mut w, "Caller");
+        let agents = runtime(&mut w, "Agents");
         w.line(format!(
             "/** The custom router of the supervisor {}: names the next member, or \"finish\". */",
             quote(&scope.name(&a.id))
@@ -314,15 +314,15 @@ mod tests {
     #[test]
     fn templates_become_java_expressions() {
         let mut w = CodeWriter::java();
-        assert_eq!(render(&mut w, "p", "plain"), "\"plain\"");
+        assert_eq!(render(&mut w, "plain"), "\"plain\"");
         // Plain text needs no import.
         assert_eq!(w.clone().finish_file(""), "\n");
-        assert_eq!(render(&mut w, "p", "{{q}}"), "Text.of(state.get(\"q\"))");
+        assert_eq!(render(&mut w, "{{q}}"), "Text.of(state.get(\"q\"))");
         assert_eq!(
-            render(&mut w, "p", "A: {{ q }}!"),
+            render(&mut w, "A: {{ q }}!"),
             "\"A: \" + Text.of(state.get(\"q\")) + \"!\""
         );
-        assert_eq!(w.finish_file(""), "import com.svc.p.runtime.Text;\n\n\n");
+        assert_eq!(w.finish_file(""), "import dev.svc.runtime.Text;\n\n\n");
     }
 
     #[test]

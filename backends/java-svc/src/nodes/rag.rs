@@ -32,10 +32,10 @@ pub fn documents(name: &str, at: &str, r: &RagNode) -> Result<File, Diagnostic> 
 }
 
 pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, r: &RagNode) -> String {
-    let (pkg, name) = (&scope.pkg, scope.name(id));
+    let name = scope.name(id);
     let mut w = CodeWriter::java();
-    let retrieval = runtime(&mut w, pkg, "Retrieval");
-    let query = render(&mut w, pkg, &r.query);
+    let retrieval = runtime(&mut w, "Retrieval");
+    let query = render(&mut w, &r.query);
     let resource = quote(&format!("/documents/{name}.json"));
     let as_text = doc.state_field(&r.output_key).map(|f| f.ty) == Some(FieldType::String);
     let value = if as_text {

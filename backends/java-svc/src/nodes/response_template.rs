@@ -16,12 +16,11 @@ pub fn class(
     template: &str,
     output_key: &str,
 ) -> String {
-    let pkg = &scope.pkg;
     let mut w = CodeWriter::java();
-    let text = render(&mut w, pkg, template);
+    let text = render(&mut w, template);
     let expr = match doc.state_field(output_key).and_then(|f| f.text_write()) {
         Some(TextWrite::Message) => {
-            format!("{}.assistantMessage({text})", runtime(&mut w, pkg, "Text"))
+            format!("{}.assistantMessage({text})", runtime(&mut w, "Text"))
         }
         _ => text,
     };

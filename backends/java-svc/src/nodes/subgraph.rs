@@ -29,14 +29,14 @@ pub fn class(
         )
         .at(format!("{at}/graph")));
     };
-    let (pkg, name) = (&scope.pkg, scope.name(id));
+    let name = scope.name(id);
     let mut w = CodeWriter::java();
     let child_graph = w.name(
         &format!("{}.graph", scope.child(id, index).package),
         "ChildGraph",
     );
-    let subgraphs = runtime(&mut w, pkg, "Subgraphs");
-    let values = runtime(&mut w, pkg, "Values");
+    let subgraphs = runtime(&mut w, "Subgraphs");
+    let values = runtime(&mut w, "Values");
     let map = w.name("java.util", "Map");
     // `input` is {child field: parent field}, `output` {parent field: child field}.
     let input: Vec<String> = s

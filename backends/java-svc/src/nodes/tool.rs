@@ -14,21 +14,21 @@ use crate::scope::Scope;
 
 /// A tool input value: a lone `{{field}}` passes the field's value as it is
 /// (keeping its type), other strings are rendered, other JSON is literal.
-pub(super) fn input_value(w: &mut CodeWriter, pkg: &str, v: &Value) -> String {
+pub(super) fn input_value(w: &mut CodeWriter, v: &Value) -> String {
     match v {
         Value::String(s) => match lone_field(s) {
             Some(f) => format!("state.get({})", quote(f)),
-            None => render(w, pkg, s),
+            None => render(w, s),
         },
-        other => literal(w, pkg, other),
+        other => literal(w, other),
     }
 }
 
-fn input_map(w: &mut CodeWriter, pkg: &str, input: &BTreeMap<String, Value>) -> String {
-    let values = runtime(w, pkg, "Values");
+fn input_map(w: &mut CodeWriter, input: &BTreeMap<String, Value>) -> String {
+    let values = runtime(w, "Values");
     let entries: Vec<String> = input
         .iter()
-        .map(|(k, v)| format!("{}, {}", quote(k), input_value(w, pkg, v)))
+        .map(|(k, v)| format!("{}, {}", quote(k), input_value(w, v)))
         .collect();
     format!("{values}.map({})", entries.join(", "))
 }
@@ -42,21 +42,18 @@ pub fn class(
     input: &BTreeMap<String, Value>,
     output_key: &str,
 ) -> String {
-    let (pkg, name) = (&scope.pkg, scope.name(id));
+    let name = scope.name(id);
     let mut w = CodeWriter::java();
-    let input = input_map(&mut w, pkg, input);
+    let input = input_map(&mut w, input);
     // An HTTP or MCP tool is handed to the node by MainGraph.
     let upstream = match doc.tool(tool_id).map(|t| &t.kind) {
-        Some(ToolKind::Http { .. }) => Some((runtime(&mut w, pkg, "HttpTool"), String::new())),
+        Some(ToolKind::Http { .. }) => Some((runtime(&mut w, "HttpTool"), String::new())),
         // An object field gets the structured content, another the text.
         Some(ToolKind::Mcp { .. }) => {
             let object = doc
                 .state_field(output_key)
                 .is_some_and(|f| f.ty == FieldType::Object);
-            Some((
-                runtime(&mut w, pkg, "McpTool"),
-                format!(".output({object})"),
-            ))
+            Some((runtime(&mut w, "McpTool"), format!(".output({object})")))
         }
         _ => None,
     };
@@ -69,7 +66,7 @@ pub fn class(
         (
             vec![format!(
                 "private final {} tool = new {}();",
-                runtime(&mut w, pkg, "GraphNode"),
+                runtime(&mut w, "GraphNode"),
                 tool_class_name(tool_id)
             )],
             format!("return tool.run({input});"),

@@ -9,8 +9,8 @@ pub(super) fn application_java(doc: &Document, pkg: &str) -> String {
     let threaded = doc.logical.settings.checkpointer.kind != CheckpointerKind::None;
     let mut w = CodeWriter::java();
     let auth_settings = w.name(&format!("com.svc.{pkg}.config"), "AuthSettings");
-    let env_file = runtime(&mut w, pkg, "EnvFile");
-    let training_run = runtime(&mut w, pkg, "TrainingRun");
+    let env_file = runtime(&mut w, "EnvFile");
+    let training_run = runtime(&mut w, "TrainingRun");
     let path = w.name("java.nio.file", "Path");
     let spring_application = w.name("org.springframework.boot", "SpringApplication");
     let spring_boot_application = w.name(

@@ -10,10 +10,10 @@ use crate::java::{quote, runtime};
 pub(super) fn ai_config(doc: &Document, pkg: &str) -> String {
     let timeout = doc.logical.settings.request_timeout_ms;
     let mut w = CodeWriter::java();
-    let llm_client = runtime(&mut w, pkg, "LlmClient");
+    let llm_client = runtime(&mut w, "LlmClient");
     // With settings.streaming the client streams the model's reply to a streamed run.
     let implementation = if doc.logical.settings.streaming {
-        runtime(&mut w, pkg, "StreamingLlmClient")
+        runtime(&mut w, "StreamingLlmClient")
     } else {
         llm_client.clone()
     };

@@ -6,12 +6,14 @@
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::writer::CodeWriter;
 
+use crate::java::RUNTIME_PACKAGE;
+
 /// The base images: Temurin's 25, whose JVM reads an AOT cache (JEP 483);
 /// the project still compiles for Java 21.
 const JDK_IMAGE: &str = "eclipse-temurin:25-jdk";
 const JRE_IMAGE: &str = "eclipse-temurin:25-jre";
 
-pub(super) fn dockerfile(doc: &Document, pkg: &str) -> String {
+pub(super) fn dockerfile(doc: &Document) -> String {
     let port = doc.logical.settings.server.port;
     let key_env = &doc.security.key_env;
     let mut w = CodeWriter::text("    ");
@@ -52,7 +54,7 @@ pub(super) fn dockerfile(doc: &Document, pkg: &str) -> String {
         .line(format!("EXPOSE {port}"))
         .line("HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \\");
     w.indent().line(format!(
-        "CMD [\"java\", \"-cp\", \"/app/service.jar\", \"com.svc.{pkg}.runtime.HealthCheck\"]"
+        "CMD [\"java\", \"-cp\", \"/app/service.jar\", \"{RUNTIME_PACKAGE}.HealthCheck\"]"
     ));
     w.dedent().line(
         "ENTRYPOINT [\"java\", \"-XX:AOTCache=/app/service.aot\", \"-Dspring.aot.enabled=true\", \"-jar\", \"/app/service.jar\"]",

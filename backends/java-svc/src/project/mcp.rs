@@ -32,7 +32,7 @@ pub fn speaks_mcp(doc: &Document) -> bool {
 /// the bean that opens them.
 pub(super) fn config(doc: &Document, pkg: &str) -> File {
     let mut w = CodeWriter::java();
-    let servers = runtime(&mut w, pkg, "McpServers");
+    let servers = runtime(&mut w, "McpServers");
     let list = w.name("java.util", "List");
     let map = w.name("java.util", "Map");
     let set = w.name("java.util", "Set");

@@ -6,7 +6,7 @@ use svc_backend_sdk::runtime_files::fill;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
-use crate::java::package_segment;
+use crate::java::{package_segment, RUNTIME_DIR, RUNTIME_PACKAGE, RUNTIME_TEST_DIR};
 use crate::parts::JavaPart;
 use crate::scope::all_graphs;
 use crate::{graph, nodes, tests};
@@ -29,9 +29,10 @@ use state::graph_state;
 pub use state::{legacy_field, schema_constant};
 
 /// What connectors' code reaches of the runtime, in the package
-/// `com.svc.connectors.runtime` (the runtime's own is named after the graph,
-/// which a connector cannot know): `Fields` whenever the graph has a
-/// connector node, `Upstream` for the runtime helper `upstream`.
+/// `com.svc.connectors.runtime`, delegating to `dev.svc.runtime` (connectors
+/// written when the runtime's package was named after the graph call
+/// these): `Fields` whenever the graph has a connector node, `Upstream` for
+/// the runtime helper `upstream`. Copied as they are.
 const CONNECTOR_FIELDS: (&str, &str) = (
     "Fields.java",
     include_str!("../../runtime/java/connectors/Fields.java"),
@@ -48,18 +49,14 @@ const MVNW_CMD: &str = include_str!("../../runtime/wrapper/mvnw.cmd");
 const WRAPPER_PROPERTIES: &str = include_str!("../../runtime/wrapper/maven-wrapper.properties");
 const GITIGNORE: &str = include_str!("../../runtime/gitignore");
 
-/// `META-INF/spring.factories`: each of `analyzers` (classes under
-/// `com.svc.<pkg>`) prints a failed start (an MCP server out of reach, an
-/// A2A caller's unset token) as Spring Boot prints one.
-fn spring_factories(pkg: &str, analyzers: &[&str]) -> File {
-    let classes: Vec<String> = analyzers
-        .iter()
-        .map(|a| format!("com.svc.{pkg}.{a}"))
-        .collect();
+/// `META-INF/spring.factories`: each of `analyzers` (full class names)
+/// prints a failed start (an MCP server out of reach, an A2A caller's unset
+/// token) as Spring Boot prints one.
+fn spring_factories(analyzers: &[String]) -> File {
     let mut w = CodeWriter::text("  ");
     w.line(format!(
         "org.springframework.boot.diagnostics.FailureAnalyzer={}",
-        classes.join(",")
+        analyzers.join(",")
     ));
     File::text("src/main/resources/META-INF/spring.factories", w.finish())
 }
@@ -107,7 +104,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         File::text("mvnw.cmd", MVNW_CMD),
         File::text(".mvn/wrapper/maven-wrapper.properties", WRAPPER_PROPERTIES),
         File::text(".gitignore", GITIGNORE),
-        File::text("Dockerfile", container::dockerfile(doc, &pkg)),
+        File::text("Dockerfile", container::dockerfile(doc)),
         File::text(".dockerignore", container::DOCKERIGNORE),
         File::text("application.yaml", application_yaml(doc)),
         File::text(
@@ -127,20 +124,34 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             tests::http_tests(doc, &pkg),
         ),
     ];
-    let (threads_main, threads_tests) =
-        threads::runtime_files(doc.logical.settings.checkpointer.kind);
-    let mut runtime: Vec<(&str, &str)> = threads_main;
-    let mut runtime_tests: Vec<(String, &str)> = threads_tests
-        .into_iter()
-        .map(|(name, text)| (format!("runtime/{name}"), text))
-        .collect();
+    // The runtime's classes as they are, in its package; the classes that
+    // read the graph's, filled with the graph's package.
+    let fill_package = |path: &str, text: &str| fill(path, text, &[("PACKAGE", &pkg)]);
     // The FailureAnalyzers that print a refused start without a stack trace.
-    let mut analyzers: Vec<&str> = Vec::new();
-    for part in parts::select(crate::parts::TABLE, &uses) {
+    let mut analyzers: Vec<String> = Vec::new();
+    let selected = threads::parts(doc.logical.settings.checkpointer.kind)
+        .into_iter()
+        .chain(parts::select(crate::parts::TABLE, &uses));
+    for part in selected {
         match part {
-            JavaPart::Main(path, text) => runtime.push((path, text)),
-            JavaPart::Test(path, text) => runtime_tests.push((path.to_string(), text)),
-            JavaPart::Analyzer(class) => analyzers.push(class),
+            JavaPart::Runtime(name, text) => {
+                files.push(File::text(format!("{RUNTIME_DIR}/{name}"), *text))
+            }
+            JavaPart::RuntimeTest(name, text) => {
+                files.push(File::text(format!("{RUNTIME_TEST_DIR}/{name}"), *text))
+            }
+            JavaPart::Main(path, text) => files.push(File::text(
+                format!("{base}/{path}"),
+                fill_package(path, text).map_err(|d| vec![d])?,
+            )),
+            JavaPart::Test(path, text) => files.push(File::text(
+                format!("src/test/java/com/svc/{pkg}/{path}"),
+                fill_package(path, text).map_err(|d| vec![d])?,
+            )),
+            JavaPart::RuntimeAnalyzer(class) => {
+                analyzers.push(format!("{RUNTIME_PACKAGE}.{class}"))
+            }
+            JavaPart::Analyzer(class) => analyzers.push(format!("com.svc.{pkg}.{class}")),
         }
     }
     files.extend(threads::files(doc, &pkg));
@@ -151,14 +162,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         files.push(a2a::agent(doc, &pkg).map_err(|d| vec![d])?);
     }
     if !analyzers.is_empty() {
-        files.push(spring_factories(&pkg, &analyzers));
-    }
-    for (path, text) in runtime_tests {
-        let text = fill(&path, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
-        files.push(File::text(
-            format!("src/test/java/com/svc/{pkg}/{path}"),
-            text,
-        ));
+        files.push(spring_factories(&analyzers));
     }
     // Agents reach the provider through LlmClient, even with no model of their own.
     if uses.contains(&Use::ModelCalls) || uses.contains(&Use::Agents) {
@@ -166,10 +170,6 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             format!("{base}/config/AiConfig.java"),
             ai_config(doc, &pkg),
         ));
-    }
-    for (path, text) in runtime {
-        let text = fill(path, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
-        files.push(File::text(format!("{base}/{path}"), text));
     }
     let mut for_connectors = Vec::new();
     if !placed.is_empty() {
@@ -179,7 +179,6 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
         for_connectors.push(CONNECTOR_UPSTREAM);
     }
     for (path, text) in for_connectors {
-        let text = fill(path, text, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
         files.push(File::text(format!("{CONNECTOR_RUNTIME_DIR}/{path}"), text));
     }
     // Each graph in its package: its run loop (the document's own is
@@ -256,27 +255,27 @@ mod emit_tests {
             json!({}),
         ));
         let base = "src/main/java/com/svc/root";
+        let runtime = "src/main/java/dev/svc/runtime";
         for path in [
-            "runtime/Subgraphs.java",
-            "runtime/LlmClient.java",
-            "config/AiConfig.java",
-            "runtime/HttpTool.java",
-            "runtime/Upstream.java",
-            "runtime/Agents.java",
-            "runtime/PyJson.java",
-            "runtime/Retrieval.java",
-            "subgraphs/sub/graph/ChildGraph.java",
-            "subgraphs/sub/graph/GraphAgents.java",
-            "subgraphs/sub/nodes/DocsNode.java",
+            format!("{runtime}/Subgraphs.java"),
+            format!("{runtime}/LlmClient.java"),
+            format!("{base}/config/AiConfig.java"),
+            format!("{runtime}/HttpTool.java"),
+            format!("{runtime}/Upstream.java"),
+            format!("{runtime}/Agents.java"),
+            format!("{runtime}/PyJson.java"),
+            format!("{runtime}/Retrieval.java"),
+            format!("{base}/subgraphs/sub/graph/ChildGraph.java"),
+            format!("{base}/subgraphs/sub/graph/GraphAgents.java"),
+            format!("{base}/subgraphs/sub/nodes/DocsNode.java"),
+            "src/test/java/dev/svc/runtime/SubgraphsTest.java".to_string(),
         ] {
-            assert!(
-                files.iter().any(|f| f.path == format!("{base}/{path}")),
-                "{path}"
-            );
+            assert!(files.iter().any(|f| f.path == path), "{path}");
         }
-        assert!(files
+        // Nothing of the runtime is left in the graph's package.
+        assert!(!files
             .iter()
-            .any(|f| f.path == "src/test/java/com/svc/root/runtime/SubgraphsTest.java"));
+            .any(|f| f.path.contains("/com/svc/root/runtime/")));
         assert!(files
             .iter()
             .any(|f| f.path == "src/main/resources/documents/sub__docs.json"));

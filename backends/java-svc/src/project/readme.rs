@@ -30,7 +30,7 @@ const LAYOUT: &[&str] = &[
     "`graph/MainGraph.java`: the run loop of this graph",
     "`nodes/*.java`: one class per node (native bodies from `bodiesByPlatform[\"java-svc\"]`)",
     "`web/`: the HTTP contract; `config/`: the credential and (with LLM nodes) the model provider",
-    "`runtime/`: state schema, reducers and upstream calls shared by the generated classes",
+    "`src/main/java/dev/svc/runtime/` (package `dev.svc.runtime`, the same in every project, with its tests in `src/test/java/dev/svc/runtime/`): state schema, reducers and upstream calls shared by the generated classes",
 ];
 
 pub(super) fn readme(doc: &Document) -> String {
@@ -126,7 +126,7 @@ pub(super) fn readme(doc: &Document) -> String {
         &mut w,
         doc,
         svc_backend_sdk::agents::calls_a2a(doc),
-        "`Caller.current()` (a `runtime.Caller` with `subject()` and `roles()`; null outside an A2A call)",
+        "`Caller.current()` (a `dev.svc.runtime.Caller` with `subject()` and `roles()`; null outside an A2A call)",
     );
     svc_backend_sdk::readme::telemetry(&mut w, doc);
     w.blank();

@@ -3,15 +3,15 @@
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::java::{literal, quote, runtime};
+use crate::java::{literal, quote, runtime, RUNTIME_PACKAGE};
 
 /// A nested class of the runtime's `StateSchema` (`Field`, `Item`, `Type`),
 /// imported.
-fn schema_class(w: &mut CodeWriter, pkg: &str, class: &str) -> String {
-    w.name(&format!("com.svc.{pkg}.runtime.StateSchema"), class)
+fn schema_class(w: &mut CodeWriter, class: &str) -> String {
+    w.name(&format!("{RUNTIME_PACKAGE}.StateSchema"), class)
 }
 
-fn type_const(w: &mut CodeWriter, pkg: &str, t: svc_backend_sdk::ir::FieldType) -> String {
+fn type_const(w: &mut CodeWriter, t: svc_backend_sdk::ir::FieldType) -> String {
     use svc_backend_sdk::ir::FieldType::*;
     let constant = match t {
         String => "STRING",
@@ -22,14 +22,14 @@ fn type_const(w: &mut CodeWriter, pkg: &str, t: svc_backend_sdk::ir::FieldType) 
         Array => "ARRAY",
         Messages => "MESSAGES",
     };
-    format!("{}.{constant}", schema_class(w, pkg, "Type"))
+    format!("{}.{constant}", schema_class(w, "Type"))
 }
 
-fn item(w: &mut CodeWriter, pkg: &str, it: &svc_backend_sdk::ir::ItemType) -> String {
-    let class = schema_class(w, pkg, "Item");
-    let ty = type_const(w, pkg, it.ty);
+fn item(w: &mut CodeWriter, it: &svc_backend_sdk::ir::ItemType) -> String {
+    let class = schema_class(w, "Item");
+    let ty = type_const(w, it.ty);
     let inner = match &it.items {
-        Some(inner) => item(w, pkg, inner),
+        Some(inner) => item(w, inner),
         None => "null".to_string(),
     };
     format!("new {class}({ty}, {inner})")
@@ -46,8 +46,8 @@ pub fn legacy_field(doc: &Document) -> Option<&str> {
 
 /// `public static final StateSchema SCHEMA = ...`: the graph's state fields
 /// (GraphState's, and each child graph's in its ChildGraph).
-pub fn schema_constant(w: &mut CodeWriter, doc: &Document, pkg: &str) {
-    let schema = runtime(w, pkg, "StateSchema");
+pub fn schema_constant(w: &mut CodeWriter, doc: &Document) {
+    let schema = runtime(w, "StateSchema");
     let list = w.name("java.util", "List");
     w.line(format!(
         "public static final {schema} SCHEMA = new {schema}({list}.of("
@@ -55,14 +55,14 @@ pub fn schema_constant(w: &mut CodeWriter, doc: &Document, pkg: &str) {
     w.indent().indent();
     let n = doc.logical.state.len();
     for (i, f) in doc.logical.state.iter().enumerate() {
-        let field = schema_class(w, pkg, "Field");
-        let ty = type_const(w, pkg, f.ty);
+        let field = schema_class(w, "Field");
+        let ty = type_const(w, f.ty);
         let items = match &f.items {
-            Some(it) => item(w, pkg, it),
+            Some(it) => item(w, it),
             None => "null".into(),
         };
         let default = match f.default.as_ref().filter(|d| !d.is_null()) {
-            Some(d) => format!("() -> {}", literal(w, pkg, d)),
+            Some(d) => format!("() -> {}", literal(w, d)),
             None => "null".into(),
         };
         w.line(format!(
@@ -116,7 +116,7 @@ pub(super) fn graph_state(doc: &Document, pkg: &str) -> String {
                 .unwrap_or_else(|| "null".into())
         ));
         w.blank();
-        schema_constant(w, doc, pkg);
+        schema_constant(w, doc);
         w.blank();
         w.block("private GraphState() {", "}", |_| {});
     });

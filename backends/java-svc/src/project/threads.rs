@@ -11,61 +11,62 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::File;
 
 use crate::java::{quote, runtime};
+use crate::parts::JavaPart;
 
 /// Every checkpointed graph: the thread contract and the memory store.
-const THREADS: &[(&str, &str)] = &[
-    (
-        "runtime/Threads.java",
+const THREADS: &[JavaPart] = &[
+    JavaPart::Runtime(
+        "Threads.java",
         include_str!("../../runtime/java/Threads.java"),
     ),
-    (
-        "runtime/ThreadRun.java",
+    JavaPart::Runtime(
+        "ThreadRun.java",
         include_str!("../../runtime/java/ThreadRun.java"),
     ),
-    (
-        "runtime/MemoryThreads.java",
+    JavaPart::Runtime(
+        "MemoryThreads.java",
         include_str!("../../runtime/java/MemoryThreads.java"),
     ),
-    (
+    JavaPart::Main(
         "web/ThreadedInvoke.java",
         include_str!("../../runtime/java/ThreadedInvoke.java"),
     ),
-];
-const THREADS_TESTS: &[(&str, &str)] = &[
-    (
+    JavaPart::RuntimeTest(
         "ThreadsContract.java",
         include_str!("../../runtime/test/ThreadsContract.java"),
     ),
-    (
+    JavaPart::RuntimeTest(
         "MemoryThreadsTest.java",
         include_str!("../../runtime/test/MemoryThreadsTest.java"),
     ),
-    (
+    JavaPart::RuntimeTest(
         "ThreadRunTest.java",
         include_str!("../../runtime/test/ThreadRunTest.java"),
     ),
 ];
 /// sqlite and postgres: the tables through JDBC and a HikariCP pool.
-const SQL_THREADS: (&str, &str) = (
-    "runtime/SqlThreads.java",
-    include_str!("../../runtime/java/SqlThreads.java"),
-);
-const SQL_THREADS_CONTRACT: (&str, &str) = (
-    "SqlThreadsContract.java",
-    include_str!("../../runtime/test/SqlThreadsContract.java"),
-);
-const SQLITE_TESTS: &[(&str, &str)] = &[(
+const SQL_THREADS: &[JavaPart] = &[
+    JavaPart::Runtime(
+        "SqlThreads.java",
+        include_str!("../../runtime/java/SqlThreads.java"),
+    ),
+    JavaPart::RuntimeTest(
+        "SqlThreadsContract.java",
+        include_str!("../../runtime/test/SqlThreadsContract.java"),
+    ),
+];
+const SQLITE_TESTS: &[JavaPart] = &[JavaPart::RuntimeTest(
     "SqliteThreadsTest.java",
     include_str!("../../runtime/test/SqliteThreadsTest.java"),
 )];
 /// PgTest starts a throwaway PostgreSQL server (initdb, pg_ctl) for the
 /// runtime's tests and for the project's own (TestDatabase).
-const POSTGRES_TESTS: &[(&str, &str)] = &[
-    (
+const POSTGRES_TESTS: &[JavaPart] = &[
+    JavaPart::RuntimeTest(
         "PostgresThreadsTest.java",
         include_str!("../../runtime/test/PostgresThreadsTest.java"),
     ),
-    (
+    JavaPart::RuntimeTest(
         "PgTest.java",
         include_str!("../../runtime/test/PgTest.java"),
     ),
@@ -86,26 +87,23 @@ pub(super) fn driver(kind: CheckpointerKind) -> Option<(&'static str, &'static s
 /// SQLite's pragmas on every connection.
 pub(super) const HIKARI: (&str, &str, &str) = ("com.zaxxer", "HikariCP", "7.1.0");
 
-/// Runtime files: (path in the project, text).
-type Sources = Vec<(&'static str, &'static str)>;
-
-/// The runtime files (main, then tests) of the graph's checkpointer kind.
-pub(super) fn runtime_files(kind: CheckpointerKind) -> (Sources, Sources) {
+/// The runtime's classes and tests (parts.rs' kinds) of the graph's
+/// checkpointer kind.
+pub(super) fn parts(kind: CheckpointerKind) -> Vec<&'static JavaPart> {
+    let mut parts: Vec<&JavaPart> = Vec::new();
     if kind == CheckpointerKind::None {
-        return (Vec::new(), Vec::new());
+        return parts;
     }
-    let mut main = THREADS.to_vec();
-    let mut tests = THREADS_TESTS.to_vec();
+    parts.extend(THREADS);
     if driver(kind).is_some() {
-        main.push(SQL_THREADS);
-        tests.push(SQL_THREADS_CONTRACT);
+        parts.extend(SQL_THREADS);
     }
     match kind {
-        CheckpointerKind::Sqlite => tests.extend(SQLITE_TESTS),
-        CheckpointerKind::Postgres => tests.extend(POSTGRES_TESTS),
+        CheckpointerKind::Sqlite => parts.extend(SQLITE_TESTS),
+        CheckpointerKind::Postgres => parts.extend(POSTGRES_TESTS),
         CheckpointerKind::None | CheckpointerKind::Memory => {}
     }
-    (main, tests)
+    parts
 }
 
 /// `config/ThreadsConfig.java` and, for a database, the tests'
@@ -132,8 +130,8 @@ fn threads_config(doc: &Document, pkg: &str) -> String {
     let c = &doc.logical.settings.checkpointer;
     let mut w = CodeWriter::java();
     let main_graph = w.name(&format!("com.svc.{pkg}.graph"), "MainGraph");
-    let threads = runtime(&mut w, pkg, "Threads");
-    let memory = runtime(&mut w, pkg, "MemoryThreads");
+    let threads = runtime(&mut w, "Threads");
+    let memory = runtime(&mut w, "MemoryThreads");
     let bean = w.name("org.springframework.context.annotation", "Bean");
     let configuration = w.name("org.springframework.context.annotation", "Configuration");
     // (what the store is, SqlThreads' check and open methods, the variable)
@@ -172,8 +170,8 @@ fn threads_config(doc: &Document, pkg: &str) -> String {
                 w.line("// Nothing to check: the threads live in the process.");
             }
             Some((_, kind, var)) => {
-                let sql = runtime(w, pkg, "SqlThreads");
-                let env_file = runtime(w, pkg, "EnvFile");
+                let sql = runtime(w, "SqlThreads");
+                let env_file = runtime(w, "EnvFile");
                 w.block("if (!trainingRun()) {", "}", |w| {
                     w.line(format!(
                         "{sql}.check{kind}({}, {env_file}.get({}));",
@@ -190,8 +188,8 @@ fn threads_config(doc: &Document, pkg: &str) -> String {
                 w.line(format!("return new {memory}(OPTIONS);"));
             }
             Some((_, kind, var)) => {
-                let sql = runtime(w, pkg, "SqlThreads");
-                let env_file = runtime(w, pkg, "EnvFile");
+                let sql = runtime(w, "SqlThreads");
+                let env_file = runtime(w, "EnvFile");
                 w.block("if (trainingRun()) {", "}", |w| {
                     w.line(format!("return new {memory}(OPTIONS);"));
                 });
@@ -223,7 +221,7 @@ fn threads_config(doc: &Document, pkg: &str) -> String {
 /// server (PgTest), the tests skipped when neither can be had.
 fn test_database(kind: CheckpointerKind, var: &str, pkg: &str) -> String {
     let mut w = CodeWriter::java();
-    let env_file = runtime(&mut w, pkg, "EnvFile");
+    let env_file = runtime(&mut w, "EnvFile");
     let name = quote(var);
     if kind == CheckpointerKind::Sqlite {
         let io_exception = w.name("java.io", "IOException");
@@ -263,7 +261,7 @@ fn test_database(kind: CheckpointerKind, var: &str, pkg: &str) -> String {
         });
     } else {
         let assume_true = w.static_name("org.junit.jupiter.api.Assumptions", "assumeTrue");
-        let pg_test = w.name(&format!("com.svc.{pkg}.runtime"), "PgTest");
+        let pg_test = runtime(&mut w, "PgTest");
         w.line("/**");
         w.line(" * The database of the service the tests start (settings.checkpointer:");
         w.line(format!(

@@ -1,15 +1,15 @@
 package com.svc.connectors.runtime;
 
-import com.svc.__SVC_PACKAGE__.runtime.EnvFile;
-import com.svc.__SVC_PACKAGE__.runtime.SvcError;
-import com.svc.__SVC_PACKAGE__.runtime.Text;
+import dev.svc.runtime.EnvFile;
+import dev.svc.runtime.SvcError;
+import dev.svc.runtime.Text;
 import java.util.Map;
 
 /**
  * What the Java runtime offers the code of every connector (marketplace/README.md,
- * "Runtime helpers"). The runtime's package is named after the graph, which a connector
- * cannot know, so the backend writes this class, which only delegates, into a package of
- * fixed name whenever the graph has a connector node.
+ * "Runtime helpers"). The backend writes this class, which only delegates to the runtime
+ * (package dev.svc.runtime), whenever the graph has a connector node: connectors written
+ * when the runtime's package was named after the graph call it, and may go on doing so.
  */
 public final class Fields {
     private Fields() {

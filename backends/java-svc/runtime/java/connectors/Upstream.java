@@ -1,18 +1,19 @@
 package com.svc.connectors.runtime;
 
-import com.svc.__SVC_PACKAGE__.runtime.SvcError;
+import dev.svc.runtime.SvcError;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
 
 /**
  * The runtime helper {@code upstream} for connectors (marketplace/README.md): the
- * service's own HTTP client, which HTTP tools and models use, reached from a package of
- * fixed name. Failures are the runtime's upstream_error, naming the node.
+ * service's own HTTP client, which HTTP tools and models use (dev.svc.runtime.Upstream),
+ * through the package connectors have called since the runtime's package was named after
+ * the graph. Failures are the runtime's upstream_error, naming the node.
  */
 public final class Upstream {
     /** The largest reply accepted. */
-    public static final int MAX_REPLY_BYTES = com.svc.__SVC_PACKAGE__.runtime.Upstream.MAX_REPLY_BYTES;
+    public static final int MAX_REPLY_BYTES = dev.svc.runtime.Upstream.MAX_REPLY_BYTES;
 
     private Upstream() {
     }
@@ -23,7 +24,7 @@ public final class Upstream {
      */
     public static URI resolveUrl(String node, String service, String raw, Map<String, Object> state)
             throws SvcError {
-        return com.svc.__SVC_PACKAGE__.runtime.Upstream.resolveUrl(node, service, raw, state);
+        return dev.svc.runtime.Upstream.resolveUrl(node, service, raw, state);
     }
 
     /**
@@ -32,6 +33,6 @@ public final class Upstream {
      */
     public static Object post(String node, String service, URI uri, Map<String, String> headers,
             Duration timeout, Object body, boolean keepReply) throws SvcError, InterruptedException {
-        return com.svc.__SVC_PACKAGE__.runtime.Upstream.post(node, service, uri, headers, timeout, body, keepReply);
+        return dev.svc.runtime.Upstream.post(node, service, uri, headers, timeout, body, keepReply);
     }
 }
