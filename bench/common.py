@@ -42,6 +42,17 @@ def go_runtime_copy(work):
     return copy
 
 
+def java_runtime_copy(work):
+    """A copy of the java-svc runtime's Maven build (backends/java-svc/runtime:
+    pom.xml, the classes in java/, their tests and helpers in test/) in work,
+    where a benchmark of the runtime's own classes is dropped into test/ and
+    built with its wrapper, as the runtime's tests are."""
+    copy = os.path.join(work, "java-runtime")
+    shutil.copytree(os.path.join(ROOT, "backends", "java-svc", "runtime"), copy,
+                    ignore=shutil.ignore_patterns("target"))
+    return copy
+
+
 def java_home():
     """JAVA_HOME, else the newest Temurin JDK under /usr/lib/jvm."""
     home = os.environ.get("JAVA_HOME", "")

@@ -5,12 +5,8 @@ client (the baseline), in the same process, to the same server.
 
   python3 bench/mcp.py [--targets go,java-svc] [--rounds 8] [--out FILE]
 
-(svc is $SVC_BIN, else a debug build of this checkout: common.svc_binary.)
-
-fixtures/valid/mcp_tools.graph.json is compiled for java-svc, which
-brings the MCP runtime and its test helpers into the project; go's runtime
-is a library tested in the repository, so its benchmark runs in a copy of
-it; each is run with its own toolchain:
+Both runtimes are libraries tested in the repository, so each benchmark
+runs in a copy of its runtime, with its own toolchain:
 
   go        bench/mcp/mcp_bench_test.go into a copy of backends/go/runtime's
             mcp/, built with `go test -tags svcstub -c`; each of --rounds
@@ -20,7 +16,9 @@ it; each is run with its own toolchain:
             machine's load falls on both; the medians of the rounds are
             compared. BenchmarkMCPRuntimeWork is the runtime's own steps
             without the round trip.
-  java-svc  bench/mcp/McpOverhead.java into the test sources, compiled with
+  java-svc  bench/mcp/McpOverhead.java into a copy of
+            backends/java-svc/runtime's test/ (the runtime's Maven build,
+            package dev.svc.runtime), compiled with
             `./mvnw test-compile` and run on the test class path with
             JAVA_HOME from common.java_home(): 3000 warm-up calls of each,
             then --rounds x 5 batches of 300 calls, alternating, whose means'
@@ -43,15 +41,11 @@ import subprocess
 import sys
 import tempfile
 
-from common import ROOT, go_runtime_copy, java_home, sh, svc_binary
+from common import ROOT, go_runtime_copy, java_home, java_runtime_copy, sh
 
 GRAPH = os.path.join(ROOT, "fixtures", "valid", "mcp_tools.graph.json")
 HERE = os.path.join(ROOT, "bench", "mcp")
 TARGET_US = 1000.0
-
-
-def compile_for(platform, out):
-    sh([svc_binary(), "compile", GRAPH, "--platform", platform, "--out", out])
 
 
 def go(work, rounds):
@@ -77,14 +71,9 @@ def go(work, rounds):
 
 
 def java(work, rounds):
-    project = os.path.join(work, "java")
-    compile_for("java-svc", project)
-    found = [os.path.join(d, f) for d, _, files in os.walk(os.path.join(project, "src", "test")) for f in files
-             if f == "McpFixtureServer.java"]
-    if not found:
-        sys.exit("the java-svc project has no McpFixtureServer.java: does mcp_tools still compile with MCP?")
-    # Beside it, in the runtime's package (dev.svc.runtime), the same in every project.
-    shutil.copy(os.path.join(HERE, "McpOverhead.java"), os.path.dirname(found[0]))
+    project = java_runtime_copy(work)
+    # Beside the runtime's tests' MCP fixture, in its package (dev.svc.runtime).
+    shutil.copy(os.path.join(HERE, "McpOverhead.java"), os.path.join(project, "test"))
     env = dict(os.environ, JAVA_HOME=java_home())
     classpath = os.path.join(work, "cp.txt")
     sh(["./mvnw", "-q", "-B", "test-compile", "dependency:build-classpath",

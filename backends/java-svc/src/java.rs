@@ -7,6 +7,11 @@ use svc_backend_sdk::writer::CodeWriter;
 /// reversed; a graph's own package, `com.svc.<pkg>`, cannot be it).
 pub const RUNTIME_PACKAGE: &str = "dev.svc.runtime";
 
+/// The runtime as a library: the Maven artifact `dev.svc:svc-runtime` that
+/// `runtime/pom.xml` builds and tests, at this version (a unit test keeps
+/// the pom's equal).
+pub const RUNTIME_VERSION: &str = "0.1.0";
+
 /// Where a project holds the runtime's classes and their tests.
 pub const RUNTIME_DIR: &str = "src/main/java/dev/svc/runtime";
 pub const RUNTIME_TEST_DIR: &str = "src/test/java/dev/svc/runtime";

@@ -1,10 +1,12 @@
 //! The Java backend's parts table (`svc_backend_sdk::parts`): each row the
-//! capabilities it serves and the runtime classes (`runtime/java/`), their
-//! tests (`runtime/test/`) and start-up failure analyzers a project gets
-//! when its document uses them. `capabilities::info` declares the rows'
-//! capabilities; `project::emit` writes the selected rows' parts: the
-//! runtime's classes in its own package, `dev.svc.runtime`, as they are,
-//! and the classes that read the graph's generated ones (the HTTP contract's
+//! capabilities it serves and the runtime classes (`runtime/java/`), the
+//! tests over the graph's classes (`runtime/test/`) and start-up failure
+//! analyzers a project gets when its document uses them. The runtime's own
+//! tests (package `dev.svc.runtime`) are not copied: they run once, in the
+//! runtime's Maven build (`runtime/pom.xml`). `capabilities::info` declares
+//! the rows' capabilities; `project::emit` writes the selected rows' parts:
+//! the runtime's classes in its own package, `dev.svc.runtime`, as they
+//! are, and the classes that read the graph's generated ones (the HTTP contract's
 //! `web/`, `config/`) into the graph's package. Files written per graph
 //! (GraphState, the graphs, their nodes, AiConfig, McpConfig, A2aAgent) and
 //! the checkpointer's store (project/threads.rs) are written by their
@@ -19,7 +21,8 @@ pub enum JavaPart {
     /// A class of the runtime, package `dev.svc.runtime` (`java::RUNTIME_DIR`),
     /// copied as it is: its file name and text.
     Runtime(&'static str, &'static str),
-    /// A test of the runtime, in its package (`java::RUNTIME_TEST_DIR`).
+    /// A test class of the runtime's package (`java::RUNTIME_TEST_DIR`)
+    /// that the project's own tests use (PgTest).
     RuntimeTest(&'static str, &'static str),
     /// A class in the graph's package (it reads the generated classes, or
     /// the graph's component scan finds it), at this path under it,
@@ -41,16 +44,6 @@ macro_rules! runtime {
         JavaPart::Runtime(
             concat!($class, ".java"),
             include_str!(concat!("../runtime/java/", $class, ".java")),
-        )
-    };
-}
-
-/// `runtime/test/<class>.java`, a test of the runtime.
-macro_rules! runtime_test {
-    ($class:literal) => {
-        JavaPart::RuntimeTest(
-            concat!($class, ".java"),
-            include_str!(concat!("../runtime/test/", $class, ".java")),
         )
     };
 }
@@ -128,7 +121,7 @@ pub const TABLE: &[Part<JavaPart>] = &[
     Part {
         serves: ALL_ROUTER_FEATURES,
         when: &[&[RouterConditions]],
-        parts: &[runtime!("Conditions"), runtime_test!("ConditionsTest")],
+        parts: &[runtime!("Conditions")],
     },
     // The model client; agents reach the provider through it, even with no
     // model of their own (project::emit writes AiConfig beside it).
@@ -157,8 +150,7 @@ pub const TABLE: &[Part<JavaPart>] = &[
         parts: &[runtime!("HttpTool")],
     },
     // Agents, tool-calling llm nodes and intent classifiers: python-svc's
-    // semantics down to the text fed to the model (PyJson). Each part ships
-    // its tests, against ModelStub, a local model provider.
+    // semantics down to the text fed to the model (PyJson).
     Part {
         serves: &[
             NodeKind("agent"),
@@ -170,42 +162,28 @@ pub const TABLE: &[Part<JavaPart>] = &[
             Feature("agents.a2a"),
         ],
         when: &[&[Agents]],
-        parts: &[
-            runtime!("Agents"),
-            runtime!("A2aPeers"),
-            runtime_test!("A2aPeersTest"),
-            runtime_test!("AgentsTest"),
-        ],
+        parts: &[runtime!("Agents"), runtime!("A2aPeers")],
     },
     Part {
         serves: &[NodeKind("intent_classifier")],
         when: &[&[Classifier]],
-        parts: &[
-            runtime!("IntentClassifier"),
-            runtime_test!("IntentClassifierTest"),
-        ],
+        parts: &[runtime!("IntentClassifier")],
     },
     Part {
         serves: &[NodeKind("rag")],
         when: &[&[Rag]],
-        parts: &[runtime!("Retrieval"), runtime_test!("RetrievalTest")],
+        parts: &[runtime!("Retrieval")],
     },
     Part {
         serves: &[],
         when: &[&[Agents, Classifier, Rag, A2aPublish]],
         parts: &[runtime!("PyJson")],
     },
-    // Its tests call the model client too.
-    Part {
-        serves: &[],
-        when: &[&[Agents, Classifier, Rag]],
-        parts: &[runtime_test!("PyJsonTest"), runtime_test!("ModelStub")],
-    },
     // A graph with subgraph nodes: python-svc's run_child.
     Part {
         serves: &[NodeKind("subgraph")],
         when: &[&[Subgraph]],
-        parts: &[runtime!("Subgraphs"), runtime_test!("SubgraphsTest")],
+        parts: &[runtime!("Subgraphs")],
     },
     // MCP servers the graph calls (the official Java SDK's client;
     // project/mcp.rs writes McpConfig); McpStub serves the project's own
@@ -224,8 +202,6 @@ pub const TABLE: &[Part<JavaPart>] = &[
             runtime!("McpArguments"),
             runtime!("McpTool"),
             runtime!("McpStartFailureAnalyzer"),
-            runtime_test!("McpServersTest"),
-            runtime_test!("McpFixtureServer"),
             test!("McpStub"),
             RuntimeAnalyzer("McpStartFailureAnalyzer"),
         ],
@@ -251,8 +227,7 @@ pub const TABLE: &[Part<JavaPart>] = &[
         ],
     },
     // settings.streaming: its runs' events, the observed run, the SSE
-    // answer; with a model, the client that streams tokens; with agents,
-    // their workers' streamed turns (tested here).
+    // answer; with a model, the client that streams tokens.
     Part {
         serves: &[Feature("streaming")],
         when: &[&[Streaming]],
@@ -260,18 +235,12 @@ pub const TABLE: &[Part<JavaPart>] = &[
             runtime!("RunEvents"),
             runtime!("ObservedRun"),
             main!("web", "EventStream"),
-            runtime_test!("ObservedRunTest"),
         ],
     },
     Part {
         serves: &[],
         when: &[&[Streaming], &[ModelCalls, Agents]],
         parts: &[runtime!("StreamingLlmClient")],
-    },
-    Part {
-        serves: &[],
-        when: &[&[Streaming], &[Agents]],
-        parts: &[runtime_test!("StreamingAgentsTest")],
     },
     // settings.tracing.enabled: OpenTelemetry, installed as the runtime's tracer.
     Part {
@@ -291,33 +260,45 @@ mod tests {
     use super::{JavaPart, TABLE};
 
     /// Runtime classes that project/ copies itself (the checkpointer's, the
-    /// cases' runner, the connectors' helpers) and the repository's own.
+    /// cases' runner, the connectors' helpers).
     const ELSEWHERE: &[&str] = &[
         "java/Threads.java",
         "java/ThreadRun.java",
         "java/MemoryThreads.java",
         "java/ThreadedInvoke.java",
         "java/SqlThreads.java",
-        "test/ThreadsContract.java",
-        "test/MemoryThreadsTest.java",
-        "test/ThreadRunTest.java",
-        "test/SqlThreadsContract.java",
-        "test/SqliteThreadsTest.java",
-        "test/PostgresThreadsTest.java",
-        "test/PgTest.java",
         "test/SvcCasesTests.java",
         "java/connectors/Fields.java",
         "java/connectors/Upstream.java",
-        // The JSON text vectors' test, which tests/tests/e2e/json_text.rs
-        // grafts into one project of its own.
-        "test/TextVectorsTest.java",
     ];
 
-    /// A class added to runtime/java or runtime/test reaches projects: a
-    /// row copies it, or project/ does (named above).
+    /// Whether `text` is a class of the runtime's package.
+    fn in_runtime(text: &str) -> bool {
+        text.starts_with("package dev.svc.runtime;\n")
+    }
+
+    /// The `runtime/` files below `dir`, `dir/<name>`, with their text.
+    fn files(dir: &str) -> Vec<(String, String)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
+        let mut files: Vec<(String, String)> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| !path.is_dir())
+            .map(|path| {
+                let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
+                (name, std::fs::read_to_string(&path).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// A class added to runtime/java, or a test over the graph's classes
+    /// added to runtime/test, reaches projects: a row copies it, or
+    /// project/ does (named above). The runtime's own tests (its package's,
+    /// in runtime/test) run in its build instead (runtime/pom.xml).
     #[test]
     fn every_runtime_class_is_copied() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
         let texts: Vec<&str> = TABLE
             .iter()
             .flat_map(|row| row.parts.iter())
@@ -331,19 +312,44 @@ mod tests {
             .collect();
         let mut missing = Vec::new();
         for dir in ["java", "java/connectors", "test"] {
-            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    continue;
-                }
-                let name = format!("{dir}/{}", path.file_name().unwrap().to_string_lossy());
-                let text = std::fs::read_to_string(&path).unwrap();
-                if !ELSEWHERE.contains(&name.as_str()) && !texts.contains(&text.as_str()) {
+            for (name, text) in files(dir) {
+                let own_test = dir == "test" && in_runtime(&text);
+                if !own_test
+                    && !ELSEWHERE.contains(&name.as_str())
+                    && !texts.contains(&text.as_str())
+                {
                     missing.push(name);
                 }
             }
         }
         assert!(missing.is_empty(), "no row of parts.rs copies {missing:?}");
+    }
+
+    /// The runtime's build (runtime/pom.xml) compiles runtime/java and
+    /// runtime/test but the graph's package's files: it leaves out exactly
+    /// those (and java/connectors/, the connectors' package).
+    #[test]
+    fn the_runtime_build_leaves_out_the_graphs_package() {
+        let xml = include_str!("../runtime/pom.xml");
+        let listed = |tag: &str| -> Vec<String> {
+            xml.split(&format!("<{tag}>"))
+                .skip(1)
+                .map(|rest| rest.split(&format!("</{tag}>")).next().unwrap().to_string())
+                .collect()
+        };
+        let outside = |dir: &str| -> Vec<String> {
+            files(dir)
+                .into_iter()
+                .filter(|(_, text)| !in_runtime(text))
+                .map(|(name, _)| name[dir.len() + 1..].to_string())
+                .collect()
+        };
+        let mut main = outside("java");
+        main.push("connectors/**".to_string());
+        assert_eq!(listed("exclude"), main);
+        assert_eq!(listed("testExclude"), outside("test"));
+        assert!(xml.contains("<sourceDirectory>java</sourceDirectory>"));
+        assert!(xml.contains("<testSourceDirectory>test</testSourceDirectory>"));
     }
 
     /// The runtime's classes (package dev.svc.runtime) are copied as they

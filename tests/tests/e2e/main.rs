@@ -22,7 +22,6 @@ mod go_projects;
 
 mod hostile;
 mod java_projects;
-mod json_text;
 mod manifest_commands;
 mod mcp;
 mod project_cases;

@@ -2,12 +2,15 @@
 //! live. The Go runtime, `backends/go/runtime`, is the module
 //! `svc.dev/runtime`: with the build tag `svcstub` its `svcstub.go` files
 //! stand in for what a project generates, and it passes gofmt, go vet and
-//! its own tests there. Its tests run in every generated project too, on
-//! the project's graph.
+//! its own tests there. The java-svc runtime, package `dev.svc.runtime` of
+//! `backends/java-svc/runtime`, is the Maven artifact `dev.svc:svc-runtime`
+//! (its pom.xml): its classes compile and its own tests pass there (the
+//! JSON text vectors' `TextVectorsTest` on `fixtures/json-text/vectors.json`
+//! among them), not in every generated project.
 
 use std::time::Duration;
 
-use svc_tests::service::{require_tool, run_shell};
+use svc_tests::service::{require_jdk21, require_tool, run_shell};
 use svc_tests::workspace;
 
 #[test]
@@ -29,4 +32,20 @@ fn the_go_runtime_passes_gofmt_vet_and_its_own_tests() {
         failures.push(e);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn the_java_runtime_builds_and_passes_its_own_tests() {
+    if !require_jdk21() {
+        return;
+    }
+    let runtime = workspace().join("backends/java-svc/runtime");
+    if let Err(e) = run_shell(
+        &runtime,
+        "./mvnw -q -B verify",
+        &[],
+        Duration::from_secs(900),
+    ) {
+        panic!("{e}");
+    }
 }

@@ -1,9 +1,8 @@
 package dev.svc.runtime;
 
-// Not one of the runtime files of a generated project: the repository's
-// test tests/tests/e2e/json_text.rs adds this class to a generated project,
-// with fixtures/json-text/vectors.json as the test resource
-// json-text-vectors.json, and runs it with `./mvnw test`.
+// Not one of the runtime files of a generated project: it runs with the
+// runtime's own build (pom.xml, tests/tests/e2e/runtimes.rs), which has
+// fixtures/json-text/vectors.json as the test resource json-text/vectors.json.
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,7 +22,7 @@ class TextVectorsTest {
     @Test
     void rendersEveryVector() throws Exception {
         byte[] file;
-        try (InputStream in = TextVectorsTest.class.getResourceAsStream("/json-text-vectors.json")) {
+        try (InputStream in = TextVectorsTest.class.getResourceAsStream("/json-text/vectors.json")) {
             file = in.readAllBytes();
         }
         // The values as a request reads them, and as Jackson reads an

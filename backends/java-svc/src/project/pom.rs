@@ -500,6 +500,61 @@ mod tests {
         );
     }
 
+    /// The text of each `<tag>` in `xml`, in order.
+    fn texts<'a>(xml: &'a str, tag: &str) -> Vec<&'a str> {
+        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+        xml.split(open.as_str())
+            .skip(1)
+            .map(|rest| rest.split(close.as_str()).next().unwrap().trim())
+            .collect()
+    }
+
+    /// The runtime's own build (runtime/pom.xml) is `dev.svc:svc-runtime`
+    /// at `java::RUNTIME_VERSION`, on the Spring Boot of generated projects,
+    /// with every library a graph may need at the version a generated pom
+    /// pins, optional; nothing else in it has a version.
+    #[test]
+    fn the_runtime_builds_with_the_projects_versions() {
+        use super::super::mcp::SDK;
+        use super::{driver, HIKARI, SPRING_BOOT};
+        use crate::java::RUNTIME_VERSION;
+        use svc_backend_sdk::ir::CheckpointerKind;
+
+        let xml = include_str!("../../runtime/pom.xml");
+        let parent = texts(xml, "parent")[0];
+        assert_eq!(texts(parent, "artifactId"), ["spring-boot-starter-parent"]);
+        assert_eq!(texts(parent, "version"), [SPRING_BOOT]);
+        let own = xml.split("</parent>").nth(1).unwrap();
+        let own = own.split("<properties>").next().unwrap();
+        assert_eq!(texts(own, "groupId"), ["dev.svc"]);
+        assert_eq!(texts(own, "artifactId"), ["svc-runtime"]);
+        assert_eq!(texts(own, "version"), [RUNTIME_VERSION]);
+        assert_eq!(texts(xml, "java.version"), ["21"]);
+
+        let mut pinned: Vec<(&str, &str, &str)> = SDK.to_vec();
+        pinned.push(HIKARI);
+        pinned.extend(
+            [CheckpointerKind::Sqlite, CheckpointerKind::Postgres]
+                .into_iter()
+                .filter_map(driver),
+        );
+        let mut found = Vec::new();
+        for dep in texts(xml, "dependency") {
+            let versions = texts(dep, "version");
+            let Some(version) = versions.first() else {
+                continue;
+            };
+            let (group, artifact) = (texts(dep, "groupId")[0], texts(dep, "artifactId")[0]);
+            assert_eq!(
+                texts(dep, "optional"),
+                ["true"],
+                "{group}:{artifact} is not optional"
+            );
+            found.push((group, artifact, *version));
+        }
+        assert_eq!(found, pinned);
+    }
+
     #[test]
     fn the_description_is_escaped() {
         let mut doc = minimal();

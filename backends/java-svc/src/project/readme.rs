@@ -3,6 +3,7 @@
 use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document};
 
 use super::SPRING_BOOT;
+use crate::java::RUNTIME_VERSION;
 
 /// What `package` does besides the jar: Spring AOT and the training run.
 const PACKAGE: &str = "`package` runs Spring AOT (the application context analysed once, its bean definitions \
@@ -30,7 +31,6 @@ const LAYOUT: &[&str] = &[
     "`graph/MainGraph.java`: the run loop of this graph",
     "`nodes/*.java`: one class per node (native bodies from `bodiesByPlatform[\"java-svc\"]`)",
     "`web/`: the HTTP contract; `config/`: the credential and (with LLM nodes) the model provider",
-    "`src/main/java/dev/svc/runtime/` (package `dev.svc.runtime`, the same in every project, with its tests in `src/test/java/dev/svc/runtime/`): state schema, reducers and upstream calls shared by the generated classes",
 ];
 
 pub(super) fn readme(doc: &Document) -> String {
@@ -142,5 +142,8 @@ pub(super) fn readme(doc: &Document) -> String {
     for item in LAYOUT {
         w.line(format!("- {item}"));
     }
+    w.line(format!(
+        "- `src/main/java/dev/svc/runtime/` (package `dev.svc.runtime`, the same in every project: the runtime `dev.svc:svc-runtime` {RUNTIME_VERSION}, built and tested in svc's repository): state schema, reducers and upstream calls shared by the generated classes"
+    ));
     w.finish()
 }

@@ -4,7 +4,8 @@
 //! web/ThreadedInvoke serve them; `config/ThreadsConfig.java` opens the
 //! graph's store (MemoryThreads, or SqlThreads over the kind's JDBC driver)
 //! and checks its database before Spring starts (Application.main). Only
-//! the graph's own kind is shipped, with its tests.
+//! the graph's own kind is shipped; the stores' tests run in the runtime's
+//! build (runtime/pom.xml), not in projects.
 
 use svc_backend_sdk::ir::{CheckpointerKind, Document};
 use svc_backend_sdk::writer::CodeWriter;
@@ -31,46 +32,18 @@ const THREADS: &[JavaPart] = &[
         "web/ThreadedInvoke.java",
         include_str!("../../runtime/java/ThreadedInvoke.java"),
     ),
-    JavaPart::RuntimeTest(
-        "ThreadsContract.java",
-        include_str!("../../runtime/test/ThreadsContract.java"),
-    ),
-    JavaPart::RuntimeTest(
-        "MemoryThreadsTest.java",
-        include_str!("../../runtime/test/MemoryThreadsTest.java"),
-    ),
-    JavaPart::RuntimeTest(
-        "ThreadRunTest.java",
-        include_str!("../../runtime/test/ThreadRunTest.java"),
-    ),
 ];
 /// sqlite and postgres: the tables through JDBC and a HikariCP pool.
-const SQL_THREADS: &[JavaPart] = &[
-    JavaPart::Runtime(
-        "SqlThreads.java",
-        include_str!("../../runtime/java/SqlThreads.java"),
-    ),
-    JavaPart::RuntimeTest(
-        "SqlThreadsContract.java",
-        include_str!("../../runtime/test/SqlThreadsContract.java"),
-    ),
-];
-const SQLITE_TESTS: &[JavaPart] = &[JavaPart::RuntimeTest(
-    "SqliteThreadsTest.java",
-    include_str!("../../runtime/test/SqliteThreadsTest.java"),
+const SQL_THREADS: &[JavaPart] = &[JavaPart::Runtime(
+    "SqlThreads.java",
+    include_str!("../../runtime/java/SqlThreads.java"),
 )];
 /// PgTest starts a throwaway PostgreSQL server (initdb, pg_ctl) for the
-/// runtime's tests and for the project's own (TestDatabase).
-const POSTGRES_TESTS: &[JavaPart] = &[
-    JavaPart::RuntimeTest(
-        "PostgresThreadsTest.java",
-        include_str!("../../runtime/test/PostgresThreadsTest.java"),
-    ),
-    JavaPart::RuntimeTest(
-        "PgTest.java",
-        include_str!("../../runtime/test/PgTest.java"),
-    ),
-];
+/// project's own tests (TestDatabase), as for the runtime's.
+const POSTGRES_TESTS: &[JavaPart] = &[JavaPart::RuntimeTest(
+    "PgTest.java",
+    include_str!("../../runtime/test/PgTest.java"),
+)];
 
 /// The JDBC driver of a durable checkpointer, `(group, artifact, version)`,
 /// pinned rather than left to Spring Boot's BOM (which manages older ones).
@@ -87,8 +60,8 @@ pub(super) fn driver(kind: CheckpointerKind) -> Option<(&'static str, &'static s
 /// SQLite's pragmas on every connection.
 pub(super) const HIKARI: (&str, &str, &str) = ("com.zaxxer", "HikariCP", "7.1.0");
 
-/// The runtime's classes and tests (parts.rs' kinds) of the graph's
-/// checkpointer kind.
+/// The runtime's classes (parts.rs' kinds) of the graph's checkpointer
+/// kind, and what the project's own tests use of its tests.
 pub(super) fn parts(kind: CheckpointerKind) -> Vec<&'static JavaPart> {
     let mut parts: Vec<&JavaPart> = Vec::new();
     if kind == CheckpointerKind::None {
@@ -98,10 +71,8 @@ pub(super) fn parts(kind: CheckpointerKind) -> Vec<&'static JavaPart> {
     if driver(kind).is_some() {
         parts.extend(SQL_THREADS);
     }
-    match kind {
-        CheckpointerKind::Sqlite => parts.extend(SQLITE_TESTS),
-        CheckpointerKind::Postgres => parts.extend(POSTGRES_TESTS),
-        CheckpointerKind::None | CheckpointerKind::Memory => {}
+    if kind == CheckpointerKind::Postgres {
+        parts.extend(POSTGRES_TESTS);
     }
     parts
 }
