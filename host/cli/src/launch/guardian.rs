@@ -129,6 +129,12 @@ mod tests {
         assert_eq!(members(pgid).len(), 2, "the shell and its sleep");
         process::stop_groups(&[pgid]);
         let _ = leader.wait();
+        // SIGKILL is delivered, not awaited: the orphaned sleep may still be
+        // on its way out (and to its reaper) for a moment.
+        let sent = std::time::Instant::now();
+        while !members(pgid).is_empty() && sent.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         assert_eq!(members(pgid), Vec::<u32>::new(), "left in group {pgid}");
     }
 
