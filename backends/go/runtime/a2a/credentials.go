@@ -76,9 +76,10 @@ type a2aCredentials struct {
 	table []callerToken
 	// schemes are what /a2a accepts, as the card declares them.
 	schemes []string
-	// cfg is the service's: its own credential, and whether it asks for
-	// one (Auth "none").
-	cfg server.Config
+	// auth is the service's scheme ("none": it asks for no credential),
+	// and authorized checks its own credential (server.CredentialCheck).
+	auth       string
+	authorized func(r *http.Request) bool
 }
 
 // loadA2ATokens reads each caller's token from its variable: an unset or
@@ -115,7 +116,7 @@ func loadA2ATokens(tokens []Token, getenv func(string) string) ([]callerToken, e
 // newA2ACredentials: the table when there is one (the service's own key
 // is then not accepted at /a2a), else the service's credential.
 func newA2ACredentials(cfg server.Config, table []callerToken) *a2aCredentials {
-	c := &a2aCredentials{table: table, cfg: cfg}
+	c := &a2aCredentials{table: table, auth: cfg.Auth, authorized: cfg.CredentialCheck()}
 	used := map[string]bool{}
 	for _, t := range table {
 		used[t.scheme] = true
@@ -137,9 +138,9 @@ func newA2ACredentials(cfg server.Config, table []callerToken) *a2aCredentials {
 func (c *a2aCredentials) identify(r *http.Request) *a2aIdentity {
 	if len(c.table) == 0 {
 		switch {
-		case c.cfg.Auth == "none":
+		case c.auth == "none":
 			return &a2aIdentity{caller: graph.A2ACaller{Subject: "anonymous"}}
-		case c.cfg.Authorized(r):
+		case c.authorized(r):
 			return &a2aIdentity{caller: graph.A2ACaller{Subject: "service"}, unrestricted: true}
 		}
 		return nil

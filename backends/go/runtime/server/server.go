@@ -42,8 +42,9 @@ type Config struct {
 }
 
 type server struct {
-	cfg     Config
-	keyHash [sha256.Size]byte
+	cfg Config
+	// authorized checks the service's own credential (CredentialCheck).
+	authorized func(r *http.Request) bool
 	// threaded answers /invoke, given the body, for a graph with a
 	// checkpointer (server_threads.go); nil for every other graph.
 	threaded func(w http.ResponseWriter, r *http.Request, body []byte)
@@ -104,7 +105,7 @@ func newServer(cfg Config) *server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &server{cfg: cfg, keyHash: sha256.Sum256([]byte(cfg.Key)),
+	s := &server{cfg: cfg, authorized: cfg.CredentialCheck(),
 		debugRuntime: os.Getenv("SVC_DEBUG_RUNTIME") == "1"}
 	if newMCPHandler != nil {
 		s.mcp = s.mcpHandler(newMCPHandler())
@@ -264,19 +265,14 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 		Message: "no such path: " + r.URL.Path})
 }
 
-// authorized compares the credential in constant time (over digests, so
-// the key's length does not leak either).
-func (s *server) authorized(r *http.Request) bool {
-	return hasCredential(s.cfg.Auth, &s.keyHash, r)
-}
-
-// Authorized reports whether r carries the service's own credential, that
-// of /invoke (any request does with Auth "none"), compared as the service
-// compares it: package a2a takes it at /a2a from a graph without a token
-// table.
-func (c Config) Authorized(r *http.Request) bool {
+// CredentialCheck is what tells whether a request carries the service's
+// own credential, that of /invoke (any request does with Auth "none"),
+// compared in constant time over digests (so the key's length does not
+// leak either). The key is hashed once, here: package a2a makes one for
+// /a2a of a graph without a token table.
+func (c Config) CredentialCheck() func(r *http.Request) bool {
 	keyHash := sha256.Sum256([]byte(c.Key))
-	return hasCredential(c.Auth, &keyHash, r)
+	return func(r *http.Request) bool { return hasCredential(c.Auth, &keyHash, r) }
 }
 
 // hasCredential compares r's credential for the scheme auth with the
