@@ -46,16 +46,11 @@ fn condition(w: &mut CodeWriter, b: &Branch) -> Option<String> {
 
 /// The node's kind as the second argument of an observed step (`, "llm"`),
 /// which names it in run events; nothing when the graph does not stream.
-/// `GRAPH_ID`, `TRACE_NODES` and `NODE_KINDS` (the kind of every graph's
-/// nodes, by registered name): the names of the run's and the nodes' spans
-/// (config/Telemetry.java).
+/// `TRACE_NODES` and `NODE_KINDS` (the kind of every graph's nodes, by
+/// registered name): the names of the nodes' spans (the runtime's
+/// Telemetry, through ServiceSpec).
 fn telemetry_names(w: &mut CodeWriter, doc: &Document, pkg: &str) {
     let map = w.name("java.util", "Map");
-    w.line("/** The graph's id: the name of its runs' spans (config/Telemetry.java). */");
-    w.line(format!(
-        "public static final String GRAPH_ID = {};",
-        quote(&doc.id)
-    ));
     w.line("/** settings.tracing.trace_nodes: a span per node. */");
     w.line(format!(
         "public static final boolean TRACE_NODES = {};",
@@ -179,7 +174,22 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
             ));
         }
     }
-    w.block(format!("public class {class} {{"), "}", |w| {
+    // The document's graph is what the runtime's HTTP contract runs.
+    let implements = if scope.is_root() {
+        let compiled = runtime(&mut w, "CompiledGraph");
+        let mut interfaces = vec![if streaming {
+            format!("{compiled}.Streamed")
+        } else {
+            compiled
+        }];
+        if threaded {
+            interfaces.push(format!("{}.Graph", runtime(&mut w, "ThreadRun")));
+        }
+        format!(" implements {}", interfaces.join(", "))
+    } else {
+        String::new()
+    };
+    w.block(format!("public class {class}{implements} {{"), "}", |w| {
         w.line("/** settings.maxSteps */");
         w.line(format!("public static final int MAX_STEPS = {};", s.max_steps));
         if scope.is_root() {
@@ -313,7 +323,6 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
             ("SCHEMA".to_string(), format!("{map}<String, Object>"), "return run.state();")
         };
         let header = if threaded {
-            let events = if streaming { runtime(w, "RunEvents") } else { String::new() };
             w.line("/** Runs the graph on a validated state; every node counts as one step. */");
             w.block(
                 format!("public {graph_run} run({map}<String, Object> state) {throws} {{"),
@@ -326,7 +335,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
             if streaming {
                 w.line("/** Runs the graph, reporting each step to the run's events (null: not streamed). */");
                 w.block(
-                    format!("public {graph_run} run({map}<String, Object> state, {events} events) {throws} {{"),
+                    format!("public {graph_run} run({map}<String, Object> state, {graph_run}.Observer events) {throws} {{"),
                     "}",
                     |w| {
                         w.line("return run(state, events, ENTRY, null);");
@@ -361,8 +370,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
             );
             w.blank();
             w.line("/** Runs the graph, reporting each step to the run's events (null: not streamed). */");
-            let events = runtime(w, "RunEvents");
-            format!("public {graph_run} run({map}<String, Object> state, {events} events) {throws} {{")
+            format!("public {graph_run} run({map}<String, Object> state, {graph_run}.Observer events) {throws} {{")
         } else {
             w.line(if scope.is_root() {
                 "/** Runs the graph on a validated state; every node counts as one step. */"
@@ -524,7 +532,7 @@ mod tests {
         );
         assert!(root.contains("run.patch(\"inner\", innerNode);"), "{root}");
         assert!(
-            root.contains("@Component\npublic class MainGraph {"),
+            root.contains("@Component\npublic class MainGraph implements CompiledGraph {"),
             "{root}"
         );
     }

@@ -2,15 +2,15 @@
 //! capabilities it serves and the runtime classes (`runtime/java/`), the
 //! tests over the graph's classes (`runtime/test/`) and start-up failure
 //! analyzers a project gets when its document uses them. The runtime's own
-//! tests (package `dev.svc.runtime`) are not copied: they run once, in the
-//! runtime's Maven build (`runtime/pom.xml`). `capabilities::info` declares
-//! the rows' capabilities; `project::emit` writes the selected rows' parts:
-//! the runtime's classes in its own package, `dev.svc.runtime`, as they
-//! are, and the classes that read the graph's generated ones (the HTTP contract's
-//! `web/`, `config/`) into the graph's package. Files written per graph
-//! (GraphState, the graphs, their nodes, AiConfig, McpConfig, A2aAgent) and
-//! the checkpointer's store (project/threads.rs) are written by their
-//! modules, not here.
+//! tests are not copied: they run once, in the runtime's Maven build
+//! (`runtime/pom.xml`). `capabilities::info` declares the rows' capabilities;
+//! `project::emit` writes the selected rows' parts, all of the runtime's
+//! package `dev.svc.runtime`, as they are: the HTTP contract's classes read
+//! the graph through its beans (CompiledGraph, ServiceSpec, A2aSpec), and
+//! ServiceAutoConfiguration registers whichever the project holds. Files
+//! written per graph (Application, GraphState, the graphs, their nodes,
+//! AiConfig, McpConfig, A2aAgent, the tests) and the checkpointer's store
+//! (project/threads.rs) are written by their modules, not here.
 
 use svc_backend_sdk::parts::Serves::{Feature, NodeKind, ToolKind, Transport};
 use svc_backend_sdk::parts::{Part, Use};
@@ -22,20 +22,12 @@ pub enum JavaPart {
     /// copied as it is: its file name and text.
     Runtime(&'static str, &'static str),
     /// A test class of the runtime's package (`java::RUNTIME_TEST_DIR`)
-    /// that the project's own tests use (PgTest).
+    /// that the project's own tests use (PgTest, McpStub, A2aEndpointContract).
     RuntimeTest(&'static str, &'static str),
-    /// A class in the graph's package (it reads the generated classes, or
-    /// the graph's component scan finds it), at this path under it,
-    /// `__SVC_PACKAGE__` filled with it.
-    Main(&'static str, &'static str),
-    /// A test, at this path under the graph's test package, filled so.
-    Test(&'static str, &'static str),
     /// A FailureAnalyzer of the runtime (`dev.svc.runtime.<this>`) that
     /// prints a refused start as Spring Boot prints one
     /// (META-INF/spring.factories).
     RuntimeAnalyzer(&'static str),
-    /// A FailureAnalyzer in the graph's package (`com.svc.<pkg>.<this>`).
-    Analyzer(&'static str),
 }
 
 /// `runtime/java/<class>.java`, a class of the runtime.
@@ -48,34 +40,18 @@ macro_rules! runtime {
     };
 }
 
-/// `runtime/java/<class>.java` at `<dir>/<class>.java` in the graph's package.
-macro_rules! main {
-    ($dir:literal, $class:literal) => {
-        JavaPart::Main(
-            concat!($dir, "/", $class, ".java"),
-            include_str!(concat!("../runtime/java/", $class, ".java")),
-        )
-    };
-}
-
-/// `runtime/test/<class>.java` at `<dir>/<class>.java` in the graph's test
-/// package (at its root without a dir).
-macro_rules! test {
-    ($dir:literal, $class:literal) => {
-        JavaPart::Test(
-            concat!($dir, "/", $class, ".java"),
-            include_str!(concat!("../runtime/test/", $class, ".java")),
-        )
-    };
+/// `runtime/test/<class>.java`, a test class of the runtime the project's
+/// tests use.
+macro_rules! runtime_test {
     ($class:literal) => {
-        JavaPart::Test(
+        JavaPart::RuntimeTest(
             concat!($class, ".java"),
             include_str!(concat!("../runtime/test/", $class, ".java")),
         )
     };
 }
 
-use JavaPart::{Analyzer, RuntimeAnalyzer};
+use JavaPart::RuntimeAnalyzer;
 use Use::*;
 
 pub const TABLE: &[Part<JavaPart>] = &[
@@ -99,10 +75,14 @@ pub const TABLE: &[Part<JavaPart>] = &[
             runtime!("Caller"),
             runtime!("HealthCheck"),
             runtime!("TrainingRun"),
-            main!("config", "AuthSettings"),
-            main!("web", "GraphController"),
-            main!("web", "ErrorAdvice"),
-            main!("web", "RuntimeCounts"),
+            // The HTTP contract, and what it reads of the graph (Application's bean).
+            runtime!("CompiledGraph"),
+            runtime!("ServiceSpec"),
+            runtime!("ServiceAutoConfiguration"),
+            runtime!("AuthSettings"),
+            runtime!("GraphController"),
+            runtime!("ErrorAdvice"),
+            runtime!("RuntimeCounts"),
         ],
     },
     // Threads and interrupts: project/threads.rs writes the store the
@@ -202,28 +182,29 @@ pub const TABLE: &[Part<JavaPart>] = &[
             runtime!("McpArguments"),
             runtime!("McpTool"),
             runtime!("McpStartFailureAnalyzer"),
-            test!("McpStub"),
+            runtime_test!("McpStub"),
             RuntimeAnalyzer("McpStartFailureAnalyzer"),
         ],
     },
     Part {
         serves: &[Feature("mcp.expose")],
         when: &[&[McpExpose]],
-        parts: &[main!("web", "McpEndpoint")],
+        parts: &[runtime!("McpEndpoint")],
     },
-    // settings.a2a (project/a2a.rs writes the card's A2aAgent): who may
-    // call /a2a, and a caller's token that cannot be read at start-up
-    // reported with its entry and variable.
+    // settings.a2a (project/a2a.rs writes the card's A2aAgent and the
+    // tests that run A2aEndpointContract): who may call /a2a, and a caller's
+    // token that cannot be read at start-up reported with its entry and
+    // variable.
     Part {
         serves: &[Feature("a2a.publish")],
         when: &[&[A2aPublish]],
         parts: &[
-            main!("web", "A2aEndpoint"),
-            main!("web", "A2aCredentials"),
-            main!("web", "A2aStartFailureAnalyzer"),
-            test!("web", "A2aEndpointTests"),
-            test!("web", "A2aCredentialsTest"),
-            Analyzer("web.A2aStartFailureAnalyzer"),
+            runtime!("A2aSpec"),
+            runtime!("A2aEndpoint"),
+            runtime!("A2aCredentials"),
+            runtime!("A2aStartFailureAnalyzer"),
+            runtime_test!("A2aEndpointContract"),
+            RuntimeAnalyzer("A2aStartFailureAnalyzer"),
         ],
     },
     // settings.streaming: its runs' events, the observed run, the SSE
@@ -234,7 +215,7 @@ pub const TABLE: &[Part<JavaPart>] = &[
         parts: &[
             runtime!("RunEvents"),
             runtime!("ObservedRun"),
-            main!("web", "EventStream"),
+            runtime!("EventStream"),
         ],
     },
     Part {
@@ -246,10 +227,7 @@ pub const TABLE: &[Part<JavaPart>] = &[
     Part {
         serves: &[Feature("tracing")],
         when: &[&[Tracing]],
-        parts: &[
-            main!("config", "Telemetry"),
-            test!("config", "TelemetryTest"),
-        ],
+        parts: &[runtime!("Telemetry")],
     },
 ];
 
@@ -260,22 +238,16 @@ mod tests {
     use super::{JavaPart, TABLE};
 
     /// Runtime classes that project/ copies itself (the checkpointer's, the
-    /// cases' runner, the connectors' helpers).
+    /// connectors' helpers).
     const ELSEWHERE: &[&str] = &[
         "java/Threads.java",
         "java/ThreadRun.java",
         "java/MemoryThreads.java",
         "java/ThreadedInvoke.java",
         "java/SqlThreads.java",
-        "test/SvcCasesTests.java",
         "java/connectors/Fields.java",
         "java/connectors/Upstream.java",
     ];
-
-    /// Whether `text` is a class of the runtime's package.
-    fn in_runtime(text: &str) -> bool {
-        text.starts_with("package dev.svc.runtime;\n")
-    }
 
     /// The `runtime/` files below `dir`, `dir/<name>`, with their text.
     fn files(dir: &str) -> Vec<(String, String)> {
@@ -293,31 +265,23 @@ mod tests {
         files
     }
 
-    /// A class added to runtime/java, or a test over the graph's classes
-    /// added to runtime/test, reaches projects: a row copies it, or
-    /// project/ does (named above). The runtime's own tests (its package's,
-    /// in runtime/test) run in its build instead (runtime/pom.xml).
+    /// A class added to runtime/java reaches projects: a row copies it, or
+    /// project/ does (named above). The runtime's tests run in its build
+    /// (runtime/pom.xml); the few the project's tests use are rows' parts.
     #[test]
     fn every_runtime_class_is_copied() {
         let texts: Vec<&str> = TABLE
             .iter()
             .flat_map(|row| row.parts.iter())
             .filter_map(|part| match part {
-                JavaPart::Runtime(_, text)
-                | JavaPart::RuntimeTest(_, text)
-                | JavaPart::Main(_, text)
-                | JavaPart::Test(_, text) => Some(*text),
-                JavaPart::RuntimeAnalyzer(_) | JavaPart::Analyzer(_) => None,
+                JavaPart::Runtime(_, text) | JavaPart::RuntimeTest(_, text) => Some(*text),
+                JavaPart::RuntimeAnalyzer(_) => None,
             })
             .collect();
         let mut missing = Vec::new();
-        for dir in ["java", "java/connectors", "test"] {
+        for dir in ["java", "java/connectors"] {
             for (name, text) in files(dir) {
-                let own_test = dir == "test" && in_runtime(&text);
-                if !own_test
-                    && !ELSEWHERE.contains(&name.as_str())
-                    && !texts.contains(&text.as_str())
-                {
+                if !ELSEWHERE.contains(&name.as_str()) && !texts.contains(&text.as_str()) {
                     missing.push(name);
                 }
             }
@@ -325,41 +289,24 @@ mod tests {
         assert!(missing.is_empty(), "no row of parts.rs copies {missing:?}");
     }
 
-    /// The runtime's build (runtime/pom.xml) compiles runtime/java and
-    /// runtime/test but the graph's package's files: it leaves out exactly
-    /// those (and java/connectors/, the connectors' package).
+    /// The runtime's build (runtime/pom.xml) compiles and tests every file
+    /// of runtime/java and runtime/test but java/connectors/ (the
+    /// connectors' package): nothing there is a template of the graph's.
     #[test]
-    fn the_runtime_build_leaves_out_the_graphs_package() {
+    fn the_runtime_build_holds_every_class() {
         let xml = include_str!("../runtime/pom.xml");
-        let listed = |tag: &str| -> Vec<String> {
-            xml.split(&format!("<{tag}>"))
-                .skip(1)
-                .map(|rest| rest.split(&format!("</{tag}>")).next().unwrap().to_string())
-                .collect()
-        };
-        let outside = |dir: &str| -> Vec<String> {
-            files(dir)
-                .into_iter()
-                .filter(|(_, text)| !in_runtime(text))
-                .map(|(name, _)| name[dir.len() + 1..].to_string())
-                .collect()
-        };
-        let mut main = outside("java");
-        main.push("connectors/**".to_string());
-        assert_eq!(listed("exclude"), main);
-        assert_eq!(listed("testExclude"), outside("test"));
+        assert_eq!(xml.matches("<exclude>").count(), 1, "{xml}");
+        assert!(xml.contains("<exclude>connectors/**</exclude>"));
+        assert!(!xml.contains("<testExclude>"));
         assert!(xml.contains("<sourceDirectory>java</sourceDirectory>"));
         assert!(xml.contains("<testSourceDirectory>test</testSourceDirectory>"));
     }
 
-    /// The runtime's classes (package dev.svc.runtime) are copied as they
-    /// are: no placeholder, and nothing of a graph's package outside
-    /// comments. The classes that read the generated ones (the HTTP
-    /// contract's) are filled with the graph's package; a part's kind is
-    /// its file's package.
+    /// The runtime's classes and tests are package dev.svc.runtime, copied
+    /// as they are: no placeholder, and nothing of a graph's package
+    /// outside comments.
     #[test]
     fn the_runtime_package_is_copied_as_it_is() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
         let code = |text: &str| {
             text.lines()
                 .map(str::trim_start)
@@ -369,31 +316,17 @@ mod tests {
         };
         let mut classes = 0;
         for dir in ["java", "test"] {
-            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-                let path = entry.unwrap().path();
-                let Ok(text) = std::fs::read_to_string(&path) else {
-                    continue;
-                };
-                if text.starts_with("package dev.svc.runtime;\n") {
-                    classes += 1;
-                    assert!(!text.contains("__SVC_"), "{path:?} has a placeholder");
-                    assert!(!code(&text).contains("com.svc."), "{path:?} names com.svc");
-                }
+            for (name, text) in files(dir) {
+                classes += 1;
+                assert!(text.starts_with("package dev.svc.runtime;\n"), "{name}");
+                assert!(!text.contains("__SVC_"), "{name} has a placeholder");
+                assert!(!code(&text).contains("com.svc."), "{name} names com.svc");
             }
         }
-        assert!(classes > 50, "{classes}");
+        assert!(classes > 70, "{classes}");
         for part in TABLE.iter().flat_map(|row| row.parts.iter()) {
-            match part {
-                JavaPart::Runtime(name, text) | JavaPart::RuntimeTest(name, text) => {
-                    assert!(text.starts_with("package dev.svc.runtime;\n"), "{name}");
-                }
-                JavaPart::Main(path, text) | JavaPart::Test(path, text) => {
-                    assert!(
-                        text.starts_with("package com.svc.__SVC_PACKAGE__"),
-                        "{path}"
-                    );
-                }
-                JavaPart::RuntimeAnalyzer(_) | JavaPart::Analyzer(_) => {}
+            if let JavaPart::Runtime(name, text) | JavaPart::RuntimeTest(name, text) = part {
+                assert!(text.starts_with("package dev.svc.runtime;\n"), "{name}");
             }
         }
     }

@@ -129,12 +129,14 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
             // Spring 6.2's @TestBean replaces the bean: the real servers never start.
             let test_bean = w.name("org.springframework.test.context.bean.override.convention", "TestBean");
             let servers = runtime(&mut *w, "McpServers");
+            let stub = runtime(&mut *w, "McpStub");
+            let config = w.name(&format!("com.svc.{pkg}.config"), "McpConfig");
             w.line("/** The MCP servers are stubs (McpStub), started with the context. */");
             w.line(format!("@{test_bean}"));
             w.line(format!("private {servers} mcpServers;"));
             w.blank();
             w.block(format!("static {servers} mcpServers() {{"), "}", |w| {
-                w.line("return McpStub.servers();");
+                w.line(format!("return {stub}.servers({config}.SERVERS, {config}.TOOLS);"));
             });
             w.blank();
         }
@@ -466,7 +468,7 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
             }
         }
         if doc.logical.settings.mcp.expose {
-            mcp_endpoint_tests(doc, pkg, w, auth, threaded, &sample);
+            mcp_endpoint_tests(doc, w, auth, threaded, &sample);
         }
     });
     w.finish_file(&format!("package com.svc.{pkg};\n\n"))
@@ -478,7 +480,6 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
 /// methods are checked as on `/invoke`.
 fn mcp_endpoint_tests(
     doc: &Document,
-    pkg: &str,
     w: &mut CodeWriter,
     auth: bool,
     threaded: bool,
@@ -503,7 +504,7 @@ fn mcp_endpoint_tests(
         "JacksonMcpJsonMapper",
     );
     let schema = w.name("io.modelcontextprotocol.spec", "McpSchema");
-    let endpoint = w.name(&format!("com.svc.{pkg}.web"), "McpEndpoint");
+    let endpoint = runtime(w, "McpEndpoint");
     let call = |w: &mut CodeWriter, var: &str, arguments: &str| {
         w.line(format!(
             "{schema}.CallToolResult {var} = client.callTool(new {schema}.CallToolRequest(GraphState.MCP_TOOL_NAME, {arguments}, null));"

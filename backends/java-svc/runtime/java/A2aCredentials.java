@@ -1,9 +1,5 @@
-package com.svc.__SVC_PACKAGE__.web;
+package dev.svc.runtime;
 
-import com.svc.__SVC_PACKAGE__.config.AuthSettings;
-import dev.svc.runtime.Caller;
-import dev.svc.runtime.EnvFile;
-import dev.svc.runtime.SvcError;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.MessageDigest;
 import java.util.ArrayList;
@@ -26,20 +22,16 @@ import org.springframework.stereotype.Component;
  */
 @Component
 public final class A2aCredentials {
-    /** One caller of settings.a2a.tokens as compiled: the variable of its token, never the token. */
-    record Token(String subject, List<String> roles, String env, String scheme) {
-    }
-
     /** A caller found; {@code unrestricted} is the holder of the service's own credential. */
     record Identity(Caller caller, boolean unrestricted) {
         /** A skill with roles is for a caller holding any one of them. */
-        boolean mayCall(A2aEndpoint.Skill skill) {
+        boolean mayCall(A2aSpec.Skill skill) {
             return unrestricted || skill.roles().isEmpty()
                     || caller.roles().stream().anyMatch(skill.roles()::contains);
         }
 
         /** The 403 of a caller without any of the skill's roles. */
-        SvcError forbidden(A2aEndpoint.Skill skill) {
+        SvcError forbidden(A2aSpec.Skill skill) {
             String held = caller.roles().isEmpty() ? "none" : String.join(", ", caller.roles());
             return new SvcError(403, "forbidden", "the skill \"" + skill.id() + "\" is for the roles "
                     + String.join(", ", skill.roles()) + "; \"" + caller.subject() + "\" holds " + held,
@@ -66,22 +58,22 @@ public final class A2aCredentials {
     private final AuthSettings auth;
 
     /**
-     * The graph's callers (A2aAgent.TOKENS), each token read from its variable. The build's
+     * The graph's callers (A2aSpec.tokens), each token read from its variable. The build's
      * training run (TrainingRun) calls no A2A agent and has none of the variables: its
      * table is left empty, so that /a2a accepts no caller.
      */
     @Autowired
-    public A2aCredentials(AuthSettings auth) {
-        this(A2aAgent.TOKENS, Boolean.getBoolean("svc.training-run") ? List.of()
-                : load(A2aAgent.TOKENS, EnvFile::get), auth);
+    public A2aCredentials(A2aSpec agent, AuthSettings auth) {
+        this(agent.tokens(), Boolean.getBoolean("svc.training-run") ? List.of()
+                : load(agent.tokens(), EnvFile::get), auth);
     }
 
     /** The table of {@code tokens}, each read with {@code env}; without one, {@code auth}. */
-    A2aCredentials(List<Token> tokens, Function<String, String> env, AuthSettings auth) {
+    A2aCredentials(List<A2aSpec.Token> tokens, Function<String, String> env, AuthSettings auth) {
         this(tokens, load(tokens, env), auth);
     }
 
-    private A2aCredentials(List<Token> tokens, List<Entry> table, AuthSettings auth) {
+    private A2aCredentials(List<A2aSpec.Token> tokens, List<Entry> table, AuthSettings auth) {
         this.auth = auth;
         this.hasTable = !tokens.isEmpty();
         this.table = table;
@@ -99,11 +91,11 @@ public final class A2aCredentials {
      * one token, are a TokenRefused naming the entry and the variable (the service does not
      * start).
      */
-    static List<Entry> load(List<Token> tokens, Function<String, String> env) {
+    static List<Entry> load(List<A2aSpec.Token> tokens, Function<String, String> env) {
         List<Entry> table = new ArrayList<>();
         Map<String, Integer> first = new HashMap<>();
         for (int i = 0; i < tokens.size(); i++) {
-            Token t = tokens.get(i);
+            A2aSpec.Token t = tokens.get(i);
             String value = env.apply(t.env());
             if (value == null || value.isEmpty()) {
                 String how = "bearer".equals(t.scheme()) ? "as Authorization: Bearer <token>" : "in the X-API-Key header";
@@ -114,7 +106,7 @@ public final class A2aCredentials {
             byte[] digest = AuthSettings.digest(value);
             Integer j = first.putIfAbsent(HexFormat.of().formatHex(digest), i);
             if (j != null) {
-                Token other = tokens.get(j);
+                A2aSpec.Token other = tokens.get(j);
                 throw new TokenRefused("settings.a2a.tokens[" + i + "] (" + t.subject() + ", from " + t.env()
                         + ") has the same token as settings.a2a.tokens[" + j + "] (" + other.subject() + ", from "
                         + other.env() + "): give each caller a token of its own");

@@ -1,11 +1,6 @@
-package com.svc.__SVC_PACKAGE__.web;
+package dev.svc.runtime;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import dev.svc.runtime.Caller;
-import dev.svc.runtime.GraphRun;
-import dev.svc.runtime.PyJson;
-import dev.svc.runtime.SvcError;
-import dev.svc.runtime.Values;
 import jakarta.servlet.http.HttpServletRequest;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -37,15 +32,11 @@ import org.springframework.web.bind.annotation.RestController;
  * <p>Our own binding of the A2A JSON-RPC specification (Jackson): the official Java SDK on
  * Maven Central (io.github.a2asdk 1.0.0.Alpha3) speaks a draft of 1.0 that final 1.0
  * clients are refused by, and no 0.3. It is checked against the official Python and npm
- * clients (e2e {@code a2a}).
+ * clients (e2e {@code a2a}). The card and the skills are the graph's A2aSpec.
  */
 @RestController
 public class A2aEndpoint {
     static final String RPC = "/a2a";
-
-    /** A skill of the card; each runs the graph. */
-    public record Skill(String id, String name, String description, List<String> tags, List<String> roles) {
-    }
 
     private static final Set<String> SEND = Set.of("SendMessage", "message/send");
     private static final Set<String> STREAM = Set.of("SendStreamingMessage", "message/stream");
@@ -60,10 +51,12 @@ public class A2aEndpoint {
 
     private final GraphController graph;
     private final A2aCredentials credentials;
+    private final A2aSpec agent;
 
-    public A2aEndpoint(GraphController graph, A2aCredentials credentials) {
+    public A2aEndpoint(GraphController graph, A2aCredentials credentials, A2aSpec agent) {
         this.graph = graph;
         this.credentials = credentials;
+        this.agent = agent;
     }
 
     // --- the card -----------------------------------------------------------------------------
@@ -71,7 +64,7 @@ public class A2aEndpoint {
     @GetMapping({"/.well-known/agent-card.json", "/.well-known/agent.json"})
     public ResponseEntity<byte[]> card(HttpServletRequest request) throws JsonProcessingException {
         String base = request.getScheme() + "://" + request.getHeader("Host");
-        byte[] body = GraphController.JSON.writeValueAsBytes(card(base + RPC, credentials.schemes()));
+        byte[] body = GraphController.JSON.writeValueAsBytes(card(agent, base + RPC, credentials.schemes()));
         String etag = "\"" + HexFormat.of().formatHex(sha256(body), 0, 16) + "\"";
         String match = request.getHeader("If-None-Match");
         if (match != null && match.contains(etag)) {
@@ -94,14 +87,14 @@ public class A2aEndpoint {
      * the 0.3 ones for older clients. It declares the schemes /a2a accepts ("bearer",
      * "api_key"), each an alternative; a skill's roles are the scopes of its requirements.
      */
-    static Map<String, Object> card(String endpoint, List<String> schemes) {
+    static Map<String, Object> card(A2aSpec agent, String endpoint, List<String> schemes) {
         Map<String, Object> card = new LinkedHashMap<>();
-        card.put("name", A2aAgent.TITLE);
-        card.put("description", A2aAgent.DESCRIPTION);
+        card.put("name", agent.title());
+        card.put("description", agent.description());
         card.put("supportedInterfaces", List.of(
                 Map.of("url", endpoint, "protocolBinding", "JSONRPC", "protocolVersion", "1.0"),
                 Map.of("url", endpoint, "protocolBinding", "JSONRPC", "protocolVersion", "0.3")));
-        card.put("version", A2aAgent.VERSION);
+        card.put("version", agent.version());
         card.put("capabilities", Map.of("streaming", true, "pushNotifications", false));
         if (!schemes.isEmpty()) {
             Map<String, Object> declared = new LinkedHashMap<>();
@@ -114,7 +107,7 @@ public class A2aEndpoint {
         card.put("defaultInputModes", List.of("text/plain"));
         card.put("defaultOutputModes", List.of("text/plain"));
         List<Object> skills = new ArrayList<>();
-        for (Skill s : A2aAgent.SKILLS) {
+        for (A2aSpec.Skill s : agent.skills()) {
             Map<String, Object> skill = new LinkedHashMap<>();
             skill.put("id", s.id());
             skill.put("name", s.name());
@@ -225,7 +218,7 @@ public class A2aEndpoint {
             }
             Object params = call.get("params");
             if (SEND.contains(method) || STREAM.contains(method)) {
-                Skill skill = namedSkill(params);
+                A2aSpec.Skill skill = namedSkill(params);
                 if (skill != null && !caller.mayCall(skill)) {
                     return GraphController.json(403, caller.forbidden(skill).body());
                 }
@@ -293,7 +286,7 @@ public class A2aEndpoint {
     }
 
     /** The skill a message names, or null when it names none the agent has (answered later). */
-    private static Skill namedSkill(Object params) {
+    private A2aSpec.Skill namedSkill(Object params) {
         Object id = params instanceof Map<?, ?> p && p.get("message") instanceof Map<?, ?> m
                 && m.get("metadata") instanceof Map<?, ?> meta ? meta.get("skillId") : null;
         try {
@@ -315,7 +308,7 @@ public class A2aEndpoint {
         if (message.get("taskId") instanceof String task && !task.isEmpty()) {
             throw new RpcError(-32001, "no task " + PyJson.reprString(task) + ": this agent keeps no tasks");
         }
-        Skill skill = skill(message.get("metadata") instanceof Map<?, ?> m ? m.get("skillId") : null);
+        A2aSpec.Skill skill = skill(message.get("metadata") instanceof Map<?, ?> m ? m.get("skillId") : null);
         // The 403 before dispatch read the same request; as on python-svc and go, the roles
         // hold here too, whatever reaches this point.
         if (!caller.mayCall(skill)) {
@@ -346,18 +339,18 @@ public class A2aEndpoint {
     }
 
     /** The skill a message names; it may be left out when there is one. */
-    private static Skill skill(Object id) throws RpcError {
+    private A2aSpec.Skill skill(Object id) throws RpcError {
         Set<String> ids = new TreeSet<>();
-        A2aAgent.SKILLS.forEach(s -> ids.add(s.id()));
+        agent.skills().forEach(s -> ids.add(s.id()));
         String known = String.join(", ", ids);
         if (id == null || "".equals(id)) {
-            if (A2aAgent.SKILLS.size() == 1) {
-                return A2aAgent.SKILLS.get(0);
+            if (agent.skills().size() == 1) {
+                return agent.skills().get(0);
             }
             throw new RpcError(-32602, "name the skill in the message metadata, {\"skillId\": \"<id>\"}: "
                     + "this agent has " + known);
         }
-        for (Skill s : A2aAgent.SKILLS) {
+        for (A2aSpec.Skill s : agent.skills()) {
             if (s.id().equals(id)) {
                 return s;
             }
@@ -372,7 +365,7 @@ public class A2aEndpoint {
      */
     private String reply(String text, Caller caller) throws RpcError {
         Map<String, Object> input = new LinkedHashMap<>();
-        input.put(A2aAgent.INPUT_FIELD, A2aAgent.INPUT_MESSAGES
+        input.put(agent.inputField(), agent.inputMessages()
                 ? List.of(Map.of("role", "user", "content", text)) : text);
         try {
             Map<String, Object> before = new LinkedHashMap<>();

@@ -1,4 +1,4 @@
-package com.svc.__SVC_PACKAGE__.web;
+package dev.svc.runtime;
 
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;

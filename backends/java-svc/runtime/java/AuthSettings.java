@@ -1,6 +1,5 @@
-package com.svc.__SVC_PACKAGE__.config;
+package dev.svc.runtime;
 
-import com.svc.__SVC_PACKAGE__.GraphState;
 import jakarta.servlet.http.HttpServletRequest;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -10,29 +9,32 @@ import org.springframework.stereotype.Component;
 
 /**
  * The credential /invoke (and /mcp, and /a2a without a token table) requires, in the
- * scheme of security.auth: an API key in X-API-Key, or a token in Authorization: Bearer.
+ * scheme of security.auth (ServiceSpec.auth): an API key in X-API-Key, or a token in Authorization: Bearer.
  * It comes from the environment variable the graph names (application.yml maps it to
  * svc.security.key); when authentication is on and it is empty the service does not start.
  */
 @Component
 public class AuthSettings {
+    private final String scheme;
     private final byte[] keyDigest;
 
-    public AuthSettings(@Value("${svc.security.key:}") String key) {
-        if (!"none".equals(GraphState.AUTH) && key.isEmpty()) {
-            throw new IllegalStateException(missingKeyMessage());
+    public AuthSettings(ServiceSpec spec, @Value("${svc.security.key:}") String key) {
+        if (!"none".equals(spec.auth()) && key.isEmpty()) {
+            throw new IllegalStateException(missingKeyMessage(spec));
         }
-        this.keyDigest = "none".equals(GraphState.AUTH) ? null : digest(key);
+        this.scheme = spec.auth();
+        this.keyDigest = "none".equals(scheme) ? null : digest(key);
     }
 
-    public static String missingKeyMessage() {
-        String how = bearer() ? "as Authorization: Bearer <token>" : "in the X-API-Key header";
-        return GraphState.KEY_ENV + " is not set: set it to the key clients must send (" + how + "), "
+    /** Why the service does not start without its key (Application.main prints it too). */
+    public static String missingKeyMessage(ServiceSpec spec) {
+        String how = "bearer".equals(spec.auth()) ? "as Authorization: Bearer <token>" : "in the X-API-Key header";
+        return spec.keyEnv() + " is not set: set it to the key clients must send (" + how + "), "
                 + "or compile the graph with security.auth \"none\"";
     }
 
-    private static boolean bearer() {
-        return "bearer".equals(GraphState.AUTH);
+    private boolean bearer() {
+        return "bearer".equals(scheme);
     }
 
     /** Whether requests need the key (security.auth is not "none"). */
@@ -42,7 +44,7 @@ public class AuthSettings {
 
     /** The scheme clients send the key in: "api_key" or "bearer"; "none" when none is asked. */
     public String scheme() {
-        return GraphState.AUTH;
+        return scheme;
     }
 
     /** The header of a refusal: WWW-Authenticate: Bearer when bearer tokens are asked, else null. */

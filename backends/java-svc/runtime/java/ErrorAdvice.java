@@ -1,6 +1,5 @@
-package com.svc.__SVC_PACKAGE__.web;
+package dev.svc.runtime;
 
-import dev.svc.runtime.SvcError;
 import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.Set;

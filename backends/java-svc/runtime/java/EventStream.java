@@ -1,10 +1,5 @@
-package com.svc.__SVC_PACKAGE__.web;
+package dev.svc.runtime;
 
-import com.svc.__SVC_PACKAGE__.graph.MainGraph;
-import dev.svc.runtime.GraphRun;
-import dev.svc.runtime.RunEvents;
-import dev.svc.runtime.SvcError;
-import dev.svc.runtime.Tracing;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -40,11 +35,13 @@ public class EventStream implements GraphController.Streamer {
         void run(RunEvents events) throws SvcError, InterruptedException;
     }
 
-    private final MainGraph graph;
+    private final CompiledGraph.Streamed graph;
+    private final long timeoutMs;
     private final ExecutorService runner = Executors.newVirtualThreadPerTaskExecutor();
 
-    public EventStream(MainGraph graph) {
+    public EventStream(CompiledGraph.Streamed graph, ServiceSpec spec) {
         this.graph = graph;
+        this.timeoutMs = spec.requestTimeoutMs();
     }
 
     @Override
@@ -76,7 +73,7 @@ public class EventStream implements GraphController.Streamer {
      */
     private void serve(RunEvents events, Body body, java.util.function.BooleanSupplier abandon,
             HttpServletResponse response) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(MainGraph.REQUEST_TIMEOUT_MS);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         // Why this thread stopped the run, set before it does: the outcome of
         // the run's span (docs/telemetry.md), client_closed_request when the
         // client went away.
@@ -116,7 +113,7 @@ public class EventStream implements GraphController.Streamer {
                 if (left <= 0) {
                     timed = false;
                     if (abandon.getAsBoolean()) {
-                        SvcError late = SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS);
+                        SvcError late = SvcError.deadline(timeoutMs);
                         stopped.set(late);
                         events.fail(late);
                     }

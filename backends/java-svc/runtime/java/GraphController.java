@@ -1,15 +1,7 @@
-package com.svc.__SVC_PACKAGE__.web;
+package dev.svc.runtime;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.svc.__SVC_PACKAGE__.GraphState;
-import com.svc.__SVC_PACKAGE__.config.AuthSettings;
-import com.svc.__SVC_PACKAGE__.graph.MainGraph;
-import dev.svc.runtime.Caller;
-import dev.svc.runtime.GraphRun;
-import dev.svc.runtime.RequestJson;
-import dev.svc.runtime.SvcError;
-import dev.svc.runtime.Tracing;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -38,7 +30,7 @@ public class GraphController {
     static final int MAX_RESPONSE_BYTES = 4 << 20;
     static final ObjectMapper JSON = new ObjectMapper();
 
-    /** The streamed answer of a run (web/EventStream.java, on graphs with settings.streaming). */
+    /** The streamed answer of a run (EventStream, on graphs with settings.streaming). */
     public interface Streamer {
         /** Runs the validated state and writes its events to the response. */
         void answer(Map<String, Object> state, HttpServletResponse response);
@@ -47,7 +39,7 @@ public class GraphController {
         void answer(GraphRun.Event first, StreamedRun run, HttpServletResponse response);
     }
 
-    /** A run a Streamer runs and reports (a thread's: web/ThreadedInvoke.java). */
+    /** A run a Streamer runs and reports (a thread's: ThreadedInvoke). */
     public interface StreamedRun {
         /** Runs, sending its events to observer; returns its terminal event. */
         GraphRun.Event run(GraphRun.Observer observer) throws SvcError, InterruptedException;
@@ -61,7 +53,7 @@ public class GraphController {
 
     /**
      * /invoke of a graph with a checkpointer, given the body once the credential,
-     * the media type and the size are checked (web/ThreadedInvoke.java): runs on
+     * the media type and the size are checked (ThreadedInvoke): runs on
      * threads. Returns null when it answered on the response itself (a stream).
      */
     public interface Threaded {
@@ -73,7 +65,8 @@ public class GraphController {
     private record Input(Map<String, Object> state, boolean legacy) {
     }
 
-    private final MainGraph graph;
+    private final CompiledGraph graph;
+    private final ServiceSpec spec;
     private final AuthSettings auth;
     private final Streamer streamer;
     private final Threaded threaded;
@@ -81,9 +74,10 @@ public class GraphController {
     // abandoned (and interrupted) while the request is answered in time.
     private final ExecutorService runner = Executors.newVirtualThreadPerTaskExecutor();
 
-    public GraphController(MainGraph graph, AuthSettings auth, Optional<Streamer> streamer,
+    public GraphController(CompiledGraph graph, ServiceSpec spec, AuthSettings auth, Optional<Streamer> streamer,
             Optional<Threaded> threaded) {
         this.graph = graph;
+        this.spec = spec;
         this.auth = auth;
         this.streamer = streamer.orElse(null);
         this.threaded = threaded.orElse(null);
@@ -146,7 +140,7 @@ public class GraphController {
     private Input read(byte[] data) throws SvcError {
         Map<String, Object> body = parse(data);
         if (!body.containsKey("state")) {
-            return new Input(GraphState.SCHEMA.newState(legacyInput(body)), true);
+            return new Input(spec.schema().newState(legacyInput(body)), true);
         }
         if (body.size() != 1) {
             throw SvcError.badRequest("a request with `state` may not have other fields");
@@ -156,7 +150,7 @@ public class GraphController {
         }
         @SuppressWarnings("unchecked")
         Map<String, Object> state = (Map<String, Object>) body.get("state");
-        return new Input(GraphState.SCHEMA.newState(state), false);
+        return new Input(spec.schema().newState(state), false);
     }
 
     private static Map<String, Object> legacyOutput(GraphRun run) {
@@ -181,7 +175,7 @@ public class GraphController {
     }
 
     /** The legacy forms {"input": "..."} and {"query": "..."}. */
-    private static Map<String, Object> legacyInput(Map<String, Object> body) throws SvcError {
+    private Map<String, Object> legacyInput(Map<String, Object> body) throws SvcError {
         if (body.size() != 1 || !(body.containsKey("input") || body.containsKey("query"))) {
             throw SvcError.badRequest("send {\"state\": {...}}, or the legacy {\"input\": \"...\"} or {\"query\": \"...\"}");
         }
@@ -189,11 +183,11 @@ public class GraphController {
         if (!(text instanceof String)) {
             throw SvcError.badRequest("the legacy `input` or `query` must be a string");
         }
-        if (GraphState.LEGACY_INPUT_FIELD == null) {
+        if (spec.legacyInputField() == null) {
             throw SvcError.badRequest("this graph has no required string field for a legacy `input`");
         }
         Map<String, Object> input = new LinkedHashMap<>();
-        input.put(GraphState.LEGACY_INPUT_FIELD, text);
+        input.put(spec.legacyInputField(), text);
         return input;
     }
 
@@ -203,7 +197,7 @@ public class GraphController {
      * run that pauses at a hitl node fails (execution_error): only /invoke can resume.
      */
     Map<String, Object> runState(Map<String, Object> input) throws SvcError {
-        return runWithDeadline(GraphState.SCHEMA.newState(input)).state();
+        return runWithDeadline(spec.schema().newState(input)).state();
     }
 
     /**
@@ -213,7 +207,7 @@ public class GraphController {
      */
     GraphRun runValidated(Map<String, Object> input, java.util.function.Consumer<Map<String, Object>> before,
             Caller caller) throws SvcError {
-        Map<String, Object> state = GraphState.SCHEMA.newState(input);
+        Map<String, Object> state = spec.schema().newState(input);
         before.accept(state);
         return runWithDeadline(state, caller);
     }
@@ -226,20 +220,20 @@ public class GraphController {
     private GraphRun runWithDeadline(Map<String, Object> state, Caller caller) throws SvcError {
         Future<GraphRun> future = runner.submit(Tracing.run(Caller.bind(caller, () -> graph.run(state))));
         try {
-            return future.get(MainGraph.REQUEST_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            return future.get(spec.requestTimeoutMs(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             future.cancel(true);
-            throw SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS);
+            throw SvcError.deadline(spec.requestTimeoutMs());
         } catch (InterruptedException e) {
             future.cancel(true);
             Thread.currentThread().interrupt();
-            throw SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS);
+            throw SvcError.deadline(spec.requestTimeoutMs());
         } catch (ExecutionException e) {
             if (e.getCause() instanceof SvcError svc) {
                 throw svc;
             }
             if (e.getCause() instanceof InterruptedException) {
-                throw SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS);
+                throw SvcError.deadline(spec.requestTimeoutMs());
             }
             throw new SvcError(500, "execution_error", "the run failed", null);
         }

@@ -1,11 +1,6 @@
-package com.svc.__SVC_PACKAGE__.web;
+package dev.svc.runtime;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.svc.__SVC_PACKAGE__.GraphState;
-import com.svc.__SVC_PACKAGE__.config.AuthSettings;
-import dev.svc.runtime.StateSchema;
-import dev.svc.runtime.SvcError;
-import dev.svc.runtime.Values;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -33,7 +28,7 @@ import org.springframework.web.bind.annotation.RestController;
  * contract's envelopes; GET and DELETE are 405 (Allow: POST), as there is no stream to
  * open and no session to end.
  *
- * <p>The tool is named GraphState.MCP_TOOL_NAME (settings.mcp.toolName, else the graph's
+ * <p>The tool is named ServiceSpec.mcpToolName (settings.mcp.toolName, else the graph's
  * id); its input schema is the state's, its arguments run as /invoke runs {"state": ...},
  * and its result is the final state as structured content and as JSON text. A failed run
  * is an error result ({@code isError}) carrying the contract's error envelope.
@@ -46,7 +41,7 @@ public class McpEndpoint {
     private final AuthSettings auth;
     private final HttpServletStatelessServerTransport transport;
 
-    public McpEndpoint(GraphController graph, AuthSettings auth) {
+    public McpEndpoint(GraphController graph, AuthSettings auth, ServiceSpec spec) {
         this.graph = graph;
         this.auth = auth;
         JacksonMcpJsonMapper json = new JacksonMcpJsonMapper(GraphController.JSON);
@@ -56,15 +51,15 @@ public class McpEndpoint {
                 .messageEndpoint(PATH)
                 .maxRequestSize(GraphController.MAX_REQUEST_BYTES)
                 .build();
-        McpSchema.Tool tool = McpSchema.Tool.builder(GraphState.MCP_TOOL_NAME, stateSchema(GraphState.SCHEMA, false))
-                .description("Runs the graph \"" + GraphState.NAME
+        McpSchema.Tool tool = McpSchema.Tool.builder(spec.mcpToolName(), stateSchema(spec.schema(), false))
+                .description("Runs the graph \"" + spec.graphId()
                         + "\": the arguments are its input state, the result is its final state.")
-                .outputSchema(stateSchema(GraphState.SCHEMA, true))
+                .outputSchema(stateSchema(spec.schema(), true))
                 .build();
         // Building the server hands the transport its handler.
         McpServer.sync(transport)
                 .jsonMapper(json)
-                .serverInfo(GraphState.NAME, GraphState.VERSION)
+                .serverInfo(spec.graphId(), spec.version())
                 .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
                 // The state is checked by the graph's own rules (invalid_state, details.field),
                 // not by the SDK's schema validation, whose refusal is a bare text.

@@ -1,9 +1,7 @@
-package com.svc.__SVC_PACKAGE__.web;
+package dev.svc.runtime;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.management.HotSpotDiagnosticMXBean;
-import com.svc.__SVC_PACKAGE__.config.AuthSettings;
-import dev.svc.runtime.SvcError;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;

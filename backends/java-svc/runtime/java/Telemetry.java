@@ -1,11 +1,7 @@
-package com.svc.__SVC_PACKAGE__.config;
+package dev.svc.runtime;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.svc.__SVC_PACKAGE__.graph.MainGraph;
-import dev.svc.runtime.Interrupt;
-import dev.svc.runtime.SvcError;
-import dev.svc.runtime.Tracing;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
@@ -102,6 +98,12 @@ public class Telemetry {
         return value != null && "true".equalsIgnoreCase(value.strip());
     }
 
+    private final ServiceSpec spec;
+
+    public Telemetry(ServiceSpec spec) {
+        this.spec = spec;
+    }
+
     @Bean(destroyMethod = "")
     OpenTelemetrySdk openTelemetry() {
         if (sdkDisabled()) {
@@ -124,7 +126,7 @@ public class Telemetry {
                 "otel.bsp.max.export.batch.size", "2048"));
         String attributes = System.getenv().getOrDefault("OTEL_RESOURCE_ATTRIBUTES", "");
         if (!attributes.matches("(^|.*,)\\s*service\\.name\\s*=.*")) {
-            defaults.put("otel.service.name", MainGraph.GRAPH_ID);
+            defaults.put("otel.service.name", spec.graphId());
         }
         OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
                 .addPropertiesSupplier(() -> defaults)
@@ -135,7 +137,7 @@ public class Telemetry {
         // what a tracing backend must not.
         boolean content = "true".equalsIgnoreCase(
                 System.getenv().getOrDefault("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip());
-        Tracing.install(new OtelTracer(sdk, content));
+        Tracing.install(new OtelTracer(sdk, content, spec));
         return sdk;
     }
 
@@ -251,9 +253,11 @@ public class Telemetry {
         private final LongHistogram tokens;
         private final DoubleHistogram modelDuration;
         private final boolean content;
+        private final ServiceSpec spec;
 
-        OtelTracer(OpenTelemetrySdk sdk, boolean content) {
+        OtelTracer(OpenTelemetrySdk sdk, boolean content, ServiceSpec spec) {
             this.content = content;
+            this.spec = spec;
             tracer = sdk.getTracer("svc");
             propagator = sdk.getPropagators().getTextMapPropagator();
             Meter meter = sdk.getMeter("svc");
@@ -279,14 +283,14 @@ public class Telemetry {
             Attributes attributes;
             switch (op) {
                 case WORKFLOW -> {
-                    spanName = "invoke_workflow " + MainGraph.GRAPH_ID;
-                    attributes = Attributes.of(OPERATION, "invoke_workflow", WORKFLOW, MainGraph.GRAPH_ID);
+                    spanName = "invoke_workflow " + spec.graphId();
+                    attributes = Attributes.of(OPERATION, "invoke_workflow", WORKFLOW, spec.graphId());
                 }
                 case NODE -> {
-                    if (!MainGraph.TRACE_NODES) {
+                    if (!spec.traceNodes()) {
                         return NO_SPAN;
                     }
-                    String nodeKind = MainGraph.NODE_KINDS.getOrDefault(name, "node");
+                    String nodeKind = spec.nodeKinds().getOrDefault(name, "node");
                     spanName = nodeKind + " " + name;
                     attributes = Attributes.of(NODE_ID, name, NODE_KIND, nodeKind);
                 }
@@ -383,7 +387,7 @@ public class Telemetry {
                 double seconds = (System.nanoTime() - started) / 1e9;
                 String result = outcome.isEmpty() ? "ok" : outcome;
                 switch (op) {
-                    case WORKFLOW -> runs.add(1, Attributes.of(WORKFLOW, MainGraph.GRAPH_ID, OUTCOME, result));
+                    case WORKFLOW -> runs.add(1, Attributes.of(WORKFLOW, spec.graphId(), OUTCOME, result));
                     case NODE -> nodeDuration.record(seconds,
                             Attributes.of(NODE_KIND, attributes.get(NODE_KIND), OUTCOME, result));
                     case CHAT -> modelDuration.record(seconds, outcome.isEmpty() ? attributes

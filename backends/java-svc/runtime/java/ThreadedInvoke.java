@@ -1,13 +1,5 @@
-package com.svc.__SVC_PACKAGE__.web;
+package dev.svc.runtime;
 
-import com.svc.__SVC_PACKAGE__.GraphState;
-import com.svc.__SVC_PACKAGE__.graph.MainGraph;
-import dev.svc.runtime.GraphRun;
-import dev.svc.runtime.RequestJson;
-import dev.svc.runtime.SvcError;
-import dev.svc.runtime.ThreadRun;
-import dev.svc.runtime.Threads;
-import dev.svc.runtime.Tracing;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.util.Map;
@@ -30,15 +22,18 @@ import org.springframework.stereotype.Component;
  */
 @Component
 public class ThreadedInvoke implements GraphController.Threaded {
-    private final MainGraph graph;
+    private final ThreadRun.Graph graph;
+    private final ServiceSpec spec;
     private final Threads threads;
     private final GraphController.Streamer streamer;
     // As GraphController's: a run past its deadline can be abandoned while the
     // request is answered in time.
     private final ExecutorService runner = Executors.newVirtualThreadPerTaskExecutor();
 
-    public ThreadedInvoke(MainGraph graph, Threads threads, Optional<GraphController.Streamer> streamer) {
+    public ThreadedInvoke(ThreadRun.Graph graph, ServiceSpec spec, Threads threads,
+            Optional<GraphController.Streamer> streamer) {
         this.graph = graph;
+        this.spec = spec;
         this.threads = threads;
         this.streamer = streamer.orElse(null);
     }
@@ -52,13 +47,13 @@ public class ThreadedInvoke implements GraphController.Threaded {
             throws SvcError {
         Request req = parse(body);
         ThreadRun thread = req.resuming()
-                ? ThreadRun.resume(threads, GraphState.SCHEMA, req.threadId(), req.resume())
-                : ThreadRun.start(threads, GraphState.SCHEMA, req.threadId(), req.state(), MainGraph.ENTRY);
+                ? ThreadRun.resume(threads, spec.schema(), req.threadId(), req.resume())
+                : ThreadRun.start(threads, spec.schema(), req.threadId(), req.state(), spec.entry());
         if (streamer != null && GraphController.wantsEvents(request.getHeader("Accept"))) {
             streamer.answer(thread.first(), new GraphController.StreamedRun() {
                 @Override
                 public GraphRun.Event run(GraphRun.Observer observer) throws SvcError, InterruptedException {
-                    return thread.run(graph::run, observer).event();
+                    return thread.run(graph, observer).event();
                 }
 
                 @Override
@@ -117,14 +112,14 @@ public class ThreadedInvoke implements GraphController.Threaded {
      * its answer, after at most a store step).
      */
     private ThreadRun.Outcome runWithDeadline(ThreadRun run) throws SvcError {
-        Future<ThreadRun.Outcome> future = runner.submit(Tracing.run(() -> run.run(graph::run, null)));
+        Future<ThreadRun.Outcome> future = runner.submit(Tracing.run(() -> run.run(graph, null)));
         try {
             try {
-                return future.get(MainGraph.REQUEST_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                return future.get(spec.requestTimeoutMs(), TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {
                 if (run.abandon()) {
                     future.cancel(true);
-                    throw SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS);
+                    throw SvcError.deadline(spec.requestTimeoutMs());
                 }
                 return future.get();
             }
@@ -132,13 +127,13 @@ public class ThreadedInvoke implements GraphController.Threaded {
             run.abandon();
             future.cancel(true);
             Thread.currentThread().interrupt();
-            throw SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS);
+            throw SvcError.deadline(spec.requestTimeoutMs());
         } catch (ExecutionException e) {
             if (e.getCause() instanceof SvcError svc) {
                 throw svc;
             }
             if (e.getCause() instanceof InterruptedException) {
-                throw SvcError.deadline(MainGraph.REQUEST_TIMEOUT_MS);
+                throw SvcError.deadline(spec.requestTimeoutMs());
             }
             throw new SvcError(500, "execution_error", "the run failed", null);
         }

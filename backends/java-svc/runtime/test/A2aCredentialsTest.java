@@ -1,4 +1,4 @@
-package com.svc.__SVC_PACKAGE__.web;
+package dev.svc.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -6,10 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.svc.__SVC_PACKAGE__.GraphState;
-import com.svc.__SVC_PACKAGE__.config.AuthSettings;
-import dev.svc.runtime.Caller;
-import dev.svc.runtime.SvcError;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,18 +17,28 @@ import org.springframework.mock.web.MockHttpServletRequest;
 /**
  * Who may call /a2a (A2aCredentials), on a table of its own: each caller by its scheme, the
  * service's own key refused once there is a table, roles limiting the skills (403 forbidden
- * naming the skill), the start-up refusals, and the caller bound to the run's thread.
+ * naming the skill), the start-up refusals, the caller bound to the run's thread, and the
+ * card's security declarations.
  */
 class A2aCredentialsTest {
-    private static final List<A2aCredentials.Token> TABLE = List.of(
-            new A2aCredentials.Token("alice", List.of("billing"), "ALICE_TOKEN", "bearer"),
-            new A2aCredentials.Token("bob", List.of("support"), "BOB_KEY", "api_key"));
+    private static final List<A2aSpec.Token> TABLE = List.of(
+            new A2aSpec.Token("alice", List.of("billing"), "ALICE_TOKEN", "bearer"),
+            new A2aSpec.Token("bob", List.of("support"), "BOB_KEY", "api_key"));
     private static final Map<String, String> ENV = Map.of("ALICE_TOKEN", "alice-tok", "BOB_KEY", "bob-key");
-    private static final A2aEndpoint.Skill OPEN =
-            new A2aEndpoint.Skill("open", "Open", "Open", List.of("open"), List.of());
-    private static final A2aEndpoint.Skill REFUND =
-            new A2aEndpoint.Skill("refund", "Refund", "Refund", List.of("refund"), List.of("billing", "finance"));
+    private static final A2aSpec.Skill OPEN =
+            new A2aSpec.Skill("open", "Open", "Open", List.of("open"), List.of());
+    private static final A2aSpec.Skill REFUND =
+            new A2aSpec.Skill("refund", "Refund", "Refund", List.of("refund"), List.of("billing", "finance"));
     private static final String KEY = "a2a-service-key-7d1";
+    private static final A2aSpec AGENT = new A2aSpec("Desk", "Answers.", "1.0.0", "question", false,
+            List.of(OPEN, REFUND), TABLE);
+
+    /** The service's own credential in {@code auth}'s scheme. */
+    private static AuthSettings auth(String auth) {
+        ServiceSpec spec = new ServiceSpec("desk", "1.0.0", auth, "SVC_API_KEY", new StateSchema(List.of()), null,
+                30000, null, null, false, Map.of());
+        return new AuthSettings(spec, KEY);
+    }
 
     private static MockHttpServletRequest request(String header, String value) {
         MockHttpServletRequest request = new MockHttpServletRequest("POST", "/a2a");
@@ -43,7 +49,7 @@ class A2aCredentialsTest {
     }
 
     private static A2aCredentials table() {
-        return new A2aCredentials(TABLE, ENV::get, new AuthSettings(KEY));
+        return new A2aCredentials(TABLE, ENV::get, auth("api_key"));
     }
 
     @Test
@@ -65,7 +71,7 @@ class A2aCredentialsTest {
         // Made so, the credentials are not made at all: the service does not start
         // (A2aStartFailureAnalyzer prints the reason).
         String reason = e.getMessage();
-        e = assertThrows(A2aCredentials.TokenRefused.class, () -> new A2aCredentials(TABLE, same::get, new AuthSettings(KEY)));
+        e = assertThrows(A2aCredentials.TokenRefused.class, () -> new A2aCredentials(TABLE, same::get, auth("api_key")));
         assertEquals(reason, e.getMessage());
     }
 
@@ -86,7 +92,7 @@ class A2aCredentialsTest {
                 {"X-API-Key", "alice-tok"}, {"Authorization", "alice-tok"}}) {
             assertNull(credentials.identify(request(refused[0], refused[1])), refused[0] + ": " + refused[1]);
         }
-        A2aCredentials keys = new A2aCredentials(TABLE.subList(1, 2), ENV::get, new AuthSettings(KEY));
+        A2aCredentials keys = new A2aCredentials(TABLE.subList(1, 2), ENV::get, auth("bearer"));
         assertEquals(List.of("api_key"), keys.schemes());
         assertNull(keys.challenge());
     }
@@ -108,22 +114,27 @@ class A2aCredentialsTest {
     }
 
     @Test
-    void withoutATableTheServiceKeyOrAnyone() {
-        A2aCredentials credentials = new A2aCredentials(List.of(), Map.<String, String>of()::get, new AuthSettings(KEY));
-        if ("none".equals(GraphState.AUTH)) {
-            assertEquals(List.of(), credentials.schemes());
-            A2aCredentials.Identity anyone = credentials.identify(request(null, null));
-            assertEquals(new Caller("anonymous", List.of()), anyone.caller());
-            assertFalse(anyone.mayCall(REFUND));
-            return;
+    void withoutATableAnyone() {
+        A2aCredentials credentials = new A2aCredentials(List.of(), Map.<String, String>of()::get, auth("none"));
+        assertEquals(List.of(), credentials.schemes());
+        A2aCredentials.Identity anyone = credentials.identify(request(null, null));
+        assertEquals(new Caller("anonymous", List.of()), anyone.caller());
+        assertFalse(anyone.mayCall(REFUND));
+    }
+
+    @Test
+    void withoutATableTheServiceKey() {
+        for (String scheme : List.of("api_key", "bearer")) {
+            A2aCredentials credentials = new A2aCredentials(List.of(), Map.<String, String>of()::get, auth(scheme));
+            String header = "bearer".equals(scheme) ? "Authorization" : "X-API-Key";
+            String value = "bearer".equals(scheme) ? "Bearer " + KEY : KEY;
+            assertEquals(List.of(scheme), credentials.schemes());
+            assertNull(credentials.identify(request(null, null)), scheme);
+            A2aCredentials.Identity service = credentials.identify(request(header, value));
+            assertEquals(new Caller("service", List.of()), service.caller());
+            assertTrue(service.unrestricted() && service.mayCall(REFUND));
+            assertNull(credentials.identify(request(header, "wrong")));
         }
-        String header = "bearer".equals(GraphState.AUTH) ? "Authorization" : "X-API-Key";
-        String value = "bearer".equals(GraphState.AUTH) ? "Bearer " + KEY : KEY;
-        assertEquals(List.of(GraphState.AUTH), credentials.schemes());
-        A2aCredentials.Identity service = credentials.identify(request(header, value));
-        assertEquals(new Caller("service", List.of()), service.caller());
-        assertTrue(service.unrestricted() && service.mayCall(REFUND));
-        assertNull(credentials.identify(request(header, "wrong")));
     }
 
     @Test
@@ -144,13 +155,13 @@ class A2aCredentialsTest {
 
     @Test
     void theCardDeclaresTheTablesSchemes() {
-        Map<String, Object> card = A2aEndpoint.card("http://127.0.0.1/a2a", table().schemes());
+        Map<String, Object> card = A2aEndpoint.card(AGENT, "http://127.0.0.1/a2a", table().schemes());
         assertEquals(List.of("bearer", "api_key"), List.copyOf(((Map<?, ?>) card.get("securitySchemes")).keySet()));
         assertEquals(List.of(Map.of("schemes", Map.of("bearer", Map.of())), Map.of("schemes", Map.of("api_key", Map.of()))),
                 card.get("securityRequirements"));
         for (Object s : (List<?>) card.get("skills")) {
             Map<?, ?> skill = (Map<?, ?>) s;
-            List<String> roles = A2aAgent.SKILLS.stream().filter(k -> k.id().equals(skill.get("id")))
+            List<String> roles = AGENT.skills().stream().filter(k -> k.id().equals(skill.get("id")))
                     .findFirst().orElseThrow().roles();
             Object expected = roles.isEmpty() ? null : List.of(
                     Map.of("schemes", Map.of("bearer", Map.of("list", roles))),

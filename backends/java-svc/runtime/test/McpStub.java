@@ -1,9 +1,7 @@
-package com.svc.__SVC_PACKAGE__;
+package dev.svc.runtime;
 
 import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.svc.__SVC_PACKAGE__.config.McpConfig;
-import dev.svc.runtime.McpServers;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
@@ -16,35 +14,41 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import org.slf4j.LoggerFactory;
 
 /**
- * A stand-in for the graph's MCP servers in the project's tests: each server is this
- * class over stdio (a child JVM), and every MCP tool of the graph answers with what it
- * was called with: {"tool": name, "arguments": {...}}.
+ * A stand-in for the graph's MCP servers in the project's tests (GraphHttpTests): each
+ * server is this class over stdio (a child JVM), and every MCP tool of the graph answers
+ * with what it was called with: {"tool": name, "arguments": {...}}.
  */
-final class McpStub {
+public final class McpStub {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private McpStub() {
     }
 
-    /** The graph's servers, each replaced by the stub; their sessions open (and are checked) here. */
-    static McpServers servers() {
+    /**
+     * The graph's {@code declared} servers, each replaced by the stub serving every tool of
+     * {@code tools} (McpConfig's); their sessions open (and are checked) here.
+     */
+    public static McpServers servers(List<McpServers.Server> declared, Map<String, Set<String>> tools) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> args = List.of("-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                McpStub.class.getName());
-        McpServers servers = new McpServers(McpConfig.SERVERS.stream()
+        List<String> args = new ArrayList<>(List.of("-XX:TieredStopAtLevel=1", "-cp",
+                System.getProperty("java.class.path"), McpStub.class.getName()));
+        tools.values().forEach(args::addAll);
+        McpServers servers = new McpServers(declared.stream()
                 .map(s -> McpServers.Server.stdio(s.id(), java, args, Map.of(), 30000))
-                .toList(), McpConfig.TOOLS);
+                .toList(), tools);
         servers.start();
         return servers;
     }
 
-    /** Serves every tool the graph names over stdin and stdout until the client closes them. */
+    /** Serves the tools {@code args} names over stdin and stdout until the client closes them. */
     public static void main(String[] args) throws Exception {
         // stdout carries the protocol: everything else printed goes to stderr.
         PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), true);
@@ -60,8 +64,7 @@ final class McpStub {
                 return n;
             }
         };
-        TreeSet<String> names = new TreeSet<>();
-        McpConfig.TOOLS.values().forEach(names::addAll);
+        TreeSet<String> names = new TreeSet<>(List.of(args));
         McpServer.sync(new StdioServerTransportProvider(new JacksonMcpJsonMapper(JSON), stdin, protocol))
                 .serverInfo("svc-test-stub", "1")
                 .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())

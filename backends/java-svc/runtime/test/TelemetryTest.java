@@ -1,4 +1,4 @@
-package com.svc.__SVC_PACKAGE__.config;
+package dev.svc.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,10 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.svc.__SVC_PACKAGE__.graph.MainGraph;
-import dev.svc.runtime.Interrupt;
-import dev.svc.runtime.SvcError;
-import dev.svc.runtime.Tracing;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
@@ -26,6 +22,7 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -37,6 +34,12 @@ import org.springframework.mock.web.MockHttpServletResponse;
 
 /** The spans of docs/telemetry.md, read back from the SDK's in-memory exporter. */
 class TelemetryTest {
+    /** A graph whose node "a-node" is an llm node, traced per node or not. */
+    private static ServiceSpec spec(boolean traceNodes) {
+        return new ServiceSpec("triage", "1.0.0", "none", "SVC_API_KEY", new StateSchema(List.of()), null, 30000,
+                null, null, traceNodes, Map.of("a-node", "llm"));
+    }
+
     private static final ObjectMapper JSON = new ObjectMapper();
     private final InMemorySpanExporter exporter = InMemorySpanExporter.create();
     private final InMemoryMetricReader metrics = InMemoryMetricReader.create();
@@ -50,7 +53,7 @@ class TelemetryTest {
                 .setMeterProvider(SdkMeterProvider.builder().registerMetricReader(metrics).build())
                 .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
                 .build();
-        Tracing.install(new Telemetry.OtelTracer(sdk, false));
+        Tracing.install(new Telemetry.OtelTracer(sdk, false, spec(true)));
     }
 
     @AfterEach
@@ -64,8 +67,8 @@ class TelemetryTest {
                 .collect(Collectors.toMap(SpanData::getName, Function.identity()));
     }
 
-    @Test
-    void aFailedRunIsAnErrorSpanWithTheEnvelopesCode() {
+    /** Runs a node that calls a model and fails. */
+    private static Exception failedRun() {
         Exception thrown = null;
         try {
             Tracing.run(() -> {
@@ -79,15 +82,16 @@ class TelemetryTest {
         } catch (Exception e) {
             thrown = e;
         }
+        return thrown;
+    }
+
+    @Test
+    void aFailedRunIsAnErrorSpanWithTheEnvelopesCode() {
+        Exception thrown = failedRun();
         assertTrue(thrown instanceof SvcError, String.valueOf(thrown));
         Map<String, SpanData> s = spans();
-        SpanData run = s.get("invoke_workflow " + MainGraph.GRAPH_ID);
-        String nodeName = MainGraph.NODE_KINDS.getOrDefault("a-node", "node") + " a-node";
-        if (!MainGraph.TRACE_NODES) {
-            assertEquals(2, s.size(), s.keySet().toString());
-            return;
-        }
-        SpanData node = s.get(nodeName);
+        SpanData run = s.get("invoke_workflow triage");
+        SpanData node = s.get("llm a-node");
         SpanData chat = s.get("chat some-model");
         assertEquals(run.getSpanId(), node.getParentSpanId(), s.keySet().toString());
         assertEquals(node.getSpanId(), chat.getParentSpanId());
@@ -100,9 +104,16 @@ class TelemetryTest {
     }
 
     @Test
+    void withoutTraceNodesNoNodeSpans() {
+        Tracing.install(new Telemetry.OtelTracer(sdk, false, spec(false)));
+        failedRun();
+        assertEquals(Set.of("invoke_workflow triage", "chat some-model"), spans().keySet());
+    }
+
+    @Test
     void theServerSpanContinuesTheCallersTraceAndCallsCarryIt() throws Exception {
         String[] sent = new String[1];
-        var filter = new Telemetry().serverSpans(sdk).getFilter();
+        var filter = new Telemetry(spec(true)).serverSpans(sdk).getFilter();
         MockHttpServletRequest request = new MockHttpServletRequest("POST", "/invoke");
         request.addHeader("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
         filter.doFilter(request, new MockHttpServletResponse(), new MockFilterChain(new jakarta.servlet.http.HttpServlet() {
@@ -134,7 +145,7 @@ class TelemetryTest {
                 "content", "yo"))), "usage", Map.of("prompt_tokens", 3, "completion_tokens", 1));
         for (boolean content : List.of(false, true)) {
             exporter.reset();
-            Tracing.install(new Telemetry.OtelTracer(sdk, content));
+            Tracing.install(new Telemetry.OtelTracer(sdk, content, spec(true)));
             try (Tracing.Span chat = Tracing.start(Tracing.Op.CHAT, "m")) {
                 chat.reply(messages, reply);
             }
@@ -157,7 +168,7 @@ class TelemetryTest {
         Tracing.install(null);
         System.setProperty("otel.sdk.disabled", "TRUE");
         try {
-            Telemetry telemetry = new Telemetry();
+            Telemetry telemetry = new Telemetry(spec(true));
             OpenTelemetrySdk off = telemetry.openTelemetry();
             assertFalse(telemetry.serverSpans(off).isEnabled(), "the server-span filter is registered");
             // No tracer: a run is its task itself, not wrapped in a span.
@@ -175,7 +186,7 @@ class TelemetryTest {
             Tracing.paused(new Interrupt("review", "approved", Map.of("question", "ok?"), Map.of()));
             return null;
         }).call();
-        SpanData run = spans().get("invoke_workflow " + MainGraph.GRAPH_ID);
+        SpanData run = spans().get("invoke_workflow triage");
         assertEquals(StatusCode.UNSET, run.getStatus().getStatusCode());
         assertNull(run.getAttributes().get(AttributeKey.stringKey("error.type")));
         List<String> outcomes = metrics.collectAllMetrics().stream()

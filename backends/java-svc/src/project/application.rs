@@ -1,14 +1,52 @@
-//! `Application.java`, the Spring Boot entry point.
+//! `Application.java`, the Spring Boot entry point, and the graph's
+//! `ServiceSpec` bean: what the runtime's HTTP contract reads of it.
 
 use svc_backend_sdk::ir::{CheckpointerKind, Document};
 use svc_backend_sdk::writer::CodeWriter;
 
-use crate::java::runtime;
+use crate::java::{quote, runtime};
+
+/// The arguments of the graph's `new ServiceSpec(...)`, two lines of
+/// them, from GraphState's and MainGraph's constants; what a feature the
+/// graph does not use would read is null (or false, or empty).
+fn service_spec(w: &mut CodeWriter, doc: &Document, pkg: &str) -> [String; 2] {
+    let s = &doc.logical.settings;
+    let main_graph = w.name(&format!("com.svc.{pkg}.graph"), "MainGraph");
+    let entry = if s.checkpointer.kind != CheckpointerKind::None {
+        format!("{main_graph}.ENTRY")
+    } else {
+        "null".to_string()
+    };
+    let tool = if s.mcp.expose {
+        "GraphState.MCP_TOOL_NAME"
+    } else {
+        "null"
+    };
+    let (trace_nodes, node_kinds) = if s.tracing.enabled {
+        (
+            format!("{main_graph}.TRACE_NODES"),
+            format!("{main_graph}.NODE_KINDS"),
+        )
+    } else {
+        let map = w.name("java.util", "Map");
+        ("false".to_string(), format!("{map}.of()"))
+    };
+    [
+        format!(
+            "{}, {}, GraphState.AUTH, GraphState.KEY_ENV, GraphState.SCHEMA,",
+            quote(&doc.id),
+            quote(&doc.version)
+        ),
+        format!("GraphState.LEGACY_INPUT_FIELD, {main_graph}.REQUEST_TIMEOUT_MS, {entry}, {tool}, {trace_nodes}, {node_kinds}"),
+    ]
+}
 
 pub(super) fn application_java(doc: &Document, pkg: &str) -> String {
     let threaded = doc.logical.settings.checkpointer.kind != CheckpointerKind::None;
     let mut w = CodeWriter::java();
-    let auth_settings = w.name(&format!("com.svc.{pkg}.config"), "AuthSettings");
+    let auth_settings = runtime(&mut w, "AuthSettings");
+    let spec = runtime(&mut w, "ServiceSpec");
+    let bean = w.name("org.springframework.context.annotation", "Bean");
     let env_file = runtime(&mut w, "EnvFile");
     let training_run = runtime(&mut w, "TrainingRun");
     let path = w.name("java.nio.file", "Path");
@@ -35,7 +73,7 @@ pub(super) fn application_java(doc: &Document, pkg: &str) -> String {
             w.block(check, "}", |w| {
                 w.line("// Never fall back to \"no auth\": a missing key stops the service.")
                     .line(format!(
-                        "System.err.println(\"error: \" + {auth_settings}.missingKeyMessage());"
+                        "System.err.println(\"error: \" + {auth_settings}.missingKeyMessage(serviceSpec()));"
                     ))
                     .line("System.exit(1);");
             });
@@ -72,6 +110,14 @@ pub(super) fn application_java(doc: &Document, pkg: &str) -> String {
                     "{training_run}.exercise(context, GraphState.AUTH, {env_file}.get(GraphState.KEY_ENV));"
                 ));
             });
+        });
+        w.blank();
+        w.line("/** The graph as the runtime's HTTP contract serves it. */");
+        w.line(format!("@{bean}"));
+        let [head, tail] = service_spec(w, doc, pkg);
+        w.block(format!("static {spec} serviceSpec() {{"), "}", |w| {
+            w.line(format!("return new {spec}({head}"));
+            w.indent().indent().line(format!("{tail});")).dedent().dedent();
         });
     });
     w.finish_file(&format!("package com.svc.{pkg};\n\n"))

@@ -6,7 +6,7 @@
 //! McpArguments.java, McpTool.java; the servers of all graphs, a
 //! subgraph's child's by registered name, are declared in the generated
 //! `config/McpConfig.java` and opened before the service listens), and
-//! `settings.mcp.expose` (web/McpEndpoint.java).
+//! `settings.mcp.expose` (runtime/McpEndpoint.java).
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -2,11 +2,10 @@
 
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::parts::{self, Use};
-use svc_backend_sdk::runtime_files::fill;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
-use crate::java::{package_segment, RUNTIME_DIR, RUNTIME_PACKAGE, RUNTIME_TEST_DIR};
+use crate::java::{package_segment, runtime, RUNTIME_DIR, RUNTIME_PACKAGE, RUNTIME_TEST_DIR};
 use crate::parts::JavaPart;
 use crate::scope::all_graphs;
 use crate::{graph, nodes, tests};
@@ -50,6 +49,17 @@ const WRAPPER_PROPERTIES: &str =
     include_str!("../../runtime/.mvn/wrapper/maven-wrapper.properties");
 const GITIGNORE: &str = include_str!("../../runtime/gitignore");
 
+/// `META-INF/spring/...AutoConfiguration.imports`: the runtime's beans,
+/// whichever of its classes the project holds (ServiceAutoConfiguration).
+fn auto_configuration() -> File {
+    let mut w = CodeWriter::text("  ");
+    w.line(format!("{RUNTIME_PACKAGE}.ServiceAutoConfiguration"));
+    File::text(
+        "src/main/resources/META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports",
+        w.finish(),
+    )
+}
+
 /// `META-INF/spring.factories`: each of `analyzers` (full class names)
 /// prints a failed start (an MCP server out of reach, an A2A caller's unset
 /// token) as Spring Boot prints one.
@@ -65,19 +75,37 @@ fn spring_factories(analyzers: &[String]) -> File {
 /// Spring Boot version of generated projects.
 pub const SPRING_BOOT: &str = "3.5.16";
 
-/// The graph's test cases (svc test's NAME.tests.json) as JUnit runs them.
-const CASES_TEST: &str = include_str!("../../runtime/test/SvcCasesTests.java");
+/// The runtime's runner of a graph's test cases (svc test's NAME.tests.json).
+const CASES_RUNNER: &str = include_str!("../../runtime/test/SvcCases.java");
+
+/// `SvcCasesTests`: the runtime's SvcCases in the graph's package, where
+/// Spring finds the service; disabled as the cases say (JUnit does not
+/// inherit @DisabledIf).
+fn cases_test(pkg: &str) -> String {
+    let mut w = CodeWriter::java();
+    let runner = runtime(&mut w, "SvcCases");
+    let disabled_if = w.name("org.junit.jupiter.api.condition", "DisabledIf");
+    w.line("/** The graph's test cases (svc-cases.json), run against this service. */");
+    w.line(format!(
+        "@{disabled_if}(value = \"skipped\", disabledReason = \"svc-cases.json says why: its \\\"skip\\\"\")"
+    ));
+    w.block(
+        format!("class SvcCasesTests extends {runner} {{"),
+        "}",
+        |_| {},
+    );
+    w.finish_file(&format!("package com.svc.{pkg};\n\n"))
+}
 
 /// The runner of the graph's test cases and the cases themselves (the
 /// bundle svc compile passes as the option `testCases`).
 pub fn cases(doc: &Document, bundle: &str) -> Result<Vec<File>, Vec<Diagnostic>> {
     let pkg = package_segment(&doc.id);
-    let runner =
-        fill("SvcCasesTests.java", CASES_TEST, &[("PACKAGE", &pkg)]).map_err(|d| vec![d])?;
     Ok(vec![
+        File::text(format!("{RUNTIME_TEST_DIR}/SvcCases.java"), CASES_RUNNER),
         File::text(
             format!("src/test/java/com/svc/{pkg}/SvcCasesTests.java"),
-            runner,
+            cases_test(&pkg),
         ),
         File::text("src/test/resources/svc-cases.json", bundle),
     ])
@@ -125,9 +153,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             tests::http_tests(doc, &pkg),
         ),
     ];
-    // The runtime's classes as they are, in its package; the classes that
-    // read the graph's, filled with the graph's package.
-    let fill_package = |path: &str, text: &str| fill(path, text, &[("PACKAGE", &pkg)]);
+    // The runtime's classes as they are, in its package.
     // The FailureAnalyzers that print a refused start without a stack trace.
     let mut analyzers: Vec<String> = Vec::new();
     let selected = threads::parts(doc.logical.settings.checkpointer.kind)
@@ -141,26 +167,19 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             JavaPart::RuntimeTest(name, text) => {
                 files.push(File::text(format!("{RUNTIME_TEST_DIR}/{name}"), *text))
             }
-            JavaPart::Main(path, text) => files.push(File::text(
-                format!("{base}/{path}"),
-                fill_package(path, text).map_err(|d| vec![d])?,
-            )),
-            JavaPart::Test(path, text) => files.push(File::text(
-                format!("src/test/java/com/svc/{pkg}/{path}"),
-                fill_package(path, text).map_err(|d| vec![d])?,
-            )),
             JavaPart::RuntimeAnalyzer(class) => {
                 analyzers.push(format!("{RUNTIME_PACKAGE}.{class}"))
             }
-            JavaPart::Analyzer(class) => analyzers.push(format!("com.svc.{pkg}.{class}")),
         }
     }
+    files.push(auto_configuration());
     files.extend(threads::files(doc, &pkg));
     if uses.contains(&Use::McpClient) {
         files.push(mcp::config(doc, &pkg));
     }
     if uses.contains(&Use::A2aPublish) {
         files.push(a2a::agent(doc, &pkg).map_err(|d| vec![d])?);
+        files.push(a2a::endpoint_tests(&pkg));
     }
     if !analyzers.is_empty() {
         files.push(spring_factories(&analyzers));

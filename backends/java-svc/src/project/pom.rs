@@ -512,11 +512,12 @@ mod tests {
     /// The runtime's own build (runtime/pom.xml) is `dev.svc:svc-runtime`
     /// at `java::RUNTIME_VERSION`, on the Spring Boot of generated projects,
     /// with every library a graph may need at the version a generated pom
-    /// pins, optional; nothing else in it has a version.
+    /// pins, optional (OpenTelemetry's through the same BOM); nothing else
+    /// in it has a version.
     #[test]
     fn the_runtime_builds_with_the_projects_versions() {
         use super::super::mcp::SDK;
-        use super::{driver, HIKARI, SPRING_BOOT};
+        use super::{driver, HIKARI, OPENTELEMETRY, SPRING_BOOT};
         use crate::java::RUNTIME_VERSION;
         use svc_backend_sdk::ir::CheckpointerKind;
 
@@ -538,8 +539,15 @@ mod tests {
                 .into_iter()
                 .filter_map(driver),
         );
+        // OpenTelemetry (Telemetry's) through its BOM, as a traced graph's pom.
+        let (managed, deps) = xml.split_once("</dependencyManagement>").unwrap();
+        assert_eq!(texts(xml, "opentelemetry.version"), [OPENTELEMETRY]);
+        assert!(
+            managed.contains("<artifactId>opentelemetry-bom-alpha</artifactId>\n                <version>${opentelemetry.version}-alpha</version>"),
+            "{managed}"
+        );
         let mut found = Vec::new();
-        for dep in texts(xml, "dependency") {
+        for dep in texts(deps, "dependency") {
             let versions = texts(dep, "version");
             let Some(version) = versions.first() else {
                 continue;

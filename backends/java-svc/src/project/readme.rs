@@ -27,10 +27,10 @@ const CONTRACT: &str = "`POST /invoke` takes `{\"state\": {...}}` and answers `{
 
 /// The items of "Layout".
 const LAYOUT: &[&str] = &[
-    "`Application.java`, `GraphState.java`: start-up, and the state and settings compiled from the graph",
+    "`Application.java`, `GraphState.java`: start-up, the state and settings compiled from the graph, and the `ServiceSpec` the runtime serves it with",
     "`graph/MainGraph.java`: the run loop of this graph",
     "`nodes/*.java`: one class per node (native bodies from `bodiesByPlatform[\"java-svc\"]`)",
-    "`web/`: the HTTP contract; `config/`: the credential and (with LLM nodes) the model provider",
+    "`config/`: (with LLM nodes) the model provider, and what else the graph configures (MCP servers, the checkpointer)",
 ];
 
 pub(super) fn readme(doc: &Document) -> String {
@@ -143,7 +143,7 @@ pub(super) fn readme(doc: &Document) -> String {
         w.line(format!("- {item}"));
     }
     w.line(format!(
-        "- `src/main/java/dev/svc/runtime/` (package `dev.svc.runtime`, the same in every project: the runtime `dev.svc:svc-runtime` {RUNTIME_VERSION}, built and tested in svc's repository): state schema, reducers and upstream calls shared by the generated classes"
+        "- `src/main/java/dev/svc/runtime/` (package `dev.svc.runtime`, the same in every project: the runtime `dev.svc:svc-runtime` {RUNTIME_VERSION}, built and tested in svc's repository): the HTTP contract, state schema, reducers and upstream calls shared by the generated classes"
     ));
     w.finish()
 }

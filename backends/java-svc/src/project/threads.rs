@@ -1,7 +1,7 @@
 //! A graph with `settings.checkpointer`: its runs live on threads, which a
 //! hitl node pauses and a later request resumes (docs/http-contract.md,
 //! "Interrupt and resume"). The runtime's Threads, ThreadRun and
-//! web/ThreadedInvoke serve them; `config/ThreadsConfig.java` opens the
+//! ThreadedInvoke serve them (MainGraph is their ThreadRun.Graph); `config/ThreadsConfig.java` opens the
 //! graph's store (MemoryThreads, or SqlThreads over the kind's JDBC driver)
 //! and checks its database before Spring starts (Application.main). Only
 //! the graph's own kind is shipped; the stores' tests run in the runtime's
@@ -28,8 +28,8 @@ const THREADS: &[JavaPart] = &[
         "MemoryThreads.java",
         include_str!("../../runtime/java/MemoryThreads.java"),
     ),
-    JavaPart::Main(
-        "web/ThreadedInvoke.java",
+    JavaPart::Runtime(
+        "ThreadedInvoke.java",
         include_str!("../../runtime/java/ThreadedInvoke.java"),
     ),
 ];

@@ -1,4 +1,4 @@
-package com.svc.__SVC_PACKAGE__.web;
+package dev.svc.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -6,15 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.svc.__SVC_PACKAGE__.GraphState;
-import dev.svc.runtime.EnvFile;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
@@ -25,20 +25,33 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  * model has none here). With settings.a2a.tokens, each caller's variable holds a token of
  * its own (the pom gives the tests' JVM one each, as a system property EnvFile reads) and
  * the calls are made as a caller allowed a skill; A2aCredentialsTest checks the callers and
- * their roles.
+ * their roles. The graph's A2aSpec and ServiceSpec say what to expect; the project's
+ * A2aEndpointTests, in the graph's package where Spring finds its application, runs it.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"svc.security.key=" + A2aEndpointTests.KEY})
-class A2aEndpointTests {
+        properties = {"svc.security.key=" + A2aEndpointContract.KEY})
+public abstract class A2aEndpointContract {
     static final String KEY = "a2a-test-key-5e2";
 
-    /** The header a call's credential goes in, its value, and a skill that caller may call. */
-    private static final String[] CALLER = caller();
     private static final ObjectMapper JSON = new ObjectMapper();
     private final HttpClient client = HttpClient.newHttpClient();
 
     @LocalServerPort
     private int port;
+
+    @Autowired
+    private A2aSpec agent;
+
+    @Autowired
+    private ServiceSpec service;
+
+    /** The header a call's credential goes in, its value, and a skill that caller may call. */
+    private String[] caller;
+
+    @BeforeEach
+    void findCaller() {
+        caller = caller();
+    }
 
     private HttpResponse<String> get(String path, String etag) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path));
@@ -52,13 +65,13 @@ class A2aEndpointTests {
      * The service's key and the first skill; with a token table, the first caller allowed a
      * skill (null when none is).
      */
-    private static String[] caller() {
-        if (A2aAgent.TOKENS.isEmpty()) {
-            String header = "bearer".equals(GraphState.AUTH) ? "Authorization" : "X-API-Key";
-            return new String[] {header, KEY, A2aAgent.SKILLS.get(0).id()};
+    private String[] caller() {
+        if (agent.tokens().isEmpty()) {
+            String header = "bearer".equals(service.auth()) ? "Authorization" : "X-API-Key";
+            return new String[] {header, KEY, agent.skills().get(0).id()};
         }
-        for (A2aCredentials.Token token : A2aAgent.TOKENS) {
-            for (A2aEndpoint.Skill skill : A2aAgent.SKILLS) {
+        for (A2aSpec.Token token : agent.tokens()) {
+            for (A2aSpec.Skill skill : agent.skills()) {
                 if (skill.roles().isEmpty() || token.roles().stream().anyMatch(skill.roles()::contains)) {
                     String header = "bearer".equals(token.scheme()) ? "Authorization" : "X-API-Key";
                     return new String[] {header, EnvFile.get(token.env()), skill.id()};
@@ -74,7 +87,7 @@ class A2aEndpointTests {
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body));
         if (key != null) {
-            request.header(CALLER[0], CALLER[0].equals("Authorization") ? "Bearer " + key : key);
+            request.header(caller[0], caller[0].equals("Authorization") ? "Bearer " + key : key);
         }
         if (version != null) {
             request.header("A2A-Version", version);
@@ -103,8 +116,8 @@ class A2aEndpointTests {
         assertEquals(200, card.statusCode());
         assertEquals(card.body(), legacy.body());
         Map<?, ?> parsed = JSON.readValue(card.body(), Map.class);
-        assertEquals(A2aAgent.TITLE, parsed.get("name"));
-        assertEquals(A2aAgent.SKILLS.size(), ((List<?>) parsed.get("skills")).size());
+        assertEquals(agent.title(), parsed.get("name"));
+        assertEquals(agent.skills().size(), ((List<?>) parsed.get("skills")).size());
         String endpoint = "http://127.0.0.1:" + port + "/a2a";
         assertEquals(List.of(Map.of("url", endpoint, "protocolBinding", "JSONRPC", "protocolVersion", "1.0"),
                 Map.of("url", endpoint, "protocolBinding", "JSONRPC", "protocolVersion", "0.3")),
@@ -116,8 +129,8 @@ class A2aEndpointTests {
 
     @Test
     void theContractsAnswersComeFirst() throws Exception {
-        assumeTrue(CALLER != null, "no caller of settings.a2a.tokens may call a skill");
-        String skill = CALLER[2];
+        assumeTrue(caller != null, "no caller of settings.a2a.tokens may call a skill");
+        String skill = caller[2];
         Map<?, ?> schemes = (Map<?, ?>) JSON.readValue(get("/.well-known/agent-card.json", null).body(), Map.class)
                 .get("securitySchemes");
         if (schemes != null) {
@@ -130,7 +143,7 @@ class A2aEndpointTests {
                 }
             }
         }
-        HttpResponse<String> large = post("{\"pad\": \"" + "x".repeat(1 << 20) + "\"}", CALLER[1], "1.0");
+        HttpResponse<String> large = post("{\"pad\": \"" + "x".repeat(1 << 20) + "\"}", caller[1], "1.0");
         assertEquals(413, large.statusCode());
         HttpResponse<String> read = get("/a2a", null);
         assertEquals(405, read.statusCode());
@@ -138,9 +151,9 @@ class A2aEndpointTests {
 
     @Test
     void jsonRpcErrorsOfBothVersions() throws Exception {
-        assumeTrue(CALLER != null, "no caller of settings.a2a.tokens may call a skill");
-        String skill = CALLER[2];
-        String key = CALLER[1];
+        assumeTrue(caller != null, "no caller of settings.a2a.tokens may call a skill");
+        String skill = caller[2];
+        String key = caller[1];
         assertEquals(-32602, rpcCode(post(send("SendMessage", "no-such-skill", "{\"text\": \"hi\"}"), key, "1.0")));
         assertEquals(-32009, rpcCode(post(send("SendMessage", skill, "{\"text\": \"hi\"}"), key, null)));
         assertEquals(-32005, rpcCode(post(send("SendMessage", skill, "{\"data\": {\"a\": 1}}"), key, "1.0")));
@@ -156,9 +169,9 @@ class A2aEndpointTests {
 
     @Test
     void aMessageReachesTheGraph() throws Exception {
-        assumeTrue(CALLER != null, "no caller of settings.a2a.tokens may call a skill");
-        String skill = CALLER[2];
-        String key = CALLER[1];
+        assumeTrue(caller != null, "no caller of settings.a2a.tokens may call a skill");
+        String skill = caller[2];
+        String key = caller[1];
         for (String method : new String[] {"SendMessage", "message/send"}) {
             String part = method.contains("/") ? "{\"kind\": \"text\", \"text\": \"Hello\"}" : "{\"text\": \"Hello\"}";
             HttpResponse<String> response = post(send(method, skill, part), key, method.contains("/") ? null : "1.0");

@@ -1,4 +1,4 @@
-package com.svc.__SVC_PACKAGE__;
+package dev.svc.runtime;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
@@ -23,7 +23,6 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
-import org.junit.jupiter.api.condition.DisabledIf;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -34,12 +33,12 @@ import org.springframework.test.context.DynamicPropertySource;
  * src/test/resources/svc-cases.json by svc compile; docs/testing.md of svc), run against
  * this service as {@code svc test} runs them: the same stand-ins on loopback for the model
  * (scripted replies, else an echo) and the HTTP tools, the same expectations. Regenerate
- * the project to change them.
+ * the project to change them. The project's SvcCasesTests, in the graph's package where
+ * Spring finds its application, runs them unless {@link #skipped}.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"svc.security.key=" + SvcCasesTests.KEY})
-@DisabledIf(value = "skipped", disabledReason = "svc-cases.json says why: its \"skip\"")
-class SvcCasesTests {
+        properties = {"svc.security.key=" + SvcCases.KEY})
+public abstract class SvcCases {
     static final String KEY = "svc-cases-credential";
     private static final String MODEL_KEY = "svc-cases-model-key";
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -55,15 +54,15 @@ class SvcCasesTests {
 
     @SuppressWarnings("unchecked")
     private static Map<String, Object> read() {
-        try (InputStream in = SvcCasesTests.class.getResourceAsStream("/svc-cases.json")) {
+        try (InputStream in = SvcCases.class.getResourceAsStream("/svc-cases.json")) {
             return JSON.readValue(Objects.requireNonNull(in, "svc-cases.json"), Map.class);
         } catch (IOException e) {
             throw new IllegalStateException("svc-cases.json: " + e.getMessage(), e);
         }
     }
 
-    /** A graph with an MCP server no stand-in can replace (stdio, a fixed URL). */
-    static boolean skipped() {
+    /** A graph with an MCP server no stand-in can replace (stdio, a fixed URL): svc-cases.json's "skip". */
+    public static boolean skipped() {
         return CASES.get("skip") != null;
     }
 
@@ -76,10 +75,10 @@ class SvcCasesTests {
     @DynamicPropertySource
     static void standIns(DynamicPropertyRegistry registry) throws IOException {
         standIns = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        standIns.createContext("/v1/chat/completions", SvcCasesTests::model);
-        standIns.createContext("/v1/embeddings", SvcCasesTests::embeddings);
-        standIns.createContext("/tools/", SvcCasesTests::tool);
-        standIns.createContext("/mcp/", SvcCasesTests::mcp);
+        standIns.createContext("/v1/chat/completions", SvcCases::model);
+        standIns.createContext("/v1/embeddings", SvcCases::embeddings);
+        standIns.createContext("/tools/", SvcCases::tool);
+        standIns.createContext("/mcp/", SvcCases::mcp);
         standIns.start();
         String base = "http://127.0.0.1:" + standIns.getAddress().getPort();
         Map<String, String> env = new LinkedHashMap<>();
