@@ -2,8 +2,8 @@
 //! raise them (see `svc_ir::codes`), gathered for other crates and for the
 //! generated pages of `docs/diagnostics/`.
 
-pub use crate::connector_kit::check::{INVALID_FIELD_NAME, PLATFORM_UNSUPPORTED};
 pub use crate::connector_kit::lang::CONNECTOR_TEMPLATE;
+pub use crate::connector_kit::PLATFORM_UNSUPPORTED;
 pub use crate::connectors::{CONNECTOR_FILE_CONFLICT, CONNECTOR_RUNTIME};
 pub use crate::glue::INVALID_CONFIG;
 pub use crate::names::NAME_COLLISION;
@@ -12,7 +12,7 @@ pub use crate::runtime_files::BACKEND_RUNTIME;
 /// Every code this crate declares.
 pub fn all() -> Vec<&'static svc_ir::codes::Code> {
     [
-        crate::connector_kit::check::CODES,
+        crate::connector_kit::CODES,
         crate::connector_kit::lang::CODES,
         crate::connectors::CODES,
         crate::glue::CODES,

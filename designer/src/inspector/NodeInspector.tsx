@@ -8,6 +8,7 @@ import { findNode, graphEdges, removeGraphEdge, removeNode, renameNode, setNodeB
 import { formDiagnostics, locate } from "../model/pointer.ts";
 import type { Diagnostic, Json, Platform } from "../model/types.ts";
 import { def } from "./schema.ts";
+import { connectorConfigSchema, isRecord } from "./connectorConfig.ts";
 import { SchemaForm, type OnChange } from "./SchemaForm.tsx";
 import { IdField } from "./IdField.tsx";
 import { BodyEditor } from "../bodies/BodyEditor.tsx";
@@ -61,6 +62,7 @@ function NodeForm(props: {
     [apply, id],
   );
   const kind = flat.node.kind;
+  const configSchema = kind === "connector" ? connectorConfigSchema(flat.templates, props.connectors, props.platform) : null;
 
   return (
     <div className="node-inspector">
@@ -94,7 +96,22 @@ function NodeForm(props: {
           return null;
         }}
       />
-      <SchemaForm schema={def("Node")} value={flat.node} onChange={onChange} diags={diags} hide={["id"]} lockVariant formKey={`node:${id}`} />
+      <SchemaForm schema={def("Node")} value={flat.node} onChange={onChange} diags={diags} hide={configSchema ? ["id", "config"] : ["id"]} lockVariant formKey={`node:${id}`} />
+      {configSchema ? (
+        <section className="connector-config" data-testid="connector-config">
+          <h3>
+            Config <span className="dim">({configSchema.connector}'s schema)</span>
+          </h3>
+          <SchemaForm
+            schema={configSchema.schema}
+            value={isRecord(flat.node.config) ? flat.node.config : {}}
+            path={["config"]}
+            onChange={onChange}
+            diags={diags}
+            formKey={`node:${id}`}
+          />
+        </section>
+      ) : null}
       {kind === "function" ? (
         <section className="bodies">
           <h3>Body</h3>

@@ -477,7 +477,7 @@ fn compiling_with_packs_explains_each_failure() {
         &serde_json::to_string_pretty(&graph).unwrap(),
     );
     let d = fails(&compile(&bad_config, "go", &[plugins]));
-    assert_eq!(codes(&d), ["connector-config"]);
+    assert_eq!(codes(&d), ["unknown-field"]);
     assert_eq!(d[0]["pointer"], "/logical/nodes/1/config/txt");
     assert!(d[0]["position"]["line"].as_u64().unwrap() > 1);
 

@@ -164,22 +164,22 @@ macro_rules! diagnostic_codes {
 crate::diagnostic_codes! {
     /// A connector node's `config` does not match the config schema its connector publishes.
     ///
-    /// A connector publishes a JSON Schema for its nodes' `config` in `info()`. Before emitting, the host renders every connector node; before the connector renders a node, the host checks the node's config against that schema and reports each violation (wrong type, missing required field, unknown field with a did-you-mean, bad format) with a pointer into the node's `config`. Connectors scaffolded by `svc plugin new` use the same code for their own config checks.
+    /// A connector publishes a JSON Schema for its nodes' `config` in `info()`: the one declaration of the config, which the designer shows too. Before the connector renders a node, the host checks the node's config against that schema, once, and reports every violation with a pointer into the node's `config`. A violation that a rule of the document also names takes that rule's code (`wrong-type`, `missing-field`, `unknown-field` with a did-you-mean, `out-of-range`, `invalid-value`), one of svc's formats its own (`invalid-field-name`, `invalid-endpoint`, `invalid-header`, ...); this code is for the rest (combinations such as `oneOf`, `minItems`, a standard `format` such as `uri`).
     ///
-    /// Make the node's `config` match the schema the connector publishes (its `configSchema`); the message quotes the violated rule.
+    /// Make the node's `config` match the schema the connector publishes (its `configSchema`); the message quotes the violated rule, and the hint is the value's description in the schema.
     ///
     /// # Example
     ///
     /// ```json
-    /// { "id": "notify", "kind": "connector", "config": { "url": "env:HOOK", "timeoutMs": 0 } }
+    /// { "id": "notify", "kind": "connector", "config": { "url": "env:HOOK", "recipients": [] } }
     /// ```
     ///
-    /// with `svc/webhook`, whose schema says `"timeoutMs": { "type": "integer", "minimum": 1 }`.
+    /// with a connector whose schema says `"recipients": { "type": "array", "minItems": 1 }`.
     ///
     /// # Fix
     ///
     /// ```json
-    /// { "id": "notify", "kind": "connector", "config": { "url": "env:HOOK", "timeoutMs": 5000 } }
+    /// { "id": "notify", "kind": "connector", "config": { "url": "env:HOOK", "recipients": ["ops"] } }
     /// ```
     pub CONNECTOR_CONFIG = "connector-config", group "connector";
 
@@ -212,7 +212,7 @@ crate::diagnostic_codes! {
 
     /// A connector config lists the same state field twice (svc/webhook `fields`).
     ///
-    /// The `svc/webhook` connector sends the state fields listed in `fields`; each may appear once, since a repeated name would be sent twice or hide a typo.
+    /// A list of state fields in a connector's config (an array whose schema has `uniqueItems` and items of the format `svc-field-name`, such as `fields` of `svc/webhook`, which sends them) may name each once, since a repeated name would be sent twice or hide a typo.
     ///
     /// List each state field once.
     ///
@@ -231,7 +231,7 @@ crate::diagnostic_codes! {
 
     /// A webhook header name is not an HTTP token, is set by the HTTP client, or its value spans lines.
     ///
-    /// The `svc/webhook` connector sends the configured `headers` with every call. A name must be an HTTP token (letters, digits and ``!#$%&'*+-.^_`|~``); `Connection`, `Content-Length`, `Expect`, `Host`, `TE`, `Transfer-Encoding` and `Upgrade` are set by the HTTP client and cannot be configured; and a value may not hold a line break or NUL, which would inject headers.
+    /// A connector sends the headers of its config with every call (`svc/webhook`'s `headers`: names of the format `svc-header-name`, values of `svc-header-value`). A name must be an HTTP token (letters, digits and ``!#$%&'*+-.^_`|~``); `Connection`, `Content-Length`, `Expect`, `Host`, `TE`, `Transfer-Encoding` and `Upgrade` are set by the HTTP client and cannot be configured; and a value may not hold a line break or NUL, which would inject headers.
     ///
     /// Fix the header name, remove a client-managed header, or write the value on one line.
     ///
@@ -355,6 +355,7 @@ crate::diagnostic_codes! {
     pub UNUSED_FIELD = "unused-field", group "connector";
 }
 
+pub use crate::config_formats::INVALID_FIELD_NAME;
 pub use crate::json::JSON_SYNTAX;
 pub use crate::nodes::end::NO_END;
 pub use crate::nodes::hitl::HITL_CHECKPOINTER;
@@ -379,6 +380,7 @@ pub use crate::validate::{OUTPUT_TYPE, UNKNOWN_STATE_FIELD};
 pub fn all() -> Vec<&'static Code> {
     [
         CODES,
+        crate::config_formats::CODES,
         crate::json::CODES,
         crate::nodes::end::CODES,
         crate::nodes::hitl::CODES,

@@ -9,6 +9,7 @@
 //! `wasm32-wasip2` read the normalized IR with [`from_normalized_json`].
 
 pub mod codes;
+pub mod config_formats;
 pub mod diag;
 pub mod emit_options;
 pub mod json;
@@ -20,6 +21,7 @@ pub mod release;
 pub mod requirements;
 pub mod schema;
 pub mod subject;
+pub mod template;
 pub(crate) mod validate;
 
 use std::cell::OnceCell;

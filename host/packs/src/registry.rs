@@ -325,25 +325,9 @@ impl Registry {
                 "connector failed to load",
             )]);
         };
-        let violations = schema.check(reference.config);
-        if !violations.is_empty() {
-            return Err(violations
-                .into_iter()
-                .map(|v| {
-                    Diagnostic::error(
-                        &svc_ir::codes::CONNECTOR_CONFIG,
-                        format!(
-                            "node `{}`: config of connector `{}`: {}",
-                            reference.node_id, reference.connector, v.message
-                        ),
-                    )
-                    .at(v.pointer)
-                    .hint(format!(
-                        "make the node's config match the config schema that `{}` publishes",
-                        reference.connector
-                    ))
-                })
-                .collect());
+        let problems = schema.diagnostics(reference.config, reference.node_id, reference.connector);
+        if !problems.is_empty() {
+            return Err(problems);
         }
         let rendered = connector
             .render(reference.node_id, platform, &reference.config.to_string())

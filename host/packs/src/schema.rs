@@ -1,19 +1,34 @@
 //! Checks a connector node's `config` against the JSON Schema its connector
 //! publishes in `info()`: full draft 2020-12 with the `jsonschema` crate,
-//! `format` enforced (configs carry URLs, ids and durations). Each violation
-//! keeps the pointer of the offending value inside the config, which the host
-//! places in the user's document.
+//! `format` enforced (configs carry URLs, ids and durations), svc's own
+//! formats among them (`svc_ir::config_formats`: field names, templates,
+//! URLs, headers). This is the one check of a config: the connector reads
+//! it as a typed value after. Each violation keeps the pointer of the
+//! offending value inside the config, which the host places in the user's
+//! document, and the code and hint of its format, else the description the
+//! schema gives the value.
 
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::Validator;
 use serde_json::Value;
+use svc_ir::codes::{
+    Code, CONNECTOR_CONFIG, DUPLICATE_FIELD, INVALID_VALUE, MISSING_FIELD, OUT_OF_RANGE,
+    UNKNOWN_FIELD, WRONG_TYPE,
+};
+use svc_ir::config_formats::{self, FORMATS};
 use svc_ir::diag::pointer_token;
+use svc_ir::Diagnostic;
 
 /// A problem at a JSON pointer relative to the checked value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     pub pointer: String,
     pub message: String,
+    /// The code of an svc format's problem or of a keyword a rule of the
+    /// document matches (`keyword_code`); `None`: `connector-config`.
+    pub code: Option<&'static Code>,
+    /// How to fix it, when the format or the schema says.
+    pub hint: Option<String>,
 }
 
 /// A connector's config schema, compiled once when the connector loads.
@@ -33,10 +48,11 @@ impl ConfigSchema {
     /// unknown draft, a bad keyword value, a `$ref` outside the document:
     /// nothing is fetched).
     pub fn compile(schema: Value) -> Result<Self, String> {
-        let validator = jsonschema::draft202012::options()
-            .should_validate_formats(true)
-            .build(&schema)
-            .map_err(|e| e.to_string())?;
+        let mut options = jsonschema::draft202012::options().should_validate_formats(true);
+        for (name, check) in FORMATS {
+            options = options.with_format(name, move |value: &str| check(value).is_ok());
+        }
+        let validator = options.build(&schema).map_err(|e| e.to_string())?;
         Ok(ConfigSchema { schema, validator })
     }
 
@@ -45,29 +61,136 @@ impl ConfigSchema {
         &self.schema
     }
 
+    /// The violations of `config`, the config of node `node_id` that uses
+    /// `connector`, as diagnostics (pointers relative to the config).
+    pub fn diagnostics(&self, config: &Value, node_id: &str, connector: &str) -> Vec<Diagnostic> {
+        self.check(config)
+            .into_iter()
+            .map(|v| {
+                Diagnostic::error(
+                    v.code.unwrap_or(&CONNECTOR_CONFIG),
+                    format!("node `{node_id}`: config of connector `{connector}`: {}", v.message),
+                )
+                .at(v.pointer)
+                .hint(v.hint.unwrap_or_else(|| {
+                    format!("make the node's config match the config schema that `{connector}` publishes")
+                }))
+            })
+            .collect()
+    }
+
     /// Every violation of the schema by `value`, in the order found.
     pub fn check(&self, value: &Value) -> Vec<Violation> {
         let mut out = Vec::new();
         for error in self.validator.iter_errors(value) {
             let at = error.instance_path().as_str().to_string();
+            let keyword = error.schema_path().as_str();
             match error.kind() {
                 // One violation per unknown key, at the key, with a guess.
                 ValidationErrorKind::AdditionalProperties { unexpected } => {
-                    let known = self.properties_beside(error.schema_path().as_str());
+                    let known = self.properties_beside(keyword);
                     for key in unexpected {
                         out.push(Violation {
                             pointer: format!("{at}/{}", pointer_token(key)),
                             message: unknown_field(key, &known),
+                            code: Some(&UNKNOWN_FIELD),
+                            hint: None,
                         });
                     }
                 }
-                _ => out.push(Violation {
-                    pointer: at,
-                    message: error.to_string(),
-                }),
+                // A property name breaks `propertyNames`: point at it.
+                ValidationErrorKind::PropertyNames { error: inner } => {
+                    let key = inner.instance().as_str().unwrap_or_default();
+                    let pointer = format!("{at}/{}", pointer_token(key));
+                    out.push(self.violation(inner, pointer));
+                }
+                _ => out.push(self.violation(&error, at)),
             }
         }
+        // A value of the wrong type breaks every other keyword about it
+        // too (`enum`, `format`): its type is what to fix first.
+        let mistyped: Vec<String> = out
+            .iter()
+            .filter(|v| v.code == Some(&WRONG_TYPE))
+            .map(|v| v.pointer.clone())
+            .collect();
+        out.retain(|v| v.code == Some(&WRONG_TYPE) || !mistyped.contains(&v.pointer));
         out
+    }
+
+    /// `error` at `pointer`: an svc format's problem with its code and
+    /// hint, else the validator's message with the value's description.
+    fn violation(&self, error: &jsonschema::ValidationError<'_>, pointer: String) -> Violation {
+        let problem = match error.kind() {
+            ValidationErrorKind::Format { format } => error
+                .instance()
+                .as_str()
+                .and_then(|text| config_formats::check(format, text)),
+            ValidationErrorKind::UniqueItems => {
+                return self
+                    .repeated_field(error, &pointer)
+                    .unwrap_or_else(|| Violation {
+                        pointer,
+                        message: error.to_string(),
+                        code: None,
+                        hint: self.description_of(error.schema_path().as_str()),
+                    });
+            }
+            _ => None,
+        };
+        match problem {
+            Some(problem) => Violation {
+                pointer,
+                message: problem.message,
+                code: Some(problem.code),
+                hint: Some(problem.hint),
+            },
+            None => Violation {
+                pointer,
+                message: error.to_string(),
+                code: keyword_code(error.kind()),
+                hint: self.description_of(error.schema_path().as_str()),
+            },
+        }
+    }
+
+    /// A list of state field names (`uniqueItems` over items of the format
+    /// `svc-field-name`) that names one twice: `duplicate-field`, at the
+    /// second mention.
+    fn repeated_field(
+        &self,
+        error: &jsonschema::ValidationError<'_>,
+        at: &str,
+    ) -> Option<Violation> {
+        let parent = error.schema_path().as_str().rsplit_once('/')?.0;
+        let items = self.schema.pointer(&format!("{parent}/items/format"))?;
+        if items != config_formats::FIELD_NAME {
+            return None;
+        }
+        let list = error.instance().as_array()?;
+        let (i, name) = list.iter().enumerate().find_map(|(i, v)| {
+            let name = v.as_str()?;
+            list[..i].contains(v).then_some((i, name))
+        })?;
+        Some(Violation {
+            pointer: format!("{at}/{i}"),
+            message: format!("the list names the state field `{name}` twice"),
+            code: Some(&DUPLICATE_FIELD),
+            hint: Some("list each state field once".to_string()),
+        })
+    }
+
+    /// The `description` of the schema object holding the keyword at
+    /// `keyword_path`: what the value is for, which tells how to fix it.
+    fn description_of(&self, keyword_path: &str) -> Option<String> {
+        let parent = keyword_path
+            .rsplit_once('/')
+            .map_or("", |(parent, _)| parent);
+        self.schema
+            .pointer(parent)
+            .and_then(|s| s.get("description"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
     }
 
     /// The `properties` names of the schema object holding the keyword at
@@ -81,6 +204,26 @@ impl ConfigSchema {
             .and_then(Value::as_object)
             .map(|p| p.keys().map(String::as_str).collect())
             .unwrap_or_default()
+    }
+}
+
+/// The code of a keyword that says the same as a rule of the document
+/// does (a wrong type, a missing field, a number out of range, a value
+/// not allowed); `None` for the rest (`connector-config`).
+fn keyword_code(kind: &ValidationErrorKind) -> Option<&'static Code> {
+    match kind {
+        ValidationErrorKind::Type { .. } => Some(&WRONG_TYPE),
+        ValidationErrorKind::Required { .. } => Some(&MISSING_FIELD),
+        ValidationErrorKind::Minimum { .. }
+        | ValidationErrorKind::Maximum { .. }
+        | ValidationErrorKind::ExclusiveMinimum { .. }
+        | ValidationErrorKind::ExclusiveMaximum { .. } => Some(&OUT_OF_RANGE),
+        ValidationErrorKind::Enum { .. }
+        | ValidationErrorKind::Constant { .. }
+        | ValidationErrorKind::MinLength { .. }
+        | ValidationErrorKind::MaxLength { .. }
+        | ValidationErrorKind::Pattern { .. } => Some(&INVALID_VALUE),
+        _ => None,
     }
 }
 
@@ -161,6 +304,52 @@ mod tests {
         assert!(got[2].1.contains("^[a-z]+-[0-9]$"), "{}", got[2].1);
         let good = json!({"url": "x", "endpoint": "https://example.com/a", "region": "eu-1", "auth": {"user": "u"}});
         assert_eq!(schema().check(&good), []);
+    }
+
+    /// svc's formats report their own code and hint, at the value (a
+    /// header's name at its key); other keywords take the description.
+    #[test]
+    fn svc_formats_and_descriptions_say_how_to_fix_it() {
+        let schema = ConfigSchema::compile(json!({
+            "type": "object",
+            "properties": {
+                "url": { "type": "string", "format": "svc-url" },
+                "outputKey": { "type": "string", "format": "svc-field-name" },
+                "fields": { "type": "array", "uniqueItems": true, "items": { "type": "string", "format": "svc-field-name" } },
+                "headers": {
+                    "type": "object",
+                    "propertyNames": { "format": "svc-header-name" },
+                    "additionalProperties": { "type": "string", "format": "svc-header-value" }
+                },
+                "timeoutMs": { "type": "integer", "minimum": 1, "description": "the longest the call may take, in milliseconds" }
+            }
+        }))
+        .unwrap();
+        let v = json!({"url": "WEBHOOK_URL", "outputKey": "re ply", "fields": ["a", "b", "a"],
+            "headers": {"Host": "x", "X-A": "a\nb"}, "timeoutMs": 0});
+        let mut got: Vec<(String, Option<&str>, Option<String>)> = schema
+            .check(&v)
+            .into_iter()
+            .map(|v| (v.pointer, v.code.map(|c| c.name), v.hint))
+            .collect();
+        got.sort();
+        let hint = |s: &str| Some(s.to_string());
+        assert_eq!(
+            got,
+            [
+                ("/fields/2".into(), Some("duplicate-field"), hint("list each state field once")),
+                ("/headers/Host".into(), Some("invalid-header"), hint("remove it")),
+                ("/headers/X-A".into(), Some("invalid-header"), hint("write the value on one line")),
+                ("/outputKey".into(), Some("invalid-field-name"),
+                    hint("use the name of a state field: letters, digits and `_`, not starting with a digit")),
+                ("/timeoutMs".into(), Some("out-of-range"), hint("the longest the call may take, in milliseconds")),
+                ("/url".into(), Some("invalid-endpoint"),
+                    hint("to read the URL from the variable WEBHOOK_URL, write \"env:WEBHOOK_URL\"")),
+            ]
+        );
+        let good = json!({"url": "https://x/{{id}}", "outputKey": "reply",
+            "headers": {"Authorization": "env:TOKEN"}, "timeoutMs": 5});
+        assert_eq!(schema.check(&good), []);
     }
 
     #[test]

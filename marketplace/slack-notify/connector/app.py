@@ -8,7 +8,6 @@ helper from templates/ (read once, while the component is built).
 """
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -28,6 +27,9 @@ VERSION = "0.1.0"
 PLATFORMS = ["go", "java-svc", "python-svc"]
 HTTPX = "httpx>=0.27,<1"
 
+# The config, declared once: svc checks every node's config against this
+# schema before render (svc's formats name URLs, templates and state
+# fields), so render reads it as it is.
 SCHEMA = {
     "type": "object",
     "additionalProperties": False,
@@ -35,18 +37,32 @@ SCHEMA = {
     "properties": {
         "url": {
             "type": "string",
-            "description": "env:NAME (read at run time; the usual choice, "
-            "since the URL is a secret) or an http(s) URL",
+            "format": "svc-url",
+            "description": "The incoming webhook: env:SLACK_WEBHOOK_URL reads it "
+            "from the environment (the usual choice, since the URL is a secret), "
+            "or an http(s) URL",
         },
-        "text": {"type": "string", "minLength": 1},
-        "timeoutMs": {"type": "integer", "minimum": 1, "maximum": 60000},
-        "outputKey": {"type": "string", "minLength": 1},
+        "text": {
+            "type": "string",
+            "minLength": 1,
+            "format": "svc-template",
+            "description": "The message; {{field}} inserts a state field",
+        },
+        "timeoutMs": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 60000,
+            "description": "The longest the call may take, in milliseconds "
+            "(default 10000)",
+        },
+        "outputKey": {
+            "type": "string",
+            "format": "svc-field-name",
+            "description": "A state field that receives the message sent; "
+            "leave it out to keep nothing",
+        },
     },
 }
-
-FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-URL = re.compile(r"https?://[^\s/?#]+[^\s]*")
 
 
 def template(relative: str) -> str:
@@ -77,64 +93,6 @@ FILES = {
         "java-svc/src/test/java/com/svc/connectors/slack_notify/SlackNotifyTest.java",
     ),
 }
-
-
-def error(pointer: str, message: str, hint: str | None = None) -> Diagnostic:
-    return Diagnostic(Severity.ERROR, "connector-config", message, pointer, hint)
-
-
-def placeholders(text: str) -> list[str]:
-    """The names inside each {{...}} of a message."""
-    names = []
-    rest = text
-    while (start := rest.find("{{")) >= 0 and (end := rest.find("}}", start)) >= 0:
-        names.append(rest[start + 2 : end].strip())
-        rest = rest[end + 2 :]
-    return names
-
-
-def check(config: dict) -> list[Diagnostic]:
-    """What the schema cannot say about a config, with pointers into it."""
-    problems = []
-    url = config["url"]
-    if url.startswith("env:"):
-        if not ENV_NAME.fullmatch(url[4:]):
-            problems.append(
-                error(
-                    "/url",
-                    f"`{url[4:]}` is not an environment variable name",
-                    "write env:NAME with letters, digits and _, e.g. "
-                    "env:SLACK_WEBHOOK_URL",
-                )
-            )
-    elif not URL.fullmatch(url):
-        problems.append(
-            error(
-                "/url",
-                "`url` is neither env:NAME nor an http(s) URL",
-                "an incoming webhook's URL is a secret: keep it in the "
-                "environment, env:SLACK_WEBHOOK_URL",
-            )
-        )
-    for name in placeholders(config["text"]):
-        if not FIELD.fullmatch(name):
-            problems.append(
-                error(
-                    "/text",
-                    f"`{{{{{name}}}}}` does not name a state field",
-                    "write {{field}} with a field of logical.state",
-                )
-            )
-    key = config.get("outputKey")
-    if key is not None and not FIELD.fullmatch(key):
-        problems.append(
-            error(
-                "/outputKey",
-                f"`{key}` is not a state field name",
-                "name a field of logical.state",
-            )
-        )
-    return problems
 
 
 def go(node: str, url: str, text: str, timeout_ms: int, key: str | None) -> str:
@@ -209,9 +167,6 @@ class Connector(exports.Connector):
                 ]
             )
         config = json.loads(node_config)
-        problems = check(config)
-        if problems:
-            raise Err(problems)
         snippet = SNIPPETS[platform](
             node_id,
             config["url"],

@@ -87,11 +87,13 @@ test("Python strings are written as ruff formats them", () => {
   assert.equal(pyString("a\nb\\"), '"a\\nb\\\\"');
 });
 
-test("bad configs point at the field", () => {
+test("a bad path points at the path; field names are the schema's", () => {
   const path = refused({ path: "$.items[*]" });
   assert.deepEqual(path.map((d) => d.pointer), ["/path"]);
   assert.match(path[0].message, /at character 9/);
-  const names = refused({ from: "not a field", outputKey: "1x" });
-  assert.deepEqual(names.map((d) => d.pointer), ["/from", "/outputKey"]);
+  // Field names are svc's to check, by the schema's format.
+  const properties = JSON.parse(connector.info().configSchema).properties;
+  assert.equal(properties.from.format, "svc-field-name");
+  assert.equal(properties.outputKey.format, "svc-field-name");
   assert.throws(() => render("rust"), (e: Diagnostic[]) => e[0].code === "platform-unsupported");
 });

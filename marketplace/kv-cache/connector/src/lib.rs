@@ -10,11 +10,12 @@
 //! node's config. `{{field}}` references in the key are left for the
 //! runtime file to fill when the node runs.
 
-use serde_json::{json, Value};
-use svc_backend_sdk::{Connector, ConnectorInfo, Dependency, Diagnostic, File, Rendered};
-
-use svc_backend_sdk::connector_kit::Check;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use svc_backend_sdk::connector_kit::config::{self, FieldName, Template};
 use svc_backend_sdk::connector_kit::{c_str, fill, py_str};
+use svc_backend_sdk::{Connector, ConnectorInfo, Dependency, Diagnostic, File, Rendered};
 
 pub const ID: &str = "svc/kv-cache";
 pub const VERSION: &str = "0.1.0";
@@ -26,22 +27,9 @@ const CACHETOOLS: &str = "cachetools>=5.3,<7";
 const CAFFEINE: &str = "com.github.ben-manes.caffeine:caffeine";
 
 const DEFAULT_TTL_SECONDS: u64 = 300;
-const DEFAULT_NAMESPACE: &str = "default";
-const DEFAULT_MAX_ENTRIES: u64 = 10_000;
 /// Bounds every platform's integers and clocks hold.
 const MAX_TTL_SECONDS: u64 = 2_147_483_647;
 const MAX_MAX_ENTRIES: u64 = 2_147_483_647;
-
-const KNOWN: [&str; 7] = [
-    "op",
-    "key",
-    "field",
-    "hitField",
-    "ttlSeconds",
-    "namespace",
-    "maxEntries",
-];
-const OPS: [&str; 3] = ["get", "set", "delete"];
 
 /// (path in the project, contents) of each platform's files.
 const GO_FILES: [(&str, &str); 2] = [
@@ -96,7 +84,11 @@ const JAVA_SNIPPETS: [&str; 3] = [
     include_str!("../../templates/java-svc/delete.java.tmpl"),
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// What a node does with the cache (inline: the field's description is
+// the one the designer shows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum Op {
     Get,
     Set,
@@ -114,214 +106,101 @@ impl Op {
 
     /// The operation's name in the config (`op`) and its template's name.
     fn name(self) -> &'static str {
-        OPS[self.index()]
+        ["get", "set", "delete"][self.index()]
     }
 }
 
-/// A node's validated config.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A node's config, declared once: its JSON Schema is what `info()`
+/// publishes and the host checks every node's config against; `render`
+/// reads the checked config as this type and checks what ties its fields
+/// to the operation ([`check_operation`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
+    /// get reads the value of a key, set stores one, delete removes one.
     pub op: Op,
-    /// May hold `{{field}}`, filled when the node runs.
-    pub key: String,
-    /// get: where a hit is written; set: the value stored. `None` for delete.
-    pub field: Option<String>,
-    /// get only: receives true on a hit, false on a miss.
-    pub hit_field: Option<String>,
-    pub ttl_seconds: u64,
+    /// The cache key: text in which `{{field}}` inserts a state field, e.g. "answer:{{question}}".
+    #[schemars(length(min = 1))]
+    pub key: Template,
+    /// get: the state field a hit is written to; set: the state field whose value is stored. Not for delete.
+    pub field: Option<FieldName>,
+    /// get only: a boolean state field that receives true on a hit, false on a miss.
+    pub hit_field: Option<FieldName>,
+    /// set only: how long the value is kept, in seconds (default 300).
+    #[schemars(range(min = 1, max = MAX_TTL_SECONDS))]
+    pub ttl_seconds: Option<u64>,
+    /// A fixed name, without `{{`: nodes with the same namespace share one cache (default "default").
+    #[serde(default = "default_namespace")]
+    #[schemars(length(min = 1), pattern(r"^(?:[^{]|\{(?:[^{]|$))*$"))]
     pub namespace: String,
+    /// The most values the namespace holds (default 10000); the node that first uses a namespace sets it.
+    #[serde(default = "default_max_entries")]
+    #[schemars(range(min = 1, max = MAX_MAX_ENTRIES))]
     pub max_entries: u64,
 }
 
-/// The JSON Schema of the node's `config`.
-pub fn config_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "op": { "type": "string", "enum": OPS },
-            "key": { "type": "string" },
-            "field": { "type": "string" },
-            "hitField": { "type": "string" },
-            "ttlSeconds": { "type": "integer", "minimum": 1 },
-            "namespace": { "type": "string" },
-            "maxEntries": { "type": "integer", "minimum": 1 }
-        },
-        "required": ["op", "key"],
-        "additionalProperties": false
-    })
+fn default_namespace() -> String {
+    "default".to_string()
 }
 
-/// Checks a node's config, reporting every problem at once.
-pub fn parse_config(config: &Value) -> Result<Config, Vec<Diagnostic>> {
-    let mut c = Check::default();
-    let example =
-        "for example { \"op\": \"get\", \"key\": \"answer:{{question}}\", \"field\": \"answer\" }";
-    let Some(obj) = c.object(config, &KNOWN, example) else {
-        return Err(c.diags);
-    };
+fn default_max_entries() -> u64 {
+    10_000
+}
 
-    let op = c
-        .required(obj, "op", "add \"op\": \"get\", \"set\" or \"delete\"")
-        .and_then(|v| c.one_of(v, "`op`", "/op", &OPS))
-        .map(|s| match s {
-            "get" => Op::Get,
-            "set" => Op::Set,
-            _ => Op::Delete,
-        });
-
-    let key_hint = "the cache key: text in which `{{field}}` inserts a state field, e.g. \"answer:{{question}}\"";
-    let key = c
-        .required(obj, "key", "add \"key\", e.g. \"answer:{{question}}\"")
-        .and_then(|v| c.string(v, "`key`", "/key", key_hint));
-    let key = match key {
-        Some("") => {
-            c.push(
-                &svc_backend_sdk::ir::codes::INVALID_VALUE,
-                "`key` is empty".to_string(),
-                "/key",
-                key_hint,
-            );
-            None
-        }
-        Some(k) if c.placeholders(k, "`key`", "/key") => Some(k.to_string()),
-        _ => None,
-    };
-
-    let field = obj
-        .get("field")
-        .map(|v| c.field_name(v, "`field`", "/field"));
-    let hit_field = obj
-        .get("hitField")
-        .map(|v| c.field_name(v, "`hitField`", "/hitField"));
-
-    let ttl_hint = "how long `set` keeps the value, in seconds (default 300)";
-    let ttl_seconds = obj.get("ttlSeconds").map(|v| {
-        c.integer(
-            v,
-            "`ttlSeconds`",
-            "/ttlSeconds",
-            (1, MAX_TTL_SECONDS),
-            ttl_hint,
+/// What the schema cannot say: which fields each operation takes.
+fn check_operation(cfg: &Config) -> Result<(), Vec<Diagnostic>> {
+    let op = cfg.op.name();
+    let mut diags = Vec::new();
+    let unused = |key: &str, uses: &str| {
+        Diagnostic::error(
+            &svc_backend_sdk::ir::codes::UNUSED_FIELD,
+            format!("`{key}` is not used by `{op}`"),
         )
-    });
-
-    let ns_hint =
-        "a fixed name; nodes with the same namespace share one cache (default \"default\")";
-    let namespace = match obj.get("namespace") {
-        None => Some(DEFAULT_NAMESPACE.to_string()),
-        Some(v) => match c.string(v, "`namespace`", "/namespace", ns_hint) {
-            Some("") => {
-                c.push(
-                    &svc_backend_sdk::ir::codes::INVALID_VALUE,
-                    "`namespace` is empty".to_string(),
-                    "/namespace",
-                    ns_hint,
-                );
-                None
-            }
-            Some(n) if n.contains("{{") => {
-                c.push(
-                    &svc_backend_sdk::ir::codes::INVALID_VALUE,
-                    format!("`namespace` `{n}` holds a placeholder; a namespace is fixed"),
-                    "/namespace",
-                    "put `{{field}}` references in `key` instead",
-                );
-                None
-            }
-            other => other.map(str::to_string),
-        },
+        .at(format!("/{key}"))
+        .hint(format!("remove it: `{key}` applies to {uses}"))
     };
-
-    let max_entries = match obj.get("maxEntries") {
-        None => Some(DEFAULT_MAX_ENTRIES),
-        Some(v) => c.integer(
-            v,
-            "`maxEntries`",
-            "/maxEntries",
-            (1, MAX_MAX_ENTRIES),
-            "the most values the namespace holds (default 10000); the node that first uses a namespace sets it",
-        ),
-    };
-
-    // What each operation uses.
-    if let Some(op) = op {
-        let name = OPS[op.index()];
-        if op == Op::Delete {
-            if field.is_some() {
-                unused(&mut c, "field", name);
-            }
-        } else if field.is_none() {
-            let what = if op == Op::Get {
+    match (cfg.op, &cfg.field) {
+        (Op::Delete, Some(_)) => diags.push(unused("field", "get and set")),
+        (Op::Get | Op::Set, None) => {
+            let what = if cfg.op == Op::Get {
                 "where a hit is written"
             } else {
                 "the value stored"
             };
-            c.push(
-                &svc_backend_sdk::ir::codes::MISSING_FIELD,
-                format!("`{name}` needs `field`: the state field {what}"),
-                "",
-                "add \"field\": \"<state field>\"",
+            diags.push(
+                Diagnostic::error(
+                    &svc_backend_sdk::ir::codes::MISSING_FIELD,
+                    format!("`{op}` needs `field`: the state field {what}"),
+                )
+                .at("")
+                .hint("add \"field\": \"<state field>\""),
             );
         }
-        if op != Op::Get && hit_field.is_some() {
-            unused(&mut c, "hitField", name);
-        }
-        if op != Op::Set && ttl_seconds.is_some() {
-            unused(&mut c, "ttlSeconds", name);
-        }
-        if let (Some(Some(f)), Some(Some(h))) = (&field, &hit_field) {
-            if f == h {
-                c.push(
+        _ => {}
+    }
+    if cfg.op != Op::Get && cfg.hit_field.is_some() {
+        diags.push(unused("hitField", "get"));
+    }
+    if cfg.op != Op::Set && cfg.ttl_seconds.is_some() {
+        diags.push(unused("ttlSeconds", "set"));
+    }
+    if let (Some(f), Some(h)) = (&cfg.field, &cfg.hit_field) {
+        if f == h {
+            diags.push(
+                Diagnostic::error(
                     &svc_backend_sdk::ir::codes::INVALID_VALUE,
-                    format!("`hitField` is `{h}`, the same state field as `field`"),
-                    "/hitField",
-                    "name a boolean state field of its own",
-                );
-            }
+                    format!("`hitField` is `{}`, the same state field as `field`", &**h),
+                )
+                .at("/hitField")
+                .hint("name a boolean state field of its own"),
+            );
         }
     }
-
-    let config = match (
-        op,
-        key,
-        field,
-        hit_field,
-        ttl_seconds,
-        namespace,
-        max_entries,
-    ) {
-        (Some(op), Some(key), field, hit_field, ttl, Some(namespace), Some(max_entries))
-            if !matches!(field, Some(None))
-                && !matches!(hit_field, Some(None))
-                && !matches!(ttl, Some(None)) =>
-        {
-            Some(Config {
-                op,
-                key,
-                field: field.flatten().map(str::to_string),
-                hit_field: hit_field.flatten().map(str::to_string),
-                ttl_seconds: ttl.flatten().unwrap_or(DEFAULT_TTL_SECONDS),
-                namespace,
-                max_entries,
-            })
-        }
-        _ => None,
-    };
-    c.finish(config)
-}
-
-fn unused(c: &mut Check, key: &str, op: &str) {
-    let uses = match key {
-        "field" => "get and set",
-        "hitField" => "get",
-        _ => "set",
-    };
-    c.push(
-        &svc_backend_sdk::ir::codes::UNUSED_FIELD,
-        format!("`{key}` is not used by `{op}`"),
-        &format!("/{key}"),
-        &format!("remove it: `{key}` applies to {uses}"),
-    );
+    if diags.is_empty() {
+        Ok(())
+    } else {
+        Err(diags)
+    }
 }
 
 /// The placeholder values of a config, written by `string` and `optional`
@@ -332,14 +211,17 @@ fn values(
     none: &str,
     int: fn(u64) -> String,
 ) -> Vec<(&'static str, String)> {
-    let opt = |v: &Option<String>| v.as_deref().map_or(none.to_string(), string);
+    let opt = |v: &Option<FieldName>| v.as_deref().map_or(none.to_string(), string);
     vec![
         ("NAMESPACE", string(&cfg.namespace)),
         ("MAX_ENTRIES", int(cfg.max_entries)),
         ("KEY", string(&cfg.key)),
         ("FIELD", opt(&cfg.field)),
         ("HIT_FIELD", opt(&cfg.hit_field)),
-        ("TTL_SECONDS", int(cfg.ttl_seconds)),
+        (
+            "TTL_SECONDS",
+            int(cfg.ttl_seconds.unwrap_or(DEFAULT_TTL_SECONDS)),
+        ),
     ]
 }
 
@@ -389,7 +271,7 @@ impl Connector for KvCache {
             id: ID.to_string(),
             version: VERSION.to_string(),
             platforms: PLATFORMS.iter().map(|p| p.to_string()).collect(),
-            config_schema: config_schema().to_string(),
+            config_schema: config::schema::<Config>().to_string(),
             dependencies: PLATFORMS.iter().flat_map(|p| dependencies(p)).collect(),
         }
     }
@@ -406,7 +288,8 @@ impl Connector for KvCache {
             )
             .hint(format!("{ID} supports {}", PLATFORMS.join(", ")))]);
         }
-        let cfg = parse_config(node_config)?;
+        let cfg: Config = config::read(node_config)?;
+        check_operation(&cfg)?;
         let list = match platform {
             "go" => &GO_FILES,
             "python-svc" => &PYTHON_FILES,

@@ -34,6 +34,25 @@ fn example_nodes() -> Vec<(String, Value)> {
         .collect()
 }
 
+/// What a config gets before its code: the host's check against the
+/// schema `info()` publishes, then (if it passes) `render`'s own, on every
+/// platform alike.
+fn problems(config: &Value) -> Vec<Diagnostic> {
+    let schema = serde_json::from_str(&KvCache::info().config_schema).unwrap();
+    let checked = svc_packs::schema::ConfigSchema::compile(schema)
+        .unwrap()
+        .diagnostics(config, "node", ID);
+    if !checked.is_empty() {
+        return checked;
+    }
+    let rendered: Vec<_> = PLATFORMS
+        .iter()
+        .map(|p| KvCache::render("node", p, config).err().unwrap_or_default())
+        .collect();
+    assert!(rendered.windows(2).all(|w| w[0] == w[1]), "{rendered:?}");
+    rendered.into_iter().next().unwrap_or_default()
+}
+
 #[test]
 fn info_matches_the_project_manifest() {
     let m = manifest();
@@ -62,8 +81,23 @@ fn info_matches_the_project_manifest() {
         schema["properties"]["op"]["enum"],
         json!(["get", "set", "delete"])
     );
-    let props: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-    assert_eq!(props, KNOWN.iter().collect::<Vec<_>>());
+    let props = schema["properties"].as_object().unwrap();
+    let names: Vec<&str> = props.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "op",
+            "key",
+            "field",
+            "hitField",
+            "ttlSeconds",
+            "namespace",
+            "maxEntries"
+        ]
+    );
+    for (name, prop) in props {
+        assert!(prop["description"].is_string(), "{name}: {prop}");
+    }
     let deps: Vec<(&str, &str)> = info
         .dependencies
         .iter()
@@ -89,7 +123,7 @@ fn the_example_names_the_connector_for_every_platform() {
             assert_eq!(t["connector"], ID, "{p} {id}");
             assert_eq!(t["version"], "^0.1", "{p} {id}");
         }
-        parse_config(config).unwrap_or_else(|d| panic!("{id}: {d:?}"));
+        assert_eq!(problems(config), [], "{id}");
     }
 }
 
@@ -226,20 +260,20 @@ fn snippets_per_operation() {
 
 #[test]
 fn defaults() {
-    let cfg = parse_config(&json!({ "op": "get", "key": "k", "field": "v" })).unwrap();
+    let cfg: Config = config::read(&json!({ "op": "get", "key": "k", "field": "v" })).unwrap();
     assert_eq!(
         cfg,
         Config {
             op: Op::Get,
-            key: "k".into(),
-            field: Some("v".into()),
+            key: Template("k".into()),
+            field: Some(FieldName("v".into())),
             hit_field: None,
-            ttl_seconds: 300,
+            ttl_seconds: None,
             namespace: "default".into(),
             max_entries: 10_000,
         }
     );
-    let cfg = parse_config(&json!({ "op": "delete", "key": "k" })).unwrap();
+    let cfg: Config = config::read(&json!({ "op": "delete", "key": "k" })).unwrap();
     assert_eq!(cfg.field, None);
 }
 
@@ -354,36 +388,36 @@ fn invalid_configs_point_at_the_problem() {
         ),
     ];
     for (config, code, pointer) in cases {
-        for p in PLATFORMS {
-            let d = KvCache::render("node", p, &config).unwrap_err();
-            assert_eq!(d.len(), 1, "{config}: {d:?}");
-            assert_eq!(d[0].code, code, "{config}: {d:?}");
-            assert_eq!(d[0].pointer.as_deref(), Some(pointer), "{config}: {d:?}");
-            assert!(d[0].hint.is_some(), "{config}: {d:?}");
-        }
+        let d = problems(&config);
+        assert_eq!(d.len(), 1, "{config}: {d:?}");
+        assert_eq!(d[0].code, code, "{config}: {d:?}");
+        assert_eq!(d[0].pointer.as_deref(), Some(pointer), "{config}: {d:?}");
+        assert!(d[0].hint.is_some(), "{config}: {d:?}");
     }
 }
 
 #[test]
 fn every_problem_is_reported_at_once() {
-    let d =
-        parse_config(&json!({ "op": "get", "key": 1, "hitField": "1", "ttlSeconds": 5, "x": 1 }))
-            .unwrap_err();
-    let mut got: Vec<(&str, &str)> = d
-        .iter()
-        .map(|d| (d.code.as_str(), d.pointer.as_deref().unwrap()))
-        .collect();
-    got.sort();
-    assert_eq!(
-        got,
-        [
-            ("invalid-field-name", "/hitField"),
-            ("missing-field", ""),
-            ("unknown-field", "/x"),
-            ("unused-field", "/ttlSeconds"),
-            ("wrong-type", "/key"),
-        ]
-    );
+    // The schema's, all at once, by the host...
+    let codes = |d: Vec<Diagnostic>| {
+        let mut got: Vec<(String, String)> = d
+            .into_iter()
+            .map(|d| (d.code, d.pointer.unwrap_or_default()))
+            .collect();
+        got.sort();
+        got
+    };
+    let d = problems(&json!({ "op": "get", "key": 1, "hitField": "1", "x": 1 }));
+    let want = [
+        ("invalid-field-name", "/hitField"),
+        ("unknown-field", "/x"),
+        ("wrong-type", "/key"),
+    ];
+    assert_eq!(codes(d), want.map(|(c, p)| (c.to_string(), p.to_string())));
+    // ...then what ties the fields to the operation, all at once.
+    let d = problems(&json!({ "op": "get", "key": "k", "hitField": "h", "ttlSeconds": 5 }));
+    let want = [("missing-field", ""), ("unused-field", "/ttlSeconds")];
+    assert_eq!(codes(d), want.map(|(c, p)| (c.to_string(), p.to_string())));
 }
 
 /// `SVC_CONNECTOR_DUMP=DIR cargo test -p svc-connector-kv-cache dump` writes

@@ -9,7 +9,6 @@ clock: the templates are read once, while the component is built.
 """
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -32,18 +31,28 @@ GO_RENDER = "connector__SVC_CAMEL__Render"
 PYTHON_MODULE = "app.connectors.__SVC_SNAKE__"
 JAVA_CLASS = "com.svc.connectors.__SVC_SNAKE__.__SVC_CAMEL__"
 
-# The JSON Schema of the node's `config`; the host checks it before render.
+# The node's `config`, declared once: svc checks every node's config
+# against this JSON Schema before render, its own formats included
+# (svc-field-name: a state field's name; svc-template: text whose {{field}}
+# name state fields), and gives each description as the hint of a value
+# that breaks it. render reads the config as it is.
 SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "required": ["outputKey", "text"],
     "properties": {
-        "outputKey": {"type": "string", "minLength": 1},
-        "text": {"type": "string"},
+        "outputKey": {
+            "type": "string",
+            "format": "svc-field-name",
+            "description": "The state field that receives the text",
+        },
+        "text": {
+            "type": "string",
+            "format": "svc-template",
+            "description": "The text; {{field}} inserts a state field when the node runs",
+        },
     },
 }
-
-FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def template(relative: str) -> str:
@@ -82,29 +91,6 @@ def literal(value: str) -> str:
     return json.dumps(value)
 
 
-def read_config(config: dict) -> tuple[str, str]:
-    """`outputKey` and `text`, or every problem with a pointer into the config."""
-    errors = []
-    for key in ("outputKey", "text"):
-        if not isinstance(config.get(key), str):
-            errors.append(
-                error("connector-config", f"`{key}` must be a string", f"/{key}")
-            )
-    output_key = config.get("outputKey")
-    if isinstance(output_key, str) and not FIELD_NAME.fullmatch(output_key):
-        errors.append(
-            error(
-                "connector-config",
-                f"`{output_key}` is not a state field name",
-                "/outputKey",
-                "name a field of logical.state",
-            )
-        )
-    if errors:
-        raise Err(errors)
-    return output_key, config["text"]
-
-
 class Connector(exports.Connector):
     def info(self) -> ConnectorInfo:
         return ConnectorInfo(
@@ -116,8 +102,8 @@ class Connector(exports.Connector):
         )
 
     def render(self, node_id: str, platform: str, node_config: str) -> Rendered:
-        output_key, text = read_config(json.loads(node_config))
-        key, text = literal(output_key), literal(text)
+        config = json.loads(node_config)
+        key, text = literal(config["outputKey"]), literal(config["text"])
         if platform == "go":
             snippet = f"return State{{{key}: {GO_RENDER}({text}, state)}}, nil"
         elif platform == "python-svc":

@@ -4,7 +4,10 @@
 //! `render` returns, per platform, the body of the node's function (it
 //! returns a state patch) and a helper file from `templates/`.
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
+use svc_backend_sdk::connector_kit::config::{self, FieldName, Template};
 use svc_backend_sdk::{Connector, ConnectorInfo, Diagnostic, File, Rendered};
 
 pub const ID: &str = "__SVC_ID__";
@@ -15,16 +18,17 @@ const GO_FILE: &str = include_str!("../../templates/go/connector___SVC_SNAKE__.g
 const PYTHON_FILE: &str = include_str!("../../templates/python-svc/__SVC_SNAKE__.py");
 const JAVA_FILE: &str = include_str!("../../templates/java-svc/__SVC_CAMEL__.java");
 
-/// The JSON Schema of the node's `config`.
-const SCHEMA: &str = r#"{
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["outputKey", "text"],
-  "properties": {
-    "outputKey": { "type": "string", "minLength": 1 },
-    "text": { "type": "string" }
-  }
-}"#;
+/// The node's `config`, declared once: `info()` publishes its JSON Schema,
+/// svc checks every node's config against it (each problem named, with
+/// the field's description as the hint), and `render` reads it as this.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Config {
+    /// The state field that receives the text.
+    pub output_key: FieldName,
+    /// The text; `{{field}}` inserts a state field when the node runs.
+    pub text: Template,
+}
 
 pub struct __SVC_CAMEL__Connector;
 
@@ -33,57 +37,20 @@ fn literal(s: &str) -> String {
     Value::String(s.to_string()).to_string()
 }
 
-fn is_field_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// `outputKey` and `text`, or every problem with a pointer into the config.
-fn read_config(config: &Value) -> Result<(String, String), Vec<Diagnostic>> {
-    let mut errors = Vec::new();
-    let mut string = |key: &str| match config.get(key) {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => {
-            errors.push(Diagnostic::error(&svc_backend_sdk::ir::codes::CONNECTOR_CONFIG, format!("`{key}` must be a string")).at(format!("/{key}")));
-            None
-        }
-        None => {
-            errors.push(Diagnostic::error(&svc_backend_sdk::ir::codes::CONNECTOR_CONFIG, format!("missing `{key}`")).at(""));
-            None
-        }
-    };
-    let output_key = string("outputKey");
-    let text = string("text");
-    if let Some(k) = &output_key {
-        if !is_field_name(k) {
-            errors.push(
-                Diagnostic::error(&svc_backend_sdk::ir::codes::CONNECTOR_CONFIG, format!("`{k}` is not a state field name"))
-                    .at("/outputKey")
-                    .hint("name a field of logical.state"),
-            );
-        }
-    }
-    match (output_key, text) {
-        (Some(k), Some(t)) if errors.is_empty() => Ok((k, t)),
-        _ => Err(errors),
-    }
-}
-
 impl Connector for __SVC_CAMEL__Connector {
     fn info() -> ConnectorInfo {
         ConnectorInfo {
             id: ID.into(),
             version: VERSION.into(),
             platforms: PLATFORMS.iter().map(|p| p.to_string()).collect(),
-            config_schema: SCHEMA.into(),
+            config_schema: config::schema::<Config>().to_string(),
             dependencies: Vec::new(),
         }
     }
 
     fn render(_node_id: &str, platform: &str, config: &Value) -> Result<Rendered, Vec<Diagnostic>> {
-        let (output_key, text) = read_config(config)?;
-        let (key, text) = (literal(&output_key), literal(&text));
+        let config: Config = config::read(config)?;
+        let (key, text) = (literal(&config.output_key), literal(&config.text));
         let (path, contents, snippet) = match platform {
             "go" => (
                 "internal/graph/connector___SVC_SNAKE__.go",
@@ -136,7 +103,10 @@ mod tests {
         let platforms: Vec<&str> = project["platforms"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
         assert_eq!(platforms, info.platforms);
         let schema: Value = serde_json::from_str(&info.config_schema).unwrap();
-        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["required"], serde_json::json!(["outputKey", "text"]));
+        // svc checks a state field's name, and the `{{field}}` of a text.
+        assert_eq!(schema["properties"]["outputKey"]["format"], "svc-field-name");
+        assert_eq!(schema["properties"]["text"]["format"], "svc-template");
     }
 
     #[test]
@@ -161,11 +131,10 @@ mod tests {
     }
 
     #[test]
-    fn bad_configs_point_at_the_field() {
-        let bad = serde_json::json!({ "outputKey": "not a field", "text": 3 });
+    fn a_config_svc_did_not_check_is_refused_whole() {
+        let bad = serde_json::json!({ "outputKey": "greeting", "text": 3 });
         let errors = __SVC_CAMEL__Connector::render("node", "go", &bad).unwrap_err();
-        let pointers: Vec<_> = errors.iter().map(|d| d.pointer.clone().unwrap()).collect();
-        assert_eq!(pointers, ["/text", "/outputKey"]);
+        assert_eq!(errors[0].code, "invalid-config");
         let unknown = __SVC_CAMEL__Connector::render("node", "rust", &serde_json::json!({ "outputKey": "a", "text": "" }));
         assert_eq!(unknown.unwrap_err()[0].code, "platform-unsupported");
     }

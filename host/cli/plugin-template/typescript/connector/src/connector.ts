@@ -16,18 +16,28 @@ export const ID = "__SVC_ID__";
 export const VERSION = "0.1.0";
 export const PLATFORMS = ["go", "java-svc", "python-svc"];
 
-/** The JSON Schema of the node's `config`; the host checks it before render. */
+/**
+ * The node's `config`, declared once: svc checks every node's config against
+ * this JSON Schema before render, its own formats included (svc-field-name: a
+ * state field's name; svc-template: text whose {{field}} name state fields),
+ * and gives each description as the hint of a value that breaks it. render
+ * reads the config as it is.
+ */
 const SCHEMA = {
   type: "object",
   additionalProperties: false,
   required: ["outputKey", "text"],
   properties: {
-    outputKey: { type: "string", minLength: 1 },
-    text: { type: "string" },
+    outputKey: { type: "string", format: "svc-field-name", description: "The state field that receives the text" },
+    text: { type: "string", format: "svc-template", description: "The text; {{field}} inserts a state field when the node runs" },
   },
 };
 
-const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** The config, as the schema says it is. */
+interface Config {
+  outputKey: string;
+  text: string;
+}
 
 function error(code: string, message: string, pointer: string, hint?: string): Diagnostic {
   return { severity: "error", code, message, pointer, hint };
@@ -36,31 +46,6 @@ function error(code: string, message: string, pointer: string, hint?: string): D
 /** A string as a literal of Go, Java and Python alike. */
 function literal(value: string): string {
   return JSON.stringify(value);
-}
-
-/** `outputKey` and `text`, or every problem with a pointer into the config. */
-function readConfig(config: Record<string, unknown>): [string, string] {
-  const errors: Diagnostic[] = [];
-  for (const key of ["outputKey", "text"]) {
-    if (typeof config[key] !== "string") {
-      errors.push(error("connector-config", `\`${key}\` must be a string`, `/${key}`));
-    }
-  }
-  const outputKey = config.outputKey;
-  if (typeof outputKey === "string" && !FIELD_NAME.test(outputKey)) {
-    errors.push(
-      error(
-        "connector-config",
-        `\`${outputKey}\` is not a state field name`,
-        "/outputKey",
-        "name a field of logical.state",
-      ),
-    );
-  }
-  if (errors.length > 0) {
-    throw errors;
-  }
-  return [outputKey as string, config.text as string];
 }
 
 const encoder = new TextEncoder();
@@ -77,9 +62,9 @@ export const connector: Connector = {
   },
 
   render(_nodeId, platform, nodeConfig): Rendered {
-    const [outputKey, text] = readConfig(JSON.parse(nodeConfig));
-    const key = literal(outputKey);
-    const value = literal(text);
+    const config: Config = JSON.parse(nodeConfig);
+    const key = literal(config.outputKey);
+    const value = literal(config.text);
     let path: string;
     let contents: string;
     let snippet: string;
