@@ -106,12 +106,18 @@ pub const TABLE: &[Part<GoPart>] = &[
     // The model client, which agents and embeddings call too.
     Part {
         serves: &[NodeKind("llm"), OPENAI_PROVIDER],
-        when: &[&[ModelCalls, Agents, Rag]],
+        when: &[&[ModelCalls, Agents, Kind("rag")]],
         parts: &[file!("graph/llm.go")],
     },
     Part {
         serves: &[],
-        when: &[&[ModelCalls, Agents, Rag, HttpTools, ConnectorUpstream]],
+        when: &[&[
+            ModelCalls,
+            Agents,
+            Kind("rag"),
+            HttpTools,
+            ConnectorUpstream,
+        ]],
         parts: &[file!("graph/upstream.go")],
     },
     Part {
@@ -132,24 +138,24 @@ pub const TABLE: &[Part<GoPart>] = &[
     },
     Part {
         serves: &[NodeKind("intent_classifier")],
-        when: &[&[Classifier]],
+        when: &[&[Kind("intent_classifier")]],
         parts: &[file!("graph/intent.go")],
     },
     Part {
         serves: &[NodeKind("rag")],
-        when: &[&[Rag]],
+        when: &[&[Kind("rag")]],
         parts: &[file!("graph/rag.go")],
     },
     // Agents and classifiers answer as python-svc does, down to the text
     // they feed the model.
     Part {
         serves: &[],
-        when: &[&[Agents, Classifier, Rag, A2aPublish]],
+        when: &[&[Agents, Kind("intent_classifier"), Kind("rag"), A2aPublish]],
         parts: &[file!("graph/pytext.go")],
     },
     Part {
         serves: &[NodeKind("subgraph")],
-        when: &[&[Subgraph]],
+        when: &[&[Kind("subgraph")]],
         parts: &[file!("graph/subgraph.go")],
     },
     // MCP servers the graph calls (the official Go SDK's client), in the

@@ -119,7 +119,7 @@ pub const TABLE: &[Part<JavaPart>] = &[
             Agents,
             HttpTools,
             ConnectorUpstream,
-            Rag,
+            Kind("rag"),
             McpClient,
         ]],
         parts: &[runtime!("Upstream")],
@@ -146,23 +146,23 @@ pub const TABLE: &[Part<JavaPart>] = &[
     },
     Part {
         serves: &[NodeKind("intent_classifier")],
-        when: &[&[Classifier]],
+        when: &[&[Kind("intent_classifier")]],
         parts: &[runtime!("IntentClassifier")],
     },
     Part {
         serves: &[NodeKind("rag")],
-        when: &[&[Rag]],
+        when: &[&[Kind("rag")]],
         parts: &[runtime!("Retrieval")],
     },
     Part {
         serves: &[],
-        when: &[&[Agents, Classifier, Rag, A2aPublish]],
+        when: &[&[Agents, Kind("intent_classifier"), Kind("rag"), A2aPublish]],
         parts: &[runtime!("PyJson")],
     },
     // A graph with subgraph nodes: python-svc's run_child.
     Part {
         serves: &[NodeKind("subgraph")],
-        when: &[&[Subgraph]],
+        when: &[&[Kind("subgraph")]],
         parts: &[runtime!("Subgraphs")],
     },
     // MCP servers the graph calls (the official Java SDK's client;

@@ -25,12 +25,9 @@ pub enum Use {
     Agents,
     /// An agent of kind `a2a` is called.
     A2aCalls,
-    /// `intent_classifier` nodes.
-    Classifier,
-    /// `rag` nodes.
-    Rag,
-    /// `subgraph` nodes.
-    Subgraph,
+    /// Nodes of this kind (`NodeKind::name`), in any graph: a new kind
+    /// needs no `Use` of its own.
+    Kind(&'static str),
     /// A router branch with a condition (`when`).
     RouterConditions,
     /// Tools of kind `http`.
@@ -68,12 +65,6 @@ pub fn uses<'a>(doc: &Document, helpers: impl IntoIterator<Item = &'a str>) -> B
         (Use::Agents, any_graph(doc, crate::agents::runs_agents)),
         (Use::A2aCalls, crate::agents::calls_a2a(doc)),
         (
-            Use::Classifier,
-            has(|k| matches!(k, NodeKind::IntentClassifier(_))),
-        ),
-        (Use::Rag, has(|k| matches!(k, NodeKind::Rag(_)))),
-        (Use::Subgraph, has(|k| matches!(k, NodeKind::Subgraph(_)))),
-        (
             Use::RouterConditions,
             has(
                 |k| matches!(k, NodeKind::Router(r) if r.branches.iter().any(|b| b.when.is_some())),
@@ -107,6 +98,13 @@ pub fn uses<'a>(doc: &Document, helpers: impl IntoIterator<Item = &'a str>) -> B
         .into_iter()
         .filter_map(|(u, yes)| yes.then_some(u))
         .collect();
+    for name in NodeKind::NAMES {
+        if any_graph(doc, |d| {
+            d.logical.nodes.iter().any(|n| n.kind.name() == *name)
+        }) {
+            out.insert(Use::Kind(name));
+        }
+    }
     if helpers.into_iter().any(|h| h == "upstream") {
         out.insert(Use::ConnectorUpstream);
     }

@@ -2,7 +2,7 @@
 // disabled and shows the backend's own reason.
 
 import type { BackendCapabilities } from "../api/client.ts";
-import { NODE_KINDS } from "../model/ops.ts";
+import { nodeKinds } from "../inspector/schema.ts";
 import { PALETTE_MIME } from "./Canvas.tsx";
 
 export interface KindStatus {
@@ -16,6 +16,9 @@ export function kindStatus(caps: BackendCapabilities | undefined, platform: stri
   const reason = caps.reasons.find((r) => r.requirement === `node-kind:${kind}`)?.reason;
   return { enabled: false, reason: reason ?? `${platform} does not build ${kind} nodes` };
 }
+
+/** From the IR's schema: a new kind is here without code. */
+const NODE_KINDS = nodeKinds();
 
 export function Palette(props: { caps: BackendCapabilities | undefined; platform: string; onAdd: (kind: string) => void }) {
   return (

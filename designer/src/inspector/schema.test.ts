@@ -1,10 +1,20 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { def, emptyValue, enumOf, fieldKind, isEnvNameField, objectShape, switchVariant, unwrapNullable, variantValues } from "./schema.ts";
+import { def, nodeKinds, emptyValue, enumOf, fieldKind, isEnvNameField, objectShape, switchVariant, unwrapNullable, variantValues } from "./schema.ts";
 
 test("node kinds come from the schema's variants", () => {
   const kinds = variantValues(def("Node"));
   for (const k of ["start", "end", "function", "llm", "router", "connector", "hitl", "response_transformer"]) assert.ok(kinds.includes(k), k);
+});
+
+test("the palette's kinds are the schema's, each once, without aliases", () => {
+  const kinds = nodeKinds();
+  for (const k of ["start", "end", "function", "llm", "tool", "router", "response_template", "connector", "agent", "rag", "intent_classifier", "subgraph", "hitl"]) {
+    assert.ok(kinds.includes(k), k);
+  }
+  assert.ok(!kinds.includes("response_transformer"), "an alias is not a kind of its own");
+  assert.equal(new Set(kinds).size, kinds.length);
+  assert.equal(kinds.length, def("Node").oneOf && (def("Node").oneOf as unknown[]).length);
 });
 
 test("a node's form fields are its variant's", () => {

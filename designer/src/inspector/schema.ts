@@ -68,6 +68,18 @@ function constValues(p: Schema | undefined): string[] {
   return [];
 }
 
+/**
+ * The node kinds, in the model's order (the palette): each Node variant's
+ * `kind`, without the aliases a reader accepts too, so a kind added to the IR
+ * is in the palette once the schema is regenerated.
+ */
+export function nodeKinds(): string[] {
+  const node = def("Node");
+  const key = discriminator(node);
+  if (!key) return [];
+  return (node.oneOf as Schema[]).map((v) => constValues((v.properties as Record<string, Schema>)[key])[0]).filter(Boolean);
+}
+
 /** Every discriminator value of a variant type (`kind`s of Node, Tool, ...). */
 export function variantValues(s: Schema): string[] {
   const key = discriminator(s);

@@ -18,22 +18,6 @@ import {
 } from "./types.ts";
 
 /** Palette order: the basic kinds first, then agents, retrieval, subgraphs and hitl. */
-export const NODE_KINDS = [
-  "start",
-  "end",
-  "function",
-  "llm",
-  "tool",
-  "router",
-  "response_template",
-  "connector",
-  "agent",
-  "rag",
-  "intent_classifier",
-  "subgraph",
-  "hitl",
-] as const;
-
 export const NODE_ID_RE = /^[A-Za-z][A-Za-z0-9_]*$/;
 const MAX_ID_LEN = 128;
 
