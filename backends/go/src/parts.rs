@@ -247,6 +247,14 @@ mod tests {
 
     use super::{GoPart, TABLE};
 
+    #[test]
+    fn every_kind_the_table_names_is_a_kind() {
+        assert_eq!(
+            svc_backend_sdk::parts::unknown_kinds(TABLE),
+            Vec::<&str>::new()
+        );
+    }
+
     /// Runtime files that project.rs copies itself (filled), and the
     /// repository's own.
     /// Tests (`*_test.go`) run in the repository only; project.rs copies

@@ -237,6 +237,14 @@ mod tests {
 
     use super::{JavaPart, TABLE};
 
+    #[test]
+    fn every_kind_the_table_names_is_a_kind() {
+        assert_eq!(
+            svc_backend_sdk::parts::unknown_kinds(TABLE),
+            Vec::<&str>::new()
+        );
+    }
+
     /// Runtime classes that project/ copies itself (the checkpointer's, the
     /// connectors' helpers).
     const ELSEWHERE: &[&str] = &[

@@ -94,3 +94,14 @@ pub const TABLE: &[Part<&str>] = &[
         parts: &[],
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_kind_the_table_names_is_a_kind() {
+        assert_eq!(
+            svc_backend_sdk::parts::unknown_kinds(super::TABLE),
+            Vec::<&str>::new()
+        );
+    }
+}

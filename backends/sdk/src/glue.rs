@@ -146,11 +146,11 @@ pub fn __connector_render<C: Connector>(
 }
 
 svc_ir::diagnostic_codes! {
-    /// The node config the host passed to a connector component is not JSON (reported by the SDK inside the connector).
+    /// The node config a connector component received is not JSON, or not the config its schema declares (reported by the SDK inside the connector).
     ///
-    /// Connectors built with the svc SDK parse the node config they receive before calling their own `render`. The host always passes the node's `config` from the document, serialized as JSON, so this code only appears when a connector is driven by another host or a test harness that passes bad text.
+    /// Connectors built with the svc SDK parse the node config they receive before calling their own `render`, and read it as their config type (`connector_kit::config::read`). svc passes the node's `config` from the document as JSON, after checking it against the connector's config schema, so this code appears when a connector is driven by another host or a test harness that passes bad text or an unchecked config, or by an svc older than one of svc's formats the schema names (the message then names the format's code, such as `invalid-endpoint`).
     ///
-    /// Pass the node's `config` as a JSON object.
+    /// Pass the node's `config` as a JSON object that matches the connector's config schema; compile with an svc that knows the schema's formats.
     ///
     /// # Example
     ///

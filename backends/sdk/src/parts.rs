@@ -175,10 +175,44 @@ pub fn capabilities<T>(table: &[Part<T>], reasons: Vec<(String, String)>) -> Cap
     caps
 }
 
+/// The node kinds a table names (in `Use::Kind` or `Serves::NodeKind`)
+/// that are no kind of the IR: a misspelt name would select nothing, or
+/// declare a kind nobody builds.
+pub fn unknown_kinds<T>(table: &[Part<T>]) -> Vec<&'static str> {
+    let named = table.iter().flat_map(|row| {
+        let uses = row
+            .when
+            .iter()
+            .flat_map(|group| group.iter())
+            .filter_map(|u| match u {
+                Use::Kind(name) => Some(*name),
+                _ => None,
+            });
+        let serves = row.serves.iter().filter_map(|s| match s {
+            Serves::NodeKind(name) => Some(*name),
+            _ => None,
+        });
+        uses.chain(serves).collect::<Vec<_>>()
+    });
+    named
+        .filter(|name| !NodeKind::NAMES.contains(name))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::Serves::*;
     use super::*;
+
+    #[test]
+    fn a_misspelt_kind_is_found() {
+        const ROWS: &[Part<&str>] = &[Part {
+            serves: &[NodeKind("rag"), NodeKind("intent_clasifier")],
+            when: &[&[Use::Kind("subgraf"), Use::Kind("rag")]],
+            parts: &[],
+        }];
+        assert_eq!(unknown_kinds(ROWS), ["subgraf", "intent_clasifier"]);
+    }
 
     const TABLE: &[Part<&str>] = &[
         Part {

@@ -100,7 +100,7 @@ function NodeForm(props: {
       {configSchema ? (
         <section className="connector-config" data-testid="connector-config">
           <h3>
-            Config <span className="dim">({configSchema.connector}'s schema)</span>
+            Config <span className="dim">({configSchema.connector} {configSchema.version}'s schema)</span>
           </h3>
           <SchemaForm
             schema={configSchema.schema}

@@ -7,7 +7,7 @@
 //! whether it matches). Connectors then read their config as a typed value
 //! and check only what ties fields together.
 
-use crate::codes::{Code, INVALID_ENDPOINT, INVALID_ENV_NAME, INVALID_HEADER};
+use crate::codes::{Code, INVALID_ENDPOINT, INVALID_ENV_NAME, INVALID_HEADER, INVALID_VALUE};
 use crate::template::{parts, Part};
 use crate::{check_endpoint, is_identifier};
 
@@ -27,10 +27,12 @@ type Check = fn(&str) -> Result<(), Problem>;
 pub const FIELD_NAME: &str = "svc-field-name";
 
 /// Every format, by the name a schema gives in `"format"`.
-pub const FORMATS: [(&str, Check); 5] = [
+pub const FORMATS: [(&str, Check); 6] = [
     (FIELD_NAME, field_name),
     // Text whose `{{field}}` placeholders name state fields.
     ("svc-template", template),
+    // Text fixed when the graph compiles: no `{{field}}` in it.
+    ("svc-literal", literal),
     // `env:NAME`, or an http(s) URL that may hold `{{field}}`.
     ("svc-url", url),
     // An HTTP header name a service may set.
@@ -76,6 +78,17 @@ fn template(value: &str) -> Result<(), Problem> {
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+fn literal(value: &str) -> Result<(), Problem> {
+    if parts(value).iter().any(|p| matches!(p, Part::Field(_))) {
+        return Err(problem(
+            &INVALID_VALUE,
+            format!("`{value}` holds a `{{{{field}}}}` placeholder, but this value is fixed when the graph compiles"),
+            "write it without `{{`; the connector fills `{{field}}` only where its config says so",
+        ));
     }
     Ok(())
 }

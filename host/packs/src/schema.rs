@@ -8,6 +8,8 @@
 //! document, and the code and hint of its format, else the description the
 //! schema gives the value.
 
+use std::collections::HashSet;
+
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::Validator;
 use serde_json::Value;
@@ -53,6 +55,18 @@ impl ConfigSchema {
             options = options.with_format(name, move |value: &str| check(value).is_ok());
         }
         let validator = options.build(&schema).map_err(|e| e.to_string())?;
+        // JSON Schema ignores a format it does not know; one of svc's names
+        // misspelt would leave a check undone.
+        if let Some(unknown) = svc_formats_in(&schema)
+            .into_iter()
+            .find(|f| !FORMATS.iter().any(|(name, _)| name == f))
+        {
+            let known: Vec<&str> = FORMATS.iter().map(|(name, _)| *name).collect();
+            return Err(format!(
+                "it names the format `{unknown}`, which is not one of svc's ({})",
+                known.join(", ")
+            ));
+        }
         Ok(ConfigSchema { schema, validator })
     }
 
@@ -109,7 +123,7 @@ impl ConfigSchema {
         }
         // A value of the wrong type breaks every other keyword about it
         // too (`enum`, `format`): its type is what to fix first.
-        let mistyped: Vec<String> = out
+        let mistyped: HashSet<String> = out
             .iter()
             .filter(|v| v.code == Some(&WRONG_TYPE))
             .map(|v| v.pointer.clone())
@@ -135,6 +149,21 @@ impl ConfigSchema {
                         code: None,
                         hint: self.description_of(error.schema_path().as_str()),
                     });
+            }
+            // What the missing field is for tells what to write.
+            ValidationErrorKind::Required { property } => {
+                let parent = parent_of(error.schema_path().as_str());
+                let hint = property.as_str().and_then(|name| {
+                    let at = format!("{parent}/properties/{}", pointer_token(name));
+                    self.description_at(&at)
+                        .map(|d| format!("add `{name}`: {d}"))
+                });
+                return Violation {
+                    pointer,
+                    message: error.to_string(),
+                    code: Some(&MISSING_FIELD),
+                    hint,
+                };
             }
             _ => None,
         };
@@ -168,10 +197,11 @@ impl ConfigSchema {
             return None;
         }
         let list = error.instance().as_array()?;
-        let (i, name) = list.iter().enumerate().find_map(|(i, v)| {
-            let name = v.as_str()?;
-            list[..i].contains(v).then_some((i, name))
-        })?;
+        let mut seen = HashSet::new();
+        let (i, name) = list
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| (!seen.insert(v.as_str()?)).then_some((i, v.as_str()?)))?;
         Some(Violation {
             pointer: format!("{at}/{i}"),
             message: format!("the list names the state field `{name}` twice"),
@@ -183,11 +213,18 @@ impl ConfigSchema {
     /// The `description` of the schema object holding the keyword at
     /// `keyword_path`: what the value is for, which tells how to fix it.
     fn description_of(&self, keyword_path: &str) -> Option<String> {
-        let parent = keyword_path
-            .rsplit_once('/')
-            .map_or("", |(parent, _)| parent);
+        self.description_at(parent_of(keyword_path))
+    }
+
+    /// The `description` of the schema object at `pointer`, but the root's:
+    /// that describes the config as a whole (often to its developers), not
+    /// a value to fix.
+    fn description_at(&self, pointer: &str) -> Option<String> {
+        if pointer.is_empty() {
+            return None;
+        }
         self.schema
-            .pointer(parent)
+            .pointer(pointer)
             .and_then(|s| s.get("description"))
             .and_then(Value::as_str)
             .map(str::to_string)
@@ -207,13 +244,37 @@ impl ConfigSchema {
     }
 }
 
+/// The schema object holding the keyword at `keyword_path`.
+fn parent_of(keyword_path: &str) -> &str {
+    keyword_path
+        .rsplit_once('/')
+        .map_or("", |(parent, _)| parent)
+}
+
+/// The `format` names of `schema` that claim svc's prefix.
+fn svc_formats_in(schema: &Value) -> Vec<&str> {
+    match schema {
+        Value::Object(map) => {
+            let own = map
+                .get("format")
+                .and_then(Value::as_str)
+                .filter(|f| f.starts_with("svc-"));
+            own.into_iter()
+                .chain(map.values().flat_map(svc_formats_in))
+                .collect()
+        }
+        Value::Array(items) => items.iter().flat_map(svc_formats_in).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The code of a keyword that says the same as a rule of the document
-/// does (a wrong type, a missing field, a number out of range, a value
-/// not allowed); `None` for the rest (`connector-config`).
+/// does (a wrong type, a number out of range, a value not allowed; a
+/// missing field is `violation`'s own); `None` for the rest
+/// (`connector-config`).
 fn keyword_code(kind: &ValidationErrorKind) -> Option<&'static Code> {
     match kind {
         ValidationErrorKind::Type { .. } => Some(&WRONG_TYPE),
-        ValidationErrorKind::Required { .. } => Some(&MISSING_FIELD),
         ValidationErrorKind::Minimum { .. }
         | ValidationErrorKind::Maximum { .. }
         | ValidationErrorKind::ExclusiveMinimum { .. }
@@ -358,6 +419,57 @@ mod tests {
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].pointer, "");
         assert!(got[0].message.contains("\"object\""), "{}", got[0].message);
+    }
+
+    #[test]
+    fn a_missing_field_is_hinted_by_its_description_never_by_the_roots() {
+        let schema = ConfigSchema::compile(json!({
+            "type": "object", "description": "for the connector's developers",
+            "required": ["url", "op"],
+            "properties": { "url": { "type": "string", "description": "where to send it" }, "op": {} }
+        }))
+        .unwrap();
+        let mut got: Vec<(String, Option<String>)> = schema
+            .check(&json!({}))
+            .into_iter()
+            .map(|v| (v.message, v.hint))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                ("\"op\" is a required property".to_string(), None),
+                (
+                    "\"url\" is a required property".to_string(),
+                    Some("add `url`: where to send it".to_string())
+                ),
+            ]
+        );
+        let root = schema.check(&json!([]));
+        assert_eq!(root[0].hint, None, "{root:?}");
+    }
+
+    #[test]
+    fn a_misspelt_svc_format_is_refused_others_are_the_standards() {
+        let e = ConfigSchema::compile(json!({"properties": {"k": {"format": "svc-feld-name"}}}))
+            .unwrap_err();
+        assert!(
+            e.contains("`svc-feld-name`") && e.contains("svc-field-name"),
+            "{e}"
+        );
+        assert!(ConfigSchema::compile(json!({"properties": {"k": {"format": "x-own"}}})).is_ok());
+    }
+
+    #[test]
+    fn a_repeated_name_is_found_at_its_second_mention_in_a_long_list() {
+        let schema = ConfigSchema::compile(json!({"properties": {"fields": {
+            "type": "array", "uniqueItems": true, "items": {"type": "string", "format": "svc-field-name"}}}}))
+        .unwrap();
+        let mut fields: Vec<Value> = (0..50_000).map(|i| json!(format!("f{i}"))).collect();
+        fields.push(json!("f7"));
+        let got = schema.check(&json!({ "fields": fields }));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].pointer, "/fields/50000");
     }
 
     #[test]

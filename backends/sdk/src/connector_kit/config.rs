@@ -1,11 +1,14 @@
 //! A connector's config, declared once: a Rust type deriving serde's
 //! `Deserialize` and schemars' `JsonSchema`, its fields documented (the
 //! designer shows each doc comment beside its field, the host gives it as
-//! the hint of a value that breaks it). [`schema`] is what `info()`
+//! the hint of a value that breaks it; the type's own doc comment is not
+//! shown, so keep it for developers). [`schema`] is what `info()`
 //! publishes; the host checks every node's config against it, svc's formats
-//! included (`svc_ir::config_formats`: `#[schemars(extend("format" =
-//! "svc-url"))]`), before it calls `render`, which [`read`]s the config as
-//! the type without checking it again.
+//! included (`svc_ir::config_formats`, through [`FieldName`], [`Template`],
+//! [`Url`] and [`Headers`]), before it calls `render`, which [`read`]s the
+//! config as the type. Those types also hold to their format when they are
+//! read, by the same check, for a host older than the formats (it skips
+//! formats it does not know).
 
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
@@ -17,12 +20,36 @@ use crate::Diagnostic;
 /// The JSON Schema (draft 2020-12) of the config type `T`. An `Option`
 /// field may be left out, not set to `null`.
 pub fn schema<T: JsonSchema>() -> Value {
-    let mut schema = SchemaSettings::draft2020_12()
+    let mut settings = SchemaSettings::draft2020_12();
+    // One object, no `$ref`: the host and the designer read a value's
+    // schema (its description, its format) where the value is.
+    settings.inline_subschemas = true;
+    let mut schema = settings
         .into_generator()
         .into_root_schema_for::<T>()
         .to_value();
     drop_null(&mut schema);
     schema
+}
+
+/// JSON Schema's `integer` takes `5000.0` (a number whose fraction is
+/// zero) and the host accepts it; serde's integers do not, so such numbers
+/// become integers before the config is read.
+fn whole_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            // Within ±2^53 an f64 holds the integer exactly.
+            if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0 {
+                #[allow(clippy::cast_possible_truncation)] // whole and in range
+                let i = f as i64;
+                *value = Value::from(i);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Object(map) => map.values_mut().for_each(whole_numbers),
+        _ => {}
+    }
 }
 
 /// schemars lets an `Option` be `null`; a config leaves it out instead
@@ -63,7 +90,9 @@ fn drop_null(schema: &mut Value) {
 /// this fails only for a caller that skipped the host (a test calling
 /// `render` directly).
 pub fn read<T: DeserializeOwned>(config: &Value) -> Result<T, Vec<Diagnostic>> {
-    T::deserialize(config).map_err(|e| {
+    let mut config = config.clone();
+    whole_numbers(&mut config);
+    T::deserialize(&config).map_err(|e| {
         vec![Diagnostic::error(
             &crate::codes::INVALID_CONFIG,
             format!("the node's config does not match the connector's config schema: {e}"),
@@ -76,18 +105,26 @@ pub fn read<T: DeserializeOwned>(config: &Value) -> Result<T, Vec<Diagnostic>> {
 }
 
 /// A string field whose schema names one of svc's formats; the host has
-/// checked the value against it.
+/// checked the value against it, and reading it checks again only for a
+/// host that did not know the format.
 macro_rules! formatted {
     ($(#[$doc:meta])* $name:ident, $format:expr) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-        #[serde(transparent)]
+        #[derive(Debug, Clone, PartialEq, Eq)]
         pub struct $name(pub String);
 
         impl std::ops::Deref for $name {
             type Target = str;
             fn deref(&self) -> &str {
                 &self.0
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                formatted(&text, $format)?;
+                Ok($name(text))
             }
         }
 
@@ -103,6 +140,17 @@ macro_rules! formatted {
             }
         }
     };
+}
+
+/// `text` holds to the svc format `format`, or the error says why.
+fn formatted<E: serde::de::Error>(text: &str, format: &str) -> Result<(), E> {
+    match svc_ir::config_formats::check(format, text) {
+        Some(problem) => Err(E::custom(format!(
+            "{}: {}",
+            problem.code.name, problem.message
+        ))),
+        None => Ok(()),
+    }
 }
 
 formatted!(
@@ -158,8 +206,10 @@ impl<'de> serde::Deserialize<'de> for Headers {
                 mut map: A,
             ) -> Result<Headers, A::Error> {
                 let mut out = Vec::new();
-                while let Some(pair) = map.next_entry::<String, String>()? {
-                    out.push(pair);
+                while let Some((name, value)) = map.next_entry::<String, String>()? {
+                    formatted(&name, "svc-header-name")?;
+                    formatted(&value, "svc-header-value")?;
+                    out.push((name, value));
                 }
                 Ok(Headers(out))
             }
@@ -230,5 +280,32 @@ mod tests {
         assert_eq!(e.timeout_ms, 10);
         let d = read::<Example>(&json!({"url": 3})).unwrap_err();
         assert_eq!(d[0].code, "invalid-config");
+    }
+
+    #[test]
+    fn a_whole_number_written_with_a_fraction_reads_as_an_integer() {
+        let e: Example = read(&json!({"url": "env:HOOK", "timeoutMs": 5000.0})).unwrap();
+        assert_eq!(e.timeout_ms, 5000);
+        assert!(read::<Example>(&json!({"url": "env:HOOK", "timeoutMs": 1.5})).is_err());
+    }
+
+    /// A host older than svc's formats skips them: reading holds to them.
+    #[test]
+    fn reading_holds_to_the_formats_a_host_may_have_skipped() {
+        for bad in [
+            json!({"url": "ftp://x"}),
+            json!({"url": "env:HOOK", "fields": ["no-dash"]}),
+            json!({"url": "env:HOOK", "headers": {"Host": "x"}}),
+            json!({"url": "env:HOOK", "headers": {"X-A": "a\nb"}}),
+        ] {
+            let d = read::<Example>(&bad).unwrap_err();
+            assert_eq!(d[0].code, "invalid-config", "{bad}");
+        }
+        let d = read::<Example>(&json!({"url": "ftp://x"})).unwrap_err();
+        assert!(
+            d[0].message.contains("invalid-endpoint"),
+            "{}",
+            d[0].message
+        );
     }
 }

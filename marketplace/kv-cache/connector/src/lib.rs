@@ -84,11 +84,10 @@ const JAVA_SNIPPETS: [&str; 3] = [
     include_str!("../../templates/java-svc/delete.java.tmpl"),
 ];
 
-// What a node does with the cache (inline: the field's description is
-// the one the designer shows).
+// What a node does with the cache (the field's description says it to
+// users).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-#[schemars(inline)]
 pub enum Op {
     Get,
     Set,
@@ -110,10 +109,10 @@ impl Op {
     }
 }
 
-/// A node's config, declared once: its JSON Schema is what `info()`
-/// publishes and the host checks every node's config against; `render`
-/// reads the checked config as this type and checks what ties its fields
-/// to the operation ([`check_operation`]).
+// A node's config, declared once: its JSON Schema is what `info()`
+// publishes and the host checks every node's config against; `render`
+// reads the checked config as this type and checks what ties its fields
+// to the operation ([`check_operation`]).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
@@ -129,9 +128,9 @@ pub struct Config {
     /// set only: how long the value is kept, in seconds (default 300).
     #[schemars(range(min = 1, max = MAX_TTL_SECONDS))]
     pub ttl_seconds: Option<u64>,
-    /// A fixed name, without `{{`: nodes with the same namespace share one cache (default "default").
+    /// A fixed name: nodes with the same namespace share one cache (default "default").
     #[serde(default = "default_namespace")]
-    #[schemars(length(min = 1), pattern(r"^(?:[^{]|\{(?:[^{]|$))*$"))]
+    #[schemars(length(min = 1), extend("format" = "svc-literal"))]
     pub namespace: String,
     /// The most values the namespace holds (default 10000); the node that first uses a namespace sets it.
     #[serde(default = "default_max_entries")]

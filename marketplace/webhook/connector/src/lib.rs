@@ -67,9 +67,9 @@ const GO_SNIPPET: &str = include_str!("../../templates/go/snippet.go.tmpl");
 const PYTHON_SNIPPET: &str = include_str!("../../templates/python-svc/snippet.py.tmpl");
 const JAVA_SNIPPET: &str = include_str!("../../templates/java-svc/snippet.java.tmpl");
 
-/// A node's config, declared once: its JSON Schema is what `info()`
-/// publishes and the host checks every node's config against; `render`
-/// reads the checked config as this type.
+// A node's config, declared once: its JSON Schema is what `info()`
+// publishes and the host checks every node's config against; `render`
+// reads the checked config as this type.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {

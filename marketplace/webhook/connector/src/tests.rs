@@ -387,6 +387,18 @@ fn a_bare_variable_name_as_url_gets_a_hint() {
 }
 
 #[test]
+fn hints_say_what_the_value_is_for() {
+    let hint = |config: Value| host_check(&config)[0].hint.clone().unwrap();
+    assert!(hint(json!({})).starts_with("add `url`: Where to POST"));
+    assert_eq!(
+        hint(json!({ "url": "env:HOOK", "timeoutMs": 0 })),
+        "The longest the call may take, in milliseconds (default 10000)."
+    );
+    // A config that is no object is no value of the schema's to describe.
+    assert!(hint(json!("env:HOOK")).starts_with("make the node's config match"));
+}
+
+#[test]
 fn every_problem_is_reported_at_once() {
     let d = host_check(&json!({ "url": 1, "timeoutMs": 0, "outputKey": "", "extra": 1 }));
     let mut got: Vec<(&str, &str)> = d

@@ -18,9 +18,9 @@ const GO_FILE: &str = include_str!("../../templates/go/connector___SVC_SNAKE__.g
 const PYTHON_FILE: &str = include_str!("../../templates/python-svc/__SVC_SNAKE__.py");
 const JAVA_FILE: &str = include_str!("../../templates/java-svc/__SVC_CAMEL__.java");
 
-/// The node's `config`, declared once: `info()` publishes its JSON Schema,
-/// svc checks every node's config against it (each problem named, with
-/// the field's description as the hint), and `render` reads it as this.
+// The node's `config`, declared once: `info()` publishes its JSON Schema,
+// svc checks every node's config against it (each problem named, with
+// the field's description as the hint), and `render` reads it as this.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Config {
