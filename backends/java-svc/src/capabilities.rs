@@ -28,7 +28,7 @@ pub fn info() -> BackendInfo {
             setup: String::new(),
             test: "./mvnw -q -B test".into(),
             build: "./mvnw -q -B -DskipTests package".into(),
-            // The extracted jar with the CDS archive of the build's training run (pom.xml).
+            // The extracted jar with the CDS archive of the build's training run (service.pom.xml).
             run: "\"${JAVA_HOME:+$JAVA_HOME/bin/}java\" @target/app/java.args -jar target/app/service.jar".into(),
         },
     }

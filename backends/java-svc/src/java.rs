@@ -9,11 +9,13 @@ pub const RUNTIME_PACKAGE: &str = "dev.svc.runtime";
 
 /// The runtime as a library: the Maven artifact `dev.svc:svc-runtime` that
 /// `runtime/pom.xml` builds and tests, at this version (a unit test keeps
-/// the pom's equal).
+/// the pom's equal), and a project's module `svc-runtime/` builds.
+pub const RUNTIME_GROUP: &str = "dev.svc";
 pub const RUNTIME_VERSION: &str = "0.1.0";
 
-/// Where a project holds the runtime's classes and their tests.
-pub const RUNTIME_DIR: &str = "src/main/java/dev/svc/runtime";
+/// Where a project holds the runtime's classes (its module `svc-runtime/`)
+/// and the runtime's tests its own tests use (the service's tests).
+pub const RUNTIME_DIR: &str = "svc-runtime/src/main/java/dev/svc/runtime";
 pub const RUNTIME_TEST_DIR: &str = "src/test/java/dev/svc/runtime";
 
 /// A class of the runtime (`dev.svc.runtime`), imported.

@@ -1,13 +1,15 @@
 //! The Java backend's parts table (`svc_backend_sdk::parts`): each row the
 //! capabilities it serves and the runtime classes (`runtime/java/`), the
-//! tests over the graph's classes (`runtime/test/`) and start-up failure
-//! analyzers a project gets when its document uses them. The runtime's own
+//! Maven libraries they need, the tests over the graph's classes
+//! (`runtime/test/`) and start-up failure analyzers a project gets when its
+//! document uses them. The runtime's own
 //! tests are not copied: they run once, in the runtime's Maven build
 //! (`runtime/pom.xml`). `capabilities::info` declares the rows' capabilities;
-//! `project::emit` writes the selected rows' parts, all of the runtime's
-//! package `dev.svc.runtime`, as they are: the HTTP contract's classes read
+//! `project::emit` writes the selected rows' parts into the project's
+//! runtime module (`svc-runtime/`), all of the runtime's package
+//! `dev.svc.runtime`, as they are: the HTTP contract's classes read
 //! the graph through its beans (CompiledGraph, ServiceSpec, A2aSpec), and
-//! ServiceAutoConfiguration registers whichever the project holds. Files
+//! ServiceAutoConfiguration registers whichever the module holds. Files
 //! written per graph (Application, GraphState, the graphs, their nodes,
 //! AiConfig, McpConfig, A2aAgent, the tests) and the checkpointer's store
 //! (project/threads.rs) are written by their modules, not here.
@@ -28,7 +30,30 @@ pub enum JavaPart {
     /// prints a refused start as Spring Boot prints one
     /// (META-INF/spring.factories).
     RuntimeAnalyzer(&'static str),
+    /// A library the row's runtime classes need: a dependency of the
+    /// project's runtime module, optional there, and of the service, which
+    /// pins its version over Spring Boot's BOM (project/pom.rs).
+    Library(Library),
 }
+
+/// A Maven dependency, `group:artifact`, at `version` unless a BOM the poms
+/// import manages it; `why` is the comment written before the first
+/// library of a row.
+pub struct Library {
+    pub group: &'static str,
+    pub artifact: &'static str,
+    pub version: Option<&'static str>,
+    pub why: &'static [&'static str],
+}
+
+/// The official MCP Java SDK, pinned.
+const MCP_SDK: &[&str] = &[
+    "MCP: the official Java SDK, with Jackson 2 as Spring Boot's (the umbrella",
+    "artifact `mcp` would bring Jackson 3 beside it).",
+];
+/// OpenTelemetry's SDK, managed by its BOM (project/pom.rs).
+const OPENTELEMETRY_SDK: &[&str] =
+    &["OpenTelemetry: the SDK configured by OTEL_ variables, OTLP exporters."];
 
 /// `runtime/java/<class>.java`, a class of the runtime.
 macro_rules! runtime {
@@ -191,6 +216,24 @@ pub const TABLE: &[Part<JavaPart>] = &[
         when: &[&[McpExpose]],
         parts: &[runtime!("McpEndpoint")],
     },
+    Part {
+        serves: &[],
+        when: &[&[McpClient, McpExpose]],
+        parts: &[
+            JavaPart::Library(Library {
+                group: "io.modelcontextprotocol.sdk",
+                artifact: "mcp-core",
+                version: Some("2.1.0"),
+                why: MCP_SDK,
+            }),
+            JavaPart::Library(Library {
+                group: "io.modelcontextprotocol.sdk",
+                artifact: "mcp-json-jackson2",
+                version: Some("2.1.0"),
+                why: MCP_SDK,
+            }),
+        ],
+    },
     // settings.a2a (project/a2a.rs writes the card's A2aAgent and the
     // tests that run A2aEndpointContract): who may call /a2a, and a caller's
     // token that cannot be read at start-up reported with its entry and
@@ -227,7 +270,21 @@ pub const TABLE: &[Part<JavaPart>] = &[
     Part {
         serves: &[Feature("tracing")],
         when: &[&[Tracing]],
-        parts: &[runtime!("Telemetry")],
+        parts: &[
+            runtime!("Telemetry"),
+            JavaPart::Library(Library {
+                group: "io.opentelemetry",
+                artifact: "opentelemetry-sdk-extension-autoconfigure",
+                version: None,
+                why: OPENTELEMETRY_SDK,
+            }),
+            JavaPart::Library(Library {
+                group: "io.opentelemetry",
+                artifact: "opentelemetry-exporter-otlp",
+                version: None,
+                why: OPENTELEMETRY_SDK,
+            }),
+        ],
     },
 ];
 
@@ -283,7 +340,7 @@ mod tests {
             .flat_map(|row| row.parts.iter())
             .filter_map(|part| match part {
                 JavaPart::Runtime(_, text) | JavaPart::RuntimeTest(_, text) => Some(*text),
-                JavaPart::RuntimeAnalyzer(_) => None,
+                JavaPart::RuntimeAnalyzer(_) | JavaPart::Library(_) => None,
             })
             .collect();
         let mut missing = Vec::new();

@@ -104,7 +104,7 @@ pub(super) fn application_java(doc: &Document, pkg: &str) -> String {
             w.line(format!(
                 "var context = {spring_application}.run(Application.class, args);"
             ));
-            w.line("// The build's training run (pom.xml, Dockerfile) serves a request of each kind, then stops.");
+            w.line("// The build's training run (service.pom.xml, Dockerfile) serves a request of each kind, then stops.");
             w.block("if (Boolean.getBoolean(\"svc.training-run\")) {", "}", |w| {
                 w.line(format!(
                     "{training_run}.exercise(context, GraphState.AUTH, {env_file}.get(GraphState.KEY_ENV));"

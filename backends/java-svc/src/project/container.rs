@@ -1,11 +1,12 @@
 //! `Dockerfile` and `.dockerignore`: the jar built with the Maven Wrapper
-//! (Spring AOT included), then run on a JRE image as a non-root user, with
+//! (the runtime module, then the service, Spring AOT included), then run on a JRE image as a non-root user, with
 //! the AOT cache of a training run made in that image (a cache fits only
 //! the JVM that wrote it, so it cannot come from the JDK stage).
 
 use svc_backend_sdk::ir::Document;
 use svc_backend_sdk::writer::CodeWriter;
 
+use super::{RUNTIME_MODULE, SERVICE_POM};
 use crate::java::RUNTIME_PACKAGE;
 
 /// The base images: Temurin's 25, whose JVM reads an AOT cache (JEP 483);
@@ -21,9 +22,11 @@ pub(super) fn dockerfile(doc: &Document) -> String {
         .line("# environment of `docker run` (env.yaml stays out of the image, see .dockerignore).")
         .line(format!("FROM {JDK_IMAGE} AS build"))
         .line("WORKDIR /src")
-        .line("COPY mvnw pom.xml ./")
+        .line(format!("COPY mvnw pom.xml {SERVICE_POM} ./"))
         .line("COPY .mvn .mvn")
+        .line(format!("COPY {RUNTIME_MODULE}/pom.xml {RUNTIME_MODULE}/"))
         .line("RUN ./mvnw -q -B dependency:go-offline")
+        .line(format!("COPY {RUNTIME_MODULE}/src {RUNTIME_MODULE}/src"))
         .line("COPY openapi.json ./")
         .line("COPY src src")
         .line(

@@ -1,6 +1,6 @@
 //! MCP (issue 36) on java-svc, on the official Java SDK
-//! (`io.modelcontextprotocol.sdk:mcp-core` and `mcp-json-jackson2`, pinned;
-//! not the umbrella `mcp` artifact, which brings Jackson 3 beside Spring
+//! (`io.modelcontextprotocol.sdk:mcp-core` and `mcp-json-jackson2`, pinned
+//! in parts.rs; not the umbrella `mcp` artifact, which brings Jackson 3 beside Spring
 //! Boot's Jackson 2): every graph's `logical.mcpServers` and its tools of
 //! kind `mcp` (runtime/McpServers.java, McpTransports.java,
 //! McpArguments.java, McpTool.java; the servers of all graphs, a
@@ -16,17 +16,6 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::File;
 
 use crate::java::{quote, runtime};
-
-/// The SDK's artifacts, pinned.
-pub(super) const SDK: &[(&str, &str, &str)] = &[
-    ("io.modelcontextprotocol.sdk", "mcp-core", "2.1.0"),
-    ("io.modelcontextprotocol.sdk", "mcp-json-jackson2", "2.1.0"),
-];
-
-/// Whether the service needs the SDK at all.
-pub fn speaks_mcp(doc: &Document) -> bool {
-    svc_backend_sdk::subgraphs::calls_mcp_servers(doc) || doc.logical.settings.mcp.expose
-}
 
 /// `config/McpConfig.java`: the servers, the tools start-up checks, and
 /// the bean that opens them.

@@ -6,7 +6,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::{Connectors, Diagnostic, File};
 
 use crate::java::{package_segment, runtime, RUNTIME_DIR, RUNTIME_PACKAGE, RUNTIME_TEST_DIR};
-use crate::parts::JavaPart;
+use crate::parts::{JavaPart, Library};
 use crate::scope::all_graphs;
 use crate::{graph, nodes, tests};
 
@@ -22,7 +22,7 @@ mod threads;
 
 use application::application_java;
 use config::{ai_config, application_yaml, spring_yml};
-use pom::{dependency_xml, pom};
+use pom::{dependency_xml, reactor_pom, runtime_pom, service_pom};
 use readme::readme;
 use state::graph_state;
 pub use state::{legacy_field, schema_constant};
@@ -49,27 +49,35 @@ const WRAPPER_PROPERTIES: &str =
     include_str!("../../runtime/.mvn/wrapper/maven-wrapper.properties");
 const GITIGNORE: &str = include_str!("../../runtime/gitignore");
 
-/// `META-INF/spring/...AutoConfiguration.imports`: the runtime's beans,
-/// whichever of its classes the project holds (ServiceAutoConfiguration).
+/// The project's module of the runtime (`dev.svc:svc-runtime`), built
+/// before the service by the reactor `pom.xml`, and the service's pom.
+const RUNTIME_MODULE: &str = "svc-runtime";
+const SERVICE_POM: &str = "service.pom.xml";
+/// The runtime module's resources: what Spring Boot reads of a library.
+const RUNTIME_RESOURCES: &str = "svc-runtime/src/main/resources/META-INF";
+
+/// `META-INF/spring/...AutoConfiguration.imports` of the runtime module:
+/// the runtime's beans, whichever of its classes the module holds
+/// (ServiceAutoConfiguration).
 fn auto_configuration() -> File {
     let mut w = CodeWriter::text("  ");
     w.line(format!("{RUNTIME_PACKAGE}.ServiceAutoConfiguration"));
     File::text(
-        "src/main/resources/META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports",
+        format!("{RUNTIME_RESOURCES}/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports"),
         w.finish(),
     )
 }
 
-/// `META-INF/spring.factories`: each of `analyzers` (full class names)
-/// prints a failed start (an MCP server out of reach, an A2A caller's unset
-/// token) as Spring Boot prints one.
+/// `META-INF/spring.factories` of the runtime module: each of `analyzers`
+/// (full class names) prints a failed start (an MCP server out of reach, an
+/// A2A caller's unset token) as Spring Boot prints one.
 fn spring_factories(analyzers: &[String]) -> File {
     let mut w = CodeWriter::text("  ");
     w.line(format!(
         "org.springframework.boot.diagnostics.FailureAnalyzer={}",
         analyzers.join(",")
     ));
-    File::text("src/main/resources/META-INF/spring.factories", w.finish())
+    File::text(format!("{RUNTIME_RESOURCES}/spring.factories"), w.finish())
 }
 
 /// Spring Boot version of generated projects.
@@ -128,7 +136,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     // a child's model, tool or retriever runs in the same service.
     let uses = parts::uses(doc, placed.runtime.iter().map(String::as_str));
     let mut files = vec![
-        File::text("pom.xml", pom(doc, &placed.dependencies)),
+        File::text("pom.xml", reactor_pom(doc)),
         File::text("mvnw", MVNW).executable(),
         File::text("mvnw.cmd", MVNW_CMD),
         File::text(".mvn/wrapper/maven-wrapper.properties", WRAPPER_PROPERTIES),
@@ -153,14 +161,17 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             tests::http_tests(doc, &pkg),
         ),
     ];
-    // The runtime's classes as they are, in its package.
+    // The runtime's classes as they are, in its package, in the runtime
+    // module, with the libraries they need.
     // The FailureAnalyzers that print a refused start without a stack trace.
     let mut analyzers: Vec<String> = Vec::new();
+    let mut libraries: Vec<&Library> = Vec::new();
     let selected = threads::parts(doc.logical.settings.checkpointer.kind)
         .into_iter()
         .chain(parts::select(crate::parts::TABLE, &uses));
     for part in selected {
         match part {
+            JavaPart::Library(library) => libraries.push(library),
             JavaPart::Runtime(name, text) => {
                 files.push(File::text(format!("{RUNTIME_DIR}/{name}"), *text))
             }
@@ -172,6 +183,14 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
             }
         }
     }
+    files.push(File::text(
+        format!("{RUNTIME_MODULE}/pom.xml"),
+        runtime_pom(doc, &libraries),
+    ));
+    files.push(File::text(
+        SERVICE_POM,
+        service_pom(doc, &libraries, &placed.dependencies),
+    ));
     files.push(auto_configuration());
     files.extend(threads::files(doc, &pkg));
     if uses.contains(&Use::McpClient) {
@@ -275,7 +294,7 @@ mod emit_tests {
             json!({}),
         ));
         let base = "src/main/java/com/svc/root";
-        let runtime = "src/main/java/dev/svc/runtime";
+        let runtime = "svc-runtime/src/main/java/dev/svc/runtime";
         for path in [
             format!("{runtime}/Subgraphs.java"),
             format!("{runtime}/LlmClient.java"),
@@ -327,6 +346,101 @@ mod emit_tests {
         ] {
             assert!(tests.contains(want), "{want}");
         }
+    }
+
+    /// The dependencies of each `<dependency>` of `pom`, as
+    /// `group:artifact[:version][ optional]`.
+    fn dependencies(pom: &str) -> Vec<String> {
+        let text = |dep: &str, tag: &str| {
+            dep.split_once(&format!("<{tag}>"))
+                .and_then(|(_, rest)| rest.split_once(&format!("</{tag}>")))
+                .map(|(text, _)| text.to_string())
+        };
+        pom.split("<dependency>")
+            .skip(1)
+            .map(|dep| dep.split("</dependency>").next().unwrap())
+            .filter(|dep| text(dep, "scope").is_none())
+            .map(|dep| {
+                let mut spec = format!(
+                    "{}:{}",
+                    text(dep, "groupId").unwrap(),
+                    text(dep, "artifactId").unwrap()
+                );
+                if let Some(version) = text(dep, "version") {
+                    spec = format!("{spec}:{version}");
+                }
+                if text(dep, "optional").is_some() {
+                    spec.push_str(" optional");
+                }
+                spec
+            })
+            .collect()
+    }
+
+    /// The reactor (pom.xml) builds the runtime module, then the service,
+    /// which depends on it; the libraries of the features a graph uses
+    /// (the parts table's) are the runtime module's, optional there, and
+    /// the service's, pinned as the runtime pins them (over Spring Boot's
+    /// BOM); a graph that uses none downloads none.
+    #[test]
+    fn the_runtime_is_a_module_of_the_build() {
+        let reactor_and_poms = |files: &[File]| {
+            let reactor = text(files, "pom.xml").to_string();
+            assert!(
+                reactor.contains("<packaging>pom</packaging>")
+                    && reactor.contains(
+                        "<module>svc-runtime</module>\n        <module>service.pom.xml</module>"
+                    ),
+                "{reactor}"
+            );
+            (
+                dependencies(&text(files, "svc-runtime/pom.xml")),
+                dependencies(&text(files, "service.pom.xml")),
+            )
+        };
+        let web = "org.springframework.boot:spring-boot-starter-web";
+        let runtime = "dev.svc:svc-runtime:0.1.0";
+        let plain = emitted(&graph("root", json!([template("pad")]), json!({})));
+        assert_eq!(
+            reactor_and_poms(&plain),
+            (
+                vec![web.to_string()],
+                vec![web.to_string(), runtime.to_string()]
+            )
+        );
+        assert!(!plain
+            .iter()
+            .any(|f| f.path.starts_with("src/main/java/dev/")));
+        assert!(plain.iter().any(|f| f.path
+            == "svc-runtime/src/main/resources/META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports"));
+
+        let settings = json!({"settings": {
+            "tracing": {"enabled": true},
+            "mcp": {"expose": true, "toolName": "run"},
+            "checkpointer": {"type": "sqlite", "pathEnv": "DB"}
+        }});
+        let featured = emitted(&graph("root", json!([template("pad")]), settings));
+        let libraries = [
+            "com.zaxxer:HikariCP:7.1.0",
+            "org.xerial:sqlite-jdbc:3.54.1.0",
+            "io.modelcontextprotocol.sdk:mcp-core:2.1.0",
+            "io.modelcontextprotocol.sdk:mcp-json-jackson2:2.1.0",
+            "io.opentelemetry:opentelemetry-sdk-extension-autoconfigure",
+            "io.opentelemetry:opentelemetry-exporter-otlp",
+        ];
+        let (in_runtime, in_service) = reactor_and_poms(&featured);
+        let mut want_runtime = vec![web.to_string()];
+        want_runtime.extend(libraries.iter().map(|l| format!("{l} optional")));
+        let mut want_service = vec![web.to_string(), runtime.to_string()];
+        want_service.extend(libraries.iter().map(|l| l.to_string()));
+        assert_eq!((in_runtime, in_service), (want_runtime, want_service));
+        for pom in ["svc-runtime/pom.xml", "service.pom.xml"] {
+            let xml = text(&featured, pom);
+            assert!(xml.contains("<opentelemetry.version>"), "{pom}");
+        }
+        assert!(featured
+            .iter()
+            .any(|f| f.path == "svc-runtime/src/main/java/dev/svc/runtime/McpEndpoint.java"));
     }
 
     /// Each graph's models call the provider its own settings.model names:

@@ -1,12 +1,14 @@
-//! `pom.xml`: Spring Boot parent, the graph's dependencies, connector
-//! dependencies.
+//! The project's Maven build: `pom.xml`, the reactor of the runtime module
+//! (`svc-runtime/pom.xml`) and the service (`service.pom.xml`: Spring Boot
+//! parent, the graph's dependencies, connector dependencies).
 
 use svc_backend_sdk::ir::{A2aToken, CheckpointerKind, Document};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
 
-use super::threads::{driver, HIKARI};
-use super::SPRING_BOOT;
+use super::{RUNTIME_MODULE, SERVICE_POM, SPRING_BOOT};
+use crate::java::{RUNTIME_GROUP, RUNTIME_VERSION};
+use crate::parts::Library;
 
 /// A Maven dependency: `group:artifact[:version]` (no version: managed by
 /// Spring Boot's BOM), and its scope.
@@ -15,6 +17,7 @@ struct Dependency<'a> {
     artifact: &'a str,
     version: Option<&'a str>,
     scope: Option<&'a str>,
+    optional: bool,
 }
 
 impl<'a> Dependency<'a> {
@@ -24,6 +27,7 @@ impl<'a> Dependency<'a> {
             artifact,
             version: None,
             scope: None,
+            optional: false,
         }
     }
 
@@ -72,6 +76,9 @@ impl<'a> Dependency<'a> {
             }
             if let Some(s) = self.scope {
                 element(w, "scope", s);
+            }
+            if self.optional {
+                element(w, "optional", "true");
             }
         });
     }
@@ -139,19 +146,14 @@ fn plugin(
     });
 }
 
-pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
-    let description = doc
-        .description
-        .clone()
-        .or_else(|| doc.name.clone())
-        .unwrap_or_else(|| format!("The {} graph as a Spring Boot service", doc.id));
-    let mut w = CodeWriter::text(INDENT);
+/// The start of a pom: the XML declaration and `<project>`, indented.
+fn project(w: &mut CodeWriter) {
     w.line(r#"<?xml version="1.0" encoding="UTF-8"?>"#)
         .line(r#"<project xmlns="http://maven.apache.org/POM/4.0.0""#)
         .line(r#"         xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance""#)
         .line(r#"         xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 https://maven.apache.org/xsd/maven-4.0.0.xsd">"#)
         .indent();
-    element(&mut w, "modelVersion", "4.0.0");
+    element(w, "modelVersion", "4.0.0");
     w.blank().block("<parent>", "</parent>", |w| {
         element(w, "groupId", "org.springframework.boot");
         element(w, "artifactId", "spring-boot-starter-parent");
@@ -159,6 +161,154 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
         w.line("<relativePath/>");
     });
     w.blank();
+}
+
+/// `group:artifact:version` of a pom.
+fn coordinates(w: &mut CodeWriter, group: &str, artifact: &str, version: &str) {
+    element(w, "groupId", group);
+    element(w, "artifactId", artifact);
+    element(w, "version", version);
+}
+
+/// OpenTelemetry's versions (settings.tracing.enabled), in `<properties>`.
+fn opentelemetry_versions(w: &mut CodeWriter) {
+    comment(
+        w,
+        &[
+            "OpenTelemetry: newer than Spring Boot's BOM names; OkHttp (the OTLP",
+            "exporter's client) needs a newer Kotlin standard library than Boot's.",
+        ],
+    );
+    element(w, "opentelemetry.version", OPENTELEMETRY);
+    element(w, "kotlin.version", KOTLIN);
+}
+
+/// Boot does not manage the alpha BOM (the SDK's incubator API).
+fn opentelemetry_bom(w: &mut CodeWriter) {
+    w.blank()
+        .block("<dependencyManagement>", "</dependencyManagement>", |w| {
+            w.block("<dependencies>", "</dependencies>", |w| {
+                Dependency {
+                    version: Some("${opentelemetry.version}-alpha"),
+                    ..Dependency::managed("io.opentelemetry", "opentelemetry-bom-alpha")
+                }
+                .write_import(w);
+            });
+        });
+}
+
+/// The libraries of the runtime's classes the project holds (parts.rs'
+/// `JavaPart::Library`), each row's comment first; optional in the runtime
+/// module, whose users declare what they use.
+fn write_libraries(w: &mut CodeWriter, libraries: &[&Library], optional: bool) {
+    let mut said: &[&str] = &[];
+    for library in libraries {
+        if !library.why.is_empty() && library.why != said {
+            comment(w, library.why);
+            said = library.why;
+        }
+        Dependency {
+            version: library.version,
+            optional,
+            ..Dependency::managed(library.group, library.artifact)
+        }
+        .write(w);
+    }
+}
+
+/// The project's `pom.xml`: the reactor that builds the runtime module
+/// (`svc-runtime/`), then the service (`service.pom.xml`, beside it in this
+/// directory, so that the service's sources stay in `src/` and its jar is
+/// `target/service.jar`).
+pub(super) fn reactor_pom(doc: &Document) -> String {
+    let mut w = CodeWriter::text(INDENT);
+    project(&mut w);
+    coordinates(
+        &mut w,
+        "com.svc",
+        &format!("{}-build", doc.id),
+        &escape(&doc.version),
+    );
+    element(&mut w, "packaging", "pom");
+    element(
+        &mut w,
+        "description",
+        "The runtime module, then the service, built together",
+    );
+    w.blank().block("<modules>", "</modules>", |w| {
+        element(w, "module", RUNTIME_MODULE);
+        element(w, "module", SERVICE_POM);
+    });
+    w.blank().block("<build>", "</build>", |w| {
+        w.block("<plugins>", "</plugins>", |w| {
+            comment(
+                w,
+                &[
+                    "This directory's target/ is the service's, which cleans it itself: the",
+                    "reactor, built last, must not remove its jar.",
+                ],
+            );
+            w.block("<plugin>", "</plugin>", |w| {
+                element(w, "groupId", "org.apache.maven.plugins");
+                element(w, "artifactId", "maven-clean-plugin");
+                w.block("<configuration>", "</configuration>", |w| {
+                    element(w, "skip", "true");
+                });
+            });
+        });
+    });
+    w.dedent().line("</project>");
+    w.finish()
+}
+
+/// `svc-runtime/pom.xml`: the runtime, `dev.svc:svc-runtime` at
+/// `java::RUNTIME_VERSION`, as runtime/pom.xml builds it, with the classes
+/// and libraries of the features the graph uses. Its tests run where svc
+/// is built.
+pub(super) fn runtime_pom(doc: &Document, libraries: &[&Library]) -> String {
+    let traced = doc.logical.settings.tracing.enabled;
+    let mut w = CodeWriter::text(INDENT);
+    project(&mut w);
+    coordinates(&mut w, RUNTIME_GROUP, RUNTIME_MODULE, RUNTIME_VERSION);
+    element(
+        &mut w,
+        "description",
+        "The runtime of the services svc compiles for java-svc, with the features this graph uses",
+    );
+    w.blank().block("<properties>", "</properties>", |w| {
+        element(w, "java.version", "21");
+        comment(w, &["Its tests run where svc is built; none are here."]);
+        element(w, "maven.test.skip", "true");
+        if traced {
+            opentelemetry_versions(w);
+        }
+    });
+    if traced {
+        opentelemetry_bom(&mut w);
+    }
+    w.blank().block("<dependencies>", "</dependencies>", |w| {
+        Dependency::managed("org.springframework.boot", "spring-boot-starter-web").write(w);
+        write_libraries(w, libraries, true);
+    });
+    w.dedent().line("</project>");
+    w.finish()
+}
+
+/// `service.pom.xml`: the service, on the runtime module and the libraries
+/// of the features it uses, at the runtime's versions.
+pub(super) fn service_pom(
+    doc: &Document,
+    libraries: &[&Library],
+    connector_dependencies: &[String],
+) -> String {
+    let description = doc
+        .description
+        .clone()
+        .or_else(|| doc.name.clone())
+        .unwrap_or_else(|| format!("The {} graph as a Spring Boot service", doc.id));
+    let traced = doc.logical.settings.tracing.enabled;
+    let mut w = CodeWriter::text(INDENT);
+    project(&mut w);
     element(&mut w, "groupId", "com.svc");
     element(&mut w, "artifactId", &doc.id);
     element(&mut w, "version", &escape(&doc.version));
@@ -175,77 +325,29 @@ pub(super) fn pom(doc: &Document, connector_dependencies: &[String]) -> String {
         );
         element(w, "svc.cds.skip", "false");
         element(w, "spring-boot.aot.skip", "false");
-        if doc.logical.settings.tracing.enabled {
-            comment(
-                w,
-                &[
-                    "OpenTelemetry: newer than Spring Boot's BOM names; OkHttp (the OTLP",
-                    "exporter's client) needs a newer Kotlin standard library than Boot's.",
-                ],
-            );
-            element(w, "opentelemetry.version", OPENTELEMETRY);
-            element(w, "kotlin.version", KOTLIN);
+        if traced {
+            opentelemetry_versions(w);
         }
     });
-    if doc.logical.settings.tracing.enabled {
-        // Boot does not manage the alpha BOM (the SDK's incubator API).
-        w.blank()
-            .block("<dependencyManagement>", "</dependencyManagement>", |w| {
-                w.block("<dependencies>", "</dependencies>", |w| {
-                    Dependency {
-                        version: Some("${opentelemetry.version}-alpha"),
-                        ..Dependency::managed("io.opentelemetry", "opentelemetry-bom-alpha")
-                    }
-                    .write_import(w);
-                });
-            });
+    if traced {
+        opentelemetry_bom(&mut w);
     }
     let checkpointer = doc.logical.settings.checkpointer.kind;
     w.blank().block("<dependencies>", "</dependencies>", |w| {
         Dependency::managed("org.springframework.boot", "spring-boot-starter-web").write(w);
-        if doc.logical.settings.tracing.enabled {
-            comment(w, &["OpenTelemetry: the SDK configured by OTEL_ variables, OTLP exporters."]);
-            for artifact in ["opentelemetry-sdk-extension-autoconfigure", "opentelemetry-exporter-otlp"] {
-                Dependency::managed("io.opentelemetry", artifact).write(w);
-            }
+        comment(w, &["The runtime, the module svc-runtime/ of this build."]);
+        Dependency {
+            version: Some(RUNTIME_VERSION),
+            ..Dependency::managed(RUNTIME_GROUP, RUNTIME_MODULE)
+        }
+        .write(w);
+        write_libraries(w, libraries, false);
+        if traced {
             Dependency {
                 scope: Some("test"),
                 ..Dependency::managed("io.opentelemetry", "opentelemetry-sdk-testing")
             }
             .write(w);
-        }
-        if super::mcp::speaks_mcp(doc) {
-            comment(
-                w,
-                &[
-                    "MCP: the official Java SDK, with Jackson 2 as Spring Boot's (the umbrella",
-                    "artifact `mcp` would bring Jackson 3 beside it).",
-                ],
-            );
-            for (group, artifact, version) in super::mcp::SDK {
-                Dependency {
-                    version: Some(version),
-                    ..Dependency::managed(group, artifact)
-                }
-                .write(w);
-            }
-        }
-        if let Some(jdbc) = driver(checkpointer) {
-            let kind = checkpointer.as_str();
-            comment(
-                w,
-                &[
-                    &format!("settings.checkpointer {kind}: the threads' tables through JDBC (runtime/SqlThreads.java),"),
-                    &format!("a HikariCP pool and the {kind} driver."),
-                ],
-            );
-            for (group, artifact, version) in [HIKARI, jdbc] {
-                Dependency {
-                    version: Some(version),
-                    ..Dependency::managed(group, artifact)
-                }
-                .write(w);
-            }
         }
         Dependency {
             scope: Some("test"),
@@ -451,7 +553,7 @@ fn cds_training_run(w: &mut CodeWriter, key_env: &str) {
 svc_backend_sdk::ir::diagnostic_codes! {
     /// A connector asks the Java backend for a Maven dependency that is not group:artifact[:version].
     ///
-    /// A connector's rendered code can list runtime dependencies per platform. The `java-svc` backend writes them into `pom.xml` and accepts only `group:artifact` or `group:artifact:version`, each part made of letters, digits, `.`, `_` and `-`. Anything else could not be written as a `<dependency>`.
+    /// A connector's rendered code can list runtime dependencies per platform. The `java-svc` backend writes them into `service.pom.xml` and accepts only `group:artifact` or `group:artifact:version`, each part made of letters, digits, `.`, `_` and `-`. Anything else could not be written as a `<dependency>`.
     ///
     /// The spec comes from the connector component, so report it to the connector's author (or use another version of the connector).
     ///
@@ -473,7 +575,7 @@ svc_backend_sdk::ir::diagnostic_codes! {
 
 #[cfg(test)]
 mod tests {
-    use super::{dependency_xml, pom};
+    use super::{dependency_xml, service_pom};
 
     fn minimal() -> svc_backend_sdk::ir::Document {
         let text = include_str!("../../../../fixtures/valid/minimal.graph.json");
@@ -488,11 +590,11 @@ mod tests {
         let deps = ["a.b:c", "x:y-z:1.0.2", "not a spec"].map(String::from);
         // As the format! text of before wrote them; the invalid one is left
         // to the connector-dependency error.
-        let expected = pom(&doc, &[]).replace(
+        let expected = service_pom(&doc, &[], &[]).replace(
             "    </dependencies>\n",
             "        <dependency>\n            <groupId>a.b</groupId>\n            <artifactId>c</artifactId>\n        </dependency>\n        <dependency>\n            <groupId>x</groupId>\n            <artifactId>y-z</artifactId>\n            <version>1.0.2</version>\n        </dependency>\n    </dependencies>\n",
         );
-        assert_eq!(pom(&doc, &deps), expected);
+        assert_eq!(service_pom(&doc, &[], &deps), expected);
         assert!(dependency_xml("not a spec").is_err());
         assert_eq!(
             dependency_xml("a:b:1").unwrap(),
@@ -511,14 +613,16 @@ mod tests {
 
     /// The runtime's own build (runtime/pom.xml) is `dev.svc:svc-runtime`
     /// at `java::RUNTIME_VERSION`, on the Spring Boot of generated projects,
-    /// with every library a graph may need at the version a generated pom
-    /// pins, optional (OpenTelemetry's through the same BOM); nothing else
-    /// in it has a version.
+    /// with every library a graph may need (parts.rs' and threads.rs'
+    /// `JavaPart::Library`) at the version a generated pom pins, optional
+    /// (OpenTelemetry's through the same BOM); nothing else in it has a
+    /// version.
     #[test]
     fn the_runtime_builds_with_the_projects_versions() {
-        use super::super::mcp::SDK;
-        use super::{driver, HIKARI, OPENTELEMETRY, SPRING_BOOT};
-        use crate::java::RUNTIME_VERSION;
+        use super::super::threads;
+        use super::{OPENTELEMETRY, SPRING_BOOT};
+        use crate::java::{RUNTIME_GROUP, RUNTIME_VERSION};
+        use crate::parts::{JavaPart, TABLE};
         use svc_backend_sdk::ir::CheckpointerKind;
 
         let xml = include_str!("../../runtime/pom.xml");
@@ -527,18 +631,23 @@ mod tests {
         assert_eq!(texts(parent, "version"), [SPRING_BOOT]);
         let own = xml.split("</parent>").nth(1).unwrap();
         let own = own.split("<properties>").next().unwrap();
-        assert_eq!(texts(own, "groupId"), ["dev.svc"]);
+        assert_eq!(texts(own, "groupId"), [RUNTIME_GROUP]);
         assert_eq!(texts(own, "artifactId"), ["svc-runtime"]);
         assert_eq!(texts(own, "version"), [RUNTIME_VERSION]);
         assert_eq!(texts(xml, "java.version"), ["21"]);
 
-        let mut pinned: Vec<(&str, &str, &str)> = SDK.to_vec();
-        pinned.push(HIKARI);
-        pinned.extend(
-            [CheckpointerKind::Sqlite, CheckpointerKind::Postgres]
-                .into_iter()
-                .filter_map(driver),
-        );
+        let mut pinned: Vec<(&str, &str, &str)> = TABLE
+            .iter()
+            .flat_map(|row| row.parts.iter())
+            .chain(threads::parts(CheckpointerKind::Sqlite))
+            .chain(threads::parts(CheckpointerKind::Postgres))
+            .filter_map(|part| match part {
+                JavaPart::Library(l) => l.version.map(|v| (l.group, l.artifact, v)),
+                _ => None,
+            })
+            .collect();
+        pinned.sort();
+        pinned.dedup();
         // OpenTelemetry (Telemetry's) through its BOM, as a traced graph's pom.
         let (managed, deps) = xml.split_once("</dependencyManagement>").unwrap();
         assert_eq!(texts(xml, "opentelemetry.version"), [OPENTELEMETRY]);
@@ -560,6 +669,7 @@ mod tests {
             );
             found.push((group, artifact, *version));
         }
+        found.sort();
         assert_eq!(found, pinned);
     }
 
@@ -567,7 +677,7 @@ mod tests {
     fn the_description_is_escaped() {
         let mut doc = minimal();
         doc.description = Some("a < b & c > d".into());
-        let text = pom(&doc, &[]);
+        let text = service_pom(&doc, &[], &[]);
         assert!(
             text.contains("\n    <description>a &lt; b &amp; c &gt; d</description>\n"),
             "{text}"

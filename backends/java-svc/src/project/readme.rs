@@ -2,7 +2,7 @@
 
 use svc_backend_sdk::ir::{Auth, CheckpointerKind, Document};
 
-use super::SPRING_BOOT;
+use super::{RUNTIME_MODULE, SERVICE_POM, SPRING_BOOT};
 use crate::java::RUNTIME_VERSION;
 
 /// What `package` does besides the jar: Spring AOT and the training run.
@@ -139,11 +139,14 @@ pub(super) fn readme(doc: &Document) -> String {
         .blank();
     }
     w.line("## Layout").blank();
+    w.line(format!(
+        "- `pom.xml`: the build, a Maven reactor of two modules: `{RUNTIME_MODULE}/`, then the service, `{SERVICE_POM}` (its sources in `src/`, its jar `target/service.jar`)"
+    ));
     for item in LAYOUT {
         w.line(format!("- {item}"));
     }
     w.line(format!(
-        "- `src/main/java/dev/svc/runtime/` (package `dev.svc.runtime`, the same in every project: the runtime `dev.svc:svc-runtime` {RUNTIME_VERSION}, built and tested in svc's repository): the HTTP contract, state schema, reducers and upstream calls shared by the generated classes"
+        "- `{RUNTIME_MODULE}/` (package `dev.svc.runtime`: the runtime `dev.svc:svc-runtime` {RUNTIME_VERSION}, built and tested in svc's repository, with the classes and libraries of the features this graph uses): the HTTP contract, state schema, reducers and upstream calls the generated classes import"
     ));
     w.finish()
 }

@@ -12,7 +12,7 @@ use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::File;
 
 use crate::java::{quote, runtime};
-use crate::parts::JavaPart;
+use crate::parts::{JavaPart, Library};
 
 /// Every checkpointed graph: the thread contract and the memory store.
 const THREADS: &[JavaPart] = &[
@@ -33,46 +33,60 @@ const THREADS: &[JavaPart] = &[
         include_str!("../../runtime/java/ThreadedInvoke.java"),
     ),
 ];
-/// sqlite and postgres: the tables through JDBC and a HikariCP pool.
-const SQL_THREADS: &[JavaPart] = &[JavaPart::Runtime(
-    "SqlThreads.java",
-    include_str!("../../runtime/java/SqlThreads.java"),
-)];
-/// PgTest starts a throwaway PostgreSQL server (initdb, pg_ctl) for the
-/// project's own tests (TestDatabase), as for the runtime's.
-const POSTGRES_TESTS: &[JavaPart] = &[JavaPart::RuntimeTest(
-    "PgTest.java",
-    include_str!("../../runtime/test/PgTest.java"),
-)];
-
-/// The JDBC driver of a durable checkpointer, `(group, artifact, version)`,
-/// pinned rather than left to Spring Boot's BOM (which manages older ones).
-pub(super) fn driver(kind: CheckpointerKind) -> Option<(&'static str, &'static str, &'static str)> {
-    match kind {
-        CheckpointerKind::Sqlite => Some(("org.xerial", "sqlite-jdbc", "3.54.1.0")),
-        CheckpointerKind::Postgres => Some(("org.postgresql", "postgresql", "42.7.14")),
-        CheckpointerKind::None | CheckpointerKind::Memory => None,
-    }
-}
-
-/// HikariCP, the pool SqlThreads builds itself: Spring Boot's DataSource
+/// sqlite and postgres: the tables through JDBC and a HikariCP pool, the
+/// pool SqlThreads builds itself (Spring Boot's DataSource
 /// auto-configuration would read `spring.datasource.*` and cannot set
-/// SQLite's pragmas on every connection.
-pub(super) const HIKARI: (&str, &str, &str) = ("com.zaxxer", "HikariCP", "7.1.0");
+/// SQLite's pragmas on every connection).
+const SQL_THREADS: &[JavaPart] = &[
+    JavaPart::Runtime(
+        "SqlThreads.java",
+        include_str!("../../runtime/java/SqlThreads.java"),
+    ),
+    JavaPart::Library(Library {
+        group: "com.zaxxer",
+        artifact: "HikariCP",
+        version: Some("7.1.0"),
+        why: &[
+            "settings.checkpointer sqlite and postgres: the threads' tables through JDBC",
+            "(SqlThreads), a HikariCP pool and the driver.",
+        ],
+    }),
+];
+/// sqlite: its JDBC driver, pinned rather than left to Spring Boot's BOM
+/// (which manages older ones), as postgres'.
+const SQLITE: &[JavaPart] = &[JavaPart::Library(Library {
+    group: "org.xerial",
+    artifact: "sqlite-jdbc",
+    version: Some("3.54.1.0"),
+    why: &[],
+})];
+/// postgres: its JDBC driver, and PgTest, which starts a throwaway
+/// PostgreSQL server (initdb, pg_ctl) for the project's own tests
+/// (TestDatabase), as for the runtime's.
+const POSTGRES: &[JavaPart] = &[
+    JavaPart::Library(Library {
+        group: "org.postgresql",
+        artifact: "postgresql",
+        version: Some("42.7.14"),
+        why: &[],
+    }),
+    JavaPart::RuntimeTest(
+        "PgTest.java",
+        include_str!("../../runtime/test/PgTest.java"),
+    ),
+];
 
-/// The runtime's classes (parts.rs' kinds) of the graph's checkpointer
-/// kind, and what the project's own tests use of its tests.
+/// The runtime's classes and libraries (parts.rs' kinds) of the graph's
+/// checkpointer kind, and what the project's own tests use of its tests.
 pub(super) fn parts(kind: CheckpointerKind) -> Vec<&'static JavaPart> {
     let mut parts: Vec<&JavaPart> = Vec::new();
-    if kind == CheckpointerKind::None {
-        return parts;
-    }
-    parts.extend(THREADS);
-    if driver(kind).is_some() {
-        parts.extend(SQL_THREADS);
-    }
-    if kind == CheckpointerKind::Postgres {
-        parts.extend(POSTGRES_TESTS);
+    match kind {
+        CheckpointerKind::None => {}
+        CheckpointerKind::Memory => parts.extend(THREADS),
+        CheckpointerKind::Sqlite => parts.extend(THREADS.iter().chain(SQL_THREADS).chain(SQLITE)),
+        CheckpointerKind::Postgres => {
+            parts.extend(THREADS.iter().chain(SQL_THREADS).chain(POSTGRES))
+        }
     }
     parts
 }

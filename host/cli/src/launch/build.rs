@@ -123,7 +123,7 @@ pub fn touch_and_prune(cache: &Path, project: &Path, platform: &str) {
     }
 }
 
-/// What a java-svc build skips in the run cache (the project's pom.xml):
+/// What a java-svc build skips in the run cache (the project's service.pom.xml):
 /// Spring AOT and the CDS training run, which make the start faster but
 /// the build three times slower, and compiling the project's own tests,
 /// which it does not run (docs/testing.md).
