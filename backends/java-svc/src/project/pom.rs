@@ -342,13 +342,6 @@ pub(super) fn service_pom(
         }
         .write(w);
         write_libraries(w, libraries, false);
-        if traced {
-            Dependency {
-                scope: Some("test"),
-                ..Dependency::managed("io.opentelemetry", "opentelemetry-sdk-testing")
-            }
-            .write(w);
-        }
         Dependency {
             scope: Some("test"),
             ..Dependency::managed("org.springframework.boot", "spring-boot-starter-test")
