@@ -11,8 +11,8 @@
 //! the graph through its beans (CompiledGraph, ServiceSpec, A2aSpec), and
 //! ServiceAutoConfiguration registers whichever the module holds. Files
 //! written per graph (Application, GraphState, the graphs, their nodes,
-//! AiConfig, McpConfig, A2aAgent, the tests) and the checkpointer's store
-//! (project/threads.rs) are written by their modules, not here.
+//! AiConfig, McpConfig, A2aAgent, ThreadsConfig, the tests) are written by
+//! their modules, not here.
 
 use svc_backend_sdk::parts::Serves::{Feature, NodeKind, ToolKind, Transport};
 use svc_backend_sdk::parts::{Part, Use};
@@ -110,17 +110,66 @@ pub const TABLE: &[Part<JavaPart>] = &[
             runtime!("RuntimeCounts"),
         ],
     },
-    // Threads and interrupts: project/threads.rs writes the store the
-    // checkpointer names.
+    // Threads and interrupts: the thread contract and the memory store for
+    // every checkpointer (project/threads.rs writes the graph's
+    // ThreadsConfig, which opens the store the checkpointer names).
     Part {
-        serves: &[
-            NodeKind("hitl"),
-            Feature("checkpointer.memory"),
-            Feature("checkpointer.sqlite"),
-            Feature("checkpointer.postgres"),
+        serves: &[NodeKind("hitl"), Feature("checkpointer.memory")],
+        when: &[&[Threads]],
+        parts: &[
+            runtime!("Threads"),
+            runtime!("ThreadRun"),
+            runtime!("MemoryThreads"),
+            runtime!("ThreadedInvoke"),
         ],
-        when: &[],
-        parts: &[],
+    },
+    // sqlite and postgres: the tables through JDBC and a HikariCP pool, the
+    // pool SqlThreads builds itself (Spring Boot's DataSource
+    // auto-configuration would read `spring.datasource.*` and cannot set
+    // SQLite's pragmas on every connection).
+    Part {
+        serves: &[],
+        when: &[&[SqliteCheckpointer, PostgresCheckpointer]],
+        parts: &[
+            runtime!("SqlThreads"),
+            JavaPart::Library(Library {
+                group: "com.zaxxer",
+                artifact: "HikariCP",
+                version: Some("7.1.0"),
+                why: &[
+                    "settings.checkpointer sqlite and postgres: the threads' tables through JDBC",
+                    "(SqlThreads), a HikariCP pool and the driver.",
+                ],
+            }),
+        ],
+    },
+    // Each database's JDBC driver, pinned rather than left to Spring Boot's
+    // BOM (which manages older ones).
+    Part {
+        serves: &[Feature("checkpointer.sqlite")],
+        when: &[&[SqliteCheckpointer]],
+        parts: &[JavaPart::Library(Library {
+            group: "org.xerial",
+            artifact: "sqlite-jdbc",
+            version: Some("3.54.1.0"),
+            why: &[],
+        })],
+    },
+    // postgres also brings PgTest, which starts a throwaway PostgreSQL
+    // server (initdb, pg_ctl) for the project's own tests (TestDatabase), as
+    // for the runtime's.
+    Part {
+        serves: &[Feature("checkpointer.postgres")],
+        when: &[&[PostgresCheckpointer]],
+        parts: &[
+            JavaPart::Library(Library {
+                group: "org.postgresql",
+                artifact: "postgresql",
+                version: Some("42.7.14"),
+                why: &[],
+            }),
+            runtime_test!("PgTest"),
+        ],
     },
     // Routers with conditions: python-svc's operators.
     Part {
@@ -302,14 +351,9 @@ mod tests {
         );
     }
 
-    /// Runtime classes that project/ copies itself (the checkpointer's, the
-    /// connectors' helpers).
+    /// Runtime classes that project/ copies itself (the connectors'
+    /// helpers).
     const ELSEWHERE: &[&str] = &[
-        "java/Threads.java",
-        "java/ThreadRun.java",
-        "java/MemoryThreads.java",
-        "java/ThreadedInvoke.java",
-        "java/SqlThreads.java",
         "java/connectors/Fields.java",
         "java/connectors/Upstream.java",
     ];

@@ -166,10 +166,7 @@ pub fn emit(doc: &Document, connectors: &Connectors) -> Result<Vec<File>, Vec<Di
     // The FailureAnalyzers that print a refused start without a stack trace.
     let mut analyzers: Vec<String> = Vec::new();
     let mut libraries: Vec<&Library> = Vec::new();
-    let selected = threads::parts(doc.logical.settings.checkpointer.kind)
-        .into_iter()
-        .chain(parts::select(crate::parts::TABLE, &uses));
-    for part in selected {
+    for part in parts::select(crate::parts::TABLE, &uses) {
         match part {
             JavaPart::Library(library) => libraries.push(library),
             JavaPart::Runtime(name, text) => {

@@ -606,17 +606,15 @@ mod tests {
 
     /// The runtime's own build (runtime/pom.xml) is `dev.svc:svc-runtime`
     /// at `java::RUNTIME_VERSION`, on the Spring Boot of generated projects,
-    /// with every library a graph may need (parts.rs' and threads.rs'
+    /// with every library a graph may need (parts.rs'
     /// `JavaPart::Library`) at the version a generated pom pins, optional
     /// (OpenTelemetry's through the same BOM); nothing else in it has a
     /// version.
     #[test]
     fn the_runtime_builds_with_the_projects_versions() {
-        use super::super::threads;
         use super::{OPENTELEMETRY, SPRING_BOOT};
         use crate::java::{RUNTIME_GROUP, RUNTIME_VERSION};
         use crate::parts::{JavaPart, TABLE};
-        use svc_backend_sdk::ir::CheckpointerKind;
 
         let xml = include_str!("../../runtime/pom.xml");
         let parent = texts(xml, "parent")[0];
@@ -632,8 +630,6 @@ mod tests {
         let mut pinned: Vec<(&str, &str, &str)> = TABLE
             .iter()
             .flat_map(|row| row.parts.iter())
-            .chain(threads::parts(CheckpointerKind::Sqlite))
-            .chain(threads::parts(CheckpointerKind::Postgres))
             .filter_map(|part| match part {
                 JavaPart::Library(l) => l.version.map(|v| (l.group, l.artifact, v)),
                 _ => None,

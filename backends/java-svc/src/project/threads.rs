@@ -1,95 +1,17 @@
 //! A graph with `settings.checkpointer`: its runs live on threads, which a
 //! hitl node pauses and a later request resumes (docs/http-contract.md,
 //! "Interrupt and resume"). The runtime's Threads, ThreadRun and
-//! ThreadedInvoke serve them (MainGraph is their ThreadRun.Graph); `config/ThreadsConfig.java` opens the
-//! graph's store (MemoryThreads, or SqlThreads over the kind's JDBC driver)
-//! and checks its database before Spring starts (Application.main). Only
-//! the graph's own kind is shipped; the stores' tests run in the runtime's
-//! build (runtime/pom.xml), not in projects.
+//! ThreadedInvoke serve them (MainGraph is their ThreadRun.Graph), copied
+//! with the kind's store and driver by the rows of parts.rs;
+//! `config/ThreadsConfig.java`, written here, opens the graph's store
+//! (MemoryThreads, or SqlThreads over the kind's JDBC driver) and checks its
+//! database before Spring starts (Application.main).
 
 use svc_backend_sdk::ir::{CheckpointerKind, Document};
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::File;
 
 use crate::java::{quote, runtime};
-use crate::parts::{JavaPart, Library};
-
-/// Every checkpointed graph: the thread contract and the memory store.
-const THREADS: &[JavaPart] = &[
-    JavaPart::Runtime(
-        "Threads.java",
-        include_str!("../../runtime/java/Threads.java"),
-    ),
-    JavaPart::Runtime(
-        "ThreadRun.java",
-        include_str!("../../runtime/java/ThreadRun.java"),
-    ),
-    JavaPart::Runtime(
-        "MemoryThreads.java",
-        include_str!("../../runtime/java/MemoryThreads.java"),
-    ),
-    JavaPart::Runtime(
-        "ThreadedInvoke.java",
-        include_str!("../../runtime/java/ThreadedInvoke.java"),
-    ),
-];
-/// sqlite and postgres: the tables through JDBC and a HikariCP pool, the
-/// pool SqlThreads builds itself (Spring Boot's DataSource
-/// auto-configuration would read `spring.datasource.*` and cannot set
-/// SQLite's pragmas on every connection).
-const SQL_THREADS: &[JavaPart] = &[
-    JavaPart::Runtime(
-        "SqlThreads.java",
-        include_str!("../../runtime/java/SqlThreads.java"),
-    ),
-    JavaPart::Library(Library {
-        group: "com.zaxxer",
-        artifact: "HikariCP",
-        version: Some("7.1.0"),
-        why: &[
-            "settings.checkpointer sqlite and postgres: the threads' tables through JDBC",
-            "(SqlThreads), a HikariCP pool and the driver.",
-        ],
-    }),
-];
-/// sqlite: its JDBC driver, pinned rather than left to Spring Boot's BOM
-/// (which manages older ones), as postgres'.
-const SQLITE: &[JavaPart] = &[JavaPart::Library(Library {
-    group: "org.xerial",
-    artifact: "sqlite-jdbc",
-    version: Some("3.54.1.0"),
-    why: &[],
-})];
-/// postgres: its JDBC driver, and PgTest, which starts a throwaway
-/// PostgreSQL server (initdb, pg_ctl) for the project's own tests
-/// (TestDatabase), as for the runtime's.
-const POSTGRES: &[JavaPart] = &[
-    JavaPart::Library(Library {
-        group: "org.postgresql",
-        artifact: "postgresql",
-        version: Some("42.7.14"),
-        why: &[],
-    }),
-    JavaPart::RuntimeTest(
-        "PgTest.java",
-        include_str!("../../runtime/test/PgTest.java"),
-    ),
-];
-
-/// The runtime's classes and libraries (parts.rs' kinds) of the graph's
-/// checkpointer kind, and what the project's own tests use of its tests.
-pub(super) fn parts(kind: CheckpointerKind) -> Vec<&'static JavaPart> {
-    let mut parts: Vec<&JavaPart> = Vec::new();
-    match kind {
-        CheckpointerKind::None => {}
-        CheckpointerKind::Memory => parts.extend(THREADS),
-        CheckpointerKind::Sqlite => parts.extend(THREADS.iter().chain(SQL_THREADS).chain(SQLITE)),
-        CheckpointerKind::Postgres => {
-            parts.extend(THREADS.iter().chain(SQL_THREADS).chain(POSTGRES))
-        }
-    }
-    parts
-}
 
 /// `config/ThreadsConfig.java` and, for a database, the tests'
 /// `TestDatabase.java`; nothing for a graph without a checkpointer.
