@@ -9,7 +9,7 @@
 
 use crate::codes::{Code, INVALID_ENDPOINT, INVALID_ENV_NAME, INVALID_HEADER, INVALID_VALUE};
 use crate::template::{parts, Part};
-use crate::{check_endpoint, is_identifier};
+use crate::{check_endpoint, is_identifier, placeholders};
 
 /// Why a string breaks a format.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,22 +68,18 @@ fn field_name(value: &str) -> Result<(), Problem> {
 }
 
 fn template(value: &str) -> Result<(), Problem> {
-    for part in parts(value) {
-        if let Part::Field(f) = part {
-            if !is_identifier(f) {
-                return Err(problem(
-                    &INVALID_FIELD_NAME,
-                    format!("the placeholder `{{{{{f}}}}}` does not name a state field"),
-                    "write `{{field}}` with the name of a state field, which is filled in when the node runs",
-                ));
-            }
-        }
+    match placeholders(value).into_iter().find(|f| !is_identifier(f)) {
+        Some(f) => Err(problem(
+            &INVALID_FIELD_NAME,
+            format!("the placeholder `{{{{{f}}}}}` does not name a state field"),
+            "write `{{field}}` with the name of a state field, which is filled in when the node runs",
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn literal(value: &str) -> Result<(), Problem> {
-    if parts(value).iter().any(|p| matches!(p, Part::Field(_))) {
+    if !placeholders(value).is_empty() {
         return Err(problem(
             &INVALID_VALUE,
             format!("`{value}` holds a `{{{{field}}}}` placeholder, but this value is fixed when the graph compiles"),

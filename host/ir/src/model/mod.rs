@@ -656,17 +656,11 @@ impl Document {
 
 /// The names a `{{field}}` placeholder refers to in a template string.
 pub fn placeholders(template: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        let after = &rest[start + 2..];
-        match after.find("}}") {
-            Some(end) => {
-                out.push(after[..end].trim());
-                rest = &after[end + 2..];
-            }
-            None => break,
-        }
-    }
-    out
+    crate::template::parts(template)
+        .into_iter()
+        .filter_map(|part| match part {
+            crate::template::Part::Field(name) => Some(name),
+            crate::template::Part::Text(_) => None,
+        })
+        .collect()
 }
