@@ -146,6 +146,16 @@ fn plugin(
     });
 }
 
+/// A `<plugin>` of Maven's own (`org.apache.maven.plugins:artifact`) with
+/// the `<configuration>` that `configure` writes, for every execution.
+fn configured_plugin(w: &mut CodeWriter, artifact: &str, configure: impl FnOnce(&mut CodeWriter)) {
+    w.block("<plugin>", "</plugin>", |w| {
+        element(w, "groupId", "org.apache.maven.plugins");
+        element(w, "artifactId", artifact);
+        w.block("<configuration>", "</configuration>", configure);
+    });
+}
+
 /// The start of a pom: the XML declaration and `<project>`, indented.
 fn project(w: &mut CodeWriter) {
     w.line(r#"<?xml version="1.0" encoding="UTF-8"?>"#)
@@ -248,13 +258,7 @@ pub(super) fn reactor_pom(doc: &Document) -> String {
                     "reactor, built last, must not remove its jar.",
                 ],
             );
-            w.block("<plugin>", "</plugin>", |w| {
-                element(w, "groupId", "org.apache.maven.plugins");
-                element(w, "artifactId", "maven-clean-plugin");
-                w.block("<configuration>", "</configuration>", |w| {
-                    element(w, "skip", "true");
-                });
-            });
+            configured_plugin(w, "maven-clean-plugin", |w| element(w, "skip", "true"));
         });
     });
     w.dedent().line("</project>");
@@ -397,14 +401,10 @@ fn native_access(w: &mut CodeWriter) {
             "(the manifest of the jar run with -jar; the tests' JVM below).",
         ],
     );
-    w.block("<plugin>", "</plugin>", |w| {
-        element(w, "groupId", "org.apache.maven.plugins");
-        element(w, "artifactId", "maven-jar-plugin");
-        w.block("<configuration>", "</configuration>", |w| {
-            w.block("<archive>", "</archive>", |w| {
-                w.block("<manifestEntries>", "</manifestEntries>", |w| {
-                    element(w, "Enable-Native-Access", "ALL-UNNAMED");
-                });
+    configured_plugin(w, "maven-jar-plugin", |w| {
+        w.block("<archive>", "</archive>", |w| {
+            w.block("<manifestEntries>", "</manifestEntries>", |w| {
+                element(w, "Enable-Native-Access", "ALL-UNNAMED");
             });
         });
     });
@@ -426,25 +426,21 @@ fn surefire(w: &mut CodeWriter, native_access: bool, tokens: &[A2aToken]) {
             ],
         );
     }
-    w.block("<plugin>", "</plugin>", |w| {
-        element(w, "groupId", "org.apache.maven.plugins");
-        element(w, "artifactId", "maven-surefire-plugin");
-        w.block("<configuration>", "</configuration>", |w| {
-            if native_access {
-                element(w, "argLine", "--enable-native-access=ALL-UNNAMED");
-            }
-            if !tokens.is_empty() {
-                w.block(
-                    "<systemPropertyVariables>",
-                    "</systemPropertyVariables>",
-                    |w| {
-                        for (i, t) in tokens.iter().enumerate() {
-                            element(w, &t.token_env, &format!("a2a-test-token-{i}"));
-                        }
-                    },
-                );
-            }
-        });
+    configured_plugin(w, "maven-surefire-plugin", |w| {
+        if native_access {
+            element(w, "argLine", "--enable-native-access=ALL-UNNAMED");
+        }
+        if !tokens.is_empty() {
+            w.block(
+                "<systemPropertyVariables>",
+                "</systemPropertyVariables>",
+                |w| {
+                    for (i, t) in tokens.iter().enumerate() {
+                        element(w, &t.token_env, &format!("a2a-test-token-{i}"));
+                    }
+                },
+            );
+        }
     });
 }
 
