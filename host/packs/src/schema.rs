@@ -191,7 +191,7 @@ impl ConfigSchema {
         error: &jsonschema::ValidationError<'_>,
         at: &str,
     ) -> Option<Violation> {
-        let parent = error.schema_path().as_str().rsplit_once('/')?.0;
+        let parent = parent_of(error.schema_path().as_str());
         let items = self.schema.pointer(&format!("{parent}/items/format"))?;
         if items != config_formats::FIELD_NAME {
             return None;
@@ -233,9 +233,7 @@ impl ConfigSchema {
     /// The `properties` names of the schema object holding the keyword at
     /// `keyword_path` (an `additionalProperties` location).
     fn properties_beside(&self, keyword_path: &str) -> Vec<&str> {
-        let parent = keyword_path
-            .rsplit_once('/')
-            .map_or("", |(parent, _)| parent);
+        let parent = parent_of(keyword_path);
         self.schema
             .pointer(&format!("{parent}/properties"))
             .and_then(Value::as_object)
