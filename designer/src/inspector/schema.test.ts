@@ -56,7 +56,8 @@ test("environment names are recognised by their field name", () => {
 test("switching a tool's kind keeps the shared fields and fills the required ones", () => {
   const t = switchVariant(def("Tool"), { id: "crm", kind: "native", description: "d" }, "http");
   assert.deepEqual(t, { id: "crm", kind: "http", description: "d", endpoint: "" });
-  assert.deepEqual(emptyValue((def("Settings").properties as any).model), { provider: "", name: "" });
+  // A provider is one of a list: a new model starts with the first.
+  assert.deepEqual(emptyValue((def("Settings").properties as any).model), { provider: "openai", name: "" });
   assert.deepEqual(emptyValue(def("McpServer")), { id: "", transport: "stdio", command: "" });
 });
 
@@ -67,6 +68,11 @@ test("an optional object's form has its fields (persona, settings.model)", () =>
   const model = objectShape(settings.model, {});
   assert.deepEqual(model.required, ["provider", "name"]);
   assert.equal(fieldKind(model.properties.apiKeyEnv), "string");
+  // How the model is called is edited in the same form.
+  assert.equal(fieldKind(model.properties.timeoutMs), "integer");
+  assert.deepEqual(Object.keys(objectShape(model.properties.retry, {}).properties), ["maxAttempts", "initialDelayMs", "maxDelayMs"]);
+  assert.ok(model.properties.fallbacks);
+  assert.ok(objectShape(settings.budget, {}).properties.maxModelCalls);
   const rag = objectShape(def("Node"), { kind: "rag" }).properties;
   assert.deepEqual(objectShape(rag.retriever, { kind: "embedding" }).variants, ["bm25", "embedding"]);
   assert.ok(objectShape(rag.retriever, { kind: "embedding" }).properties.apiKeyEnv);

@@ -364,6 +364,7 @@ pub use crate::nodes::llm::{EMPTY_PROMPT, MISSING_MODEL};
 pub use crate::nodes::router::{INVALID_CONDITION, ROUTER_DEFAULT};
 pub use crate::nodes::start::START_COUNT;
 pub use crate::nodes::subgraph::SUBGRAPH_TYPE;
+pub use crate::read::calls::NESTED_FALLBACKS;
 pub use crate::read::{INVALID_VALUE, IR_VERSION, MISSING_FIELD, UNKNOWN_FIELD, WRONG_TYPE};
 pub use crate::validate::agents::AGENT_CYCLE;
 pub use crate::validate::document::{
@@ -390,6 +391,7 @@ pub fn all() -> Vec<&'static Code> {
         crate::nodes::start::CODES,
         crate::nodes::subgraph::CODES,
         crate::read::CODES,
+        crate::read::calls::CODES,
         crate::validate::CODES,
         crate::validate::agents::CODES,
         crate::validate::document::CODES,

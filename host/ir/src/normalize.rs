@@ -6,6 +6,10 @@
 use crate::model::*;
 
 pub(crate) fn normalize(doc: &mut Document) {
+    if let Some(s) = &mut doc.logical.settings.model {
+        let (base, key) = (s.base_url_env.clone(), s.api_key_env.clone());
+        resolve_variables(&mut s.fallbacks, &s.provider, &base, &key);
+    }
     let settings_model = doc.logical.settings.model.clone();
     let mut first_model: Option<ModelRef> = None;
     let mut fill = |slot: &mut Option<ModelRef>| {
@@ -13,6 +17,8 @@ pub(crate) fn normalize(doc: &mut Document) {
             (Some(m), Some(s)) => Some(ModelRef {
                 temperature: m.temperature.or(s.temperature),
                 max_tokens: m.max_tokens.or(s.max_tokens),
+                call: m.call.or(&s.call),
+                fallbacks: m.fallbacks.or_else(|| Some(s.fallbacks.clone())),
                 ..m
             }),
             (Some(m), None) => Some(m),
@@ -21,9 +27,22 @@ pub(crate) fn normalize(doc: &mut Document) {
                 name: s.name.clone(),
                 temperature: s.temperature,
                 max_tokens: s.max_tokens,
+                call: s.call.clone(),
+                fallbacks: Some(s.fallbacks.clone()),
             }),
             (None, None) => None,
         };
+        // A normalized model lists its fallbacks, each with its variables.
+        let merged = merged.map(|mut m| {
+            let mut fallbacks = m.fallbacks.take().unwrap_or_default();
+            let (base, key) = match &settings_model {
+                Some(s) => (s.base_url_env.clone(), s.api_key_env.clone()),
+                None => provider_variables(&m.provider),
+            };
+            resolve_variables(&mut fallbacks, &m.provider, &base, &key);
+            m.fallbacks = (!fallbacks.is_empty()).then_some(fallbacks);
+            m
+        });
         if first_model.is_none() {
             first_model.clone_from(&merged);
         }
@@ -55,14 +74,32 @@ pub(crate) fn normalize(doc: &mut Document) {
     // A graph that asks a model always names where the provider is reached.
     if doc.logical.settings.model.is_none() {
         if let Some(m) = first_model {
+            let (base_url_env, api_key_env) = provider_variables(&m.provider);
             doc.logical.settings.model = Some(ModelSettings {
                 provider: m.provider,
                 name: m.name,
                 temperature: None,
                 max_tokens: None,
-                base_url_env: default_base_url_env(),
-                api_key_env: default_api_key_env(),
+                base_url_env,
+                api_key_env,
+                call: CallPolicy::default(),
+                fallbacks: Vec::new(),
             });
         }
+    }
+}
+
+/// Names the variables of each fallback that names none: those of the model
+/// it backs up (`provider` with `base` and `key`) when the provider is the
+/// same, else the provider's own.
+fn resolve_variables(fallbacks: &mut [Fallback], provider: &str, base: &str, key: &str) {
+    for f in fallbacks {
+        let (own_base, own_key) = if f.provider == provider {
+            (base.to_string(), key.to_string())
+        } else {
+            provider_variables(&f.provider)
+        };
+        f.base_url_env.get_or_insert(own_base);
+        f.api_key_env.get_or_insert(own_key);
     }
 }

@@ -71,6 +71,46 @@ impl Requirement {
     }
 }
 
+/// What a model configuration at `at` asks: its provider, and the features
+/// of how it is called that it names (`feature:model.timeout`,
+/// `model.retry`, `model.fallbacks`; each fallback's provider and fields).
+pub(crate) fn model_requirements(
+    provider: &str,
+    call: &CallPolicy,
+    fallbacks: &[Fallback],
+    at: &str,
+    out: &mut Vec<Requirement>,
+) {
+    out.push(Requirement::feature(
+        &crate::nodes::provider_feature(provider),
+        format!("{at}/provider"),
+    ));
+    if call.timeout_ms.is_some() {
+        out.push(Requirement::feature(
+            "model.timeout",
+            format!("{at}/timeoutMs"),
+        ));
+    }
+    if call.retry.is_some() {
+        out.push(Requirement::feature("model.retry", format!("{at}/retry")));
+    }
+    if !fallbacks.is_empty() {
+        out.push(Requirement::feature(
+            "model.fallbacks",
+            format!("{at}/fallbacks"),
+        ));
+    }
+    for (i, f) in fallbacks.iter().enumerate() {
+        model_requirements(
+            &f.provider,
+            &f.call,
+            &[],
+            &format!("{at}/fallbacks/{i}"),
+            out,
+        );
+    }
+}
+
 /// Every requirement of the document, one per place it arises.
 pub fn requirements(doc: &Document) -> Vec<Requirement> {
     let mut out = Vec::new();
@@ -108,10 +148,23 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
     );
     let s = &doc.logical.settings;
     if let Some(m) = &s.model {
+        let mut needs = Vec::new();
+        model_requirements(
+            &m.provider,
+            &m.call,
+            &m.fallbacks,
+            "/logical/settings/model",
+            &mut needs,
+        );
+        for r in needs {
+            push(r.category, &r.name, r.pointer, None);
+        }
+    }
+    if !s.budget.is_default() {
         push(
             Category::Feature,
-            &crate::nodes::provider_feature(&m.provider),
-            "/logical/settings/model/provider".into(),
+            "budget",
+            "/logical/settings/budget".into(),
             None,
         );
     }
@@ -197,13 +250,12 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
         if let AgentKind::Worker { model: Some(m), .. }
         | AgentKind::Supervisor { model: Some(m), .. } = &a.kind
         {
-            out.push(Requirement {
-                category: Category::Feature,
-                name: crate::nodes::provider_feature(&m.provider),
-                pointer: format!("/logical/agents/{i}/model/provider"),
-                node: None,
+            let mut needs = Vec::new();
+            m.requirements(doc, &format!("/logical/agents/{i}/model"), &mut needs);
+            out.extend(needs.into_iter().map(|r| Requirement {
                 subject: Some(Subject::new(SubjectKind::Agent, &a.id)),
-            });
+                ..r
+            }));
         }
     }
     for (i, s) in doc.logical.mcp_servers.iter().enumerate() {

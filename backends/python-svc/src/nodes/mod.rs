@@ -258,6 +258,8 @@ fn model_constant(w: &mut CodeWriter, doc: &Document, model: Option<&ModelRef>) 
         name: String::new(),
         temperature: None,
         max_tokens: None,
+        call: Default::default(),
+        fallbacks: None,
     };
     let model = model_expr(w, doc, model.unwrap_or(&fallback));
     write_expr(w, 0, "MODEL = ", &model, "");

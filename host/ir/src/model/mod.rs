@@ -14,8 +14,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+mod calls;
 mod settings;
 
+pub use calls::*;
 pub use settings::*;
 
 pub use crate::nodes::{

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::ENV_NAME_PATTERN;
+use super::{Budget, CallPolicy, Fallback, ENV_NAME_PATTERN};
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -17,6 +17,10 @@ pub struct Settings {
     pub server: ServerSettings,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelSettings>,
+    /// What one run may spend on model calls.
+    #[serde(skip_serializing_if = "Budget::is_default")]
+    #[schemars(default)]
+    pub budget: Budget,
     #[schemars(default)]
     pub logging: Logging,
     #[schemars(default)]
@@ -164,6 +168,7 @@ impl Default for Settings {
             request_timeout_ms: default_request_timeout(),
             server: ServerSettings::default(),
             model: None,
+            budget: Budget::default(),
             logging: Logging::default(),
             tracing: Tracing::default(),
             checkpointer: Checkpointer::default(),
@@ -202,6 +207,7 @@ impl Default for ServerSettings {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelSettings {
+    #[schemars(extend("enum" = ["openai", "anthropic"]))]
     pub provider: String,
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -209,17 +215,29 @@ pub struct ModelSettings {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 2_147_483_647))]
     pub max_tokens: Option<u32>,
-    /// The variable holding the provider's base URL.
+    /// The variable holding the provider's base URL (default
+    /// `OPENAI_BASE_URL`; `ANTHROPIC_BASE_URL` for `anthropic`).
     #[schemars(default = "default_base_url_env", pattern(ENV_NAME_PATTERN))]
     pub base_url_env: String,
-    /// The variable holding the provider's API key.
+    /// The variable holding the provider's API key (default
+    /// `OPENAI_API_KEY`; `ANTHROPIC_API_KEY` for `anthropic`).
     #[schemars(default = "default_api_key_env", pattern(ENV_NAME_PATTERN))]
     pub api_key_env: String,
+    #[serde(flatten)]
+    pub call: CallPolicy,
+    /// Models tried in order once this one's attempts are spent on
+    /// failures worth retrying.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub fallbacks: Vec<Fallback>,
 }
 
+/// The base-URL variable of OpenAI-compatible models that name none (an
+/// embedding retriever's too).
 pub fn default_base_url_env() -> String {
     "OPENAI_BASE_URL".into()
 }
+/// The key variable of OpenAI-compatible models that name none.
 pub fn default_api_key_env() -> String {
     "OPENAI_API_KEY".into()
 }

@@ -102,12 +102,9 @@ impl KindRules for IntentNode {
         }
     }
 
-    fn requirements(&self, _doc: &Document, at: &str, out: &mut Vec<Requirement>) {
+    fn requirements(&self, doc: &Document, at: &str, out: &mut Vec<Requirement>) {
         if let Some(m) = &self.model {
-            out.push(Requirement::feature(
-                &m.provider_feature(),
-                format!("{at}/model/provider"),
-            ));
+            m.requirements(doc, &format!("{at}/model"), out);
         }
     }
 }

@@ -44,10 +44,12 @@ crate::kind_fields! {
     }
 }
 
-/// A model: `{ provider, name, temperature?, maxTokens? }`.
+/// A model: `{ provider, name, temperature?, maxTokens?, timeoutMs?,
+/// retry?, fallbacks? }`; what it leaves out comes from `settings.model`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelRef {
+    #[schemars(extend("enum" = ["openai", "anthropic"]))]
     pub provider: String,
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -55,18 +57,27 @@ pub struct ModelRef {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 2_147_483_647))]
     pub max_tokens: Option<u32>,
+    #[serde(flatten)]
+    pub call: crate::model::CallPolicy,
+    /// Models tried in order once this one's attempts are spent on
+    /// failures worth retrying; absent: those of `settings.model`, `[]`:
+    /// none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallbacks: Option<Vec<crate::model::Fallback>>,
 }
 
 impl ReadValue for ModelRef {
     fn read(r: &mut Reader, n: &JNode, p: &str) -> Option<Self> {
         let w = "`model`";
         r.object_with(n, p, w, |r, m| ModelRef {
-            provider: r.req_str(m, "provider", w),
+            provider: r.provider(m, w),
             name: r.req_str(m, "name", w),
             temperature: r.opt_f64(m, "temperature"),
             max_tokens: r
                 .opt_positive(m, "maxTokens", crate::model::MAX_TOKENS_LIMIT)
                 .and_then(|v| u32::try_from(v).ok()),
+            call: r.call_policy(m),
+            fallbacks: r.fallbacks(m),
         })
     }
 }
@@ -179,12 +190,9 @@ impl KindRules for LlmNode {
         }
     }
 
-    fn requirements(&self, _doc: &Document, at: &str, out: &mut Vec<Requirement>) {
+    fn requirements(&self, doc: &Document, at: &str, out: &mut Vec<Requirement>) {
         if let Some(m) = &self.model {
-            out.push(Requirement::feature(
-                &m.provider_feature(),
-                format!("{at}/model/provider"),
-            ));
+            m.requirements(doc, &format!("{at}/model"), out);
         }
         if !self.bound_tool_ids.is_empty() {
             out.push(Requirement::feature(
@@ -196,11 +204,24 @@ impl KindRules for LlmNode {
 }
 
 impl ModelRef {
-    /// `model.provider.<provider>`: the model API a graph calls, which a
-    /// backend supports by name (every built-in one: `openai`, any
-    /// OpenAI-compatible chat-completions API).
-    pub fn provider_feature(&self) -> String {
-        provider_feature(&self.provider)
+    /// The models tried after this one (normalization lists them here).
+    pub fn fallback_models(&self) -> &[crate::model::Fallback] {
+        self.fallbacks.as_deref().unwrap_or_default()
+    }
+
+    /// What the model at `at` asks of a backend: `model.provider.<name>`
+    /// (every built-in one: `openai`, any OpenAI-compatible
+    /// chat-completions API) and the call features it names. What it took
+    /// from `settings.model` is asked there, once.
+    pub fn requirements(&self, doc: &Document, at: &str, out: &mut Vec<Requirement>) {
+        let settings = doc.logical.settings.model.as_ref();
+        let inherited = |call: &crate::model::CallPolicy, fallbacks: &[crate::model::Fallback]| {
+            settings.is_some_and(|s| s.call == *call && s.fallbacks == fallbacks)
+        };
+        let own = (!inherited(&self.call, self.fallback_models()))
+            .then(|| (self.call.clone(), self.fallback_models()));
+        let (call, fallbacks) = own.unwrap_or_default();
+        crate::requirements::model_requirements(&self.provider, &call, fallbacks, at, out);
     }
 }
 

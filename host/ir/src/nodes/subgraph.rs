@@ -212,6 +212,7 @@ fn child_settings(child: &Document, at: &str, node: &str) -> Vec<Diagnostic> {
     let Settings {
         max_steps: _,
         model: _,
+        budget,
         request_timeout_ms,
         server,
         logging,
@@ -228,6 +229,8 @@ fn child_settings(child: &Document, at: &str, node: &str) -> Vec<Diagnostic> {
             *request_timeout_ms != d.request_timeout_ms,
         ),
         ("server", *server != d.server),
+        // The run's budget is the parent's: its count covers the child's calls.
+        ("budget", *budget != d.budget),
         ("logging", *logging != d.logging),
         ("tracing", *tracing != d.tracing),
         // A child's `hitl` needs a checkpointer of its own to validate, and

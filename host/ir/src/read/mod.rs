@@ -6,6 +6,7 @@
 //! "did you mean" hint from that same list, so the hint can never drift from
 //! the model. Defaults and aliases are applied here: the result is normalized.
 
+pub(crate) mod calls;
 mod settings;
 mod tools;
 

@@ -47,21 +47,30 @@ impl Reader {
         if let Some((n, p)) = o.field("model") {
             if let Some(mut m) = self.object(n, &p) {
                 let w = "`settings.model`";
+                let provider = self.provider(&mut m, w);
+                let (base_url_env, api_key_env) = provider_variables(&provider);
                 s.model = Some(ModelSettings {
-                    provider: self.req_str(&mut m, "provider", w),
                     name: self.req_str(&mut m, "name", w),
                     temperature: self.opt_f64(&mut m, "temperature"),
                     max_tokens: self
                         .opt_positive(&mut m, "maxTokens", MAX_TOKENS_LIMIT)
                         .and_then(|v| u32::try_from(v).ok()),
-                    base_url_env: self
-                        .opt_str(&mut m, "baseUrlEnv")
-                        .unwrap_or_else(default_base_url_env),
-                    api_key_env: self
-                        .opt_str(&mut m, "apiKeyEnv")
-                        .unwrap_or_else(default_api_key_env),
+                    base_url_env: self.opt_str(&mut m, "baseUrlEnv").unwrap_or(base_url_env),
+                    api_key_env: self.opt_str(&mut m, "apiKeyEnv").unwrap_or(api_key_env),
+                    call: self.call_policy(&mut m),
+                    fallbacks: self.fallbacks(&mut m).unwrap_or_default(),
+                    provider,
                 });
                 self.finish(m, w);
+            }
+        }
+        if let Some((n, p)) = o.field("budget") {
+            if let Some(mut b) = self.object(n, &p) {
+                s.budget = Budget {
+                    max_tokens: self.opt_positive(&mut b, "maxTokens", u64::from(u32::MAX)),
+                    max_model_calls: self.opt_positive(&mut b, "maxModelCalls", 1_000_000),
+                };
+                self.finish(b, "`settings.budget`");
             }
         }
         if let Some((n, p)) = o.field("logging") {

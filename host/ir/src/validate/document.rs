@@ -257,20 +257,22 @@ crate::diagnostic_codes! {
 
     /// A number is outside the range its field allows.
     ///
-    /// Integer settings have bounds: `maxSteps` 1 to 1,000,000, `requestTimeoutMs` 1 to 86,400,000, `server.port` 1 to 65535, tool and MCP `timeoutMs` 1 to 3,600,000, `maxTokens` 1 to 2,147,483,647 (java-svc sends it as an `int`), and negative or fractional values are refused where an integer is expected. Connectors report their own bounds (for example `timeoutMs`, `ttlSeconds`, `maxEntries`) with this code.
+    /// Integer settings have bounds: `maxSteps` 1 to 1,000,000, `requestTimeoutMs` 1 to 86,400,000, `server.port` 1 to 65535, tool, MCP and model `timeoutMs` 1 to 3,600,000, a model's `retry.maxAttempts` 1 to 10 and its delays 1 to 3,600,000, `maxTokens` 1 to 2,147,483,647 (java-svc sends it as an `int`), and negative or fractional values are refused where an integer is expected. Connectors report their own bounds (for example `timeoutMs`, `ttlSeconds`, `maxEntries`) with this code.
     ///
     /// Use a value inside the range given in the message.
     ///
     /// # Example
     ///
+    /// `fixtures/invalid/retry_attempts.graph.json`:
+    ///
     /// ```json
-    /// "settings": { "maxSteps": 0 }
+    /// "model": { "provider": "openai", "name": "gpt-4o", "retry": { "maxAttempts": 11 } }
     /// ```
     ///
     /// # Fix
     ///
     /// ```json
-    /// "settings": { "maxSteps": 25 }
+    /// "model": { "provider": "openai", "name": "gpt-4o", "retry": { "maxAttempts": 10 } }
     /// ```
     pub OUT_OF_RANGE = "out-of-range", group "document";
 }
