@@ -276,7 +276,7 @@ func chatTurn(ctx context.Context, name string, m Model, messages, tools []any) 
 	if r := repliesOf(ctx); r != nil {
 		return chatTurnStreamed(ctx, name, m, messages, tools, r)
 	}
-	return chatMessage(ctx, name, m, messages, tools)
+	return chatMessage(ctx, name, m, messages, tools, false)
 }
 
 // runWorker is the tool-calling loop: the model is called with the
@@ -597,7 +597,7 @@ func routeLLM(ctx context.Context, a *Agent, task string, ran bool, lastMember, 
 		map[string]any{"role": "system", "content": strings.Join(lines, "\n")},
 		map[string]any{"role": "user", "content": user},
 	}
-	msg, err := chatMessage(ctx, a.Name, a.Model, messages, nil)
+	msg, err := chatMessage(ctx, a.Name, a.Model, messages, nil, false)
 	if err != nil {
 		return "", err
 	}

@@ -17,34 +17,41 @@ func init() { chatTurnStreamed = chatTurnStream }
 // chatTurnStream is chatTurn for a streamed run. The reply's text goes to r
 // as it arrives until its first tool-call piece, when the tokens of the
 // node standing are discarded (tool_calls); the message returned is what
-// choices[0].message of the whole reply would have been.
+// choices[0].message of the whole reply would have been. An attempt that
+// fails once its text reached r is not tried again.
 func chatTurnStream(ctx context.Context, name string, m Model, messages, tools []any, r *replies) (map[string]any, error) {
-	endpoint, headers, body, err := modelRequest(name, m, messages, tools)
-	if err != nil {
-		return nil, err
-	}
-	var t streamedTurn
-	err = streamChunks(ctx, name, endpoint, headers, body, func(data []byte) error {
-		content, startsCalling, err := t.add(data)
+	var msg map[string]any
+	err := callModel(ctx, name, m, messages, tools, func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) error {
+		var t streamedTurn
+		sent := false
+		err := streamChunks(ctx, name, endpoint, headers, body, func(data []byte) error {
+			content, startsCalling, err := t.add(data)
+			if err != nil {
+				return err
+			}
+			if t.size > MaxUpstreamBytes {
+				return UpstreamError(name, ReasonTooLarge,
+					fmt.Sprintf("node %q: the model's reply is larger than %d bytes", name, MaxUpstreamBytes))
+			}
+			if startsCalling {
+				r.discard("tool_calls")
+			}
+			if !t.calling && content != "" {
+				r.token(content)
+				sent = true
+			}
+			return nil
+		})
+		if err != nil && sent {
+			return final{err}
+		}
 		if err != nil {
 			return err
 		}
-		if t.size > MaxUpstreamBytes {
-			return UpstreamError(name, ReasonTooLarge,
-				fmt.Sprintf("node %q: the model's reply is larger than %d bytes", name, MaxUpstreamBytes))
-		}
-		if startsCalling {
-			r.discard("tool_calls")
-		}
-		if !t.calling {
-			r.token(content)
-		}
+		msg = t.message()
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return t.message(), nil
+	return msg, err
 }
 
 // A turnChunk is one chunk of a streamed turn. Pointers tell null and

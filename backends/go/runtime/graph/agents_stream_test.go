@@ -424,6 +424,7 @@ func TestRemoteAgentAnswerIsOneToken(t *testing.T) {
 
 func TestTurnStreamFailures(t *testing.T) {
 	useAgents(t, helperAgents(), map[string]AgentTool{})
+	sleeps := recordSleeps(t)
 	notAChunk := `node "helper": a chunk of the model's stream is not a chat-completion chunk`
 	piece := func(p string) string { return `{"choices":[{"delta":{"tool_calls":[` + p + `]}}]}` }
 	bigArgs := piece(`{"index":0,"id":"c","function":{"name":"f","arguments":"` + strings.Repeat("a", 3<<20) + `"}}`)
@@ -464,12 +465,21 @@ func TestTurnStreamFailures(t *testing.T) {
 			newChatStub(t, func(int, map[string]any) any { return c.reply })
 			rc, _ := observedRun(t, context.Background())
 			_, err := RunAgent(rc, "ask", "helper", "task", nil)
-			details := map[string]any{"node": "helper", "reason": c.reason}
+			// A reply that is not a chat-completion stream is not tried
+			// again; a cut stream (no [DONE]) and a 503 are, 3 times.
+			details := map[string]any{"node": "helper", "reason": c.reason, "model": "stub-model", "attempts": 1}
 			if c.reason == "status" {
 				details["status"] = http.StatusServiceUnavailable
 			}
+			if c.reason == "status" || c.reason == "connect" {
+				details["attempts"] = 3
+			}
 			wantError(t, err, 502, "upstream_error", details, c.message)
 		})
+	}
+
+	if len(*sleeps) != 4 {
+		t.Fatalf("waits between attempts: %v", *sleeps)
 	}
 
 	// The run's deadline cuts a stream under way: the run's end.

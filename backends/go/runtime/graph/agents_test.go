@@ -919,20 +919,23 @@ func TestRemoteAgent(t *testing.T) {
 
 func TestAgentModelFailures(t *testing.T) {
 	useAgents(t, teamAgents(), map[string]AgentTool{})
+	recordSleeps(t)
+	// Every failure names the model and the attempts made: a reply that is
+	// not a chat completion is not tried again, a 500 or a 429 is, 3 times.
 	cases := []struct {
 		agent   string
 		reply   any
 		details map[string]any
 		message string
 	}{
-		{"writer", map[string]any{"id": "x"}, map[string]any{"node": "writer", "reason": "invalid_json"}, `node "writer": the model reply has no choices[0].message`},
-		{"writer", map[string]any{"choices": []any{}}, map[string]any{"node": "writer", "reason": "invalid_json"}, `node "writer": the model reply has no choices[0].message`},
-		{"writer", completion(nil), map[string]any{"node": "writer", "reason": "invalid_json"}, `node "writer": the model reply has no choices[0].message`},
-		{"writer", map[string]any{"choices": []any{map[string]any{"message": "hi"}}}, map[string]any{"node": "writer", "reason": "invalid_json"}, `node "writer": the model reply has no choices[0].message`},
-		{"writer", "not json", map[string]any{"node": "writer", "reason": "invalid_json"}, `node "writer": the upstream reply is not valid JSON`},
-		{"writer", 500, map[string]any{"node": "writer", "reason": "status", "status": 500}, `node "writer": the upstream answered 500`},
-		{"team", 429, map[string]any{"node": "team", "reason": "status", "status": 429}, `node "team": the upstream answered 429`},
-		{"team", map[string]any{}, map[string]any{"node": "team", "reason": "invalid_json"}, `node "team": the model reply has no choices[0].message`},
+		{"writer", map[string]any{"id": "x"}, map[string]any{"node": "writer", "reason": "invalid_json", "model": "stub-model", "attempts": 1}, `node "writer": the model reply has no choices[0].message`},
+		{"writer", map[string]any{"choices": []any{}}, map[string]any{"node": "writer", "reason": "invalid_json", "model": "stub-model", "attempts": 1}, `node "writer": the model reply has no choices[0].message`},
+		{"writer", completion(nil), map[string]any{"node": "writer", "reason": "invalid_json", "model": "stub-model", "attempts": 1}, `node "writer": the model reply has no choices[0].message`},
+		{"writer", map[string]any{"choices": []any{map[string]any{"message": "hi"}}}, map[string]any{"node": "writer", "reason": "invalid_json", "model": "stub-model", "attempts": 1}, `node "writer": the model reply has no choices[0].message`},
+		{"writer", "not json", map[string]any{"node": "writer", "reason": "invalid_json", "model": "stub-model", "attempts": 1}, `node "writer": the upstream reply is not valid JSON`},
+		{"writer", 500, map[string]any{"node": "writer", "reason": "status", "status": 500, "model": "stub-model", "attempts": 3}, `node "writer": the upstream answered 500`},
+		{"team", 429, map[string]any{"node": "team", "reason": "status", "status": 429, "model": "stub-model", "attempts": 3}, `node "team": the upstream answered 429`},
+		{"team", map[string]any{}, map[string]any{"node": "team", "reason": "invalid_json", "model": "stub-model", "attempts": 1}, `node "team": the model reply has no choices[0].message`},
 	}
 	for _, c := range cases {
 		newChatStub(t, func(int, map[string]any) any { return c.reply })
@@ -940,10 +943,10 @@ func TestAgentModelFailures(t *testing.T) {
 		wantError(t, err, 502, "upstream_error", c.details, c.message)
 	}
 	// An unset base URL variable falls back to the default endpoint; an
-	// invalid one is a connect error naming the agent.
+	// invalid one is a connect error naming the agent, before any attempt.
 	t.Setenv(stubModelURLEnv, "not a url")
 	_, err := RunAgent(context.Background(), "helper", "writer", "task", nil)
-	wantError(t, err, 502, "upstream_error", map[string]any{"node": "writer", "reason": "connect"},
+	wantError(t, err, 502, "upstream_error", map[string]any{"node": "writer", "reason": "connect", "model": "stub-model", "attempts": 0},
 		`node "writer": the upstream URL ("not a url/chat/completions") is not an http(s) URL`)
 }
 

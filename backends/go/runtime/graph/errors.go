@@ -9,6 +9,10 @@ type Error struct {
 	Code    string
 	Message string
 	Details map[string]any
+	// retryAfter is the Retry-After header of a reply whose status failed
+	// the call ("" when none): a model call obeys it between attempts
+	// (llm.go's callModel).
+	retryAfter string
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"strings"
 )
 
@@ -59,15 +58,11 @@ func classifyOnce(ctx context.Context, node string, m Model, intents []Intent, c
 		map[string]any{"role": "system", "content": strings.Join(lines, "\n")},
 		map[string]any{"role": "user", "content": content},
 	}
-	msg, err := chatMessage(ctx, node, m, messages, nil)
+	msg, err := chatMessage(ctx, node, m, messages, nil, true)
 	if err != nil {
 		return "", err
 	}
-	reply, ok := msg["content"].(string)
-	if !ok {
-		return "", UpstreamError(node, ReasonInvalidJSON,
-			fmt.Sprintf("node %q: the model reply has no choices[0].message.content", node))
-	}
+	reply := msg["content"].(string) // wantText: a string
 	if name, ok := names[pyLower(pyStrip(reply))]; ok {
 		return name, nil
 	}

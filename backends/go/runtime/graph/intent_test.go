@@ -86,15 +86,16 @@ func TestClassifyIntentUnicode(t *testing.T) {
 
 func TestClassifyIntentFailures(t *testing.T) {
 	intents := []Intent{{Name: "billing"}}
+	recordSleeps(t)
 	cases := []struct {
 		reply   any
 		details map[string]any
 		message string
 	}{
-		{says(nil), map[string]any{"node": "classify", "reason": "invalid_json"}, `node "classify": the model reply has no choices[0].message.content`},
-		{says(3), map[string]any{"node": "classify", "reason": "invalid_json"}, `node "classify": the model reply has no choices[0].message.content`},
-		{map[string]any{"choices": []any{}}, map[string]any{"node": "classify", "reason": "invalid_json"}, `node "classify": the model reply has no choices[0].message`},
-		{503, map[string]any{"node": "classify", "reason": "status", "status": 503}, `node "classify": the upstream answered 503`},
+		{says(nil), map[string]any{"node": "classify", "reason": "invalid_json", "model": "stub-model", "attempts": 1}, `node "classify": the model reply has no choices[0].message.content`},
+		{says(3), map[string]any{"node": "classify", "reason": "invalid_json", "model": "stub-model", "attempts": 1}, `node "classify": the model reply has no choices[0].message.content`},
+		{map[string]any{"choices": []any{}}, map[string]any{"node": "classify", "reason": "invalid_json", "model": "stub-model", "attempts": 1}, `node "classify": the model reply has no choices[0].message`},
+		{503, map[string]any{"node": "classify", "reason": "status", "status": 503, "model": "stub-model", "attempts": 3}, `node "classify": the upstream answered 503`},
 	}
 	for _, c := range cases {
 		newChatStub(t, func(int, map[string]any) any { return c.reply })

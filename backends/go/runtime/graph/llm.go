@@ -3,19 +3,46 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Model is where an LLM node's requests go: an OpenAI-compatible
 // chat-completions API whose base URL and key come from the environment.
+// Every call of it (callModel) is retried on failures that may pass, each
+// attempt bounded by Timeout, and then falls back to the Fallbacks. Zero
+// values are the defaults, so generated code writes only what differs.
 type Model struct {
 	Name        string
 	Temperature *float64
 	MaxTokens   int
 	BaseURLEnv  string
 	APIKeyEnv   string
+	// Timeout bounds one attempt (0: 60 s), within the run's deadline.
+	Timeout time.Duration
+	Retry   Retry
+	// Fallbacks are tried in order, each with its own settings, once this
+	// model's attempts are spent on failures that may pass; a fallback's
+	// own Fallbacks are never tried (the IR does not nest them).
+	Fallbacks []Model
+}
+
+// Retry is how often a model is tried within one call and how long the
+// waits between attempts are. Zero fields are the defaults: 3 attempts
+// (1: no retry), 500 ms, 8 s.
+type Retry struct {
+	MaxAttempts int
+	// InitialDelay caps the wait before the second attempt; each further
+	// wait's cap doubles, up to MaxDelay (full jitter: the wait is drawn
+	// uniformly from [0, cap]). A reply's longer Retry-After is obeyed, up
+	// to MaxDelay.
+	InitialDelay, MaxDelay time.Duration
 }
 
 const defaultBaseURL = "https://api.openai.com/v1"
@@ -33,18 +60,20 @@ func Chat(ctx context.Context, node string, m Model, system, user string) (strin
 	if strings.TrimSpace(user) != "" {
 		messages = append(messages, map[string]string{"role": "user", "content": user})
 	}
-	endpoint, headers, body, err := modelRequest(node, m, messages, nil)
-	if err != nil {
-		return "", err
-	}
-	if observe := observerOf(ctx); observe != nil && chatStreamed != nil {
-		return chatStreamed(ctx, node, endpoint, headers, body, observe)
-	}
-	reply, err := modelCall(ctx, node, endpoint, headers, body)
-	if err != nil {
-		return "", err
-	}
-	return replyText(node, reply)
+	var text string
+	err := callModel(ctx, node, m, messages, nil, func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) (err error) {
+		if observe := observerOf(ctx); observe != nil && chatStreamed != nil {
+			text, err = chatStreamed(ctx, node, endpoint, headers, body, observe)
+			return err
+		}
+		reply, err := modelCall(ctx, node, endpoint, headers, body)
+		if err != nil {
+			return err
+		}
+		text, err = replyText(node, reply)
+		return err
+	})
+	return text, err
 }
 
 // modelRequest is one chat-completions request of the model m: its
@@ -81,20 +110,25 @@ func modelRequest(node string, m Model, messages any, tools []any) (string, map[
 // chatMessage is one chat-completions call, never streamed, with tools
 // offered when there are any; it returns the reply's choices[0].message,
 // which may hold tool_calls (agents, tool-calling llm nodes, routers and
-// intent classifiers).
-func chatMessage(ctx context.Context, node string, m Model, messages []any, tools []any) (map[string]any, error) {
-	endpoint, headers, body, err := modelRequest(node, m, messages, tools)
-	if err != nil {
-		return nil, err
-	}
-	reply, err := modelCall(ctx, node, endpoint, headers, body)
-	if err != nil {
-		return nil, err
-	}
-	if msg, ok := firstMessage(reply); ok {
-		return msg, nil
-	}
-	return nil, UpstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message", node))
+// intent classifiers). A reply without that message, or (wantText) whose
+// message has no string content, fails the call as invalid_json.
+func chatMessage(ctx context.Context, node string, m Model, messages []any, tools []any, wantText bool) (map[string]any, error) {
+	var msg map[string]any
+	err := callModel(ctx, node, m, messages, tools, func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) error {
+		reply, err := modelCall(ctx, node, endpoint, headers, body)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if msg, ok = firstMessage(reply); !ok {
+			return UpstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message", node))
+		}
+		if _, ok = msg["content"].(string); wantText && !ok {
+			return UpstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message.content", node))
+		}
+		return nil
+	})
+	return msg, err
 }
 
 // modelCall is one chat-completions call, not streamed, in its chat span.
@@ -107,6 +141,167 @@ func modelCall(ctx context.Context, node, endpoint string, headers map[string]st
 		tracing.Reply(ctx, model, body["messages"], reply)
 	}
 	return reply, err
+}
+
+// An attempt of a model call sends the request built for the model tried
+// and reads its reply. It returns a failure wrapped in final when no
+// further attempt may follow (a streamed reply's tokens reached the client).
+type attempt func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) error
+
+// final is an attempt's failure that ends the call, whatever it is.
+type final struct{ error }
+
+// callModel is one model call (what a node, an agent's turn or a
+// classifier asks once): the attempts of m, then of each fallback, until
+// one succeeds. A failure that may pass (retryable) is tried again after a
+// backoff or, once the model's attempts are spent, on the next model at
+// once; any other failure, a request that cannot be built included, ends
+// the call. Each attempt is bounded by its model's Timeout and by the run's
+// deadline (ctx's); no attempt starts, and no wait begins, that the
+// deadline would cut, and a cancelled run ends the wait: the call then
+// fails with the last failure. The failure returned names in details the
+// model that failed last and the attempts of the call over all models.
+func callModel(ctx context.Context, node string, m Model, messages any, tools []any, try attempt) error {
+	var last error
+	attempts, failed := 0, m.Name
+	for _, model := range append([]Model{m}, m.Fallbacks...) {
+		endpoint, headers, body, err := modelRequest(node, model, messages, tools)
+		if err != nil {
+			return modelFailure(err, model.Name, attempts)
+		}
+		retry, timeout := model.Retry.orDefaults(), model.Timeout
+		if timeout <= 0 {
+			timeout = 60 * time.Second
+		}
+		for n := 1; n <= retry.MaxAttempts; n++ {
+			if ctx.Err() != nil {
+				if last == nil {
+					// What the request would have failed with (a
+					// timeout once the deadline passed).
+					last = UpstreamCall{Node: node, Service: "upstream"}.transportError(ctx, ctx.Err())
+				}
+				return modelFailure(last, failed, attempts)
+			}
+			attempts++
+			attemptCtx, cancel := context.WithTimeout(ctx, timeout)
+			last, failed = try(attemptCtx, endpoint, headers, body), model.Name
+			cancel()
+			if last == nil {
+				return nil
+			}
+			if !retryable(last) {
+				return modelFailure(last, failed, attempts)
+			}
+			if n == retry.MaxAttempts {
+				break
+			}
+			delay := retry.backoff(n, last)
+			if deadline, ok := ctx.Deadline(); ok && time.Now().Add(delay).After(deadline) {
+				return modelFailure(last, failed, attempts)
+			}
+			sleep(ctx, delay)
+		}
+	}
+	return modelFailure(last, failed, attempts)
+}
+
+func (r Retry) orDefaults() Retry {
+	if r.MaxAttempts <= 0 {
+		r.MaxAttempts = 3
+	}
+	if r.InitialDelay <= 0 {
+		r.InitialDelay = 500 * time.Millisecond
+	}
+	if r.MaxDelay <= 0 {
+		r.MaxDelay = 8 * time.Second
+	}
+	return r
+}
+
+// retryable reports whether a failure may pass on another attempt: no
+// connection, a cut one, a timeout, or a status asking to come back
+// (529: Anthropic's "overloaded"). A reply that is not what a model
+// answers, any other status and a failure that is not the provider's are
+// not.
+func retryable(err error) bool {
+	var e *Error
+	if _, done := err.(final); done || !errors.As(err, &e) || e.Code != "upstream_error" {
+		return false
+	}
+	switch e.Details["reason"] {
+	case ReasonConnect, ReasonTimeout:
+		return true
+	case ReasonStatus:
+		switch e.Details["status"] {
+		case 408, 429, 500, 502, 503, 504, 529:
+			return true
+		}
+	}
+	return false
+}
+
+// backoff is the wait after the failed attempt n (from 1): drawn from
+// [0, min(MaxDelay, InitialDelay·2^(n-1))], or the failed reply's
+// Retry-After when that asks for longer, up to MaxDelay.
+func (r Retry) backoff(n int, err error) time.Duration {
+	limit := r.InitialDelay
+	for i := 1; i < n && limit < r.MaxDelay; i++ {
+		limit *= 2
+	}
+	delay := jitter(min(limit, r.MaxDelay))
+	var e *Error
+	if errors.As(err, &e) {
+		if asked, ok := retryAfter(e.retryAfter, time.Now()); ok && asked > delay {
+			delay = min(asked, r.MaxDelay)
+		}
+	}
+	return delay
+}
+
+// retryAfter is the wait a Retry-After value asks for: seconds (integer
+// or decimal) or an HTTP date (a past one asks for none).
+func retryAfter(value string, now time.Time) (time.Duration, bool) {
+	if s, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+		// Also false for NaN; a day bounds what fits in a Duration (any
+		// asked wait is capped at MaxDelay anyway).
+		if !(s >= 0) {
+			return 0, false
+		}
+		return time.Duration(min(s, 86400) * float64(time.Second)), true
+	}
+	if date, err := http.ParseTime(value); err == nil {
+		return max(date.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// jitter is a uniform random duration in [0, limit]; a variable, so that
+// tests choose it.
+var jitter = func(limit time.Duration) time.Duration { return rand.N(limit + 1) }
+
+// sleep waits d, or less when ctx ends first; a variable, so that tests
+// record the waits instead of waiting.
+var sleep = func(ctx context.Context, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+}
+
+// modelFailure is the failure of a model call as the attempt gave it,
+// unwrapped, with details.model and details.attempts when it is an error
+// of the contract.
+func modelFailure(err error, model string, attempts int) error {
+	if f, ok := err.(final); ok {
+		err = f.error
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		e.Details["model"], e.Details["attempts"] = model, attempts
+	}
+	return err
 }
 
 // firstMessage is reply["choices"][0]["message"] when it is an object.

@@ -14,10 +14,12 @@ import (
 // The graph has settings.streaming: a model call of a streamed run streams.
 func init() { chatStreamed = chatStream }
 
-// chatStream is chat for a streamed run: the provider is asked for a stream
-// ("stream": true) and each non-empty choices[0].delta.content is sent to
-// observe as a token event as it arrives. The text returned is the deltas
-// joined, so the node writes what a whole reply would have made it write.
+// chatStream is an attempt of Chat for a streamed run: the provider is
+// asked for a stream ("stream": true) and each non-empty
+// choices[0].delta.content is sent to observe as a token event as it
+// arrives. The text returned is the deltas joined, so the node writes what
+// a whole reply would have made it write. A failure once a token was sent
+// is final: another attempt would send the text again.
 func chatStream(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, observe Observer) (string, error) {
 	var text strings.Builder
 	err := streamChunks(ctx, node, endpoint, headers, body, func(data []byte) error {
@@ -33,6 +35,9 @@ func chatStream(ctx context.Context, node, endpoint string, headers map[string]s
 		observe(Event{Type: "token", Node: node, Data: map[string]any{"delta": delta}})
 		return nil
 	})
+	if err != nil && text.Len() > 0 {
+		return "", final{err}
+	}
 	if err != nil {
 		return "", err
 	}
@@ -65,9 +70,7 @@ func readChunks(ctx context.Context, node, endpoint string, headers map[string]s
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		e := UpstreamError(node, ReasonStatus, fmt.Sprintf("node %q: the upstream answered %d", node, resp.StatusCode))
-		e.Details["status"] = resp.StatusCode
-		return e
+		return call.statusError(resp)
 	}
 	lines := bufio.NewScanner(resp.Body)
 	// A line of MaxUpstreamBytes still fits with its "\n".

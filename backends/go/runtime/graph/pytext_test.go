@@ -171,9 +171,11 @@ const (
 )
 
 // chatStub is an OpenAI-compatible chat-completions server: reply gives
-// the reply of each call (numbered from 0) from its request body; every
+// the reply of each call (numbered from 0) from its request body (a status,
+// a text, a JSON value, or an http.HandlerFunc that answers itself); every
 // request is recorded.
 type chatStub struct {
+	url      string
 	mu       sync.Mutex
 	paths    []string
 	headers  []http.Header
@@ -201,6 +203,10 @@ func newChatStub(t *testing.T, reply func(call int, body map[string]any) any) *c
 		s.requests = append(s.requests, body)
 		s.mu.Unlock()
 		out := reply(n, body)
+		if handle, ok := out.(http.HandlerFunc); ok {
+			handle(w, r)
+			return
+		}
 		if status, ok := out.(int); ok {
 			w.WriteHeader(status)
 			return
@@ -213,6 +219,7 @@ func newChatStub(t *testing.T, reply func(call int, body map[string]any) any) *c
 		_ = json.NewEncoder(w).Encode(out)
 	}))
 	t.Cleanup(srv.Close)
+	s.url = srv.URL
 	t.Setenv(stubModelURLEnv, srv.URL+"/v1/")
 	t.Setenv(stubModelKeyEnv, "sk-test")
 	return s

@@ -119,9 +119,7 @@ func (c UpstreamCall) Post(ctx context.Context) (any, error) {
 			fmt.Sprintf("node %q: the %s reply is larger than %d bytes", node, c.Service, MaxUpstreamBytes))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := UpstreamError(node, ReasonStatus, fmt.Sprintf("node %q: the %s answered %d", node, c.Service, resp.StatusCode))
-		e.Details["status"] = resp.StatusCode
-		return nil, e
+		return nil, c.statusError(resp)
 	}
 	if !c.KeepReply {
 		return nil, nil
@@ -160,6 +158,16 @@ func (c UpstreamCall) send(ctx context.Context, accept string) (*http.Response, 
 		return nil, c.transportError(ctx, err)
 	}
 	return resp, nil
+}
+
+// statusError is the failure of a reply whose status is not 2xx, with
+// details.status, keeping the reply's Retry-After for a model call's
+// retries.
+func (c UpstreamCall) statusError(resp *http.Response) *Error {
+	e := UpstreamError(c.Node, ReasonStatus, fmt.Sprintf("node %q: the %s answered %d", c.Node, c.Service, resp.StatusCode))
+	e.Details["status"] = resp.StatusCode
+	e.retryAfter = resp.Header.Get("Retry-After")
+	return e
 }
 
 func (c UpstreamCall) transportError(ctx context.Context, err error) error {
