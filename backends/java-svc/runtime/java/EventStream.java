@@ -80,7 +80,7 @@ public class EventStream implements GraphController.Streamer {
         AtomicReference<SvcError> stopped = new AtomicReference<>();
         // A failure is the stream's last event; rethrown, it also ends the
         // run's span with its code (nothing reads the Future's outcome).
-        Future<?> run = runner.submit(Tracing.run(() -> {
+        Future<?> run = runner.submit(Tracing.run(GraphRun.withDeadline(timeoutMs, () -> {
             try {
                 body.run(events);
             } catch (SvcError e) {
@@ -98,7 +98,7 @@ public class EventStream implements GraphController.Streamer {
                 throw failed;
             }
             return null;
-        }));
+        })));
         response.setStatus(200);
         response.setContentType("text/event-stream");
         response.setCharacterEncoding("UTF-8");

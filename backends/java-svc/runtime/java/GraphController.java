@@ -218,7 +218,8 @@ public class GraphController {
 
     /** The run on a thread of its own, {@code caller} bound to it (null: none). */
     private GraphRun runWithDeadline(Map<String, Object> state, Caller caller) throws SvcError {
-        Future<GraphRun> future = runner.submit(Tracing.run(Caller.bind(caller, () -> graph.run(state))));
+        Future<GraphRun> future = runner.submit(Tracing.run(Caller.bind(caller,
+                GraphRun.withDeadline(spec.requestTimeoutMs(), () -> graph.run(state)))));
         try {
             return future.get(spec.requestTimeoutMs(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {

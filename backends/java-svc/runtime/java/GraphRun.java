@@ -3,6 +3,8 @@ package dev.svc.runtime;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.SequencedSet;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One run of the graph: its own state, the step count and the node that
@@ -29,6 +31,32 @@ public class GraphRun {
 
     /** One event of a run: its type, the node it concerns (null for the run's own) and its data. */
     public record Event(String type, String node, Map<String, Object> data) {
+    }
+
+    /** The deadline (System.nanoTime) of the run on this thread, bound by {@link #withDeadline}. */
+    private static final ThreadLocal<Long> DEADLINE = new ThreadLocal<>();
+
+    /**
+     * {@code task}, the run, with its deadline {@code timeoutMs} from now readable on its
+     * thread ({@link #deadline}): its model calls cut their attempts and skip their retries'
+     * waits by it (LlmClient). Whoever runs it still interrupts it at the deadline; this only
+     * lets a call see the deadline coming.
+     */
+    public static <T> Callable<T> withDeadline(long timeoutMs, Callable<T> task) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        return () -> {
+            DEADLINE.set(deadline);
+            try {
+                return task.call();
+            } finally {
+                DEADLINE.remove();
+            }
+        };
+    }
+
+    /** The deadline (System.nanoTime) of the run on this thread; null outside a run bound to one. */
+    public static Long deadline() {
+        return DEADLINE.get();
     }
 
     private final StateSchema schema;

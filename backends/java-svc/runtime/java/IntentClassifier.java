@@ -54,11 +54,7 @@ public final class IntentClassifier {
         List<Object> messages = new ArrayList<>();
         messages.add(Values.map("role", "system", "content", String.join("\n", lines)));
         messages.add(Values.map("role", "user", "content", content));
-        Object reply = llm.chatMessage(node, model, messages, List.of()).get("content");
-        if (!(reply instanceof String text)) {
-            throw SvcError.upstream(node, "invalid_json",
-                    "node \"" + node + "\": the model reply has no choices[0].message.content", null);
-        }
+        String text = llm.chatText(node, model, messages);
         String chosen = names.get(PyJson.lower(PyJson.strip(text)));
         return chosen != null ? chosen : fallback;
     }

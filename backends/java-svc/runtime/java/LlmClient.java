@@ -1,12 +1,21 @@
 package dev.svc.runtime;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.random.RandomGenerator;
 
 /**
  * An OpenAI-compatible chat-completions client. Only graphs with LLM nodes
@@ -15,22 +24,52 @@ import java.util.function.Function;
  * Where a call goes is the call site's {@link Model}: each graph of a
  * document (a subgraph's child too) names the variables of its own provider
  * in settings.model, and the client reads them when it calls.
+ *
+ * <p>Every model call ({@link #call}) retries what may pass, with exponential
+ * backoff, full jitter and the provider's Retry-After, cuts each attempt at
+ * its model's timeout and the run's deadline, and falls back to the model's
+ * fallbacks in order: one algorithm on every target (IR v2, "Model calls").
  */
 public class LlmClient {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The base URL of a provider whose base URL variable is unset or empty, as on go and python-svc. */
     public static final String DEFAULT_BASE_URL = "https://api.openai.com/v1";
+    /** One attempt's limit when the model sets none (IR timeoutMs). */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
+    /** Statuses of a provider that is overloaded or failing for now, not refusing the request. */
+    private static final Set<Integer> RETRIED_STATUSES = Set.of(408, 429, 500, 502, 503, 504, 529);
+    /** What a call that streams nothing to the client passes to {@link #call}. */
+    private static final BooleanSupplier NOTHING_SENT = () -> false;
 
-    protected final Duration timeout;
+    /** The time limit of a call where no run's deadline is known (GraphRun.deadline): a test's. */
+    private final Duration timeout;
     private final Function<String, String> variables;
+    private final RandomGenerator random;
+    private final Sleeper sleeper;
 
     /**
      * {@code variables} reads a variable by name, null or "" when it is unset: the
      * service's environment (AiConfig gives Spring's, which holds env.yaml's values too).
+     * {@code timeout} is settings.requestTimeoutMs: a call within a run ends by the run's
+     * deadline, and one outside a run (a test's) within this.
      */
     public LlmClient(Function<String, String> variables, Duration timeout) {
+        // java.util.Random is thread-safe: the calls of concurrent runs share it.
+        this(variables, timeout, new Random(), Thread::sleep);
+    }
+
+    /** With the retries' random source and waiting given: tests record the waits asked for instead. */
+    LlmClient(Function<String, String> variables, Duration timeout, RandomGenerator random, Sleeper sleeper) {
         this.variables = variables;
         this.timeout = timeout;
+        this.random = random;
+        this.sleeper = sleeper;
+    }
+
+    /** How a call waits before its next attempt; Thread.sleep, which the run's cancellation interrupts. */
+    @FunctionalInterface
+    interface Sleeper {
+        void sleep(Duration delay) throws InterruptedException;
     }
 
     /**
@@ -40,8 +79,53 @@ public class LlmClient {
     public record Provider(String baseUrlEnv, String apiKeyEnv) {
     }
 
-    /** What one node or agent calls: its provider, and its model's name and settings. */
-    public record Model(Provider provider, String name, Double temperature, Integer maxTokens) {
+    /**
+     * How often a model is asked (IR retry): at most {@code maxAttempts} attempts, the wait
+     * after the n-th failed one drawn uniformly from [0, min(maxDelay, initialDelay * 2^(n-1))]
+     * (full jitter: clients that failed together do not come back together). A field that is
+     * 0, null or negative has its default, so generated code writes only what differs.
+     */
+    public record Retry(int maxAttempts, Duration initialDelay, Duration maxDelay) {
+        /** 3 attempts, 500 ms, 8 s. */
+        public static final Retry DEFAULT = new Retry(0, null, null);
+
+        public Retry {
+            maxAttempts = maxAttempts > 0 ? maxAttempts : 3;
+            initialDelay = positive(initialDelay, Duration.ofMillis(500));
+            maxDelay = positive(maxDelay, Duration.ofSeconds(8));
+        }
+    }
+
+    /**
+     * What one node, agent or classifier calls: its provider, its model's name and settings,
+     * each attempt's {@code timeout} (never past the run's deadline), its {@code retry}, and the
+     * {@code fallbacks} asked in order once this model's attempts are spent on failures that may
+     * pass (a fallback's own fallbacks are never asked: the IR allows none). A timeout that is
+     * null or not positive is {@link #DEFAULT_TIMEOUT}, a null retry {@link Retry#DEFAULT},
+     * null fallbacks none. Generated code writes {@code new Model(provider, name, temperature, maxTokens)},
+     * with {@code .withPolicy(timeout, retry, fallbacks)} when one of those differs.
+     */
+    public record Model(Provider provider, String name, Double temperature, Integer maxTokens,
+            Duration timeout, Retry retry, List<Model> fallbacks) {
+        public Model {
+            timeout = positive(timeout, DEFAULT_TIMEOUT);
+            retry = retry == null ? Retry.DEFAULT : retry;
+            fallbacks = fallbacks == null ? List.of() : List.copyOf(fallbacks);
+        }
+
+        /** A model with the default timeout and retries, and no fallback. */
+        public Model(Provider provider, String name, Double temperature, Integer maxTokens) {
+            this(provider, name, temperature, maxTokens, null, null, null);
+        }
+
+        /** This model with this timeout, retry and fallbacks (null: the default). */
+        public Model withPolicy(Duration timeout, Retry retry, List<Model> fallbacks) {
+            return new Model(provider, name, temperature, maxTokens, timeout, retry, fallbacks);
+        }
+    }
+
+    private static Duration positive(Duration value, Duration otherwise) {
+        return value == null || value.isZero() || value.isNegative() ? otherwise : value;
     }
 
     /** Sends the non-empty prompt parts and returns the reply text. */
@@ -53,16 +137,18 @@ public class LlmClient {
         if (!user.isBlank()) {
             messages.add(Map.of("role", "user", "content", user));
         }
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("model", model.name());
-        body.put("messages", messages);
-        if (model.temperature() != null) {
-            body.put("temperature", model.temperature());
-        }
-        if (model.maxTokens() != null) {
-            body.put("max_tokens", model.maxTokens());
-        }
-        return complete(node, model, body);
+        return complete(node, model, m -> {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("model", m.name());
+            body.put("messages", messages);
+            if (m.temperature() != null) {
+                body.put("temperature", m.temperature());
+            }
+            if (m.maxTokens() != null) {
+                body.put("max_tokens", m.maxTokens());
+            }
+            return body;
+        });
     }
 
     /** The variable {@code name}'s value, "" when it is unset. */
@@ -87,11 +173,125 @@ public class LlmClient {
         return key.isEmpty() ? Map.of() : Map.of("Authorization", "Bearer " + key);
     }
 
-    /** One chat-completions call, not streamed, in its span ({@code chat <model>}); the parsed reply. */
-    private Object post(String node, Model model, Map<String, Object> body) throws SvcError, InterruptedException {
+    /** One attempt of a call: a request to {@code model} at {@code endpoint}, over within {@code limit}. */
+    @FunctionalInterface
+    protected interface Attempt<T> {
+        T run(Model model, URI endpoint, Duration limit) throws SvcError, InterruptedException;
+    }
+
+    /**
+     * One model call: attempts on {@code primary}, then on each of its fallbacks in order,
+     * each model's request built by {@code attempt} (a fallback has its own name, provider and
+     * settings); the first success is the answer. An attempt is cut at its model's timeout or
+     * at the run's deadline, whichever comes first. A failure that may pass (no connection,
+     * a cut one, a timeout, a status of {@link #RETRIED_STATUSES}) is tried again after a
+     * wait ({@link #delay}), or on the next model at once when the model's attempts are spent;
+     * any other failure (a refusal, an invalid reply) fails the call at once, as does any
+     * failure once {@code sent} says the client has seen part of the reply (a streamed one):
+     * the client cannot take it back. No attempt starts, and no wait begins, that would end
+     * past the run's deadline. The error is the attempt's, with {@code details.model} (the
+     * model that failed last) and {@code details.attempts} (all attempts of the call). An
+     * interrupted thread (the run cancelled) ends the call with InterruptedException.
+     */
+    protected final <T> T call(String node, Model primary, BooleanSupplier sent, Attempt<T> attempt)
+            throws SvcError, InterruptedException {
+        Long runDeadline = GraphRun.deadline();
+        long deadline = runDeadline != null ? runDeadline : System.nanoTime() + timeout.toNanos();
+        List<Model> models = new ArrayList<>();
+        models.add(primary);
+        models.addAll(primary.fallbacks());
+        int attempts = 0;
+        SvcError last = null; // the last attempt's error, as the call reports it
+        for (Model model : models) {
+            URI endpoint;
+            try {
+                endpoint = Upstream.endpoint(node, endpoint(model));
+            } catch (SvcError e) {
+                throw failure(e, model, attempts); // a base URL that is no http(s) URL: configuration, not chance
+            }
+            for (int n = 1; n <= model.retry().maxAttempts(); n++) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw last != null ? last : failure(SvcError.upstream(node, "timeout",
+                            "node \"" + node + "\": the upstream call timed out", null), model, 0);
+                }
+                attempts++;
+                try {
+                    return attempt.run(model, endpoint, Duration.ofNanos(Math.min(model.timeout().toNanos(), left)));
+                } catch (SvcError e) {
+                    last = failure(e, model, attempts);
+                    if (!retryable(e) || sent.getAsBoolean()) {
+                        throw last;
+                    }
+                    if (n < model.retry().maxAttempts()) {
+                        Duration delay = delay(model.retry(), n, e);
+                        if (delay.toNanos() >= deadline - System.nanoTime()) {
+                            throw last;
+                        }
+                        sleeper.sleep(delay);
+                    }
+                }
+            }
+        }
+        throw last; // every model has at least one attempt, so there was one and it failed
+    }
+
+    /** Whether asking again may mend {@code e}: a failure of the connection, of time, or of a busy provider. */
+    private static boolean retryable(SvcError e) {
+        if (!"upstream_error".equals(e.code()) || e.details() == null) {
+            return false;
+        }
+        return switch (String.valueOf(e.details().get("reason"))) {
+            case "connect", "timeout" -> true;
+            case "status" -> RETRIED_STATUSES.contains(e.details().get("status"));
+            default -> false;
+        };
+    }
+
+    /**
+     * The wait after the n-th failed attempt: full jitter under the exponential cap, or the
+     * reply's Retry-After when it asks for longer, but never more than maxDelay (a provider
+     * cannot hold the run longer than its model allows).
+     */
+    private Duration delay(Retry retry, int n, SvcError e) {
+        long max = retry.maxDelay().toMillis();
+        long cap = (long) Math.min(max, retry.initialDelay().toMillis() * Math.scalb(1.0, n - 1));
+        long delay = random.nextLong(cap + 1);
+        long asked = e instanceof Upstream.Refused refused ? retryAfterMillis(refused.retryAfter()) : -1;
+        return Duration.ofMillis(asked > delay ? Math.min(asked, max) : delay);
+    }
+
+    /** A Retry-After in ms: seconds (decimals too) or an HTTP date (0 once past); -1 when absent or unreadable. */
+    private static long retryAfterMillis(String value) {
+        if (value == null) {
+            return -1;
+        }
+        String v = value.strip();
+        if (v.matches("\\d+(\\.\\d+)?")) {
+            return (long) (Double.parseDouble(v) * 1000);
+        }
+        try {
+            ZonedDateTime at = ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME);
+            return Math.max(0, Duration.between(Instant.now(), at.toInstant()).toMillis());
+        } catch (DateTimeParseException e) {
+            return -1;
+        }
+    }
+
+    /** The call's error: {@code e} as its attempt failed, naming the model that failed last and the call's attempts. */
+    private static SvcError failure(SvcError e, Model model, int attempts) {
+        Map<String, Object> details = e.details() == null ? new LinkedHashMap<>() : new LinkedHashMap<>(e.details());
+        details.put("model", model.name());
+        details.put("attempts", attempts);
+        return new SvcError(e.status(), e.code(), e.getMessage(), details);
+    }
+
+    /** One chat-completions request, not streamed, in its span ({@code chat <model>}); the parsed reply. */
+    private Object post(String node, Model model, URI endpoint, Duration limit, Map<String, Object> body)
+            throws SvcError, InterruptedException {
         try (Tracing.Span span = Tracing.start(Tracing.Op.CHAT, String.valueOf(body.get("model")))) {
             try {
-                Object reply = Upstream.postJson(node, endpoint(model), headers(model), timeout, body);
+                Object reply = Upstream.postJson(node, endpoint, headers(model), limit, body);
                 span.reply(body.get("messages"), reply);
                 return reply;
             } catch (SvcError | InterruptedException e) {
@@ -101,15 +301,22 @@ public class LlmClient {
         }
     }
 
-    /** One chat-completions call of {@code model} with this body; returns the reply's text. */
-    protected String complete(String node, Model model, Map<String, Object> body) throws SvcError, InterruptedException {
-        Object reply = post(node, model, body);
-        if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
-                && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg
-                && msg.get("content") instanceof String content) {
-            return content;
-        }
-        throw SvcError.upstream(node, "invalid_json",
+    /** One call whose reply is text (an llm node's), {@code body} being its request to each model asked. */
+    protected String complete(String node, Model model, Function<Model, Map<String, Object>> body)
+            throws SvcError, InterruptedException {
+        return call(node, model, NOTHING_SENT, (m, endpoint, limit) -> {
+            Object reply = post(node, m, endpoint, limit, body.apply(m));
+            if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
+                    && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg
+                    && msg.get("content") instanceof String content) {
+                return content;
+            }
+            throw noContent(node);
+        });
+    }
+
+    private static SvcError noContent(String node) {
+        return SvcError.upstream(node, "invalid_json",
                 "node \"" + node + "\": the model reply has no choices[0].message.content", null);
     }
 
@@ -123,7 +330,26 @@ public class LlmClient {
      */
     public Map<String, Object> chatMessage(String node, Model model, List<?> messages, List<?> tools)
             throws SvcError, InterruptedException {
-        Object reply = post(node, model, messageBody(model, messages, tools));
+        return call(node, model, NOTHING_SENT,
+                (m, endpoint, limit) -> message(node, post(node, m, endpoint, limit, messageBody(m, messages, tools))));
+    }
+
+    /**
+     * {@link #chatMessage} without tools whose reply must be text (an intent classifier's):
+     * a message without it is an invalid reply of the call, not retried.
+     */
+    public String chatText(String node, Model model, List<?> messages) throws SvcError, InterruptedException {
+        return call(node, model, NOTHING_SENT, (m, endpoint, limit) -> {
+            Map<String, Object> message = message(node, post(node, m, endpoint, limit, messageBody(m, messages, null)));
+            if (message.get("content") instanceof String text) {
+                return text;
+            }
+            throw noContent(node);
+        });
+    }
+
+    /** A reply's {@code choices[0].message}. */
+    private static Map<String, Object> message(String node, Object reply) throws SvcError {
         if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
                 && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg) {
             @SuppressWarnings("unchecked")

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.random.RandomGenerator;
 
 /**
  * The model client of a graph with settings.streaming. In a streamed run
@@ -48,12 +50,31 @@ public final class StreamingLlmClient extends LlmClient {
         super(variables, timeout);
     }
 
+    /** With the retries' random source and waiting given, as LlmClient's. */
+    StreamingLlmClient(Function<String, String> variables, Duration timeout, RandomGenerator random,
+            Sleeper sleeper) {
+        super(variables, timeout, random, sleeper);
+    }
+
+    /**
+     * A streamed run's calls are retried, or fall back, only until their first token has
+     * been sent ({@code sent}): the client cannot take back what it has seen.
+     */
     @Override
-    protected String complete(String node, Model model, Map<String, Object> body) throws SvcError, InterruptedException {
+    protected String complete(String node, Model model, Function<Model, Map<String, Object>> body)
+            throws SvcError, InterruptedException {
         ObservedRun run = ObservedRun.current();
         if (run == null) {
             return super.complete(node, model, body);
         }
+        AtomicBoolean sent = new AtomicBoolean();
+        return call(node, model, sent::get,
+                (m, endpoint, limit) -> streamText(run, node, m, endpoint, limit, body.apply(m), sent));
+    }
+
+    /** One attempt of {@link #complete}'s streamed call: the reply's text, each piece sent as a token. */
+    private String streamText(ObservedRun run, String node, Model model, URI endpoint, Duration limit,
+            Map<String, Object> body, AtomicBoolean sent) throws SvcError, InterruptedException {
         var reply = new Chunks() {
             final StringBuilder text = new StringBuilder();
             long size;
@@ -71,9 +92,10 @@ public final class StreamingLlmClient extends LlmClient {
                 }
                 text.append(piece);
                 run.token(piece);
+                sent.set(true);
             }
         };
-        stream(node, model, body, reply);
+        stream(node, model, endpoint, limit, body, reply);
         return reply.text.toString();
     }
 
@@ -84,8 +106,16 @@ public final class StreamingLlmClient extends LlmClient {
         if (run == null) {
             return super.chatTurn(node, model, messages, tools);
         }
+        AtomicBoolean sent = new AtomicBoolean();
+        return call(node, model, sent::get, (m, endpoint, limit) ->
+                streamTurn(run, node, m, endpoint, limit, messageBody(m, messages, tools), sent));
+    }
+
+    /** One attempt of {@link #chatTurn}'s streamed call: the turn's message, its text sent as tokens. */
+    private Map<String, Object> streamTurn(ObservedRun run, String node, Model model, URI endpoint, Duration limit,
+            Map<String, Object> body, AtomicBoolean sent) throws SvcError, InterruptedException {
         Turn turn = new Turn();
-        stream(node, model, messageBody(model, messages, tools), chunk -> {
+        stream(node, model, endpoint, limit, body, chunk -> {
             String content = turn.add(chunk);
             // Checked before the chunk's text is sent: a node never sends what it cannot write.
             if (turn.size > MAX_BYTES) {
@@ -94,8 +124,9 @@ public final class StreamingLlmClient extends LlmClient {
             }
             if (turn.calling) {
                 run.discard("tool_calls"); // a no-op once done: nothing of the turn is sent after it
-            } else {
+            } else if (!content.isEmpty()) {
                 run.token(content);
+                sent.set(true);
             }
         });
         return turn.message();
@@ -139,13 +170,13 @@ public final class StreamingLlmClient extends LlmClient {
      * every chunk repeats an envelope of a few hundred bytes, so a bound on the
      * stream would cut a long reply that each caller's own bound allows. An
      * interrupted thread (the run cancelled) ends it with InterruptedException,
-     * its connection closed.
+     * its connection closed. One attempt of a call: {@code limit} bounds it.
      */
-    private void stream(String node, Model model, Map<String, Object> body, Chunks each)
-            throws SvcError, InterruptedException {
+    private void stream(String node, Model model, URI endpoint, Duration limit, Map<String, Object> body,
+            Chunks each) throws SvcError, InterruptedException {
         try (Tracing.Span span = Tracing.start(Tracing.Op.CHAT, String.valueOf(body.get("model")))) {
             try {
-                streamInSpan(node, model, body, each);
+                streamInSpan(node, model, endpoint, limit, body, each);
             } catch (SvcError | InterruptedException | RuntimeException e) {
                 span.fail(e);
                 throw e;
@@ -154,25 +185,25 @@ public final class StreamingLlmClient extends LlmClient {
     }
 
     /** {@link #stream}'s call, in its chat span. */
-    private void streamInSpan(String node, Model model, Map<String, Object> body, Chunks each)
-            throws SvcError, InterruptedException {
+    private void streamInSpan(String node, Model model, URI endpoint, Duration limit, Map<String, Object> body,
+            Chunks each) throws SvcError, InterruptedException {
         Map<String, Object> streamed = new LinkedHashMap<>(body);
         streamed.put("stream", true);
-        HttpRequest request = Upstream.request(node, SERVICE, Upstream.endpoint(node, endpoint(model)),
-                headers(model), timeout, streamed, "text/event-stream");
+        HttpRequest request = Upstream.request(node, SERVICE, endpoint, headers(model), limit, streamed,
+                "text/event-stream");
         long started = System.nanoTime();
-        HttpResponse<InputStream> response = Upstream.send(node, SERVICE, request, timeout,
+        HttpResponse<InputStream> response = Upstream.send(node, SERVICE, request, limit,
                 HttpResponse.BodyHandlers.ofInputStream());
         // Past the call's time limit the stream is closed under the reader, whose read then fails.
         AtomicBoolean timedOut = new AtomicBoolean();
-        long left = timeout.toNanos() - (System.nanoTime() - started);
+        long left = limit.toNanos() - (System.nanoTime() - started);
         CompletableFuture<Void> watchdog = CompletableFuture.runAsync(() -> {
             timedOut.set(true);
             close(response.body());
         }, CompletableFuture.delayedExecutor(Math.max(left, 0), TimeUnit.NANOSECONDS));
         try (InputStream in = response.body()) {
             if (response.statusCode() < 200 || response.statusCode() > 299) {
-                throw Upstream.refused(node, SERVICE, response.statusCode());
+                throw Upstream.refused(node, SERVICE, response);
             }
             Lines lines = new Lines(in);
             String line;

@@ -112,7 +112,8 @@ public class ThreadedInvoke implements GraphController.Threaded {
      * its answer, after at most a store step).
      */
     private ThreadRun.Outcome runWithDeadline(ThreadRun run) throws SvcError {
-        Future<ThreadRun.Outcome> future = runner.submit(Tracing.run(() -> run.run(graph, null)));
+        Future<ThreadRun.Outcome> future = runner.submit(Tracing.run(
+                GraphRun.withDeadline(spec.requestTimeoutMs(), () -> run.run(graph, null))));
         try {
             try {
                 return future.get(spec.requestTimeoutMs(), TimeUnit.MILLISECONDS);

@@ -104,9 +104,15 @@ public final class Upstream {
      */
     public static Object postJson(String node, String endpoint, Map<String, String> headers, Duration timeout,
             Object body) throws SvcError, InterruptedException {
+        return postJson(node, endpoint(node, endpoint), headers, timeout, body);
+    }
+
+    /** {@link #postJson(String, String, Map, Duration, Object)} to an endpoint already checked. */
+    public static Object postJson(String node, URI endpoint, Map<String, String> headers, Duration timeout,
+            Object body) throws SvcError, InterruptedException {
         Map<String, String> expanded = new LinkedHashMap<>();
         headers.forEach((k, v) -> expanded.put(k, expandEnv(v)));
-        return post(node, "upstream", endpoint(node, endpoint), expanded, timeout, body, true);
+        return post(node, "upstream", endpoint, expanded, timeout, body, true);
     }
 
     /** The http(s) URI of a configured endpoint; anything else fails the call (connect). */
@@ -194,7 +200,7 @@ public final class Upstream {
         }
         int status = response.statusCode();
         if (status < 200 || status > 299) {
-            throw refused(node, service, status);
+            throw refused(node, service, response);
         }
         if (!keepReply) {
             return null;
@@ -284,9 +290,30 @@ public final class Upstream {
     }
 
     /** A reply whose status is not 2xx. */
-    public static SvcError refused(String node, String service, int status) {
-        return SvcError.upstream(node, "status", "node \"" + node + "\": the " + service + " answered " + status,
-                status);
+    public static Refused refused(String node, String service, HttpResponse<?> response) {
+        int status = response.statusCode();
+        return new Refused(SvcError.upstream(node, "status",
+                "node \"" + node + "\": the " + service + " answered " + status, status),
+                response.headers().firstValue("Retry-After").orElse(null));
+    }
+
+    /**
+     * The upstream_error of a reply whose status is not 2xx, with the reply's
+     * Retry-After (null when it has none), which a model call's retries obey
+     * (LlmClient). The header stays out of the error's details: the contract's
+     * answer is the same with or without it.
+     */
+    public static final class Refused extends SvcError {
+        private final String retryAfter;
+
+        private Refused(SvcError error, String retryAfter) {
+            super(error.status(), error.code(), error.getMessage(), error.details());
+            this.retryAfter = retryAfter;
+        }
+
+        public String retryAfter() {
+            return retryAfter;
+        }
     }
 
     /** Collects a reply body up to the limit; a larger one completes as null. */

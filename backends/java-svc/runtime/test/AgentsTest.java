@@ -21,6 +21,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -50,7 +51,8 @@ class AgentsTest {
     void start() throws IOException {
         stub = new Stub();
         // The trailing slash goes, as python-svc's rstrip("/").
-        llm = new LlmClient(variables(stub.url("/v1/"), "test-key"), Duration.ofSeconds(5));
+        // Waits recorded, not slept: a model's 429 is retried.
+        llm = new LlmClient(variables(stub.url("/v1/"), "test-key"), Duration.ofSeconds(5), new Random(), new Waits());
         stub.routes.put("/v1/chat/completions", this::e2eModel);
         stub.routes.put("/crm", r -> new Reply(200, "{\"source\":\"crm\",\"asked\":" + r.body() + "}"));
     }
@@ -396,16 +398,17 @@ class AgentsTest {
         stub.routes.put("/v1/chat/completions", r -> new Reply(200, "{\"choices\":[{\"message\":\"hi\"}]}"));
         SvcError e = assertThrows(SvcError.class, () -> agents.run("n", "writer", "t", List.of()));
         assertError(e, 502, "upstream_error", "node \"writer\": the model reply has no choices[0].message",
-                details("writer", "invalid_json"));
+                called(details("writer", "invalid_json"), "stub-model", 1));
         stub.routes.put("/v1/chat/completions", r -> new Reply(200, "{\"choices\":[]}"));
         e = assertThrows(SvcError.class, () -> agents.run("n", "team", "t", List.of()));
         assertError(e, 502, "upstream_error", "node \"team\": the model reply has no choices[0].message",
-                details("team", "invalid_json"));
+                called(details("team", "invalid_json"), "stub-model", 1));
         stub.routes.put("/v1/chat/completions", r -> new Reply(429, "{}"));
         e = assertThrows(SvcError.class, () -> agents.run("n", "researcher", "t", List.of()));
         Map<String, Object> status = new LinkedHashMap<>(details("researcher", "status"));
         status.put("status", 429);
-        assertError(e, 502, "upstream_error", "node \"researcher\": the upstream answered 429", status);
+        assertError(e, 502, "upstream_error", "node \"researcher\": the upstream answered 429",
+                called(status, "stub-model", 3));
     }
 
     // --- roles ----------------------------------------------------------------------------------

@@ -91,4 +91,23 @@ class GraphControllerTest {
         assertEquals("deadline_exceeded", error.get("code"));
         assertTrue(String.valueOf(error.get("message")).contains("deadline of 50 ms"), error.toString());
     }
+
+    /** A model call sizes its attempts and waits by the deadline its run's thread holds (GraphRun.deadline). */
+    @Test
+    void theRunsThreadHoldsItsDeadline() throws Exception {
+        ServiceSpec spec = new ServiceSpec("desk", "1.0.0", "none", "SVC_API_KEY", SCHEMA, "question", 5000,
+                null, null, false, Map.of());
+        CompiledGraph graph = state -> {
+            long left = GraphRun.deadline() - System.nanoTime();
+            GraphRun run = new GraphRun(SCHEMA, state, 5);
+            run.step("say", "answer", s -> String.valueOf(left > 0 && left <= 5_000_000_000L));
+            return run;
+        };
+        GraphController controller = new GraphController(graph, spec, new AuthSettings(spec, KEY), Optional.empty(),
+                Optional.empty());
+        MockHttpServletResponse run = invoke(controller, "{\"state\": {\"question\": \"hi\"}}", null, null);
+        assertEquals(200, run.getStatus(), run.getContentAsString());
+        assertEquals("true", ((Map<?, ?>) body(run).get("result")).get("answer"));
+        assertEquals(null, GraphRun.deadline()); // only the run's thread holds it
+    }
 }

@@ -78,10 +78,10 @@ class IntentClassifierTest {
         stub.routes.put("/v1/chat/completions", r -> new Reply(200, envelope("{\"content\":null}")));
         SvcError e = assertThrows(SvcError.class, () -> IntentClassifier.classify(llm, "c", MODEL, intents, "x", "other"));
         assertError(e, 502, "upstream_error", "node \"c\": the model reply has no choices[0].message.content",
-                details("c", "invalid_json"));
+                called(details("c", "invalid_json"), "stub-model", 1));
         stub.routes.put("/v1/chat/completions", r -> new Reply(200, "{\"choices\":[{}]}"));
         e = assertThrows(SvcError.class, () -> IntentClassifier.classify(llm, "c", MODEL, intents, "x", "other"));
         assertError(e, 502, "upstream_error", "node \"c\": the model reply has no choices[0].message",
-                details("c", "invalid_json"));
+                called(details("c", "invalid_json"), "stub-model", 1));
     }
 }

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -88,9 +89,13 @@ final class ModelStub {
 
     /**
      * A reply: its body in pieces, written at once or, paced, each after a pause
-     * (a model's stream as it arrives).
+     * (a model's stream as it arrives), with headers of its own.
      */
-    record Reply(int status, String contentType, List<String> pieces, long pauseMillis) {
+    record Reply(int status, String contentType, List<String> pieces, long pauseMillis, Map<String, String> headers) {
+        Reply(int status, String contentType, List<String> pieces, long pauseMillis) {
+            this(status, contentType, pieces, pauseMillis, Map.of());
+        }
+
         Reply(int status, String body) {
             this(status, "application/json", List.of(body), 0);
         }
@@ -101,9 +106,19 @@ final class ModelStub {
 
         /** This reply with a pause before each piece. */
         Reply paced(long millis) {
-            return new Reply(status, contentType, pieces, millis);
+            return new Reply(status, contentType, pieces, millis, headers);
+        }
+
+        /** This reply with the header {@code name: value}. */
+        Reply header(String name, String value) {
+            Map<String, String> more = new LinkedHashMap<>(headers);
+            more.put(name, value);
+            return new Reply(status, contentType, pieces, pauseMillis, more);
         }
     }
+
+    /** No reply: the stub closes the connection once it has read the request. */
+    static final Reply CUT = new Reply(0, "");
 
     @FunctionalInterface
     interface Route {
@@ -133,7 +148,11 @@ final class ModelStub {
                 } catch (Exception e) {
                     reply = new Reply(500, "{\"stub\":\"" + e + "\"}");
                 }
+                if (reply == CUT) {
+                    throw new IOException("the stub cuts the connection"); // the server closes it
+                }
                 exchange.getResponseHeaders().set("Content-Type", reply.contentType());
+                reply.headers().forEach(exchange.getResponseHeaders()::set);
                 if (reply.pauseMillis() > 0) {
                     exchange.sendResponseHeaders(reply.status(), 0);
                     try (OutputStream o = exchange.getResponseBody()) {
@@ -222,5 +241,23 @@ final class ModelStub {
             d.put("reason", reason);
         }
         return d;
+    }
+
+    /** A model call's error details: {@code details} with the model that failed last and the call's attempts. */
+    static Map<String, Object> called(Map<String, Object> details, String model, int attempts) {
+        Map<String, Object> d = new LinkedHashMap<>(details);
+        d.put("model", model);
+        d.put("attempts", attempts);
+        return d;
+    }
+
+    /** A client's waits between attempts, recorded instead of slept: tests stay fast and see each delay asked. */
+    static final class Waits implements LlmClient.Sleeper {
+        final List<Duration> asked = Collections.synchronizedList(new ArrayList<>());
+
+        @Override
+        public void sleep(Duration delay) {
+            asked.add(delay);
+        }
     }
 }

@@ -19,6 +19,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -48,7 +49,9 @@ class StreamingAgentsTest {
     @BeforeEach
     void start() throws IOException {
         stub = new Stub();
-        llm = new StreamingLlmClient(variables(stub.url("/v1"), "sk-test"), Duration.ofSeconds(5));
+        // Waits recorded, not slept: a 503 or a stream cut before its first token is retried.
+        llm = new StreamingLlmClient(variables(stub.url("/v1"), "sk-test"), Duration.ofSeconds(5), new Random(),
+                new Waits());
     }
 
     @AfterEach
@@ -502,12 +505,13 @@ class StreamingAgentsTest {
                 "null", "[1]", "{\"choices\":", "{} {}", "");
         for (String chunk : invalid) {
             SvcError e = failure(sse(true, chunk));
-            assertError(e, 502, "upstream_error", notAChunk, details("helper", "invalid_json"));
+            assertError(e, 502, "upstream_error", notAChunk, called(details("helper", "invalid_json"), "stub-model", 1));
         }
 
         SvcError e = failure(sse(false, chunk("{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\"}}]}")));
+        // Cut before any token reached the client (a tool call's pieces send none): retried.
         assertError(e, 502, "upstream_error", "node \"helper\": the model's stream ended before [DONE]",
-                details("helper", "connect"));
+                called(details("helper", "connect"), "stub-model", 3));
 
         // Text and tool calls together, in UTF-8 bytes.
         String bigArgs = piece("{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\""
@@ -515,16 +519,17 @@ class StreamingAgentsTest {
         String bigContent = chunk("{\"content\":\"" + "é".repeat(550 << 10) + "\"}");
         e = failure(sse(true, bigContent, bigArgs));
         assertError(e, 502, "upstream_error", "node \"helper\": the model's reply is larger than 4194304 bytes",
-                details("helper", "too_large"));
+                called(details("helper", "too_large"), "stub-model", 1));
 
         e = failure(sse(true, chunk("{\"content\":\"" + "x".repeat(4 << 20) + "\"}")));
         assertError(e, 502, "upstream_error", "node \"helper\": a line of the model's stream is larger than 4194304 bytes",
-                details("helper", "too_large"));
+                called(details("helper", "too_large"), "stub-model", 1));
 
         e = failure(new Reply(503, "{}"));
         Map<String, Object> status = new LinkedHashMap<>(details("helper", "status"));
         status.put("status", 503);
-        assertError(e, 502, "upstream_error", "node \"helper\": the upstream answered 503", status);
+        assertError(e, 502, "upstream_error", "node \"helper\": the upstream answered 503",
+                called(status, "stub-model", 3));
 
         // The call's time limit covers the whole stream, not only its head: cut after a token.
         llm = new StreamingLlmClient(variables(stub.url("/v1"), "sk-test"), Duration.ofMillis(700));
@@ -537,7 +542,9 @@ class StreamingAgentsTest {
         long started = System.nanoTime();
         e = assertThrows(SvcError.class,
                 () -> s.step("ask", "agent", state -> agents.run("ask", "helper", "task", List.of())));
-        assertError(e, 502, "upstream_error", "node \"helper\": the upstream call timed out", details("helper", "timeout"));
+        // A token had reached the client: not retried.
+        assertError(e, 502, "upstream_error", "node \"helper\": the upstream call timed out",
+                called(details("helper", "timeout"), "stub-model", 1));
         assertTrue(System.nanoTime() - started < TimeUnit.MILLISECONDS.toNanos(1200));
         assertEquals("token ask Hel", s.outline().get(0));
     }
