@@ -56,7 +56,7 @@ func RunA2A(ctx context.Context, in A2AInput, text string) (string, error) {
 			written = append(written, f.Name)
 		}
 	}
-	out, err := runWhole(ctx, st, observe)
+	out, _, err := runWhole(ctx, st, observe)
 	if err != nil {
 		return "", err
 	}

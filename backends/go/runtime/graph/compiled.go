@@ -22,6 +22,8 @@ type Compiled struct {
 	MaxSteps int
 	// RequestTimeout bounds one run (settings.requestTimeoutMs).
 	RequestTimeout time.Duration
+	// Budget bounds the model calls of one run (settings.budget).
+	Budget Budget
 	// TraceNodes is settings.tracing.trace_nodes: a span per node.
 	TraceNodes bool
 	// NodeKind is the kind of a node by its registered name, the name of
@@ -51,4 +53,11 @@ func (c *Compiled) KindOf(node string) string {
 		return "node"
 	}
 	return c.NodeKind(node)
+}
+
+// Budget is settings.budget: what one run may spend on model calls
+// (Compiled.Budget); a zero limit is none.
+type Budget struct {
+	MaxTokens     int64
+	MaxModelCalls int64
 }

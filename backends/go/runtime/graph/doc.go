@@ -1,6 +1,7 @@
 // Package graph runs the graph of a service svc compiled for go: the state
 // and its checks, the run loop's steps, model calls (with their retries,
-// per-attempt timeouts and fallback models: Model), tool calls, agents,
+// per-attempt timeouts and fallback models: Model; counted per run against
+// its budget: Usage, Budget), tool calls, agents,
 // threads and the run's events, with the contract's errors. A project's own
 // package internal/graph registers its graph here (Register, RegisterAgents,
 // RegisterThreads, RegisterPrepare) and calls these functions from the code

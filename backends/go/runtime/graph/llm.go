@@ -49,7 +49,7 @@ const defaultBaseURL = "https://api.openai.com/v1"
 
 // chatStreamed asks the model for a stream and sends its text as token
 // events; nil unless the graph has settings.streaming (llm_stream.go).
-var chatStreamed func(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, observe Observer) (string, error)
+var chatStreamed func(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, observe Observer) (string, tokens, error)
 
 // Chat sends the non-empty prompt parts and returns the reply text.
 func Chat(ctx context.Context, node string, m Model, system, user string) (string, error) {
@@ -61,17 +61,17 @@ func Chat(ctx context.Context, node string, m Model, system, user string) (strin
 		messages = append(messages, map[string]string{"role": "user", "content": user})
 	}
 	var text string
-	err := callModel(ctx, node, m, messages, nil, func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) (err error) {
+	err := callModel(ctx, node, m, messages, nil, func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) (used tokens, err error) {
 		if observe := observerOf(ctx); observe != nil && chatStreamed != nil {
-			text, err = chatStreamed(ctx, node, endpoint, headers, body, observe)
-			return err
+			text, used, err = chatStreamed(ctx, node, endpoint, headers, body, observe)
+			return used, err
 		}
 		reply, err := modelCall(ctx, node, endpoint, headers, body)
 		if err != nil {
-			return err
+			return tokens{}, err
 		}
 		text, err = replyText(node, reply)
-		return err
+		return replyTokens(reply), err
 	})
 	return text, err
 }
@@ -114,19 +114,19 @@ func modelRequest(node string, m Model, messages any, tools []any) (string, map[
 // message has no string content, fails the call as invalid_json.
 func chatMessage(ctx context.Context, node string, m Model, messages []any, tools []any, wantText bool) (map[string]any, error) {
 	var msg map[string]any
-	err := callModel(ctx, node, m, messages, tools, func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) error {
+	err := callModel(ctx, node, m, messages, tools, func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) (tokens, error) {
 		reply, err := modelCall(ctx, node, endpoint, headers, body)
 		if err != nil {
-			return err
+			return tokens{}, err
 		}
 		var ok bool
 		if msg, ok = firstMessage(reply); !ok {
-			return UpstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message", node))
+			return tokens{}, UpstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message", node))
 		}
 		if _, ok = msg["content"].(string); wantText && !ok {
-			return UpstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message.content", node))
+			return tokens{}, UpstreamError(node, ReasonInvalidJSON, fmt.Sprintf("node %q: the model reply has no choices[0].message.content", node))
 		}
-		return nil
+		return replyTokens(reply), nil
 	})
 	return msg, err
 }
@@ -144,9 +144,10 @@ func modelCall(ctx context.Context, node, endpoint string, headers map[string]st
 }
 
 // An attempt of a model call sends the request built for the model tried
-// and reads its reply. It returns a failure wrapped in final when no
-// further attempt may follow (a streamed reply's tokens reached the client).
-type attempt func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) error
+// and reads its reply; it returns the tokens the reply reports. It returns
+// a failure wrapped in final when no further attempt may follow (a
+// streamed reply's tokens reached the client).
+type attempt func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) (tokens, error)
 
 // final is an attempt's failure that ends the call, whatever it is.
 type final struct{ error }
@@ -161,7 +162,16 @@ type final struct{ error }
 // deadline would cut, and a cancelled run ends the wait: the call then
 // fails with the last failure. The failure returned names in details the
 // model that failed last and the attempts of the call over all models.
+//
+// The run's meter counts the call, every attempt and the tokens of the
+// reply used (failed attempts used none), and fails the call, without an
+// attempt, once the run's budget is spent, or when the reply's tokens
+// pass it.
 func callModel(ctx context.Context, node string, m Model, messages any, tools []any, try attempt) error {
+	run := meterOf(ctx)
+	if err := run.start(node); err != nil {
+		return err
+	}
 	var last error
 	attempts, failed := 0, m.Name
 	for _, model := range append([]Model{m}, m.Fallbacks...) {
@@ -183,11 +193,13 @@ func callModel(ctx context.Context, node string, m Model, messages any, tools []
 				return modelFailure(last, failed, attempts)
 			}
 			attempts++
+			run.attempt()
 			attemptCtx, cancel := context.WithTimeout(ctx, timeout)
-			last, failed = try(attemptCtx, endpoint, headers, body), model.Name
+			used, err := try(attemptCtx, endpoint, headers, body)
+			last, failed = err, model.Name
 			cancel()
 			if last == nil {
-				return nil
+				return run.replied(node, used)
 			}
 			if !retryable(last) {
 				return modelFailure(last, failed, attempts)
@@ -302,6 +314,24 @@ func modelFailure(err error, model string, attempts int) error {
 		e.Details["model"], e.Details["attempts"] = model, attempts
 	}
 	return err
+}
+
+// replyTokens are the tokens a chat completion (or a stream's last chunk)
+// reports: usage.prompt_tokens and usage.completion_tokens.
+func replyTokens(reply any) tokens {
+	obj, _ := reply.(map[string]any)
+	usage, _ := obj["usage"].(map[string]any)
+	return tokens{tokenCount(usage["prompt_tokens"]), tokenCount(usage["completion_tokens"])}
+}
+
+// tokenCount is a non-negative whole count of a reply decoded with
+// UseNumber, else 0.
+func tokenCount(v any) int64 {
+	n, _ := v.(json.Number)
+	if i, err := n.Int64(); err == nil && i > 0 {
+		return i
+	}
+	return 0
 }
 
 // firstMessage is reply["choices"][0]["message"] when it is an object.

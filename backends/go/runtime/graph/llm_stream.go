@@ -20,9 +20,9 @@ func init() { chatStreamed = chatStream }
 // arrives. The text returned is the deltas joined, so the node writes what
 // a whole reply would have made it write. A failure once a token was sent
 // is final: another attempt would send the text again.
-func chatStream(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, observe Observer) (string, error) {
+func chatStream(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, observe Observer) (string, tokens, error) {
 	var text strings.Builder
-	err := streamChunks(ctx, node, endpoint, headers, body, func(data []byte) error {
+	used, err := streamChunks(ctx, node, endpoint, headers, body, func(data []byte) error {
 		delta, err := deltaText(data)
 		if err != nil || delta == "" {
 			return err
@@ -36,12 +36,12 @@ func chatStream(ctx context.Context, node, endpoint string, headers map[string]s
 		return nil
 	})
 	if err != nil && text.Len() > 0 {
-		return "", final{err}
+		return "", tokens{}, final{err}
 	}
 	if err != nil {
-		return "", err
+		return "", tokens{}, err
 	}
-	return text.String(), nil
+	return text.String(), used, nil
 }
 
 // streamChunks is one streamed chat-completions call: body is sent with
@@ -51,30 +51,48 @@ func chatStream(ctx context.Context, node, endpoint string, headers map[string]s
 // Only a line is bounded (too_large past MaxUpstreamBytes), not the whole
 // stream: every chunk repeats an envelope of a few hundred bytes, so a cap
 // on the stream would cut a long reply that each caller's own bound on
-// what it keeps allows.
-func streamChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) (err error) {
+// what it keeps allows. It returns the tokens the stream's last chunk
+// reports: the provider is asked for that chunk (stream_options), which
+// carries the usage of the whole reply and no choices.
+func streamChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) (used tokens, err error) {
 	model, _ := body["model"].(string)
 	ctx, end := startSpan(ctx, SpanChat, model)
 	defer func() { end(err) }()
-	return readChunks(ctx, node, endpoint, headers, body, each)
+	last, err := readChunks(ctx, node, endpoint, headers, body, each)
+	if err != nil {
+		return tokens{}, err
+	}
+	// A last chunk that is not the usage chunk reports no tokens.
+	var chunk any
+	dec := json.NewDecoder(bytes.NewReader(last))
+	dec.UseNumber()
+	_ = dec.Decode(&chunk)
+	if tracing != nil {
+		tracing.Reply(ctx, model, body["messages"], chunk)
+	}
+	return replyTokens(chunk), nil
 }
 
-// readChunks is streamChunks' call, in its chat span.
-func readChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) error {
+// readChunks is streamChunks' call, in its chat span; it returns the data
+// of the last chunk.
+func readChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) ([]byte, error) {
 	body["stream"] = true
+	body["stream_options"] = map[string]any{"include_usage": true}
 	call := UpstreamCall{Node: node, Service: "upstream", Endpoint: endpoint, Headers: headers, Body: body}
 	resp, err := call.send(ctx, "text/event-stream")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return call.statusError(resp)
+		return nil, call.statusError(resp)
 	}
 	lines := bufio.NewScanner(resp.Body)
 	// A line of MaxUpstreamBytes still fits with its "\n".
 	lines.Buffer(make([]byte, 0, 16<<10), MaxUpstreamBytes+1)
+	// A copy: the scanner reuses its buffer.
+	var last []byte
 	for lines.Scan() {
 		data, ok := bytes.CutPrefix(lines.Bytes(), []byte("data:"))
 		if !ok {
@@ -82,25 +100,26 @@ func readChunks(ctx context.Context, node, endpoint string, headers map[string]s
 		}
 		data = bytes.TrimSpace(data)
 		if string(data) == "[DONE]" {
-			return nil
+			return last, nil
 		}
 		if err := each(data); err != nil {
 			var e *Error
 			if errors.As(err, &e) {
-				return e
+				return nil, e
 			}
-			return UpstreamError(node, ReasonInvalidJSON,
+			return nil, UpstreamError(node, ReasonInvalidJSON,
 				fmt.Sprintf("node %q: a chunk of the model's stream is not a chat-completion chunk", node))
 		}
+		last = append(last[:0], data...)
 	}
 	switch err := lines.Err(); {
 	case err == nil:
-		return UpstreamError(node, ReasonConnect, fmt.Sprintf("node %q: the model's stream ended before [DONE]", node))
+		return nil, UpstreamError(node, ReasonConnect, fmt.Sprintf("node %q: the model's stream ended before [DONE]", node))
 	case errors.Is(err, bufio.ErrTooLong):
-		return UpstreamError(node, ReasonTooLarge,
+		return nil, UpstreamError(node, ReasonTooLarge,
 			fmt.Sprintf("node %q: a line of the model's stream is larger than %d bytes", node, MaxUpstreamBytes))
 	default:
-		return call.transportError(ctx, err)
+		return nil, call.transportError(ctx, err)
 	}
 }
 

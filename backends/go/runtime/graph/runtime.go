@@ -22,10 +22,13 @@ import (
 //
 // A run that reaches a hitl node cannot pause here (only POST /invoke keeps
 // threads): it fails with an execution error naming the node.
-func Invoke(ctx context.Context, input map[string]any) (State, error) {
+//
+// The run's usage is returned whether it failed or not: nil when it asked
+// no model.
+func Invoke(ctx context.Context, input map[string]any) (State, *Usage, error) {
 	st, err := NewState(input)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return runWhole(ctx, st, nil)
 }
@@ -34,38 +37,34 @@ func Invoke(ctx context.Context, input map[string]any) (State, error) {
 // (Invoke, and a published A2A agent's run with its observer): a run that
 // reaches a hitl node fails, since it cannot pause where nothing keeps
 // threads.
-func runWhole(ctx context.Context, st State, observe Observer) (State, error) {
-	out, err := runState(ctx, st, observe)
+func runWhole(ctx context.Context, st State, observe Observer) (State, *Usage, error) {
+	out, used, err := runFrom(ctx, st, compiled.Entry, observe, Usage{})
 	var in *Interrupt
 	if errors.As(err, &in) {
-		return nil, nodeError(in.Node, fmt.Sprintf("node %q pauses the run for a person, "+
+		err = nodeError(in.Node, fmt.Sprintf("node %q pauses the run for a person, "+
 			"which only POST /invoke can resume", in.Node))
 	}
-	return out, err
-}
-
-// runState runs a validated state from the graph's first node; observe,
-// when not nil, receives the run's node and token events (a streamed
-// request, stream.go).
-func runState(ctx context.Context, st State, observe Observer) (State, error) {
-	return runFrom(ctx, st, compiled.Entry, observe)
+	return out, used.reported(), err
 }
 
 // runFrom runs a validated state from the node `from`: the graph's first
 // (entry, graph.go) for a new run, the paused node for a resumed one
 // (threads.go). A run that pauses returns an *Interrupt; st then holds the
-// state at the pause.
-func runFrom(ctx context.Context, st State, from string, observe Observer) (out State, err error) {
+// state at the pause. spent is what the run had used before (a resumed
+// run's usage at its pause); it returns what the run has used in all.
+func runFrom(ctx context.Context, st State, from string, observe Observer, spent Usage) (out State, used Usage, err error) {
 	ctx, end := startSpan(ctx, SpanWorkflow, "")
 	defer func() { end(spanError(ctx, err)) }()
 	rc := newRunContext(ctx, time.Now().Add(compiled.RequestTimeout))
 	rc.observe = observe
+	rc.meter = &meter{budget: compiled.Budget, used: spent}
 	defer rc.release()
 	out, err = compiled.Run(rc, st, from)
+	used = rc.meter.usage()
 	if errors.Is(err, context.DeadlineExceeded) || (err == nil && errors.Is(rc.Err(), context.DeadlineExceeded)) {
-		return nil, deadlineError()
+		return nil, used, deadlineError()
 	}
-	return out, err
+	return out, used, err
 }
 
 // An Interrupt is a run paused at a hitl node: the error the node returns
@@ -189,7 +188,8 @@ type Tracer interface {
 	Start(ctx context.Context, op SpanOp, name string) (ctx2 context.Context, end func(err error))
 	// Reply records a model reply's token counts on ctx's chat span and,
 	// with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, the
-	// prompt (messages) and the reply's message.
+	// prompt (messages) and the reply's message. A streamed call's reply is
+	// its last chunk, which carries the usage and no message.
 	Reply(ctx context.Context, model string, messages, reply any)
 	// Inject adds ctx's traceparent to an outbound call's headers.
 	Inject(ctx context.Context, h http.Header)
@@ -354,6 +354,8 @@ type runContext struct {
 	released atomic.Bool
 	// observe receives the events of a streamed run; nil otherwise.
 	observe Observer
+	// meter counts the run's model calls (nil: none are counted).
+	meter *meter
 }
 
 func newRunContext(parent context.Context, deadline time.Time) *runContext {
@@ -392,11 +394,14 @@ func (c *runContext) Err() error {
 	return nil
 }
 
-// Value finds the run's Observer for code that holds a context derived
-// from the run's (a node's, a model call's).
+// Value finds the run's Observer and meter for code that holds a context
+// derived from the run's (a node's, a model call's, a child graph's).
 func (c *runContext) Value(key any) any {
-	if key == (observerKey{}) {
+	switch key {
+	case observerKey{}:
 		return c.observe
+	case meterKey{}:
+		return c.meter
 	}
 	return c.Context.Value(key)
 }
@@ -406,4 +411,102 @@ func (c *runContext) release() {
 	if c.cancel != nil {
 		c.cancel()
 	}
+}
+
+// Usage is what a run's model calls used (docs/http-contract.md): the
+// tokens their replies reported, the calls (a call's retries and fallbacks
+// are one call) and the attempts over all models. It is summed over the
+// whole run, child graphs included, and a run paused on a thread goes on
+// from what it had used. Answers carry it once the run asked a model.
+type Usage struct {
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+	ModelCalls   int64 `json:"modelCalls"`
+	Attempts     int64 `json:"attempts"`
+}
+
+// reported is u as answers carry it: nil when the run asked no model, so
+// the answers of model-free graphs have no usage.
+func (u Usage) reported() *Usage {
+	if u.Attempts == 0 {
+		return nil
+	}
+	return &u
+}
+
+func (u Usage) allTokens() int64 { return u.InputTokens + u.OutputTokens }
+
+// meter counts a run's usage against its budget. It is locked: a native
+// body may call models from goroutines of its own.
+type meter struct {
+	mu     sync.Mutex
+	budget Budget
+	used   Usage
+}
+
+type meterKey struct{}
+
+// meterOf is the meter of the run ctx belongs to (the runContext's, which
+// child graphs share); nil outside a run, which counts nothing.
+func meterOf(ctx context.Context) *meter {
+	m, _ := ctx.Value(meterKey{}).(*meter)
+	return m
+}
+
+func (m *meter) usage() Usage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.used
+}
+
+// start counts a model call of node about to start, unless the budget is
+// spent: maxModelCalls calls made, or maxTokens tokens used.
+func (m *meter) start(node string) error {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if limit := m.budget.MaxModelCalls; limit > 0 && m.used.ModelCalls >= limit {
+		return budgetExceeded(node, "maxModelCalls", limit, m.used.ModelCalls)
+	}
+	if limit, used := m.budget.MaxTokens, m.used.allTokens(); limit > 0 && used >= limit {
+		return budgetExceeded(node, "maxTokens", limit, used)
+	}
+	m.used.ModelCalls++
+	return nil
+}
+
+func (m *meter) attempt() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.used.Attempts++
+	m.mu.Unlock()
+}
+
+// replied counts the tokens of a call's reply: past maxTokens the run
+// fails, and the reply is not used.
+func (m *meter) replied(node string, t tokens) error {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.used.InputTokens += t.input
+	m.used.OutputTokens += t.output
+	if limit, used := m.budget.MaxTokens, m.used.allTokens(); limit > 0 && used > limit {
+		return budgetExceeded(node, "maxTokens", limit, used)
+	}
+	return nil
+}
+
+// tokens are what a model's reply says it used, 0 for what it leaves out.
+type tokens struct{ input, output int64 }
+
+func budgetExceeded(node, budget string, limit, used int64) *Error {
+	e := nodeError(node, fmt.Sprintf("node %q: the run's budget is spent (%s %d, used %d)", node, budget, limit, used))
+	e.Details["reason"], e.Details["budget"], e.Details["limit"], e.Details["used"] = "budget_exceeded", budget, limit, used
+	return e
 }

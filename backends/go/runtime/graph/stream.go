@@ -9,9 +9,10 @@ import (
 // a client that asks for text/event-stream (internal/server/stream.go).
 
 // RunObserved runs a state that NewState validated, sending the node and
-// token events to observe; its errors are those of Invoke.
-func RunObserved(ctx context.Context, st State, observe Observer) (State, error) {
-	return runState(ctx, st, observe)
+// token events to observe; its results are those of Invoke.
+func RunObserved(ctx context.Context, st State, observe Observer) (State, *Usage, error) {
+	out, used, err := runFrom(ctx, st, compiled.Entry, observe, Usage{})
+	return out, used.reported(), err
 }
 
 // StepObserved is step in a streaming graph: with an Observer it sends

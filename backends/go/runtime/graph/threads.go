@@ -97,6 +97,9 @@ type Paused struct {
 	ID string
 	// State is the state at the pause.
 	State State
+	// Usage is what the run had used at the pause: its resume goes on
+	// from there.
+	Usage Usage
 }
 
 // ThreadOptions tunes a store; the zero value is the contract's.
@@ -155,6 +158,8 @@ type ThreadRun struct {
 	state      State
 	from       string
 	resume     *resumption
+	// spent is what the run had used at its pause (zero for a new run).
+	spent Usage
 }
 
 // StartThread checks a new state (422 invalid_state) and takes the thread
@@ -191,8 +196,8 @@ func ResumeThread(ctx context.Context, threads Threads, id string, value any) (*
 		return nil, err
 	}
 	return &ThreadRun{ThreadID: id, threads: threads, generation: generation, state: p.State, from: p.Node,
-		resume: &resumption{node: p.Node, value: value},
-		First:  Event{Type: "resumed", Node: p.Node, Data: map[string]any{"threadId": id, "resume": value}}}, nil
+		resume: &resumption{node: p.Node, value: value}, spent: p.Usage,
+		First: Event{Type: "resumed", Node: p.Node, Data: map[string]any{"threadId": id, "resume": value}}}, nil
 }
 
 // checkResume refuses an answer that is null or not of the field's type.
@@ -214,7 +219,10 @@ func checkResume(field string, value any) error {
 // paused at; the thread is kept accordingly. The run's own error wins over
 // the store's when both fail; a store that fails to keep a finished or
 // paused run is the answer (503), the thread then settles as the store says.
-func (t *ThreadRun) Run(ctx context.Context, observe Observer) (State, *Interrupt, error) {
+// The usage is returned however the run ended (nil when it asked no model):
+// a resumed run's counts from before its pause included, which a pause
+// keeps.
+func (t *ThreadRun) Run(ctx context.Context, observe Observer) (State, *Interrupt, *Usage, error) {
 	ended := false
 	defer func() {
 		// A panic that escapes the run (an observer's: a node's are
@@ -226,26 +234,27 @@ func (t *ThreadRun) Run(ctx context.Context, observe Observer) (State, *Interrup
 	if t.resume != nil {
 		ctx = context.WithValue(ctx, resumeKey{}, t.resume)
 	}
-	out, err := runFrom(ctx, t.state, t.from, observe)
+	out, used, err := runFrom(ctx, t.state, t.from, observe, t.spent)
 	ended = true
+	usage := used.reported()
 	var in *Interrupt
 	if errors.As(err, &in) {
 		var k keptInterrupt
-		if k, err = keep(in, t.state); err == nil {
+		if k, err = keep(in, t.state, used); err == nil {
 			if err := t.threads.Pause(ctx, t.ThreadID, t.generation, k); err != nil {
-				return nil, nil, err
+				return nil, nil, usage, err
 			}
-			return nil, in, nil
+			return nil, in, usage, nil
 		}
 	}
 	if err != nil {
 		_ = t.threads.Fail(ctx, t.ThreadID, t.generation)
-		return nil, nil, err
+		return nil, nil, usage, err
 	}
 	if err := t.threads.Finish(ctx, t.ThreadID, t.generation); err != nil {
-		return nil, nil, err
+		return nil, nil, usage, err
 	}
-	return out, nil, nil
+	return out, nil, usage, nil
 }
 
 // resumption is a resumed run's answer for its paused node: the run starts
@@ -273,11 +282,11 @@ func HITL(ctx context.Context, node, field string, payload map[string]any) (Stat
 // and what comes back holds JSON values only (numbers as json.Number, as a
 // request's).
 type keptInterrupt struct {
-	node, field, id string
-	value, state    []byte
+	node, field, id     string
+	value, state, usage []byte
 }
 
-func keep(in *Interrupt, st State) (keptInterrupt, error) {
+func keep(in *Interrupt, st State, used Usage) (keptInterrupt, error) {
 	value, err := json.Marshal(in.Value)
 	if err != nil {
 		return keptInterrupt{}, nodeError(in.Node, fmt.Sprintf("node %q paused with a payload that is not JSON: %v", in.Node, err))
@@ -286,7 +295,8 @@ func keep(in *Interrupt, st State) (keptInterrupt, error) {
 	if err != nil {
 		return keptInterrupt{}, nodeError(in.Node, fmt.Sprintf("the state at node %q is not JSON: %v", in.Node, err))
 	}
-	return keptInterrupt{node: in.Node, field: in.Field, id: NewThreadID(), value: value, state: state}, nil
+	usage, _ := json.Marshal(used) // a struct of numbers
+	return keptInterrupt{node: in.Node, field: in.Field, id: NewThreadID(), value: value, state: state, usage: usage}, nil
 }
 
 func (k keptInterrupt) paused() (*Paused, error) {
@@ -298,7 +308,14 @@ func (k keptInterrupt) paused() (*Paused, error) {
 	if err := decodeKept(k.state, &st); err != nil {
 		return nil, err
 	}
-	return &Paused{Node: k.node, Field: k.field, Value: value, ID: k.id, State: st}, nil
+	p := &Paused{Node: k.node, Field: k.field, Value: value, ID: k.id, State: st}
+	// A thread an older build paused kept no usage: it counts from 0.
+	if len(k.usage) > 0 {
+		if err := decodeKept(k.usage, &p.Usage); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 func decodeKept(data []byte, v any) error {

@@ -69,6 +69,9 @@ var threadsSchema = [][]string{
 		)`,
 		`CREATE INDEX svc_threads_touched ON svc_threads (touched)`,
 	},
+	{ // 2: the usage of the run at the pause (JSON), which its resume goes on from
+		`ALTER TABLE svc_threads ADD COLUMN usage TEXT`,
+	},
 }
 
 // The steps. $1 and $2 are always the graph and the thread's id; the
@@ -78,19 +81,19 @@ const (
 		VALUES ($1, $2, 'running', $3, $4, $5)
 		ON CONFLICT (graph, id) DO UPDATE SET status = 'running', generation = excluded.generation,
 			deadline = excluded.deadline, touched = excluded.touched,
-			node = NULL, field = NULL, interrupt_id = NULL, payload = NULL, state = NULL
+			node = NULL, field = NULL, interrupt_id = NULL, payload = NULL, state = NULL, usage = NULL
 		WHERE svc_threads.status <> 'running' OR svc_threads.deadline < $5 OR svc_threads.touched < $6`
-	sqlRead = `SELECT status, deadline, touched, node, field, interrupt_id, payload, state
+	sqlRead = `SELECT status, deadline, touched, node, field, interrupt_id, payload, state, usage
 		FROM svc_threads WHERE graph = $1 AND id = $2`
 	sqlClaim = `UPDATE svc_threads SET status = 'running', generation = $3, deadline = $4, touched = $5
 		WHERE graph = $1 AND id = $2 AND interrupt_id = $6 AND touched >= $7
 			AND (status = 'interrupted' OR (status = 'running' AND deadline < $5))`
 	sqlPause = `UPDATE svc_threads SET status = 'interrupted', node = $4, field = $5, interrupt_id = $6,
-			payload = $7, state = $8, touched = $9
+			payload = $7, state = $8, usage = $9, touched = $10
 		WHERE graph = $1 AND id = $2 AND generation = $3 AND status = 'running'
-			AND deadline >= $9 AND touched >= $10`
+			AND deadline >= $10 AND touched >= $11`
 	sqlEnd = `UPDATE svc_threads SET status = $4, node = NULL, field = NULL, interrupt_id = NULL,
-			payload = NULL, state = NULL, touched = $5
+			payload = NULL, state = NULL, usage = NULL, touched = $5
 		WHERE graph = $1 AND id = $2 AND generation = $3 AND status = 'running'
 			AND deadline >= $5 AND touched >= $6`
 	sqlCleanup = `DELETE FROM svc_threads WHERE touched < $1`
@@ -234,7 +237,7 @@ func (s *sqlThreads) Claim(ctx context.Context, id, interruptID string) (string,
 func (s *sqlThreads) Pause(ctx context.Context, id, generation string, k keptInterrupt) error {
 	now := s.opts.Now()
 	_, err := s.exec(ctx, sqlPause, id, generation, k.node, k.field, k.id, string(k.value), string(k.state),
-		now.UnixMilli(), now.Add(-s.opts.TTL).UnixMilli())
+		string(k.usage), now.UnixMilli(), now.Add(-s.opts.TTL).UnixMilli())
 	return err
 }
 
@@ -298,7 +301,7 @@ func (s *sqlThreads) read(ctx context.Context, id string) (string, keptInterrupt
 	var node, field, interruptID sql.NullString
 	var k keptInterrupt
 	err := s.db.QueryRowContext(ctx, sqlRead, s.graph, id).Scan(&status, &deadline, &touched,
-		&node, &field, &interruptID, &k.value, &k.state)
+		&node, &field, &interruptID, &k.value, &k.state, &k.usage)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", k, nil
 	}

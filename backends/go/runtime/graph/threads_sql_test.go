@@ -97,16 +97,50 @@ func TestTheTablesAreMadeOnFirstStartAndVersioned(t *testing.T) {
 		s := open(ThreadOptions{})
 		db := rawDB(t, kindOf(s))
 		var version int
-		if err := db.QueryRow(`SELECT version FROM svc_schema WHERE component = 'threads'`).Scan(&version); err != nil || version != 1 {
+		if err := db.QueryRow(`SELECT version FROM svc_schema WHERE component = 'threads'`).Scan(&version); err != nil || version != 2 {
 			t.Fatalf("schema version %d: %v", version, err)
 		}
 		open(ThreadOptions{}) // a second start changes nothing
-		if _, err := db.Exec(`UPDATE svc_schema SET version = 2 WHERE component = 'threads'`); err != nil {
+		if _, err := db.Exec(`UPDATE svc_schema SET version = 3 WHERE component = 'threads'`); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := reopen(kindOf(s), "test_graph"); err == nil || !strings.Contains(err.Error(), "schema version 2") ||
+		if _, err := reopen(kindOf(s), "test_graph"); err == nil || !strings.Contains(err.Error(), "schema version 3") ||
 			!strings.HasPrefix(err.Error(), "SVC_TEST_CHECKPOINT: ") {
 			t.Fatalf("a database of a newer service: %v", err)
+		}
+	})
+}
+
+// A database at version 1 (before the usage column) is migrated as the
+// service starts: a thread paused there is resumed with no usage kept.
+func TestADatabaseAtVersion1IsMigrated(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, open opener) {
+		s := open(ThreadOptions{})
+		pauseNew(t, s, "t1")
+		db := rawDB(t, kindOf(s))
+		for _, stmt := range []string{`ALTER TABLE svc_threads DROP COLUMN usage`,
+			`UPDATE svc_schema SET version = 1 WHERE component = 'threads'`} {
+			if _, err := db.Exec(stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		migrated := open(ThreadOptions{})
+		var version int
+		if err := db.QueryRow(`SELECT version FROM svc_schema WHERE component = 'threads'`).Scan(&version); err != nil || version != 2 {
+			t.Fatalf("schema version %d: %v", version, err)
+		}
+		p := must(migrated.Paused(bg, "t1"))(t)
+		if p.Usage != (Usage{}) || p.Node != "review" {
+			t.Fatalf("the thread paused at version 1: %+v", p)
+		}
+		used := Usage{InputTokens: 1, ModelCalls: 1, Attempts: 1}
+		g := must(migrated.Claim(bg, "t1", p.ID))(t)
+		k := must(keep(&Interrupt{Node: "review", Field: "answer", Value: question}, State{}, used))(t)
+		if err := migrated.Pause(bg, "t1", g, k); err != nil {
+			t.Fatal(err)
+		}
+		if p := must(migrated.Paused(bg, "t1"))(t); p.Usage != used {
+			t.Fatalf("usage kept after the migration: %+v", p.Usage)
 		}
 	})
 }

@@ -86,7 +86,7 @@ var question = map[string]any{"question": "Approve the answer to Ada?"}
 func pauseNew(t *testing.T, s Threads, id string) string {
 	t.Helper()
 	g := must(s.Start(bg, id))(t)
-	k := must(keep(&Interrupt{Node: "review", Field: "answer", Value: question}, State{"question": "Ada"}))(t)
+	k := must(keep(&Interrupt{Node: "review", Field: "answer", Value: question}, State{"question": "Ada"}, Usage{}))(t)
 	if err := s.Pause(bg, id, g, k); err != nil {
 		t.Fatal(err)
 	}
@@ -106,13 +106,14 @@ func TestAThreadGoesFromRunToPauseToResumeToEnd(t *testing.T) {
 		if _, err := s.Paused(bg, "t1"); code(err) != "not_interrupted" || !strings.Contains(err.Error(), "under way") {
 			t.Fatalf("a running thread: %v", err)
 		}
-		k := must(keep(&Interrupt{Node: "review", Field: "answer", Value: question}, State{"question": "Ada"}))(t)
+		used := Usage{InputTokens: 10, OutputTokens: 16, ModelCalls: 2, Attempts: 3}
+		k := must(keep(&Interrupt{Node: "review", Field: "answer", Value: question}, State{"question": "Ada"}, used))(t)
 		if err := s.Pause(bg, "t1", g, k); err != nil {
 			t.Fatal(err)
 		}
 		p := must(s.Paused(bg, "t1"))(t)
 		if p.Node != "review" || p.Field != "answer" || !reflect.DeepEqual(p.Value, question) ||
-			!reflect.DeepEqual(p.State, State{"question": "Ada"}) || len(p.ID) != 32 {
+			!reflect.DeepEqual(p.State, State{"question": "Ada"}) || len(p.ID) != 32 || p.Usage != used {
 			t.Fatalf("paused: %+v", p)
 		}
 		won := must(s.Claim(bg, "t1", p.ID))(t)
@@ -166,7 +167,7 @@ func TestAClaimIsForTheInterruptItRead(t *testing.T) {
 		s := open(ThreadOptions{})
 		first := pauseNew(t, s, "t1")
 		g := must(s.Claim(bg, "t1", first))(t)
-		k := must(keep(&Interrupt{Node: "review", Field: "answer", Value: "again"}, State{}))(t)
+		k := must(keep(&Interrupt{Node: "review", Field: "answer", Value: "again"}, State{}, Usage{}))(t)
 		if err := s.Pause(bg, "t1", g, k); err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +264,7 @@ func TestKeptValuesAreCopiesOfJSONValues(t *testing.T) {
 		s := open(ThreadOptions{})
 		g := must(s.Start(bg, "t1"))(t)
 		st := State{"question": "Ada", "log": []any{"draft"}, "n": 1.5, "i": 7, "deep": map[string]any{"a": []any{nil, true}}}
-		k := must(keep(&Interrupt{Node: "review", Field: "answer", Value: []any{1, "two"}}, st))(t)
+		k := must(keep(&Interrupt{Node: "review", Field: "answer", Value: []any{1, "two"}}, st, Usage{}))(t)
 		st["log"] = append(st["log"].([]any), "changed")
 		if err := s.Pause(bg, "t1", g, k); err != nil {
 			t.Fatal(err)

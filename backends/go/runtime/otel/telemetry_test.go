@@ -93,7 +93,7 @@ func TestSpansNestAndCarryTheErrorCode(t *testing.T) {
 		svc.TraceRouter(ctx, "a-router")
 		return nil, errors.New("a bug")
 	})
-	if _, err := svc.Invoke(context.Background(), map[string]any{}); err == nil || err.Error() != "a bug" {
+	if _, _, err := svc.Invoke(context.Background(), map[string]any{}); err == nil || err.Error() != "a bug" {
 		t.Fatalf("the run: %v", err)
 	}
 
@@ -240,6 +240,32 @@ func TestPromptsAndRepliesOnlyWithTheContentFlag(t *testing.T) {
 	}
 }
 
+// A streamed call's tokens come in its last chunk, asked for with
+// stream_options: its chat span has them too.
+func TestAStreamedCallsSpanCarriesItsTokens(t *testing.T) {
+	exporter, _ := traceInMemory(t)
+	model, _ := modelServer(t, "data: {\"choices\":[{\"delta\":{\"content\":\"yo\"}}]}\n\n"+
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":5}}\n\ndata: [DONE]\n\n")
+	useGraph(t, func(ctx context.Context, st svc.State, _ string) (svc.State, error) {
+		_, err := svc.Chat(ctx, "a-node", model, "", "hi")
+		return st, err
+	})
+	streamed := false
+	if _, _, err := svc.RunObserved(context.Background(), svc.State{}, func(e svc.Event) { streamed = streamed || e.Type == "token" }); err != nil || !streamed {
+		t.Fatalf("the streamed run (a token sent: %v): %v", streamed, err)
+	}
+	spans := exporter.GetSpans()
+	for _, span := range spans {
+		if span.Name == "chat some-model" {
+			if attr(span, attrInputTok) != "3" || attr(span, attrOutputTok) != "5" {
+				t.Errorf("the chat span's tokens: %v", span.Attributes)
+			}
+			return
+		}
+	}
+	t.Fatalf("no chat span: %v", names(spans))
+}
+
 // The measurements' attribute sets are made once per span shape and
 // route: each still says what its own measurement was.
 func TestMetricsCarryTheirAttributes(t *testing.T) {
@@ -259,7 +285,7 @@ func TestMetricsCarryTheirAttributes(t *testing.T) {
 		return st, err
 	})
 	for _, failed = range []error{nil, nil, errors.New("boom")} {
-		if _, err := svc.Invoke(context.Background(), map[string]any{}); (err != nil) != (failed != nil) {
+		if _, _, err := svc.Invoke(context.Background(), map[string]any{}); (err != nil) != (failed != nil) {
 			t.Fatalf("the run: %v", err)
 		}
 	}

@@ -359,19 +359,20 @@ func (s *server) invoke(w http.ResponseWriter, r *http.Request) {
 	if streamRun != nil && !legacy && streamRun(w, r, input) {
 		return
 	}
-	st, err := graph.Invoke(r.Context(), input)
+	st, usage, err := graph.Invoke(r.Context(), input)
 	if err != nil {
-		writeError(w, asError(err))
+		writeFailure(w, err, usage)
 		return
 	}
-	writeState(w, st, legacy, "")
+	writeState(w, st, legacy, "", usage)
 }
 
 // InvokeState runs the graph on state, a JSON object, as /invoke runs
 // {"state": state} (package mcp's tool calls): the object is read as a
 // request's body is (a duplicate key, a value that is not an object: a
 // bad_request); empty or null is the empty state. A failure is the
-// contract's error.
+// contract's error. The run's usage is left out: an MCP tool's result is
+// the final state alone.
 func InvokeState(ctx context.Context, state []byte) (graph.State, *graph.Error) {
 	input := map[string]any{}
 	if len(state) > 0 && string(state) != "null" {
@@ -380,7 +381,7 @@ func InvokeState(ctx context.Context, state []byte) (graph.State, *graph.Error) 
 			return nil, e
 		}
 	}
-	st, err := graph.Invoke(ctx, input)
+	st, _, err := graph.Invoke(ctx, input)
 	if err != nil {
 		return nil, asError(err)
 	}
@@ -397,18 +398,19 @@ func asError(err error) *graph.Error {
 }
 
 // writeState answers {"result": state}, or the raw state for the legacy
-// form; with {"threadId"} for a run on a thread (threadID not "").
-func writeState(w http.ResponseWriter, st graph.State, legacy bool, threadID string) {
+// form; with {"threadId"} for a run on a thread (threadID not "") and
+// {"usage"} for a run that asked a model (usage not nil), which the legacy
+// form has no room for.
+func writeState(w http.ResponseWriter, st graph.State, legacy bool, threadID string, usage *graph.Usage) {
 	pooled := responseBuffers.Get().(*[]byte)
-	buf, err := appendResult((*pooled)[:0], st, legacy, threadID)
+	buf, err := appendResult((*pooled)[:0], st, legacy, threadID, usage)
 	switch {
 	case err != nil:
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]any{
-			"code": "execution_error", "message": "the result cannot be encoded as JSON"}})
+		writeFailure(w, &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
+			Message: "the result cannot be encoded as JSON"}, usage)
 	case len(buf) > MaxResponseBytes:
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]any{
-			"code": "execution_error", "message": "the response is larger than 4 MiB",
-			"details": map[string]any{"reason": "response_too_large"}}})
+		writeFailure(w, &graph.Error{Status: http.StatusInternalServerError, Code: "execution_error",
+			Message: "the response is larger than 4 MiB", Details: map[string]any{"reason": "response_too_large"}}, usage)
 	default:
 		w.Header()["Content-Type"] = jsonContentType
 		w.WriteHeader(http.StatusOK)
@@ -422,11 +424,11 @@ func writeState(w http.ResponseWriter, st graph.State, legacy bool, threadID str
 }
 
 // appendResult appends writeState's answer to buf.
-func appendResult(buf []byte, st graph.State, legacy bool, threadID string) ([]byte, error) {
-	if !legacy {
-		buf = append(buf, `{"result":`...)
+func appendResult(buf []byte, st graph.State, legacy bool, threadID string, usage *graph.Usage) ([]byte, error) {
+	if legacy {
+		return graph.AppendJSON(buf, st)
 	}
-	buf, err := graph.AppendJSON(buf, st)
+	buf, err := graph.AppendJSON(append(buf, `{"result":`...), st)
 	if err != nil {
 		return buf, err
 	}
@@ -434,10 +436,11 @@ func appendResult(buf []byte, st graph.State, legacy bool, threadID string) ([]b
 		id, _ := json.Marshal(threadID)
 		buf = append(append(buf, `,"threadId":`...), id...)
 	}
-	if !legacy {
-		buf = append(buf, '}')
+	if usage != nil {
+		counts, _ := json.Marshal(usage) // a struct of numbers
+		buf = append(append(buf, `,"usage":`...), counts...)
 	}
-	return buf, nil
+	return append(buf, '}'), nil
 }
 
 // requestKeys are the keys most request bodies have, each its own value:
@@ -516,8 +519,9 @@ var streamRun func(w http.ResponseWriter, r *http.Request, input map[string]any)
 var streamEvents func(w http.ResponseWriter, r *http.Request, first graph.Event, exec runFunc) bool
 
 // A runFunc runs a run that passed its checks, its node and token events
-// sent to observe; it returns its last event (run_finished, interrupted).
-type runFunc func(ctx context.Context, observe graph.Observer) (graph.Event, error)
+// sent to observe; it returns its last event (run_finished, interrupted)
+// and, however it ended, its usage (nil when it asked no model).
+type runFunc func(ctx context.Context, observe graph.Observer) (graph.Event, *graph.Usage, error)
 
 func badRequest(msg string) *graph.Error {
 	return &graph.Error{Status: http.StatusBadRequest, Code: "bad_request", Message: msg}
@@ -561,11 +565,27 @@ func methodNotAllowed(w http.ResponseWriter, allow string) {
 func WriteError(w http.ResponseWriter, e *graph.Error) { writeError(w, e) }
 
 func writeError(w http.ResponseWriter, e *graph.Error) {
+	writeJSON(w, e.Status, map[string]any{"error": errorBody(e)})
+}
+
+// writeFailure answers a run that failed: its error, with the run's usage
+// beside it when it asked a model (usage not nil).
+func writeFailure(w http.ResponseWriter, err error, usage *graph.Usage) {
+	e := asError(err)
+	envelope := map[string]any{"error": errorBody(e)}
+	if usage != nil {
+		envelope["usage"] = usage
+	}
+	writeJSON(w, e.Status, envelope)
+}
+
+// errorBody is the envelope's {"code", "message", "details"?}.
+func errorBody(e *graph.Error) map[string]any {
 	body := map[string]any{"code": e.Code, "message": e.Message}
 	if len(e.Details) > 0 {
 		body["details"] = e.Details
 	}
-	writeJSON(w, e.Status, map[string]any{"error": body})
+	return body
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -60,18 +60,20 @@ func stream(w http.ResponseWriter, r *http.Request, input map[string]any) bool {
 		return true
 	}
 	first := graph.Event{Type: "run_started", Data: map[string]any{"state": graph.Result(st)}}
-	return serveEvents(w, r, first, func(ctx context.Context, observe graph.Observer) (graph.Event, error) {
-		out, err := graph.RunObserved(ctx, st, observe)
+	return serveEvents(w, r, first, func(ctx context.Context, observe graph.Observer) (graph.Event, *graph.Usage, error) {
+		out, usage, err := graph.RunObserved(ctx, st, observe)
 		if err != nil {
-			return graph.Event{}, err
+			return graph.Event{}, usage, err
 		}
-		return graph.Event{Type: "run_finished", Data: map[string]any{"result": graph.Result(out)}}, nil
+		return graph.Event{Type: "run_finished", Data: map[string]any{"result": graph.Result(out)}}, usage, nil
 	})
 }
 
 // serveEvents answers a request that asks for text/event-stream (and
 // reports false for one that does not) with the events of a run that
 // passed its checks: from then on every outcome is an event of the stream.
+// The last one (run_finished, interrupted, run_failed) carries the run's
+// usage when it asked a model.
 func serveEvents(w http.ResponseWriter, r *http.Request, first graph.Event, exec runFunc) bool {
 	if !wantsEventStream(r) {
 		return false
@@ -83,7 +85,7 @@ func serveEvents(w http.ResponseWriter, r *http.Request, first graph.Event, exec
 	es := newEventStream(w, stop)
 	defer es.close()
 	es.send(first)
-	last, err := exec(ctx, es.send)
+	last, usage, err := exec(ctx, es.send)
 	if err != nil {
 		e := asError(err)
 		data := map[string]any{"status": e.Status, "code": e.Code, "message": e.Message}
@@ -91,6 +93,9 @@ func serveEvents(w http.ResponseWriter, r *http.Request, first graph.Event, exec
 			data["details"] = e.Details
 		}
 		last = graph.Event{Type: "run_failed", Data: data}
+	}
+	if usage != nil {
+		last.Data["usage"] = usage
 	}
 	es.send(last)
 	return true

@@ -104,28 +104,31 @@ func invokeThread(w http.ResponseWriter, r *http.Request, body []byte, threads g
 		writeError(w, asError(err))
 		return
 	}
-	if streamEvents != nil && streamEvents(w, r, run.First, func(ctx context.Context, observe graph.Observer) (graph.Event, error) {
-		st, in, err := run.Run(ctx, observe)
+	if streamEvents != nil && streamEvents(w, r, run.First, func(ctx context.Context, observe graph.Observer) (graph.Event, *graph.Usage, error) {
+		st, in, usage, err := run.Run(ctx, observe)
 		if err != nil {
-			return graph.Event{}, err
+			return graph.Event{}, usage, err
 		}
 		if in != nil {
 			return graph.Event{Type: "interrupted", Node: in.Node,
-				Data: map[string]any{"value": in.Value, "threadId": run.ThreadID}}, nil
+				Data: map[string]any{"value": in.Value, "threadId": run.ThreadID}}, usage, nil
 		}
 		return graph.Event{Type: "run_finished",
-			Data: map[string]any{"result": graph.Result(st), "threadId": run.ThreadID}}, nil
+			Data: map[string]any{"result": graph.Result(st), "threadId": run.ThreadID}}, usage, nil
 	}) {
 		return
 	}
-	st, in, err := run.Run(r.Context(), nil)
+	st, in, usage, err := run.Run(r.Context(), nil)
 	switch {
 	case err != nil:
-		writeError(w, asError(err))
+		writeFailure(w, err, usage)
 	case in != nil:
-		writeJSON(w, http.StatusOK, map[string]any{
-			"interrupt": map[string]any{"node": in.Node, "value": in.Value}, "threadId": run.ThreadID})
+		answer := map[string]any{"interrupt": map[string]any{"node": in.Node, "value": in.Value}, "threadId": run.ThreadID}
+		if usage != nil {
+			answer["usage"] = usage
+		}
+		writeJSON(w, http.StatusOK, answer)
 	default:
-		writeState(w, st, false, run.ThreadID)
+		writeState(w, st, false, run.ThreadID, usage)
 	}
 }
