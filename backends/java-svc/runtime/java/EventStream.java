@@ -37,20 +37,23 @@ public class EventStream implements GraphController.Streamer {
 
     private final CompiledGraph.Streamed graph;
     private final long timeoutMs;
+    private final GraphRun.Budget budget;
     private final ExecutorService runner = Executors.newVirtualThreadPerTaskExecutor();
 
     public EventStream(CompiledGraph.Streamed graph, ServiceSpec spec) {
         this.graph = graph;
         this.timeoutMs = spec.requestTimeoutMs();
+        this.budget = spec.budget();
     }
 
     @Override
     public void answer(Map<String, Object> state, HttpServletResponse response) {
-        RunEvents events = new RunEvents(UUID.randomUUID().toString());
+        GraphRun.Usage usage = new GraphRun.Usage(budget);
+        RunEvents events = new RunEvents(UUID.randomUUID().toString(), usage);
         Map<String, Object> started = new LinkedHashMap<>();
         started.put("state", state);
         events.emit("run_started", null, started);
-        serve(events, e -> {
+        serve(events, usage, e -> {
             GraphRun done = graph.run(state, e);
             e.finish(done.state());
         }, () -> true, response);
@@ -58,20 +61,20 @@ public class EventStream implements GraphController.Streamer {
 
     @Override
     public void answer(GraphRun.Event first, GraphController.StreamedRun run, HttpServletResponse response) {
-        RunEvents events = new RunEvents(UUID.randomUUID().toString());
+        RunEvents events = new RunEvents(UUID.randomUUID().toString(), run.usage());
         events.emit(first.type(), first.node(), first.data());
-        serve(events, e -> {
+        serve(events, run.usage(), e -> {
             GraphRun.Event last = run.run(e);
             e.emit(last.type(), last.node(), last.data());
         }, run::abandon, response);
     }
 
     /**
-     * Runs body on a thread of its own and writes the events as they come, until
-     * the terminal one. At the deadline the run is abandoned (run_failed, 504)
-     * unless abandon says it is already ending: then its own end follows.
+     * Runs body on a thread of its own, counting on {@code usage} (the events'), and writes
+     * the events as they come, until the terminal one. At the deadline the run is abandoned
+     * (run_failed, 504) unless abandon says it is already ending: then its own end follows.
      */
-    private void serve(RunEvents events, Body body, java.util.function.BooleanSupplier abandon,
+    private void serve(RunEvents events, GraphRun.Usage usage, Body body, java.util.function.BooleanSupplier abandon,
             HttpServletResponse response) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         // Why this thread stopped the run, set before it does: the outcome of
@@ -80,7 +83,7 @@ public class EventStream implements GraphController.Streamer {
         AtomicReference<SvcError> stopped = new AtomicReference<>();
         // A failure is the stream's last event; rethrown, it also ends the
         // run's span with its code (nothing reads the Future's outcome).
-        Future<?> run = runner.submit(Tracing.run(GraphRun.withDeadline(timeoutMs, () -> {
+        Future<?> run = runner.submit(Tracing.run(GraphRun.withDeadline(timeoutMs, usage.bind(() -> {
             try {
                 body.run(events);
             } catch (SvcError e) {
@@ -98,7 +101,7 @@ public class EventStream implements GraphController.Streamer {
                 throw failed;
             }
             return null;
-        })));
+        }))));
         response.setStatus(200);
         response.setContentType("text/event-stream");
         response.setCharacterEncoding("UTF-8");

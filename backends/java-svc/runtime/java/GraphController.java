@@ -44,6 +44,9 @@ public class GraphController {
         /** Runs, sending its events to observer; returns its terminal event. */
         GraphRun.Event run(GraphRun.Observer observer) throws SvcError, InterruptedException;
 
+        /** What the run spends on model calls (a resumed thread's goes on from its pause's). */
+        GraphRun.Usage usage();
+
         /**
          * The deadline passed: whether the run is abandoned (the stream then ends
          * with 504); false when it is already ending, and its terminal event follows.
@@ -114,8 +117,20 @@ public class GraphController {
                 streamer.answer(input.state(), response);
                 return null; // answered on the response itself
             }
-            GraphRun run = runWithDeadline(input.state());
-            return send(response, 200, input.legacy() ? legacyOutput(run) : Map.of("result", run.state()));
+            GraphRun.Usage usage = new GraphRun.Usage(spec.budget());
+            GraphRun run;
+            try {
+                run = runWithDeadline(input.state(), null, usage);
+            } catch (SvcError e) {
+                throw e.withUsage(usage);
+            }
+            if (input.legacy()) {
+                return send(response, 200, legacyOutput(run)); // an older client's form: as it was
+            }
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("result", run.state());
+            usage.addTo(out);
+            return send(response, 200, out);
         } catch (SvcError e) {
             return send(response, e.status(), e.body());
         }
@@ -197,7 +212,7 @@ public class GraphController {
      * run that pauses at a hitl node fails (execution_error): only /invoke can resume.
      */
     Map<String, Object> runState(Map<String, Object> input) throws SvcError {
-        return runWithDeadline(spec.schema().newState(input)).state();
+        return runWithDeadline(spec.schema().newState(input), null, new GraphRun.Usage(spec.budget())).state();
     }
 
     /**
@@ -209,17 +224,14 @@ public class GraphController {
             Caller caller) throws SvcError {
         Map<String, Object> state = spec.schema().newState(input);
         before.accept(state);
-        return runWithDeadline(state, caller);
+        return runWithDeadline(state, caller, new GraphRun.Usage(spec.budget()));
     }
 
-    private GraphRun runWithDeadline(Map<String, Object> state) throws SvcError {
-        return runWithDeadline(state, null);
-    }
-
-    /** The run on a thread of its own, {@code caller} bound to it (null: none). */
-    private GraphRun runWithDeadline(Map<String, Object> state, Caller caller) throws SvcError {
+    /** The run on a thread of its own, {@code caller} (null: none) and {@code usage} bound to it. */
+    private GraphRun runWithDeadline(Map<String, Object> state, Caller caller, GraphRun.Usage usage)
+            throws SvcError {
         Future<GraphRun> future = runner.submit(Tracing.run(Caller.bind(caller,
-                GraphRun.withDeadline(spec.requestTimeoutMs(), () -> graph.run(state)))));
+                GraphRun.withDeadline(spec.requestTimeoutMs(), usage.bind(() -> graph.run(state))))));
         try {
             return future.get(spec.requestTimeoutMs(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
@@ -341,8 +353,12 @@ public class GraphController {
             if (data.length <= MAX_RESPONSE_BYTES) {
                 return new Answer(status, data);
             }
-            return new Answer(500, ("{\"error\":{\"code\":\"execution_error\",\"message\":\"the response is larger than 4 MiB\","
-                    + "\"details\":{\"reason\":\"response_too_large\"}}}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            Map<String, Object> tooLarge = new LinkedHashMap<>(new SvcError(500, "execution_error",
+                    "the response is larger than 4 MiB", Map.of("reason", "response_too_large")).body());
+            if (body instanceof Map<?, ?> answer && answer.get("usage") != null) {
+                tooLarge.put("usage", answer.get("usage")); // the run's, which the answer had
+            }
+            return new Answer(500, JSON.writeValueAsBytes(tooLarge));
         } catch (JsonProcessingException e) {
             return new Answer(500, "{\"error\":{\"code\":\"execution_error\",\"message\":\"the result cannot be encoded as JSON\"}}"
                     .getBytes(java.nio.charset.StandardCharsets.UTF_8));

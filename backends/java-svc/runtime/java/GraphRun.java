@@ -1,5 +1,6 @@
 package dev.svc.runtime;
 
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.SequencedSet;
@@ -12,6 +13,8 @@ import java.util.concurrent.TimeUnit;
  * settings.streaming runs an ObservedRun, which reports each step. On a graph
  * with a checkpointer a run may pause at a hitl node ({@link #hitl}) and a
  * resumed run starts at that node with the person's answer ({@link #resume}).
+ * The run's thread holds its deadline ({@link #withDeadline}) and its
+ * {@link Usage} of model calls, which its {@link Budget} bounds.
  */
 public class GraphRun {
     /** Receives the events of an observed run as they happen (RunEvents, for a streamed request). */
@@ -57,6 +60,151 @@ public class GraphRun {
     /** The deadline (System.nanoTime) of the run on this thread; null outside a run bound to one. */
     public static Long deadline() {
         return DEADLINE.get();
+    }
+
+    /**
+     * settings.budget: at most {@code maxTokens} tokens (input and output) and {@code maxModelCalls}
+     * model calls per run; 0 is no limit (the IR's limits are 1 or more).
+     */
+    public record Budget(long maxTokens, long maxModelCalls) {
+        public static final Budget NONE = new Budget(0, 0);
+    }
+
+    /**
+     * What one run spent on model calls, and what it may spend (IR v2, "Model calls": usage and
+     * settings.budget): the tokens the providers reported, the model calls (a call's retries and
+     * fallbacks are one) and their attempts, over every call of the run. It is bound to the run's
+     * thread ({@link #bind}), where LlmClient.call counts and refuses what the budget does not allow;
+     * a subgraph's child runs on its parent's thread, so its calls count in the parent's run. A run
+     * paused on a thread keeps its counts with the interrupt, and its resume goes on from them.
+     */
+    public static final class Usage {
+        /** One attempt's tokens, as its reply's OpenAI {@code usage} reports them: 0 without it. */
+        static final class Tokens {
+            long input;
+            long output;
+
+            /** Takes {@code usage}'s prompt_tokens and completion_tokens; anything else counts 0. */
+            void read(Object usage) {
+                if (usage instanceof Map<?, ?> u) {
+                    input = count(u.get("prompt_tokens"));
+                    output = count(u.get("completion_tokens"));
+                }
+            }
+        }
+
+        private static final ThreadLocal<Usage> CURRENT = new ThreadLocal<>();
+
+        private final Budget budget;
+        private long inputTokens;
+        private long outputTokens;
+        private long modelCalls;
+        private long attempts;
+
+        /** A new run's: nothing spent yet. */
+        public Usage(Budget budget) {
+            this(budget, null);
+        }
+
+        /** A resumed run's: going on from the counts its pause kept ({@link #counts}; null: none). */
+        public Usage(Budget budget, Map<?, ?> kept) {
+            this.budget = budget == null ? Budget.NONE : budget;
+            if (kept != null) {
+                inputTokens = count(kept.get("inputTokens"));
+                outputTokens = count(kept.get("outputTokens"));
+                modelCalls = count(kept.get("modelCalls"));
+                attempts = count(kept.get("attempts"));
+            }
+        }
+
+        private static long count(Object n) {
+            return n instanceof Number number && number.longValue() > 0 ? number.longValue() : 0;
+        }
+
+        /** {@code task}, the run, counting on this usage wherever its thread calls a model. */
+        public <T> Callable<T> bind(Callable<T> task) {
+            return () -> {
+                CURRENT.set(this);
+                try {
+                    return task.call();
+                } finally {
+                    CURRENT.remove();
+                }
+            };
+        }
+
+        /** The usage of the run on this thread; outside a run (a test's call) one that counts for nobody. */
+        static Usage current() {
+            Usage usage = CURRENT.get();
+            return usage != null ? usage : new Usage(Budget.NONE);
+        }
+
+        /** A model call of {@code node} starts: refused when the run has spent its calls or its tokens. */
+        synchronized void call(String node) throws SvcError {
+            if (budget.maxModelCalls() > 0 && modelCalls >= budget.maxModelCalls()) {
+                throw exceeded(node, "maxModelCalls", budget.maxModelCalls(), modelCalls);
+            }
+            if (budget.maxTokens() > 0 && tokens() >= budget.maxTokens()) {
+                throw exceeded(node, "maxTokens", budget.maxTokens(), tokens());
+            }
+            modelCalls++;
+        }
+
+        /** One attempt of the call under way starts. */
+        synchronized void attempt() {
+            attempts++;
+        }
+
+        /** The call of {@code node} succeeded with {@code t}: its reply is not used when it passed maxTokens. */
+        synchronized void replied(String node, Tokens t) throws SvcError {
+            inputTokens += t.input;
+            outputTokens += t.output;
+            if (budget.maxTokens() > 0 && tokens() > budget.maxTokens()) {
+                throw exceeded(node, "maxTokens", budget.maxTokens(), tokens());
+            }
+        }
+
+        private long tokens() {
+            return inputTokens + outputTokens;
+        }
+
+        private static SvcError exceeded(String node, String which, long limit, long used) {
+            Map<String, Object> details = new LinkedHashMap<>();
+            details.put("node", node);
+            details.put("reason", "budget_exceeded");
+            details.put("budget", which);
+            details.put("limit", limit);
+            details.put("used", used);
+            String what = which.equals("maxModelCalls") ? " model calls" : " tokens";
+            return new SvcError(500, "execution_error", "node \"" + node + "\": the run's budget of " + limit + what
+                    + " is spent (" + used + " used)", details);
+        }
+
+        /** The counts as answers and kept threads hold them: inputTokens, outputTokens, modelCalls, attempts. */
+        public synchronized Map<String, Object> counts() {
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("inputTokens", inputTokens);
+            out.put("outputTokens", outputTokens);
+            out.put("modelCalls", modelCalls);
+            out.put("attempts", attempts);
+            return out;
+        }
+
+        /**
+         * The answer's {@code usage}: the counts once the run asked a model (an attempt was made), else
+         * null, so the answers of a run that asked none have no usage, as before usage was counted.
+         */
+        public synchronized Map<String, Object> report() {
+            return attempts > 0 ? counts() : null;
+        }
+
+        /** Puts {@link #report} into {@code answer} as "usage", when there is one. */
+        public void addTo(Map<String, Object> answer) {
+            Map<String, Object> report = report();
+            if (report != null) {
+                answer.put("usage", report);
+            }
+        }
     }
 
     private final StateSchema schema;

@@ -173,10 +173,14 @@ public class LlmClient {
         return key.isEmpty() ? Map.of() : Map.of("Authorization", "Bearer " + key);
     }
 
-    /** One attempt of a call: a request to {@code model} at {@code endpoint}, over within {@code limit}. */
+    /**
+     * One attempt of a call: a request to {@code model} at {@code endpoint}, over within {@code limit},
+     * its reply's usage read into {@code tokens}.
+     */
     @FunctionalInterface
     protected interface Attempt<T> {
-        T run(Model model, URI endpoint, Duration limit) throws SvcError, InterruptedException;
+        T run(Model model, URI endpoint, Duration limit, GraphRun.Usage.Tokens tokens)
+                throws SvcError, InterruptedException;
     }
 
     /**
@@ -192,9 +196,15 @@ public class LlmClient {
      * past the run's deadline. The error is the attempt's, with {@code details.model} (the
      * model that failed last) and {@code details.attempts} (all attempts of the call). An
      * interrupted thread (the run cancelled) ends the call with InterruptedException.
+     *
+     * <p>Here, where every model call passes, the run's {@link GraphRun.Usage} counts the call, each
+     * attempt and the successful reply's tokens (a failed attempt's count 0), and its budget
+     * refuses a call before it starts, or its reply once the tokens pass maxTokens.
      */
     protected final <T> T call(String node, Model primary, BooleanSupplier sent, Attempt<T> attempt)
             throws SvcError, InterruptedException {
+        GraphRun.Usage usage = GraphRun.Usage.current();
+        usage.call(node);
         Long runDeadline = GraphRun.deadline();
         long deadline = runDeadline != null ? runDeadline : System.nanoTime() + timeout.toNanos();
         List<Model> models = new ArrayList<>();
@@ -216,8 +226,12 @@ public class LlmClient {
                             "node \"" + node + "\": the upstream call timed out", null), model, 0);
                 }
                 attempts++;
+                usage.attempt();
+                GraphRun.Usage.Tokens tokens = new GraphRun.Usage.Tokens();
+                T reply;
                 try {
-                    return attempt.run(model, endpoint, Duration.ofNanos(Math.min(model.timeout().toNanos(), left)));
+                    reply = attempt.run(model, endpoint, Duration.ofNanos(Math.min(model.timeout().toNanos(), left)),
+                            tokens);
                 } catch (SvcError e) {
                     last = failure(e, model, attempts);
                     if (!retryable(e) || sent.getAsBoolean()) {
@@ -230,7 +244,10 @@ public class LlmClient {
                         }
                         sleeper.sleep(delay);
                     }
+                    continue;
                 }
+                usage.replied(node, tokens); // outside the try: a spent budget is the run's error, not the attempt's
+                return reply;
             }
         }
         throw last; // every model has at least one attempt, so there was one and it failed
@@ -286,13 +303,19 @@ public class LlmClient {
         return new SvcError(e.status(), e.code(), e.getMessage(), details);
     }
 
-    /** One chat-completions request, not streamed, in its span ({@code chat <model>}); the parsed reply. */
-    private Object post(String node, Model model, URI endpoint, Duration limit, Map<String, Object> body)
-            throws SvcError, InterruptedException {
+    /**
+     * One chat-completions request, not streamed, in its span ({@code chat <model>}); the parsed
+     * reply, its usage read into {@code tokens}.
+     */
+    private Object post(String node, Model model, URI endpoint, Duration limit, Map<String, Object> body,
+            GraphRun.Usage.Tokens tokens) throws SvcError, InterruptedException {
         try (Tracing.Span span = Tracing.start(Tracing.Op.CHAT, String.valueOf(body.get("model")))) {
             try {
                 Object reply = Upstream.postJson(node, endpoint, headers(model), limit, body);
                 span.reply(body.get("messages"), reply);
+                if (reply instanceof Map<?, ?> obj) {
+                    tokens.read(obj.get("usage"));
+                }
                 return reply;
             } catch (SvcError | InterruptedException e) {
                 span.fail(e);
@@ -304,8 +327,8 @@ public class LlmClient {
     /** One call whose reply is text (an llm node's), {@code body} being its request to each model asked. */
     protected String complete(String node, Model model, Function<Model, Map<String, Object>> body)
             throws SvcError, InterruptedException {
-        return call(node, model, NOTHING_SENT, (m, endpoint, limit) -> {
-            Object reply = post(node, m, endpoint, limit, body.apply(m));
+        return call(node, model, NOTHING_SENT, (m, endpoint, limit, tokens) -> {
+            Object reply = post(node, m, endpoint, limit, body.apply(m), tokens);
             if (reply instanceof Map<?, ?> obj && obj.get("choices") instanceof List<?> choices && !choices.isEmpty()
                     && choices.get(0) instanceof Map<?, ?> first && first.get("message") instanceof Map<?, ?> msg
                     && msg.get("content") instanceof String content) {
@@ -330,8 +353,8 @@ public class LlmClient {
      */
     public Map<String, Object> chatMessage(String node, Model model, List<?> messages, List<?> tools)
             throws SvcError, InterruptedException {
-        return call(node, model, NOTHING_SENT,
-                (m, endpoint, limit) -> message(node, post(node, m, endpoint, limit, messageBody(m, messages, tools))));
+        return call(node, model, NOTHING_SENT, (m, endpoint, limit, tokens) ->
+                message(node, post(node, m, endpoint, limit, messageBody(m, messages, tools), tokens)));
     }
 
     /**
@@ -339,8 +362,9 @@ public class LlmClient {
      * a message without it is an invalid reply of the call, not retried.
      */
     public String chatText(String node, Model model, List<?> messages) throws SvcError, InterruptedException {
-        return call(node, model, NOTHING_SENT, (m, endpoint, limit) -> {
-            Map<String, Object> message = message(node, post(node, m, endpoint, limit, messageBody(m, messages, null)));
+        return call(node, model, NOTHING_SENT, (m, endpoint, limit, tokens) -> {
+            Map<String, Object> message = message(node,
+                    post(node, m, endpoint, limit, messageBody(m, messages, null), tokens));
             if (message.get("content") instanceof String text) {
                 return text;
             }

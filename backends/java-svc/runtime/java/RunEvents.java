@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
  * state at that moment. The run's thread emits; the request's thread takes
  * the frames and writes them. After the terminal event (run_finished,
  * run_failed, or interrupted for a run that paused on a thread) nothing more
- * is emitted, so a stream has exactly one.
+ * is emitted, so a stream has exactly one. Its data holds the run's usage
+ * once the run asked a model, as the JSON answer does.
  */
 public final class RunEvents implements GraphRun.Observer {
     /** The response limit, applied to each event's data. */
@@ -27,12 +28,15 @@ public final class RunEvents implements GraphRun.Observer {
     }
 
     private final String runId;
+    private final GraphRun.Usage usage;
     private final LinkedBlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
     private long seq;
     private boolean done;
 
-    public RunEvents(String runId) {
+    /** The events of the run {@code runId}, which spends {@code usage}. */
+    public RunEvents(String runId, GraphRun.Usage usage) {
         this.runId = runId;
+        this.usage = usage;
     }
 
     /** Emits one event; {@code node} and {@code data} may be null. */
@@ -42,11 +46,17 @@ public final class RunEvents implements GraphRun.Observer {
             return;
         }
         boolean last = type.equals("run_finished") || type.equals("run_failed") || type.equals("interrupted");
+        if (last) {
+            data = data == null ? new LinkedHashMap<>() : new LinkedHashMap<>(data);
+            usage.addTo(data);
+        }
         byte[] bytes = encode(type, node, data);
         if (bytes == null) {
             // Not sent: the stream ends as the JSON answer would have.
-            bytes = encode("run_failed", null, failure(new SvcError(500, "execution_error",
-                    "an event of the run is larger than 4 MiB", Map.of("reason", "response_too_large"))));
+            Map<String, Object> failed = failure(new SvcError(500, "execution_error",
+                    "an event of the run is larger than 4 MiB", Map.of("reason", "response_too_large")));
+            usage.addTo(failed);
+            bytes = encode("run_failed", null, failed);
             last = true;
         }
         done = last;

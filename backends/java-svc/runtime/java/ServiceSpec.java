@@ -17,8 +17,20 @@ import java.util.Map;
  * @param mcpToolName the graph's tool at /mcp; null unless settings.mcp.expose
  * @param traceNodes settings.tracing.trace_nodes: a span per node
  * @param nodeKinds the kind of each node by registered name, which names its span; empty without tracing
+ * @param budget settings.budget: what one run may spend on model calls (null: no limit)
  */
 public record ServiceSpec(String graphId, String version, String auth, String keyEnv, StateSchema schema,
         String legacyInputField, long requestTimeoutMs, String entry, String mcpToolName, boolean traceNodes,
-        Map<String, String> nodeKinds) {
+        Map<String, String> nodeKinds, GraphRun.Budget budget) {
+    public ServiceSpec {
+        budget = budget == null ? GraphRun.Budget.NONE : budget;
+    }
+
+    /** A graph without settings.budget: generated code passes the budget only when it has one. */
+    public ServiceSpec(String graphId, String version, String auth, String keyEnv, StateSchema schema,
+            String legacyInputField, long requestTimeoutMs, String entry, String mcpToolName, boolean traceNodes,
+            Map<String, String> nodeKinds) {
+        this(graphId, version, auth, keyEnv, schema, legacyInputField, requestTimeoutMs, entry, mcpToolName,
+                traceNodes, nodeKinds, GraphRun.Budget.NONE);
+    }
 }

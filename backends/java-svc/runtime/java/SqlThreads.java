@@ -88,7 +88,9 @@ public final class SqlThreads implements Threads {
                     			state        TEXT,
                     			PRIMARY KEY (graph, id)
                     		)""",
-                    "CREATE INDEX svc_threads_touched ON svc_threads (touched)"));
+                    "CREATE INDEX svc_threads_touched ON svc_threads (touched)"),
+            // 2: the run's usage at the pause (JSON), so a resume counts on from it (IR v2, "Model calls").
+            List.of("ALTER TABLE svc_threads ADD COLUMN usage TEXT"));
 
     // The steps: go's statements, with JDBC's ? for go's $n (a $n used twice is
     // bound twice). The first two parameters are always the graph and the id.
@@ -97,10 +99,10 @@ public final class SqlThreads implements Threads {
             		VALUES (?, ?, 'running', ?, ?, ?)
             		ON CONFLICT (graph, id) DO UPDATE SET status = 'running', generation = excluded.generation,
             			deadline = excluded.deadline, touched = excluded.touched,
-            			node = NULL, field = NULL, interrupt_id = NULL, payload = NULL, state = NULL
+            			node = NULL, field = NULL, interrupt_id = NULL, payload = NULL, state = NULL, usage = NULL
             		WHERE svc_threads.status <> 'running' OR svc_threads.deadline < ? OR svc_threads.touched < ?""";
     static final String READ = """
-            SELECT status, deadline, touched, node, field, interrupt_id, payload, state
+            SELECT status, deadline, touched, node, field, interrupt_id, payload, state, usage
             		FROM svc_threads WHERE graph = ? AND id = ?""";
     static final String CLAIM = """
             UPDATE svc_threads SET status = 'running', generation = ?, deadline = ?, touched = ?
@@ -108,12 +110,12 @@ public final class SqlThreads implements Threads {
             			AND (status = 'interrupted' OR (status = 'running' AND deadline < ?))""";
     static final String PAUSE = """
             UPDATE svc_threads SET status = 'interrupted', node = ?, field = ?, interrupt_id = ?,
-            			payload = ?, state = ?, touched = ?
+            			payload = ?, state = ?, usage = ?, touched = ?
             		WHERE graph = ? AND id = ? AND generation = ? AND status = 'running'
             			AND deadline >= ? AND touched >= ?""";
     static final String END = """
             UPDATE svc_threads SET status = ?, node = NULL, field = NULL, interrupt_id = NULL,
-            			payload = NULL, state = NULL, touched = ?
+            			payload = NULL, state = NULL, usage = NULL, touched = ?
             		WHERE graph = ? AND id = ? AND generation = ? AND status = 'running'
             			AND deadline >= ? AND touched >= ?""";
     static final String CLEANUP = "DELETE FROM svc_threads WHERE touched < ?";
@@ -397,7 +399,8 @@ public final class SqlThreads implements Threads {
     @Override
     public void pause(String id, String generation, Kept k) throws SvcError {
         long now = now();
-        update(PAUSE, k.node(), k.field(), k.id(), k.value(), k.state(), now, graph, id, generation, now, now - ttl());
+        update(PAUSE, k.node(), k.field(), k.id(), k.value(), k.state(), k.usage(), now, graph, id, generation, now,
+                now - ttl());
     }
 
     @Override
@@ -499,7 +502,8 @@ public final class SqlThreads implements Threads {
                 String status = r.getString(1);
                 long deadline = r.getLong(2);
                 long touched = r.getLong(3);
-                Kept k = new Kept(r.getString(4), r.getString(5), r.getString(6), r.getString(7), r.getString(8));
+                Kept k = new Kept(r.getString(4), r.getString(5), r.getString(6), r.getString(7), r.getString(8),
+                        r.getString(9));
                 long now = now();
                 if (touched < now - ttl()) {
                     return new Row("", null);

@@ -68,13 +68,14 @@ public final class StreamingLlmClient extends LlmClient {
             return super.complete(node, model, body);
         }
         AtomicBoolean sent = new AtomicBoolean();
-        return call(node, model, sent::get,
-                (m, endpoint, limit) -> streamText(run, node, m, endpoint, limit, body.apply(m), sent));
+        return call(node, model, sent::get, (m, endpoint, limit, tokens) ->
+                streamText(run, node, m, endpoint, limit, body.apply(m), tokens, sent));
     }
 
     /** One attempt of {@link #complete}'s streamed call: the reply's text, each piece sent as a token. */
     private String streamText(ObservedRun run, String node, Model model, URI endpoint, Duration limit,
-            Map<String, Object> body, AtomicBoolean sent) throws SvcError, InterruptedException {
+            Map<String, Object> body, GraphRun.Usage.Tokens tokens, AtomicBoolean sent)
+            throws SvcError, InterruptedException {
         var reply = new Chunks() {
             final StringBuilder text = new StringBuilder();
             long size;
@@ -95,7 +96,7 @@ public final class StreamingLlmClient extends LlmClient {
                 sent.set(true);
             }
         };
-        stream(node, model, endpoint, limit, body, reply);
+        stream(node, model, endpoint, limit, body, tokens, reply);
         return reply.text.toString();
     }
 
@@ -107,15 +108,16 @@ public final class StreamingLlmClient extends LlmClient {
             return super.chatTurn(node, model, messages, tools);
         }
         AtomicBoolean sent = new AtomicBoolean();
-        return call(node, model, sent::get, (m, endpoint, limit) ->
-                streamTurn(run, node, m, endpoint, limit, messageBody(m, messages, tools), sent));
+        return call(node, model, sent::get, (m, endpoint, limit, tokens) ->
+                streamTurn(run, node, m, endpoint, limit, messageBody(m, messages, tools), tokens, sent));
     }
 
     /** One attempt of {@link #chatTurn}'s streamed call: the turn's message, its text sent as tokens. */
     private Map<String, Object> streamTurn(ObservedRun run, String node, Model model, URI endpoint, Duration limit,
-            Map<String, Object> body, AtomicBoolean sent) throws SvcError, InterruptedException {
+            Map<String, Object> body, GraphRun.Usage.Tokens tokens, AtomicBoolean sent)
+            throws SvcError, InterruptedException {
         Turn turn = new Turn();
-        stream(node, model, endpoint, limit, body, chunk -> {
+        stream(node, model, endpoint, limit, body, tokens, chunk -> {
             String content = turn.add(chunk);
             // Checked before the chunk's text is sent: a node never sends what it cannot write.
             if (turn.size > MAX_BYTES) {
@@ -161,9 +163,11 @@ public final class StreamingLlmClient extends LlmClient {
     }
 
     /**
-     * One streamed chat-completions call: {@code body} with {@code "stream": true},
-     * and every event's data up to {@code data: [DONE]} parsed and given to
-     * {@code each}. Failures: status, connect (also a stream that ends before
+     * One streamed chat-completions call: {@code body} with {@code "stream": true}
+     * and {@code "stream_options": {"include_usage": true}}, and every event's data
+     * up to {@code data: [DONE]} parsed and given to {@code each}; the usage of
+     * the chunk that carries it (the last, with no choices) is read into
+     * {@code tokens} and recorded on the chat span. Failures: status, connect (also a stream that ends before
      * [DONE]), timeout (the call's time limit covers the whole stream),
      * invalid_json (a chunk that is not JSON, or that {@code each} refuses),
      * too_large for a line over 4 MiB. Only a line is bounded, not the stream:
@@ -173,10 +177,14 @@ public final class StreamingLlmClient extends LlmClient {
      * its connection closed. One attempt of a call: {@code limit} bounds it.
      */
     private void stream(String node, Model model, URI endpoint, Duration limit, Map<String, Object> body,
-            Chunks each) throws SvcError, InterruptedException {
+            GraphRun.Usage.Tokens tokens, Chunks each) throws SvcError, InterruptedException {
         try (Tracing.Span span = Tracing.start(Tracing.Op.CHAT, String.valueOf(body.get("model")))) {
             try {
-                streamInSpan(node, model, endpoint, limit, body, each);
+                Object usage = streamInSpan(node, model, endpoint, limit, body, each);
+                tokens.read(usage);
+                if (usage != null) {
+                    span.reply(null, Map.of("usage", usage));
+                }
             } catch (SvcError | InterruptedException | RuntimeException e) {
                 span.fail(e);
                 throw e;
@@ -184,11 +192,13 @@ public final class StreamingLlmClient extends LlmClient {
         }
     }
 
-    /** {@link #stream}'s call, in its chat span. */
-    private void streamInSpan(String node, Model model, URI endpoint, Duration limit, Map<String, Object> body,
+    /** {@link #stream}'s call, in its chat span; returns the stream's usage, null when no chunk had one. */
+    private Object streamInSpan(String node, Model model, URI endpoint, Duration limit, Map<String, Object> body,
             Chunks each) throws SvcError, InterruptedException {
         Map<String, Object> streamed = new LinkedHashMap<>(body);
         streamed.put("stream", true);
+        // Without it OpenAI reports no usage in a stream; with it the last chunk holds the call's.
+        streamed.put("stream_options", Map.of("include_usage", true));
         HttpRequest request = Upstream.request(node, SERVICE, endpoint, headers(model), limit, streamed,
                 "text/event-stream");
         long started = System.nanoTime();
@@ -206,6 +216,7 @@ public final class StreamingLlmClient extends LlmClient {
                 throw Upstream.refused(node, SERVICE, response);
             }
             Lines lines = new Lines(in);
+            Object usage = null;
             String line;
             while ((line = lines.next(node)) != null) {
                 if (Thread.interrupted()) {
@@ -216,10 +227,14 @@ public final class StreamingLlmClient extends LlmClient {
                 }
                 String data = line.substring(5).strip();
                 if (data.equals("[DONE]")) {
-                    return;
+                    return usage;
                 }
                 try {
-                    each.accept(parse(data));
+                    Object chunk = parse(data);
+                    if (chunk instanceof Map<?, ?> c && c.get("usage") instanceof Map<?, ?> u) {
+                        usage = u;
+                    }
+                    each.accept(chunk);
                 } catch (NotAChunk e) {
                     throw SvcError.upstream(node, "invalid_json",
                             q(node) + "a chunk of the model's stream is not a chat-completion chunk", null);

@@ -24,7 +24,8 @@ public final class Subgraphs {
      * with its parent, with the child's defaults filled in. A state the child's
      * schema refuses is a failure of the subgraph node {@code node} (its
      * registered name). The child runs on this thread, so the run's deadline
-     * (the thread's interrupt) bounds it; its errors pass unchanged.
+     * (the thread's interrupt) bounds it and its model calls count in the run's
+     * GraphRun.Usage, against the run's budget; its errors pass unchanged.
      */
     @SuppressWarnings("unchecked")
     public static Map<String, Object> run(String node, StateSchema schema, Map<String, Object> values, Child child)

@@ -11,12 +11,29 @@ public class SvcError extends Exception {
     private final int status;
     private final String code;
     private final Map<String, Object> details;
+    /** The failed run's usage, beside the envelope's error (GraphRun.Usage.report); null for none. */
+    private final Map<String, Object> usage;
 
     public SvcError(int status, String code, String message, Map<String, Object> details) {
+        this(status, code, message, details, null);
+    }
+
+    private SvcError(int status, String code, String message, Map<String, Object> details, Map<String, Object> usage) {
         super(message, null, false, false);
         this.status = status;
         this.code = code;
         this.details = details;
+        this.usage = usage;
+    }
+
+    /**
+     * This error as the JSON answer of a run that spent {@code usage}: its envelope carries the
+     * usage once the run asked a model. An error before the run started never has it (nor does
+     * a stream's run_failed need it: RunEvents adds the run's).
+     */
+    public SvcError withUsage(GraphRun.Usage usage) {
+        Map<String, Object> report = usage.report();
+        return report == null ? this : new SvcError(status, code, getMessage(), details, report);
     }
 
     public int status() {
@@ -31,7 +48,7 @@ public class SvcError extends Exception {
         return details;
     }
 
-    /** The error envelope: {"error": {"code", "message", "details"?}}. */
+    /** The error envelope: {"error": {"code", "message", "details"?}, "usage"?}. */
     public Map<String, Object> body() {
         Map<String, Object> error = new LinkedHashMap<>();
         error.put("code", code);
@@ -39,7 +56,13 @@ public class SvcError extends Exception {
         if (details != null && !details.isEmpty()) {
             error.put("details", details);
         }
-        return Map.of("error", error);
+        if (usage == null) {
+            return Map.of("error", error);
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", error);
+        body.put("usage", usage);
+        return body;
     }
 
     public static SvcError badRequest(String message) {

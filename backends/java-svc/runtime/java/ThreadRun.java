@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (docs/http-contract.md, "Interrupt and resume"). The run's own error wins
  * over the store's when both fail; a store that fails to keep a finished or
  * paused run is the answer (503), and the thread then settles as the store
- * says.
+ * says. A paused run and its resume are one run: the pause keeps the run's
+ * {@link GraphRun.Usage} with the interrupt, and the resume counts on from it.
  */
 public final class ThreadRun {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -26,9 +27,15 @@ public final class ThreadRun {
                 throws SvcError, InterruptedException;
     }
 
-    /** How a run ended: its final state, or the interrupt it paused at. */
-    public record Outcome(String threadId, Map<String, Object> result, Interrupt interrupt) {
-        /** The JSON answer: {"result", "threadId"} or {"interrupt": {"node", "value"}, "threadId"}. */
+    /**
+     * How a run ended: its final state, or the interrupt it paused at; the run's usage for the
+     * JSON answer (GraphRun.Usage.report, may be null: a stream's terminal event gets it from RunEvents).
+     */
+    public record Outcome(String threadId, Map<String, Object> result, Interrupt interrupt, Map<String, Object> usage) {
+        /**
+         * The JSON answer: {"result", "threadId", "usage"?} or
+         * {"interrupt": {"node", "value"}, "threadId", "usage"?}.
+         */
         public Map<String, Object> body() {
             Map<String, Object> out = new LinkedHashMap<>();
             if (interrupt != null) {
@@ -40,6 +47,9 @@ public final class ThreadRun {
                 out.put("result", result);
             }
             out.put("threadId", threadId);
+            if (usage != null) {
+                out.put("usage", usage);
+            }
             return out;
         }
 
@@ -64,11 +74,12 @@ public final class ThreadRun {
     private final String from;
     private final GraphRun.Resume resume;
     private final GraphRun.Event first;
+    private final GraphRun.Usage usage;
     /** Set by whoever ends the run first: the run itself, or its deadline (abandon). */
     private final AtomicBoolean ended = new AtomicBoolean();
 
     private ThreadRun(Threads threads, String threadId, String generation, Map<String, Object> state, String from,
-            GraphRun.Resume resume, GraphRun.Event first) {
+            GraphRun.Resume resume, GraphRun.Event first, GraphRun.Usage usage) {
         this.threads = threads;
         this.threadId = threadId;
         this.generation = generation;
@@ -76,14 +87,16 @@ public final class ThreadRun {
         this.from = from;
         this.resume = resume;
         this.first = first;
+        this.usage = usage;
     }
 
     /**
      * Checks a new state (422 invalid_state) and takes the thread id for it, or
-     * a new thread when id is null (409 thread_busy, 503). The run starts at entry.
+     * a new thread when id is null (409 thread_busy, 503). The run starts at entry,
+     * a new run within {@code budget}: its usage counts from 0.
      */
-    public static ThreadRun start(Threads threads, StateSchema schema, String id, Map<String, Object> input, String entry)
-            throws SvcError {
+    public static ThreadRun start(Threads threads, StateSchema schema, String id, Map<String, Object> input,
+            String entry, GraphRun.Budget budget) throws SvcError {
         Map<String, Object> state = schema.newState(input);
         String threadId = id == null ? Threads.newId() : id;
         String generation = Threads.uninterrupted(() -> threads.start(threadId));
@@ -91,15 +104,17 @@ public final class ThreadRun {
         data.put("state", state);
         data.put("threadId", threadId);
         return new ThreadRun(threads, threadId, generation, state, entry, null,
-                new GraphRun.Event("run_started", null, data));
+                new GraphRun.Event("run_started", null, data), new GraphRun.Usage(budget));
     }
 
     /**
      * Checks the person's answer against the field the thread's interrupt names
      * (422 invalid_state, the thread stays paused) and claims the thread to run
      * the paused node again with it (404 thread_not_found, 409 not_interrupted, 503).
+     * The run goes on within {@code budget} from the usage its pause kept.
      */
-    public static ThreadRun resume(Threads threads, StateSchema schema, String id, Object value) throws SvcError {
+    public static ThreadRun resume(Threads threads, StateSchema schema, String id, Object value, GraphRun.Budget budget)
+            throws SvcError {
         Threads.Paused p = Threads.uninterrupted(() -> threads.paused(id));
         check(schema, p.field(), value);
         String generation = Threads.uninterrupted(() -> threads.claim(id, p.id()));
@@ -107,7 +122,7 @@ public final class ThreadRun {
         data.put("threadId", id);
         data.put("resume", value);
         return new ThreadRun(threads, id, generation, p.state(), p.node(), new GraphRun.Resume(p.node(), value),
-                new GraphRun.Event("resumed", p.node(), data));
+                new GraphRun.Event("resumed", p.node(), data), new GraphRun.Usage(budget, p.usage()));
     }
 
     /**
@@ -136,6 +151,11 @@ public final class ThreadRun {
         return first;
     }
 
+    /** What the run spends on model calls: bind it to the run's thread (GraphRun.Usage.bind). */
+    public GraphRun.Usage usage() {
+        return usage;
+    }
+
     /**
      * Runs the graph on the thread; observer, when not null, receives the run's
      * events. Returns the final state or the interrupt the run paused at, the
@@ -149,7 +169,7 @@ public final class ThreadRun {
             Tracing.paused(in);
             Threads.Kept kept;
             try {
-                kept = keep(in);
+                kept = keep(in, usage);
             } catch (SvcError e) {
                 failOnce();
                 throw e;
@@ -161,7 +181,7 @@ public final class ThreadRun {
                 threads.pause(threadId, generation, kept);
                 return null;
             });
-            return new Outcome(threadId, null, in);
+            return new Outcome(threadId, null, in, usage.report());
         } catch (SvcError | InterruptedException | RuntimeException | Error e) {
             failOnce();
             throw e;
@@ -173,7 +193,7 @@ public final class ThreadRun {
             threads.finish(threadId, generation);
             return null;
         });
-        return new Outcome(threadId, done.state(), null);
+        return new Outcome(threadId, done.state(), null, usage.report());
     }
 
     /**
@@ -211,10 +231,11 @@ public final class ThreadRun {
         return new SvcError(504, "deadline_exceeded", "the run passed its deadline", null);
     }
 
-    /** The interrupt as the store keeps it: JSON text, a new interrupt id. */
-    static Threads.Kept keep(Interrupt in) throws SvcError {
+    /** The interrupt as the store keeps it: JSON text, a new interrupt id, the run's usage so far. */
+    static Threads.Kept keep(Interrupt in, GraphRun.Usage usage) throws SvcError {
         String value;
         String st;
+        String used;
         try {
             value = JSON.writeValueAsString(in.value());
         } catch (JsonProcessingException e) {
@@ -222,9 +243,10 @@ public final class ThreadRun {
         }
         try {
             st = JSON.writeValueAsString(in.state());
+            used = JSON.writeValueAsString(usage.counts()); // four numbers: it cannot fail
         } catch (JsonProcessingException e) {
             throw SvcError.execution(in.node(), "the state at node \"" + in.node() + "\" is not JSON");
         }
-        return new Threads.Kept(in.node(), in.field(), Threads.newId(), value, st);
+        return new Threads.Kept(in.node(), in.field(), Threads.newId(), value, st, used);
     }
 }

@@ -47,13 +47,18 @@ public class ThreadedInvoke implements GraphController.Threaded {
             throws SvcError {
         Request req = parse(body);
         ThreadRun thread = req.resuming()
-                ? ThreadRun.resume(threads, spec.schema(), req.threadId(), req.resume())
-                : ThreadRun.start(threads, spec.schema(), req.threadId(), req.state(), spec.entry());
+                ? ThreadRun.resume(threads, spec.schema(), req.threadId(), req.resume(), spec.budget())
+                : ThreadRun.start(threads, spec.schema(), req.threadId(), req.state(), spec.entry(), spec.budget());
         if (streamer != null && GraphController.wantsEvents(request.getHeader("Accept"))) {
             streamer.answer(thread.first(), new GraphController.StreamedRun() {
                 @Override
                 public GraphRun.Event run(GraphRun.Observer observer) throws SvcError, InterruptedException {
                     return thread.run(graph, observer).event();
+                }
+
+                @Override
+                public GraphRun.Usage usage() {
+                    return thread.usage();
                 }
 
                 @Override
@@ -63,7 +68,13 @@ public class ThreadedInvoke implements GraphController.Threaded {
             }, response);
             return null; // answered on the response itself
         }
-        return GraphController.send(response, 200, runWithDeadline(thread).body());
+        ThreadRun.Outcome outcome;
+        try {
+            outcome = runWithDeadline(thread);
+        } catch (SvcError e) {
+            throw e.withUsage(thread.usage());
+        }
+        return GraphController.send(response, 200, outcome.body());
     }
 
     /**
@@ -113,7 +124,7 @@ public class ThreadedInvoke implements GraphController.Threaded {
      */
     private ThreadRun.Outcome runWithDeadline(ThreadRun run) throws SvcError {
         Future<ThreadRun.Outcome> future = runner.submit(Tracing.run(
-                GraphRun.withDeadline(spec.requestTimeoutMs(), () -> run.run(graph, null))));
+                GraphRun.withDeadline(spec.requestTimeoutMs(), run.usage().bind(() -> run.run(graph, null)))));
         try {
             try {
                 return future.get(spec.requestTimeoutMs(), TimeUnit.MILLISECONDS);

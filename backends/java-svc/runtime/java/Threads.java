@@ -73,26 +73,33 @@ public interface Threads extends AutoCloseable {
     @Override
     void close();
 
-    /** A thread's pending interrupt, a copy of what the store keeps (JSON values, as a request's). */
-    record Paused(String node, String field, Object value, String id, Map<String, Object> state) {
+    /**
+     * A thread's pending interrupt, a copy of what the store keeps (JSON values, as a request's);
+     * {@code usage} is the run's GraphRun.Usage.counts at the pause (null: none kept).
+     */
+    record Paused(String node, String field, Object value, String id, Map<String, Object> state, Map<?, ?> usage) {
     }
 
     /**
      * A kept interrupt: its node, the field the answer goes to, its id and
-     * its payload and state as JSON text (every store keeps its own copy).
+     * its payload, state and the run's usage so far as JSON text (every store
+     * keeps its own copy; usage null when none was kept, as by a store's row
+     * written before there was usage).
      */
-    record Kept(String node, String field, String id, String value, String state) {
+    record Kept(String node, String field, String id, String value, String state, String usage) {
         /** What a store hands out: the JSON read back as a request's values. */
         public Paused paused() throws SvcError {
             try {
                 Object v = RequestJson.read(value.getBytes(java.nio.charset.StandardCharsets.UTF_8));
                 Object s = RequestJson.read(state.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                if (!(s instanceof Map<?, ?>)) {
+                Object u = usage == null ? null
+                        : RequestJson.read(usage.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                if (!(s instanceof Map<?, ?>) || (u != null && !(u instanceof Map<?, ?>))) {
                     throw SvcError.badRequest("not an object");
                 }
                 @SuppressWarnings("unchecked")
                 Map<String, Object> st = (Map<String, Object>) s;
-                return new Paused(node, field, v, id, st);
+                return new Paused(node, field, v, id, st, (Map<?, ?>) u);
             } catch (SvcError e) {
                 throw SvcError.execution(node, "the kept thread at node \"" + node + "\" is not JSON: " + e.getMessage());
             }

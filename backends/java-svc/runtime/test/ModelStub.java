@@ -205,6 +205,19 @@ final class ModelStub {
         return new Reply(200, envelope("{\"role\":\"assistant\",\"content\":" + JSON.writeValueAsString(content) + "}"));
     }
 
+    /** A reply of {@code content} whose usage reports {@code input} prompt and {@code output} completion tokens. */
+    static Reply answer(String content, int input, int output) throws IOException {
+        String message = "{\"role\":\"assistant\",\"content\":" + JSON.writeValueAsString(content) + "}";
+        return new Reply(200, "{\"choices\":[{\"index\":0,\"message\":" + message
+                + ",\"finish_reason\":\"stop\"}],\"usage\":" + usage(input, output) + "}");
+    }
+
+    /** An OpenAI usage object. */
+    static String usage(int input, int output) {
+        return "{\"prompt_tokens\":" + input + ",\"completion_tokens\":" + output + ",\"total_tokens\":"
+                + (input + output) + "}";
+    }
+
     /**
      * A model's stream (server-sent events): each chunk as an event's data after a
      * comment, an event name and an id (all ignored), then data: [DONE] when done.

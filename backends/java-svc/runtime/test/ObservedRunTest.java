@@ -23,7 +23,7 @@ class ObservedRunTest {
 
     @Test
     void onlyAnLlmOrAgentStepIsTheCurrentStreamedRun() throws Exception {
-        RunEvents events = new RunEvents("r1");
+        RunEvents events = new RunEvents("r1", new GraphRun.Usage(GraphRun.Budget.NONE));
         ObservedRun run = new ObservedRun(SCHEMA, SCHEMA.newState(Map.of()), 5, events);
         AtomicReference<ObservedRun> seen = new AtomicReference<>(run);
 
@@ -67,7 +67,7 @@ class ObservedRunTest {
 
     @Test
     void aDiscardWithdrawsTheTokensStanding() throws Exception {
-        RunEvents events = new RunEvents("r1");
+        RunEvents events = new RunEvents("r1", new GraphRun.Usage(GraphRun.Budget.NONE));
         ObservedRun run = new ObservedRun(SCHEMA, SCHEMA.newState(Map.of()), 5, events);
         run.step("ask", "agent", "answer", state -> {
             ObservedRun current = ObservedRun.current();
@@ -109,7 +109,7 @@ class ObservedRunTest {
      */
     @Test
     void aHitlStepReportsItsPauseAndItsAnswer() throws Exception {
-        RunEvents events = new RunEvents("r1");
+        RunEvents events = new RunEvents("r1", new GraphRun.Usage(GraphRun.Budget.NONE));
         ObservedRun run = new ObservedRun(SCHEMA, SCHEMA.newState(Map.of()), 5, events);
         Interrupt in = org.junit.jupiter.api.Assertions.assertThrows(Interrupt.class,
                 () -> run.hitl("review", "answer", state -> Values.map("ask", "Approve?")));
@@ -132,7 +132,7 @@ class ObservedRunTest {
                 "{\"run_id\":\"r1\",\"seq\":2,\"type\":\"interrupted\",\"node\":\"review\","
                         + "\"data\":{\"value\":{\"ask\":\"Approve?\"},\"threadId\":\"t1\"}} (last)"), frames);
 
-        RunEvents second = new RunEvents("r2");
+        RunEvents second = new RunEvents("r2", new GraphRun.Usage(GraphRun.Budget.NONE));
         ObservedRun observed = new ObservedRun(SCHEMA, SCHEMA.newState(Map.of()), 5, second);
         observed.resume(new GraphRun.Resume("review", "yes"));
         observed.hitl("review", "answer", state -> Values.map("ask", "Approve?"));

@@ -120,9 +120,9 @@ class PostgresThreadsTest extends SqlThreadsContract {
         Clock c = new Clock();
         Threads s = store(opts().withClock(c::now).withRunFor(Duration.ofMinutes(1)));
         StateSchema schema = ThreadRunTest.SCHEMA;
-        ThreadRun first = ThreadRun.start(s, schema, "t1", Map.of("question", "Ada"), "draft");
+        ThreadRun first = ThreadRun.start(s, schema, "t1", Map.of("question", "Ada"), "draft", ThreadRunTest.NO_BUDGET);
         assertEquals("review", first.run(ThreadRunTest.GRAPH, null).interrupt().node());
-        ThreadRun resumed = ThreadRun.resume(s, schema, "t1", true);
+        ThreadRun resumed = ThreadRun.resume(s, schema, "t1", true, ThreadRunTest.NO_BUDGET);
         SvcError e = assertThrows(SvcError.class, () -> resumed.run((state, observer, from, resume) -> {
             try {
                 pg.stop(); // mid-run
@@ -134,9 +134,10 @@ class PostgresThreadsTest extends SqlThreadsContract {
         assertEquals(503, e.status());
         assertEquals("checkpointer_unavailable", e.code());
         pg.start();
-        assertEquals("not_interrupted", code(() -> ThreadRun.resume(s, schema, "t1", true))); // still under way
+        // Still under way:
+        assertEquals("not_interrupted", code(() -> ThreadRun.resume(s, schema, "t1", true, ThreadRunTest.NO_BUDGET)));
         c.add(Duration.ofSeconds(61));
-        ThreadRun again = ThreadRun.resume(s, schema, "t1", true);
+        ThreadRun again = ThreadRun.resume(s, schema, "t1", true, ThreadRunTest.NO_BUDGET);
         ThreadRun.Outcome done = again.run(ThreadRunTest.GRAPH, null);
         assertEquals(Boolean.TRUE, done.result().get("approved"));
         assertEquals("Draft for Ada (approved)", done.result().get("reply"));

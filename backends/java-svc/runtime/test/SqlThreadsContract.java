@@ -2,6 +2,7 @@ package dev.svc.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,15 +50,44 @@ abstract class SqlThreadsContract extends ThreadsContract {
     void theTablesAreMadeOnFirstStartAndVersioned() throws Exception {
         store(opts());
         try (Connection c = raw()) {
-            assertEquals(1, count(c, "SELECT version FROM svc_schema WHERE component = 'threads'"));
+            assertEquals(2, count(c, "SELECT version FROM svc_schema WHERE component = 'threads'"));
             store(opts()); // a second start changes nothing
-            assertEquals(1, count(c, "SELECT version FROM svc_schema WHERE component = 'threads'"));
+            assertEquals(2, count(c, "SELECT version FROM svc_schema WHERE component = 'threads'"));
             try (Statement s = c.createStatement()) {
-                s.executeUpdate("UPDATE svc_schema SET version = 2 WHERE component = 'threads'");
+                s.executeUpdate("UPDATE svc_schema SET version = 3 WHERE component = 'threads'");
             }
         }
         SqlThreads.Refusal e = assertThrows(SqlThreads.Refusal.class, () -> open("test_graph", opts()));
-        assertTrue(e.getMessage().startsWith(ENV + ": schema version 2: "), e.getMessage());
+        assertTrue(e.getMessage().startsWith(ENV + ": schema version 3: "), e.getMessage());
+    }
+
+    /**
+     * A database at version 1 (before usage) gets version 2 at start-up, and a thread paused
+     * there is resumed: it kept no usage, so its run counts on from 0.
+     */
+    @Test
+    void aDatabaseAtVersion1IsMigratedAndItsThreadsGoOn() throws Exception {
+        try (Connection c = raw(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE svc_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)");
+            for (String stmt : SqlThreads.SCHEMA.get(0)) {
+                s.execute(stmt);
+            }
+            s.execute("INSERT INTO svc_schema (component, version) VALUES ('threads', 1)");
+            s.execute("INSERT INTO svc_threads (graph, id, status, generation, deadline, touched, node, field, "
+                    + "interrupt_id, payload, state) VALUES ('test_graph', 't1', 'interrupted', 'g1', 0, "
+                    + System.currentTimeMillis() + ", 'review', 'answer', 'i1', '\"ok?\"', '{\"question\": \"Ada\"}')");
+        }
+        Threads s = store(opts());
+        try (Connection c = raw()) {
+            assertEquals(2, count(c, "SELECT version FROM svc_schema WHERE component = 'threads'"));
+        }
+        Threads.Paused p = s.paused("t1");
+        assertEquals("ok?", p.value());
+        assertNull(p.usage());
+        String g = s.claim("t1", "i1");
+        s.pause("t1", g, ThreadRun.keep(new Interrupt("review", "answer", "again?", Map.of()),
+                new GraphRun.Usage(GraphRun.Budget.NONE, Map.of("modelCalls", 1, "attempts", 1))));
+        assertEquals(1, s.paused("t1").usage().get("modelCalls"));
     }
 
     /** Two graphs on one database keep their threads apart. */

@@ -64,7 +64,7 @@ class StreamingAgentsTest {
 
     /** A streamed run of one step, its events read back as they were emitted. */
     private static final class Streamed {
-        final RunEvents events = new RunEvents("r1");
+        final RunEvents events = new RunEvents("r1", new GraphRun.Usage(GraphRun.Budget.NONE));
         final ObservedRun run;
         final List<Map<String, Object>> seen = new ArrayList<>();
 
@@ -277,9 +277,11 @@ class StreamingAgentsTest {
 
         List<Request> model = modelRequests();
         assertEquals(List.of(false, false, true, true), model.stream().map(StreamingAgentsTest::asksStream).toList());
-        // A streamed call is the JSON call's body plus "stream": true, asking for events.
+        // A streamed call is the JSON call's body plus "stream": true, asking for events,
+        // and "stream_options" asking for the call's usage (in the stream's last chunk).
         Map<String, Object> streamedBody = model.get(2).json();
-        streamedBody.remove("stream");
+        assertEquals(true, streamedBody.remove("stream"));
+        assertEquals(Map.of("include_usage", true), streamedBody.remove("stream_options"));
         assertEquals(model.get(0).json(), streamedBody);
         assertEquals("text/event-stream", model.get(2).header("Accept"));
         assertEquals("Bearer sk-test", model.get(2).header("Authorization"));

@@ -163,6 +163,29 @@ class TelemetryTest {
         }
     }
 
+    /** A streamed call's usage (its last chunk's) is on its chat span, as a whole reply's is. */
+    @Test
+    void aStreamedChatSpanHasTheStreamsUsage() throws Exception {
+        try (ModelStub.Stub stub = new ModelStub.Stub()) {
+            stub.routes.put("/v1/chat/completions", r -> ModelStub.sse(true,
+                    "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"yo\"}}]}",
+                    "{\"choices\":[],\"usage\":" + ModelStub.usage(3, 1) + "}"));
+            StreamingLlmClient llm = new StreamingLlmClient(ModelStub.variables(stub.url("/v1"), "k"),
+                    java.time.Duration.ofSeconds(5));
+            LlmClient.Model model = new LlmClient.Model(
+                    new LlmClient.Provider(ModelStub.MODEL_URL_ENV, ModelStub.MODEL_KEY_ENV), "m", null, null);
+            StateSchema schema = new StateSchema(List.of(
+                    new StateSchema.Field("answer", StateSchema.Type.STRING, null, false, false, null)));
+            ObservedRun run = new ObservedRun(schema, schema.newState(Map.of()), 5,
+                    new RunEvents("r1", new GraphRun.Usage(GraphRun.Budget.NONE)));
+            run.step("a-node", "llm", "answer", st -> llm.chat("a-node", model, "", "hi"));
+            assertEquals("yo", run.get("answer"));
+        }
+        SpanData chat = spans().get("chat m");
+        assertEquals(3L, chat.getAttributes().get(AttributeKey.longKey("gen_ai.usage.input_tokens")));
+        assertEquals(1L, chat.getAttributes().get(AttributeKey.longKey("gen_ai.usage.output_tokens")));
+    }
+
     @Test
     void otelSdkDisabledInstallsNoTracerAndNoServerSpans() {
         Tracing.install(null);

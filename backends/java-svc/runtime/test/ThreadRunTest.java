@@ -59,10 +59,13 @@ class ThreadRunTest {
         }
     };
 
+    /** The runs here ask no model. */
+    static final GraphRun.Budget NO_BUDGET = GraphRun.Budget.NONE;
+
     private final MemoryThreads threads = new MemoryThreads(ThreadsContract.opts());
 
     private ThreadRun.Outcome pausedRun(String id) throws Exception {
-        ThreadRun run = ThreadRun.start(threads, SCHEMA, id, Map.of("question", "Ada"), "draft");
+        ThreadRun run = ThreadRun.start(threads, SCHEMA, id, Map.of("question", "Ada"), "draft", NO_BUDGET);
         return run.run(GRAPH, null);
     }
 
@@ -76,23 +79,23 @@ class ThreadRunTest {
         assertEquals("approved", kept.field());
         assertEquals(Values.map("question", "Ada", "draft", "Draft for Ada", "approved", false, "reply", ""), kept.state());
 
-        ThreadRun resumed = ThreadRun.resume(threads, SCHEMA, "t1", true);
+        ThreadRun resumed = ThreadRun.resume(threads, SCHEMA, "t1", true, NO_BUDGET);
         assertEquals(new GraphRun.Event("resumed", "review", Values.map("threadId", "t1", "resume", true)), resumed.first());
         ThreadRun.Outcome done = resumed.run(GRAPH, null);
         assertEquals(Values.map("result", Values.map("question", "Ada", "draft", "Draft for Ada", "approved", true,
                 "reply", "Draft for Ada (approved)"), "threadId", "t1"), done.body());
         assertEquals("run_finished", done.event().type());
-        SvcError again = assertThrows(SvcError.class, () -> ThreadRun.resume(threads, SCHEMA, "t1", true));
+        SvcError again = assertThrows(SvcError.class, () -> ThreadRun.resume(threads, SCHEMA, "t1", true, NO_BUDGET));
         assertEquals(409, again.status());
         assertEquals("not_interrupted", again.code());
     }
 
     @Test
     void aNewThreadGetsAnIdAndItsStateIsChecked() throws Exception {
-        ThreadRun run = ThreadRun.start(threads, SCHEMA, null, Map.of("question", "Ada"), "draft");
+        ThreadRun run = ThreadRun.start(threads, SCHEMA, null, Map.of("question", "Ada"), "draft", NO_BUDGET);
         assertTrue(run.threadId().matches("[0-9a-f]{32}"), run.threadId());
         assertEquals("run_started", run.first().type());
-        SvcError e = assertThrows(SvcError.class, () -> ThreadRun.start(threads, SCHEMA, "t2", Map.of(), "draft"));
+        SvcError e = assertThrows(SvcError.class, () -> ThreadRun.start(threads, SCHEMA, "t2", Map.of(), "draft", NO_BUDGET));
         assertEquals(422, e.status());
         assertEquals(Map.of("field", "question"), e.details());
         assertEquals("thread_not_found", ThreadsContract.code(() -> threads.paused("t2")));
@@ -102,19 +105,19 @@ class ThreadRunTest {
     void aWrongTypedAnswerLeavesTheThreadPaused() throws Exception {
         pausedRun("t1");
         for (Object wrong : new Object[] {"yes", null, 1, List.of(true)}) {
-            SvcError e = assertThrows(SvcError.class, () -> ThreadRun.resume(threads, SCHEMA, "t1", wrong));
+            SvcError e = assertThrows(SvcError.class, () -> ThreadRun.resume(threads, SCHEMA, "t1", wrong, NO_BUDGET));
             assertEquals(422, e.status());
             assertEquals("invalid_state", e.code());
             assertEquals(Map.of("field", "approved"), e.details());
             assertEquals("the resume value for state field \"approved\" must be boolean", e.getMessage());
         }
-        ThreadRun.Outcome done = ThreadRun.resume(threads, SCHEMA, "t1", false).run(GRAPH, null);
+        ThreadRun.Outcome done = ThreadRun.resume(threads, SCHEMA, "t1", false, NO_BUDGET).run(GRAPH, null);
         assertEquals("Draft for Ada (rejected)", done.result().get("reply"));
     }
 
     @Test
     void unknownThreadsAreNotFound() {
-        SvcError e = assertThrows(SvcError.class, () -> ThreadRun.resume(threads, SCHEMA, "nobody", true));
+        SvcError e = assertThrows(SvcError.class, () -> ThreadRun.resume(threads, SCHEMA, "nobody", true, NO_BUDGET));
         assertEquals(404, e.status());
         assertEquals("thread_not_found", e.code());
     }
@@ -122,7 +125,7 @@ class ThreadRunTest {
     @Test
     void aFailedRunFailsItsThread() throws Exception {
         pausedRun("t1");
-        ThreadRun run = ThreadRun.resume(threads, SCHEMA, "t1", true);
+        ThreadRun run = ThreadRun.resume(threads, SCHEMA, "t1", true, NO_BUDGET);
         SvcError e = assertThrows(SvcError.class, () -> run.run((state, observer, from, resume) -> {
             throw SvcError.execution("reply", "node \"reply\" failed");
         }, null));
@@ -134,7 +137,7 @@ class ThreadRunTest {
     /** The deadline abandons a run: its thread fails, and the run's late end writes nothing. */
     @Test
     void anAbandonedRunFailsItsThread() throws Exception {
-        ThreadRun run = ThreadRun.start(threads, SCHEMA, "t1", Map.of("question", "Ada"), "draft");
+        ThreadRun run = ThreadRun.start(threads, SCHEMA, "t1", Map.of("question", "Ada"), "draft", NO_BUDGET);
         assertTrue(run.abandon());
         assertFalse(run.abandon());
         SvcError late = assertThrows(SvcError.class, () -> run.run(GRAPH, null));
@@ -146,7 +149,7 @@ class ThreadRunTest {
     /** A run that ended is kept: the deadline then comes too late to abandon it. */
     @Test
     void aRunThatEndedCannotBeAbandoned() throws Exception {
-        ThreadRun run = ThreadRun.start(threads, SCHEMA, "t1", Map.of("question", "Ada"), "draft");
+        ThreadRun run = ThreadRun.start(threads, SCHEMA, "t1", Map.of("question", "Ada"), "draft", NO_BUDGET);
         run.run(GRAPH, null);
         assertFalse(run.abandon());
         assertEquals("review", threads.paused("t1").node());
@@ -155,7 +158,7 @@ class ThreadRunTest {
     /** A run cancelled mid-node (a client that left a stream) fails its thread. */
     @Test
     void aCancelledRunFailsItsThread() throws Exception {
-        ThreadRun run = ThreadRun.start(threads, SCHEMA, "t1", Map.of("question", "Ada"), "draft");
+        ThreadRun run = ThreadRun.start(threads, SCHEMA, "t1", Map.of("question", "Ada"), "draft", NO_BUDGET);
         CountDownLatch inside = new CountDownLatch(1);
         ExecutorService runner = Executors.newVirtualThreadPerTaskExecutor();
         Future<?> f = runner.submit(() -> run.run((state, observer, from, resume) -> {
@@ -210,10 +213,10 @@ class ThreadRunTest {
             public void close() {
             }
         };
-        ThreadRun run = ThreadRun.start(broken, SCHEMA, "t1", Map.of("question", "Ada"), "draft");
+        ThreadRun run = ThreadRun.start(broken, SCHEMA, "t1", Map.of("question", "Ada"), "draft", NO_BUDGET);
         assertEquals(503, assertThrows(SvcError.class, () -> run.run(GRAPH, null)).status());
         assertEquals("thread_busy", ThreadsContract.code(() -> threads.start("t1"))); // it settles later
-        ThreadRun other = ThreadRun.start(broken, SCHEMA, "t2", Map.of("question", "Ada"), "draft");
+        ThreadRun other = ThreadRun.start(broken, SCHEMA, "t2", Map.of("question", "Ada"), "draft", NO_BUDGET);
         SvcError own = assertThrows(SvcError.class, () -> other.run((state, observer, from, resume) -> {
             throw SvcError.stepLimit(2);
         }, null));
@@ -224,7 +227,7 @@ class ThreadRunTest {
     @Test
     void aResumedRunHasItsOwnStepBudget() throws Exception {
         pausedRun("t1");
-        ThreadRun.Outcome done = ThreadRun.resume(threads, SCHEMA, "t1", true).run(GRAPH, null);
+        ThreadRun.Outcome done = ThreadRun.resume(threads, SCHEMA, "t1", true, NO_BUDGET).run(GRAPH, null);
         assertEquals(true, done.result().get("approved"));
     }
 

@@ -89,7 +89,8 @@ abstract class ThreadsContract {
     }
 
     static Threads.Kept kept(Object value, Map<String, Object> state) throws SvcError {
-        return ThreadRun.keep(new Interrupt("review", "answer", value, state));
+        return ThreadRun.keep(new Interrupt("review", "answer", value, state),
+                new GraphRun.Usage(GraphRun.Budget.NONE));
     }
 
     /** A new run on id paused at "review"; returns the interrupt's id. */
@@ -200,6 +201,21 @@ abstract class ThreadsContract {
         String young = s.paused("young").id();
         assertEquals("thread_not_found", code(() -> s.claim("old", young)));
         s.start("old"); // an expired thread's id starts anew
+    }
+
+    /** A pause keeps the run's usage with its interrupt, for its resume to count on from; each pause its own. */
+    @Test
+    void theRunsUsageIsKeptWithItsInterrupt() throws Exception {
+        Threads s = store(opts());
+        String g = s.start("t1");
+        GraphRun.Usage usage = new GraphRun.Usage(GraphRun.Budget.NONE,
+                Map.of("inputTokens", 3, "outputTokens", 5, "modelCalls", 1, "attempts", 2));
+        s.pause("t1", g, ThreadRun.keep(new Interrupt("review", "answer", QUESTION, Map.of()), usage));
+        assertEquals(usage.counts(), new GraphRun.Usage(GraphRun.Budget.NONE, s.paused("t1").usage()).counts());
+        String next = s.claim("t1", s.paused("t1").id());
+        s.pause("t1", next, kept(QUESTION, Map.of())); // the resumed run paused again, having asked no model
+        assertEquals(Map.of("inputTokens", 0, "outputTokens", 0, "modelCalls", 0, "attempts", 0),
+                s.paused("t1").usage());
     }
 
     /**
