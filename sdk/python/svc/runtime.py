@@ -70,20 +70,12 @@ from svc.errors import (
     step_limit_error,
     upstream_error,
 )
+from svc.http_tools import HttpTool, call_http_tool, register_http_tool
+from svc.model_calls import Model, Retry
 from svc.state import MISSING, Field, Item, Replace, StateSchema
 from svc.threads import hitl
 from svc.threads.hitl import Resume, human_interrupt
-from svc.upstream import (
-    HttpTool,
-    Model,
-    as_list,
-    assistant_message,
-    call_http_tool,
-    chat,
-    classify_intent,
-    register_http_tool,
-    text_items,
-)
+from svc.upstream import as_list, assistant_message, chat, classify_intent, text_items
 from svc.values import (
     cond_eq,
     cond_exists,
@@ -107,6 +99,7 @@ __all__ = [
     "Model",
     "Replace",
     "Resume",
+    "Retry",
     "StateSchema",
     "SvcError",
     "as_list",

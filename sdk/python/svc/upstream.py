@@ -1,6 +1,7 @@
-"""Calls from a run to the outside: model providers, HTTP tools and the
-marketplace connectors' HTTP calls (resolve_url and post, which the
-connectors' python-svc code imports instead of carrying a client of its own).
+"""Calls from a run to the outside: model providers, and the HTTP call of
+HTTP tools (svc.http_tools) and of the marketplace connectors (resolve_url
+and post, which the connectors' python-svc code imports instead of carrying
+a client of its own).
 
 Every way a call can fail maps to one `upstream_error` reason of the HTTP
 contract, in the order the Go runtime checks them (upstream.go): the
@@ -10,6 +11,10 @@ reply (too_large, before its status), the status, then the JSON.
 In a streamed run (svc.streaming) `chat()` of an `llm` node asks the model
 for a stream and sends its text as `token` events as it arrives, and so does
 `chat_turn()`, one turn of an agent's worker, until its reply calls tools.
+
+Every model call (chat, chat_message, chat_turn, classify_intent) is one
+svc.model_calls.call: its attempts, their retries and the model's fallbacks.
+A failure another attempt may not meet is raised as a model_calls.Retryable.
 """
 
 from __future__ import annotations
@@ -22,12 +27,12 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from svc import registry, streaming, telemetry
-from svc.errors import RegistrationError, SvcError, execution_error, require, upstream_error
+from svc import model_calls, streaming, telemetry
+from svc.errors import SvcError, execution_error, require, upstream_error
+from svc.model_calls import RETRY_STATUSES, Model, Retryable
 from svc.values import fill_fields, text
 
 # What an HTTP tool or a model provider may send back.
@@ -203,13 +208,13 @@ def post(
                 # httpx's read timeout is per chunk; the call as a whole is bounded too.
                 if ends is not None and time.monotonic() > ends:
                     raise httpx.ReadTimeout(timed_out)
-            status = resp.status_code
+            status, retry_after = resp.status_code, resp.headers.get("retry-after")
     except (httpx.HTTPError, httpx.InvalidURL) as e:
         if stream is not None and stream.cancelled:
             raise streaming.cancelled_error() from None
         raise _transport_error(node, endpoint, service, e) from None
     if not 200 <= status <= 299:
-        raise _status_error(node, service, status)
+        raise _status_error(node, service, status, retry_after)
     if not read_reply:
         return None
     try:
@@ -233,25 +238,30 @@ def _request_body(node: str, service: str, body: Any) -> bytes:
 
 def _transport_error(node: str, endpoint: str, service: str, e: Exception) -> SvcError:
     """The upstream_error of an httpx failure (an HTTPError or InvalidURL):
-    timeout, or connect."""
+    timeout, or connect; Retryable but for an unusable URL."""
     import httpx
 
     q = json.dumps(node)
     if isinstance(e, httpx.TimeoutException):
-        return upstream_error(node, "timeout", f"node {q}: the {service} call timed out")
+        timed_out = upstream_error(node, "timeout", f"node {q}: the {service} call timed out")
+        return Retryable(timed_out)
     if isinstance(e, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
         return upstream_error(node, "connect", f"node {q}: invalid {service} URL")
     # httpx's messages do not hold the URL; if one ever does, it is left out.
     detail = str(e) or type(e).__name__
     if endpoint and endpoint in detail:
         detail = type(e).__name__
-    return upstream_error(node, "connect", f"node {q}: cannot reach the {service}: {detail}")
+    message = f"node {q}: cannot reach the {service}: {detail}"
+    return Retryable(upstream_error(node, "connect", message))
 
 
-def _status_error(node: str, service: str, status: int) -> SvcError:
-    return upstream_error(
+def _status_error(node: str, service: str, status: int, retry_after: str | None) -> SvcError:
+    """The upstream_error of a reply's non-2xx `status` (Retryable for
+    RETRY_STATUSES, with its Retry-After header `retry_after`)."""
+    error = upstream_error(
         node, "status", f"node {json.dumps(node)}: the {service} answered {status}", status=status
     )
+    return Retryable(error, retry_after) if status in RETRY_STATUSES else error
 
 
 def post_json(
@@ -270,18 +280,6 @@ def post_json(
 
 
 # --- model providers -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Model:
-    """Where an LLM node's requests go: an OpenAI-compatible chat-completions
-    API whose base URL and key are read from the environment at call time."""
-
-    name: str
-    temperature: float | None = None
-    max_tokens: int | None = None
-    base_url_env: str = "OPENAI_BASE_URL"
-    api_key_env: str = "OPENAI_API_KEY"
 
 
 def _completion_request(
@@ -309,15 +307,12 @@ def _completion(
     model: Model,
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
-    deadline: float | None,
+    timeout: float,
     feature: str,
 ) -> Any:
-    """One chat-completions call; returns the parsed reply.
-
-    `deadline` is the seconds left in the run (CompiledGraph.remaining()).
-    """
+    """One chat-completions request (an attempt of model_calls.call, within
+    `timeout` seconds); returns the parsed reply."""
     endpoint, headers, body = _completion_request(node, model, messages, tools)
-    timeout = call_timeout(None, deadline)
     with telemetry.chat_span(model.name) as span:
         reply = post_json(node, endpoint, headers, body, timeout=timeout, feature=feature)
         telemetry.record_reply(span, reply, model.name, messages)
@@ -449,7 +444,7 @@ def _cut_on_cancel(stream: streaming.RunStream) -> Iterator[dict[str, Any]]:
 
 
 def _data_lines(
-    resp: Any, stream: streaming.RunStream, ends: float | None, too_large: SvcError
+    resp: Any, stream: streaming.RunStream, ends: float, too_large: SvcError
 ) -> Iterator[bytes]:
     """The `data:` values of a server-sent event stream as they arrive;
     cancelled_error once the run is cancelled, `too_large` for a line over
@@ -461,7 +456,7 @@ def _data_lines(
         if stream.cancelled:
             raise streaming.cancelled_error()
         # httpx's read timeout is per chunk; the call as a whole is bounded too.
-        if ends is not None and time.monotonic() > ends:
+        if time.monotonic() > ends:
             raise httpx.ReadTimeout("the stream passed its deadline")
         pending += chunk
         *lines, pending = pending.split(b"\n")
@@ -477,19 +472,21 @@ def _stream_chunks(
     model: Model,
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
-    deadline: float | None,
+    timeout: float,
     stream: streaming.RunStream,
-    each: Callable[[Any], None],
+    each: Callable[[Any], str | None],
     too_large: SvcError,
     feature: str,
 ) -> None:
-    """One chat-completions call of a streamed run: the provider is asked
-    for a stream ("stream": true) and `each` gets every chunk, parsed, as it
-    arrives, until `data: [DONE]`. A ValueError from `each` (or a line that
-    is not JSON) is invalid_json; `too_large` is also a line over
-    MAX_UPSTREAM_BYTES; a stream that ends before `data: [DONE]` is a
-    connect error; a run cancelled meanwhile ends with cancelled_error, its
-    connection cut at once (_cut_on_cancel)."""
+    """One chat-completions request of a streamed run (an attempt of
+    model_calls.call, within `timeout` seconds): the provider is asked for a
+    stream ("stream": true) and `each` gets every chunk, parsed, as it
+    arrives, until `data: [DONE]`; the text it returns is sent as a token.
+    A ValueError from `each` (or a line that is not JSON) is invalid_json;
+    `too_large` is also a line over MAX_UPSTREAM_BYTES; a stream that ends
+    before `data: [DONE]` is a connect error; a run cancelled meanwhile ends
+    with cancelled_error, its connection cut at once (_cut_on_cancel)."""
+    reached = False  # a token of this request reached the client
     with telemetry.chat_span(model.name) as span:
         endpoint, headers, body = _completion_request(node, model, messages, tools)
         body["stream"] = True
@@ -498,10 +495,7 @@ def _stream_chunks(
         client = streaming_client(feature)
         import httpx
 
-        timeout = call_timeout(None, deadline)
-        if timeout is not None and timeout <= 0:
-            raise upstream_error(node, "timeout", f"node {q}: the upstream call timed out")
-        ends = None if timeout is None else time.monotonic() + timeout
+        ends = time.monotonic() + timeout
         sent = {"Content-Type": "application/json", "Accept": "text/event-stream", **headers}
         telemetry.inject(sent)
         try:
@@ -519,14 +513,15 @@ def _stream_chunks(
                 ) as resp,
             ):
                 if not 200 <= resp.status_code <= 299:
-                    raise _status_error(node, "upstream", resp.status_code)
+                    retry_after = resp.headers.get("retry-after")
+                    raise _status_error(node, "upstream", resp.status_code, retry_after)
                 for data in _data_lines(resp, stream, ends, too_large):
                     if data == b"[DONE]":
                         return
                     try:
                         chunk = loads_strict(data)
                         telemetry.record_reply(span, chunk, model.name)
-                        each(chunk)
+                        token = each(chunk)
                     except ValueError:
                         raise upstream_error(
                             node,
@@ -534,13 +529,19 @@ def _stream_chunks(
                             f"node {q}: a chunk of the model's stream "
                             "is not a chat-completion chunk",
                         ) from None
+                    if token:
+                        stream.token(token)
+                        reached = True
+            if stream.cancelled:
+                raise streaming.cancelled_error()
+            ended = f"node {q}: the model's stream ended before [DONE]"
+            error: SvcError = Retryable(upstream_error(node, "connect", ended))
         except (httpx.HTTPError, httpx.InvalidURL) as e:
             if stream.cancelled:
                 raise streaming.cancelled_error() from None
-            raise _transport_error(node, endpoint, "upstream", e) from None
-        if stream.cancelled:
-            raise streaming.cancelled_error()
-        raise upstream_error(node, "connect", f"node {q}: the model's stream ended before [DONE]")
+            error = _transport_error(node, endpoint, "upstream", e)
+        # The client has the tokens sent: the call cannot start over after them.
+        raise SvcError(error.status, error.code, error.message, error.details) if reached else error
 
 
 def _chat_streamed(
@@ -559,22 +560,24 @@ def _chat_streamed(
         "too_large",
         f"node {json.dumps(node)}: the model's text is larger than {MAX_UPSTREAM_BYTES} bytes",
     )
-    text: list[str] = []
-    size = 0
 
-    def each(chunk: Any) -> None:
-        nonlocal size
-        delta = _field(_delta(chunk), "content", str) or ""
-        if not delta:
-            return
-        size += len(delta.encode())
-        if size > MAX_UPSTREAM_BYTES:
-            raise too_large
-        text.append(delta)
-        stream.token(delta)
+    def attempt(m: Model, timeout: float) -> str:
+        text: list[str] = []
+        size = 0
 
-    _stream_chunks(node, model, messages, None, deadline, stream, each, too_large, "chat()")
-    return "".join(text)
+        def each(chunk: Any) -> str:
+            nonlocal size
+            delta = _field(_delta(chunk), "content", str) or ""
+            size += len(delta.encode())
+            if size > MAX_UPSTREAM_BYTES:
+                raise too_large
+            text.append(delta)
+            return delta
+
+        _stream_chunks(node, m, messages, None, timeout, stream, each, too_large, "chat()")
+        return "".join(text)
+
+    return model_calls.call(node, model, deadline, attempt)
 
 
 def chat_turn(
@@ -601,19 +604,23 @@ def chat_turn(
         "too_large",
         f"node {json.dumps(node)}: the model's reply is larger than {MAX_UPSTREAM_BYTES} bytes",
     )
-    turn = _Turn()
 
-    def each(chunk: Any) -> None:
-        content = turn.add(chunk)
-        if turn.size > MAX_UPSTREAM_BYTES:
-            raise too_large
-        if turn.calling:
-            stream.discard("tool_calls")  # once: then nothing of the turn stands
-        elif content:
-            stream.token(content)
+    def attempt(m: Model, timeout: float) -> dict[str, Any]:
+        turn = _Turn()
 
-    _stream_chunks(node, model, messages, tools, deadline, stream, each, too_large, feature)
-    return turn.message()
+        def each(chunk: Any) -> str | None:
+            content = turn.add(chunk)
+            if turn.size > MAX_UPSTREAM_BYTES:
+                raise too_large
+            if turn.calling:
+                stream.discard("tool_calls")  # once: then nothing of the turn stands
+                return None
+            return content
+
+        _stream_chunks(node, m, messages, tools, timeout, stream, each, too_large, feature)
+        return turn.message()
+
+    return model_calls.call(node, model, deadline, attempt)
 
 
 def _first_message(reply: Any) -> Any:
@@ -634,14 +641,39 @@ def chat_message(
 ) -> dict[str, Any]:
     """One chat-completions call (with `tools` offered, if any); returns the
     reply's `choices[0].message`, which may hold `tool_calls`."""
-    message = _first_message(_completion(node, model, messages, tools, deadline, feature))
-    if not isinstance(message, dict):
-        raise upstream_error(
-            node,
-            "invalid_json",
-            f"node {json.dumps(node)}: the model reply has no choices[0].message",
-        )
-    return message
+
+    def attempt(m: Model, timeout: float) -> dict[str, Any]:
+        message = _first_message(_completion(node, m, messages, tools, timeout, feature))
+        if not isinstance(message, dict):
+            raise upstream_error(
+                node,
+                "invalid_json",
+                f"node {json.dumps(node)}: the model reply has no choices[0].message",
+            )
+        return message
+
+    return model_calls.call(node, model, deadline, attempt)
+
+
+def _chat_text(
+    node: str, model: Model, messages: list[dict[str, Any]], deadline: float | None, feature: str
+) -> str:
+    """One chat-completions call without tools; returns the reply's
+    choices[0].message.content, checked within the call so that its failure
+    names the model and attempts too (model_calls.call)."""
+
+    def attempt(m: Model, timeout: float) -> str:
+        message = _first_message(_completion(node, m, messages, None, timeout, feature))
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, str):
+            raise upstream_error(
+                node,
+                "invalid_json",
+                f"node {json.dumps(node)}: the model reply has no choices[0].message.content",
+            )
+        return content
+
+    return model_calls.call(node, model, deadline, attempt)
 
 
 def chat(node: str, model: Model, system: str, user: str, *, deadline: float | None = None) -> str:
@@ -655,15 +687,7 @@ def chat(node: str, model: Model, system: str, user: str, *, deadline: float | N
     stream = streaming.current(("llm",))
     if stream is not None:
         return _chat_streamed(node, model, messages, deadline, stream)
-    message = _first_message(_completion(node, model, messages, None, deadline, "chat()"))
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, str):
-        raise upstream_error(
-            node,
-            "invalid_json",
-            f"node {json.dumps(node)}: the model reply has no choices[0].message.content",
-        )
-    return content
+    return _chat_text(node, model, messages, deadline, "chat()")
 
 
 def as_list(reply: str) -> list:
@@ -721,15 +745,7 @@ def classify_intent(
         {"role": "system", "content": "\n".join(lines)},
         {"role": "user", "content": text},
     ]
-    content = chat_message(
-        node, model, messages, deadline=deadline, feature="classify_intent()"
-    ).get("content")
-    if not isinstance(content, str):
-        raise upstream_error(
-            node,
-            "invalid_json",
-            f"node {json.dumps(node)}: the model reply has no choices[0].message.content",
-        )
+    content = _chat_text(node, model, messages, deadline, "classify_intent()")
     return names.get(content.strip().lower(), fallback)
 
 
@@ -740,60 +756,3 @@ def text_items(items: list) -> list:
 
 def assistant_message(reply: str) -> list:
     return [{"role": "assistant", "content": reply}]
-
-
-# --- HTTP tools ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HttpTool:
-    """A registry tool: the input is POSTed as JSON, the parsed reply is the result.
-
-    `endpoint` may be `env:NAME`; header values may hold `${NAME}`.
-    """
-
-    endpoint: str
-    timeout_ms: int = 10000
-    headers: dict[str, str] | None = field(default=None, hash=False)
-    tool_id: str = ""  # set by register_http_tool, and the name of its calls' spans
-
-
-def call_http_tool(node: str, tool: HttpTool, input: dict, *, deadline: float | None = None) -> Any:
-    with telemetry.tool_span(tool.tool_id or node):
-        return _post_tool(node, tool, input, deadline)
-
-
-def _post_tool(node: str, tool: HttpTool, input: dict, deadline: float | None) -> Any:
-    endpoint = resolve_endpoint(node, tool.endpoint)
-    timeout = tool.timeout_ms / 1000 if tool.timeout_ms and tool.timeout_ms > 0 else None
-    return post_json(
-        node,
-        endpoint,
-        tool.headers,
-        input,
-        timeout=call_timeout(timeout, deadline),
-        feature="call_http_tool()",
-    )
-
-
-def register_http_tool(tool_id: str, tool: HttpTool, description: str = "") -> HttpTool:
-    """Registers `tool` as the registry tool `tool_id`, so worker agents can
-    call it: the model's arguments are POSTed as they are and the parsed reply
-    is the result (an upstream failure stays a 502 upstream_error). Returns
-    `tool` with its `tool_id` set (the name of its calls' spans), for
-    `TOOL = register_http_tool("crm", HttpTool(...))`.
-
-    Registering the same `tool_id` again replaces the tool (as a module
-    reload does), which is also how a test points it at a stub."""
-    if not isinstance(tool, HttpTool):
-        raise RegistrationError(f"register_http_tool needs an HttpTool, not {type(tool).__name__}")
-    tool = replace(tool, tool_id=tool_id)
-
-    def call(arguments: dict) -> Any:
-        # Its span is the caller's (svc.agents.run opens execute_tool).
-        return _post_tool(tool_id, tool, arguments, None)
-
-    call.__name__ = tool_id
-    call.__qualname__ = f"register_http_tool.{tool_id}"
-    registry.tool(tool_id, arguments="object", description=description)(call)
-    return tool

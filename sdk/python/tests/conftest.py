@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from svc import config, rag, registry, telemetry
+from svc import config, model_calls, rag, registry, telemetry
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "fixtures" / "config"
@@ -73,13 +73,13 @@ def _left(conn: socket.socket, seconds: float) -> bool:
 class Stub:
     """An HTTP server on 127.0.0.1 answering with `respond(request)`.
 
-    `respond` returns (status, body bytes), "hangup" to close the connection
-    without an answer, ("slow", seconds, body) to answer late, or ("stream",
-    pieces, done[, seconds before the headers]) to answer as a
-    chat-completions stream: each piece is (seconds to wait, text) sent as a
-    chunk's delta, or (seconds, bytes) sent as a raw `data:` line, then
-    `data: [DONE]` when `done`. The times at which a client closed a stream
-    before its end are in `cut`.
+    `respond` returns (status, body bytes[, headers dict]), "hangup" to
+    close the connection without an answer, ("slow", seconds, body) to
+    answer late, or ("stream", pieces, done[, seconds before the headers])
+    to answer as a chat-completions stream: each piece is (seconds to wait,
+    text) sent as a chunk's delta, or (seconds, bytes) sent as a raw `data:`
+    line, then `data: [DONE]` when `done`. The times at which a client
+    closed a stream before its end are in `cut`.
     """
 
     def __init__(self, respond: Callable[[Request], object]):
@@ -109,10 +109,12 @@ class Stub:
                 if answer[0] == "slow":
                     time.sleep(answer[1])
                     answer = (200, answer[2])
-                status, body = answer
+                status, body, headers = answer if len(answer) == 3 else (*answer, {})
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
+                    for name, value in headers.items():
+                        self.send_header(name, value)
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     self.wfile.write(body)
@@ -169,6 +171,15 @@ def stub():
     yield start
     for s in started:
         s.close()
+
+
+@pytest.fixture
+def waits(monkeypatch):
+    """The waits between a model call's attempts, recorded (in seconds)
+    instead of waited: svc.model_calls.retry_sleep."""
+    asked: list[float] = []
+    monkeypatch.setattr(model_calls, "retry_sleep", asked.append)
+    return asked
 
 
 @pytest.fixture(scope="session")

@@ -303,7 +303,7 @@ def test_bad_tool_calls_fail_naming_the_agent_and_tool(model_stub, tool_call, re
 @pytest.mark.parametrize(
     ("answer", "reason"), [((503, b"{}"), "status"), ((200, b'{"choices": []}'), "invalid_json")]
 )
-def test_a_model_failure_is_an_upstream_error(stub, monkeypatch, answer, reason):
+def test_a_model_failure_is_an_upstream_error(stub, monkeypatch, waits, answer, reason):
     register_researcher(model=MODEL)
     s = stub(lambda _req: answer)
     monkeypatch.setenv("STUB_BASE", s.url)
@@ -311,6 +311,26 @@ def test_a_model_failure_is_an_upstream_error(stub, monkeypatch, answer, reason)
         run_agent("go", "researcher")
     assert e.value.code == "upstream_error"
     assert e.value.details["reason"] == reason
+    # The worker's model call is retried on a 503, not on a reply it cannot read.
+    assert e.value.details["attempts"] == len(s.received) == (3 if reason == "status" else 1)
+
+
+def test_a_later_turn_has_only_what_is_left_of_the_deadline(stub, monkeypatch, waits):
+    """The second turn starts 0.6 s into a 1 s deadline: a 0.6 s
+    Retry-After would end past it, so that turn is not asked again."""
+    register_researcher(model=MODEL)
+    looked_up = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [call("c1", "lookup", {"q": "a"})],
+    }
+    answers = iter([("slow", 0.6, json.dumps({"choices": [{"message": looked_up}]}).encode())])
+    s = stub(lambda _req: next(answers, (503, b"{}", {"Retry-After": "0.6"})))
+    monkeypatch.setenv("STUB_BASE", s.url)
+    with pytest.raises(SvcError) as e:
+        run_agent("go", "researcher", deadline=1.0)
+    assert (e.value.details["status"], e.value.details["attempts"]) == (503, 1)
+    assert len(s.received) == 2 and waits == []
 
 
 def test_registration_errors():

@@ -312,7 +312,7 @@ def test_a_legacy_request_form_answers_json(model, client):
         {"question": "huge"},  # the JSON answer is over 4 MiB, the stream's event too
     ],
 )
-def test_failures_during_the_run_end_with_the_json_answers_error(model, client, state):
+def test_failures_during_the_run_end_with_the_json_answers_error(model, client, waits, state):
     c = client(StreamingChat())
     r = c.post("/invoke", json={"state": state}, headers=JSON)
     error = r.json()["error"]
@@ -331,12 +331,14 @@ def test_failures_during_the_run_end_with_the_json_answers_error(model, client, 
     ("question", "reason"),
     [("break", "connect"), ("garbled", "invalid_json"), ("fail", "status")],
 )
-def test_a_model_stream_that_fails_is_an_upstream_error(model, client, question, reason):
+def test_a_model_stream_that_fails_is_an_upstream_error(model, client, waits, question, reason):
     c = client(StreamingChat())
     found = streamed(c, {"question": question})
     last = found[-1]["data"]
     assert (last["status"], last["code"]) == (502, "upstream_error"), last
     assert last["details"]["node"] == "answer" and last["details"]["reason"] == reason
+    # The refusal (500) comes before any token: it is asked again; the others after one.
+    assert last["details"]["attempts"] == len(model.received) == (3 if question == "fail" else 1)
     if question != "fail":
         assert outline(found)[1:3] == ["node_started:answer", "token:answer"]
 

@@ -250,7 +250,7 @@ def bad(*deltas) -> tuple:
         (("stream", [chunk({"content": "t"}, 0.1)] * 20, True), "timeout"),
     ],
 )
-def test_a_streamed_turn_fails_with_the_contracts_reasons(model, answer, reason):
+def test_a_streamed_turn_fails_with_the_contracts_reasons(model, waits, answer, reason):
     model(answer)
     deadline = 0.35 if reason == "timeout" else None
     started = time.monotonic()

@@ -161,11 +161,14 @@ def test_chat(stub, monkeypatch):
     ("prompt", "reason"),
     [("llm-status", "status"), ("no-choices", "invalid_json"), ("not-json", "invalid_json")],
 )
-def test_chat_failures(stub, monkeypatch, prompt, reason):
+def test_chat_failures(stub, monkeypatch, waits, prompt, reason):
     s = stub(chat_reply)
     monkeypatch.setenv("STUB_BASE", s.url)
     details = upstream_failure(chat, "ask", Model("m", base_url_env="STUB_BASE"), "", prompt)
     assert details["reason"] == reason and details["node"] == "ask"
+    # A 500 is asked again (three attempts by default); a reply it cannot read is not.
+    attempts = 3 if reason == "status" else 1
+    assert (details["model"], details["attempts"], len(s.received)) == ("m", attempts, attempts)
 
 
 def test_chat_with_an_invalid_base_url(monkeypatch):
@@ -241,15 +244,16 @@ def test_classify_intent_falls_back_on_any_other_reply(stub, monkeypatch, reply,
     assert 'answer "unsure"' in s.received[0].json()["messages"][0]["content"]
 
 
-def test_classify_intent_failures(stub, monkeypatch):
+def test_classify_intent_failures(stub, monkeypatch, waits):
     s = stub(replying(None))
     monkeypatch.setenv("STUB_BASE", s.url)
     model = Model("m", base_url_env="STUB_BASE")
     details = upstream_failure(classify_intent, "triage", model, INTENTS, "hi")
-    assert details == {"node": "triage", "reason": "invalid_json"}
+    assert details == {"node": "triage", "reason": "invalid_json", "model": "m", "attempts": 1}
     down = stub(lambda _req: (500, b"{}"))
     monkeypatch.setenv("STUB_BASE", down.url)
-    assert upstream_failure(classify_intent, "triage", model, INTENTS, "hi")["reason"] == "status"
+    details = upstream_failure(classify_intent, "triage", model, INTENTS, "hi")
+    assert (details["reason"], details["attempts"]) == ("status", 3)
     for intents in ([], [{"description": "no name"}]):
         with pytest.raises(SvcError) as e:
             classify_intent("triage", model, intents, "hi")

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -306,6 +307,16 @@ def _call_tool(
     return call_id, text
 
 
+def _clock(deadline: float | None) -> Callable[[], float | None]:
+    """The seconds left of `deadline` (seconds left now) whenever asked: a
+    loop's later calls must not get the time its first one had, or their
+    retries would wait past the run's deadline."""
+    if deadline is None:
+        return lambda: None
+    ends = time.monotonic() + deadline
+    return lambda: max(0.0, ends - time.monotonic())
+
+
 def run_worker(
     agent: Worker,
     task: str,
@@ -326,10 +337,11 @@ def run_worker(
         messages.append({"role": "system", "content": agent.instructions})
     messages.append({"role": "user", "content": task})
     tools = _tool_specs(agent, caller_roles)
+    left = _clock(deadline)
     for _ in range(agent.max_turns):
         streaming.check_cancelled()
         message = chat_turn(
-            agent.name, agent.model, messages, tools=tools, deadline=deadline, feature="run_agent()"
+            agent.name, agent.model, messages, tools=tools, deadline=left(), feature="run_agent()"
         )
         calls = message.get("tool_calls") or []
         if not calls:
@@ -343,7 +355,7 @@ def run_worker(
             with streaming.muted():  # what the tool's code asks a model is not the node's text
                 call_id, result = _call_tool(agent, call, caller_roles)
             if isinstance(result, Transfer):
-                return run_agent(task, result.agent, caller_roles, deadline=deadline)
+                return run_agent(task, result.agent, caller_roles, deadline=left())
             messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
     raise agent_error(
         agent.name,
@@ -386,6 +398,7 @@ def run_supervisor(
     _check_members(name, ())
     members = c.meta["members"]
     state: dict[str, Any] = {"input": task, "round": 0, "last_member": None, "last_output": None}
+    left = _clock(deadline)
     for round_ in range(c.meta["max_rounds"]):
         streaming.check_cancelled()
         state["round"] = round_
@@ -393,7 +406,7 @@ def run_supervisor(
             with streaming.muted():
                 decision = c.obj(dict(state))
         else:
-            decision = _route_llm(c, task, state, deadline)
+            decision = _route_llm(c, task, state, left())
         choice = decision.strip().lower() if isinstance(decision, str) else None
         if choice == FINISH:
             return state["last_output"] or ""
@@ -409,7 +422,7 @@ def run_supervisor(
         stream = streaming.replies()
         if stream is not None:  # the last member's answer is not the supervisor's after all
             stream.discard("next_member")
-        state["last_output"] = run_agent(given, member, caller_roles, deadline=deadline)
+        state["last_output"] = run_agent(given, member, caller_roles, deadline=left())
         state["last_member"] = member
     raise agent_error(
         name,
