@@ -186,6 +186,11 @@ pub enum Reply {
     Slow(Duration, String),
     /// Closes the connection without answering.
     Hangup,
+    /// A JSON body with these status and headers (a `Retry-After`, say).
+    WithHeaders(u16, Vec<(String, String)>, String),
+    /// A reply's head that promises more body than follows: the body's
+    /// first half, then the connection closes (a reply cut on its way).
+    Cut(String),
     /// An OpenAI-compatible chat-completions stream (server-sent events):
     /// each piece after its delay as `data: {"choices":[{"delta":{"content":
     /// ...}}]}`, then `data: [DONE]`, or nothing more when `done` is false (a
@@ -330,6 +335,29 @@ fn serve(stream: TcpStream, closing: Closing, handler: &Handler, log: &Mutex<Vec
             (200, "application/json", b)
         }
         Reply::Hangup => return,
+        Reply::WithHeaders(status, headers, body) => {
+            let extra: String = headers
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}\r\n"))
+                .collect();
+            let head = format!(
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = writer.write_all(head.as_bytes());
+            let _ = writer.write_all(body.as_bytes());
+            return;
+        }
+        Reply::Cut(body) => {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = writer.write_all(head.as_bytes());
+            let _ = writer.write_all(&body.as_bytes()[..body.len() / 2]);
+            let _ = writer.flush();
+            return;
+        }
     };
     let head = match closing {
         Closing::Announced => format!(

@@ -173,6 +173,17 @@ pub fn graph_go(doc: &Document) -> String {
         compiled.push(format!("TraceNodes: {}", s.tracing.trace_nodes));
         compiled.push("NodeKind: nodeKind".to_string());
     }
+    if !s.budget.is_default() {
+        let mut limits = Vec::new();
+        if let Some(n) = s.budget.max_tokens {
+            limits.push(format!("MaxTokens: {n}"));
+        }
+        if let Some(n) = s.budget.max_model_calls {
+            limits.push(format!("MaxModelCalls: {n}"));
+        }
+        let budget = rt(&mut w, "Budget");
+        compiled.push(format!("Budget: {budget}{{{}}}", limits.join(", ")));
+    }
     w.line("// The graph this program runs (the runtime's compiled.go).");
     w.block("func init() {", "}", |w| {
         let (register, compiled_type) = (rt(w, "Register"), rt(w, "Compiled"));

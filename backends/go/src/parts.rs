@@ -105,7 +105,14 @@ pub const TABLE: &[Part<GoPart>] = &[
     },
     // The model client, which agents and embeddings call too.
     Part {
-        serves: &[NodeKind("llm"), OPENAI_PROVIDER],
+        serves: &[
+            NodeKind("llm"),
+            OPENAI_PROVIDER,
+            Feature("model.timeout"),
+            Feature("model.retry"),
+            Feature("model.fallbacks"),
+            Feature("budget"),
+        ],
         when: &[&[ModelCalls, Agents, Kind("rag")]],
         parts: &[file!("graph/llm.go")],
     },

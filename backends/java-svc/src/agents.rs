@@ -149,7 +149,7 @@ fn agent(
                 "{agents}.worker({head}, {}, {}, {}, {max_turns})",
                 quote(&text),
                 list_of(w, &names(tool_ids)),
-                model_literal(client, doc, model.as_ref())
+                model_literal(w, client, doc, model.as_ref())
             )
         }
         AgentKind::Supervisor {
@@ -161,7 +161,7 @@ fn agent(
         } => {
             let (model, route) = match router {
                 SupervisorRouter::Llm => (
-                    model_literal(client, doc, model.as_ref()),
+                    model_literal(w, client, doc, model.as_ref()),
                     "null".to_string(),
                 ),
                 SupervisorRouter::Custom => {

@@ -180,7 +180,14 @@ pub const TABLE: &[Part<JavaPart>] = &[
     // The model client; agents reach the provider through it, even with no
     // model of their own (project::emit writes AiConfig beside it).
     Part {
-        serves: &[NodeKind("llm"), OPENAI_PROVIDER],
+        serves: &[
+            NodeKind("llm"),
+            OPENAI_PROVIDER,
+            Feature("model.timeout"),
+            Feature("model.retry"),
+            Feature("model.fallbacks"),
+            Feature("budget"),
+        ],
         when: &[&[ModelCalls, Agents]],
         parts: &[runtime!("LlmClient")],
     },

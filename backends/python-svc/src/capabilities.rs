@@ -1,9 +1,7 @@
 //! What the Python backend compiles, and why it refuses the rest (for now).
 
 use svc_backend_sdk::ir::emit_options::MODULE_CHECK_FEATURE;
-use svc_backend_sdk::{
-    parts, BackendInfo, BuildCommands, BUDGET_REASON, MODEL_CALLS_REASON, PROVIDER_REASON,
-};
+use svc_backend_sdk::{parts, BackendInfo, BuildCommands, BUDGET_REASON, PROVIDER_REASON};
 
 pub fn info() -> BackendInfo {
     let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
@@ -13,9 +11,6 @@ pub fn info() -> BackendInfo {
         vec![
             reason("feature:model.provider.*", PROVIDER_REASON),
             reason("feature:budget", BUDGET_REASON),
-            reason("feature:model.timeout", MODEL_CALLS_REASON),
-            reason("feature:model.retry", MODEL_CALLS_REASON),
-            reason("feature:model.fallbacks", MODEL_CALLS_REASON),
         ],
     );
     // The host may run the module check in a call of its own (not in the

@@ -89,7 +89,13 @@ pub const TABLE: &[Part<&str>] = &[
         parts: &["checkpoint-postgres"],
     },
     Part {
-        serves: &[Feature("streaming"), OPENAI_PROVIDER],
+        serves: &[
+            Feature("streaming"),
+            OPENAI_PROVIDER,
+            Feature("model.timeout"),
+            Feature("model.retry"),
+            Feature("model.fallbacks"),
+        ],
         when: &[],
         parts: &[],
     },

@@ -112,11 +112,6 @@ pub const PROVIDER_REASON: &str = "the service calls OpenAI-compatible chat-comp
 /// tokens and calls: the reason for the key `feature:budget`.
 pub const BUDGET_REASON: &str = "a run's budget of model tokens and calls is not built on this target yet: remove `settings.budget`";
 
-/// Why a backend refuses a model's `timeoutMs`, `retry` and `fallbacks`
-/// until its model client honours them: the reason for the keys
-/// `feature:model.timeout`, `model.retry` and `model.fallbacks`.
-pub const MODEL_CALLS_REASON: &str = "per-attempt timeouts, retries and fallback models are not built on this target yet: remove `timeoutMs`, `retry` and `fallbacks`";
-
 /// What a backend can compile; see `wit/since_v0.2.0/codegen.wit`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Capabilities {

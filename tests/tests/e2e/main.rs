@@ -24,6 +24,7 @@ mod hostile;
 mod java_projects;
 mod manifest_commands;
 mod mcp;
+mod model_calls;
 mod project_cases;
 mod python_projects;
 mod runtimes;

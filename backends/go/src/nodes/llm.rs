@@ -1,7 +1,7 @@
 //! `llm` nodes: one chat call of an OpenAI-compatible model, or with
 //! `boundToolIds` the tool-calling loop of the runtime (agents.go).
 
-use svc_backend_sdk::ir::{Document, LlmNode, ModelRef, Node};
+use svc_backend_sdk::ir::{CallPolicy, Document, LlmNode, ModelRef, Node};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
@@ -13,41 +13,84 @@ use crate::golang::{literal, quote, rt};
 /// default; the IR gives such a node no `maxTurns`).
 const BOUND_TOOL_TURNS: u32 = 8;
 
-/// A `Model{...}` literal: the model's settings, and where the provider's
-/// URL and key come from (`settings.model`'s variables).
+/// A `Model{...}` literal: the model's settings, where the provider's
+/// URL and key come from (`settings.model`'s variables), and how it is
+/// called (only what differs from the runtime's defaults).
 pub fn model_literal(w: &mut CodeWriter, doc: &Document, model: Option<&ModelRef>) -> String {
     let settings = doc.logical.settings.model.as_ref();
-    let mut parts = vec![format!(
-        "Name: {}",
-        quote(model.map(|m| m.name.as_str()).unwrap_or_default())
-    )];
-    if let Some(t) = model.and_then(|m| m.temperature) {
+    let fallbacks: Vec<String> = model
+        .map(|m| m.fallback_models())
+        .unwrap_or_default()
+        .iter()
+        .map(|f| {
+            let variables = (
+                f.base_url_env.as_deref().unwrap_or("OPENAI_BASE_URL"),
+                f.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY"),
+            );
+            let parts = model_fields(w, &f.name, f.temperature, f.max_tokens, variables, &f.call);
+            format!("{{{}}}", parts.join(", "))
+        })
+        .collect();
+    let variables = (
+        settings.map_or("OPENAI_BASE_URL", |s| s.base_url_env.as_str()),
+        settings.map_or("OPENAI_API_KEY", |s| s.api_key_env.as_str()),
+    );
+    let call = model.map(|m| m.call.clone()).unwrap_or_default();
+    let mut parts = model_fields(
+        w,
+        model.map(|m| m.name.as_str()).unwrap_or_default(),
+        model.and_then(|m| m.temperature),
+        model.and_then(|m| m.max_tokens),
+        variables,
+        &call,
+    );
+    let model_type = rt(w, "Model");
+    if !fallbacks.is_empty() {
+        parts.push(format!(
+            "Fallbacks: []{model_type}{{{}}}",
+            fallbacks.join(", ")
+        ));
+    }
+    format!("{model_type}{{{}}}", parts.join(", "))
+}
+
+/// The fields of a `Model{...}` literal but its fallbacks.
+fn model_fields(
+    w: &mut CodeWriter,
+    name: &str,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+    (base_url_env, api_key_env): (&str, &str),
+    call: &CallPolicy,
+) -> Vec<String> {
+    let mut parts = vec![format!("Name: {}", quote(name))];
+    if let Some(t) = temperature {
         parts.push(format!(
             "Temperature: {}({})",
             rt(w, "Ptr"),
             literal(&serde_json::json!(t))
         ));
     }
-    if let Some(mt) = model.and_then(|m| m.max_tokens) {
+    if let Some(mt) = max_tokens {
         parts.push(format!("MaxTokens: {mt}"));
     }
-    parts.push(format!(
-        "BaseURLEnv: {}",
-        quote(
-            settings
-                .map(|s| s.base_url_env.as_str())
-                .unwrap_or("OPENAI_BASE_URL")
-        )
-    ));
-    parts.push(format!(
-        "APIKeyEnv: {}",
-        quote(
-            settings
-                .map(|s| s.api_key_env.as_str())
-                .unwrap_or("OPENAI_API_KEY")
-        )
-    ));
-    format!("{}{{{}}}", rt(w, "Model"), parts.join(", "))
+    parts.push(format!("BaseURLEnv: {}", quote(base_url_env)));
+    parts.push(format!("APIKeyEnv: {}", quote(api_key_env)));
+    if let Some(ms) = call.timeout_ms {
+        let millisecond = w.name("time", "Millisecond");
+        parts.push(format!("Timeout: {ms} * {millisecond}"));
+    }
+    if let Some(r) = &call.retry {
+        let millisecond = w.name("time", "Millisecond");
+        parts.push(format!(
+            "Retry: {}{{MaxAttempts: {}, InitialDelay: {} * {millisecond}, MaxDelay: {} * {millisecond}}}",
+            rt(w, "Retry"),
+            r.max_attempts,
+            r.initial_delay_ms,
+            r.max_delay_ms
+        ));
+    }
+    parts
 }
 
 /// A Go `[]string{...}` literal; `nil` when empty.

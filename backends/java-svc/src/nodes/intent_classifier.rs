@@ -32,7 +32,7 @@ pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, c: &IntentNod
         })
         .collect();
     let input = render(&mut w, &c.input);
-    let model = model_literal(&client, doc, c.model.as_ref());
+    let model = model_literal(&mut w, &client, doc, c.model.as_ref());
     let mut fields = vec![format!(
         "private static final {client}.Model MODEL = {model};"
     )];

@@ -2,7 +2,7 @@
 //! `boundToolIds` the tool-calling loop of `Agents`; its reply written as
 //! the output field's type asks.
 
-use svc_backend_sdk::ir::{Document, LlmNode, ModelRef};
+use svc_backend_sdk::ir::{CallPolicy, Document, LlmNode, ModelRef};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -28,23 +28,101 @@ pub fn provider_env(doc: &Document) -> (String, String) {
 }
 
 /// `new LlmClient.Model(new LlmClient.Provider(baseUrlEnv, apiKeyEnv),
-/// name, temperature, maxTokens)`: what a node or an agent of `doc` calls.
-pub fn model_literal(client: &str, doc: &Document, model: Option<&ModelRef>) -> String {
-    let (base_url_env, api_key_env) = provider_env(doc);
-    let name = quote(model.map(|m| m.name.as_str()).unwrap_or_default());
-    let temperature = model
-        .and_then(|m| m.temperature)
+/// name, temperature, maxTokens)`: what a node or an agent of `doc` calls,
+/// with `.withPolicy(timeout, retry, fallbacks)` when it is called otherwise
+/// than by the runtime's defaults.
+pub fn model_literal(
+    w: &mut CodeWriter,
+    client: &str,
+    doc: &Document,
+    model: Option<&ModelRef>,
+) -> String {
+    let variables = provider_env(doc);
+    let name = model.map(|m| m.name.as_str()).unwrap_or_default();
+    let base = model_new(
+        client,
+        &variables,
+        name,
+        model.and_then(|m| m.temperature),
+        model.and_then(|m| m.max_tokens),
+    );
+    let call = model.map(|m| m.call.clone()).unwrap_or_default();
+    let fallbacks: Vec<String> = model
+        .map(|m| m.fallback_models())
+        .unwrap_or_default()
+        .iter()
+        .map(|f| {
+            let variables = (
+                f.base_url_env
+                    .clone()
+                    .unwrap_or_else(svc_backend_sdk::ir::default_base_url_env),
+                f.api_key_env
+                    .clone()
+                    .unwrap_or_else(svc_backend_sdk::ir::default_api_key_env),
+            );
+            let fallback = model_new(client, &variables, &f.name, f.temperature, f.max_tokens);
+            with_policy(w, client, fallback, &f.call, &[])
+        })
+        .collect();
+    with_policy(w, client, base, &call, &fallbacks)
+}
+
+/// `new LlmClient.Model(...)` of the four fields every model has.
+fn model_new(
+    client: &str,
+    (base_url_env, api_key_env): &(String, String),
+    name: &str,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+) -> String {
+    let temperature = temperature
         .map(|t| format!("{t:?}"))
         .unwrap_or_else(|| "null".into());
-    let max_tokens = model
-        .and_then(|m| m.max_tokens)
+    let max_tokens = max_tokens
         .map(|t| t.to_string())
         .unwrap_or_else(|| "null".into());
     format!(
-        "new {client}.Model(new {client}.Provider({}, {}), {name}, {temperature}, {max_tokens})",
-        quote(&base_url_env),
-        quote(&api_key_env)
+        "new {client}.Model(new {client}.Provider({}, {}), {}, {temperature}, {max_tokens})",
+        quote(base_url_env),
+        quote(api_key_env),
+        quote(name)
     )
+}
+
+/// `model` with `.withPolicy(timeout, retry, fallbacks)` when any differs
+/// from the runtime's defaults (null and an empty list keep a default).
+fn with_policy(
+    w: &mut CodeWriter,
+    client: &str,
+    model: String,
+    call: &CallPolicy,
+    fallbacks: &[String],
+) -> String {
+    if call.timeout_ms.is_none() && call.retry.is_none() && fallbacks.is_empty() {
+        return model;
+    }
+    let duration = w.name("java.time", "Duration");
+    let list = w.name("java.util", "List");
+    let timeout = call
+        .timeout_ms
+        .map(|ms| format!("{duration}.ofMillis({ms})"))
+        .unwrap_or_else(|| "null".into());
+    let retry = call
+        .retry
+        .as_ref()
+        .map(|r| {
+            format!(
+                "new {client}.Retry({}, {duration}.ofMillis({}), {duration}.ofMillis({}))",
+                r.max_attempts, r.initial_delay_ms, r.max_delay_ms
+            )
+        })
+        .unwrap_or_else(|| "null".into());
+    let fallbacks = if fallbacks.is_empty() {
+        format!("{list}.of()")
+    } else {
+        format!("{list}.of({})", fallbacks.join(", "))
+    };
+    format!("{model}.withPolicy({timeout}, {retry}, {fallbacks})")
 }
 
 /// `List.of("a", "b")`, imported.
@@ -64,7 +142,7 @@ pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, llm: &LlmNode
     let name = scope.name(id);
     let mut w = CodeWriter::java();
     let client = runtime(&mut w, "LlmClient");
-    let model = model_literal(&client, doc, llm.model.as_ref());
+    let model = model_literal(&mut w, &client, doc, llm.model.as_ref());
     let value = match svc_backend_sdk::llm::output(doc, llm) {
         LlmOutput::ReplaceMessages => format!(
             "new {}.Replace({}.assistantMessage(reply))",

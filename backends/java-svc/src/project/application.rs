@@ -31,13 +31,24 @@ fn service_spec(w: &mut CodeWriter, doc: &Document, pkg: &str) -> [String; 2] {
         let map = w.name("java.util", "Map");
         ("false".to_string(), format!("{map}.of()"))
     };
+    // settings.budget; 0 is no limit.
+    let budget = if s.budget.is_default() {
+        String::new()
+    } else {
+        let graph_run = runtime(w, "GraphRun");
+        format!(
+            ", new {graph_run}.Budget({}, {})",
+            s.budget.max_tokens.unwrap_or(0),
+            s.budget.max_model_calls.unwrap_or(0)
+        )
+    };
     [
         format!(
             "{}, {}, GraphState.AUTH, GraphState.KEY_ENV, GraphState.SCHEMA,",
             quote(&doc.id),
             quote(&doc.version)
         ),
-        format!("GraphState.LEGACY_INPUT_FIELD, {main_graph}.REQUEST_TIMEOUT_MS, {entry}, {tool}, {trace_nodes}, {node_kinds}"),
+        format!("GraphState.LEGACY_INPUT_FIELD, {main_graph}.REQUEST_TIMEOUT_MS, {entry}, {tool}, {trace_nodes}, {node_kinds}{budget}"),
     ]
 }
 
