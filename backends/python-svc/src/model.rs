@@ -1,7 +1,7 @@
 //! `Model(...)`: where a model call goes, for LLM and intent_classifier
 //! nodes and for worker and supervisor agents.
 
-use svc_backend_sdk::ir::{CallPolicy, Document, ModelRef};
+use svc_backend_sdk::ir::{model_variables, CallPolicy, Document, ModelRef};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::py::{literal, quote, Expr, RUNTIME};
@@ -10,11 +10,8 @@ use crate::py::{literal, quote, Expr, RUNTIME};
 /// variables come from `settings.model`; how it is called (`timeout_ms`,
 /// `retry`, `fallbacks`) only where it differs from the SDK's defaults.
 pub fn model_expr(w: &mut CodeWriter, doc: &Document, model: &ModelRef) -> Expr {
-    let settings = doc.logical.settings.model.as_ref();
-    let variables = (
-        settings.map_or("OPENAI_BASE_URL", |s| s.base_url_env.as_str()),
-        settings.map_or("OPENAI_API_KEY", |s| s.api_key_env.as_str()),
-    );
+    let (base_url_env, api_key_env) = model_variables(doc, &model.provider);
+    let variables = (base_url_env.as_str(), api_key_env.as_str());
     let mut args = model_args(
         w,
         &model.name,

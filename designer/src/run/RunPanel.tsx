@@ -26,6 +26,7 @@ import {
   stateFromForm,
   summary,
   timeline,
+  usageText,
   valuesFromState,
 } from "./request.ts";
 import type { RunMark } from "./highlight.ts";
@@ -438,6 +439,11 @@ function TargetResult(p: { platform: Platform; result: RunResult | undefined; ph
         ) : null}
         {r?.ms !== undefined ? <span className="dim" title="the request's time">{formatMs(r.ms)}</span> : null}
         {r?.build ? <span className="dim" data-testid={`run-build-${p.platform}`}>{buildText(r.build)}</span> : null}
+        {usageText(r?.body) ? (
+          <span className="dim" title="what the run spent on model calls" data-testid={`run-usage-${p.platform}`}>
+            {usageText(r?.body)}
+          </span>
+        ) : null}
       </header>
       {r?.error ? (
         <div className="err" data-testid={`run-failure-${p.platform}`}>

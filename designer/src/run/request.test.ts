@@ -10,6 +10,7 @@ import {
   formFields,
   formProblems,
   formatMs,
+  usageText,
   hasCheckpointer,
   highlights,
   initialValues,
@@ -148,4 +149,12 @@ test("a case is saved from the first target that answered", () => {
   });
   assert.deepEqual(caseSource(runs, ["java-svc", "python-svc"])?.platform, "java-svc");
   assert.equal(caseSource(runs, ["go"]), null);
+});
+
+test("a run's usage reads as tokens, calls and attempts; a run without a model has none", () => {
+  const usage = { inputTokens: 10, outputTokens: 16, modelCalls: 2, attempts: 3 };
+  assert.equal(usageText({ result: {}, usage }), "10 in, 16 out tokens · 2 calls · 3 attempts");
+  assert.equal(usageText({ error: { code: "upstream_error" }, usage: { ...usage, modelCalls: 1, attempts: 1 } }), "10 in, 16 out tokens · 1 call · 1 attempt");
+  assert.equal(usageText({ result: {} }), null);
+  assert.equal(usageText("not an answer"), null);
 });

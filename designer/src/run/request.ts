@@ -217,6 +217,18 @@ export function formatMs(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** What a run spent on model calls, from its answer's `usage` (an error
+ * answer's too): "10 in, 16 out tokens · 2 calls · 3 attempts"; null when
+ * the run asked no model. */
+export function usageText(body: unknown): string | null {
+  const usage = typeof body === "object" && body !== null ? (body as Record<string, unknown>).usage : undefined;
+  if (typeof usage !== "object" || usage === null) return null;
+  const u = usage as Record<string, unknown>;
+  const n = (k: string) => (typeof u[k] === "number" ? (u[k] as number) : 0);
+  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
+  return `${n("inputTokens")} in, ${n("outputTokens")} out tokens · ${plural(n("modelCalls"), "call")} · ${plural(n("attempts"), "attempt")}`;
+}
+
 /** A target's build: "cached build" when the cache had it, else its time. */
 export function buildText(build: { reused: boolean; ms: number }): string {
   return build.reused ? "cached build" : `built in ${formatMs(build.ms)}`;

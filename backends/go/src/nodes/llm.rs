@@ -1,7 +1,7 @@
 //! `llm` nodes: one chat call of an OpenAI-compatible model, or with
 //! `boundToolIds` the tool-calling loop of the runtime (agents.go).
 
-use svc_backend_sdk::ir::{CallPolicy, Document, LlmNode, ModelRef, Node};
+use svc_backend_sdk::ir::{model_variables, CallPolicy, Document, LlmNode, ModelRef, Node};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
@@ -17,7 +17,6 @@ const BOUND_TOOL_TURNS: u32 = 8;
 /// URL and key come from (`settings.model`'s variables), and how it is
 /// called (only what differs from the runtime's defaults).
 pub fn model_literal(w: &mut CodeWriter, doc: &Document, model: Option<&ModelRef>) -> String {
-    let settings = doc.logical.settings.model.as_ref();
     let fallbacks: Vec<String> = model
         .map(|m| m.fallback_models())
         .unwrap_or_default()
@@ -31,10 +30,9 @@ pub fn model_literal(w: &mut CodeWriter, doc: &Document, model: Option<&ModelRef
             format!("{{{}}}", parts.join(", "))
         })
         .collect();
-    let variables = (
-        settings.map_or("OPENAI_BASE_URL", |s| s.base_url_env.as_str()),
-        settings.map_or("OPENAI_API_KEY", |s| s.api_key_env.as_str()),
-    );
+    let (base_url_env, api_key_env) =
+        model_variables(doc, model.map_or("openai", |m| m.provider.as_str()));
+    let variables = (base_url_env.as_str(), api_key_env.as_str());
     let call = model.map(|m| m.call.clone()).unwrap_or_default();
     let mut parts = model_fields(
         w,

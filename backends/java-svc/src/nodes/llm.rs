@@ -2,7 +2,7 @@
 //! `boundToolIds` the tool-calling loop of `Agents`; its reply written as
 //! the output field's type asks.
 
-use svc_backend_sdk::ir::{CallPolicy, Document, LlmNode, ModelRef};
+use svc_backend_sdk::ir::{model_variables, CallPolicy, Document, LlmNode, ModelRef};
 use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -37,7 +37,7 @@ pub fn model_literal(
     doc: &Document,
     model: Option<&ModelRef>,
 ) -> String {
-    let variables = provider_env(doc);
+    let variables = model_variables(doc, model.map_or("openai", |m| m.provider.as_str()));
     let name = model.map(|m| m.name.as_str()).unwrap_or_default();
     let base = model_new(
         client,

@@ -139,6 +139,17 @@ impl Budget {
     }
 }
 
+/// The variables a node's or an agent's model of `provider` reads its base
+/// URL and key from: those of the graph's `settings.model` when it names
+/// the same provider, else the provider's own (a fallback names its own
+/// after normalization).
+pub fn model_variables(doc: &super::Document, provider: &str) -> (String, String) {
+    match &doc.logical.settings.model {
+        Some(s) if s.provider == provider => (s.base_url_env.clone(), s.api_key_env.clone()),
+        _ => provider_variables(provider),
+    }
+}
+
 /// The variables a provider's base URL and key are read from when a
 /// model configuration names none.
 pub fn provider_variables(provider: &str) -> (String, String) {
