@@ -453,6 +453,7 @@ func TestTurnStreamFailures(t *testing.T) {
 		{"chunk null", "invalid_json", notAChunk, sse(true, `null`)},
 		{"chunk list", "invalid_json", notAChunk, sse(true, `[1]`)},
 		{"not JSON", "invalid_json", notAChunk, sse(true, `{"choices":`)},
+		{"empty data", "invalid_json", notAChunk, sse(true, ``)},
 		{"no [DONE]", "connect", `node "helper": the model's stream ended before [DONE]`,
 			sse(false, deltaChunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "c1", "function": map[string]any{"name": "f"}}}}))},
 		{"reply over 4 MiB", "too_large", `node "helper": the model's reply is larger than 4194304 bytes`, sse(true, bigContent, bigArgs)},

@@ -14,11 +14,15 @@ import (
 )
 
 // Model is where an LLM node's requests go: an OpenAI-compatible
-// chat-completions API whose base URL and key come from the environment.
-// Every call of it (callModel) is retried on failures that may pass, each
-// attempt bounded by Timeout, and then falls back to the Fallbacks. Zero
-// values are the defaults, so generated code writes only what differs.
+// chat-completions API, or Anthropic's Messages API, whose base URL and key
+// come from the environment. Every call of it (callModel) is retried on
+// failures that may pass, each attempt bounded by Timeout, and then falls
+// back to the Fallbacks. Zero values are the defaults, so generated code
+// writes only what differs.
 type Model struct {
+	// Provider is the API the requests speak: "" or "openai" (chat
+	// completions), or one of wires ("anthropic": the Messages API).
+	Provider    string
 	Name        string
 	Temperature *float64
 	MaxTokens   int
@@ -47,26 +51,55 @@ type Retry struct {
 
 const defaultBaseURL = "https://api.openai.com/v1"
 
+const providerOpenAI = "openai"
+
+// A request is one attempt's request to a model: the runtime's messages
+// are chat-completions messages whatever the provider, which body carries
+// in the provider's wire format; the reply is read back by the same
+// provider's rules (modelCall, readChunks) into a chat completion.
+type request struct {
+	provider string // providerOpenAI or a key of wires
+	endpoint string
+	headers  map[string]string
+	body     map[string]any
+}
+
+// A wire is the wire format of a provider other than chat completions:
+// how a request is written and its reply read as chat completions are.
+type wire struct {
+	request func(node string, m Model, messages, tools []any) (request, error)
+	// reply is a whole reply as the chat completion it stands for.
+	reply func(reply any) any
+	// stream reads a streamed reply's events (readChunks' next), and names
+	// the event that ends it.
+	stream func(node string) (next func(data []byte) (chunk []byte, done bool, err error), end string)
+}
+
+// wires are the providers other than chat completions, by name: each
+// file's init adds its own (anthropic.go), so that a project has the files
+// of the providers its graph calls.
+var wires = map[string]wire{}
+
 // chatStreamed asks the model for a stream and sends its text as token
 // events; nil unless the graph has settings.streaming (llm_stream.go).
-var chatStreamed func(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, observe Observer) (string, tokens, error)
+var chatStreamed func(ctx context.Context, node string, req request, observe Observer) (string, tokens, error)
 
 // Chat sends the non-empty prompt parts and returns the reply text.
 func Chat(ctx context.Context, node string, m Model, system, user string) (string, error) {
-	messages := []map[string]string{}
+	messages := []any{}
 	if strings.TrimSpace(system) != "" {
-		messages = append(messages, map[string]string{"role": "system", "content": system})
+		messages = append(messages, map[string]any{"role": "system", "content": system})
 	}
 	if strings.TrimSpace(user) != "" {
-		messages = append(messages, map[string]string{"role": "user", "content": user})
+		messages = append(messages, map[string]any{"role": "user", "content": user})
 	}
 	var text string
-	err := callModel(ctx, node, m, messages, nil, func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) (used tokens, err error) {
+	err := callModel(ctx, node, m, messages, nil, func(ctx context.Context, req request) (used tokens, err error) {
 		if observe := observerOf(ctx); observe != nil && chatStreamed != nil {
-			text, used, err = chatStreamed(ctx, node, endpoint, headers, body, observe)
+			text, used, err = chatStreamed(ctx, node, req, observe)
 			return used, err
 		}
-		reply, err := modelCall(ctx, node, endpoint, headers, body)
+		reply, err := modelCall(ctx, node, req)
 		if err != nil {
 			return tokens{}, err
 		}
@@ -76,12 +109,19 @@ func Chat(ctx context.Context, node string, m Model, system, user string) (strin
 	return text, err
 }
 
-// modelRequest is one chat-completions request of the model m: its
-// endpoint (the base URL variable, else the default, + /chat/completions),
-// its headers (Authorization when the key variable is set) and its body:
+// modelRequest is the request of the model m for messages and tools, in
+// its provider's wire format. A chat-completions request has its endpoint
+// (the base URL variable, else the default, + /chat/completions), its
+// headers (Authorization when the key variable is set) and its body:
 // model, messages, tools (only when there are any), temperature (when set)
 // and max_tokens (when positive).
-func modelRequest(node string, m Model, messages any, tools []any) (string, map[string]string, map[string]any, error) {
+func modelRequest(node string, m Model, messages, tools []any) (request, error) {
+	if w, ok := wires[m.Provider]; ok {
+		return w.request(node, m, messages, tools)
+	}
+	if m.Provider != "" && m.Provider != providerOpenAI {
+		return request{}, nodeError(node, fmt.Sprintf("node %q failed: the model %q names the provider %q, which this service cannot call", node, m.Name, m.Provider))
+	}
 	body := map[string]any{"model": m.Name, "messages": messages}
 	if len(tools) > 0 {
 		body["tools"] = tools
@@ -98,13 +138,13 @@ func modelRequest(node string, m Model, messages any, tools []any) (string, map[
 	}
 	endpoint, err := resolveEndpoint(node, strings.TrimRight(base, "/")+"/chat/completions")
 	if err != nil {
-		return "", nil, nil, err
+		return request{}, err
 	}
 	headers := map[string]string{}
 	if key := os.Getenv(m.APIKeyEnv); key != "" {
 		headers["Authorization"] = "Bearer " + key
 	}
-	return endpoint, headers, body, nil
+	return request{providerOpenAI, endpoint, headers, body}, nil
 }
 
 // chatMessage is one chat-completions call, never streamed, with tools
@@ -114,8 +154,8 @@ func modelRequest(node string, m Model, messages any, tools []any) (string, map[
 // message has no string content, fails the call as invalid_json.
 func chatMessage(ctx context.Context, node string, m Model, messages []any, tools []any, wantText bool) (map[string]any, error) {
 	var msg map[string]any
-	err := callModel(ctx, node, m, messages, tools, func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) (tokens, error) {
-		reply, err := modelCall(ctx, node, endpoint, headers, body)
+	err := callModel(ctx, node, m, messages, tools, func(ctx context.Context, req request) (tokens, error) {
+		reply, err := modelCall(ctx, node, req)
 		if err != nil {
 			return tokens{}, err
 		}
@@ -131,23 +171,33 @@ func chatMessage(ctx context.Context, node string, m Model, messages []any, tool
 	return msg, err
 }
 
-// modelCall is one chat-completions call, not streamed, in its chat span.
-func modelCall(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any) (reply any, err error) {
-	model, _ := body["model"].(string)
-	ctx, end := startSpan(ctx, SpanChat, model)
+// modelCall is one model call, not streamed, in its chat span; the reply
+// is a chat completion whatever the provider.
+func modelCall(ctx context.Context, node string, req request) (reply any, err error) {
+	model, _ := req.body["model"].(string)
+	ctx, end := chatSpan(ctx, req.provider, model)
 	defer func() { end(err) }()
-	reply, err = postJSON(ctx, node, endpoint, headers, 0, body)
+	reply, err = postJSON(ctx, node, req.endpoint, req.headers, 0, req.body)
+	if w, ok := wires[req.provider]; ok && err == nil {
+		reply = w.reply(reply)
+	}
 	if err == nil && tracing != nil {
-		tracing.Reply(ctx, model, body["messages"], reply)
+		tracing.Reply(ctx, model, req.body["messages"], reply)
 	}
 	return reply, err
+}
+
+// chatSpan starts the chat span of a call of model, its provider kept in
+// ctx for the span's gen_ai.provider.name (ModelProvider).
+func chatSpan(ctx context.Context, provider, model string) (context.Context, func(error)) {
+	return startSpan(context.WithValue(ctx, providerKey{}, provider), SpanChat, model)
 }
 
 // An attempt of a model call sends the request built for the model tried
 // and reads its reply; it returns the tokens the reply reports. It returns
 // a failure wrapped in final when no further attempt may follow (a
 // streamed reply's tokens reached the client).
-type attempt func(ctx context.Context, endpoint string, headers map[string]string, body map[string]any) (tokens, error)
+type attempt func(ctx context.Context, req request) (tokens, error)
 
 // final is an attempt's failure that ends the call, whatever it is.
 type final struct{ error }
@@ -167,7 +217,7 @@ type final struct{ error }
 // reply used (failed attempts used none), and fails the call, without an
 // attempt, once the run's budget is spent, or when the reply's tokens
 // pass it.
-func callModel(ctx context.Context, node string, m Model, messages any, tools []any, try attempt) error {
+func callModel(ctx context.Context, node string, m Model, messages, tools []any, try attempt) error {
 	run := meterOf(ctx)
 	if err := run.start(node); err != nil {
 		return err
@@ -175,7 +225,7 @@ func callModel(ctx context.Context, node string, m Model, messages any, tools []
 	var last error
 	attempts, failed := 0, m.Name
 	for _, model := range append([]Model{m}, m.Fallbacks...) {
-		endpoint, headers, body, err := modelRequest(node, model, messages, tools)
+		req, err := modelRequest(node, model, messages, tools)
 		if err != nil {
 			return modelFailure(err, model.Name, attempts)
 		}
@@ -195,7 +245,7 @@ func callModel(ctx context.Context, node string, m Model, messages any, tools []
 			attempts++
 			run.attempt()
 			attemptCtx, cancel := context.WithTimeout(ctx, timeout)
-			used, err := try(attemptCtx, endpoint, headers, body)
+			used, err := try(attemptCtx, req)
 			last, failed = err, model.Name
 			cancel()
 			if last == nil {

@@ -20,9 +20,9 @@ func init() { chatStreamed = chatStream }
 // arrives. The text returned is the deltas joined, so the node writes what
 // a whole reply would have made it write. A failure once a token was sent
 // is final: another attempt would send the text again.
-func chatStream(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, observe Observer) (string, tokens, error) {
+func chatStream(ctx context.Context, node string, req request, observe Observer) (string, tokens, error) {
 	var text strings.Builder
-	used, err := streamChunks(ctx, node, endpoint, headers, body, func(data []byte) error {
+	used, err := streamChunks(ctx, node, req, func(data []byte) error {
 		delta, err := deltaText(data)
 		if err != nil || delta == "" {
 			return err
@@ -44,21 +44,23 @@ func chatStream(ctx context.Context, node, endpoint string, headers map[string]s
 	return text.String(), used, nil
 }
 
-// streamChunks is one streamed chat-completions call: body is sent with
-// "stream": true and the data of every event up to data: [DONE] goes to
-// each, in order. An *Error from each ends the call as it is; any other
-// error means the chunk is not a chat-completion chunk (invalid_json).
-// Only a line is bounded (too_large past MaxUpstreamBytes), not the whole
-// stream: every chunk repeats an envelope of a few hundred bytes, so a cap
-// on the stream would cut a long reply that each caller's own bound on
-// what it keeps allows. It returns the tokens the stream's last chunk
-// reports: the provider is asked for that chunk (stream_options), which
-// carries the usage of the whole reply and no choices.
-func streamChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) (used tokens, err error) {
-	model, _ := body["model"].(string)
-	ctx, end := startSpan(ctx, SpanChat, model)
+// streamChunks is one streamed model call: the body is sent with
+// "stream": true and every chat-completion chunk of the stream goes to
+// each, in order: the data of every event up to data: [DONE], or what the
+// events of another wire's stream stand for. An *Error from
+// each ends the call as it is; any other error means the chunk is not a
+// chat-completion chunk (invalid_json). Only a line is bounded (too_large
+// past MaxUpstreamBytes), not the whole stream: every chunk repeats an
+// envelope of a few hundred bytes, so a cap on the stream would cut a long
+// reply that each caller's own bound on what it keeps allows. It returns
+// the tokens the stream's last chunk reports: an OpenAI-compatible
+// provider is asked for that chunk (stream_options), which carries the
+// usage of the whole reply and no choices.
+func streamChunks(ctx context.Context, node string, req request, each func(data []byte) error) (used tokens, err error) {
+	model, _ := req.body["model"].(string)
+	ctx, end := chatSpan(ctx, req.provider, model)
 	defer func() { end(err) }()
-	last, err := readChunks(ctx, node, endpoint, headers, body, each)
+	last, err := readChunks(ctx, node, req, each)
 	if err != nil {
 		return tokens{}, err
 	}
@@ -68,17 +70,22 @@ func streamChunks(ctx context.Context, node, endpoint string, headers map[string
 	dec.UseNumber()
 	_ = dec.Decode(&chunk)
 	if tracing != nil {
-		tracing.Reply(ctx, model, body["messages"], chunk)
+		tracing.Reply(ctx, model, req.body["messages"], chunk)
 	}
 	return replyTokens(chunk), nil
 }
 
-// readChunks is streamChunks' call, in its chat span; it returns the data
-// of the last chunk.
-func readChunks(ctx context.Context, node, endpoint string, headers map[string]string, body map[string]any, each func(data []byte) error) ([]byte, error) {
-	body["stream"] = true
-	body["stream_options"] = map[string]any{"include_usage": true}
-	call := UpstreamCall{Node: node, Service: "upstream", Endpoint: endpoint, Headers: headers, Body: body}
+// readChunks is streamChunks' call, in its chat span; it returns the last
+// chunk.
+func readChunks(ctx context.Context, node string, req request, each func(data []byte) error) ([]byte, error) {
+	req.body["stream"] = true
+	next, end := openAIChunk, "[DONE]"
+	if w, ok := wires[req.provider]; ok {
+		next, end = w.stream(node)
+	} else {
+		req.body["stream_options"] = map[string]any{"include_usage": true}
+	}
+	call := UpstreamCall{Node: node, Service: "upstream", Endpoint: req.endpoint, Headers: req.headers, Body: req.body}
 	resp, err := call.send(ctx, "text/event-stream")
 	if err != nil {
 		return nil, err
@@ -98,29 +105,48 @@ func readChunks(ctx context.Context, node, endpoint string, headers map[string]s
 		if !ok {
 			continue
 		}
-		data = bytes.TrimSpace(data)
-		if string(data) == "[DONE]" {
+		chunk, done, err := next(bytes.TrimSpace(data))
+		if err != nil {
+			return nil, err
+		}
+		if chunk != nil {
+			if err := each(chunk); err != nil {
+				var e *Error
+				if errors.As(err, &e) {
+					return nil, e
+				}
+				return nil, UpstreamError(node, ReasonInvalidJSON,
+					fmt.Sprintf("node %q: a chunk of the model's stream is not a chat-completion chunk", node))
+			}
+			last = append(last[:0], chunk...)
+		}
+		if done {
 			return last, nil
 		}
-		if err := each(data); err != nil {
-			var e *Error
-			if errors.As(err, &e) {
-				return nil, e
-			}
-			return nil, UpstreamError(node, ReasonInvalidJSON,
-				fmt.Sprintf("node %q: a chunk of the model's stream is not a chat-completion chunk", node))
-		}
-		last = append(last[:0], data...)
 	}
 	switch err := lines.Err(); {
 	case err == nil:
-		return nil, UpstreamError(node, ReasonConnect, fmt.Sprintf("node %q: the model's stream ended before [DONE]", node))
+		return nil, UpstreamError(node, ReasonConnect, fmt.Sprintf("node %q: the model's stream ended before %s", node, end))
 	case errors.Is(err, bufio.ErrTooLong):
 		return nil, UpstreamError(node, ReasonTooLarge,
 			fmt.Sprintf("node %q: a line of the model's stream is larger than %d bytes", node, MaxUpstreamBytes))
 	default:
 		return nil, call.transportError(ctx, err)
 	}
+}
+
+// openAIChunk reads an OpenAI-compatible stream: the data of each event is
+// a chunk, up to the data [DONE] that ends the stream. Empty data is one
+// too (not nil, which is none), so that it fails as no chunk of chat
+// completions.
+func openAIChunk(data []byte) (chunk []byte, done bool, err error) {
+	if string(data) == "[DONE]" {
+		return nil, true, nil
+	}
+	if data == nil {
+		return []byte{}, false, nil
+	}
+	return data, false, nil
 }
 
 // deltaText is choices[0].delta.content of one chunk ("" when the chunk

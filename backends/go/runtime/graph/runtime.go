@@ -228,6 +228,18 @@ func startSpan(ctx context.Context, op SpanOp, name string) (context.Context, fu
 
 func endNothing(error) {}
 
+type providerKey struct{}
+
+// ModelProvider is the provider of the model call ctx belongs to ("openai"
+// or "anthropic": a chat span's gen_ai.provider.name); "openai" outside
+// one. It is here, not in llm.go, as telemetry reads it in every project.
+func ModelProvider(ctx context.Context) string {
+	if p, ok := ctx.Value(providerKey{}).(string); ok {
+		return p
+	}
+	return "openai"
+}
+
 // spanError is what a span of the work of ctx ends with: err, or
 // context.Canceled (client_closed_request) once the request's context was
 // cancelled, its client gone, whatever the work made of the cancel (an

@@ -52,21 +52,20 @@ const shutdownBound = 3 * time.Second
 // The GenAI conventions' names (their Go package dropped them while they
 // move to semantic-conventions-genai; the strings stay).
 const (
-	attrOperation  = "gen_ai.operation.name"
-	attrProvider   = "gen_ai.provider.name"
-	attrModel      = "gen_ai.request.model"
-	attrInputTok   = "gen_ai.usage.input_tokens"
-	attrOutputTok  = "gen_ai.usage.output_tokens"
-	attrWorkflow   = "gen_ai.workflow.name"
-	attrTool       = "gen_ai.tool.name"
-	attrAgentID    = "gen_ai.agent.id"
-	attrAgentName  = "gen_ai.agent.name"
-	attrErrorType  = "error.type"
-	attrNodeID     = "svc.node.id"
-	attrNodeKind   = "svc.node.kind"
-	attrOutcome    = "svc.run.outcome"
-	attrTokenType  = "gen_ai.token.type"
-	providerOpenAI = "openai"
+	attrOperation = "gen_ai.operation.name"
+	attrProvider  = "gen_ai.provider.name"
+	attrModel     = "gen_ai.request.model"
+	attrInputTok  = "gen_ai.usage.input_tokens"
+	attrOutputTok = "gen_ai.usage.output_tokens"
+	attrWorkflow  = "gen_ai.workflow.name"
+	attrTool      = "gen_ai.tool.name"
+	attrAgentID   = "gen_ai.agent.id"
+	attrAgentName = "gen_ai.agent.name"
+	attrErrorType = "error.type"
+	attrNodeID    = "svc.node.id"
+	attrNodeKind  = "svc.node.kind"
+	attrOutcome   = "svc.run.outcome"
+	attrTokenType = "gen_ai.token.type"
 )
 
 type otelTracer struct {
@@ -277,7 +276,11 @@ func (t *otelTracer) Start(ctx context.Context, op svc.SpanOp, name string) (con
 	if op == svc.SpanNode && !svc.Registered().TraceNodes {
 		return ctx, endNothing
 	}
-	sh := t.shapeOf(op, name)
+	provider := ""
+	if op == svc.SpanChat {
+		provider = svc.ModelProvider(ctx)
+	}
+	sh := t.shapeOf(op, name, provider)
 	ctx, span := t.tracer.Start(ctx, sh.name, sh.start...)
 	started := time.Now()
 	return ctx, func(err error) {
@@ -334,20 +337,22 @@ func (sh *spanShape) failed(code string) metric.MeasurementOption {
 }
 
 type shapeKey struct {
-	op   svc.SpanOp
-	name string
+	op             svc.SpanOp
+	name, provider string
 }
 
 // maxShapes bounds the shapes kept: the graph's nodes, tools, models and
 // agents are far fewer.
 const maxShapes = 4096
 
-func (t *otelTracer) shapeOf(op svc.SpanOp, name string) *spanShape {
-	key := shapeKey{op, name}
+// shapeOf is the shape of op's spans named name; provider is a chat's
+// (gen_ai.provider.name), "" for other spans.
+func (t *otelTracer) shapeOf(op svc.SpanOp, name, provider string) *spanShape {
+	key := shapeKey{op, name, provider}
 	if found, ok := t.shapes.Load(key); ok {
 		return found.(*spanShape)
 	}
-	sh := newShape(op, name)
+	sh := newShape(op, name, provider)
 	if t.shapeCount.Load() < maxShapes {
 		if found, loaded := t.shapes.LoadOrStore(key, sh); loaded {
 			return found.(*spanShape)
@@ -357,7 +362,7 @@ func (t *otelTracer) shapeOf(op svc.SpanOp, name string) *spanShape {
 	return sh
 }
 
-func newShape(op svc.SpanOp, name string) *spanShape {
+func newShape(op svc.SpanOp, name, provider string) *spanShape {
 	var (
 		sh    = &spanShape{byOutcome: true}
 		kind  = trace.SpanKindInternal
@@ -377,7 +382,7 @@ func newShape(op svc.SpanOp, name string) *spanShape {
 	case svc.SpanChat:
 		sh.name, kind = "chat "+name, trace.SpanKindClient
 		attrs = []attribute.KeyValue{attribute.String(attrOperation, "chat"),
-			attribute.String(attrProvider, providerOpenAI), attribute.String(attrModel, name)}
+			attribute.String(attrProvider, provider), attribute.String(attrModel, name)}
 		sh.counted, sh.byOutcome = attrs, false
 	case svc.SpanTool:
 		sh.name = "execute_tool " + name
@@ -403,8 +408,9 @@ func newShape(op svc.SpanOp, name string) *spanShape {
 }
 
 // Reply records usage.prompt_tokens and completion_tokens of an
-// OpenAI-style reply on ctx's chat span and in gen_ai.client.token.usage,
-// and with content on, the prompt and the reply's message.
+// OpenAI-style reply (the runtime reads every provider's so) on ctx's chat
+// span and in gen_ai.client.token.usage, and with content on, the prompt
+// and the reply's message.
 func (t *otelTracer) Reply(ctx context.Context, model string, messages, reply any) {
 	span := trace.SpanFromContext(ctx)
 	obj, _ := reply.(map[string]any)
@@ -430,7 +436,7 @@ func (t *otelTracer) Reply(ctx context.Context, model string, messages, reply an
 		}
 		span.SetAttributes(attribute.Int64(u.attr, n))
 		t.tokens.Record(ctx, n, metric.WithAttributes(attribute.String(attrOperation, "chat"),
-			attribute.String(attrProvider, providerOpenAI), attribute.String(attrModel, model),
+			attribute.String(attrProvider, svc.ModelProvider(ctx)), attribute.String(attrModel, model),
 			attribute.String(attrTokenType, u.tokenType)))
 	}
 }

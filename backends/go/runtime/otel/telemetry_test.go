@@ -266,6 +266,54 @@ func TestAStreamedCallsSpanCarriesItsTokens(t *testing.T) {
 	t.Fatalf("no chat span: %v", names(spans))
 }
 
+// An anthropic model's chat span and token measurements name its
+// provider; its usage is read from the Messages API's reply.
+func TestAnAnthropicCallNamesItsProvider(t *testing.T) {
+	exporter := tracetest.NewInMemoryExporter()
+	reader := sdkmetric.NewManualReader()
+	tr, err := newTracer(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter)),
+		sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	useTracer(t, tr)
+	model, _ := modelServer(t, `{"type":"message","role":"assistant","content":[{"type":"text","text":"yo"}],`+
+		`"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":5}}`)
+	model.Provider = "anthropic"
+	if text, err := svc.Chat(context.Background(), "a-node", model, "", "hi"); text != "yo" || err != nil {
+		t.Fatalf("the model call: %q %v", text, err)
+	}
+	span := exporter.GetSpans()[0]
+	if attr(span, attrProvider) != "anthropic" || attr(span, attrInputTok) != "3" || attr(span, attrOutputTok) != "5" {
+		t.Errorf("the chat span: %v", span.Attributes)
+	}
+	var data metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &data); err != nil {
+		t.Fatal(err)
+	}
+	providers := map[string]bool{}
+	for _, sm := range data.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Histogram[int64]:
+				for _, p := range d.DataPoints {
+					v, _ := p.Attributes.Value(attrProvider)
+					providers[m.Name+" "+v.Emit()] = true
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					v, _ := p.Attributes.Value(attrProvider)
+					providers[m.Name+" "+v.Emit()] = true
+				}
+			}
+		}
+	}
+	want := map[string]bool{"gen_ai.client.token.usage anthropic": true, "gen_ai.client.operation.duration anthropic": true}
+	if fmt.Sprint(providers) != fmt.Sprint(want) {
+		t.Errorf("the measurements' providers: %v", providers)
+	}
+}
+
 // The measurements' attribute sets are made once per span shape and
 // route: each still says what its own measurement was.
 func TestMetricsCarryTheirAttributes(t *testing.T) {
