@@ -845,8 +845,10 @@ fn upstream(t: &mut Suite, ready: Duration) -> Result<(), String> {
         ready,
     )?;
     let h = json_headers(None);
+    // The stub reports no usage: two calls of one attempt each, 0 tokens.
     let want = json!({"result": {"question": "ok", "persona": "", "record": {"mode": "ok", "source": "stub"},
-        "answer": "stub answer", "ideas": ["first", "second"]}});
+        "answer": "stub answer", "ideas": ["first", "second"]},
+        "usage": {"inputTokens": 0, "outputTokens": 0, "modelCalls": 2, "attempts": 2}});
     t.expect_result(
         "tool and LLM results (scalar and list shape)",
         post(&s, &h, r#"{"state": {"question": "ok"}}"#),
@@ -910,6 +912,18 @@ fn upstream(t: &mut Suite, ready: Duration) -> Result<(), String> {
         t.check(&name, d["node"] == node && d["reason"] == reason, || {
             format!("details {d} (want node {node}, reason {reason})")
         });
+        if mode == "llm-status" {
+            // A 500 is retried: the default three attempts, all spent; the
+            // envelope carries the run's usage (the tool call made none).
+            t.check(
+                "a model failing past its retries names the model and the attempts",
+                d["model"] == "stub-model"
+                    && d["attempts"] == 3
+                    && b["usage"]
+                        == json!({"inputTokens": 0, "outputTokens": 0, "modelCalls": 1, "attempts": 3}),
+                || b.to_string(),
+            );
+        }
     }
     drop(s);
 

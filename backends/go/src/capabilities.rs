@@ -1,6 +1,6 @@
 //! What the Go backend compiles, and why it refuses the rest.
 
-use svc_backend_sdk::{parts, BackendInfo, BuildCommands, PROVIDER_REASON};
+use svc_backend_sdk::{parts, BackendInfo, BuildCommands};
 
 pub fn info() -> BackendInfo {
     let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
@@ -13,7 +13,6 @@ pub fn info() -> BackendInfo {
         capabilities: parts::capabilities(crate::parts::TABLE, vec![
                 reason("feature:tracing.register", "registering the graph with LangSmith as the service starts is python-svc's (`svc register`); go exports OpenTelemetry only: set `register_on_build` to false"),
                 reason("feature:tracing.project", "`tracing.project` names the LangSmith project runs are sent to, and go sends none (it exports OpenTelemetry, whose `service.name` is the graph id or `OTEL_SERVICE_NAME`): remove `project`"),
-                reason("feature:model.provider.*", PROVIDER_REASON),
             ]),
         commands: BuildCommands {
             // `all` also records the checksums of modules connectors require.

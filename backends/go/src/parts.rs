@@ -112,9 +112,10 @@ pub const TABLE: &[Part<GoPart>] = &[
             Feature("model.retry"),
             Feature("model.fallbacks"),
             Feature("budget"),
+            Feature("model.provider.anthropic"),
         ],
         when: &[&[ModelCalls, Agents, Kind("rag")]],
-        parts: &[file!("graph/llm.go")],
+        parts: &[file!("graph/llm.go"), file!("graph/anthropic.go")],
     },
     Part {
         serves: &[],

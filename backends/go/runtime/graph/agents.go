@@ -2,10 +2,8 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strings"
@@ -468,21 +466,6 @@ func runTool(ctx context.Context, tool AgentTool, args map[string]any) (result a
 		}
 	}()
 	return tool.Call(ctx, args)
-}
-
-// decodeJSON parses one JSON text as Python's json.loads does (numbers as
-// json.Number, the last of repeated keys).
-func decodeJSON(s string) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("extra data")
-	}
-	return v, nil
 }
 
 // runSupervisor routes between the members: each round the router (the

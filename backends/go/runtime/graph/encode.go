@@ -2,7 +2,10 @@ package graph
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -77,4 +80,19 @@ func plain(s string) bool {
 		}
 	}
 	return true
+}
+
+// decodeJSON parses one JSON text as Python's json.loads does (numbers as
+// json.Number, the last of repeated keys).
+func decodeJSON(s string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("extra data")
+	}
+	return v, nil
 }

@@ -26,7 +26,14 @@ pub fn model_literal(w: &mut CodeWriter, doc: &Document, model: Option<&ModelRef
                 f.base_url_env.as_deref().unwrap_or("OPENAI_BASE_URL"),
                 f.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY"),
             );
-            let parts = model_fields(w, &f.name, f.temperature, f.max_tokens, variables, &f.call);
+            let parts = model_fields(
+                w,
+                (&f.provider, &f.name),
+                f.temperature,
+                f.max_tokens,
+                variables,
+                &f.call,
+            );
             format!("{{{}}}", parts.join(", "))
         })
         .collect();
@@ -36,7 +43,7 @@ pub fn model_literal(w: &mut CodeWriter, doc: &Document, model: Option<&ModelRef
     let call = model.map(|m| m.call.clone()).unwrap_or_default();
     let mut parts = model_fields(
         w,
-        model.map(|m| m.name.as_str()).unwrap_or_default(),
+        model.map_or(("openai", ""), |m| (m.provider.as_str(), m.name.as_str())),
         model.and_then(|m| m.temperature),
         model.and_then(|m| m.max_tokens),
         variables,
@@ -52,16 +59,21 @@ pub fn model_literal(w: &mut CodeWriter, doc: &Document, model: Option<&ModelRef
     format!("{model_type}{{{}}}", parts.join(", "))
 }
 
-/// The fields of a `Model{...}` literal but its fallbacks.
+/// The fields of a `Model{...}` literal but its fallbacks; `Provider` only
+/// when it is not the default, `openai`.
 fn model_fields(
     w: &mut CodeWriter,
-    name: &str,
+    (provider, name): (&str, &str),
     temperature: Option<f64>,
     max_tokens: Option<u32>,
     (base_url_env, api_key_env): (&str, &str),
     call: &CallPolicy,
 ) -> Vec<String> {
-    let mut parts = vec![format!("Name: {}", quote(name))];
+    let mut parts = Vec::new();
+    if provider != "openai" {
+        parts.push(format!("Provider: {}", quote(provider)));
+    }
+    parts.push(format!("Name: {}", quote(name)));
     if let Some(t) = temperature {
         parts.push(format!(
             "Temperature: {}({})",
