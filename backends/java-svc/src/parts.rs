@@ -178,7 +178,9 @@ pub const TABLE: &[Part<JavaPart>] = &[
         parts: &[runtime!("Conditions")],
     },
     // The model client; agents reach the provider through it, even with no
-    // model of their own (project::emit writes AiConfig beside it).
+    // model of their own (project::emit writes AiConfig beside it). Its
+    // switch over LlmClient.Api names AnthropicWire, the Messages API's
+    // format, so the two are copied together.
     Part {
         serves: &[
             NodeKind("llm"),
@@ -189,7 +191,7 @@ pub const TABLE: &[Part<JavaPart>] = &[
             Feature("budget"),
         ],
         when: &[&[ModelCalls, Agents]],
-        parts: &[runtime!("LlmClient")],
+        parts: &[runtime!("LlmClient"), runtime!("AnthropicWire")],
     },
     // Embeddings are fetched through Upstream too, and McpServers has it let
     // the JDK resend a POST on a dead connection.

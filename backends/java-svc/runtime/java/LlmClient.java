@@ -10,6 +10,7 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -18,12 +19,15 @@ import java.util.function.Function;
 import java.util.random.RandomGenerator;
 
 /**
- * An OpenAI-compatible chat-completions client. Only graphs with LLM nodes
+ * The model client: OpenAI-compatible chat completions, or Anthropic's Messages API
+ * (AnthropicWire), as each model's {@link Provider} says. Only graphs with LLM nodes
  * create one (see config/AiConfig.java); a graph with settings.streaming
  * creates a StreamingLlmClient, which streams the reply of a streamed run.
  * Where a call goes is the call site's {@link Model}: each graph of a
  * document (a subgraph's child too) names the variables of its own provider
- * in settings.model, and the client reads them when it calls.
+ * in settings.model, and the client reads them when it calls. Requests are built
+ * and replies read in chat-completions form whatever the provider: only one
+ * attempt's wire format differs ({@link #onTheWire}, {@link #fromTheWire}).
  *
  * <p>Every model call ({@link #call}) retries what may pass, with exponential
  * backoff, full jitter and the provider's Retry-After, cuts each attempt at
@@ -72,11 +76,32 @@ public class LlmClient {
         void sleep(Duration delay) throws InterruptedException;
     }
 
+    /** The API a provider speaks (IR model.provider). */
+    public enum Api {
+        /** OpenAI-compatible chat completions: {base}/chat/completions, the key as a bearer token. */
+        OPENAI,
+        /** Anthropic's Messages API: {base}/v1/messages, the key as x-api-key (AnthropicWire). */
+        ANTHROPIC;
+
+        /** The IR's name of the provider, a chat span's gen_ai.provider.name. */
+        public String id() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
     /**
-     * A model provider: an OpenAI-compatible API whose base URL and API key are read
-     * from these variables (a graph's settings.model baseUrlEnv and apiKeyEnv).
+     * A model provider: an API whose base URL and API key are read from these variables
+     * (a graph's settings.model baseUrlEnv and apiKeyEnv). A null api is {@link Api#OPENAI}.
      */
-    public record Provider(String baseUrlEnv, String apiKeyEnv) {
+    public record Provider(Api api, String baseUrlEnv, String apiKeyEnv) {
+        public Provider {
+            api = api == null ? Api.OPENAI : api;
+        }
+
+        /** An OpenAI-compatible provider. */
+        public Provider(String baseUrlEnv, String apiKeyEnv) {
+            this(Api.OPENAI, baseUrlEnv, apiKeyEnv);
+        }
     }
 
     /**
@@ -103,7 +128,8 @@ public class LlmClient {
      * pass (a fallback's own fallbacks are never asked: the IR allows none). A timeout that is
      * null or not positive is {@link #DEFAULT_TIMEOUT}, a null retry {@link Retry#DEFAULT},
      * null fallbacks none. Generated code writes {@code new Model(provider, name, temperature, maxTokens)},
-     * with {@code .withPolicy(timeout, retry, fallbacks)} when one of those differs.
+     * with {@code .withPolicy(timeout, retry, fallbacks)} when one of those differs. A fallback may
+     * have another provider than its model: its attempts speak its own API.
      */
     public record Model(Provider provider, String name, Double temperature, Integer maxTokens,
             Duration timeout, Retry retry, List<Model> fallbacks) {
@@ -157,20 +183,46 @@ public class LlmClient {
         return value == null ? "" : value;
     }
 
-    /** The chat-completions URL of the model's provider: its base URL (else DEFAULT_BASE_URL) without trailing slashes. */
+    /**
+     * The URL of the model's provider: its base URL without trailing slashes (else its API's
+     * default), then the chat-completions or Messages path.
+     */
     protected String endpoint(Model model) {
         String base = variable(model.provider().baseUrlEnv());
         int end = base.length();
         while (end > 0 && base.charAt(end - 1) == '/') {
             end--;
         }
-        return (base.isEmpty() ? DEFAULT_BASE_URL : base.substring(0, end)) + "/chat/completions";
+        base = base.substring(0, end);
+        return switch (model.provider().api()) {
+            case OPENAI -> (base.isEmpty() ? DEFAULT_BASE_URL : base) + "/chat/completions";
+            case ANTHROPIC -> AnthropicWire.endpoint(base);
+        };
     }
 
-    /** The provider's headers: its key as a bearer token, when its variable is set. */
+    /** The provider's headers: its key as a bearer token (anthropic: x-api-key, and the API version), when set. */
     protected Map<String, String> headers(Model model) {
         String key = variable(model.provider().apiKeyEnv());
-        return key.isEmpty() ? Map.of() : Map.of("Authorization", "Bearer " + key);
+        return switch (model.provider().api()) {
+            case OPENAI -> key.isEmpty() ? Map.of() : Map.of("Authorization", "Bearer " + key);
+            case ANTHROPIC -> AnthropicWire.headers(key);
+        };
+    }
+
+    /** A chat-completions request body as the model's provider takes it. */
+    protected static Map<String, Object> onTheWire(Model model, Map<String, Object> body) {
+        return switch (model.provider().api()) {
+            case OPENAI -> body;
+            case ANTHROPIC -> AnthropicWire.request(body);
+        };
+    }
+
+    /** The provider's whole reply as the chat completion it stands for. */
+    private static Object fromTheWire(Model model, Object reply) {
+        return switch (model.provider().api()) {
+            case OPENAI -> reply;
+            case ANTHROPIC -> AnthropicWire.reply(reply);
+        };
     }
 
     /**
@@ -260,7 +312,8 @@ public class LlmClient {
         }
         return switch (String.valueOf(e.details().get("reason"))) {
             case "connect", "timeout" -> true;
-            case "status" -> RETRIED_STATUSES.contains(e.details().get("status"));
+            // A failed stream of anthropic has a status only when it is one (overloaded_error: 529).
+            case "status" -> e.details().get("status") instanceof Integer status && RETRIED_STATUSES.contains(status);
             default -> false;
         };
     }
@@ -304,14 +357,15 @@ public class LlmClient {
     }
 
     /**
-     * One chat-completions request, not streamed, in its span ({@code chat <model>}); the parsed
-     * reply, its usage read into {@code tokens}.
+     * One request of {@code body} (chat-completions shaped), not streamed, in its span
+     * ({@code chat <model>}); the reply as a chat completion, its usage read into {@code tokens}.
      */
     private Object post(String node, Model model, URI endpoint, Duration limit, Map<String, Object> body,
             GraphRun.Usage.Tokens tokens) throws SvcError, InterruptedException {
-        try (Tracing.Span span = Tracing.start(Tracing.Op.CHAT, String.valueOf(body.get("model")))) {
+        try (Tracing.Span span = Tracing.chat(model.provider().api().id(), String.valueOf(body.get("model")))) {
             try {
-                Object reply = Upstream.postJson(node, endpoint, headers(model), limit, body);
+                Object reply = fromTheWire(model,
+                        Upstream.postJson(node, endpoint, headers(model), limit, onTheWire(model, body)));
                 span.reply(body.get("messages"), reply);
                 if (reply instanceof Map<?, ?> obj) {
                     tokens.read(obj.get("usage"));
@@ -344,11 +398,12 @@ public class LlmClient {
     }
 
     /**
-     * One chat-completions call with these messages, offering {@code tools} when
+     * One model call with these messages, offering {@code tools} when
      * there are any, as python-svc's chat_message: returns the reply's
      * {@code choices[0].message}, which may hold {@code tool_calls}. The body has
      * {@code model}, {@code messages}, {@code tools} (only when non-empty),
-     * {@code temperature} (when set) and {@code max_tokens} (when set and not 0).
+     * {@code temperature} (when set) and {@code max_tokens} (when set and not 0),
+     * in chat-completions form whatever the provider ({@link #onTheWire}).
      * It is never streamed, not even by a StreamingLlmClient.
      */
     public Map<String, Object> chatMessage(String node, Model model, List<?> messages, List<?> tools)

@@ -163,12 +163,15 @@ public final class StreamingLlmClient extends LlmClient {
     }
 
     /**
-     * One streamed chat-completions call: {@code body} with {@code "stream": true}
-     * and {@code "stream_options": {"include_usage": true}}, and every event's data
-     * up to {@code data: [DONE]} parsed and given to {@code each}; the usage of
+     * One streamed model call: {@code body} (chat-completions shaped) on the provider's
+     * wire with {@code "stream": true}, and every chat-completion chunk of the stream
+     * given to {@code each}: for chat completions, every event's data up to
+     * {@code data: [DONE]}, parsed (the body asks for the usage chunk with
+     * {@code "stream_options": {"include_usage": true}}); for anthropic, what each
+     * event stands for up to message_stop (AnthropicWire.Stream). The usage of
      * the chunk that carries it (the last, with no choices) is read into
      * {@code tokens} and recorded on the chat span. Failures: status, connect (also a stream that ends before
-     * [DONE]), timeout (the call's time limit covers the whole stream),
+     * its end), timeout (the call's time limit covers the whole stream),
      * invalid_json (a chunk that is not JSON, or that {@code each} refuses),
      * too_large for a line over 4 MiB. Only a line is bounded, not the stream:
      * every chunk repeats an envelope of a few hundred bytes, so a bound on the
@@ -178,7 +181,7 @@ public final class StreamingLlmClient extends LlmClient {
      */
     private void stream(String node, Model model, URI endpoint, Duration limit, Map<String, Object> body,
             GraphRun.Usage.Tokens tokens, Chunks each) throws SvcError, InterruptedException {
-        try (Tracing.Span span = Tracing.start(Tracing.Op.CHAT, String.valueOf(body.get("model")))) {
+        try (Tracing.Span span = Tracing.chat(model.provider().api().id(), String.valueOf(body.get("model")))) {
             try {
                 Object usage = streamInSpan(node, model, endpoint, limit, body, each);
                 tokens.read(usage);
@@ -195,10 +198,16 @@ public final class StreamingLlmClient extends LlmClient {
     /** {@link #stream}'s call, in its chat span; returns the stream's usage, null when no chunk had one. */
     private Object streamInSpan(String node, Model model, URI endpoint, Duration limit, Map<String, Object> body,
             Chunks each) throws SvcError, InterruptedException {
-        Map<String, Object> streamed = new LinkedHashMap<>(body);
+        Map<String, Object> streamed = new LinkedHashMap<>(onTheWire(model, body));
         streamed.put("stream", true);
-        // Without it OpenAI reports no usage in a stream; with it the last chunk holds the call's.
-        streamed.put("stream_options", Map.of("include_usage", true));
+        Events events = switch (model.provider().api()) {
+            case OPENAI -> {
+                // Without it OpenAI reports no usage in a stream; with it the last chunk holds the call's.
+                streamed.put("stream_options", Map.of("include_usage", true));
+                yield new ChatChunks();
+            }
+            case ANTHROPIC -> messagesEvents(node);
+        };
         HttpRequest request = Upstream.request(node, SERVICE, endpoint, headers(model), limit, streamed,
                 "text/event-stream");
         long started = System.nanoTime();
@@ -225,37 +234,96 @@ public final class StreamingLlmClient extends LlmClient {
                 if (!line.startsWith("data:")) {
                     continue; // comments, event names, the blank line between events
                 }
-                String data = line.substring(5).strip();
-                if (data.equals("[DONE]")) {
-                    return usage;
-                }
                 try {
-                    Object chunk = parse(data);
-                    if (chunk instanceof Map<?, ?> c && c.get("usage") instanceof Map<?, ?> u) {
-                        usage = u;
+                    Object chunk = events.chunk(line.substring(5).strip());
+                    if (chunk != Events.NONE) {
+                        if (chunk instanceof Map<?, ?> c && c.get("usage") instanceof Map<?, ?> u) {
+                            usage = u;
+                        }
+                        each.accept(chunk);
                     }
-                    each.accept(chunk);
                 } catch (NotAChunk e) {
                     throw SvcError.upstream(node, "invalid_json",
                             q(node) + "a chunk of the model's stream is not a chat-completion chunk", null);
                 }
+                if (events.over()) {
+                    return usage;
+                }
             }
-            throw ended(node, timedOut.get());
+            throw ended(node, timedOut.get(), events.end());
         } catch (IOException e) {
             if (Thread.currentThread().isInterrupted()) {
                 throw new InterruptedException("the run was cancelled");
             }
-            throw ended(node, timedOut.get());
+            throw ended(node, timedOut.get(), events.end());
         } finally {
             watchdog.cancel(false);
         }
     }
 
-    /** A stream that ended before [DONE]: closed at the call's time limit, or broken. */
-    private static SvcError ended(String node, boolean timedOut) {
+    /** A stream that ended before its {@code end}: closed at the call's time limit, or broken. */
+    private static SvcError ended(String node, boolean timedOut, String end) {
         return timedOut
                 ? SvcError.upstream(node, "timeout", q(node) + "the " + SERVICE + " call timed out", null)
-                : SvcError.upstream(node, "connect", q(node) + "the model's stream ended before [DONE]", null);
+                : SvcError.upstream(node, "connect", q(node) + "the model's stream ended before " + end, null);
+    }
+
+    /** How a provider's stream is read: each event's data as the chat-completion chunk it stands for. */
+    private interface Events {
+        /** What data that stands for no chunk stands for (JSON's null is a chunk, an invalid one). */
+        Object NONE = new Object();
+
+        /** The chunk {@code data} stands for, or {@link #NONE}. */
+        Object chunk(String data) throws SvcError, NotAChunk;
+
+        /** Whether the last data read ended the stream. */
+        boolean over();
+
+        /** What ends the stream, named in the failure of one that ends before it. */
+        String end();
+    }
+
+    /** A chat-completions stream: each event's data is a chunk, up to data: [DONE]. */
+    private static final class ChatChunks implements Events {
+        private boolean over;
+
+        @Override
+        public Object chunk(String data) throws NotAChunk {
+            over = data.equals("[DONE]");
+            return over ? NONE : parse(data);
+        }
+
+        @Override
+        public boolean over() {
+            return over;
+        }
+
+        @Override
+        public String end() {
+            return "[DONE]";
+        }
+    }
+
+    /** A Messages API stream, read by AnthropicWire.Stream. */
+    private static Events messagesEvents(String node) {
+        AnthropicWire.Stream stream = new AnthropicWire.Stream(node);
+        return new Events() {
+            @Override
+            public Object chunk(String data) throws SvcError {
+                Object chunk = stream.chunk(data);
+                return chunk == null ? NONE : chunk;
+            }
+
+            @Override
+            public boolean over() {
+                return stream.over();
+            }
+
+            @Override
+            public String end() {
+                return AnthropicWire.Stream.END;
+            }
+        };
     }
 
     private static Object parse(String data) throws NotAChunk {

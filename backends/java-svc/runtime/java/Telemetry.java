@@ -294,11 +294,7 @@ public class Telemetry {
                     spanName = nodeKind + " " + name;
                     attributes = Attributes.of(NODE_ID, name, NODE_KIND, nodeKind);
                 }
-                case CHAT -> {
-                    spanName = "chat " + name;
-                    kind = SpanKind.CLIENT;
-                    attributes = Attributes.of(OPERATION, "chat", PROVIDER, "openai", MODEL, name);
-                }
+                case CHAT -> throw new IllegalArgumentException("a chat span starts with chat(provider, model)");
                 case TOOL -> {
                     spanName = "execute_tool " + name;
                     attributes = Attributes.of(OPERATION, "execute_tool", TOOL, name);
@@ -309,7 +305,17 @@ public class Telemetry {
                     attributes = Attributes.of(OPERATION, "invoke_agent", AGENT_ID, name, AGENT_NAME, name);
                 }
             }
-            Span span = tracer.spanBuilder(spanName).setSpanKind(kind).setAllAttributes(attributes).startSpan();
+            return open(op, spanName, kind, attributes);
+        }
+
+        @Override
+        public Tracing.Span chat(String provider, String model) {
+            return open(Tracing.Op.CHAT, "chat " + model, SpanKind.CLIENT,
+                    Attributes.of(OPERATION, "chat", PROVIDER, provider, MODEL, model));
+        }
+
+        private Tracing.Span open(Tracing.Op op, String name, SpanKind kind, Attributes attributes) {
+            Span span = tracer.spanBuilder(name).setSpanKind(kind).setAllAttributes(attributes).startSpan();
             return new Recorded(op, span, span.makeCurrent(), attributes);
         }
 
@@ -367,16 +373,15 @@ public class Telemetry {
                 if (!(reply instanceof Map<?, ?> obj) || !(obj.get("usage") instanceof Map<?, ?> usage)) {
                     return;
                 }
-                String model = attributes.get(MODEL);
-                record(usage.get("prompt_tokens"), INPUT_TOKENS, "input", model);
-                record(usage.get("completion_tokens"), OUTPUT_TOKENS, "output", model);
+                record(usage.get("prompt_tokens"), INPUT_TOKENS, "input");
+                record(usage.get("completion_tokens"), OUTPUT_TOKENS, "output");
             }
 
-            private void record(Object count, AttributeKey<Long> key, String type, String model) {
+            private void record(Object count, AttributeKey<Long> key, String type) {
                 if (count instanceof Number n && n.longValue() >= 0 && n.doubleValue() == n.longValue()) {
                     span.setAttribute(key, n.longValue());
-                    tokens.record(n.longValue(), Attributes.of(OPERATION, "chat", PROVIDER, "openai", MODEL,
-                            model, TOKEN_TYPE, type));
+                    tokens.record(n.longValue(), Attributes.of(OPERATION, "chat", PROVIDER, attributes.get(PROVIDER),
+                            MODEL, attributes.get(MODEL), TOKEN_TYPE, type));
                 }
             }
 

@@ -37,7 +37,11 @@ public final class Tracing {
 
     /** What records them (Telemetry's OpenTelemetry tracer). */
     public interface Tracer {
+        /** A span of any op but {@link Op#CHAT}, whose spans start with {@link #chat}. */
         Span start(Op op, String name);
+
+        /** The span of a model call of {@code model} by {@code provider} ("openai", "anthropic"). */
+        Span chat(String provider, String model);
 
         void inject(HttpRequest.Builder request);
 
@@ -75,10 +79,16 @@ public final class Tracing {
         tracer = t;
     }
 
-    /** Starts the span {@code op} named after {@code name}, the current span's child. */
+    /** Starts the span {@code op} (not a chat's: {@link #chat}) named after {@code name}, the current span's child. */
     public static Span start(Op op, String name) {
         Tracer t = tracer;
         return t == null ? NOTHING : t.start(op, name);
+    }
+
+    /** Starts the chat span of a call of {@code model} by {@code provider}, the current span's child. */
+    public static Span chat(String provider, String model) {
+        Tracer t = tracer;
+        return t == null ? NOTHING : t.chat(provider, model);
     }
 
     /** Adds the current span's traceparent to an outbound call. */

@@ -173,6 +173,11 @@ class McpServersTest {
             }
 
             @Override
+            public Tracing.Span chat(String provider, String model) {
+                throw new AssertionError("no span here");
+            }
+
+            @Override
             public void inject(java.net.http.HttpRequest.Builder request) {
             }
 

@@ -73,7 +73,7 @@ class TelemetryTest {
         try {
             Tracing.run(() -> {
                 try (Tracing.Span node = Tracing.start(Tracing.Op.NODE, "a-node")) {
-                    Tracing.start(Tracing.Op.CHAT, "some-model").close();
+                    Tracing.chat("openai", "some-model").close();
                     SvcError failed = SvcError.execution("a-node", "node \"a-node\" failed: boom");
                     node.fail(failed);
                     throw failed;
@@ -146,7 +146,7 @@ class TelemetryTest {
         for (boolean content : List.of(false, true)) {
             exporter.reset();
             Tracing.install(new Telemetry.OtelTracer(sdk, content, spec(true)));
-            try (Tracing.Span chat = Tracing.start(Tracing.Op.CHAT, "m")) {
+            try (Tracing.Span chat = Tracing.chat("openai", "m")) {
                 chat.reply(messages, reply);
             }
             SpanData span = exporter.getFinishedSpanItems().get(0);
@@ -184,6 +184,22 @@ class TelemetryTest {
         SpanData chat = spans().get("chat m");
         assertEquals(3L, chat.getAttributes().get(AttributeKey.longKey("gen_ai.usage.input_tokens")));
         assertEquals(1L, chat.getAttributes().get(AttributeKey.longKey("gen_ai.usage.output_tokens")));
+    }
+
+    /** A chat span names its call's provider, and so do its token and duration measurements. */
+    @Test
+    void aChatNamesItsProvider() {
+        try (Tracing.Span chat = Tracing.chat("anthropic", "claude")) {
+            chat.reply(null, Map.of("usage", Map.of("prompt_tokens", 3, "completion_tokens", 1)));
+        }
+        AttributeKey<String> provider = AttributeKey.stringKey("gen_ai.provider.name");
+        assertEquals("anthropic", spans().get("chat claude").getAttributes().get(provider));
+        List<String> measured = metrics.collectAllMetrics().stream()
+                .filter(m -> m.getName().startsWith("gen_ai.client."))
+                .flatMap(m -> m.getHistogramData().getPoints().stream())
+                .map(p -> p.getAttributes().get(provider))
+                .toList();
+        assertEquals(List.of("anthropic", "anthropic", "anthropic"), measured);
     }
 
     @Test
