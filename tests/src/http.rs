@@ -201,6 +201,10 @@ pub enum Reply {
         done: bool,
         cut: Option<Arc<Mutex<Option<Instant>>>>,
     },
+    /// A stream of named server-sent events (Anthropic's Messages API
+    /// streams): each after its delay as `event: <name>` and
+    /// `data: <json>`; the connection closes after the last.
+    Events(Vec<(Duration, String, serde_json::Value)>),
     /// A chat-completions stream of whole chunks (tool-call pieces, say),
     /// each after its delay as `data: <chunk>`; `done` and `cut` as for
     /// [`Reply::Stream`].
@@ -328,6 +332,14 @@ fn serve(stream: TcpStream, closing: Closing, handler: &Handler, log: &Mutex<Vec
             chat_stream(&mut writer, &chunks, done, cut.as_deref());
             return;
         }
+        Reply::Events(events) => {
+            let events = events
+                .into_iter()
+                .map(|(delay, name, data)| (delay, format!("event: {name}\ndata: {data}\n\n")))
+                .collect();
+            event_stream(&mut writer, events, None);
+            return;
+        }
         Reply::Json(s, b) => (s, "application/json", b),
         Reply::Text(s, b) => (s, "text/plain", b),
         Reply::Slow(d, b) => {
@@ -396,7 +408,6 @@ fn chat_stream(
     done: bool,
     cut: Option<&Mutex<Option<Instant>>>,
 ) {
-    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
     let mut events: Vec<(Duration, String)> = chunks
         .iter()
         .map(|(delay, chunk)| (*delay, format!("data: {chunk}\n\n")))
@@ -404,6 +415,17 @@ fn chat_stream(
     if done {
         events.push((Duration::ZERO, "data: [DONE]\n\n".to_string()));
     }
+    event_stream(writer, events, cut);
+}
+
+/// Writes server-sent events, each after its delay, and closes; `cut`
+/// records when a write failed (the client went away).
+fn event_stream(
+    writer: &mut TcpStream,
+    events: Vec<(Duration, String)>,
+    cut: Option<&Mutex<Option<Instant>>>,
+) {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
     let mut ok = writer.write_all(head.as_bytes()).is_ok();
     for (delay, event) in events {
         if !ok {

@@ -3,6 +3,7 @@
 pub mod contract;
 pub mod http;
 pub mod jaeger;
+pub mod messages_stub;
 pub mod model_stub;
 pub mod postgres;
 pub mod service;

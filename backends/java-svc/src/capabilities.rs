@@ -1,6 +1,6 @@
 //! What the Java backend compiles, and why it refuses the rest.
 
-use svc_backend_sdk::{parts, BackendInfo, BuildCommands, PROVIDER_REASON};
+use svc_backend_sdk::{parts, BackendInfo, BuildCommands};
 
 pub fn info() -> BackendInfo {
     let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
@@ -17,7 +17,6 @@ pub fn info() -> BackendInfo {
                     "feature:tracing.register",
                     "registering the graph with LangSmith as the service starts is python-svc's (`svc register`): set `register_on_build` to false",
                 ),
-                reason("feature:model.provider.*", PROVIDER_REASON),
                 reason(
                     "feature:tracing.project",
                     "`tracing.project` names the LangSmith project runs are sent to, and java-svc sends none (it exports OpenTelemetry, whose `service.name` is the graph id or `OTEL_SERVICE_NAME`): remove `project`",

@@ -188,6 +188,7 @@ pub const TABLE: &[Part<JavaPart>] = &[
             Feature("model.timeout"),
             Feature("model.retry"),
             Feature("model.fallbacks"),
+            Feature("model.provider.anthropic"),
             Feature("budget"),
         ],
         when: &[&[ModelCalls, Agents]],

@@ -8,6 +8,7 @@
 mod a2a;
 mod a2a_callers;
 mod agents;
+mod anthropic;
 mod agents_python;
 mod cache;
 mod child_graphs;

@@ -41,6 +41,7 @@ pub fn model_literal(
     let name = model.map(|m| m.name.as_str()).unwrap_or_default();
     let base = model_new(
         client,
+        model.map_or("openai", |m| m.provider.as_str()),
         &variables,
         name,
         model.and_then(|m| m.temperature),
@@ -52,24 +53,32 @@ pub fn model_literal(
         .unwrap_or_default()
         .iter()
         .map(|f| {
+            // Normalization gives a fallback its variables; a fallback
+            // written without them takes its provider's.
+            let (base_url_env, api_key_env) = model_variables(doc, &f.provider);
             let variables = (
-                f.base_url_env
-                    .clone()
-                    .unwrap_or_else(svc_backend_sdk::ir::default_base_url_env),
-                f.api_key_env
-                    .clone()
-                    .unwrap_or_else(svc_backend_sdk::ir::default_api_key_env),
+                f.base_url_env.clone().unwrap_or(base_url_env),
+                f.api_key_env.clone().unwrap_or(api_key_env),
             );
-            let fallback = model_new(client, &variables, &f.name, f.temperature, f.max_tokens);
+            let fallback = model_new(
+                client,
+                &f.provider,
+                &variables,
+                &f.name,
+                f.temperature,
+                f.max_tokens,
+            );
             with_policy(w, client, fallback, &f.call, &[])
         })
         .collect();
     with_policy(w, client, base, &call, &fallbacks)
 }
 
-/// `new LlmClient.Model(...)` of the four fields every model has.
+/// `new LlmClient.Model(...)` of the four fields every model has; its
+/// `Provider` names the API only when it is not the default, `openai`.
 fn model_new(
     client: &str,
+    provider: &str,
     (base_url_env, api_key_env): &(String, String),
     name: &str,
     temperature: Option<f64>,
@@ -81,8 +90,12 @@ fn model_new(
     let max_tokens = max_tokens
         .map(|t| t.to_string())
         .unwrap_or_else(|| "null".into());
+    let api = match provider {
+        "anthropic" => format!("{client}.Api.ANTHROPIC, "),
+        _ => String::new(),
+    };
     format!(
-        "new {client}.Model(new {client}.Provider({}, {}), {}, {temperature}, {max_tokens})",
+        "new {client}.Model(new {client}.Provider({api}{}, {}), {}, {temperature}, {max_tokens})",
         quote(base_url_env),
         quote(api_key_env),
         quote(name)
