@@ -10,6 +10,9 @@ A runner whose graph has a checkpointer (`checkpointed`) also keeps threads
 a thread, `check_resume(paused, value)` checks a resume value against the
 field its interrupt names, and `aresume(paused, value)` resumes a paused
 thread. A run that pauses raises `svc.errors.Interrupted`.
+
+`budget` is a CompiledGraph's settings.budget (svc.usage), None for the
+others: the server meters each run with it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from svc.runtime import CompiledGraph, Emit
 from svc.state import Field, Item, StateSchema
 from svc.threads.hitl import FIELD_KEY, Resume
 from svc.threads.store import Thread, ThreadStore
+from svc.usage import Budget
 
 
 def _run_failed(e: Exception) -> SvcError:
@@ -59,6 +63,7 @@ class CompiledGraphRunner:
         self.name = graph.name
         self.schema: StateSchema | None = graph.schema
         self.validate = graph.schema.new_state
+        self.budget = graph.budget
         self.checkpointed = graph.checkpointed
         self.threads: Any = _thread_store(graph) if self.checkpointed else None
 
@@ -153,6 +158,8 @@ class LangGraphRunner:
     """A LangGraph compiled graph. With a checkpointer (GraphBuilder's
     checkpointer="memory"), a thread is LangGraph's own thread: a new state
     on a known thread goes through the reducers onto its saved values."""
+
+    budget: Budget | None = None
 
     def __init__(self, graph: Any, settings: GraphSettings, name: str):
         from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -314,6 +321,7 @@ class AinvokeRunner:
 
     checkpointed = False
     threads: ThreadStore | None = None
+    budget: Budget | None = None
 
     def __init__(self, graph: Any, settings: GraphSettings, name: str):
         self.graph = graph

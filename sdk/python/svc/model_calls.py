@@ -1,6 +1,7 @@
 """One model call, whatever asks it (an `llm` node, a classifier, an agent's
 worker or supervisor): `Model` says where it goes and how it is retried,
-`call` makes the attempts (svc.upstream's chat functions make each one).
+`call` makes the attempts (svc.llm's chat functions make each one) and
+counts them into the run's meter (svc.usage).
 
 The rules are the same in every runtime (the repository's spec, "Model
 calls"): an attempt lasts at most the model's `timeout_ms` and what is left
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from datetime import timezone
 from typing import TypeVar
 
-from svc import streaming
+from svc import streaming, usage
 from svc.errors import SvcError, upstream_error
 
 # The statuses another attempt may not meet.
@@ -136,12 +137,19 @@ def _delay(retry: Retry, n: int, retry_after: float | None) -> float:
 
 T = TypeVar("T")
 
+# The input and output tokens a reply reports (0 for what it leaves out).
+Tokens = tuple[int, int]
+
 
 def call(
-    node: str, model: Model, deadline: float | None, attempt: Callable[[Model, float], T]
+    node: str,
+    model: Model,
+    deadline: float | None,
+    attempt: Callable[[Model, float], tuple[T, Tokens]],
 ) -> T:
     """One model call: `attempt(m, timeout)` asks the model `m` once, within
-    `timeout` seconds. `model` is asked up to its retry.max_attempts times
+    `timeout` seconds, and returns what the call returns with the tokens its
+    reply reports. `model` is asked up to its retry.max_attempts times
     while the attempts fail with a Retryable error, waiting between them,
     then each of its fallbacks in turn, at once. Any other failure ends the
     call at once, without a fallback: another model would not fix a request
@@ -150,7 +158,15 @@ def call(
 
     The error that ends the call is the last attempt's upstream_error with
     details.model (the model it asked) and details.attempts (all attempts of
-    the call); any other error (the run cancelled) is raised as it is."""
+    the call); any other error (the run cancelled) is raised as it is.
+
+    The run's meter (svc.usage.current) counts the call, each attempt and
+    the tokens of the reply used, and fails the call (500 execution_error,
+    budget_exceeded) before its first attempt once the run's budget is
+    spent, or when the reply's tokens pass it."""
+    meter = usage.current()
+    if meter is not None:
+        meter.start(node)
     ends = None if deadline is None else time.monotonic() + deadline
     # What fails a call whose deadline passed before its first attempt.
     last: SvcError = upstream_error(
@@ -166,8 +182,10 @@ def call(
                     if timeout <= 0:
                         raise last
                 name, total = m.name, total + 1
+                if meter is not None:
+                    meter.attempt()
                 try:
-                    return attempt(m, timeout)
+                    value, (input_tokens, output_tokens) = attempt(m, timeout)
                 except Retryable as e:
                     last = e
                     if n == m.retry.max_attempts:
@@ -176,6 +194,10 @@ def call(
                     if ends is not None and time.monotonic() + delay > ends:
                         raise
                     retry_sleep(delay)
+                else:
+                    if meter is not None:
+                        meter.replied(node, input_tokens, output_tokens)
+                    return value
         raise last
     except SvcError as e:
         if e.code == "upstream_error":

@@ -12,6 +12,7 @@ are the loop's branches:
         schema = StateSchema([Field("question", "string", required=True), ...])
         max_steps = 25
         request_timeout_ms = 30000
+        budget = Budget(max_tokens=100000, max_model_calls=20)  # settings.budget, if any
         node_kinds = {"classify": "function", "route": "router", "billing": "llm", ...}
         moves = {"classify": (nodes.classify.node, True, "route"), ...}
 
@@ -58,7 +59,7 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from svc import streaming, telemetry
+from svc import streaming, telemetry, usage
 from svc import tracing as _tracing
 from svc.errors import (
     Interrupted,
@@ -71,11 +72,12 @@ from svc.errors import (
     upstream_error,
 )
 from svc.http_tools import HttpTool, call_http_tool, register_http_tool
+from svc.llm import as_list, assistant_message, chat, classify_intent, text_items
 from svc.model_calls import Model, Retry
 from svc.state import MISSING, Field, Item, Replace, StateSchema
 from svc.threads import hitl
 from svc.threads.hitl import Resume, human_interrupt
-from svc.upstream import as_list, assistant_message, chat, classify_intent, text_items
+from svc.usage import Budget
 from svc.values import (
     cond_eq,
     cond_exists,
@@ -91,6 +93,7 @@ from svc.values import (
 
 __all__ = [
     "MISSING",
+    "Budget",
     "CompiledGraph",
     "Field",
     "HttpTool",
@@ -207,6 +210,9 @@ class CompiledGraph:
     # that does not runs on the event loop, its deadline kept by SIGALRM; one
     # that does runs in a worker thread, so waiting requests do not queue.
     calls_upstream: bool = True
+    # settings.budget: what one run may spend on model calls (svc.usage);
+    # None is no limit. A child graph's calls count against its parent's run.
+    budget: Budget | None = None
 
     _deadline: float = math.inf  # monotonic time; set per run
 
@@ -374,6 +380,11 @@ class CompiledGraph:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
     def _run_to_deadline(self, state: dict) -> dict:
+        # The run counts its model calls into the meter of the context (the
+        # server's, which answers with the usage), else into one of its own.
+        if usage.current() is None:
+            with usage.metered(usage.Meter(self.budget)):
+                return self._run_to_deadline(state)
         resume = self._resume
         token = hitl.enter(hitl.RunContext(self.checkpointed, self.schema, resume))
         streamed = streaming.enter(self._stream) if self._stream is not None else None

@@ -24,8 +24,8 @@ from svc import (
 )
 from svc.agents import tool_schema
 from svc.errors import RegistrationError
+from svc.model_calls import Model
 from svc.runtime import CompiledGraph, Field, StateSchema
-from svc.upstream import Model
 
 MODEL = Model("stub-model", base_url_env="STUB_BASE", api_key_env="STUB_KEY")
 

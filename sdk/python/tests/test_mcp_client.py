@@ -35,7 +35,7 @@ from svc.mcp_client import (
     start_all,
     stop_all,
 )
-from svc.upstream import Model
+from svc.model_calls import Model
 
 SERVER = Path(__file__).parent / "mcp_fixtures" / "server.py"
 READY_TIMEOUT = 30.0

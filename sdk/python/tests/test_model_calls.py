@@ -15,8 +15,8 @@ from test_streaming_agents import chunk
 
 from svc import model_calls, streaming
 from svc.errors import SvcError
+from svc.llm import chat, chat_message, chat_turn, classify_intent
 from svc.model_calls import Model, Retry
-from svc.upstream import chat, chat_message, chat_turn, classify_intent
 
 ASK = [{"role": "user", "content": "hi"}]
 

@@ -240,7 +240,9 @@ def test_a_streamed_run_is_the_json_answers_run_as_events(model, client):
     assert data[10] == {"kind": "router", "patch": {}}
     assert data[11] == {"kind": "response_template"}
     assert data[12] == {"kind": "response_template", "patch": {"message": "Hi: " + TEXT}}
-    assert data[13] == {"result": result}
+    # The stub reports no tokens: two calls, two attempts.
+    calls = {"inputTokens": 0, "outputTokens": 0, "modelCalls": 2, "attempts": 2}
+    assert data[13] == {"result": result, "usage": calls}
     assert asked_for_streams(model)[2:] == [True, True]
     assert model.received[2].headers["accept"] == "text/event-stream"
 
@@ -270,7 +272,7 @@ def test_what_a_node_writes_from_a_streamed_reply_equals_a_whole_ones(model, cli
     assert result["messages"] == [{"role": "assistant", "content": TEXT}]
     found = streamed(c, state)
     assert found[-2]["data"]["patch"] == {"messages": result["messages"]}
-    assert found[-1]["data"] == {"result": result}
+    assert found[-1]["data"]["result"] == result
 
 
 def test_checks_before_the_run_answer_json(model, client):

@@ -18,9 +18,10 @@ from test_streaming import SSE, asked_for_streams, in_stream, outline, streamed,
 from svc import agent, run_agent, streaming, supervisor, tool, worker_agent
 from svc.agents import Worker, run_worker
 from svc.errors import SvcError
+from svc.llm import chat_turn
+from svc.model_calls import Model
 from svc.runtime import CompiledGraph, Field, StateSchema, text
 from svc.server import create_app, events
-from svc.upstream import Model, chat_turn
 
 KEY = "agents-key-7c2a"
 MODEL = Model("stub-model", base_url_env="AGENT_MODEL_URL", api_key_env="AGENT_MODEL_KEY")

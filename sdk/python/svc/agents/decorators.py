@@ -13,8 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from svc.errors import RegistrationError, require
+from svc.model_calls import Model
 from svc.registry import decorator, named, names, register, registered, tool
-from svc.upstream import Model
 
 DEFAULT_MAX_TURNS = 8
 

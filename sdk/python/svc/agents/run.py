@@ -41,15 +41,10 @@ from typing import Any
 from svc import streaming, telemetry
 from svc.agents.decorators import DEFAULT_MAX_TURNS, FINISH, Transfer
 from svc.errors import RegistrationError, SvcError, upstream_error
+from svc.llm import chat_message, chat_turn
+from svc.model_calls import Model
 from svc.registry import enforce_policies, get, names, persona_prompt
-from svc.upstream import (
-    Model,
-    call_timeout,
-    chat_message,
-    chat_turn,
-    post_json,
-    resolve_endpoint,
-)
+from svc.upstream import call_timeout, post_json, resolve_endpoint
 
 # JSON Schema types for the annotations a tool's parameters commonly have.
 _JSON_TYPES = {

@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from svc import registry, telemetry
+from svc import registry, telemetry, usage
 from svc.config import (
     app_identity,
     check_secrets,
@@ -127,11 +127,29 @@ def _failure_data(error: SvcError) -> dict:
 
 def _finished_data(body: dict) -> dict:
     """run_finished's data: the JSON answer's body (`result`, and `threadId`
-    on a checkpointed graph)."""
+    on a checkpointed graph, `usage` when the run asked a model)."""
     return {k: v for k, v in body.items() if k != "interrupt"}
 
 
+def _with_usage(body: dict, meter: usage.Meter | None) -> dict:
+    """`body` (an answer, a terminal event's data) with the run's usage
+    beside the rest, once the run asked a model; errors before a run
+    started (no meter yet) have none."""
+    spent = meter.reported() if meter is not None else None
+    if spent is not None:
+        body["usage"] = spent
+    return body
+
+
 MAX_THREAD_ID = 256  # characters of a threadId
+
+
+class _Streamed(NamedTuple):
+    """A streamed run that passed its checks: `execute(emit)` runs it to the
+    JSON answer's body; `meter` counts its usage, for its run_failed."""
+
+    execute: Callable[[Any], Awaitable[dict]]
+    meter: usage.Meter
 
 
 class _ThreadRun(NamedTuple):
@@ -141,6 +159,7 @@ class _ThreadRun(NamedTuple):
     generation: int
     first: tuple  # its first event: run_started or resumed
     start: Callable[[Any], Awaitable[dict]]  # runs it, given its emit (or None)
+    meter: usage.Meter  # its usage; a resumed run's goes on from the pause
 
 
 def _thread_request(obj: Any, schema: Any) -> tuple[str | None, dict | None, Any]:
@@ -303,6 +322,7 @@ def create_app(
         `answer(request, run_log=None)`."""
         schema = runner.schema
         validate, arun = runner.validate, runner.arun
+        budget = runner.budget
         store = runner.threads if getattr(runner, "checkpointed", False) else None
         # A durable store waits on its database: off the event loop.
         blocking = getattr(store, "blocking", False)
@@ -310,12 +330,13 @@ def create_app(
         async def kept(method: Any, *args: Any) -> Any:
             return await asyncio.to_thread(method, *args) if blocking else method(*args)
 
-        async def run(state: dict, emit: Any = None) -> dict:
+        async def run(state: dict, meter: usage.Meter, emit: Any = None) -> dict:
             guarded = registry.has_guardrails()
             if guarded:
                 registry.run_guardrails("input", state)
             registry.enforce_policies({"action": "run", "state": state})
-            result = await arun(state) if emit is None else await arun(state, emit=emit)
+            with usage.metered(meter):
+                result = await arun(state) if emit is None else await arun(state, emit=emit)
             if guarded:
                 registry.run_guardrails("output", result)
             return result
@@ -336,7 +357,7 @@ def create_app(
                     return runner.arun(state, emit=emit, thread_id=thread_id)
 
                 first = ("run_started", None, {"state": state, "threadId": thread_id})
-                return _ThreadRun(thread_id, generation, first, start_new)
+                return _ThreadRun(thread_id, generation, first, start_new, usage.Meter(budget))
             paused = await kept(store.paused, thread_id)  # 404 unknown or expired, 409 not paused
             runner.check_resume(paused, value)  # 422 against the interrupt's field
             registry.enforce_policies(
@@ -348,20 +369,24 @@ def create_app(
                 return runner.aresume(paused, value, emit=emit)
 
             first = ("resumed", paused.node, {"threadId": thread_id, "resume": value})
-            return _ThreadRun(thread_id, generation, first, start_resumed)
+            meter = usage.Meter(budget, paused.usage)
+            return _ThreadRun(thread_id, generation, first, start_resumed, meter)
 
         async def on_thread(taken: _ThreadRun, emit: Any) -> dict:
             """The run on a thread it took: its answer's body, the thread kept."""
-            thread_id, generation = taken.thread_id, taken.generation
+            thread_id, generation, meter = taken.thread_id, taken.generation, taken.meter
             if emit is not None:
                 emit(*taken.first)
             try:
-                result = await taken.start(emit)
+                with usage.metered(meter):
+                    result = await taken.start(emit)
             except Interrupted as i:
-                await kept(store.pause, thread_id, generation, i)
+                await kept(store.pause, thread_id, generation, i, meter.usage)
                 if emit is not None:
-                    emit("interrupted", i.node, {"value": i.value, "threadId": thread_id})
-                return {"interrupt": {"node": i.node, "value": i.value}, "threadId": thread_id}
+                    data = {"value": i.value, "threadId": thread_id}
+                    emit("interrupted", i.node, _with_usage(data, meter))
+                interrupt = {"node": i.node, "value": i.value}
+                return _with_usage({"interrupt": interrupt, "threadId": thread_id}, meter)
             except BaseException:
                 # The run's error says more than a database that is gone.
                 with contextlib.suppress(SvcError):
@@ -370,25 +395,27 @@ def create_app(
             await kept(store.finish, thread_id, generation)
             if registry.has_guardrails():
                 registry.run_guardrails("output", result)
-            return {"result": result, "threadId": thread_id}
+            return _with_usage({"result": result, "threadId": thread_id}, meter)
 
-        async def begin_streamed(obj: Any) -> Callable[[Any], Awaitable[dict]] | None:
+        async def begin_streamed(obj: Any) -> _Streamed | None:
             """The checks before a streamed run (a failure is answered as
-            JSON), then what runs it given its emit; None for a request form
-            that is answered as JSON all the same."""
+            JSON), then what runs it given its emit, with its meter; None
+            for a request form that is answered as JSON all the same."""
             if store is not None:
                 if not isinstance(obj, dict) or not ("state" in obj or "resume" in obj):
                     return None
-                return partial(on_thread, await take_thread(obj))
+                taken = await take_thread(obj)
+                return _Streamed(partial(on_thread, taken), taken.meter)
             if not isinstance(obj, dict) or "state" not in obj:
                 return None
             state = validate(_state_of(obj, schema))
+            meter = usage.Meter(budget)
 
             async def execute(emit: Any) -> dict:
                 emit("run_started", None, {"state": state})
-                return {"result": await run(state, emit)}
+                return _with_usage({"result": await run(state, meter, emit)}, meter)
 
-            return execute
+            return _Streamed(execute, meter)
 
         async def answer(request: Any, run_log: Any = None) -> Any:
             """POST /invoke; `run_log` records the run's events (SVC_DEV_EVENTS=1)."""
@@ -398,34 +425,38 @@ def create_app(
                 return refused
             headers = {"X-Run-Id": run_log.id} if run_log is not None else None
             emit = run_log.emit if run_log is not None else None
+            meter = None  # the run's, once it passed its checks
             try:
                 obj = await read_json(request)
                 if streaming and wants_event_stream(request.headers):
-                    execute = await begin_streamed(obj)
-                    if execute is not None:
-                        return streamed(execute, run_log)
+                    started = await begin_streamed(obj)
+                    if started is not None:
+                        return streamed(started, run_log)
                 if store is not None:
-                    body = await on_thread(await take_thread(obj), emit)
+                    taken = await take_thread(obj)
+                    meter = taken.meter
+                    body = await on_thread(taken, emit)
                 else:
                     state = validate(_state_of(obj, schema))
+                    meter = usage.Meter(budget)
                     if emit is not None:
                         emit("run_started", None, {"state": state})
-                    body = {"result": await run(state, emit)}
+                    body = _with_usage({"result": await run(state, meter, emit)}, meter)
             except Exception as e:
                 await discard(request)
                 error = failed(e)
                 if emit is not None:
-                    emit("run_failed", None, _failure_data(error))
-                return reply.error(error, headers)
+                    emit("run_failed", None, _with_usage(_failure_data(error), meter))
+                return reply.json(error.status, _with_usage(error.to_body(), meter), headers)
             if emit is not None and "result" in body:
                 emit("run_finished", None, _finished_data(body))
             return reply.json(200, body, headers)
 
         return answer
 
-    def streamed(execute: Callable[[Any], Awaitable[dict]], run_log: Any) -> Any:
+    def streamed(started: _Streamed, run_log: Any) -> Any:
         """The `200 text/event-stream` answer of a run that passed its checks:
-        `execute(emit)` runs it to the JSON answer's body. The run starts now,
+        `started.execute(emit)` runs it to the JSON answer's body. The run starts now,
         so that it settles (its thread kept) even when the answer is never
         read; it stops when the answer ends, whether after its last event or
         because its client left."""
@@ -438,12 +469,14 @@ def create_app(
 
         async def go() -> None:
             try:
-                body = await execute(stream)
+                body = await started.execute(stream)
             except asyncio.CancelledError:
-                stream("run_failed", None, _failure_data(cancelled_error()))
+                stream(
+                    "run_failed", None, _with_usage(_failure_data(cancelled_error()), started.meter)
+                )
                 raise
             except Exception as e:
-                stream("run_failed", None, _failure_data(failed(e)))
+                stream("run_failed", None, _with_usage(_failure_data(failed(e)), started.meter))
                 return
             if "result" in body:
                 stream("run_finished", None, _finished_data(body))

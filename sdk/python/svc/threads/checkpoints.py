@@ -21,10 +21,16 @@ svc.threads.ThreadStore (which see), with these differences:
 Each thread is one LangGraph thread holding one checkpoint, in the namespace
 "svc", whose id is fixed (both savers replace a checkpoint written again
 under its id), and whose one channel holds the thread's record as JSON
-text: state and payloads are JSON values, and nothing is unpickled. The
-steps that read, check and write (start, claim, pause, finish, fail) hold a
-lock on the thread across processes: a PostgreSQL advisory lock, or an
-exclusive `flock` on a file beside the SQLite database.
+text: state and payloads are JSON values, and nothing is unpickled. A
+paused thread's record keeps the run's model usage so far (`usage`, which
+its resume goes on counting from); a record written before it was kept has
+none, and its resume counts from 0: a new key of the record, not a new
+table or column, so no migration is needed and an older release reads the
+record as before.
+
+The steps that read, check and write (start, claim, pause, finish, fail)
+hold a lock on the thread across processes: a PostgreSQL advisory lock, or
+an exclusive `flock` on a file beside the SQLite database.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from svc.errors import (
     thread_not_found,
 )
 from svc.threads.store import DONE, FAILED, INTERRUPTED, RUNNING, TTL_SECONDS, Thread
+from svc.usage import Usage
 
 log = logging.getLogger("svc.checkpoints")
 
@@ -173,9 +180,16 @@ class DurableThreadStore:
 
     # --- the end of a run ---
 
-    def pause(self, thread_id: str, generation: str, interrupted: Interrupted) -> Thread | None:
-        """The run paused: keeps its state and payload under a new interrupt
-        id. None when a newer run owns the thread, or it expired."""
+    def pause(
+        self,
+        thread_id: str,
+        generation: str,
+        interrupted: Interrupted,
+        usage: Usage | None = None,
+    ) -> Thread | None:
+        """The run paused: keeps its state, payload and usage so far under a
+        new interrupt id. None when a newer run owns the thread, or it
+        expired."""
         with self._database(), self.backend.locked(thread_id) as saver:
             record = self._owned(saver, thread_id, generation)
             if record is None:
@@ -188,6 +202,7 @@ class DurableThreadStore:
                 interrupt_id=interrupted.interrupt_id or uuid.uuid4().hex,
                 state=interrupted.state,
                 resumes=interrupted.resumes,
+                usage=usage.to_json() if usage is not None else None,
             )
             self._write(saver, thread_id, record)
         return _thread(thread_id, json.loads(json.dumps(record)))
@@ -332,6 +347,8 @@ def _paused(thread_id: str, record: dict | None) -> dict:
 def _thread(thread_id: str, record: dict) -> Thread:
     fields = {k: record.get(k) for k in _FIELDS}
     fields["resumes"] = fields["resumes"] or []
+    # A thread paused by a release that kept no usage counts from 0.
+    fields["usage"] = Usage.from_json(record.get("usage"))
     return Thread(
         thread_id,
         status=record["status"],

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from svc.errors import Interrupted, SvcError, not_interrupted, thread_not_found
+from svc.usage import Usage
 
 MAX_THREADS = 10_000
 TTL_SECONDS = 24 * 60 * 60
@@ -50,7 +51,9 @@ class Thread:
     """One thread. `state` is the state at the pause (compiled graphs; a
     LangGraph graph keeps it in its own checkpointer), `resumes` the values
     the paused node already received in earlier resumes of the same
-    execution, `generation` the run that owns the thread now."""
+    execution, `usage` what the run had spent on model calls at the pause
+    (None when nothing), which its resume goes on from, and `generation`
+    the run that owns the thread now."""
 
     id: str
     status: str = RUNNING
@@ -60,6 +63,7 @@ class Thread:
     interrupt_id: str | None = None
     state: dict | None = None
     resumes: list[Any] = dataclasses.field(default_factory=list)
+    usage: Usage | None = None
     touched: float = 0.0
     generation: int | str = 0  # a random id in svc.threads.checkpoints
 
@@ -157,10 +161,17 @@ class ThreadStore:
 
     # --- the end of a run ---
 
-    def pause(self, thread_id: str, generation: int, interrupted: Interrupted) -> Thread | None:
+    def pause(
+        self,
+        thread_id: str,
+        generation: int,
+        interrupted: Interrupted,
+        usage: Usage | None = None,
+    ) -> Thread | None:
         """The run paused: keeps copies of its state and payload under a new
-        interrupt id (LangGraph's own when it has one). Returns a copy of
-        the thread, None when the thread was dropped meanwhile."""
+        interrupt id (LangGraph's own when it has one), and its usage so
+        far. Returns a copy of the thread, None when the thread was dropped
+        meanwhile."""
         with self._lock:
             t = self._owned(thread_id, generation)
             if t is None:
@@ -172,6 +183,7 @@ class ThreadStore:
             t.interrupt_id = interrupted.interrupt_id or uuid.uuid4().hex
             t.state = copy.deepcopy(interrupted.state)
             t.resumes = copy.deepcopy(interrupted.resumes)
+            t.usage = usage
             return _copy(t)
 
     def finish(self, thread_id: str, generation: int) -> None:
@@ -203,7 +215,7 @@ class ThreadStore:
             t = self._owned(thread_id, generation)
             if t is not None:
                 t.status = status
-                t.node = t.value = t.field = t.interrupt_id = t.state = None
+                t.node = t.value = t.field = t.interrupt_id = t.state = t.usage = None
                 t.resumes = []
 
     def _paused(self, thread_id: str) -> Thread:
