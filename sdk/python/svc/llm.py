@@ -30,14 +30,14 @@ def _completion(
     timeout: float,
     feature: str,
 ) -> tuple[Any, Tokens]:
-    """One chat-completions request (an attempt of model_calls.call, within
-    `timeout` seconds); returns the parsed reply and the tokens it reports."""
+    """One request for a whole reply (an attempt of model_calls.call, within
+    `timeout` seconds); returns the reply as a chat completion, whatever the
+    provider, and the tokens it reports."""
     req = wire.request(node, model, messages, tools)
-    with telemetry.chat_span(model.name) as span:
-        reply = post_json(
-            node, req.endpoint, req.headers, req.body, timeout=timeout, feature=feature
-        )
-        telemetry.record_reply(span, reply, model.name, messages)
+    with telemetry.chat_span(model.name, model.provider) as span:
+        raw = post_json(node, req.endpoint, req.headers, req.body, timeout=timeout, feature=feature)
+        reply = wire.completion(req, raw)
+        telemetry.record_reply(span, reply, model.name, messages, provider=req.provider)
     return reply, wire.reply_tokens(reply)
 
 
@@ -79,7 +79,7 @@ def chat_message(
     deadline: float | None = None,
     feature: str = "chat()",
 ) -> dict[str, Any]:
-    """One chat-completions call (with `tools` offered, if any); returns the
+    """One model call (with `tools` offered, if any); returns the
     reply's `choices[0].message`, which may hold `tool_calls`."""
 
     def attempt(m: Model, timeout: float) -> tuple[dict[str, Any], Tokens]:
@@ -99,7 +99,7 @@ def chat_message(
 def _chat_text(
     node: str, model: Model, messages: list[dict[str, Any]], deadline: float | None, feature: str
 ) -> str:
-    """One chat-completions call without tools; returns the reply's
+    """One model call without tools; returns the reply's
     choices[0].message.content, checked within the call so that its failure
     names the model and attempts too (model_calls.call)."""
 

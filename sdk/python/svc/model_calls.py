@@ -27,8 +27,15 @@ from typing import TypeVar
 from svc import streaming, usage
 from svc.errors import SvcError, upstream_error
 
-# The statuses another attempt may not meet.
+# The statuses another attempt may not meet (529: Anthropic's "overloaded").
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
+
+# The APIs a model may speak (svc.wire), with the variables of their base
+# URL and key when the model names none.
+PROVIDERS = {
+    "openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY"),
+    "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
+}
 
 
 @dataclass(frozen=True)
@@ -54,23 +61,36 @@ class Retry:
 
 @dataclass(frozen=True)
 class Model:
-    """Where an LLM node's requests go: an OpenAI-compatible chat-completions
-    API whose base URL and key are read from the environment at call time.
+    """Where an LLM node's requests go: the API of `provider` ("openai": any
+    OpenAI-compatible chat-completions API; "anthropic": Anthropic's
+    Messages API), whose base URL and key are read at call time from the
+    variables `base_url_env` and `api_key_env` (None: the provider's, as
+    PROVIDERS says).
 
     One attempt lasts at most `timeout_ms` (0: the default), `retry` says how
     often the model is asked, and once its attempts are spent the call asks
-    the `fallbacks` in order (which have none of their own)."""
+    the `fallbacks` in order (which have none of their own, and may speak
+    another provider)."""
 
     name: str
     temperature: float | None = None
     max_tokens: int | None = None
-    base_url_env: str = "OPENAI_BASE_URL"
-    api_key_env: str = "OPENAI_API_KEY"
+    base_url_env: str | None = None
+    api_key_env: str | None = None
     timeout_ms: int = 60000
     retry: Retry = Retry()
     fallbacks: tuple[Model, ...] = ()
+    provider: str = "openai"
 
     def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise ValueError(
+                f"model {self.name!r}: the provider {self.provider!r} is not one of "
+                f"{', '.join(PROVIDERS)}"
+            )
+        base_url_env, api_key_env = PROVIDERS[self.provider]
+        object.__setattr__(self, "base_url_env", self.base_url_env or base_url_env)
+        object.__setattr__(self, "api_key_env", self.api_key_env or api_key_env)
         if not self.timeout_ms:
             object.__setattr__(self, "timeout_ms", Model.timeout_ms)
         object.__setattr__(self, "fallbacks", tuple(self.fallbacks))  # a list stays hashable

@@ -22,7 +22,6 @@ from svc.model_calls import Model, Retryable, Tokens
 from svc.upstream import (
     MAX_UPSTREAM_BYTES,
     cut_on_cancel,
-    loads_strict,
     request_body,
     status_error,
     streaming_client,
@@ -157,25 +156,28 @@ def _stream_chunks(
     too_large: SvcError,
     feature: str,
 ) -> Tokens:
-    """One chat-completions request of a streamed run (an attempt of
-    model_calls.call, within `timeout` seconds): the provider is asked for a
-    stream ("stream": true) and `each` gets every chunk, parsed, as it
-    arrives, until `data: [DONE]`; the text it returns is sent as a token.
-    A ValueError from `each` (or a line that is not JSON) is invalid_json;
-    `too_large` is also a line over MAX_UPSTREAM_BYTES; a stream that ends
-    before `data: [DONE]` is a connect error; a run cancelled meanwhile ends
-    with cancelled_error, its connection cut at once (cut_on_cancel).
+    """One request of a streamed run (an attempt of model_calls.call, within
+    `timeout` seconds): the provider is asked for a stream and `each` gets
+    every chat-completion chunk its events stand for (wire.stream_reader),
+    as they arrive, until the event that ends the stream; the text `each`
+    returns is sent as a token. A ValueError from `each` or the reader (a
+    line that is not JSON) is invalid_json; `too_large` is also a line over
+    MAX_UPSTREAM_BYTES; a stream that ends before its last event is a
+    connect error, and so is an error event of the stream that another
+    attempt may not meet (Retryable): either is retried only while no token
+    reached the client. A run cancelled meanwhile ends with cancelled_error,
+    its connection cut at once (cut_on_cancel).
 
-    Returns the tokens the stream's last chunk reports: the provider is asked
-    for that chunk (stream_options), which carries the whole reply's usage
-    and no choices; a last chunk without usage reports none."""
+    Returns the tokens the stream's last chunk reports (an OpenAI-compatible
+    provider is asked for that chunk, which carries the whole reply's usage
+    and no choices); a last chunk without usage reports none."""
     reached = False  # a token of this request reached the client
-    with telemetry.chat_span(model.name) as span:
+    with telemetry.chat_span(model.name, model.provider) as span:
         req = wire.request(node, model, messages, tools)
-        endpoint, body = req.endpoint, {**req.body, "stream": True}
-        body["stream_options"] = {"include_usage": True}
+        read = wire.stream_reader(req, node)
+        endpoint = req.endpoint
         q = json.dumps(node)
-        payload = request_body(node, "upstream", body)
+        payload = request_body(node, "upstream", wire.stream_body(req))
         client = streaming_client(feature)
         import httpx
 
@@ -201,12 +203,12 @@ def _stream_chunks(
                     raise status_error(node, "upstream", resp.status_code, retry_after)
                 last = None
                 for data in _data_lines(resp, stream, ends, too_large):
-                    if data == b"[DONE]":
-                        return wire.reply_tokens(last)
                     try:
-                        chunk = loads_strict(data)
-                        telemetry.record_reply(span, chunk, model.name)
-                        token = each(chunk)
+                        chunk, done = read(data)
+                        token = None
+                        if chunk is not None:
+                            telemetry.record_reply(span, chunk, model.name, provider=req.provider)
+                            token, last = each(chunk), chunk
                     except ValueError:
                         raise upstream_error(
                             node,
@@ -214,14 +216,17 @@ def _stream_chunks(
                             f"node {q}: a chunk of the model's stream "
                             "is not a chat-completion chunk",
                         ) from None
-                    last = chunk
                     if token:
                         stream.token(token)
                         reached = True
+                    if done:
+                        return wire.reply_tokens(last)
             if stream.cancelled:
                 raise streaming.cancelled_error()
-            ended = f"node {q}: the model's stream ended before [DONE]"
+            ended = f"node {q}: the model's stream ended before {read.end}"
             error: SvcError = Retryable(upstream_error(node, "connect", ended))
+        except Retryable as e:  # a status or a stream error event worth another attempt
+            error = e
         except (httpx.HTTPError, httpx.InvalidURL) as e:
             if stream.cancelled:
                 raise streaming.cancelled_error() from None

@@ -436,10 +436,13 @@ def _chat_span(model: str, provider: str) -> Iterator[Any]:
         _instruments["model_duration"].record(time.perf_counter() - started, measured)
 
 
-def record_reply(current: Any, reply: Any, model: str, messages: list | None = None) -> None:
-    """What a chat span learns from a reply (or a streamed chunk): its
-    token usage, and with `messages` (the prompt) the prompt and reply."""
-    _record_usage(current, reply, model)
+def record_reply(
+    current: Any, reply: Any, model: str, messages: list | None = None, *, provider: str = "openai"
+) -> None:
+    """What a chat span learns from a reply (or a streamed chunk), read as a
+    chat completion whatever its `provider`: its token usage, and with
+    `messages` (the prompt) the prompt and reply."""
+    _record_usage(current, reply, model, provider)
     if messages is not None:
         _record_messages(current, messages, reply)
 

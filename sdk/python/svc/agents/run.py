@@ -1,4 +1,5 @@
-"""Running agents: tool-calling workers on an OpenAI-compatible chat-completions API.
+"""Running agents: tool-calling workers on a model's API (chat completions, or Anthropic's
+Messages API: svc.wire).
 
 A worker is a loop: the model sees the agent's instructions, the caller's
 input and the tools it may call; every tool call it makes runs and its result
