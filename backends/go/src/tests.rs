@@ -7,7 +7,10 @@ use svc_backend_sdk::environment::remote_service_env;
 use svc_backend_sdk::ir::{
     AgentKind, Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever, ToolKind,
 };
-use svc_backend_sdk::samples::{bad_requests, hitl_answers, model_reply, sample_state, tool_reply};
+use svc_backend_sdk::samples::{
+    bad_requests, base_url_path, calls_provider, hitl_answers, messages_reply, model_reply,
+    sample_state, tool_reply,
+};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -462,6 +465,12 @@ fn stub_upstream(
         w.indent()
             .line(format!("_, _ = io.WriteString(w, {})", go_json(&model_reply(doc))))
             .dedent();
+        if calls_provider(doc, "anthropic") {
+            w.line("case \"/v1/messages\":");
+            w.indent()
+                .line(format!("_, _ = io.WriteString(w, {})", go_json(&messages_reply(doc))))
+                .dedent();
+        }
         if !rag_nodes(doc).is_empty() {
             // An embedding per text: [1, its length].
             w.line("case \"/v1/embeddings\":");
@@ -499,16 +508,19 @@ fn stub_upstream(
         w.line("}))");
         w.line("t.Cleanup(srv.Close)");
         // Each graph's models read its own settings.model variables.
-        let mut model_envs: Vec<(&str, &str)> = all_graphs(doc)
+        let mut model_envs: Vec<(&str, &str, &str)> = all_graphs(doc)
             .into_iter()
             .filter(|(d, _)| d.has_llm_nodes())
             .filter_map(|(d, _)| d.logical.settings.model.as_ref())
-            .map(|m| (m.base_url_env.as_str(), m.api_key_env.as_str()))
+            .map(|m| {
+                let path = base_url_path(&m.provider);
+                (m.base_url_env.as_str(), m.api_key_env.as_str(), path)
+            })
             .collect();
         model_envs.sort_unstable();
         model_envs.dedup();
-        for (url, key) in model_envs {
-            w.line(format!("t.Setenv({}, srv.URL+\"/v1\")", quote(url)));
+        for (url, key, path) in model_envs {
+            w.line(format!("t.Setenv({}, srv.URL+{})", quote(url), quote(path)));
             w.line(format!("t.Setenv({}, \"stub-key\")", quote(key)));
         }
         for t in http_tools {

@@ -7,7 +7,10 @@ use svc_backend_sdk::environment::remote_service_env;
 use svc_backend_sdk::ir::{
     AgentKind, Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever,
 };
-use svc_backend_sdk::samples::{bad_requests, hitl_answers, model_reply, sample_state, tool_reply};
+use svc_backend_sdk::samples::{
+    bad_requests, base_url_path, calls_provider, hitl_answers, messages_reply, model_reply,
+    sample_state, tool_reply,
+};
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -169,6 +172,12 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                 w.indent().indent()
                     .line(format!("{}));", quote(&model_reply(doc).to_string())))
                     .dedent().dedent();
+                if calls_provider(doc, "anthropic") {
+                    w.line("stub.createContext(\"/v1/messages\", exchange -> reply(exchange,");
+                    w.indent().indent()
+                        .line(format!("{}));", quote(&messages_reply(doc).to_string())))
+                        .dedent().dedent();
+                }
                 for (name, reply) in &http {
                     w.line(format!(
                         "stub.createContext({}, exchange -> reply(exchange, {}));",
@@ -250,15 +259,16 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                     ));
                 }
                 // Each graph's models read their own provider's base URL variable.
-                let mut model_urls: Vec<String> = Vec::new();
+                let mut model_urls: Vec<(String, &str)> = Vec::new();
                 for (d, _) in all_graphs(doc) {
-                    let url = crate::nodes::llm::provider_env(d).0;
+                    let provider = d.logical.settings.model.as_ref().map_or("openai", |m| m.provider.as_str());
+                    let url = (crate::nodes::llm::provider_env(d).0, base_url_path(provider));
                     if d.has_llm_nodes() && !model_urls.contains(&url) {
                         model_urls.push(url);
                     }
                 }
-                for var in model_urls {
-                    w.line(format!("registry.add({}, () -> base + \"/v1\");", quote(&var)));
+                for (var, path) in model_urls {
+                    w.line(format!("registry.add({}, () -> base + {});", quote(&var), quote(path)));
                 }
                 for (name, _) in &http {
                     w.line(format!(

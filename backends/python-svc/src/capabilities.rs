@@ -1,18 +1,11 @@
 //! What the Python backend compiles, and why it refuses the rest (for now).
 
 use svc_backend_sdk::ir::emit_options::MODULE_CHECK_FEATURE;
-use svc_backend_sdk::{parts, BackendInfo, BuildCommands, BUDGET_REASON, PROVIDER_REASON};
+use svc_backend_sdk::{parts, BackendInfo, BuildCommands};
 
 pub fn info() -> BackendInfo {
-    let reason = |key: &str, why: &str| (key.to_string(), why.to_string());
     // What the rows of parts.rs serve.
-    let mut capabilities = parts::capabilities(
-        crate::parts::TABLE,
-        vec![
-            reason("feature:model.provider.*", PROVIDER_REASON),
-            reason("feature:budget", BUDGET_REASON),
-        ],
-    );
+    let mut capabilities = parts::capabilities(crate::parts::TABLE, vec![]);
     // The host may run the module check in a call of its own (not in the
     // bench/compile.py build without the check).
     if !cfg!(feature = "bench-without-module-parse") {

@@ -78,6 +78,17 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
             }
         }
         w.line(format!("request_timeout_ms = {}", s.request_timeout_ms));
+        if !s.budget.is_default() {
+            // settings.budget (a child graph has none: its calls count
+            // against its parent's run).
+            let limit = |n: Option<u64>| n.map_or("None".to_string(), |n| n.to_string());
+            let budget = w.name("svc.runtime", "Budget");
+            w.line(format!(
+                "budget = {budget}(max_tokens={}, max_model_calls={})",
+                limit(s.budget.max_tokens),
+                limit(s.budget.max_model_calls)
+            ));
+        }
         let upstream = doc.logical.nodes.iter().any(|n| {
             matches!(
                 place(doc, &n.kind),

@@ -14,7 +14,7 @@ pub fn model_expr(w: &mut CodeWriter, doc: &Document, model: &ModelRef) -> Expr 
     let variables = (base_url_env.as_str(), api_key_env.as_str());
     let mut args = model_args(
         w,
-        &model.name,
+        (&model.provider, &model.name),
         model.temperature,
         model.max_tokens,
         variables,
@@ -24,11 +24,21 @@ pub fn model_expr(w: &mut CodeWriter, doc: &Document, model: &ModelRef) -> Expr 
         .fallback_models()
         .iter()
         .map(|f| {
+            // Normalization gives a fallback its variables; a fallback
+            // written without them takes its provider's.
+            let (base_url_env, api_key_env) = model_variables(doc, &f.provider);
             let variables = (
-                f.base_url_env.as_deref().unwrap_or("OPENAI_BASE_URL"),
-                f.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY"),
+                f.base_url_env.as_deref().unwrap_or(&base_url_env),
+                f.api_key_env.as_deref().unwrap_or(&api_key_env),
             );
-            let args = model_args(w, &f.name, f.temperature, f.max_tokens, variables, &f.call);
+            let args = model_args(
+                w,
+                (&f.provider, &f.name),
+                f.temperature,
+                f.max_tokens,
+                variables,
+                &f.call,
+            );
             Expr::call(w.name(RUNTIME, "Model"), args)
         })
         .collect();
@@ -38,10 +48,11 @@ pub fn model_expr(w: &mut CodeWriter, doc: &Document, model: &ModelRef) -> Expr 
     Expr::call(w.name(RUNTIME, "Model"), args)
 }
 
-/// The arguments of a `Model(...)` but its fallbacks.
+/// The arguments of a `Model(...)` but its fallbacks; `provider` only when
+/// it is not the default, `openai`.
 fn model_args(
     w: &mut CodeWriter,
-    name: &str,
+    (provider, name): (&str, &str),
     temperature: Option<f64>,
     max_tokens: Option<u32>,
     (base_url_env, api_key_env): (&str, &str),
@@ -72,6 +83,9 @@ fn model_args(
             ],
         );
         args.push(Expr::kw("retry", retry));
+    }
+    if provider != "openai" {
+        args.push(Expr::kw("provider", Expr::atom(quote(provider))));
     }
     args
 }

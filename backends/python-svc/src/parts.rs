@@ -95,6 +95,8 @@ pub const TABLE: &[Part<&str>] = &[
             Feature("model.timeout"),
             Feature("model.retry"),
             Feature("model.fallbacks"),
+            Feature("model.provider.anthropic"),
+            Feature("budget"),
         ],
         when: &[],
         parts: &[],

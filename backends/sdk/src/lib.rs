@@ -104,14 +104,6 @@ pub const ALL_ROUTER_FEATURES: &[Serves] = &[
 /// server (`baseUrlEnv`).
 pub const OPENAI_PROVIDER: Serves = Feature("model.provider.openai");
 
-/// Why a backend that calls only [`OPENAI_PROVIDER`] refuses other
-/// providers: the reason for the key `feature:model.provider.*`.
-pub const PROVIDER_REASON: &str = "the service calls OpenAI-compatible chat-completions APIs only: write `provider: openai` and name the server's URL variable in `baseUrlEnv`";
-
-/// Why a backend refuses `settings.budget` until it counts a run's model
-/// tokens and calls: the reason for the key `feature:budget`.
-pub const BUDGET_REASON: &str = "a run's budget of model tokens and calls is not built on this target yet: remove `settings.budget`";
-
 /// What a backend can compile; see `wit/since_v0.2.0/codegen.wit`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Capabilities {

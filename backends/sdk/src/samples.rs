@@ -31,6 +31,31 @@ pub fn model_reply(doc: &Document) -> Value {
     json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
 }
 
+/// The Messages API reply (`provider: anthropic`) a generated project's
+/// own tests answer with: [`model_reply`]'s text as one text block.
+pub fn messages_reply(doc: &Document) -> Value {
+    let text = model_reply(doc)["choices"][0]["message"]["content"].clone();
+    json!({"type": "message", "role": "assistant", "content": [{"type": "text", "text": text}],
+           "stop_reason": "end_turn", "usage": {"input_tokens": 0, "output_tokens": 0}})
+}
+
+/// Whether a model of `doc` (its settings, a node, an agent, a fallback, a
+/// child graph's) is of `provider`.
+pub fn calls_provider(doc: &Document, provider: &str) -> bool {
+    let key = format!("feature:model.provider.{provider}");
+    svc_ir::requirements(doc).iter().any(|r| r.key() == key)
+}
+
+/// What a stand-in server's URL is followed by in a provider's base-URL
+/// variable: chat-completions variables name the API's `/v1`, the Messages
+/// API's the server (the path says `/v1/messages`).
+pub fn base_url_path(provider: &str) -> &'static str {
+    match provider {
+        "anthropic" => "",
+        _ => "/v1",
+    }
+}
+
 /// The reviewer's answer a generated test gives each hitl node of the
 /// document's graph when its run pauses there: a value of its
 /// `outputKey`'s type, by node id.

@@ -82,7 +82,7 @@ pub(super) fn client(w: &mut CodeWriter, doc: &Document, u: &Upstreams) {
             w.line("threading.Thread(**serve, daemon=True).start()");
             w.line("base = f\"http://127.0.0.1:{server.server_port}\"");
             for var in &u.embedding_envs {
-                if u.models.iter().any(|(url, _)| url == var) {
+                if u.models.iter().any(|(url, _, _)| url == var) {
                     continue;
                 }
                 w.line(format!(
@@ -114,10 +114,11 @@ pub(super) fn client(w: &mut CodeWriter, doc: &Document, u: &Upstreams) {
                     quote(&key_env)
                 ));
             }
-            for (url, key) in &u.models {
+            for (url, key, path) in &u.models {
                 w.line(format!(
-                    "monkeypatch.setenv({}, base + \"/v1\")",
-                    quote(url)
+                    "monkeypatch.setenv({}, base + {})",
+                    quote(url),
+                    quote(path)
                 ));
                 w.line(format!("monkeypatch.setenv({}, \"stub-key\")", quote(key)));
             }

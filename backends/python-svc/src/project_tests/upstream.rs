@@ -6,7 +6,9 @@ use serde_json::json;
 use svc_backend_sdk::ir::{
     default_base_url_env, AgentKind, Document, NodeKind, RagNode, Retriever,
 };
-use svc_backend_sdk::samples::{model_reply, tool_reply};
+use svc_backend_sdk::samples::{
+    base_url_path, calls_provider, messages_reply, model_reply, tool_reply,
+};
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::js;
@@ -19,7 +21,7 @@ pub(super) struct Upstreams<'a> {
     pub llm: bool,
     /// The (base-URL, key) variables of each graph that calls a model
     /// (each graph reads its own `settings.model`), sorted, once each.
-    pub models: Vec<(&'a str, &'a str)>,
+    pub models: Vec<(&'a str, &'a str, &'static str)>,
     /// (its graph, its scope, tool id, endpoint) of every HTTP tool.
     pub http: Vec<(&'a Document, Scope, &'a str, &'a str)>,
     /// (node, variable) of every `env:NAME` value of a connector config.
@@ -34,6 +36,8 @@ pub(super) struct Upstreams<'a> {
     pub mcp_servers: Vec<String>,
     /// What every model call is answered with.
     pub model_reply: serde_json::Value,
+    /// The same, as the Messages API's reply, when a model is anthropic's.
+    pub messages_reply: Option<serde_json::Value>,
 }
 
 impl<'a> Upstreams<'a> {
@@ -48,12 +52,14 @@ impl<'a> Upstreams<'a> {
             embedding_envs: Vec::new(),
             mcp_servers: Vec::new(),
             model_reply: model_reply(doc),
+            messages_reply: calls_provider(doc, "anthropic").then(|| messages_reply(doc)),
         };
         for (d, scope) in all_graphs(doc) {
             if d.has_llm_nodes() {
                 u.llm = true;
                 if let Some(m) = &d.logical.settings.model {
-                    u.models.push((&m.base_url_env, &m.api_key_env));
+                    let path = base_url_path(&m.provider);
+                    u.models.push((&m.base_url_env, &m.api_key_env, path));
                 }
             }
             u.http
@@ -135,6 +141,9 @@ impl<'a> Upstreams<'a> {
                     "\"/v1/chat/completions\"".to_string(),
                     js(&self.model_reply),
                 )];
+                if let Some(reply) = &self.messages_reply {
+                    replies.push(("\"/v1/messages\"".to_string(), js(reply)));
+                }
                 for (id, _, _, output) in &self.remotes {
                     replies.push((
                         quote(&format!("/remote/{id}/invoke")),
