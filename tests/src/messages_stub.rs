@@ -19,7 +19,11 @@ pub const USAGE: (u64, u64) = (12, 5);
 pub enum Turn {
     Text(String),
     /// One `tool_use` block.
-    ToolUse { id: String, name: String, input: Value },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
 }
 
 pub struct MessagesStub {

@@ -100,7 +100,10 @@ fn the_anthropic_provider_is_called_alike_on_every_target() {
     });
     if let Some(((first, expected), rest)) = answers.split_first() {
         for (platform, got) in rest {
-            assert_eq!(got, expected, "{platform} answered or asked otherwise than {first}");
+            assert_eq!(
+                got, expected,
+                "{platform} answered or asked otherwise than {first}"
+            );
         }
     }
 }
@@ -132,7 +135,10 @@ fn run(platform: &'static str) -> Value {
     build(&project).unwrap_or_else(|e| panic!("{platform}: {e}"));
     let model = MessagesStub::start(script).unwrap();
     let crm = Stub::start(|req: &Request| {
-        Reply::Json(200, json!({"asked": req.json(), "source": "crm"}).to_string())
+        Reply::Json(
+            200,
+            json!({"asked": req.json(), "source": "crm"}).to_string(),
+        )
     })
     .unwrap();
     let (model_url, crm_url) = (model.url(), crm.url());
@@ -168,7 +174,10 @@ fn run(platform: &'static str) -> Value {
     let r = ask(json!({"question": "Hi"}), "application/json");
     let plain = r.json();
     assert_eq!(r.status, 200, "{platform}: {plain}");
-    assert_eq!(plain["result"]["reply"], "Hello from the Messages API", "{platform}");
+    assert_eq!(
+        plain["result"]["reply"], "Hello from the Messages API",
+        "{platform}"
+    );
     assert_eq!(plain["usage"], usage(1), "{platform}: {plain}");
     let requests = model.received();
     assert_eq!(requests.len(), 1, "{platform}");
@@ -184,7 +193,10 @@ fn run(platform: &'static str) -> Value {
 
     // A tool-use round: the tool as the API's tool, the call and its
     // result in the API's blocks, then the answer.
-    let r = ask(json!({"question": "refund?", "mode": "tools"}), "application/json");
+    let r = ask(
+        json!({"question": "refund?", "mode": "tools"}),
+        "application/json",
+    );
     let tools = r.json();
     assert_eq!(r.status, 200, "{platform}: {tools}");
     assert_eq!(tools["usage"], usage(2), "{platform}: {tools}");
@@ -222,7 +234,10 @@ fn run(platform: &'static str) -> Value {
         .filter(|e| e["type"] == "token")
         .map(|e| e["data"]["delta"].as_str().unwrap_or_default())
         .collect();
-    assert_eq!(tokens, "Hello from the Messages API", "{platform}: {events:?}");
+    assert_eq!(
+        tokens, "Hello from the Messages API",
+        "{platform}: {events:?}"
+    );
     let finished = &events
         .iter()
         .find(|e| e["type"] == "run_finished")

@@ -8,8 +8,8 @@
 mod a2a;
 mod a2a_callers;
 mod agents;
-mod anthropic;
 mod agents_python;
+mod anthropic;
 mod cache;
 mod child_graphs;
 mod compat;
