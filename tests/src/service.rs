@@ -143,6 +143,30 @@ pub fn require_platform(platform: &str) -> bool {
     }
 }
 
+/// Runs `run` on each target whose toolchain is here, at once (one thread
+/// each), and asserts that every target answers as the first one did.
+pub fn alike_on_every_target<T: PartialEq + std::fmt::Debug + Send>(run: fn(&'static str) -> T) {
+    let platforms: Vec<&'static str> = ["go", "java-svc", "python-svc"]
+        .into_iter()
+        .filter(|p| require_platform(p))
+        .collect();
+    let answers: Vec<(&str, T)> = std::thread::scope(|s| {
+        let runs: Vec<_> = platforms
+            .iter()
+            .map(|p| (*p, s.spawn(move || run(p))))
+            .collect();
+        runs.into_iter()
+            // A target's failure fails the test with its own message.
+            .map(|(p, h)| (p, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))))
+            .collect()
+    });
+    if let Some(((first, expected), rest)) = answers.split_first() {
+        for (platform, got) in rest {
+            assert_eq!(got, expected, "{platform} answered otherwise than {first}");
+        }
+    }
+}
+
 /// Runs a project's manifest `build` command (after its `setup`): what
 /// [`Service::launch`] then runs.
 pub fn build(project: &Project) -> Result<(), String> {

@@ -24,22 +24,12 @@ pub fn build(workspace: &Path, packages: &[&str]) -> Result<Vec<PathBuf>, Box<dy
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     // OUT_DIR is <target>/<profile>/build/<pkg>-<hash>/out; share one nested
     // target directory beside the outer profiles so every build script that
-    // builds components reuses the same compiled dependencies. One per
-    // workspace: checkouts that share a target directory (CI's clones, a
-    // worktree) would otherwise write each other's components to one path,
-    // and an outer build would embed another checkout's backend.
-    use sha2::Digest;
-    let checkout: String = sha2::Sha256::digest(workspace.as_os_str().as_encoded_bytes())
-        .iter()
-        .take(6)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    // builds components reuses the same compiled dependencies.
     let target_dir = out_dir
         .ancestors()
         .nth(4)
-        .unwrap_or(&out_dir)
-        .join("wasm-components")
-        .join(checkout);
+        .map(|t| t.join("wasm-components"))
+        .unwrap_or_else(|| out_dir.join("wasm-components"));
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
 
     let mut cmd = Command::new(cargo);

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use svc_tests::http::{Reply, Request, Stub};
 use svc_tests::messages_stub::{MessagesStub, Turn};
-use svc_tests::service::{build, compile, require_platform, Service};
+use svc_tests::service::{alike_on_every_target, build, compile, Service};
 
 const KEY: &str = "anthropic-service-key-3c1d";
 const MODEL_KEY: &str = "sk-ant-stub-77e2";
@@ -85,27 +85,7 @@ fn script(req: &Request) -> Turn {
 
 #[test]
 fn the_anthropic_provider_is_called_alike_on_every_target() {
-    let platforms: Vec<&str> = ["go", "java-svc", "python-svc"]
-        .into_iter()
-        .filter(|p| require_platform(p))
-        .collect();
-    let answers: Vec<(&str, Value)> = std::thread::scope(|s| {
-        let runs: Vec<_> = platforms
-            .iter()
-            .map(|p| (*p, s.spawn(move || run(p))))
-            .collect();
-        runs.into_iter()
-            .map(|(p, h)| (p, h.join().unwrap_or_else(|_| panic!("{p} failed"))))
-            .collect()
-    });
-    if let Some(((first, expected), rest)) = answers.split_first() {
-        for (platform, got) in rest {
-            assert_eq!(
-                got, expected,
-                "{platform} answered or asked otherwise than {first}"
-            );
-        }
-    }
+    alike_on_every_target(run);
 }
 
 /// What a request to the Messages API carries that every target must send

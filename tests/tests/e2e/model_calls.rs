@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 use svc_tests::model_stub::{Attempt, ModelStub};
-use svc_tests::service::{build, check_project, compile, require_platform, Service};
+use svc_tests::service::{alike_on_every_target, build, check_project, compile, Service};
 
 const KEY: &str = "model-calls-key-51f0";
 
@@ -64,24 +64,7 @@ const SLACK: Duration = Duration::from_millis(600);
 
 #[test]
 fn failed_model_calls_are_retried_and_fall_back_alike_on_every_target() {
-    let platforms: Vec<&str> = ["go", "java-svc", "python-svc"]
-        .into_iter()
-        .filter(|p| require_platform(p))
-        .collect();
-    let answers: Vec<(&str, Vec<(&str, Value)>)> = std::thread::scope(|s| {
-        let runs: Vec<_> = platforms
-            .iter()
-            .map(|p| (*p, s.spawn(move || run(p))))
-            .collect();
-        runs.into_iter()
-            .map(|(p, h)| (p, h.join().unwrap_or_else(|_| panic!("{p} failed"))))
-            .collect()
-    });
-    if let Some(((first, expected), rest)) = answers.split_first() {
-        for (platform, got) in rest {
-            assert_eq!(got, expected, "{platform} answered otherwise than {first}");
-        }
-    }
+    alike_on_every_target(run);
 }
 
 /// The cases on one target: each scripts the stub, asks once, and checks

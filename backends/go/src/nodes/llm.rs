@@ -22,19 +22,13 @@ pub fn model_literal(w: &mut CodeWriter, doc: &Document, model: Option<&ModelRef
         .unwrap_or_default()
         .iter()
         .map(|f| {
-            // Normalization gives a fallback its variables; a fallback
-            // written without them takes its provider's.
-            let (base_url_env, api_key_env) = model_variables(doc, &f.provider);
-            let variables = (
-                f.base_url_env.as_deref().unwrap_or(&base_url_env),
-                f.api_key_env.as_deref().unwrap_or(&api_key_env),
-            );
+            let (base_url_env, api_key_env) = f.variables(doc);
             let parts = model_fields(
                 w,
                 (&f.provider, &f.name),
                 f.temperature,
                 f.max_tokens,
-                variables,
+                (&base_url_env, &api_key_env),
                 &f.call,
             );
             format!("{{{}}}", parts.join(", "))

@@ -53,17 +53,10 @@ pub fn model_literal(
         .unwrap_or_default()
         .iter()
         .map(|f| {
-            // Normalization gives a fallback its variables; a fallback
-            // written without them takes its provider's.
-            let (base_url_env, api_key_env) = model_variables(doc, &f.provider);
-            let variables = (
-                f.base_url_env.clone().unwrap_or(base_url_env),
-                f.api_key_env.clone().unwrap_or(api_key_env),
-            );
             let fallback = model_new(
                 client,
                 &f.provider,
-                &variables,
+                &f.variables(doc),
                 &f.name,
                 f.temperature,
                 f.max_tokens,

@@ -150,6 +150,18 @@ pub fn model_variables(doc: &super::Document, provider: &str) -> (String, String
     }
 }
 
+impl Fallback {
+    /// The variables this fallback reads its base URL and key from: its
+    /// own (normalization writes them), else [`model_variables`].
+    pub fn variables(&self, doc: &super::Document) -> (String, String) {
+        let (base_url_env, api_key_env) = model_variables(doc, &self.provider);
+        (
+            self.base_url_env.clone().unwrap_or(base_url_env),
+            self.api_key_env.clone().unwrap_or(api_key_env),
+        )
+    }
+}
+
 /// The variables a provider's base URL and key are read from when a
 /// model configuration names none.
 pub fn provider_variables(provider: &str) -> (String, String) {
