@@ -266,7 +266,8 @@ mod tests {
     /// Runtime files that project.rs copies itself (filled), and the
     /// repository's own.
     /// Tests (`*_test.go`) run in the repository only; project.rs copies
-    /// cases_test.go, which runs a project's own test cases.
+    /// cases_test.go and cases_model_test.go, which run a project's own
+    /// test cases.
     const ELSEWHERE: &[&str] = &[
         "project/main.go",
         // The repository's: stand-ins, its test database, its cases.

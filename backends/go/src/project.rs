@@ -17,6 +17,7 @@ use crate::{graph, nodes, readme, tests};
 const MAIN_GO: &str = include_str!("../runtime/project/main.go");
 // The graph's test cases (svc test's NAME.tests.json) as `go test` runs them.
 const CASES_TEST_GO: &str = include_str!("../runtime/server/cases_test.go");
+const CASES_MODEL_TEST_GO: &str = include_str!("../runtime/server/cases_model_test.go");
 
 /// The runtime helpers connectors may ask for (`svc-runtime:NAME`):
 /// `upstream` is upstream.go, the HTTP client of HTTP tools and models.
@@ -32,12 +33,14 @@ pub const RUNTIME_VERSION: &str = "v0.1.0";
 /// Where a project keeps its copy of the runtime module.
 const RUNTIME_DIR: &str = "svc-runtime";
 
-/// The runner of the graph's test cases and the cases themselves (the
-/// bundle svc compile passes as the option `testCases`), beside the
-/// service's tests in `internal/server` (package server_test).
+/// The runner of the graph's test cases (its stand-in model apart) and the
+/// cases themselves (the bundle svc compile passes as the option
+/// `testCases`), beside the service's tests in `internal/server` (package
+/// server_test).
 pub fn cases(bundle: &str) -> Vec<File> {
     vec![
         File::text("internal/server/cases_test.go", CASES_TEST_GO),
+        File::text("internal/server/cases_model_test.go", CASES_MODEL_TEST_GO),
         File::text("internal/server/testdata/svc-cases.json", bundle),
     ]
 }

@@ -61,10 +61,14 @@ type casesCase struct {
 			Node  *string         `json:"node"`
 			Value json.RawMessage `json:"value"`
 		} `json:"interrupt"`
-		Visited *[]string `json:"visited"`
+		Visited *[]string      `json:"visited"`
+		Usage   map[string]any `json:"usage"`
 	} `json:"expect"`
 }
 
+// casesReply is what one request to the stand-in model gets: a reply
+// (content, tool calls, the usage it reports) or a failed attempt (a
+// status, a cut), after DelayMs.
 type casesReply struct {
 	When      *string `json:"when"`
 	Content   *string `json:"content"`
@@ -73,6 +77,14 @@ type casesReply struct {
 		Name      string         `json:"name"`
 		Arguments map[string]any `json:"arguments"`
 	} `json:"toolCalls"`
+	Usage *struct {
+		InputTokens  int `json:"inputTokens"`
+		OutputTokens int `json:"outputTokens"`
+	} `json:"usage"`
+	Status     *int    `json:"status"`
+	RetryAfter *string `json:"retryAfter"`
+	Cut        bool    `json:"cut"`
+	DelayMs    int     `json:"delayMs"`
 }
 
 type casesToolReply struct {
@@ -229,8 +241,11 @@ func casesAnswer(resp *http.Response) (int, map[string]any, []map[string]any, er
 	last := events[len(events)-1]
 	data, _ := last["data"].(map[string]any)
 	answer := map[string]any{}
-	if thread, ok := data["threadId"]; ok {
+	if thread, ok := data["threadId"]; ok && last["type"] != "run_failed" {
 		answer["threadId"] = thread
+	}
+	if usage, ok := data["usage"]; ok {
+		answer["usage"] = usage
 	}
 	switch last["type"] {
 	case "run_finished":
@@ -244,8 +259,9 @@ func casesAnswer(resp *http.Response) (int, map[string]any, []map[string]any, er
 		if d, ok := data["details"]; ok {
 			e["details"] = d
 		}
+		answer["error"] = e
 		status, _ := data["status"].(float64)
-		return int(status), map[string]any{"error": e}, events, nil
+		return int(status), answer, events, nil
 	}
 	return 0, nil, nil, fmt.Errorf("the event stream of /invoke ended without its terminal event (last: %v)", last["type"])
 }
@@ -307,6 +323,11 @@ func casesExpect(c *casesCase, status int, answer map[string]any, events []map[s
 			if d := casesSubset(want, got["value"], "/interrupt/value"); d != "" {
 				return d
 			}
+		}
+	}
+	if e.Usage != nil {
+		if d := casesSubset(e.Usage, answer["usage"], "/usage"); d != "" {
+			return d
 		}
 	}
 	if e.Visited != nil {
@@ -380,229 +401,6 @@ func casesSorted(keys []string) []string {
 func casesJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// casesModel stands in for the model: an OpenAI-compatible chat-completions
-// endpoint answering each call with the case's next scripted reply (the first
-// unused one whose `when` is part of the last user message, else the first
-// unused one without), or, with no script, an echo of the last user message.
-type casesModel struct {
-	key     string
-	mu      sync.Mutex
-	replies *[]casesReply
-	used    []bool
-	calls   int
-	missing []string
-}
-
-func (m *casesModel) script(replies *[]casesReply) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.replies, m.calls, m.missing = replies, 0, nil
-	m.used = nil
-	if replies != nil {
-		m.used = make([]bool, len(*replies))
-	}
-}
-
-func (m *casesModel) unanswered() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.missing) > 0 {
-		return m.missing[0]
-	}
-	return ""
-}
-
-func (m *casesModel) unused() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, u := range m.used {
-		if !u {
-			n++
-		}
-	}
-	if n == 0 {
-		return ""
-	}
-	replies, calls := "replies", "calls"
-	if n == 1 {
-		replies = "reply"
-	}
-	if m.calls == 1 {
-		calls = "call"
-	}
-	return fmt.Sprintf("%d scripted model %s went unused (the graph made %d model %s)", n, replies, m.calls, calls)
-}
-
-func (m *casesModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Authorization") != "Bearer "+m.key {
-		http.Error(w, `{"error": {"message": "the stand-in model needs its key"}}`, http.StatusUnauthorized)
-		return
-	}
-	if strings.HasSuffix(r.URL.Path, "/embeddings") {
-		casesEmbeddings(w, r)
-		return
-	}
-	var call struct {
-		Model    string           `json:"model"`
-		Messages []map[string]any `json:"messages"`
-		Stream   bool             `json:"stream"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&call); err != nil || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
-		http.Error(w, `{"error": {"message": "the stand-in model serves POST /v1/chat/completions and /v1/embeddings"}}`, http.StatusBadRequest)
-		return
-	}
-	last := ""
-	for i := len(call.Messages) - 1; i >= 0; i-- {
-		if call.Messages[i]["role"] == "user" {
-			last = casesText(call.Messages[i]["content"])
-			break
-		}
-	}
-	reply, n, ok := m.next(last)
-	if !ok {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = w.Write([]byte(`{"error": {"message": "no scripted reply left"}}`))
-		return
-	}
-	text := ""
-	if reply.Content != nil {
-		text = *reply.Content
-	}
-	var calls []map[string]any
-	for i, c := range reply.ToolCalls {
-		id := c.ID
-		if id == "" {
-			id = fmt.Sprintf("call_%d_%d", n, i+1)
-		}
-		args, _ := json.Marshal(c.Arguments)
-		if c.Arguments == nil {
-			args = []byte("{}")
-		}
-		calls = append(calls, map[string]any{"index": i, "id": id, "type": "function",
-			"function": map[string]any{"name": c.Name, "arguments": string(args)}})
-	}
-	finish := "stop"
-	if len(calls) > 0 {
-		finish = "tool_calls"
-	}
-	usage := map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
-	if !call.Stream {
-		message := map[string]any{"role": "assistant", "content": reply.Content}
-		if len(calls) > 0 {
-			message["tool_calls"] = calls
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "chatcmpl-svc", "object": "chat.completion", "model": call.Model,
-			"choices": []any{map[string]any{"index": 0, "message": message, "finish_reason": finish}}, "usage": usage})
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	chunk := func(delta map[string]any, finish any) {
-		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-svc", "object": "chat.completion.chunk", "model": call.Model,
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
-		_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
-	}
-	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
-	for _, piece := range strings.SplitAfter(text, " ") {
-		if piece != "" {
-			chunk(map[string]any{"content": piece}, nil)
-		}
-	}
-	if len(calls) > 0 {
-		chunk(map[string]any{"tool_calls": calls}, nil)
-	}
-	chunk(map[string]any{}, finish)
-	b, _ := json.Marshal(map[string]any{"id": "chatcmpl-svc", "object": "chat.completion.chunk", "model": call.Model,
-		"choices": []any{}, "usage": usage})
-	_, _ = fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
-}
-
-// casesEmbeddings answers /v1/embeddings as svc test's stand-in does: each
-// text's vector counts the letters a to z in it (either case), then a 1.
-func casesEmbeddings(w http.ResponseWriter, r *http.Request) {
-	var call struct {
-		Model string `json:"model"`
-		Input any    `json:"input"`
-	}
-	_ = json.NewDecoder(r.Body).Decode(&call)
-	var texts []any
-	switch input := call.Input.(type) {
-	case string:
-		texts = []any{input}
-	case []any:
-		texts = input
-	default:
-		http.Error(w, `{"error": {"message": "input must be a text or a list of texts"}}`, http.StatusBadRequest)
-		return
-	}
-	data := []any{}
-	for i, t := range texts {
-		text, _ := t.(string)
-		vector := make([]float64, 27)
-		for _, b := range []byte(text) {
-			switch {
-			case b >= 'a' && b <= 'z':
-				vector[b-'a']++
-			case b >= 'A' && b <= 'Z':
-				vector[b-'A']++
-			}
-		}
-		vector[26] = 1
-		data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": vector})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": call.Model,
-		"usage": map[string]any{"prompt_tokens": 0, "total_tokens": 0}})
-}
-
-// next is the reply to a call whose last user message is last, with its
-// place in the case's list (from 1; 0 for the echo), which names its tool
-// calls: call_<place>_<call>.
-func (m *casesModel) next(last string) (casesReply, int, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.calls++
-	if m.replies == nil {
-		echo := "echo: " + last
-		return casesReply{Content: &echo}, 0, true
-	}
-	replies := *m.replies
-	for pass := 0; pass < 2; pass++ {
-		for i, r := range replies {
-			if m.used[i] {
-				continue
-			}
-			if (pass == 0 && r.When != nil && strings.Contains(last, *r.When)) || (pass == 1 && r.When == nil) {
-				m.used[i] = true
-				return r, i + 1, true
-			}
-		}
-	}
-	quoted, _ := json.Marshal(last)
-	m.missing = append(m.missing, fmt.Sprintf("model call %d has no scripted reply left (last user message: %s)", m.calls, quoted))
-	return casesReply{}, 0, false
-}
-
-func casesText(content any) string {
-	switch c := content.(type) {
-	case string:
-		return c
-	case []any:
-		parts := []string{}
-		for _, p := range c {
-			if m, ok := p.(map[string]any); ok {
-				if s, ok := m["text"].(string); ok {
-					parts = append(parts, s)
-				}
-			}
-		}
-		return strings.Join(parts, " ")
-	}
-	return ""
 }
 
 // casesTools stands in for the graph's HTTP tools at /tools/<id>: the case's

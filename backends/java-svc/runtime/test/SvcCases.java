@@ -19,6 +19,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DynamicTest;
@@ -45,6 +47,7 @@ public abstract class SvcCases {
     private static final Map<String, Object> CASES = read();
     private static final Script SCRIPT = new Script();
     private static HttpServer standIns;
+    private static ExecutorService standInThreads;
 
     @LocalServerPort
     private int port;
@@ -79,6 +82,9 @@ public abstract class SvcCases {
         standIns.createContext("/v1/embeddings", SvcCases::embeddings);
         standIns.createContext("/tools/", SvcCases::tool);
         standIns.createContext("/mcp/", SvcCases::mcp);
+        // A thread per exchange: a late reply (delayMs) holds up no other.
+        standInThreads = Executors.newCachedThreadPool();
+        standIns.setExecutor(standInThreads);
         standIns.start();
         String base = "http://127.0.0.1:" + standIns.getAddress().getPort();
         Map<String, String> env = new LinkedHashMap<>();
@@ -103,6 +109,7 @@ public abstract class SvcCases {
     @AfterAll
     static void stop() {
         standIns.stop(0);
+        standInThreads.shutdownNow();
     }
 
     @TestFactory
@@ -190,8 +197,11 @@ public abstract class SvcCases {
         Map<String, Object> last = events.get(events.size() - 1);
         Map<String, Object> data = get(last, "data");
         Map<String, Object> body = new LinkedHashMap<>();
-        if (data.containsKey("threadId")) {
+        if (data.containsKey("threadId") && !"run_failed".equals(last.get("type"))) {
             body.put("threadId", data.get("threadId"));
+        }
+        if (data.containsKey("usage")) {
+            body.put("usage", data.get("usage"));
         }
         switch (String.valueOf(last.get("type"))) {
             case "run_finished" -> {
@@ -213,7 +223,8 @@ public abstract class SvcCases {
                     error.put("details", data.get("details"));
                 }
                 int status = data.get("status") instanceof Number n ? n.intValue() : 500;
-                return new Answer(status, Map.of("error", error), events);
+                body.put("error", error);
+                return new Answer(status, body, events);
             }
             default -> throw new AssertionError(
                     "the event stream of /invoke ended without its terminal event (last: " + last.get("type") + ")");
@@ -269,6 +280,12 @@ public abstract class SvcCases {
                 if (d != null) {
                     return d;
                 }
+            }
+        }
+        if (expect.containsKey("usage")) {
+            String d = subset(expect.get("usage"), body.get("usage"), "/usage");
+            if (d != null) {
+                return d;
             }
         }
         if (expect.containsKey("visited")) {
@@ -425,58 +442,34 @@ public abstract class SvcCases {
         String last = "";
         for (Object m : (List<Object>) call.getOrDefault("messages", List.of())) {
             if (m instanceof Map<?, ?> message && "user".equals(message.get("role"))) {
-                last = textOf(message.get("content"));
+                last = SvcCasesModel.textOf(message.get("content"));
             }
         }
-        Reply scriptedReply = SCRIPT.modelReply(last);
-        if (scriptedReply == null) {
+        Reply scripted = SCRIPT.modelReply(last);
+        if (scripted == null) {
             send(exchange, 500, "application/json", "{\"error\": {\"message\": \"no scripted reply left\"}}");
             return;
         }
-        Map<String, Object> reply = scriptedReply.value();
-        List<Map<String, Object>> calls = new ArrayList<>();
-        List<Map<String, Object>> scripted = (List<Map<String, Object>>) reply.getOrDefault("toolCalls", List.of());
-        for (int i = 0; i < scripted.size(); i++) {
-            Map<String, Object> c = scripted.get(i);
-            Object arguments = c.getOrDefault("arguments", Map.of());
-            calls.add(Map.of("index", i, "id", c.getOrDefault("id", "call_" + scriptedReply.place() + "_" + (i + 1)), "type", "function",
-                    "function", Map.of("name", c.get("name"), "arguments", json(arguments))));
-        }
-        String finish = calls.isEmpty() ? "stop" : "tool_calls";
-        Map<String, Object> usage = Map.of("prompt_tokens", 1, "completion_tokens", 1, "total_tokens", 2);
-        Object content = reply.get("content");
-        if (!Boolean.TRUE.equals(call.get("stream"))) {
-            Map<String, Object> message = new LinkedHashMap<>();
-            message.put("role", "assistant");
-            message.put("content", content);
-            if (!calls.isEmpty()) {
-                message.put("tool_calls", calls);
-            }
-            Map<String, Object> choice = new LinkedHashMap<>();
-            choice.put("index", 0);
-            choice.put("message", message);
-            choice.put("finish_reason", finish);
-            send(exchange, 200, "application/json", json(Map.of("id", "chatcmpl-svc", "object", "chat.completion",
-                    "choices", List.of(choice), "usage", usage)));
-            return;
-        }
-        StringBuilder out = new StringBuilder();
-        out.append(chunk(Map.of("role", "assistant", "content", ""), null));
-        String text = content == null ? "" : String.valueOf(content);
-        String[] words = text.split(" ", -1);
-        for (int i = 0; i < words.length; i++) {
-            String piece = words[i] + (i < words.length - 1 ? " " : "");
-            if (!piece.isEmpty()) {
-                out.append(chunk(Map.of("content", piece), null));
+        Map<String, Object> reply = scripted.value();
+        if (reply.get("delayMs") instanceof Number delay) {
+            try {
+                Thread.sleep(delay.longValue());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
-        if (!calls.isEmpty()) {
-            out.append(chunk(Map.of("tool_calls", calls), null));
+        if (reply.get("status") instanceof Number status) {
+            if (reply.get("retryAfter") instanceof String retryAfter) {
+                exchange.getResponseHeaders().set("Retry-After", retryAfter);
+            }
+            send(exchange, status.intValue(), "application/json",
+                    "{\"error\": {\"message\": \"scripted " + status + "\"}}");
+        } else if (Boolean.TRUE.equals(reply.get("cut"))) {
+            SvcCasesModel.cut(exchange, SvcCasesModel.completion(call, Map.of(), 0));
+        } else {
+            SvcCasesModel.Body body = SvcCasesModel.completion(call, reply, scripted.place());
+            send(exchange, 200, body.type(), body.text());
         }
-        out.append(chunk(Map.of(), finish));
-        out.append("data: ").append(json(Map.of("id", "chatcmpl-svc", "object", "chat.completion.chunk",
-                "choices", List.of(), "usage", usage))).append("\n\ndata: [DONE]\n\n");
-        send(exchange, 200, "text/event-stream", out.toString());
     }
 
     /** Each text's embedding: how often each letter a to z occurs in it (either case), then a 1. */
@@ -509,30 +502,6 @@ public abstract class SvcCases {
         }
         send(exchange, 200, "application/json", json(Map.of("object", "list", "data", data,
                 "model", String.valueOf(call.get("model")), "usage", Map.of("prompt_tokens", 0, "total_tokens", 0))));
-    }
-
-    private static String chunk(Map<String, Object> delta, String finish) throws IOException {
-        Map<String, Object> choice = new LinkedHashMap<>();
-        choice.put("index", 0);
-        choice.put("delta", delta);
-        choice.put("finish_reason", finish);
-        return "data: " + json(Map.of("id", "chatcmpl-svc", "object", "chat.completion.chunk",
-                "choices", List.of(choice))) + "\n\n";
-    }
-
-    private static String textOf(Object content) {
-        if (content instanceof String s) {
-            return s;
-        }
-        List<String> parts = new ArrayList<>();
-        if (content instanceof List<?> list) {
-            for (Object p : list) {
-                if (p instanceof Map<?, ?> part && part.get("text") instanceof String s) {
-                    parts.add(s);
-                }
-            }
-        }
-        return String.join(" ", parts);
     }
 
     /** The MCP streamable HTTP transport at /mcp/<server id>, answered as JSON. */

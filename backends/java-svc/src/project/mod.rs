@@ -85,6 +85,8 @@ pub const SPRING_BOOT: &str = "3.5.16";
 
 /// The runtime's runner of a graph's test cases (svc test's NAME.tests.json).
 const CASES_RUNNER: &str = include_str!("../../runtime/test/SvcCases.java");
+/// Its stand-in model's replies.
+const CASES_MODEL: &str = include_str!("../../runtime/test/SvcCasesModel.java");
 
 /// `SvcCasesTests`: the runtime's SvcCases in the graph's package, where
 /// Spring finds the service; disabled as the cases say (JUnit does not
@@ -111,6 +113,10 @@ pub fn cases(doc: &Document, bundle: &str) -> Result<Vec<File>, Vec<Diagnostic>>
     let pkg = package_segment(&doc.id);
     Ok(vec![
         File::text(format!("{RUNTIME_TEST_DIR}/SvcCases.java"), CASES_RUNNER),
+        File::text(
+            format!("{RUNTIME_TEST_DIR}/SvcCasesModel.java"),
+            CASES_MODEL,
+        ),
         File::text(
             format!("src/test/java/com/svc/{pkg}/SvcCasesTests.java"),
             cases_test(&pkg),

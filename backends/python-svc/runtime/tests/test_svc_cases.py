@@ -124,6 +124,70 @@ def text_of(content):
     return ""
 
 
+def words(text):
+    return len(text.split()) if isinstance(text, str) else 0
+
+
+def completion(call, reply, n):
+    """The chat completion of a scripted reply, whole or streamed, its tool
+    calls named call_<n>_<call> unless given: its content type and body.
+    Its usage is the reply's, else the words of the messages in and of the
+    text out, and one per tool call."""
+    calls = [
+        {
+            "index": i,
+            "id": c.get("id") or f"call_{n}_{i + 1}",
+            "type": "function",
+            "function": {
+                "name": c["name"],
+                "arguments": json.dumps(c.get("arguments") or {}),
+            },
+        }
+        for i, c in enumerate(reply.get("toolCalls") or [])
+    ]
+    finish = "tool_calls" if calls else "stop"
+    given = reply.get("usage")
+    if given is not None:
+        tokens_in, tokens_out = given["inputTokens"], given["outputTokens"]
+    else:
+        tokens_in = sum(words(m.get("content")) for m in call.get("messages", []))
+        tokens_out = words(reply.get("content")) + len(calls)
+    usage = {
+        "prompt_tokens": tokens_in,
+        "completion_tokens": tokens_out,
+        "total_tokens": tokens_in + tokens_out,
+    }
+    base = {"id": "chatcmpl-svc", "model": call.get("model")}
+    if not call.get("stream"):
+        message = {"role": "assistant", "content": reply.get("content")}
+        if calls:
+            message["tool_calls"] = calls
+        choice = {"index": 0, "message": message, "finish_reason": finish}
+        answer = {
+            **base,
+            "object": "chat.completion",
+            "choices": [choice],
+            "usage": usage,
+        }
+        return "application/json", json.dumps(answer).encode()
+
+    def chunk(delta, finish_reason=None):
+        choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+        event = {**base, "object": "chat.completion.chunk", "choices": [choice]}
+        return "data: " + json.dumps(event) + "\n\n"
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    split = (reply.get("content") or "").split(" ")
+    pieces = [w + (" " if i < len(split) - 1 else "") for i, w in enumerate(split)]
+    out += [chunk({"content": p}) for p in pieces if p]
+    if calls:
+        out.append(chunk({"tool_calls": calls}))
+    out.append(chunk({}, finish))
+    last = {**base, "object": "chat.completion.chunk", "choices": [], "usage": usage}
+    out.append("data: " + json.dumps(last) + "\n\ndata: [DONE]\n\n")
+    return "text/event-stream", "".join(out).encode()
+
+
 class StandIns(BaseHTTPRequestHandler):
     """The model at /v1/chat/completions, the HTTP tools at /tools/<id>."""
 
@@ -155,64 +219,30 @@ class StandIns(BaseHTTPRequestHandler):
                 "application/json",
                 b'{"error": {"message": "no scripted reply left"}}',
             )
-        calls = [
-            {
-                "index": i,
-                "id": c.get("id") or f"call_{n}_{i + 1}",
-                "type": "function",
-                "function": {
-                    "name": c["name"],
-                    "arguments": json.dumps(c.get("arguments") or {}),
-                },
-            }
-            for i, c in enumerate(reply.get("toolCalls") or [])
-        ]
-        finish = "tool_calls" if calls else "stop"
-        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
-        base = {"id": "chatcmpl-svc", "model": body.get("model")}
-        if not body.get("stream"):
-            message = {"role": "assistant", "content": reply.get("content")}
-            if calls:
-                message["tool_calls"] = calls
-            choice = {"index": 0, "message": message, "finish_reason": finish}
-            answer = {
-                **base,
-                "object": "chat.completion",
-                "choices": [choice],
-                "usage": usage,
-            }
-            return self.send(200, "application/json", json.dumps(answer).encode())
+        time.sleep(reply.get("delayMs", 0) / 1000)
+        if reply.get("status") is not None:
+            status, retry_after = reply["status"], reply.get("retryAfter")
+            message = json.dumps({"error": {"message": f"scripted {status}"}})
+            headers = {"Retry-After": retry_after} if retry_after is not None else {}
+            return self.send(status, "application/json", message.encode(), headers)
+        if reply.get("cut"):
+            return self.cut(*completion(body, {}, 0))
+        self.send(200, *completion(body, reply, n))
 
-        def chunk(delta, finish_reason=None):
-            choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
-            return (
-                "data: "
-                + json.dumps(
-                    {**base, "object": "chat.completion.chunk", "choices": [choice]}
-                )
-                + "\n\n"
-            )
-
-        out = [chunk({"role": "assistant", "content": ""})]
-        words = (reply.get("content") or "").split(" ")
-        pieces = [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
-        out += [chunk({"content": p}) for p in pieces if p]
-        if calls:
-            out.append(chunk({"tool_calls": calls}))
-        out.append(chunk({}, finish))
-        out.append(
-            "data: "
-            + json.dumps(
-                {
-                    **base,
-                    "object": "chat.completion.chunk",
-                    "choices": [],
-                    "usage": usage,
-                }
-            )
-        )
-        out.append("\n\ndata: [DONE]\n\n")
-        self.send(200, "text/event-stream", "".join(out).encode())
+    def cut(self, content_type, whole):
+        """A head that promises the whole (empty) reply, then half the JSON
+        body, or a stream's first event alone (the role: no token reaches the
+        service, and a stream cut after one is not retried), and the
+        connection closes."""
+        end = whole.find(b"\n\n")
+        sent = len(whole) // 2 if end < 0 else end + 2
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(whole)))
+        self.end_headers()
+        self.wfile.write(whole[:sent])
+        self.wfile.flush()
+        self.close_connection = True
 
     def embeddings(self, body):
         """Each text's vector: how often each letter a to z occurs in it
@@ -313,12 +343,18 @@ class StandIns(BaseHTTPRequestHandler):
             json.dumps(reply.get("json", {})).encode(),
         )
 
-    def send(self, status, content_type, body):
+    def send(self, status, content_type, body, headers=None):
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            # A late reply (delayMs) whose attempt timed out: no one reads it.
+            self.close_connection = True
 
     def log_message(self, *args):
         pass
@@ -365,7 +401,9 @@ def answer_of(response):
     ]
     last = events[-1]
     data = last.get("data") or {}
+    usage = {"usage": data["usage"]} if "usage" in data else {}
     thread = {"threadId": data["threadId"]} if "threadId" in data else {}
+    thread.update(usage)
     if last["type"] == "run_finished":
         return 200, {"result": data.get("result"), **thread}, events
     if last["type"] == "interrupted":
@@ -380,7 +418,7 @@ def answer_of(response):
     error = {"code": data.get("code"), "message": data.get("message")}
     if "details" in data:
         error["details"] = data["details"]
-    return data.get("status", 500), {"error": error}, events
+    return data.get("status", 500), {"error": error, **usage}, events
 
 
 def as_json(value):
@@ -456,6 +494,12 @@ def difference(expect, status, body, events):
             problem = subset(i["value"], got.get("value"), "/interrupt/value")
             if problem:
                 return problem
+    if "usage" in expect:
+        # In the order of the other runners' comparisons.
+        want = dict(sorted(expect["usage"].items()))
+        problem = subset(want, body.get("usage"), "/usage")
+        if problem:
+            return problem
     if "visited" in expect:
         visited = [e.get("node") for e in events if e.get("type") == "node_started"]
         if visited != expect["visited"]:

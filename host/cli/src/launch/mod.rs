@@ -9,6 +9,7 @@
 
 pub mod build;
 pub mod guardian;
+mod http1;
 pub mod mcp;
 pub mod model;
 pub mod process;

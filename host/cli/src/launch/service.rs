@@ -250,12 +250,16 @@ fn answer_of(events: &[Value]) -> Result<(u16, Value), String> {
         return Err("the service's event stream ended with no event".into());
     };
     let data = &last["data"];
-    let with_thread = |mut body: Value| {
-        if let Some(t) = data.get("threadId") {
-            body["threadId"] = t.clone();
+    // What the JSON answer has beside its result, interrupt or error.
+    let with = |mut body: Value, keys: &[&str]| {
+        for key in keys {
+            if let Some(v) = data.get(*key) {
+                body[*key] = v.clone();
+            }
         }
         body
     };
+    let with_thread = |body: Value| with(body, &["threadId", "usage"]);
     match last["type"].as_str() {
         Some("run_finished") => Ok((200, with_thread(json!({"result": data["result"]})))),
         Some("interrupted") => Ok((
@@ -271,7 +275,7 @@ fn answer_of(events: &[Value]) -> Result<(u16, Value), String> {
                 .as_u64()
                 .and_then(|s| u16::try_from(s).ok())
                 .unwrap_or(500);
-            Ok((status, json!({"error": error})))
+            Ok((status, with(json!({"error": error}), &["usage"])))
         }
         _ => Err(format!(
             "the service's event stream ended without its terminal event (last: {})",
@@ -299,13 +303,13 @@ mod tests {
             ))
         );
         let failed = vec![
-            json!({"type": "run_failed", "data": {"status": 502, "code": "upstream_error", "message": "m", "details": {"node": "a"}}}),
+            json!({"type": "run_failed", "data": {"status": 502, "code": "upstream_error", "message": "m", "details": {"node": "a"}, "usage": {"attempts": 3}}}),
         ];
         assert_eq!(
             answer_of(&failed),
             Ok((
                 502,
-                json!({"error": {"code": "upstream_error", "message": "m", "details": {"node": "a"}}})
+                json!({"error": {"code": "upstream_error", "message": "m", "details": {"node": "a"}}, "usage": {"attempts": 3}})
             ))
         );
         assert!(answer_of(&[json!({"type": "token"})]).is_err());

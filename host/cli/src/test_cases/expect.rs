@@ -89,6 +89,11 @@ pub fn first_difference(expect: &Expect, answer: &Answer<'_>) -> Option<String> 
             }
         }
     }
+    if let Some(usage) = &expect.usage {
+        if let Some(d) = subset_of_map(&usage.as_json(), &body["usage"], "/usage") {
+            return Some(d);
+        }
+    }
     if let Some(want) = &expect.visited {
         let got = visited(answer.events.unwrap_or_default());
         if &got != want {
@@ -268,6 +273,41 @@ mod tests {
         assert_eq!(
             first_difference(&expect(json!({"visited": ["a", "c"]})), &answer),
             Some("visited: expected [\"a\", \"c\"], got [\"a\", \"b\"]".into())
+        );
+    }
+
+    #[test]
+    fn usage_is_compared_by_the_keys_given_also_beside_an_error() {
+        let usage = json!({"inputTokens": 10, "outputTokens": 16, "modelCalls": 2, "attempts": 3});
+        let done = json!({"result": {}, "usage": usage});
+        assert_eq!(
+            diff(
+                json!({"usage": {"attempts": 3, "modelCalls": 2}}),
+                200,
+                done.clone()
+            ),
+            None
+        );
+        assert_eq!(
+            diff(json!({"usage": {"attempts": 2}}), 200, done),
+            Some("/usage/attempts: expected 2, got 3".into())
+        );
+        let failed = json!({"error": {"code": "execution_error", "message": "m"}, "usage": usage});
+        assert_eq!(
+            diff(
+                json!({"error": {"code": "execution_error"}, "usage": {"inputTokens": 10}}),
+                500,
+                failed
+            ),
+            None
+        );
+        assert_eq!(
+            diff(
+                json!({"usage": {"modelCalls": 1}}),
+                200,
+                json!({"result": {}})
+            ),
+            Some("/usage: expected {\"modelCalls\":1}, got null".into())
         );
     }
 }

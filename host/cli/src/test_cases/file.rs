@@ -43,10 +43,10 @@ pub struct Case {
     #[allow(dead_code)] // for readers of the file
     pub description: Option<String>,
     pub request: Request,
-    /// The model's replies to this case's calls: each call takes the first
-    /// unused reply whose `when` is part of its last user message, else
-    /// the first unused one without `when`. Absent: the model echoes the
-    /// last user message as `echo: <text>`.
+    /// The model's replies to this case's requests (each attempt of a call
+    /// is one): each takes the first unused reply whose `when` is part of
+    /// its last user message, else the first unused one without `when`.
+    /// Absent: the model echoes the last user message as `echo: <text>`.
     #[serde(default)]
     pub model: Option<Vec<ModelReply>>,
     /// Replies of HTTP tools, by tool id: one reply for every call, or a
@@ -128,6 +128,9 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
     Value::deserialize(d).map(Some)
 }
 
+/// What one request to the stand-in model gets: a reply (`content`,
+/// `toolCalls`), or a failed attempt (`status`, `cut`), either after
+/// `delayMs`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ModelReply {
@@ -140,6 +143,43 @@ pub struct ModelReply {
     /// Tool calls the model asks for.
     #[serde(default)]
     pub tool_calls: Vec<ScriptedToolCall>,
+    /// The tokens the reply reports (default: the words of the request's
+    /// messages in, of the reply's text and one per tool call out).
+    #[serde(default)]
+    pub usage: Option<ReplyUsage>,
+    /// A failed attempt answered with this status.
+    #[serde(default)]
+    #[schemars(range(min = 400, max = 599))]
+    pub status: Option<u16>,
+    /// The `Retry-After` header of a `status` reply (seconds, or an HTTP
+    /// date).
+    #[serde(default)]
+    pub retry_after: Option<String>,
+    /// A failed attempt: the reply is cut halfway and the connection
+    /// closed.
+    #[serde(default)]
+    pub cut: bool,
+    /// How long the answer takes, in milliseconds (at most 600000): past
+    /// the model's `timeoutMs`, the attempt times out.
+    #[serde(default)]
+    #[schemars(range(max = 600_000))]
+    pub delay_ms: u64,
+}
+
+impl ModelReply {
+    /// A failed attempt rather than a reply.
+    pub fn fails(&self) -> bool {
+        self.status.is_some() || self.cut
+    }
+}
+
+/// The usage a scripted reply reports (`usage.prompt_tokens` and
+/// `completion_tokens` of the chat completion).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplyUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -198,6 +238,41 @@ pub struct Expect {
     /// must have `settings.streaming: true`).
     #[serde(default)]
     pub visited: Option<Vec<String>>,
+    /// A subset of the answer's `usage`: every key given must be there
+    /// with this value.
+    #[serde(default)]
+    pub usage: Option<ExpectUsage>,
+}
+
+/// What the run spent on model calls (`usage` of the answer, a result's
+/// or an error's).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectUsage {
+    #[serde(default)]
+    pub input_tokens: Option<u64>,
+    #[serde(default)]
+    pub output_tokens: Option<u64>,
+    #[serde(default)]
+    pub model_calls: Option<u64>,
+    #[serde(default)]
+    pub attempts: Option<u64>,
+}
+
+impl ExpectUsage {
+    /// The keys given, as the answer writes them, in the order the
+    /// projects' runners compare them.
+    pub fn as_json(&self) -> Map<String, Value> {
+        [
+            ("attempts", self.attempts),
+            ("inputTokens", self.input_tokens),
+            ("modelCalls", self.model_calls),
+            ("outputTokens", self.output_tokens),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_string(), Value::from(v?))))
+        .collect()
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -247,7 +322,7 @@ svc_ir::diagnostic_codes! {
 
     /// A test case names something the graph or the file does not have, or asks for what the graph cannot show.
     ///
-    /// A case's `expect.visited` and `expect.interrupt.node` name nodes of the graph; its `tools` name HTTP tools whose endpoint is `env:NAME` (a fixed URL cannot be pointed at the stand-in), and its `mcp` replies `streamable_http` MCP servers whose `url` is `env:NAME`, each reply with a `text` or a `json`; `request.threadOf` names an earlier case; `expect.visited` needs the run's events (`settings.streaming: true`); a request has either a `state` or a `resume`; case names are unique; `env` does not set what `svc test` sets itself.
+    /// A case's `expect.visited` and `expect.interrupt.node` name nodes of the graph; its `tools` name HTTP tools whose endpoint is `env:NAME` (a fixed URL cannot be pointed at the stand-in), and its `mcp` replies `streamable_http` MCP servers whose `url` is `env:NAME`, each reply with a `text` or a `json`; a `model` reply is a reply (`content`, `toolCalls`, `usage`) or a failed attempt (a `status`, with its `retryAfter`, or a `cut`); `request.threadOf` names an earlier case; `expect.visited` needs the run's events (`settings.streaming: true`); a request has either a `state` or a `resume`; case names are unique; `env` does not set what `svc test` sets itself.
     ///
     /// Name what exists, or change the graph so that it can be tested that way.
     ///
@@ -514,13 +589,14 @@ fn check(file: &TestFile, graph: &Graph<'_>, reserved: &[String]) -> Vec<Diagnos
             }
         }
         for (j, reply) in case.model.iter().flatten().enumerate() {
-            if reply.content.is_none() && reply.tool_calls.is_empty() {
-                out.push(problem(
-                    format!("{base}/model/{j}"),
-                    "a model reply has no `content` and no `toolCalls`".into(),
-                    "give the reply's text as `content`, or the calls it makes as `toolCalls`",
-                ));
-            }
+            out.extend(
+                model_reply_problems(reply)
+                    .into_iter()
+                    .map(|(key, message, hint)| {
+                        let at = key.map(|k| format!("/{k}")).unwrap_or_default();
+                        problem(format!("{base}/model/{j}{at}"), message.into(), hint)
+                    }),
+            );
         }
         for id in case.tools.keys() {
             let pointer = format!("{base}/tools/{}", pointer_token(id));
@@ -626,6 +702,55 @@ fn check(file: &TestFile, graph: &Graph<'_>, reserved: &[String]) -> Vec<Diagnos
             ));
         }
         names.push(&case.name);
+    }
+    out
+}
+
+/// What is wrong with a model reply, each with the key it is at (none:
+/// the reply), a message and a hint.
+fn model_reply_problems(r: &ModelReply) -> Vec<(Option<&'static str>, &'static str, &'static str)> {
+    let mut out = Vec::new();
+    if !r.fails() && r.content.is_none() && r.tool_calls.is_empty() {
+        out.push((
+            None,
+            "a model reply has no `content`, `toolCalls`, `status` or `cut`",
+            "give the reply's text as `content`, the calls it makes as `toolCalls`, or a failed attempt as `status` or `cut`",
+        ));
+    }
+    if r.status.is_some() && r.cut {
+        out.push((
+            Some("cut"),
+            "a failed attempt is answered with a `status` or a `cut`, not both",
+            "keep one: each entry is one attempt",
+        ));
+    }
+    if r.fails() {
+        let given = [
+            ("content", r.content.is_some()),
+            ("toolCalls", !r.tool_calls.is_empty()),
+            ("usage", r.usage.is_some()),
+        ];
+        for (key, _) in given.into_iter().filter(|(_, g)| *g) {
+            out.push((
+                Some(key),
+                "a failed attempt (`status` or `cut`) has no reply: it has no `content`, `toolCalls` or `usage`",
+                "script the reply the retry gets as the next entry",
+            ));
+        }
+    }
+    match &r.retry_after {
+        Some(_) if r.status.is_none() => out.push((
+            Some("retryAfter"),
+            "`retryAfter` is a header of a `status` reply",
+            "add the `status` it comes with, or leave it out",
+        )),
+        Some(v) if v.is_empty() || !v.chars().all(|c| c == ' ' || c.is_ascii_graphic()) => out
+            .push((
+                Some("retryAfter"),
+                "`retryAfter` is not a header value (visible ASCII and spaces)",
+                "give seconds (\"2\") or an HTTP date (\"Wed, 21 Oct 2026 07:28:00 GMT\")",
+            )),
+        _ => {}
     }
     out
 }

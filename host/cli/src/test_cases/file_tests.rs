@@ -329,7 +329,7 @@ fn references_are_checked_against_the_graph_and_the_earlier_cases() {
         "3:70 test-reference /cases/1/tools/crn the graph has no HTTP tool `crn`",
         "3:81 test-reference /cases/1/tools/fixed tool `fixed` calls the fixed endpoint",
         "4:29 test-reference /cases/2/request/resume `resume` needs `threadOf`",
-        "4:53 test-reference /cases/2/model/0 a model reply has no `content` and no `toolCalls`",
+        "4:53 test-reference /cases/2/model/0 a model reply has no `content`, `toolCalls`, `status` or `cut`",
         "5:17 test-reference /cases/3/request the request has neither `state` nor `resume`",
         "5:43 test-reference /cases/3/expect/error an answer is an error, a result or an interrupt",
     ];
@@ -340,4 +340,83 @@ fn references_are_checked_against_the_graph_and_the_earlier_cases() {
             "{got}\n  does not start with\n{want}"
         );
     }
+}
+
+/// A model reply is a reply or one failed attempt (a status, a cut), each
+/// possibly late; what cannot go together is named at its key.
+#[test]
+fn model_failures_and_usage_are_checked_where_they_are_written() {
+    let text = r#"{"cases": [{"name": "a", "request": {"state": {}}, "model": [
+  {"status": 503, "retryAfter": "1", "when": "x", "delayMs": 10},
+  {"cut": true},
+  {"content": "ok", "delayMs": 1500, "usage": {"inputTokens": 3, "outputTokens": 5}},
+  {"status": 503, "cut": true},
+  {"cut": true, "content": "half", "usage": {"inputTokens": 1, "outputTokens": 1}},
+  {"status": 429, "toolCalls": [{"name": "t"}]},
+  {"content": "ok", "retryAfter": "2"},
+  {"status": 503, "retryAfter": "1\r\nX-Evil: 1"},
+  {"delayMs": 5}
+]}]}"#;
+    let p = problems(text);
+    let expected = [
+        "5:19 test-reference /cases/0/model/3/cut a failed attempt is answered with a `status` or a `cut`, not both",
+        "6:17 test-reference /cases/0/model/4/content a failed attempt (`status` or `cut`) has no reply",
+        "6:36 test-reference /cases/0/model/4/usage a failed attempt (`status` or `cut`) has no reply",
+        "7:19 test-reference /cases/0/model/5/toolCalls a failed attempt (`status` or `cut`) has no reply",
+        "8:21 test-reference /cases/0/model/6/retryAfter `retryAfter` is a header of a `status` reply",
+        "9:19 test-reference /cases/0/model/7/retryAfter `retryAfter` is not a header value",
+        "10:3 test-reference /cases/0/model/8 a model reply has no `content`, `toolCalls`, `status` or `cut`",
+    ];
+    assert_eq!(p.len(), expected.len(), "{p:#?}");
+    for (got, want) in p.iter().zip(expected) {
+        assert!(
+            got.starts_with(want),
+            "{got}\n  does not start with\n{want}"
+        );
+    }
+    // The shape: a status that is no failure, a negative delay, a usage
+    // without its output, an unknown key.
+    for (reply, pointer, says) in [
+        (
+            r#"{"status": 200}"#,
+            "/cases/0/model/0/status",
+            "less than the minimum of 400",
+        ),
+        (
+            r#"{"status": 600}"#,
+            "/cases/0/model/0/status",
+            "greater than the maximum of 599",
+        ),
+        (
+            r#"{"cut": true, "delayMs": -1}"#,
+            "/cases/0/model/0/delayMs",
+            "-1",
+        ),
+        (
+            r#"{"content": "x", "usage": {"inputTokens": 1}}"#,
+            "/cases/0/model/0/usage",
+            "outputTokens",
+        ),
+        (
+            r#"{"content": "x", "retryafter": "1"}"#,
+            "/cases/0/model/0/retryafter",
+            "did you mean `retryAfter`?",
+        ),
+    ] {
+        let text = format!(
+            r#"{{"cases": [{{"name": "a", "request": {{"state": {{}}}}, "model": [{reply}]}}]}}"#
+        );
+        let p = problems(&text);
+        assert!(
+            p.len() == 1 && p[0].contains(&format!("test-file {pointer} ")) && p[0].contains(says),
+            "{reply}: {p:?}"
+        );
+    }
+    let p = problems(
+        r#"{"cases": [{"name": "a", "request": {"state": {}}, "expect": {"usage": {"attempts": 2, "tokens": 1}}}]}"#,
+    );
+    assert!(
+        p.len() == 1 && p[0].contains("test-file /cases/0/expect/usage/tokens unknown field"),
+        "{p:?}"
+    );
 }

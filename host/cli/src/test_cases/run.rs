@@ -330,29 +330,11 @@ fn one_case<'a>(
     if let Some(resume) = &case.request.resume {
         body.insert("resume".into(), resume.clone());
     }
-    model.script(case.model.as_ref().map(|replies| {
-        replies
-            .iter()
-            .enumerate()
-            .map(|(i, r)| model::Scripted {
-                when: r.when.clone(),
-                content: r.content.clone(),
-                tool_calls: r
-                    .tool_calls
-                    .iter()
-                    .enumerate()
-                    .map(|(j, c)| model::ToolCall {
-                        id: c
-                            .id
-                            .clone()
-                            .unwrap_or_else(|| format!("call_{}_{}", i + 1, j + 1)),
-                        name: c.name.clone(),
-                        arguments: Value::Object(c.arguments.clone()),
-                    })
-                    .collect(),
-            })
-            .collect()
-    }));
+    model.script(
+        case.model
+            .as_ref()
+            .map(|replies| replies.iter().enumerate().map(scripted).collect()),
+    );
     let tool_reply = |r: &super::file::ToolReply| tools::ToolReply {
         status: r.status,
         json: r.json.clone(),
@@ -425,5 +407,40 @@ fn one_case<'a>(
             if seen.calls == 1 { "" } else { "s" }
         )),
         None => Verdict::Pass,
+    }
+}
+
+/// What the stand-in model answers for the case's reply `i` (from 0).
+fn scripted((i, r): (usize, &super::file::ModelReply)) -> model::Scripted {
+    let answer = if r.cut {
+        model::Answer::Cut
+    } else if let Some(status) = r.status {
+        model::Answer::Status {
+            status,
+            retry_after: r.retry_after.clone(),
+        }
+    } else {
+        model::Answer::Reply {
+            content: r.content.clone(),
+            tool_calls: r
+                .tool_calls
+                .iter()
+                .enumerate()
+                .map(|(j, c)| model::ToolCall {
+                    id: c
+                        .id
+                        .clone()
+                        .unwrap_or_else(|| format!("call_{}_{}", i + 1, j + 1)),
+                    name: c.name.clone(),
+                    arguments: Value::Object(c.arguments.clone()),
+                })
+                .collect(),
+            usage: r.usage.map(|u| (u.input_tokens, u.output_tokens)),
+        }
+    };
+    model::Scripted {
+        when: r.when.clone(),
+        answer,
+        delay: Duration::from_millis(r.delay_ms),
     }
 }
