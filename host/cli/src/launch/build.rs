@@ -140,7 +140,15 @@ const JAVA_SHORT_RUNS: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
 /// [`JAVA_DEVELOPER_BUILD`] in `MAVEN_ARGS` and [`JAVA_SHORT_RUNS`] in
 /// `JAVA_TOOL_OPTIONS`, each before the user's own (so
 /// `MAVEN_ARGS=-Dsvc.cds.skip=false` makes the training run again).
-pub fn toolchain_env(cache: &Path, platform: &str) -> Result<Vec<(String, String)>, String> {
+/// The environment is made again when the python-svc backend (`backend`,
+/// its digest, which covers the SDK wheel it embeds) changed: pip keeps an
+/// installed SDK of the same version, so a venv kept across backends would
+/// run every later project on the first one's SDK.
+pub fn toolchain_env(
+    cache: &Path,
+    platform: &str,
+    backend: &str,
+) -> Result<Vec<(String, String)>, String> {
     if platform == "java-svc" {
         let before_users = |name: &str, ours: &str| {
             let theirs = std::env::var(name).unwrap_or_default();
@@ -159,6 +167,19 @@ pub fn toolchain_env(cache: &Path, platform: &str) -> Result<Vec<(String, String
     }
     let venv = cache.join("python-venv");
     let _held = lock(cache, "python-venv")?;
+    let stamp = venv.join(".svc-backend");
+    if venv.is_dir() && std::fs::read_to_string(&stamp).ok().as_deref() != Some(backend) {
+        std::fs::remove_dir_all(&venv).map_err(|e| format!("{}: {e}", venv.display()))?;
+        // The projects built into the old venv are installed in none now.
+        let projects = std::fs::read_dir(cache.join("projects"))
+            .into_iter()
+            .flatten();
+        for dir in projects.flatten() {
+            if dir.file_name().to_string_lossy().starts_with("python-svc-") {
+                let _ = std::fs::remove_file(dir.path().join(BUILT));
+            }
+        }
+    }
     if !venv.join("bin").join("python").is_file() {
         let python = std::env::var("SVC_PYTHON").unwrap_or_else(|_| "python3".into());
         let out = Command::new(&python)
@@ -174,6 +195,7 @@ pub fn toolchain_env(cache: &Path, platform: &str) -> Result<Vec<(String, String
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
+        std::fs::write(&stamp, backend).map_err(|e| format!("{}: {e}", stamp.display()))?;
     }
     let path = std::env::var("PATH").unwrap_or_default();
     Ok(vec![
@@ -429,7 +451,7 @@ mod tests {
     #[test]
     fn java_svc_gets_the_developer_build_before_the_users_flags() {
         let cache = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let env = toolchain_env(cache.path(), "java-svc").unwrap_or_default();
+        let env = toolchain_env(cache.path(), "java-svc", "").unwrap_or_default();
         let get = |name: &str| {
             env.iter()
                 .find(|(k, _)| k == name)
@@ -445,7 +467,7 @@ mod tests {
             get("JAVA_TOOL_OPTIONS").starts_with(JAVA_SHORT_RUNS),
             "{env:?}"
         );
-        assert_eq!(toolchain_env(cache.path(), "go"), Ok(Vec::new()));
+        assert_eq!(toolchain_env(cache.path(), "go", ""), Ok(Vec::new()));
     }
 
     #[test]

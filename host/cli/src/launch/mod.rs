@@ -164,7 +164,8 @@ pub fn built(
     let platform = source.platform;
     let key = build::key(source.document, platform, source.backend_sha256);
     let project = build::project_dir(cache, &key, platform);
-    let env = build::toolchain_env(cache, platform).map_err(NotBuilt::Other)?;
+    let env =
+        build::toolchain_env(cache, platform, source.backend_sha256).map_err(NotBuilt::Other)?;
     // The project's lock while it is checked, compiled and built; and
     // python-svc's venv's, which its `setup` installs into.
     let name = project
