@@ -443,7 +443,13 @@ fn streams(platform: &str) {
         "{platform}"
     );
     assert_eq!(data(12)["kind"], "response_template", "{platform}");
-    assert_eq!(data(13), json!({"result": result}), "{platform}");
+    // run_finished carries the JSON answer's result and usage.
+    assert!(answer["usage"]["modelCalls"].as_u64() > Some(0), "{platform}: {answer}");
+    assert_eq!(
+        data(13),
+        json!({"result": result, "usage": answer["usage"]}),
+        "{platform}"
+    );
 
     // Refused before the run: JSON, as without the header.
     let s = stream(&service, json!({"mode": "loop"}), 0);
