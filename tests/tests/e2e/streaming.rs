@@ -714,9 +714,10 @@ fn agent_streams(
             (json!(502), json!("upstream_error")),
             "{platform} {question}: {last}"
         );
+        // Broken after its first token, or not a stream: never retried.
         assert_eq!(
             last["details"],
-            json!({"node": node, "reason": reason}),
+            json!({"node": node, "reason": reason, "model": "stub-model", "attempts": 1}),
             "{platform} {question}: {last}"
         );
     }
