@@ -701,10 +701,13 @@ fn agent_streams(
     }
 
     // A worker's stream that breaks or garbles is the node's upstream error.
-    for (question, mode, node, reason) in [
-        ("snap", "agent", "helper", "connect"),
-        ("garble", "agent", "helper", "invalid_json"),
-        ("snap", "tools", "look_up", "connect"),
+    // A stream broken after a token reached the client is not retried, nor
+    // one that is not a stream; the tool-calling node's breaks before its
+    // first token, so its three attempts are spent.
+    for (question, mode, node, reason, attempts) in [
+        ("snap", "agent", "helper", "connect", 1),
+        ("garble", "agent", "helper", "invalid_json", 1),
+        ("snap", "tools", "look_up", "connect", 3),
     ] {
         let s = stream(service, json!({"question": question, "mode": mode}), 0);
         check_envelopes(platform, &s.lines);
@@ -714,10 +717,9 @@ fn agent_streams(
             (json!(502), json!("upstream_error")),
             "{platform} {question}: {last}"
         );
-        // Broken after its first token, or not a stream: never retried.
         assert_eq!(
             last["details"],
-            json!({"node": node, "reason": reason, "model": "stub-model", "attempts": 1}),
+            json!({"node": node, "reason": reason, "model": "stub-model", "attempts": attempts}),
             "{platform} {question}: {last}"
         );
     }
