@@ -444,7 +444,10 @@ fn streams(platform: &str) {
     );
     assert_eq!(data(12)["kind"], "response_template", "{platform}");
     // run_finished carries the JSON answer's result and usage.
-    assert!(answer["usage"]["modelCalls"].as_u64() > Some(0), "{platform}: {answer}");
+    assert!(
+        answer["usage"]["modelCalls"].as_u64() > Some(0),
+        "{platform}: {answer}"
+    );
     assert_eq!(
         data(13),
         json!({"result": result, "usage": answer["usage"]}),
