@@ -94,6 +94,9 @@ fn fields_literal(w: &mut CodeWriter, name: &str, doc: &Document) {
             if let Some(it) = &f.items {
                 parts.push(format!("Items: {}", item(w, it)));
             }
+            if let Some(schema) = f.value_schema() {
+                parts.push(format!("Schema: {}", literal(&schema)));
+            }
             if f.reducer == Reducer::Append {
                 parts.push("Append: true".into());
             }

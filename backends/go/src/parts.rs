@@ -55,6 +55,8 @@ pub const TABLE: &[Part<GoPart>] = &[
             file!("graph/doc.go"),
             file!("graph/compiled.go"),
             file!("graph/state.go"),
+            // state.go checks a field's `properties` with it.
+            file!("graph/schema.go"),
             file!("graph/errors.go"),
             file!("graph/runtime.go"),
             file!("graph/text.go"),
@@ -65,6 +67,12 @@ pub const TABLE: &[Part<GoPart>] = &[
             file!(".dockerignore", "project/dockerignore"),
             file!(".gitignore", "project/gitignore"),
         ],
+    },
+    // A field's `properties` are checked by the core's state.go (schema.go).
+    Part {
+        serves: &[Feature("state.properties")],
+        when: &[],
+        parts: &[],
     },
     // Router conditions are conditions.go, in every project.
     Part {
@@ -113,9 +121,14 @@ pub const TABLE: &[Part<GoPart>] = &[
             Feature("model.fallbacks"),
             Feature("budget"),
             Feature("model.provider.anthropic"),
+            Feature("llm.structured-output"),
         ],
         when: &[&[ModelCalls, Agents, Kind("rag")]],
-        parts: &[file!("graph/llm.go"), file!("graph/anthropic.go")],
+        parts: &[
+            file!("graph/llm.go"),
+            file!("graph/anthropic.go"),
+            file!("graph/structured.go"),
+        ],
     },
     Part {
         serves: &[],

@@ -8,7 +8,7 @@ use svc_backend_sdk::ir::{
     AgentKind, Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever, ToolKind,
 };
 use svc_backend_sdk::samples::{
-    bad_requests, base_url_path, calls_provider, hitl_answers, messages_reply, model_reply,
+    bad_requests, calls_provider, hitl_answers, messages_reply, model_reply, model_stand_ins,
     sample_state, tool_reply,
 };
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
@@ -507,21 +507,10 @@ fn stub_upstream(
         w.dedent();
         w.line("}))");
         w.line("t.Cleanup(srv.Close)");
-        // Each graph's models read its own settings.model variables.
-        let mut model_envs: Vec<(&str, &str, &str)> = all_graphs(doc)
-            .into_iter()
-            .filter(|(d, _)| d.has_llm_nodes())
-            .filter_map(|(d, _)| d.logical.settings.model.as_ref())
-            .map(|m| {
-                let path = base_url_path(&m.provider);
-                (m.base_url_env.as_str(), m.api_key_env.as_str(), path)
-            })
-            .collect();
-        model_envs.sort_unstable();
-        model_envs.dedup();
-        for (url, key, path) in model_envs {
-            w.line(format!("t.Setenv({}, srv.URL+{})", quote(url), quote(path)));
-            w.line(format!("t.Setenv({}, \"stub-key\")", quote(key)));
+        // Each provider's models read their own variables.
+        for (url, key, path) in model_stand_ins(doc) {
+            w.line(format!("t.Setenv({}, srv.URL+{})", quote(&url), quote(path)));
+            w.line(format!("t.Setenv({}, \"stub-key\")", quote(&key)));
         }
         for t in http_tools {
             if let Some(var) = t.endpoint.strip_prefix("env:") {

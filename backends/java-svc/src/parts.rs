@@ -87,6 +87,8 @@ pub const TABLE: &[Part<JavaPart>] = &[
             runtime!("SvcError"),
             runtime!("GraphNode"),
             runtime!("StateSchema"),
+            // StateSchema checks a field's `properties` with it.
+            runtime!("OutputSchema"),
             runtime!("Text"),
             runtime!("GraphRun"),
             // The spans of a run; a traced graph's Telemetry installs what records them.
@@ -109,6 +111,12 @@ pub const TABLE: &[Part<JavaPart>] = &[
             runtime!("ErrorAdvice"),
             runtime!("RuntimeCounts"),
         ],
+    },
+    // A field's `properties` are checked by the core's StateSchema.
+    Part {
+        serves: &[Feature("state.properties")],
+        when: &[],
+        parts: &[],
     },
     // Threads and interrupts: the thread contract and the memory store for
     // every checkpointer (project/threads.rs writes the graph's
@@ -190,9 +198,14 @@ pub const TABLE: &[Part<JavaPart>] = &[
             Feature("model.fallbacks"),
             Feature("model.provider.anthropic"),
             Feature("budget"),
+            Feature("llm.structured-output"),
         ],
         when: &[&[ModelCalls, Agents]],
-        parts: &[runtime!("LlmClient"), runtime!("AnthropicWire")],
+        parts: &[
+            runtime!("LlmClient"),
+            runtime!("AnthropicWire"),
+            runtime!("StructuredOutput"),
+        ],
     },
     // Embeddings are fetched through Upstream too, and McpServers has it let
     // the JDK resend a POST on a dead connection.

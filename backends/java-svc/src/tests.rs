@@ -8,7 +8,7 @@ use svc_backend_sdk::ir::{
     AgentKind, Auth, CheckpointerKind, Document, NodeKind, RagNode, Retriever,
 };
 use svc_backend_sdk::samples::{
-    bad_requests, base_url_path, calls_provider, hitl_answers, messages_reply, model_reply,
+    bad_requests, calls_provider, hitl_answers, messages_reply, model_reply, model_stand_ins,
     sample_state, tool_reply,
 };
 use svc_backend_sdk::subgraphs::{all_graphs, any_graph};
@@ -258,16 +258,8 @@ pub fn http_tests(doc: &Document, pkg: &str) -> String {
                         quote(&format!("/connectors/{node}"))
                     ));
                 }
-                // Each graph's models read their own provider's base URL variable.
-                let mut model_urls: Vec<(String, &str)> = Vec::new();
-                for (d, _) in all_graphs(doc) {
-                    let provider = d.logical.settings.model.as_ref().map_or("openai", |m| m.provider.as_str());
-                    let url = (crate::nodes::llm::provider_env(d).0, base_url_path(provider));
-                    if d.has_llm_nodes() && !model_urls.contains(&url) {
-                        model_urls.push(url);
-                    }
-                }
-                for (var, path) in model_urls {
+                // Each provider's models read their own base URL variable.
+                for (var, _, path) in model_stand_ins(doc) {
                     w.line(format!("registry.add({}, () -> base + {});", quote(&var), quote(path)));
                 }
                 for (name, _) in &http {

@@ -41,6 +41,15 @@ pub const TABLE: &[Part<&str>] = &[
         when: &[],
         parts: &[],
     },
+    // Structured output and `properties` are the SDK's (svc/structured.py).
+    Part {
+        serves: &[
+            Feature("llm.structured-output"),
+            Feature("state.properties"),
+        ],
+        when: &[],
+        parts: &[],
+    },
     Part {
         serves: &[
             Feature("llm.bound-tools"),

@@ -565,6 +565,10 @@ fn state_py(doc: &Document) -> String {
         if let Some(d) = f.default.as_ref().filter(|d| !d.is_null()) {
             args.push(Expr::kw("default", literal(d)));
         }
+        // The shape of `properties`, checked after the type.
+        if let Some(schema) = f.value_schema() {
+            args.push(Expr::kw("schema", literal(&schema)));
+        }
         fields.push(Expr::call(w.name("svc.runtime", "Field"), args));
     }
     w.blank();

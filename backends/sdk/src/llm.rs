@@ -15,9 +15,15 @@ pub enum LlmOutput {
     List,
     /// The reply as it is.
     Scalar,
+    /// An object of the output field's `properties`, asked for as
+    /// structured output ([`output_schema`]).
+    Structured,
 }
 
 pub fn output(doc: &Document, llm: &LlmNode) -> LlmOutput {
+    if llm.structured_output(doc).is_some() {
+        return LlmOutput::Structured;
+    }
     let field = doc.state_field(&llm.output_key);
     match (llm.output_shape, field.map(|f| f.ty)) {
         (_, Some(FieldType::Messages)) if llm.replace_messages => LlmOutput::ReplaceMessages,
@@ -34,4 +40,10 @@ pub fn output(doc: &Document, llm: &LlmNode) -> LlmOutput {
         }
         (OutputShape::Scalar, _) => LlmOutput::Scalar,
     }
+}
+
+/// The JSON Schema a structured-output node sends and checks its reply
+/// against; `None` when the node writes text.
+pub fn output_schema(doc: &Document, llm: &LlmNode) -> Option<serde_json::Value> {
+    llm.structured_output(doc).map(|f| f.shape().json_schema())
 }

@@ -23,20 +23,27 @@ pub fn model_reply(doc: &Document) -> Value {
             )
         })
     });
-    let content = if routed {
-        "finish"
-    } else {
-        "first idea\nsecond idea"
+    let content = match structured_sample(doc, "openai") {
+        Some(object) => object.to_string(),
+        None if routed => "finish".into(),
+        None => "first idea\nsecond idea".into(),
     };
     json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
 }
 
 /// The Messages API reply (`provider: anthropic`) a generated project's
-/// own tests answer with: [`model_reply`]'s text as one text block.
+/// own tests answer with: [`model_reply`]'s text as one text block, or a
+/// structured-output node's object as the input of its forced tool.
 pub fn messages_reply(doc: &Document) -> Value {
+    let usage = json!({"input_tokens": 0, "output_tokens": 0});
+    if let Some(object) = structured_sample(doc, "anthropic") {
+        return json!({"type": "message", "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "structured_output", "input": object}],
+            "stop_reason": "tool_use", "usage": usage});
+    }
     let text = model_reply(doc)["choices"][0]["message"]["content"].clone();
     json!({"type": "message", "role": "assistant", "content": [{"type": "text", "text": text}],
-           "stop_reason": "end_turn", "usage": {"input_tokens": 0, "output_tokens": 0}})
+           "stop_reason": "end_turn", "usage": usage})
 }
 
 /// Whether a model of `doc` (its settings, a node, an agent, a fallback, a
@@ -44,6 +51,34 @@ pub fn messages_reply(doc: &Document) -> Value {
 pub fn calls_provider(doc: &Document, provider: &str) -> bool {
     let key = format!("feature:model.provider.{provider}");
     svc_ir::requirements(doc).iter().any(|r| r.key() == key)
+}
+
+/// The variables a generated project's own tests point at their stand-in
+/// model: for each graph that asks a model, each provider its models name
+/// (the settings', a node's, an agent's, a fallback's), its base-URL and
+/// key variables and what follows the stand-in's URL in the first; each
+/// triple once, sorted.
+pub fn model_stand_ins(doc: &Document) -> Vec<(String, String, &'static str)> {
+    let mut out = Vec::new();
+    for (d, _) in crate::subgraphs::all_graphs(doc) {
+        if !d.has_llm_nodes() {
+            continue;
+        }
+        for r in svc_ir::requirements(d) {
+            if let Some(provider) = r.key().strip_prefix("feature:model.provider.") {
+                let (url, key) = svc_ir::model_variables(d, provider);
+                out.push((url, key, base_url_path(provider)));
+            }
+        }
+        // A fallback may name variables of its own.
+        for f in d.logical.settings.model.iter().flat_map(|m| &m.fallbacks) {
+            let (url, key) = f.variables(d);
+            out.push((url, key, base_url_path(&f.provider)));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// What a stand-in server's URL is followed by in a provider's base-URL
@@ -66,26 +101,54 @@ pub fn hitl_answers(doc: &Document) -> Vec<(String, Value)> {
         .filter_map(|n| match &n.kind {
             NodeKind::Hitl(h) => doc
                 .state_field(&h.output_key)
-                .map(|f| (n.id.clone(), sample(f.ty, f.items.as_ref()))),
+                .map(|f| (n.id.clone(), sample(&f.shape()))),
             _ => None,
         })
         .collect()
 }
 
-/// A value of the declared type.
-pub fn sample(ty: FieldType, items: Option<&ItemType>) -> Value {
-    match ty {
+/// A value of the declared type (an object of its `properties` when it
+/// declares them).
+pub fn sample(t: &ItemType) -> Value {
+    match t.ty {
         FieldType::String => json!("example"),
         FieldType::Integer => json!(1),
         FieldType::Number => json!(1.5),
         FieldType::Boolean => json!(true),
-        FieldType::Object => json!({"key": "value"}),
-        FieldType::Array => match items {
-            Some(it) => json!([sample(it.ty, it.items.as_deref())]),
+        FieldType::Object => match &t.properties {
+            Some(props) => Value::Object(
+                props
+                    .iter()
+                    .map(|(name, p)| (name.clone(), sample(p)))
+                    .collect(),
+            ),
+            None => json!({"key": "value"}),
+        },
+        FieldType::Array => match &t.items {
+            Some(it) => json!([sample(it)]),
             None => json!(["example"]),
         },
         FieldType::Messages => json!([{"role": "user", "content": "Hello"}]),
     }
+}
+
+/// The object a generated project's own tests answer a structured-output
+/// node of `provider` with: a sample of the first such node's field, in
+/// any graph of the document (one reply serves every call of a provider,
+/// so a second structured node of another shape would need its own).
+fn structured_sample(doc: &Document, provider: &str) -> Option<Value> {
+    crate::subgraphs::all_graphs(doc)
+        .into_iter()
+        .find_map(|(d, _)| {
+            d.logical.nodes.iter().find_map(|n| match &n.kind {
+                NodeKind::Llm(llm)
+                    if llm.model.as_ref().map_or("openai", |m| m.provider.as_str()) == provider =>
+                {
+                    llm.structured_output(d).map(|f| sample(&f.shape()))
+                }
+                _ => None,
+            })
+        })
 }
 
 /// A value that is not of the field's type.
@@ -102,7 +165,7 @@ pub fn sample_state(doc: &Document) -> Map<String, Value> {
         .state
         .iter()
         .filter(|f| f.required)
-        .map(|f| (f.name.clone(), sample(f.ty, f.items.as_ref())))
+        .map(|f| (f.name.clone(), sample(&f.shape())))
         .collect()
 }
 
@@ -120,7 +183,7 @@ pub fn tool_reply(doc: &Document, tool: &str) -> Value {
             }) if tool_id == tool => doc.state_field(output_key),
             _ => None,
         })
-        .map(|f| sample(f.ty, f.items.as_ref()))
+        .map(|f| sample(&f.shape()))
         .unwrap_or(json!({"ok": true}))
 }
 

@@ -360,7 +360,7 @@ pub use crate::json::JSON_SYNTAX;
 pub use crate::nodes::end::NO_END;
 pub use crate::nodes::hitl::HITL_CHECKPOINTER;
 pub use crate::nodes::intent_classifier::DUPLICATE_INTENT;
-pub use crate::nodes::llm::{EMPTY_PROMPT, MISSING_MODEL};
+pub use crate::nodes::llm::{EMPTY_PROMPT, MISSING_MODEL, OUTPUT_SCHEMA};
 pub use crate::nodes::router::{INVALID_CONDITION, ROUTER_DEFAULT};
 pub use crate::nodes::start::START_COUNT;
 pub use crate::nodes::subgraph::SUBGRAPH_TYPE;
@@ -371,7 +371,7 @@ pub use crate::validate::document::{
     INVALID_ENV_NAME, INVALID_NAME, INVALID_PLATFORM, INVALID_VERSION, OUT_OF_RANGE,
 };
 pub use crate::validate::ids::{DUPLICATE_ID, INVALID_ID};
-pub use crate::validate::state::{DEFAULT_TYPE, ITEMS_TYPE, REDUCER_TYPE};
+pub use crate::validate::state::{DEFAULT_TYPE, ITEMS_TYPE, PROPERTIES_TYPE, REDUCER_TYPE};
 pub use crate::validate::templates::UNRESOLVED_REF;
 pub use crate::validate::tools::INVALID_ENDPOINT;
 pub use crate::validate::topology::{DUPLICATE_EDGE, EDGE_COUNT, NO_PATH_TO_END, UNREACHABLE};

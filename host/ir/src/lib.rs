@@ -31,7 +31,7 @@ pub use model::*;
 pub use nodes::subgraph_child_checks;
 pub use requirements::{requirement_keys, requirements, Category, Requirement};
 pub use subject::{Subject, SubjectKind};
-pub use validate::{check_endpoint, is_identifier, is_message, value_matches};
+pub use validate::{check_endpoint, is_identifier, is_message, schema_problem, value_matches};
 
 /// A document's text and name, kept so that diagnostics found later (by
 /// negotiation or by a backend) can still be pointed at file:line:col.

@@ -227,6 +227,18 @@ pub fn requirements(doc: &Document) -> Vec<Requirement> {
             None,
         );
     }
+    // `properties`: requests are checked against them, so a target that
+    // would check only the type refuses them by name.
+    for (i, f) in doc.logical.state.iter().enumerate() {
+        if f.shape().has_properties() {
+            push(
+                Category::Feature,
+                "state.properties",
+                format!("/logical/state/{i}"),
+                None,
+            );
+        }
+    }
     // Tools and MCP servers: each requirement names its subject.
     for (i, t) in doc.logical.tools.iter().enumerate() {
         out.push(Requirement {

@@ -39,10 +39,13 @@ def _run_failed(e: Exception) -> SvcError:
 def check_resume(schema: StateSchema | None, paused: Thread, value: Any) -> None:
     """`422 invalid_state` when `value` does not fit the field the interrupt names."""
     f = schema.field(paused.field) if schema is not None and paused.field else None
-    if f is not None and (value is None or not f.check(value)):
+    if f is None:
+        return
+    if value is None or not f.check(value):
         raise invalid_state(
             f.name, f'the resume value for state field "{f.name}" must be {f.description}'
         )
+    f.check_schema(value, "the resume value for state field")
 
 
 def _thread_store(graph: CompiledGraph) -> Any:

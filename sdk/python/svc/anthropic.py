@@ -28,13 +28,18 @@ MAX_TOKENS = 4096
 
 
 def request(
-    node: str, model: Model, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    node: str,
+    model: Model,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    tool_choice: str | None = None,
 ) -> tuple[str, dict[str, str], dict[str, Any]]:
     """The endpoint, headers and body of a Messages API call: POST
     <base>/v1/messages (the base URL variable, else BASE_URL), the key as
     x-api-key (never Authorization) and anthropic-version; the body has the
     system messages as the top-level `system`, the other messages and the
-    tools in the API's form."""
+    tools in the API's form, and `tool_choice` names the tool the reply must
+    use (None: the model chooses)."""
     system, turns = messages_of(messages)
     body: dict[str, Any] = {
         "model": model.name,
@@ -45,6 +50,8 @@ def request(
         body["system"] = system
     if tools:
         body["tools"] = [_tool(t) for t in tools]
+    if tool_choice is not None:
+        body["tool_choice"] = {"type": "tool", "name": tool_choice}
     if model.temperature is not None:
         body["temperature"] = model.temperature
     base = os.environ.get(model.base_url_env) or BASE_URL
@@ -142,7 +149,8 @@ def completion(reply: Any) -> dict[str, Any]:
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             text.append(block["text"])
         elif block.get("type") == "tool_use":
-            arguments = json.dumps(block.get("input"), separators=(",", ":"), ensure_ascii=False)
+            # Compact with keys sorted, as every target writes a tool_use input as arguments.
+            arguments = json.dumps(block.get("input"), separators=(",", ":"), ensure_ascii=False, sort_keys=True)
             function = {"name": block.get("name"), "arguments": arguments}
             calls.append({"id": block.get("id"), "type": "function", "function": function})
     message: dict[str, Any] = {"role": "assistant", "content": "".join(text)}

@@ -70,8 +70,9 @@ class GuardrailViolation(SvcError):
         self.kind = kind
 
 
-# Upstream failure reasons of the contract.
-UPSTREAM_REASONS = ("timeout", "status", "invalid_json", "too_large", "connect")
+# Upstream failure reasons of the contract (invalid_output: a structured
+# reply that did not match its schema twice, svc.structured).
+UPSTREAM_REASONS = ("timeout", "status", "invalid_json", "too_large", "connect", "invalid_output")
 
 
 def invalid_state(field: str, message: str) -> SvcError:

@@ -1,6 +1,7 @@
-"""The model calls the runtime makes: `chat` (an `llm` node), `chat_message`
-and `chat_turn` (an agent's worker, a tool-calling `llm` node, a
-supervisor's routing) and `classify_intent` (an `intent_classifier` node).
+"""The model calls the runtime makes: `chat` (an `llm` node; a structured
+one is svc.structured's `chat_json`), `chat_message` and `chat_turn` (an
+agent's worker, a tool-calling `llm` node, a supervisor's routing) and
+`classify_intent` (an `intent_classifier` node).
 
 Each is one svc.model_calls.call: its attempts, their retries and the
 model's fallbacks, counted into the run's usage (svc.usage). Each attempt
@@ -22,18 +23,20 @@ from svc.upstream import loads_strict, post_json
 from svc.values import text
 
 
-def _completion(
+def completion(
     node: str,
     model: Model,
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]] | None,
     timeout: float,
     feature: str,
+    schema: dict[str, Any] | None = None,
 ) -> tuple[Any, Tokens]:
     """One request for a whole reply (an attempt of model_calls.call, within
-    `timeout` seconds); returns the reply as a chat completion, whatever the
-    provider, and the tokens it reports."""
-    req = wire.request(node, model, messages, tools)
+    `timeout` seconds), asked for as JSON of `schema` when given (wire.request);
+    returns the reply as a chat completion, whatever the provider, and the
+    tokens it reports."""
+    req = wire.request(node, model, messages, tools, schema)
     with telemetry.chat_span(model.name, model.provider) as span:
         raw = post_json(node, req.endpoint, req.headers, req.body, timeout=timeout, feature=feature)
         reply = wire.completion(req, raw)
@@ -63,7 +66,7 @@ def chat_turn(
     return turn_streamed(node, model, messages, tools, deadline, stream, feature)
 
 
-def _first_message(reply: Any) -> Any:
+def first_message(reply: Any) -> Any:
     try:
         return reply["choices"][0]["message"]
     except (KeyError, IndexError, TypeError):
@@ -83,8 +86,8 @@ def chat_message(
     reply's `choices[0].message`, which may hold `tool_calls`."""
 
     def attempt(m: Model, timeout: float) -> tuple[dict[str, Any], Tokens]:
-        reply, used = _completion(node, m, messages, tools, timeout, feature)
-        message = _first_message(reply)
+        reply, used = completion(node, m, messages, tools, timeout, feature)
+        message = first_message(reply)
         if not isinstance(message, dict):
             raise upstream_error(
                 node,
@@ -104,8 +107,8 @@ def _chat_text(
     names the model and attempts too (model_calls.call)."""
 
     def attempt(m: Model, timeout: float) -> tuple[str, Tokens]:
-        reply, used = _completion(node, m, messages, None, timeout, feature)
-        message = _first_message(reply)
+        reply, used = completion(node, m, messages, None, timeout, feature)
+        message = first_message(reply)
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
             raise upstream_error(
@@ -118,14 +121,20 @@ def _chat_text(
     return model_calls.call(node, model, deadline, attempt)
 
 
-def chat(node: str, model: Model, system: str, user: str, *, deadline: float | None = None) -> str:
-    """Sends the non-empty prompt parts and returns the reply text (streamed,
-    in a streamed run's `llm` node)."""
+def prompt(system: str, user: str) -> list[dict[str, Any]]:
+    """The messages of an `llm` node's prompt: its parts that are not blank."""
     messages = []
     if system.strip():
         messages.append({"role": "system", "content": system})
     if user.strip():
         messages.append({"role": "user", "content": user})
+    return messages
+
+
+def chat(node: str, model: Model, system: str, user: str, *, deadline: float | None = None) -> str:
+    """Sends the non-empty prompt parts and returns the reply text (streamed,
+    in a streamed run's `llm` node)."""
+    messages = prompt(system, user)
     stream = streaming.current(("llm",))
     if stream is not None:
         return chat_streamed(node, model, messages, deadline, stream)

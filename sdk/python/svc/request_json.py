@@ -56,7 +56,9 @@ def _constant(name: str) -> Any:
     raise RequestJSONError(f"{name} is not JSON")
 
 
-def _float(text: str) -> float | int:
+def parse_float(text: str) -> float | int:
+    """json.loads' parse_float: a number written with a fraction or an
+    exponent, as every target reads it (a model's structured reply too)."""
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise RequestJSONError(f"the number {_short(text)} is outside the range of a 64-bit float")
@@ -93,7 +95,7 @@ def loads(body: bytes) -> Any:
             text,
             object_pairs_hook=_object,
             parse_constant=_constant,
-            parse_float=_float,
+            parse_float=parse_float,
             parse_int=_int,
         )
     except RequestJSONError:

@@ -75,6 +75,7 @@ from svc.http_tools import HttpTool, call_http_tool, register_http_tool
 from svc.llm import as_list, assistant_message, chat, classify_intent, text_items
 from svc.model_calls import Model, Retry
 from svc.state import MISSING, Field, Item, Replace, StateSchema
+from svc.structured import chat_json
 from svc.threads import hitl
 from svc.threads.hitl import Resume, human_interrupt
 from svc.usage import Budget
@@ -110,6 +111,7 @@ __all__ = [
     "bad_request",
     "call_http_tool",
     "chat",
+    "chat_json",
     "classify_intent",
     "cond_eq",
     "cond_exists",

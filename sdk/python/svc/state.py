@@ -2,8 +2,9 @@
 
 Validation and reducers follow the Go runtime (backends/go/runtime/graph/state.go)
 so a request gets the same answer from every target: unknown fields are
-reported first (sorted by name), then wrong types (in field order), then
-missing required fields; an absent field and a null one are the same.
+reported first (sorted by name), then wrong types (in field order, a field
+declared with its schema checked against it too), then missing required
+fields; an absent field and a null one are the same.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from svc.errors import execution_error, invalid_state
+from svc.structured import problem
 from svc.values import number
 
 TYPES = ("string", "integer", "number", "boolean", "object", "array", "messages")
@@ -114,7 +116,17 @@ def _q(name: str) -> str:
 class Field:
     """One declared state field."""
 
-    __slots__ = ("append", "check", "default", "description", "items", "name", "required", "type")
+    __slots__ = (
+        "append",
+        "check",
+        "default",
+        "description",
+        "items",
+        "name",
+        "required",
+        "schema",
+        "type",
+    )
 
     def __init__(
         self,
@@ -125,6 +137,7 @@ class Field:
         append: bool = False,
         required: bool = False,
         default: Any = MISSING,
+        schema: dict[str, Any] | None = None,
     ):
         if type not in _ALL_TYPES:
             raise ValueError(
@@ -139,6 +152,9 @@ class Field:
         self.items = items
         self.append = append
         self.required = required
+        # The field's whole JSON Schema (a field with properties), which a
+        # request's value must also match (svc.structured.problem).
+        self.schema = schema
         self.check = _checker(type, items)
         self.description = _describe(type, items)
         if default is None:
@@ -146,6 +162,20 @@ class Field:
         if default is not MISSING and not self.check(default):
             raise ValueError(f"field {name!r}: the default {default!r} is not {self.description}")
         self.default = default
+
+    def check_schema(self, value: Any, what: str = "state field") -> None:
+        """422 invalid_state (details.path: the pointer within `value`) when
+        `value`, of the field's type, does not match the field's schema;
+        `what` names the value in the message."""
+        found = None if self.schema is None else problem(self.schema, value)
+        if found is not None:
+            pointer, issue = found
+            e = invalid_state(
+                self.name,
+                f'{what} {_q(self.name)} does not match its schema at "{pointer}": {issue}',
+            )
+            e.details = {**(e.details or {}), "path": pointer}
+            raise e
 
     def fresh_default(self) -> Any:
         """A copy of the default, so no request sees another's changes; None for none."""
@@ -181,6 +211,7 @@ class StateSchema:
             if v is not None:
                 if not f.check(v):
                     raise invalid_state(f.name, f"state field {_q(f.name)} must be {f.description}")
+                f.check_schema(v)
                 state[f.name] = v
             else:
                 state[f.name] = f.fresh_default()

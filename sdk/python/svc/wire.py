@@ -43,19 +43,46 @@ class Request:
     body: dict[str, Any]
 
 
+# The name of a structured call's schema (openai) or of its one tool (anthropic).
+STRUCTURED_OUTPUT = "structured_output"
+
+
 def request(
-    node: str, model: Model, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    node: str,
+    model: Model,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    schema: dict[str, Any] | None = None,
 ) -> Request:
     """The request of `model` for `messages` and `tools`. A chat-completions
     request is POST <base>/chat/completions (the base URL variable, else
     DEFAULT_BASE_URL), with Authorization when the key variable is set; its
     body has model, messages, tools (only when there are any), temperature
-    (when set) and max_tokens (when positive)."""
+    (when set) and max_tokens (when positive).
+
+    With `schema` (a structured call, svc.structured) the reply is asked for
+    as JSON of that schema in the form of the model's provider, so that a
+    fallback of the other provider asks in its own: a strict json_schema
+    response_format, or the Messages API's one tool the reply must use
+    (its input is the reply)."""
     if model.provider == "anthropic":
-        return Request("anthropic", *anthropic.request(node, model, messages, tools))
+        choice = None
+        if schema is not None:
+            function = {
+                "name": STRUCTURED_OUTPUT,
+                "description": "Answer with this tool's input.",
+                "parameters": schema,
+            }
+            tools, choice = [{"type": "function", "function": function}], STRUCTURED_OUTPUT
+        return Request("anthropic", *anthropic.request(node, model, messages, tools, choice))
     body: dict[str, Any] = {"model": model.name, "messages": messages}
     if tools:
         body["tools"] = tools
+    if schema is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": STRUCTURED_OUTPUT, "strict": True, "schema": schema},
+        }
     if model.temperature is not None:
         body["temperature"] = model.temperature
     if model.max_tokens:

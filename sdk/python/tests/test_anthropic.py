@@ -381,6 +381,19 @@ def test_retries_as_for_openai(stub, monkeypatch, waits):
         out, events = in_stream("llm", ask)
         assert out == "Hello" and tokens(events) == ["He", "llo"] and len(s.received) == 2
 
+    # A stream that ends inside an event's line is cut too: asked again
+    # before any text, a connect failure after it (never invalid_json).
+    cut = b'event: content_block_delta\ndata: {"type": "content_block_delta", "ind'
+    for before in ((MESSAGE_START,), (MESSAGE_START, text_delta(0, "Hel"))):
+        status, body, headers = sse(*before)
+        s = messages_stub(stub, monkeypatch, script((status, body + cut, headers), HELLO))
+        out, events = in_stream("llm", ask)
+        if len(before) == 1:
+            assert out == "Hello" and tokens(events) == ["He", "llo"] and len(s.received) == 2
+        else:
+            assert (out.details["reason"], len(s.received)) == ("connect", 1)
+            assert out.message == 'node "ask": the model\'s stream ended before message_stop'
+
     # Once a token reached the client, an overloaded_error is final.
     cut = sse(MESSAGE_START, text_delta(0, "Hel"), stream_error("overloaded_error", "Overloaded"))
     messages_stub(stub, monkeypatch, script(cut, HELLO))
@@ -413,7 +426,7 @@ def test_retries_as_for_openai(stub, monkeypatch, waits):
     refusal = json.dumps(whole("refusal", text_block("I can't help with that."))).encode()
     s = messages_stub(stub, monkeypatch, script((200, refusal), HELLO))
     assert ask() == "I can't help with that." and len(s.received) == 1
-    assert len(waits) == 3  # one per retry
+    assert len(waits) == 4  # one per retry
 
 
 def test_openai_falls_back_to_anthropic(stub, monkeypatch, waits):

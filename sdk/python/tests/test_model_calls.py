@@ -300,6 +300,29 @@ def test_a_stream_cut_after_its_first_token_is_not(model, waits):
     assert [t for t, _, _ in sent] == ["token"]
 
 
+HEL = b'data: {"choices": [{"delta": {"content": "Hel"}}]}\n\n'
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [b'data: {"choices": [{"delta": {"cont', b"data: [DO", b"data: {}\n\n", HEL[:-2]],
+)
+def test_a_stream_cut_inside_a_line_is_a_cut_connection(model, waits, cut):
+    """A stream that ends inside a line, or without [DONE], is asked again
+    before its first token (a line without its end is no event); never
+    invalid_json."""
+    s, m = model((200, cut, {"Content-Type": "text/event-stream"}), ("stream", [(0, "Hi")], True))
+    result, sent = in_stream("llm", lambda: chat("ask", m, "", "hi"))
+    assert result == "Hi" and len(s.received) == 2
+    assert [d["delta"] for t, _, d in sent if t == "token"] == ["Hi"]
+
+    s, m = model((200, HEL + cut, {"Content-Type": "text/event-stream"}), reply())
+    error, sent = in_stream("llm", lambda: chat("ask", m, "", "hi"))
+    assert isinstance(error, SvcError) and error.details["reason"] == "connect"
+    assert error.message == 'node "ask": the model\'s stream ended before [DONE]'
+    assert len(s.received) == 1
+
+
 def test_a_turn_cut_before_any_token_is_asked_again(model, waits):
     """A tool-call piece sends no token: the turn may start over."""
     call = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f"}}

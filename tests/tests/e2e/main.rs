@@ -33,6 +33,7 @@ mod schemathesis;
 mod snapshots;
 mod streaming;
 mod streaming_leaks;
+mod structured_output;
 mod telemetry;
 mod testkit_api;
 mod threads;

@@ -21,7 +21,7 @@ func init() { chatTurnStreamed = chatTurnStream }
 // fails once its text reached r is not tried again.
 func chatTurnStream(ctx context.Context, name string, m Model, messages, tools []any, r *replies) (map[string]any, error) {
 	var msg map[string]any
-	err := callModel(ctx, name, m, messages, tools, func(ctx context.Context, req request) (tokens, error) {
+	err := callModel(ctx, name, m, messages, tools, nil, func(ctx context.Context, req request) (tokens, error) {
 		var t streamedTurn
 		sent := false
 		used, err := streamChunks(ctx, name, req, func(data []byte) error {

@@ -30,8 +30,11 @@ const (
 // <base>/v1/messages (the base URL variable, else api.anthropic.com), the
 // key as x-api-key (never Authorization) and the API version the mapping
 // is written against; the body has the system messages as the top-level
-// system and the other messages and the tools in the API's form.
-func anthropicRequest(node string, m Model, messages, tools []any) (request, error) {
+// system and the other messages and the tools in the API's form. The API
+// has no response format: a schema is asked for as a tool the model must
+// call (tool_choice), whose input is the answer (anthropicReply makes it
+// a tool call, which ChatJSON reads).
+func anthropicRequest(node string, m Model, messages, tools []any, schema map[string]any) (request, error) {
 	system, turns := anthropicMessages(messages)
 	maxTokens := m.MaxTokens
 	if maxTokens <= 0 {
@@ -41,8 +44,14 @@ func anthropicRequest(node string, m Model, messages, tools []any) (request, err
 	if system != "" {
 		body["system"] = system
 	}
-	if len(tools) > 0 {
-		body["tools"] = anthropicTools(tools)
+	offered := anthropicTools(tools)
+	if schema != nil {
+		offered = append(offered, map[string]any{"name": structuredOutput,
+			"description": "Answer with this tool's input.", "input_schema": schema})
+		body["tool_choice"] = map[string]any{"type": "tool", "name": structuredOutput}
+	}
+	if len(offered) > 0 {
+		body["tools"] = offered
 	}
 	if m.Temperature != nil {
 		body["temperature"] = *m.Temperature
@@ -164,10 +173,10 @@ func anthropicReply(reply any) any {
 			s, _ := block["text"].(string)
 			text.WriteString(s)
 		case "tool_use":
-			// Decoded JSON always encodes.
-			arguments, _ := json.Marshal(block["input"])
+			// Compact with keys sorted and no HTML escapes, as every target
+			// writes a tool_use input as arguments.
 			calls = append(calls, map[string]any{"id": block["id"], "type": "function",
-				"function": map[string]any{"name": block["name"], "arguments": string(arguments)}})
+				"function": map[string]any{"name": block["name"], "arguments": compactJSON(block["input"])}})
 		}
 	}
 	msg := map[string]any{"role": "assistant", "content": text.String()}
@@ -284,4 +293,14 @@ func chunkWith(delta map[string]any) any {
 // chunkWithCall is the chunk carrying one piece of a tool call.
 func chunkWithCall(piece map[string]any) any {
 	return chunkWith(map[string]any{"tool_calls": []any{piece}})
+}
+
+// compactJSON is v as JSON without spaces or HTML escapes (json.Marshal
+// escapes <, > and &); decoded JSON always encodes.
+func compactJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }

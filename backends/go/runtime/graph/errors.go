@@ -34,6 +34,9 @@ const (
 	ReasonInvalidJSON = "invalid_json"
 	ReasonTooLarge    = "too_large"
 	ReasonConnect     = "connect"
+	// A structured reply that did not match its schema, asked twice
+	// (ChatJSON).
+	ReasonInvalidOutput = "invalid_output"
 )
 
 func UpstreamError(node, reason, message string) *Error {

@@ -53,6 +53,10 @@ const defaultBaseURL = "https://api.openai.com/v1"
 
 const providerOpenAI = "openai"
 
+// structuredOutput names the response format (openai) or the tool
+// (anthropic) a call with a schema asks for (ChatJSON, structured.go).
+const structuredOutput = "structured_output"
+
 // A request is one attempt's request to a model: the runtime's messages
 // are chat-completions messages whatever the provider, which body carries
 // in the provider's wire format; the reply is read back by the same
@@ -67,7 +71,7 @@ type request struct {
 // A wire is the wire format of a provider other than chat completions:
 // how a request is written and its reply read as chat completions are.
 type wire struct {
-	request func(node string, m Model, messages, tools []any) (request, error)
+	request func(node string, m Model, messages, tools []any, schema map[string]any) (request, error)
 	// reply is a whole reply as the chat completion it stands for.
 	reply func(reply any) any
 	// stream reads a streamed reply's events (readChunks' next), and names
@@ -86,15 +90,8 @@ var chatStreamed func(ctx context.Context, node string, req request, observe Obs
 
 // Chat sends the non-empty prompt parts and returns the reply text.
 func Chat(ctx context.Context, node string, m Model, system, user string) (string, error) {
-	messages := []any{}
-	if strings.TrimSpace(system) != "" {
-		messages = append(messages, map[string]any{"role": "system", "content": system})
-	}
-	if strings.TrimSpace(user) != "" {
-		messages = append(messages, map[string]any{"role": "user", "content": user})
-	}
 	var text string
-	err := callModel(ctx, node, m, messages, nil, func(ctx context.Context, req request) (used tokens, err error) {
+	err := callModel(ctx, node, m, prompt(system, user), nil, nil, func(ctx context.Context, req request) (used tokens, err error) {
 		if observe := observerOf(ctx); observe != nil && chatStreamed != nil {
 			text, used, err = chatStreamed(ctx, node, req, observe)
 			return used, err
@@ -109,15 +106,29 @@ func Chat(ctx context.Context, node string, m Model, system, user string) (strin
 	return text, err
 }
 
+// prompt is an llm node's messages: its system and user prompts, each
+// when it is not blank.
+func prompt(system, user string) []any {
+	messages := []any{}
+	if strings.TrimSpace(system) != "" {
+		messages = append(messages, map[string]any{"role": "system", "content": system})
+	}
+	if strings.TrimSpace(user) != "" {
+		messages = append(messages, map[string]any{"role": "user", "content": user})
+	}
+	return messages
+}
+
 // modelRequest is the request of the model m for messages and tools, in
-// its provider's wire format. A chat-completions request has its endpoint
+// its provider's wire format; schema, when not nil, is the JSON Schema the
+// reply must match (ChatJSON). A chat-completions request has its endpoint
 // (the base URL variable, else the default, + /chat/completions), its
 // headers (Authorization when the key variable is set) and its body:
-// model, messages, tools (only when there are any), temperature (when set)
-// and max_tokens (when positive).
-func modelRequest(node string, m Model, messages, tools []any) (request, error) {
+// model, messages, tools (only when there are any), response_format (with
+// a schema), temperature (when set) and max_tokens (when positive).
+func modelRequest(node string, m Model, messages, tools []any, schema map[string]any) (request, error) {
 	if w, ok := wires[m.Provider]; ok {
-		return w.request(node, m, messages, tools)
+		return w.request(node, m, messages, tools, schema)
 	}
 	if m.Provider != "" && m.Provider != providerOpenAI {
 		return request{}, nodeError(node, fmt.Sprintf("node %q failed: the model %q names the provider %q, which this service cannot call", node, m.Name, m.Provider))
@@ -125,6 +136,10 @@ func modelRequest(node string, m Model, messages, tools []any) (request, error) 
 	body := map[string]any{"model": m.Name, "messages": messages}
 	if len(tools) > 0 {
 		body["tools"] = tools
+	}
+	if schema != nil {
+		body["response_format"] = map[string]any{"type": "json_schema",
+			"json_schema": map[string]any{"name": structuredOutput, "strict": true, "schema": schema}}
 	}
 	if m.Temperature != nil {
 		body["temperature"] = *m.Temperature
@@ -154,7 +169,7 @@ func modelRequest(node string, m Model, messages, tools []any) (request, error) 
 // message has no string content, fails the call as invalid_json.
 func chatMessage(ctx context.Context, node string, m Model, messages []any, tools []any, wantText bool) (map[string]any, error) {
 	var msg map[string]any
-	err := callModel(ctx, node, m, messages, tools, func(ctx context.Context, req request) (tokens, error) {
+	err := callModel(ctx, node, m, messages, tools, nil, func(ctx context.Context, req request) (tokens, error) {
 		reply, err := modelCall(ctx, node, req)
 		if err != nil {
 			return tokens{}, err
@@ -203,7 +218,8 @@ type attempt func(ctx context.Context, req request) (tokens, error)
 type final struct{ error }
 
 // callModel is one model call (what a node, an agent's turn or a
-// classifier asks once): the attempts of m, then of each fallback, until
+// classifier asks once), its requests built for messages, tools and schema
+// (modelRequest): the attempts of m, then of each fallback, until
 // one succeeds. A failure that may pass (retryable) is tried again after a
 // backoff or, once the model's attempts are spent, on the next model at
 // once; any other failure, a request that cannot be built included, ends
@@ -217,7 +233,7 @@ type final struct{ error }
 // reply used (failed attempts used none), and fails the call, without an
 // attempt, once the run's budget is spent, or when the reply's tokens
 // pass it.
-func callModel(ctx context.Context, node string, m Model, messages, tools []any, try attempt) error {
+func callModel(ctx context.Context, node string, m Model, messages, tools []any, schema map[string]any, try attempt) error {
 	run := meterOf(ctx)
 	if err := run.start(node); err != nil {
 		return err
@@ -225,7 +241,7 @@ func callModel(ctx context.Context, node string, m Model, messages, tools []any,
 	var last error
 	attempts, failed := 0, m.Name
 	for _, model := range append([]Model{m}, m.Fallbacks...) {
-		req, err := modelRequest(node, model, messages, tools)
+		req, err := modelRequest(node, model, messages, tools, schema)
 		if err != nil {
 			return modelFailure(err, model.Name, attempts)
 		}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -409,4 +410,66 @@ func TestStreamedRetriesBeforeTheFirstToken(t *testing.T) {
 		t.Fatalf("agent: %v %v after %d attempts", err, e, stub.calls())
 	}
 	wantOutline(t, *events, "token ask Hel")
+}
+
+// cutInALine sends text as the start of a chunked stream and closes the
+// connection: the body's read fails (unexpected EOF) inside text's last line.
+func cutInALine(text string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", len(text), text)
+		_ = buf.Flush()
+	}
+}
+
+// A stream that ends inside a line (a body that ends there, or a
+// connection cut there) was cut: retried before the first token, and its
+// last line never read as a chunk that is not JSON.
+func TestStreamCutInALineIsACutConnection(t *testing.T) {
+	recordSleeps(t)
+	hello := sse(true, deltaChunk(map[string]any{"content": "Hel"}), deltaChunk(map[string]any{"content": "lo"}))
+	for what, first := range map[string]any{
+		"body ends in a chunk":   sse(false) + `data: {"choices":[{"del`,
+		"body ends in [DONE]":    sse(false) + `data: [DO`,
+		"connection cut":         cutInALine(sse(false) + `data: {"choices":[{"del`),
+		"connection cut in line": cutInALine(`data: {"choices":[{"del`),
+	} {
+		stub := newChatStub(t, script(first, hello))
+		rc, events := observedRun(t, context.Background())
+		if out, err := Chat(rc, "ask", stubModel(), "", "hi"); err != nil || out != "Hello" || stub.calls() != 2 {
+			t.Fatalf("%s: %q, %v after %d attempts", what, out, err, stub.calls())
+		}
+		wantOutline(t, *events, "token ask Hel", "token ask lo")
+	}
+
+	// After a token: the stream's end is missing, not a chunk.
+	tokenThenCut := sse(false, deltaChunk(map[string]any{"content": "Hel"})) + `data: {"cho`
+	stub := newChatStub(t, script(tokenThenCut, hello))
+	rc, events := observedRun(t, context.Background())
+	_, err := Chat(rc, "ask", stubModel(), "", "hi")
+	wantError(t, err, 502, "upstream_error", upstreamDetails("connect", 0, "stub-model", 1), `node "ask": the model's stream ended before [DONE]`)
+	if stub.calls() != 1 {
+		t.Fatalf("%d attempts", stub.calls())
+	}
+	wantOutline(t, *events, "token ask Hel")
+	stub = newChatStub(t, script(cutInALine(tokenThenCut), hello))
+	rc, _ = observedRun(t, context.Background())
+	_, err = Chat(rc, "ask", stubModel(), "", "hi")
+	wantError(t, err, 502, "upstream_error", upstreamDetails("connect", 0, "stub-model", 1), `node "ask": cannot reach the upstream: unexpected EOF`)
+
+	// A Messages API stream cut inside an event's data.
+	stub = newMessagesStub(t, func(n int, body map[string]any) any {
+		if n == 0 {
+			return sseOf(messageStart) + "event: content_block_delta\ndata: {\"type\":\"content_blo"
+		}
+		return replyOf(body, "end_turn", textBlock("Hello"))
+	})
+	rc, _ = observedRun(t, context.Background())
+	if out, err := Chat(rc, "ask", claude(), "", "hi"); err != nil || out != "Hello" || stub.calls() != 2 {
+		t.Fatalf("anthropic: %q, %v after %d attempts", out, err, stub.calls())
+	}
 }

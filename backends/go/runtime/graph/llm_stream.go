@@ -96,6 +96,7 @@ func readChunks(ctx context.Context, node string, req request, each func(data []
 		return nil, call.statusError(resp)
 	}
 	lines := bufio.NewScanner(resp.Body)
+	lines.Split(sseLines)
 	// A line of MaxUpstreamBytes still fits with its "\n".
 	lines.Buffer(make([]byte, 0, 16<<10), MaxUpstreamBytes+1)
 	// A copy: the scanner reuses its buffer.
@@ -133,6 +134,21 @@ func readChunks(ctx context.Context, node string, req request, each func(data []
 	default:
 		return nil, call.transportError(ctx, err)
 	}
+}
+
+// sseLines splits a stream into its lines at "\n", a "\r" before it
+// dropped. A last line without its "\n" is where the connection was cut:
+// it is dropped, as server-sent events drop an event that did not end, so
+// that the stream fails as one cut before its end (connect, retried while
+// no token reached the client), not as a chunk that is not JSON.
+func sseLines(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, bytes.TrimSuffix(data[:i], []byte("\r")), nil
+	}
+	if atEOF {
+		return len(data), nil, nil
+	}
+	return 0, nil, nil
 }
 
 // openAIChunk reads an OpenAI-compatible stream: the data of each event is

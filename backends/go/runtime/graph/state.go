@@ -44,6 +44,9 @@ type Field struct {
 	Required bool
 	// Default returns a fresh copy of the default value, or nil for none.
 	Default func() any
+	// Schema is the JSON Schema of a field with properties (nil for
+	// others): a request's value must match it too (CheckSchema).
+	Schema map[string]any
 }
 
 // String returns the field as a string ("" when absent or not a string).
@@ -259,6 +262,9 @@ func (sc *Schema) newState(input map[string]any) (State, error) {
 			if !matches(f.Type, f.Items, v) {
 				return nil, invalidState(f.Name, fmt.Sprintf("state field %q must be %s", f.Name, describe(f)))
 			}
+			if err := f.checkSchema(v, "state field"); err != nil {
+				return nil, err
+			}
 		case f.Default != nil:
 			input[f.Name] = f.Default()
 		default:
@@ -271,6 +277,22 @@ func (sc *Schema) newState(input map[string]any) (State, error) {
 		}
 	}
 	return State(input), nil
+}
+
+// checkSchema is the 422 of a value of the field (what: "state field", or
+// what else the value is) that does not match the field's Schema, with
+// details.path; nil when it matches or the field has none.
+func (f Field) checkSchema(v any, what string) error {
+	if f.Schema == nil {
+		return nil
+	}
+	miss := CheckSchema(f.Schema, v)
+	if miss == nil {
+		return nil
+	}
+	e := invalidState(f.Name, fmt.Sprintf("%s %q does not match its schema at \"%s\": %s", what, f.Name, miss.Path, miss.Problem))
+	e.Details["path"] = miss.Path
+	return e
 }
 
 // Replace marks a patch value that replaces an append field's list instead

@@ -200,7 +200,8 @@ func ResumeThread(ctx context.Context, threads Threads, id string, value any) (*
 		First: Event{Type: "resumed", Node: p.Node, Data: map[string]any{"threadId": id, "resume": value}}}, nil
 }
 
-// checkResume refuses an answer that is null or not of the field's type.
+// checkResume refuses an answer that is null, not of the field's type, or
+// not matching its schema.
 // (A thread kept by an older build of the graph may name a field the graph
 // no longer has: its node then fails as one writing an unknown field.)
 func checkResume(field string, value any) error {
@@ -211,7 +212,7 @@ func checkResume(field string, value any) error {
 	if value == nil || !matches(f.Type, f.Items, value) {
 		return invalidState(f.Name, fmt.Sprintf("the resume value for state field %q must be %s", f.Name, describe(f)))
 	}
-	return nil
+	return f.checkSchema(value, "the resume value for state field")
 }
 
 // Run runs the graph on the thread; observe, when not nil, receives the

@@ -138,13 +138,34 @@ pub fn write(doc: &Document, scope: &GraphScope, n: &Node, llm: &LlmNode, body: 
             format!("{}({}(reply))", rt(body, "TextItems"), rt(body, "AsList"))
         }
         LlmOutput::List => format!("{}(reply)", rt(body, "AsList")),
-        LlmOutput::Scalar => "reply".to_string(),
+        LlmOutput::Scalar | LlmOutput::Structured => "reply".to_string(),
     };
     let system = match llm.prompt.system.as_deref() {
         Some(system) => render(body, system),
         None => "\"\"".into(),
     };
-    let call = if llm.bound_tool_ids.is_empty() {
+    let schema = svc_backend_sdk::llm::output_schema(doc, llm);
+    if let Some(schema) = &schema {
+        body.line(format!(
+            "// schema_{name} is the shape of {}: the model is asked for it and its reply checked against it.",
+            quote(&llm.output_key)
+        ));
+        body.line(format!("var schema_{name} = {}", literal(schema)));
+        body.blank();
+    }
+    let call = if schema.is_some() {
+        body.line(format!(
+            "// {} asks the model for an object of {}'s shape; empty prompt parts are not sent.",
+            func_name(&name),
+            quote(&llm.output_key)
+        ));
+        format!(
+            "{}(ctx, {}, {model_var}, {system}, {}, schema_{name})",
+            rt(body, "ChatJSON"),
+            quote(&name),
+            render(body, &llm.prompt.user)
+        )
+    } else if llm.bound_tool_ids.is_empty() {
         body.line(format!(
             "// {} asks the model; empty prompt parts are not sent.",
             func_name(&name)

@@ -2,6 +2,7 @@ package dev.svc.runtime;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -42,8 +43,9 @@ public final class AnthropicWire {
     /**
      * A chat-completions request body as the Messages API's: the model, max_tokens (the body's
      * when positive, else {@link #DEFAULT_MAX_TOKENS}), the system messages as the top-level
-     * {@code system}, the other messages and the tools in the API's form, the temperature when
-     * set. No tool_choice: the runtime forces no tool.
+     * {@code system}, the other messages and the tools in the API's form, a tool_choice naming
+     * a function as the tool the reply must use (a structured call's, StructuredOutput), the
+     * temperature when set.
      */
     static Map<String, Object> request(Map<String, Object> chat) {
         Map<String, Object> body = new LinkedHashMap<>();
@@ -56,6 +58,9 @@ public final class AnthropicWire {
         body.put("messages", conversation.messages());
         if (chat.get("tools") instanceof List<?> tools && !tools.isEmpty()) {
             body.put("tools", tools(tools));
+        }
+        if (chat.get("tool_choice") instanceof Map<?, ?> choice && choice.get("function") instanceof Map<?, ?> f) {
+            body.put("tool_choice", Values.map("type", "tool", "name", f.get("name")));
         }
         if (chat.get("temperature") != null) {
             body.put("temperature", chat.get("temperature"));
@@ -186,7 +191,8 @@ public final class AnthropicWire {
     /** A decoded JSON value as text; what Jackson read it writes back. */
     private static String encode(Object value) {
         try {
-            return JSON.writeValueAsString(value);
+            // Keys sorted, as every target writes a tool_use input as arguments.
+            return JSON.writer().with(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS).writeValueAsString(value);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("a decoded JSON value does not encode", e);
         }

@@ -156,6 +156,26 @@ public class LlmClient {
 
     /** Sends the non-empty prompt parts and returns the reply text. */
     public String chat(String node, Model model, String system, String user) throws SvcError, InterruptedException {
+        List<Map<String, String>> messages = prompt(system, user);
+        return complete(node, model, m -> chatBody(m, messages));
+    }
+
+    /**
+     * Sends the non-empty prompt parts asking for one JSON object of {@code schema} (an llm node
+     * whose output field has properties) and returns it: StructuredOutput's two asks at most, each
+     * a call of its own, never streamed. A reply that does not match twice fails as
+     * upstream_error, reason invalid_output.
+     */
+    public Map<String, Object> chatJson(String node, Model model, String system, String user,
+            Map<String, Object> schema) throws SvcError, InterruptedException {
+        return StructuredOutput.ask(node, schema, prompt(system, user), messages ->
+                call(node, model, NOTHING_SENT, (m, endpoint, limit, tokens) -> StructuredOutput.answer(node, m,
+                        message(node, post(node, m, endpoint, limit,
+                                StructuredOutput.request(m, chatBody(m, messages), schema), tokens)))));
+    }
+
+    /** An llm node's messages: its prompt's parts that are not blank. */
+    private static List<Map<String, String>> prompt(String system, String user) {
         List<Map<String, String>> messages = new ArrayList<>();
         if (!system.isBlank()) {
             messages.add(Map.of("role", "system", "content", system));
@@ -163,18 +183,21 @@ public class LlmClient {
         if (!user.isBlank()) {
             messages.add(Map.of("role", "user", "content", user));
         }
-        return complete(node, model, m -> {
-            Map<String, Object> body = new LinkedHashMap<>();
-            body.put("model", m.name());
-            body.put("messages", messages);
-            if (m.temperature() != null) {
-                body.put("temperature", m.temperature());
-            }
-            if (m.maxTokens() != null) {
-                body.put("max_tokens", m.maxTokens());
-            }
-            return body;
-        });
+        return messages;
+    }
+
+    /** An llm node's request to {@code model}: its name, the messages, its temperature and max tokens when set. */
+    private static Map<String, Object> chatBody(Model model, List<?> messages) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("model", model.name());
+        body.put("messages", messages);
+        if (model.temperature() != null) {
+            body.put("temperature", model.temperature());
+        }
+        if (model.maxTokens() != null) {
+            body.put("max_tokens", model.maxTokens());
+        }
+        return body;
     }
 
     /** The variable {@code name}'s value, "" when it is unset. */
@@ -392,7 +415,7 @@ public class LlmClient {
         });
     }
 
-    private static SvcError noContent(String node) {
+    static SvcError noContent(String node) {
         return SvcError.upstream(node, "invalid_json",
                 "node \"" + node + "\": the model reply has no choices[0].message.content", null);
     }

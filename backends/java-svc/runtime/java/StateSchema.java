@@ -25,9 +25,18 @@ public final class StateSchema {
     public record Item(Type type, Item items) {
     }
 
-    /** One state field; {@code defaultValue} returns a fresh copy, or is null. */
+    /**
+     * One state field; {@code defaultValue} returns a fresh copy, or is null. {@code schema} is
+     * the JSON Schema of a field with properties (OutputSchema), which a value of the field's
+     * type given by a request must match too; null for none.
+     */
     public record Field(String name, Type type, Item items, boolean append, boolean required,
-            Supplier<Object> defaultValue) {
+            Supplier<Object> defaultValue, Map<String, Object> schema) {
+        /** A field without properties: its type is all of its shape. */
+        public Field(String name, Type type, Item items, boolean append, boolean required,
+                Supplier<Object> defaultValue) {
+            this(name, type, items, append, required, defaultValue, null);
+        }
     }
 
     /** A patch value that replaces an append field's list instead of extending it. */
@@ -54,7 +63,8 @@ public final class StateSchema {
 
     /**
      * Validates a request's state and applies the defaults. Unknown fields are
-     * reported first, then wrong types, then missing required fields.
+     * reported first, then wrong types (in field order, a field with a schema
+     * checked against it too), then missing required fields.
      */
     public Map<String, Object> newState(Map<String, Object> input) throws SvcError {
         for (String key : new TreeSet<>(input.keySet())) {
@@ -69,6 +79,9 @@ public final class StateSchema {
                 throw SvcError.invalidState(f.name(),
                         "state field \"" + f.name() + "\" must be " + describe(f.type(), f.items()));
             }
+            if (v != null) {
+                checkSchema(f, v, "state field");
+            }
             if (v == null && f.defaultValue() != null) {
                 v = f.defaultValue().get();
             }
@@ -80,6 +93,19 @@ public final class StateSchema {
             }
         }
         return state;
+    }
+
+    /**
+     * Refuses {@code value}, of the field's type, when it does not match the field's schema:
+     * 422 invalid_state naming where in the value ({@code details.path}); {@code what} names
+     * the value in the message.
+     */
+    static void checkSchema(Field f, Object value, String what) throws SvcError {
+        OutputSchema.Problem found = f.schema() == null ? null : OutputSchema.check(f.schema(), value);
+        if (found != null) {
+            throw SvcError.invalidState(f.name(), found.path(), what + " \"" + f.name()
+                    + "\" does not match its schema at \"" + found.path() + "\": " + found.problem());
+        }
     }
 
     /** Writes a node's result to a field, honouring the field's reducer. */

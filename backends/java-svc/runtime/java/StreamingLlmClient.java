@@ -171,7 +171,7 @@ public final class StreamingLlmClient extends LlmClient {
      * event stands for up to message_stop (AnthropicWire.Stream). The usage of
      * the chunk that carries it (the last, with no choices) is read into
      * {@code tokens} and recorded on the chat span. Failures: status, connect (also a stream that ends before
-     * its end), timeout (the call's time limit covers the whole stream),
+     * its end, in a line or not), timeout (the call's time limit covers the whole stream),
      * invalid_json (a chunk that is not JSON, or that {@code each} refuses),
      * too_large for a line over 4 MiB. Only a line is bounded, not the stream:
      * every chunk repeats an envelope of a few hundred bytes, so a bound on the
@@ -336,7 +336,10 @@ public final class StreamingLlmClient extends LlmClient {
 
     /**
      * The lines of a stream, split at "\n" (a "\r" before it dropped), each
-     * at most 4 MiB: a longer one is too_large.
+     * at most 4 MiB: a longer one is too_large. A last line without "\n" is
+     * where the stream was cut, so it is dropped (as server-sent events drop
+     * an event the stream ends in): the stream then ends before its end, a
+     * cut connection, and not a chunk that is not JSON.
      */
     private static final class Lines {
         private final InputStream in;
@@ -349,7 +352,7 @@ public final class StreamingLlmClient extends LlmClient {
             this.in = in;
         }
 
-        /** The next line, or null at the stream's end (a last line without "\n" counts). */
+        /** The next line, or null at the stream's end. */
         String next(String node) throws IOException, SvcError {
             line.reset();
             while (true) {
@@ -358,7 +361,7 @@ public final class StreamingLlmClient extends LlmClient {
                     at = 0;
                     if (end < 0) {
                         end = 0;
-                        return line.size() == 0 ? null : text();
+                        return null;
                     }
                 }
                 int from = at;

@@ -73,6 +73,11 @@ public class SvcError extends Exception {
         return new SvcError(422, "invalid_state", message, Map.of("field", field));
     }
 
+    /** A value of a state field that does not match the field's schema at {@code path}, a JSON pointer into it. */
+    public static SvcError invalidState(String field, String path, String message) {
+        return new SvcError(422, "invalid_state", message, Map.of("field", field, "path", path));
+    }
+
     public static SvcError execution(String node, String message) {
         return new SvcError(500, "execution_error", message, Map.of("node", node));
     }

@@ -126,9 +126,9 @@ public final class ThreadRun {
     }
 
     /**
-     * Refuses an answer that is null or not of the field's type. (A thread kept
-     * by an older build of the graph may name a field the graph no longer has:
-     * its node then fails as one writing an unknown field.)
+     * Refuses an answer that is null, not of the field's type or not of its
+     * schema. (A thread kept by an older build of the graph may name a field
+     * the graph no longer has: its node then fails as one writing an unknown field.)
      */
     static void check(StateSchema schema, String field, Object value) throws SvcError {
         StateSchema.Field f = schema.field(field);
@@ -139,6 +139,7 @@ public final class ThreadRun {
             throw SvcError.invalidState(f.name(), "the resume value for state field \"" + f.name() + "\" must be "
                     + StateSchema.describe(f.type(), f.items()));
         }
+        StateSchema.checkSchema(f, value, "the resume value for state field");
     }
 
     /** The thread's id. */

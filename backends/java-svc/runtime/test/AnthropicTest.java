@@ -324,16 +324,18 @@ class AnthropicTest {
         assertEquals("Hello", llm.chat("ask", CLAUDE, "", "hi"));
         assertEquals(2, stub.to(PATH).size());
 
-        // An overloaded_error event before any text is retried, and so is a stream cut before message_stop.
+        // An overloaded_error event before any text is retried, and so is a stream cut before message_stop,
+        // inside an event's line too.
         for (Reply first : List.of(sseOf(List.of(MESSAGE_START, streamError("overloaded_error", "Overloaded"))),
-                sseOf(List.of(MESSAGE_START, PING)))) {
+                sseOf(List.of(MESSAGE_START, PING)),
+                new Reply(200, "text/event-stream", List.of("event: message_start\ndata: {\"type\": \"mess"), 0))) {
             stub.requests.clear();
             thenHello(first);
             assertEquals(List.of("token ask He", "token ask llo", "wrote Hello"),
                     streamed("llm", st -> streaming.chat("ask", CLAUDE, "", "hi")));
             assertEquals(2, stub.to(PATH).size());
         }
-        assertEquals(3, waits.asked.size());
+        assertEquals(4, waits.asked.size());
     }
 
     @Test

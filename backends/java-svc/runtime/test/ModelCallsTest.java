@@ -344,4 +344,31 @@ class ModelCallsTest {
         assertEquals(3, stub.to(PATH).size());
         assertEquals(1, waits.asked.size());
     }
+
+    /**
+     * A stream that ends before [DONE], even inside a line (its last line has no "\n"), was cut:
+     * retried while no token reached the client, and never read as a chunk that is not JSON.
+     */
+    @Test
+    void aStreamCutBeforeItsEndIsACutConnection() throws Exception {
+        StreamingLlmClient llm = new StreamingLlmClient(variables(), Duration.ofSeconds(30), new Random(), waits);
+        for (Reply first : List.of(sse(false), cutIn("data: {\"choices\":[{\"del"), cutIn("data: [DO"))) {
+            stub.requests.clear();
+            script(PATH, first, sse(true, text("Hel"), text("lo")));
+            assertEquals(List.of("Hel", "lo", "wrote Hello"),
+                    streamedStep(state -> llm.chat("answer", MODEL, "", "hi")));
+            assertEquals(2, stub.to(PATH).size());
+        }
+
+        // Cut inside a line after a token: the stream's end is missing, not a chunk.
+        script(PATH, cutIn("data: " + text("Hel") + "\n\ndata: {\"cho"));
+        SvcError e = assertThrows(SvcError.class, () -> streamedStep(state -> llm.chat("answer", MODEL, "", "hi")));
+        assertError(e, 502, "upstream_error", "node \"answer\": the model's stream ended before [DONE]",
+                called(details("answer", "connect"), "primary", 1));
+    }
+
+    /** A stream whose body ends with {@code text}, cut where its line has no end. */
+    private static Reply cutIn(String text) {
+        return new Reply(200, "text/event-stream", List.of(text), 0);
+    }
 }

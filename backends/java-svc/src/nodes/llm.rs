@@ -7,25 +7,12 @@ use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::{node_class, render, run_method};
-use crate::java::{quote, runtime};
+use crate::java::{literal, quote, runtime};
 use crate::scope::Scope;
 
 /// The tool-calling loop's turns for an `llm` node (python-svc's worker
 /// default; the IR gives such a node no `maxTurns`).
 const BOUND_TOOL_TURNS: u32 = 8;
-
-/// The variables of `doc`'s model provider: its `settings.model`'s base URL
-/// and API key variables, else OpenAI's. Each graph of a document (a
-/// subgraph's child too) calls its own.
-pub fn provider_env(doc: &Document) -> (String, String) {
-    match &doc.logical.settings.model {
-        Some(m) => (m.base_url_env.clone(), m.api_key_env.clone()),
-        None => (
-            svc_backend_sdk::ir::default_base_url_env(),
-            svc_backend_sdk::ir::default_api_key_env(),
-        ),
-    }
-}
 
 /// `new LlmClient.Model(new LlmClient.Provider(baseUrlEnv, apiKeyEnv),
 /// name, temperature, maxTokens)`: what a node or an agent of `doc` calls,
@@ -160,13 +147,14 @@ pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, llm: &LlmNode
         }
         LlmOutput::TextList => format!("{client}.textItems({client}.asList(reply))"),
         LlmOutput::List => format!("{client}.asList(reply)"),
-        LlmOutput::Scalar => "reply".to_string(),
+        LlmOutput::Scalar | LlmOutput::Structured => "reply".to_string(),
     };
     let system = match llm.prompt.system.as_deref() {
         Some(s) => render(&mut w, s),
         None => "\"\"".into(),
     };
     let user = render(&mut w, &llm.prompt.user);
+    let schema = svc_backend_sdk::llm::output_schema(doc, llm);
     // A node with tools runs the loop of the graph's Agents.
     let tools = !llm.bound_tool_ids.is_empty();
     let (caller, param) = if tools {
@@ -181,13 +169,31 @@ pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, llm: &LlmNode
             "agents.toolLoop({}, {system}, {bound}, MODEL, {BOUND_TOOL_TURNS}, {user})",
             quote(&name)
         )
+    } else if schema.is_some() {
+        format!(
+            "llm.chatJson({}, MODEL, {system}, {user}, SCHEMA)",
+            quote(&name)
+        )
     } else {
         format!("llm.chat({}, MODEL, {system}, {user})", quote(&name))
     };
-    let fields = vec![
-        format!("private static final {client}.Model MODEL = {model};"),
-        format!("private final {caller} {param};"),
-    ];
+    let mut fields = vec![format!(
+        "private static final {client}.Model MODEL = {model};"
+    )];
+    // The output field's shape: the model is asked for it and its reply
+    // checked against it.
+    let reply_type = match &schema {
+        Some(schema) => {
+            let map = format!("{}<String, Object>", w.name("java.util", "Map"));
+            fields.push(format!(
+                "private static final {map} SCHEMA = {};",
+                literal(&mut w, schema)
+            ));
+            map
+        }
+        None => "String".to_string(),
+    };
+    fields.push(format!("private final {caller} {param};"));
     node_class(
         w,
         scope,
@@ -203,7 +209,7 @@ pub fn class(doc: &Document, scope: &Scope, class: &str, id: &str, llm: &LlmNode
             });
             w.blank();
             run_method(w, true, |w| {
-                w.line(format!("String reply = {call};"));
+                w.line(format!("{reply_type} reply = {call};"));
                 w.line(format!("return {value};"));
             });
         },

@@ -65,8 +65,13 @@ pub fn schema_constant(w: &mut CodeWriter, doc: &Document) {
             Some(d) => format!("() -> {}", literal(w, d)),
             None => "null".into(),
         };
+        // The shape of `properties`, checked after the type.
+        let schema = match f.value_schema() {
+            Some(schema) => format!(", {}", literal(w, &schema)),
+            None => String::new(),
+        };
         w.line(format!(
-            "new {field}({}, {ty}, {items}, {}, {}, {default}){}",
+            "new {field}({}, {ty}, {items}, {}, {}, {default}{schema}){}",
             quote(&f.name),
             f.reducer == svc_backend_sdk::ir::Reducer::Append,
             f.required,

@@ -6,7 +6,9 @@ use svc_backend_sdk::llm::LlmOutput;
 use svc_backend_sdk::writer::CodeWriter;
 
 use super::{call_line, graph_node, model_constant, render, Site, WITH_DEADLINE};
-use crate::py::{module_file, quote, suite, top_level_gap, write_expr, Expr, LINE, RUNTIME};
+use crate::py::{
+    literal, module_file, quote, suite, top_level_gap, write_expr, Expr, LINE, RUNTIME,
+};
 
 pub(super) fn module(site: &Site, llm: &LlmNode) -> String {
     let mut w = CodeWriter::python();
@@ -41,14 +43,32 @@ pub(super) fn module(site: &Site, llm: &LlmNode) -> String {
             w.name(RUNTIME, "as_list")
         ),
         LlmOutput::List => format!("{}(reply)", w.name(RUNTIME, "as_list")),
-        LlmOutput::Scalar => "reply".to_string(),
+        LlmOutput::Scalar | LlmOutput::Structured => "reply".to_string(),
     };
+    let schema = svc_backend_sdk::llm::output_schema(site.doc, llm);
+    if let Some(schema) = &schema {
+        w.line("# The output field's shape: the model is asked for it and its reply checked against it.");
+        write_expr(&mut w, 0, "SCHEMA = ", &literal(schema), "");
+        top_level_gap(&mut w);
+    }
     let decorator = graph_node(&mut w, &site.name);
     w.line(decorator);
     suite(&mut w, WITH_DEADLINE, |w| {
         write_expr(w, 1, "system = ", &system, "");
         write_expr(w, 1, "user = ", &user, "");
-        if llm.bound_tool_ids.is_empty() {
+        if schema.is_some() {
+            let chat_json = w.name(RUNTIME, "chat_json");
+            call_line(
+                w,
+                1,
+                &format!("reply = {chat_json}("),
+                &format!(
+                    "{}, MODEL, system, user, SCHEMA, deadline=deadline",
+                    quote(&site.name)
+                ),
+                ")",
+            );
+        } else if llm.bound_tool_ids.is_empty() {
             let chat = w.name(RUNTIME, "chat");
             call_line(
                 w,

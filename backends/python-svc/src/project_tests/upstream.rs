@@ -7,7 +7,7 @@ use svc_backend_sdk::ir::{
     default_base_url_env, AgentKind, Document, NodeKind, RagNode, Retriever,
 };
 use svc_backend_sdk::samples::{
-    base_url_path, calls_provider, messages_reply, model_reply, tool_reply,
+    calls_provider, messages_reply, model_reply, model_stand_ins, tool_reply,
 };
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -21,7 +21,7 @@ pub(super) struct Upstreams<'a> {
     pub llm: bool,
     /// The (base-URL, key) variables of each graph that calls a model
     /// (each graph reads its own `settings.model`), sorted, once each.
-    pub models: Vec<(&'a str, &'a str, &'static str)>,
+    pub models: Vec<(String, String, &'static str)>,
     /// (its graph, its scope, tool id, endpoint) of every HTTP tool.
     pub http: Vec<(&'a Document, Scope, &'a str, &'a str)>,
     /// (node, variable) of every `env:NAME` value of a connector config.
@@ -44,7 +44,7 @@ impl<'a> Upstreams<'a> {
     pub fn of(doc: &'a Document) -> Self {
         let mut u = Upstreams {
             llm: false,
-            models: Vec::new(),
+            models: model_stand_ins(doc),
             http: Vec::new(),
             connector_env: svc_backend_sdk::connectors::env_refs(doc),
             remotes: Vec::new(),
@@ -57,10 +57,6 @@ impl<'a> Upstreams<'a> {
         for (d, scope) in all_graphs(doc) {
             if d.has_llm_nodes() {
                 u.llm = true;
-                if let Some(m) = &d.logical.settings.model {
-                    let path = base_url_path(&m.provider);
-                    u.models.push((&m.base_url_env, &m.api_key_env, path));
-                }
             }
             u.http
                 .extend(d.http_tools().map(|(id, e)| (d, scope.clone(), id, e)));
@@ -106,8 +102,6 @@ impl<'a> Upstreams<'a> {
         }
         u.embedding_envs.sort();
         u.embedding_envs.dedup();
-        u.models.sort_unstable();
-        u.models.dedup();
         u
     }
 

@@ -16,9 +16,11 @@ use serde_json::Value;
 
 mod calls;
 mod settings;
+mod shape;
 
 pub use calls::*;
 pub use settings::*;
+pub use shape::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_PROPERTIES};
 
 pub use crate::nodes::{
     default_fallback, default_top_k, AgentNode, Branch, Condition, ConnectorNode, FunctionNode,
@@ -199,6 +201,10 @@ pub struct StateField {
     /// Item type of an `array` field (default: any JSON value).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<ItemType>,
+    /// The properties of an `object` field, in declared order: the shape a
+    /// request's value and an `llm` node's structured reply must have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<Properties>,
     #[schemars(default = "default_reducer")]
     pub reducer: Reducer,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -264,6 +270,7 @@ impl StateField {
     }
 }
 
+/// The type of an array's items or of an object's property, nestable.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemType {
@@ -271,6 +278,26 @@ pub struct ItemType {
     pub ty: FieldType,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Box<ItemType>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<Properties>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// An object's properties by name, in the order the document declares them
+/// (the order a structured reply is checked in, the same on every target).
+pub type Properties = indexmap::IndexMap<String, ItemType>;
+
+impl ItemType {
+    /// A type with nothing nested.
+    pub fn plain(ty: FieldType) -> Self {
+        ItemType {
+            ty,
+            items: None,
+            properties: None,
+            description: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]

@@ -6,7 +6,7 @@ use super::fields::ReadValue;
 use super::{Here, KindRules};
 use crate::diag::Diagnostic;
 use crate::json::Node as JNode;
-use crate::model::{Document, FieldType};
+use crate::model::{Document, FieldType, StateField};
 use crate::read::Reader;
 use crate::requirements::Requirement;
 use crate::validate::{Validator, TEXT_TARGETS};
@@ -138,8 +138,9 @@ impl KindRules for LlmNode {
         }
         v.check_template(&self.prompt.user, format!("{at}/prompt/user"), id);
         if let Some(f) = v.field(&self.output_key) {
+            let structured = self.structured_output(v.doc()).is_some();
             let ok = match self.output_shape {
-                OutputShape::Scalar => f.text_write().is_some(),
+                OutputShape::Scalar => f.text_write().is_some() || structured,
                 OutputShape::List => {
                     f.ty == FieldType::Array
                         && f.items.as_ref().is_none_or(|it| it.ty == FieldType::String)
@@ -150,17 +151,51 @@ impl KindRules for LlmNode {
                     OutputShape::Scalar => ("scalar", TEXT_TARGETS),
                     OutputShape::List => ("list", "an `array` field of strings"),
                 };
+                let mut d = Diagnostic::error(
+                    &crate::codes::OUTPUT_TYPE,
+                    format!(
+                        "llm node `{id}` writes {shape} output to `{}`, {}; it needs {want}",
+                        f.name,
+                        f.describe()
+                    ),
+                )
+                .at(format!("{at}/outputKey"))
+                .node(id);
+                if f.ty == FieldType::Object {
+                    d = d.hint(if self.bound_tool_ids.is_empty() && self.output_shape == OutputShape::Scalar {
+                        "declare the field's `properties` to ask the model for an object of that shape (structured output)"
+                    } else {
+                        "structured output needs a node without `boundToolIds` and with `outputShape` `scalar`"
+                    });
+                }
+                v.err(d);
+            }
+        }
+        if let Some(f) = self.structured_output(v.doc()) {
+            if let Some((below, what, fix)) = f.shape().strict_problem() {
+                let i = v
+                    .doc()
+                    .logical
+                    .state
+                    .iter()
+                    .position(|s| s.name == f.name)
+                    .unwrap_or(0);
+                let part = if below.is_empty() {
+                    format!("`{}`", f.name)
+                } else {
+                    format!("`{}` at `{below}`", f.name)
+                };
                 v.err(
                     Diagnostic::error(
-                        &crate::codes::OUTPUT_TYPE,
+                        &OUTPUT_SCHEMA,
                         format!(
-                            "llm node `{id}` writes {shape} output to `{}`, {}; it needs {want}",
-                            f.name,
-                            f.describe()
+                            "llm node `{id}` asks the model for `{}` as structured output, which no provider can express: {part} {what}",
+                            f.name
                         ),
                     )
-                    .at(format!("{at}/outputKey"))
-                    .node(id),
+                    .at(format!("/logical/state/{i}{below}"))
+                    .node(id)
+                    .hint(fix),
                 );
             }
         }
@@ -200,6 +235,25 @@ impl KindRules for LlmNode {
                 format!("{at}/boundToolIds"),
             ));
         }
+        if self.structured_output(doc).is_some() {
+            out.push(Requirement::feature(
+                "llm.structured-output",
+                format!("{at}/outputKey"),
+            ));
+        }
+    }
+}
+
+impl LlmNode {
+    /// The output field when the node asks for structured output: a scalar
+    /// call without tools into an `object` field with `properties`.
+    pub fn structured_output<'d>(&self, doc: &'d Document) -> Option<&'d StateField> {
+        let f = doc.state_field(&self.output_key)?;
+        (self.output_shape == OutputShape::Scalar
+            && self.bound_tool_ids.is_empty()
+            && f.ty == FieldType::Object
+            && f.properties.is_some())
+        .then_some(f)
     }
 }
 
@@ -270,4 +324,25 @@ crate::diagnostic_codes! {
     ///   "model": { "provider": "openai", "name": "gpt-4o-mini" } }
     /// ```
     pub MISSING_MODEL = "missing-model", group "nodes";
+
+    /// A structured-output field has a type no provider's strict mode can express.
+    ///
+    /// An `llm` node that writes an `object` field with `properties` sends the field's type as a JSON Schema in the providers' strict modes (OpenAI `json_schema` with `strict`, an Anthropic forced tool). Those modes need every object's keys and every array's items declared, at most 10 levels deep and 1000 properties in all; `messages` has no such schema.
+    ///
+    /// Declare the missing `properties` or `items`, or make the shape smaller. The diagnostic points at the part of the field's type that cannot be expressed.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/output_schema_open_object.graph.json`:
+    ///
+    /// ```json
+    /// { "name": "invoice", "type": "object", "properties": { "lines": { "type": "array" } } }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "name": "invoice", "type": "object", "properties": { "lines": { "type": "array", "items": { "type": "string" } } } }
+    /// ```
+    pub OUTPUT_SCHEMA = "output-schema", group "nodes";
 }

@@ -561,8 +561,29 @@ impl Reader {
             .field("items")
             .and_then(|(n, p)| self.item_type(n, &p))
             .map(Box::new);
+        let properties = self.properties(&mut o);
+        let description = self.opt_str(&mut o, "description");
         self.finish(o, "an `items` declaration");
-        Some(ItemType { ty: ty?, items })
+        Some(ItemType {
+            ty: ty?,
+            items,
+            properties,
+            description,
+        })
+    }
+
+    /// `properties`: each member's value is the type of one property, read
+    /// in the document's order.
+    fn properties(&mut self, o: &mut Obj<'_>) -> Option<Properties> {
+        let (n, p) = o.field("properties")?;
+        let obj = self.object(n, &p)?;
+        let mut out = Properties::new();
+        for m in obj.members {
+            if let Some(t) = self.item_type(&m.value, &obj.child_ptr(&m.key)) {
+                out.insert(m.key.clone(), t);
+            }
+        }
+        Some(out)
     }
 
     fn state_field(&mut self, n: &JNode, p: &str) -> Option<StateField> {
@@ -577,6 +598,7 @@ impl Reader {
             }
         };
         let items = o.field("items").and_then(|(n, p)| self.item_type(n, &p));
+        let properties = self.properties(&mut o);
         let reducer = self
             .opt_enum(
                 &mut o,
@@ -593,6 +615,7 @@ impl Reader {
             name,
             ty: ty?,
             items,
+            properties,
             reducer,
             default,
             required,

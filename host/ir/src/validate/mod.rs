@@ -30,7 +30,7 @@ mod values;
 pub use ids::is_identifier;
 pub use tools::check_endpoint;
 pub(crate) use values::describe_type;
-pub use values::{is_message, value_matches};
+pub use values::{is_message, schema_problem, value_matches};
 
 pub(crate) fn validate(doc: &Document) -> Vec<Diagnostic> {
     let mut v = Validator {

@@ -50,19 +50,7 @@ impl<'a> Validator<'a> {
                     .hint("`append` works on `array` and `messages` fields; use `replace` or change the type"),
                 );
             }
-            if f.items.is_some() && f.ty != FieldType::Array {
-                self.err(
-                    Diagnostic::error(
-                        &ITEMS_TYPE,
-                        format!(
-                            "`items` only applies to `array` fields; `{}` is `{}`",
-                            f.name,
-                            f.ty.as_str()
-                        ),
-                    )
-                    .at(format!("{ptr}/items")),
-                );
-            }
+            self.shape(&f.shape(), &f.name, &ptr);
             // Every target fills defaults before it checks required fields,
             // so `required` would never refuse a request.
             if f.required && f.default.as_ref().is_some_and(|d| !d.is_null()) {
@@ -91,8 +79,72 @@ impl<'a> Validator<'a> {
                         )
                         .at(format!("{ptr}/default")),
                     );
+                } else if let Some((at, problem)) = f
+                    .value_schema()
+                    .and_then(|schema| super::values::schema_problem(&schema, def))
+                {
+                    self.err(
+                        Diagnostic::error(
+                            &DEFAULT_TYPE,
+                            format!(
+                                "the default of `{}` does not fit its properties at \"{at}\": {problem}",
+                                f.name
+                            ),
+                        )
+                        .at(format!("{ptr}/default{at}")),
+                    );
                 }
             }
+        }
+    }
+
+    /// `items` only on arrays, `properties` only on objects, property names
+    /// that every target can use, at every depth of a field's type.
+    fn shape(&mut self, t: &ItemType, field: &str, ptr: &str) {
+        if t.items.is_some() && t.ty != FieldType::Array {
+            self.err(
+                Diagnostic::error(
+                    &ITEMS_TYPE,
+                    format!(
+                        "`items` only applies to `array` types; `{field}` is `{}` here",
+                        t.ty.as_str()
+                    ),
+                )
+                .at(format!("{ptr}/items")),
+            );
+        }
+        if t.properties.is_some() && t.ty != FieldType::Object {
+            self.err(
+                Diagnostic::error(
+                    &PROPERTIES_TYPE,
+                    format!(
+                        "`properties` only applies to `object` types; `{field}` is `{}` here",
+                        t.ty.as_str()
+                    ),
+                )
+                .at(format!("{ptr}/properties")),
+            );
+        }
+        if let Some(items) = &t.items {
+            self.shape(items, field, &format!("{ptr}/items"));
+        }
+        for (name, p) in t.properties.iter().flatten() {
+            let at = format!("{ptr}/properties/{}", crate::diag::pointer_token(name));
+            if !is_identifier(name) {
+                self.err(
+                    Diagnostic::error(
+                        &crate::codes::INVALID_ID,
+                        format!(
+                            "property name `{name}` of `{field}` must match {FIELD_NAME_PATTERN}"
+                        ),
+                    )
+                    .at(at.clone())
+                    .hint(
+                        "properties become keys that every target and model provider must accept",
+                    ),
+                );
+            }
+            self.shape(p, field, &at);
         }
     }
 }
@@ -158,4 +210,25 @@ crate::diagnostic_codes! {
     /// { "name": "answer", "type": "array", "items": { "type": "string" }, "reducer": "append" }
     /// ```
     pub REDUCER_TYPE = "reducer-type", group "state";
+
+    /// `properties` is given for a type that is not an object.
+    ///
+    /// `properties` declares the keys of an `object` value (a state field, an array's items or another property). On any other type it means nothing.
+    ///
+    /// Remove `properties`, or make the type an `object`.
+    ///
+    /// # Example
+    ///
+    /// `fixtures/invalid/properties_type.graph.json`:
+    ///
+    /// ```json
+    /// { "name": "invoice", "type": "string", "properties": { "total": { "type": "number" } } }
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// ```json
+    /// { "name": "invoice", "type": "object", "properties": { "total": { "type": "number" } } }
+    /// ```
+    pub PROPERTIES_TYPE = "properties-type", group "state";
 }

@@ -44,3 +44,62 @@ pub(crate) fn describe_type(ty: FieldType, items: Option<&ItemType>) -> String {
         (t, _) => format!("a {}", t.as_str()),
     }
 }
+
+/// The first place where `v` does not fit `schema` (a schema of
+/// [`crate::ItemType::json_schema`]'s form), as (JSON pointer into `v`,
+/// problem), in the order every target's runtime reports it: the value's
+/// type, then an object's declared properties in order, then its unknown
+/// keys in sorted order; an array's items by index.
+pub fn schema_problem(schema: &Value, v: &Value) -> Option<(String, String)> {
+    schema_walk(schema, v, "")
+}
+
+fn schema_walk(schema: &Value, v: &Value, at: &str) -> Option<(String, String)> {
+    let ty = schema.get("type").and_then(Value::as_str).unwrap_or("");
+    let fits = match ty {
+        "string" => v.is_string(),
+        // 3.0 is an integer, as in JSON Schema.
+        "integer" => v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        _ => true,
+    };
+    if !fits {
+        return Some((at.to_string(), format!("expected {ty}")));
+    }
+    if let (Some(list), Some(items)) = (v.as_array(), schema.get("items")) {
+        return list
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| schema_walk(items, x, &format!("{at}/{i}")));
+    }
+    let (Some(map), Some(props)) = (v.as_object(), schema.get("properties")) else {
+        return None;
+    };
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+        let here = format!("{at}/{}", crate::diag::pointer_token(name));
+        match (map.get(name), props.get(name)) {
+            (None, _) => return Some((here, "missing".into())),
+            (Some(x), Some(s)) => {
+                if let Some(p) = schema_walk(s, x, &here) {
+                    return Some(p);
+                }
+            }
+            (Some(_), None) => {}
+        }
+    }
+    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+        let mut extra: Vec<&String> = map.keys().filter(|k| props.get(*k).is_none()).collect();
+        extra.sort();
+        if let Some(k) = extra.first() {
+            return Some((
+                format!("{at}/{}", crate::diag::pointer_token(k)),
+                "not allowed".into(),
+            ));
+        }
+    }
+    None
+}
