@@ -77,3 +77,12 @@ test("an optional object's form has its fields (persona, settings.model)", () =>
   assert.deepEqual(objectShape(rag.retriever, { kind: "embedding" }).variants, ["bm25", "embedding"]);
   assert.ok(objectShape(rag.retriever, { kind: "embedding" }).properties.apiKeyEnv);
 });
+
+test("a state field's properties are in its form, edited as JSON (structured output's shape)", () => {
+  const field = objectShape(def("StateField"), { name: "invoice", type: "object" }).properties;
+  assert.ok(field.properties, "the form has `properties`");
+  assert.equal(fieldKind(field.properties), "json");
+  // An array's items are a form of their own, with their `properties`.
+  assert.equal(fieldKind(field.items), "object");
+  assert.equal(fieldKind(objectShape(field.items, { type: "object" }).properties.properties), "json");
+});
