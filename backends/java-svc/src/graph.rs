@@ -301,7 +301,11 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                     | NodeKind::Function(_)
                     | NodeKind::ResponseTemplate(_)
                     | NodeKind::Connector(_)
-                    | NodeKind::Rag(_) => String::new(),
+                    | NodeKind::Rag(_)
+                    // Not built (negotiation refuses them).
+                    | NodeKind::Parallel(_)
+                    | NodeKind::Join
+                    | NodeKind::Map(_) => String::new(),
                     // No class (nodes::place), so not in `runnable`.
                     NodeKind::Start | NodeKind::End | NodeKind::Router(_) => continue,
                 };
@@ -401,7 +405,11 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                     w.block("switch (current) {", "}", |w| {
                         for n in &doc.logical.nodes {
                             match &n.kind {
-                                NodeKind::Start => {}
+                                // Not built: negotiation refuses them (and nodes::classes says so).
+                                NodeKind::Start
+                                | NodeKind::Parallel(_)
+                                | NodeKind::Join
+                                | NodeKind::Map(_) => {}
                                 NodeKind::End => {
                                     w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
                                         w.line(done);

@@ -5,7 +5,7 @@ use svc_backend_sdk::{parts, BackendInfo, BuildCommands};
 
 pub fn info() -> BackendInfo {
     // What the rows of parts.rs serve.
-    let mut capabilities = parts::capabilities(crate::parts::TABLE, vec![]);
+    let mut capabilities = parts::capabilities(crate::parts::TABLE, parts::concurrency_not_built());
     // The host may run the module check in a call of its own (not in the
     // bench/compile.py build without the check).
     if !cfg!(feature = "bench-without-module-parse") {
@@ -32,13 +32,19 @@ mod tests {
     use svc_backend_sdk::ir::NodeKind;
 
     #[test]
-    fn every_node_kind_of_the_ir_is_offered() {
-        // `nodes::place` and the dispatcher of `nodes::files` build every
-        // kind (a new one does not compile until they do): offer it too.
-        let mut offered = super::info().capabilities.node_kinds;
-        offered.sort();
-        let mut known: Vec<String> = NodeKind::NAMES.iter().map(|k| k.to_string()).collect();
-        known.sort();
-        assert_eq!(offered, known);
+    fn every_node_kind_of_the_ir_is_offered_or_refused_with_its_reason() {
+        // `nodes::place` and the dispatcher of `nodes::files` handle every
+        // kind (a new one does not compile until they do): each is offered,
+        // or refused with the reason negotiation shows.
+        let info = super::info();
+        for kind in NodeKind::NAMES {
+            let offered = info.capabilities.node_kinds.iter().any(|k| k == kind);
+            let key = format!("node-kind:{kind}");
+            let refused = info.capabilities.reasons.iter().any(|(k, _)| *k == key);
+            assert!(
+                offered != refused,
+                "{kind}: offered {offered}, refused {refused}"
+            );
+        }
     }
 }

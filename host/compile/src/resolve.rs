@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use svc_ir::{
-    subgraph_child_checks, Diagnostic, Document, NodeKind, RagDocument, RagDocuments, SourceFile,
-    SubgraphRef,
+    map_child_checks, subgraph_child_checks, Diagnostic, Document, MapNode, NodeKind, RagDocument,
+    RagDocuments, SourceFile, SubgraphNode, SubgraphRef,
 };
 
 /// A folder larger than this is refused: the documents are copied into the
@@ -39,10 +39,12 @@ pub fn resolve(doc: &mut Document, source: &SourceFile) -> Result<(), Vec<Diagno
 pub fn names_files(doc: &Document) -> bool {
     doc.logical.nodes.iter().any(|n| match &n.kind {
         NodeKind::Rag(rag) => matches!(rag.documents, RagDocuments::Path(_)),
-        NodeKind::Subgraph(sub) => match &sub.graph {
-            SubgraphRef::Path(_) => true,
-            SubgraphRef::Embedded(child) => names_files(child),
-        },
+        NodeKind::Subgraph(SubgraphNode { graph, .. }) | NodeKind::Map(MapNode { graph, .. }) => {
+            match graph {
+                SubgraphRef::Path(_) => true,
+                SubgraphRef::Embedded(child) => names_files(child),
+            }
+        }
         _ => false,
     })
 }
@@ -82,7 +84,8 @@ fn resolve_in(
                     )),
                 }
             }
-            NodeKind::Subgraph(sub) => match &mut sub.graph {
+            NodeKind::Subgraph(SubgraphNode { graph, .. })
+            | NodeKind::Map(MapNode { graph, .. }) => match graph {
                 SubgraphRef::Embedded(child) => {
                     let inner = format!("{pointer}/graph");
                     resolve_in(child, base, &inner, source, stack, errors);
@@ -101,8 +104,13 @@ fn resolve_in(
                             continue;
                         }
                     };
-                    sub.graph = SubgraphRef::Embedded(Box::new(child));
-                    for d in subgraph_child_checks(doc, i) {
+                    *graph = SubgraphRef::Embedded(Box::new(child));
+                    let checks = if matches!(doc.logical.nodes[i].kind, NodeKind::Map(_)) {
+                        map_child_checks(doc, i)
+                    } else {
+                        subgraph_child_checks(doc, i)
+                    };
+                    for d in checks {
                         let at = d.pointer.clone().unwrap_or_default();
                         errors.push(source.locate(d.at(format!("{prefix}{at}"))));
                     }

@@ -361,6 +361,7 @@ pub use crate::nodes::end::NO_END;
 pub use crate::nodes::hitl::HITL_CHECKPOINTER;
 pub use crate::nodes::intent_classifier::DUPLICATE_INTENT;
 pub use crate::nodes::llm::{EMPTY_PROMPT, MISSING_MODEL, OUTPUT_SCHEMA};
+pub use crate::nodes::map::MAP_TYPE;
 pub use crate::nodes::router::{INVALID_CONDITION, ROUTER_DEFAULT};
 pub use crate::nodes::start::START_COUNT;
 pub use crate::nodes::subgraph::SUBGRAPH_TYPE;
@@ -371,6 +372,7 @@ pub use crate::validate::document::{
     INVALID_ENV_NAME, INVALID_NAME, INVALID_PLATFORM, INVALID_VERSION, OUT_OF_RANGE,
 };
 pub use crate::validate::ids::{DUPLICATE_ID, INVALID_ID};
+pub use crate::validate::parallel::{PARALLEL_REGION, PARALLEL_WRITE};
 pub use crate::validate::state::{DEFAULT_TYPE, ITEMS_TYPE, PROPERTIES_TYPE, REDUCER_TYPE};
 pub use crate::validate::templates::UNRESOLVED_REF;
 pub use crate::validate::tools::INVALID_ENDPOINT;
@@ -387,6 +389,7 @@ pub fn all() -> Vec<&'static Code> {
         crate::nodes::hitl::CODES,
         crate::nodes::intent_classifier::CODES,
         crate::nodes::llm::CODES,
+        crate::nodes::map::CODES,
         crate::nodes::router::CODES,
         crate::nodes::start::CODES,
         crate::nodes::subgraph::CODES,
@@ -396,6 +399,7 @@ pub fn all() -> Vec<&'static Code> {
         crate::validate::agents::CODES,
         crate::validate::document::CODES,
         crate::validate::ids::CODES,
+        crate::validate::parallel::CODES,
         crate::validate::state::CODES,
         crate::validate::templates::CODES,
         crate::validate::tools::CODES,

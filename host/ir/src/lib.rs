@@ -28,7 +28,7 @@ use std::cell::OnceCell;
 
 pub use diag::{Diagnostic, Position, Severity};
 pub use model::*;
-pub use nodes::subgraph_child_checks;
+pub use nodes::{map_child_checks, subgraph_child_checks};
 pub use requirements::{requirement_keys, requirements, Category, Requirement};
 pub use subject::{Subject, SubjectKind};
 pub use validate::{check_endpoint, is_identifier, is_message, schema_problem, value_matches};

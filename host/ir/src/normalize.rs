@@ -56,6 +56,10 @@ pub(crate) fn normalize(doc: &mut Document) {
             NodeKind::Subgraph(SubgraphNode {
                 graph: SubgraphRef::Embedded(child),
                 ..
+            })
+            | NodeKind::Map(MapNode {
+                graph: SubgraphRef::Embedded(child),
+                ..
             }) => normalize(child),
             _ => {}
         }

@@ -52,7 +52,11 @@ pub fn place(kind: &NodeKind) -> Place {
         | NodeKind::IntentClassifier(_)
         | NodeKind::Rag(_)
         | NodeKind::Subgraph(_)
-        | NodeKind::Hitl(_) => Place::File { native: false },
+        | NodeKind::Hitl(_)
+        // Not built: negotiation refuses them, and files() says so.
+        | NodeKind::Parallel(_)
+        | NodeKind::Join
+        | NodeKind::Map(_) => Place::File { native: false },
     }
 }
 
@@ -155,6 +159,9 @@ pub fn files(
             }
             NodeKind::Subgraph(s) => subgraph::write(scope, n, &at, s, &mut body),
             NodeKind::Hitl(h) => hitl::write(scope, n, &at, h, &mut body),
+            NodeKind::Parallel(_) | NodeKind::Join | NodeKind::Map(_) => Err(
+                svc_backend_sdk::parts::kind_not_built("go", &n.id, n.kind.name(), &at),
+            ),
         };
         match built {
             Ok(true) => out.push(go_file(

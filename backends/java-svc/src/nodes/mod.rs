@@ -46,7 +46,11 @@ pub fn place(kind: &NodeKind) -> Place {
         | NodeKind::IntentClassifier(_)
         | NodeKind::Rag(_)
         | NodeKind::Subgraph(_)
-        | NodeKind::Hitl(_) => Place::Class,
+        | NodeKind::Hitl(_)
+        // Not built: negotiation refuses them, and classes() says so.
+        | NodeKind::Parallel(_)
+        | NodeKind::Join
+        | NodeKind::Map(_) => Place::Class,
         NodeKind::Start | NodeKind::End | NodeKind::Router(_) => Place::RunLoop,
     }
 }
@@ -280,6 +284,9 @@ pub fn files(
                 }
             },
             NodeKind::Hitl(h) => hitl::class(scope, &class, &n.id, h),
+            NodeKind::Parallel(_) | NodeKind::Join | NodeKind::Map(_) => Err(
+                svc_backend_sdk::parts::kind_not_built("java-svc", &n.id, n.kind.name(), &at),
+            ),
         };
         match built {
             Ok(text) => out.push(File::text(

@@ -81,7 +81,11 @@ pub fn place<'a>(doc: &Document, kind: &'a NodeKind) -> Place<'a> {
         NodeKind::Llm(_)
         | NodeKind::Agent(_)
         | NodeKind::IntentClassifier(_)
-        | NodeKind::Subgraph(_) => Place::Module(remote),
+        | NodeKind::Subgraph(_)
+        // Not built: negotiation refuses them, and files() says so.
+        | NodeKind::Parallel(_)
+        | NodeKind::Join
+        | NodeKind::Map(_) => Place::Module(remote),
         NodeKind::Tool(ToolNode { tool_id, .. }) => match doc.tool(tool_id).map(|t| &t.kind) {
             Some(ToolKind::Http { .. } | ToolKind::Mcp { .. }) => Place::Module(remote),
             Some(ToolKind::Native) | None => Place::Module(local),
@@ -164,6 +168,14 @@ pub fn files(
                 out.push(documents);
                 rag::module(&site, r)
             }),
+            NodeKind::Parallel(_) | NodeKind::Join | NodeKind::Map(_) => {
+                Err(svc_backend_sdk::parts::kind_not_built(
+                    "python-svc",
+                    &node.id,
+                    node.kind.name(),
+                    &scope.at(&format!("/logical/nodes/{index}")),
+                ))
+            }
         };
         match text {
             Ok(text) => {

@@ -23,10 +23,10 @@ pub use settings::*;
 pub use shape::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_PROPERTIES};
 
 pub use crate::nodes::{
-    default_fallback, default_top_k, AgentNode, Branch, Condition, ConnectorNode, FunctionNode,
-    HitlNode, Intent, IntentNode, LlmNode, ModelRef, NodeKind, Op, OutputShape, Prompt,
-    RagDocument, RagDocuments, RagNode, ResponseTemplateNode, Retriever, RouterNode, SubgraphNode,
-    SubgraphRef, ToolNode,
+    default_fallback, default_map_concurrency, default_max_items, default_top_k, AgentNode, Branch,
+    Condition, ConnectorNode, FunctionNode, HitlNode, Intent, IntentNode, LlmNode, MapNode,
+    ModelRef, NodeKind, Op, OutputShape, ParallelNode, Prompt, RagDocument, RagDocuments, RagNode,
+    ResponseTemplateNode, Retriever, RouterNode, SubgraphNode, SubgraphRef, ToolNode,
 };
 
 pub const ID_PATTERN: &str = "^[a-z][a-z0-9_-]{0,62}$";

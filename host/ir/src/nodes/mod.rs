@@ -15,6 +15,8 @@ mod function;
 pub(crate) mod hitl;
 pub(crate) mod intent_classifier;
 pub(crate) mod llm;
+pub(crate) mod map;
+pub(crate) mod parallel;
 mod rag;
 mod response_template;
 pub(crate) mod router;
@@ -29,6 +31,8 @@ pub use hitl::HitlNode;
 pub use intent_classifier::{default_fallback, Intent, IntentNode};
 pub(crate) use llm::provider_feature;
 pub use llm::{LlmNode, ModelRef, OutputShape, Prompt};
+pub use map::{default_map_concurrency, default_max_items, map_child_checks, MapNode};
+pub use parallel::ParallelNode;
 pub use rag::{default_top_k, RagDocument, RagDocuments, RagNode, Retriever};
 pub use response_template::ResponseTemplateNode;
 pub use router::{Branch, Condition, Op, RouterNode};
@@ -145,6 +149,9 @@ node_kinds! {
     IntentClassifier(IntentNode) => "intent_classifier",
     Hitl(HitlNode) => "hitl",
     Connector(ConnectorNode) => "connector",
+    Parallel(ParallelNode) => "parallel",
+    Join => "join",
+    Map(MapNode) => "map",
 }
 
 impl NodeKind {

@@ -206,7 +206,7 @@ pub fn subgraph_child_checks(parent: &Document, index: usize) -> Vec<Diagnostic>
 /// The settings of a child that its parent's run decides: a child runs
 /// inside the parent's request (its deadline, server, logs, traces, thread,
 /// stream and credentials), so a child's own value would be ignored.
-fn child_settings(child: &Document, at: &str, node: &str) -> Vec<Diagnostic> {
+pub(crate) fn child_settings(child: &Document, at: &str, node: &str) -> Vec<Diagnostic> {
     let d = Settings::default();
     // Every field named, so a new setting must be decided on here.
     let Settings {

@@ -17,6 +17,7 @@ pub(crate) mod agents;
 pub(crate) mod document;
 pub(crate) mod ids;
 mod nodes;
+pub(crate) mod parallel;
 mod publishing;
 pub(crate) mod state;
 pub(crate) mod templates;

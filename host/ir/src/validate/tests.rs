@@ -389,3 +389,116 @@ fn a_child_sets_only_what_a_child_uses() {
         [at("/security")]
     );
 }
+
+/// The codes and pointers of a fixture's diagnostics (none: it is valid).
+fn fixture_codes(path: &str) -> Vec<(String, String)> {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(path);
+    let text = std::fs::read_to_string(&file).expect("fixture");
+    match SourceFile::new(path, text).parse() {
+        Ok(_) => Vec::new(),
+        Err(d) => d
+            .into_iter()
+            .map(|d| (d.code.clone(), d.pointer.unwrap_or_default()))
+            .collect(),
+    }
+}
+
+#[test]
+fn parallel_regions_nest_and_map_children_fit() {
+    assert_eq!(fixture_codes("valid/parallel_branches.graph.json"), vec![]);
+    assert_eq!(fixture_codes("valid/map_items.graph.json"), vec![]);
+}
+
+#[test]
+fn a_branch_that_leaves_its_region_or_shares_a_write_is_refused() {
+    assert_eq!(
+        fixture_codes("invalid/parallel_region.graph.json"),
+        vec![(
+            "parallel-region".to_string(),
+            "/logical/nodes/1/branches/0".to_string()
+        )]
+    );
+    assert_eq!(
+        fixture_codes("invalid/parallel_write.graph.json"),
+        vec![(
+            "parallel-write".to_string(),
+            "/logical/nodes/10/outputKey".to_string()
+        )]
+    );
+    assert_eq!(
+        fixture_codes("invalid/map_item_type.graph.json"),
+        vec![(
+            "map-type".to_string(),
+            "/logical/nodes/1/itemField".to_string()
+        )]
+    );
+}
+
+#[test]
+fn branches_are_entered_only_from_their_parallel_and_joins_belong_to_one() {
+    let base = |edges: &str, nodes: &str| {
+        let text = format!(
+            r#"{{"irVersion": "2", "id": "t", "logical": {{
+            "state": [{{"name": "q", "type": "string", "required": true}},
+                      {{"name": "a", "type": "string"}}, {{"name": "b", "type": "string"}}],
+            "nodes": [{{"id": "start", "kind": "start"}},
+                {{"id": "fan", "kind": "parallel", "branches": ["x", "y"], "join": "j"}},
+                {{"id": "x", "kind": "response_template", "template": "x", "outputKey": "a"}},
+                {{"id": "y", "kind": "response_template", "template": "y", "outputKey": "b"}},
+                {{"id": "j", "kind": "join"}}{nodes},
+                {{"id": "end", "kind": "end"}}],
+            "edges": [{{"from": "start", "to": "fan"}}, {{"from": "j", "to": "end"}}{edges}]}}}}"#
+        );
+        match SourceFile::new("t.graph.json", text).parse() {
+            Ok(_) => Vec::new(),
+            Err(d) => d.into_iter().map(|d| (d.code.clone(), d.message)).collect(),
+        }
+    };
+    let ok = r#", {"from": "x", "to": "j"}, {"from": "y", "to": "j"}"#;
+    assert_eq!(base(ok, ""), vec![]);
+    // x leads into y's branch: y is in both, and entered from outside.
+    let into = base(
+        r#", {"from": "x", "to": "y"}, {"from": "y", "to": "j"}"#,
+        "",
+    );
+    assert!(
+        into.iter()
+            .any(|(c, m)| c == "parallel-region" && m.contains("x → y")),
+        "{into:?}"
+    );
+    // An edge from outside into the join.
+    let side = base(
+        &format!(r#"{ok}, {{"from": "z", "to": "j"}}"#),
+        r#", {"id": "z", "kind": "response_template", "template": "z", "outputKey": "a"}"#,
+    );
+    assert!(
+        side.iter()
+            .any(|(c, m)| c == "parallel-region" && m.contains("z → j")),
+        "{side:?}"
+    );
+    // A parallel with an edge of its own, and a join nobody names.
+    let edge = base(&format!(r#"{ok}, {{"from": "fan", "to": "end"}}"#), "");
+    assert!(edge.iter().any(|(c, _)| c == "edge-count"), "{edge:?}");
+    let orphan = base(
+        &format!(r#"{ok}, {{"from": "k", "to": "end"}}"#),
+        r#", {"id": "k", "kind": "join"}"#,
+    );
+    assert!(
+        orphan
+            .iter()
+            .any(|(c, m)| c == "parallel-region" && m.contains("`k`")),
+        "{orphan:?}"
+    );
+    // A hitl inside a branch cannot pause the run.
+    let hitl = base(
+        r#", {"from": "x", "to": "h"}, {"from": "h", "to": "j"}, {"from": "y", "to": "j"}"#,
+        r#", {"id": "h", "kind": "hitl", "outputKey": "a"}"#,
+    );
+    assert!(
+        hitl.iter()
+            .any(|(c, m)| c == "unsupported" && m.contains("hitl node `h`")),
+        "{hitl:?}"
+    );
+}

@@ -9,15 +9,21 @@ use crate::model::*;
 use super::Validator;
 
 impl<'a> Validator<'a> {
-    /// Successors of a node: a router's branch targets, otherwise its edges.
+    /// Successors of a node: a router's branch targets, a parallel's
+    /// branches and its join, otherwise its edges.
     pub(super) fn successors(&self) -> BTreeMap<&'a str, Vec<&'a str>> {
         let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for n in &self.doc.logical.nodes {
-            out.entry(n.id.as_str()).or_default();
-            if let NodeKind::Router(RouterNode { branches }) = &n.kind {
-                for b in branches {
-                    out.entry(n.id.as_str()).or_default().push(b.to.as_str());
+            let list = out.entry(n.id.as_str()).or_default();
+            match &n.kind {
+                NodeKind::Router(RouterNode { branches }) => {
+                    list.extend(branches.iter().map(|b| b.to.as_str()));
                 }
+                NodeKind::Parallel(p) => {
+                    list.extend(p.branches.iter().map(String::as_str));
+                    list.push(p.join.as_str());
+                }
+                _ => {}
             }
         }
         for e in &self.doc.logical.edges {
@@ -83,6 +89,18 @@ impl<'a> Validator<'a> {
                         e.to
                     )),
                 ),
+                Some(NodeKind::Parallel(_)) => self.err(
+                    Diagnostic::error(
+                        &EDGE_COUNT,
+                        format!(
+                            "parallel `{}` has an edge; a parallel's targets are its branches, and its join's edge leads on",
+                            e.from
+                        ),
+                    )
+                    .at(ptr.clone())
+                    .node(&e.from)
+                    .hint("name the target in `branches`, or move the edge to the join"),
+                ),
                 Some(NodeKind::End) => self.err(
                     Diagnostic::error(
                         &EDGE_COUNT,
@@ -108,7 +126,7 @@ impl<'a> Validator<'a> {
                 }
                 continue;
             }
-            if matches!(n.kind, NodeKind::End) {
+            if matches!(n.kind, NodeKind::End | NodeKind::Parallel(_)) {
                 continue;
             }
             let count = out_count.get(n.id.as_str()).copied().unwrap_or(0);
@@ -145,6 +163,7 @@ impl<'a> Validator<'a> {
             return;
         }
         self.reachability();
+        self.parallel_regions();
     }
 
     pub(super) fn unknown_node(&mut self, name: &str, ptr: String, ids: &BTreeSet<&str>) {
