@@ -150,7 +150,9 @@ def completion(reply: Any) -> dict[str, Any]:
             text.append(block["text"])
         elif block.get("type") == "tool_use":
             # Compact with keys sorted, as every target writes a tool_use input as arguments.
-            arguments = json.dumps(block.get("input"), separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+            arguments = json.dumps(
+                block.get("input"), separators=(",", ":"), ensure_ascii=False, sort_keys=True
+            )
             function = {"name": block.get("name"), "arguments": arguments}
             calls.append({"id": block.get("id"), "type": "function", "function": function})
     message: dict[str, Any] = {"role": "assistant", "content": "".join(text)}
