@@ -87,7 +87,9 @@ impl<'a> Validator<'a> {
                 if !index.contains_key(b.as_str()) || b == join || b == id {
                     continue; // reported with the node's fields
                 }
-                let (region, reaches_join) = region(&succ, b, join);
+                let (mut region, reaches_join) = region(&succ, b, join);
+                // A nested parallel's unknown branch is reported with its fields.
+                region.retain(|r| index.contains_key(r));
                 let branch_at = format!("{at}/branches/{j}");
                 let leaves = region
                     .iter()

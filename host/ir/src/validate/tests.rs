@@ -502,3 +502,22 @@ fn branches_are_entered_only_from_their_parallel_and_joins_belong_to_one() {
         "{hitl:?}"
     );
 }
+
+#[test]
+fn a_nested_parallel_naming_unknown_nodes_is_reported_not_panicked_on() {
+    let text = r#"{"irVersion": "2", "id": "t", "logical": {
+        "state": [{"name": "q", "type": "string", "required": true}],
+        "nodes": [{"id": "start", "kind": "start"},
+            {"id": "fan", "kind": "parallel", "branches": ["x", "y"], "join": "j"},
+            {"id": "x", "kind": "parallel", "branches": ["ghost", "y"], "join": "nowhere"},
+            {"id": "y", "kind": "join"}, {"id": "j", "kind": "join"},
+            {"id": "end", "kind": "end"}],
+        "edges": [{"from": "start", "to": "fan"}, {"from": "y", "to": "j"}, {"from": "j", "to": "end"}]}}"#;
+    let errors = SourceFile::new("t.graph.json", text.to_string())
+        .parse()
+        .expect_err("invalid");
+    assert!(
+        errors.iter().any(|d| d.code == "unresolved-ref"),
+        "{errors:?}"
+    );
+}
