@@ -1,0 +1,3 @@
+module svc.dev/bench/modelstub
+
+go 1.22
