@@ -213,6 +213,50 @@ pub enum Reply {
         done: bool,
         cut: Option<Arc<Mutex<Option<Instant>>>>,
     },
+    /// Holds the call for the delay, watching the connection, then answers
+    /// this status and JSON body; a client that hangs up first gets no
+    /// answer, and `holds` counts it.
+    Held {
+        delay: Duration,
+        status: u16,
+        body: String,
+        holds: Arc<Holds>,
+    },
+}
+
+/// What [`Reply::Held`] replies share: how many calls are held now, the
+/// most held at once, and how many clients hung up while held.
+#[derive(Debug, Default)]
+pub struct Holds {
+    pub now: AtomicUsize,
+    pub most: AtomicUsize,
+    pub hung_up: AtomicUsize,
+}
+
+impl Holds {
+    /// Holds a call until `delay` passes (true) or its client hangs up
+    /// (false).
+    fn hold(&self, stream: &TcpStream, delay: Duration) -> bool {
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        let until = Instant::now() + delay;
+        let mut open = true;
+        let _ = stream.set_nonblocking(true);
+        while open && Instant::now() < until {
+            // A read of zero bytes: the client closed its end.
+            match stream.peek(&mut [0u8; 1]) {
+                Ok(0) => open = false,
+                Err(e) if e.kind() != std::io::ErrorKind::WouldBlock => open = false,
+                _ => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        let _ = stream.set_nonblocking(false);
+        self.now.fetch_sub(1, Ordering::SeqCst);
+        if !open {
+            self.hung_up.fetch_add(1, Ordering::SeqCst);
+        }
+        open
+    }
 }
 
 type Handler = dyn Fn(&Request) -> Reply + Send + Sync;
@@ -345,6 +389,17 @@ fn serve(stream: TcpStream, closing: Closing, handler: &Handler, log: &Mutex<Vec
         Reply::Slow(d, b) => {
             std::thread::sleep(d);
             (200, "application/json", b)
+        }
+        Reply::Held {
+            delay,
+            status,
+            body,
+            holds,
+        } => {
+            if !holds.hold(&writer, delay) {
+                return;
+            }
+            (status, "application/json", body)
         }
         Reply::Hangup => return,
         Reply::WithHeaders(status, headers, body) => {

@@ -2,8 +2,11 @@
 //! the graph's topology, so a request pays for a `switch`, not a general
 //! executor.
 
+use std::collections::HashMap;
+
 use svc_backend_sdk::ir::{
-    Branch, CheckpointerKind, Condition, Document, FieldType, ItemType, NodeKind, Op, Reducer,
+    Branch, BranchRef, CheckpointerKind, Condition, Document, FieldType, ItemType, NodeKind, Op,
+    Reducer,
 };
 use svc_backend_sdk::writer::CodeWriter;
 
@@ -207,6 +210,8 @@ pub fn graph_go(doc: &Document) -> String {
         func: "run".into(),
         step: rt(&mut w, "Step"),
         limit: "steps == MaxSteps".into(),
+        max: "MaxSteps".into(),
+        schema: None,
         over_limit: format!("{}()", rt(&mut w, "StepLimitError")),
         // A published A2A agent answers with the field the run wrote last,
         // which the node events tell.
@@ -248,6 +253,8 @@ pub fn child_go(doc: &Document, scope: &GraphScope, traced: bool) -> String {
         func: format!("run_{owner}"),
         step: format!("schema_{owner}.Step"),
         limit: format!("steps == {max}"),
+        max: max.to_string(),
+        schema: Some(format!("schema_{owner}")),
         over_limit: format!("{}({max})", rt(&mut w, "StepLimit")),
         streaming: false,
         from_argument: false,
@@ -290,6 +297,11 @@ struct Loop {
     func: String,
     step: String,
     limit: String,
+    /// The step limit as an expression (a `Steps` counter's).
+    max: String,
+    /// The schema whose methods a child graph's steps call (None: the
+    /// runtime's functions, for the document's own graph).
+    schema: Option<String>,
     over_limit: String,
     /// Whether each step reports its events (the document's own graph, with
     /// settings.streaming).
@@ -300,6 +312,16 @@ struct Loop {
     /// Whether routers record their span (settings.tracing.enabled of the
     /// document; nodes record theirs in step).
     traced: bool,
+}
+
+impl Loop {
+    /// A runtime function of steps, or the child schema's method.
+    fn call(&self, w: &mut CodeWriter, name: &str) -> String {
+        match &self.schema {
+            Some(schema) => format!("{schema}.{name}"),
+            None => rt(w, name),
+        }
+    }
 }
 
 /// The node after `start`.
@@ -363,9 +385,10 @@ fn open_threads(w: &mut CodeWriter, doc: &Document) {
 }
 
 /// The run loop over `doc`'s topology: `current` holds plain node ids, the
-/// steps name each node by its registered name.
+/// steps name each node by its registered name. The nodes inside a
+/// parallel node's branches run in loops of their own (`branch_loop`),
+/// written after this one.
 fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
-    let next = doc.successors();
     let ends: Vec<String> = doc
         .logical
         .nodes
@@ -373,14 +396,16 @@ fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
         .filter(|n| matches!(n.kind, NodeKind::End))
         .map(|n| format!("current == {}", quote(&n.id)))
         .collect();
-
+    let owners = doc.branch_owners();
     let context = w.name("context", "Context");
-    let errorf = w.name("fmt", "Errorf");
-    let streaming = l.streaming;
     let from = if l.from_argument {
         ", current string"
     } else {
         ""
+    };
+    let fail = Exit {
+        done: "return st, nil",
+        fail: "return nil, err",
     };
     w.block(
         format!(
@@ -392,77 +417,236 @@ fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
             if !l.from_argument {
                 w.line(format!("current := {}", quote(start_node(doc))));
             }
-            w.block("for steps := 0; ; steps++ {", "}", |w| {
-                w.block(format!("if {} {{", ends.join(" || ")), "}", |w| {
-                    w.line("return st, nil");
-                });
-                w.block(format!("if {} {{", l.limit), "}", |w| {
-                    w.line(format!("return nil, {}", l.over_limit));
-                });
-                w.block("if err := ctx.Err(); err != nil {", "}", |w| {
-                    w.line("return nil, err");
-                });
-                w.line("switch current {");
-                for n in &doc.logical.nodes {
-                    let name = scope.name(&n.id);
-                    let native = match place(&n.kind) {
-                        Place::Start | Place::End => continue,
-                        Place::Router => {
-                            if let NodeKind::Router(RouterNode { branches }) = &n.kind {
-                                w.line(format!("case {}:", quote(&n.id)));
-                                w.indent();
-                                if streaming {
-                                    let routed = rt(w, "Routed");
-                                    w.line(format!("{routed}(ctx, {})", quote(&name)));
-                                }
-                                if l.traced {
-                                    let trace = rt(w, "TraceRouter");
-                                    w.line(format!("{trace}(ctx, {})", quote(&name)));
-                                }
-                                router(w, branches);
-                                w.dedent();
-                            }
-                            continue;
-                        }
-                        Place::File { native } => native,
-                    };
-                    w.line(format!("case {}:", quote(&n.id)));
-                    w.indent();
-                    // Only native bodies may write to the map they get.
-                    // A streamed run sends each node's events.
-                    let call = if streaming {
-                        format!(
-                            "{}(ctx, st, {}, {}, {}, {native})",
-                            rt(w, "StepObserved"),
-                            quote(&name),
-                            quote(n.kind.name()),
-                            func_name(&name),
-                        )
-                    } else {
-                        format!(
-                            "{}(ctx, st, {}, {}, {native})",
-                            l.step,
-                            quote(&name),
-                            func_name(&name),
-                        )
-                    };
-                    w.block(format!("if err := {call}; err != nil {{"), "}", |w| {
-                        w.line("return nil, err");
+            if owners.is_empty() {
+                w.block("for steps := 0; ; steps++ {", "}", |w| {
+                    w.block(format!("if {} {{", ends.join(" || ")), "}", |w| {
+                        w.line(fail.done);
                     });
-                    w.line(format!(
-                        "current = {}",
-                        quote(next.get(n.id.as_str()).copied().unwrap_or_default())
-                    ));
-                    w.dedent();
-                }
-                w.line("default:");
-                w.indent()
-                    .line(format!(
-                        "return nil, {errorf}(\"unknown node %q\", current)"
-                    ))
-                    .dedent();
-                w.line("}");
+                    w.block(format!("if {} {{", l.limit), "}", |w| {
+                        w.line(format!("return nil, {}", l.over_limit));
+                    });
+                    w.block("if err := ctx.Err(); err != nil {", "}", |w| {
+                        w.line(fail.fail);
+                    });
+                    node_cases(w, doc, scope, l, &owners, None, &fail);
+                });
+            } else {
+                // Branches run at once and count their steps together.
+                let new_steps = rt(w, "NewSteps");
+                w.line(format!("steps := {new_steps}({})", l.max));
+                w.block("for {", "}", |w| {
+                    w.block(format!("if {} {{", ends.join(" || ")), "}", |w| {
+                        w.line(fail.done);
+                    });
+                    counted_step(w, &fail);
+                    node_cases(w, doc, scope, l, &owners, None, &fail);
+                });
+            }
+        },
+    );
+    let mut branches: Vec<BranchRef> = owners.values().copied().collect();
+    branches.sort_by_key(|b| (b.parallel, b.index));
+    branches.dedup();
+    for b in branches {
+        w.blank();
+        branch_loop(w, doc, scope, l, &owners, b);
+    }
+}
+
+/// How a loop's function returns: at its end, and with an error.
+struct Exit {
+    done: &'static str,
+    fail: &'static str,
+}
+
+/// The step count and the deadline, checked before each node of a loop
+/// that counts with a shared `Steps`.
+fn counted_step(w: &mut CodeWriter, exit: &Exit) {
+    w.block("if err := steps.Take(); err != nil {", "}", |w| {
+        w.line(exit.fail);
+    });
+    w.block("if err := ctx.Err(); err != nil {", "}", |w| {
+        w.line(exit.fail);
+    });
+}
+
+/// The Go function of a branch: registered name of its parallel node and
+/// its index.
+fn branch_func(scope: &GraphScope, b: &BranchRef) -> String {
+    format!("branch_{}_{}", scope.name(b.parallel), b.index)
+}
+
+/// A branch's loop: from its first node to its parallel's join, on the
+/// branch's own copy of the state (runtime parallel.go).
+fn branch_loop(
+    w: &mut CodeWriter,
+    doc: &Document,
+    scope: &GraphScope,
+    l: &Loop,
+    owners: &HashMap<&str, BranchRef>,
+    b: BranchRef,
+) {
+    let join = doc
+        .logical
+        .nodes
+        .iter()
+        .find_map(|n| match &n.kind {
+            NodeKind::Parallel(p) if n.id == b.parallel => Some(p.join.as_str()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let (context, steps) = (w.name("context", "Context"), rt(w, "Steps"));
+    let exit = Exit {
+        done: "return nil",
+        fail: "return err",
+    };
+    w.line(format!(
+        "// {} runs branch {} of the parallel node {} until its join.",
+        branch_func(scope, &b),
+        quote(&scope.name(b.first)),
+        quote(&scope.name(b.parallel))
+    ));
+    w.block(
+        format!(
+            "func {}(ctx {context}, st State, steps *{steps}) error {{",
+            branch_func(scope, &b)
+        ),
+        "}",
+        |w| {
+            w.line(format!("current := {}", quote(b.first)));
+            w.block("for {", "}", |w| {
+                w.block(format!("if current == {} {{", quote(join)), "}", |w| {
+                    w.line(exit.done);
+                });
+                counted_step(w, &exit);
+                node_cases(w, doc, scope, l, owners, Some(b), &exit);
             });
         },
     );
+}
+
+/// The `switch current` of a loop over the nodes `owner` holds (None: the
+/// graph's own, outside every branch).
+fn node_cases(
+    w: &mut CodeWriter,
+    doc: &Document,
+    scope: &GraphScope,
+    l: &Loop,
+    owners: &HashMap<&str, BranchRef>,
+    owner: Option<BranchRef>,
+    exit: &Exit,
+) {
+    let next = doc.successors();
+    let errorf = w.name("fmt", "Errorf");
+    let streaming = l.streaming;
+    w.line("switch current {");
+    for n in &doc.logical.nodes {
+        if owners.get(n.id.as_str()).copied() != owner {
+            continue;
+        }
+        let name = scope.name(&n.id);
+        let after = quote(next.get(n.id.as_str()).copied().unwrap_or_default());
+        match &n.kind {
+            NodeKind::Parallel(p) => {
+                w.line(format!("case {}:", quote(&n.id)));
+                w.indent();
+                let (parallel, branch) = (l.call(w, "Parallel"), rt(w, "Branch"));
+                let branches: Vec<String> = p
+                    .branches
+                    .iter()
+                    .enumerate()
+                    .map(|(index, first)| {
+                        let b = BranchRef {
+                            parallel: &n.id,
+                            index,
+                            first,
+                        };
+                        format!(
+                            "{{Name: {}, Run: {}}}",
+                            quote(&scope.name(first)),
+                            branch_func(scope, &b)
+                        )
+                    })
+                    .collect();
+                let call = format!(
+                    "{parallel}(ctx, st, {}, steps, {}, []{branch}{{{}}})",
+                    quote(&name),
+                    p.max_concurrency,
+                    branches.join(", ")
+                );
+                w.block(format!("if err := {call}; err != nil {{"), "}", |w| {
+                    w.line(exit.fail);
+                });
+                w.line(format!("current = {}", quote(&p.join)));
+                w.dedent();
+                continue;
+            }
+            NodeKind::Join => {
+                w.line(format!("case {}:", quote(&n.id)));
+                w.indent();
+                let joined = rt(w, "Joined");
+                w.line(format!("{joined}(ctx, {})", quote(&name)));
+                w.line(format!("current = {after}"));
+                w.dedent();
+                continue;
+            }
+            _ => {}
+        }
+        let native = match place(&n.kind) {
+            Place::Start | Place::End => continue,
+            Place::Router => {
+                if let NodeKind::Router(RouterNode { branches }) = &n.kind {
+                    w.line(format!("case {}:", quote(&n.id)));
+                    w.indent();
+                    if streaming {
+                        let routed = rt(w, "Routed");
+                        w.line(format!("{routed}(ctx, {})", quote(&name)));
+                    }
+                    if l.traced {
+                        let trace = rt(w, "TraceRouter");
+                        w.line(format!("{trace}(ctx, {})", quote(&name)));
+                    }
+                    router(w, branches);
+                    w.dedent();
+                }
+                continue;
+            }
+            Place::File { native } => native,
+        };
+        w.line(format!("case {}:", quote(&n.id)));
+        w.indent();
+        // Only native bodies may write to the map they get.
+        // A streamed run sends each node's events.
+        let call = if streaming {
+            format!(
+                "{}(ctx, st, {}, {}, {}, {native})",
+                rt(w, "StepObserved"),
+                quote(&name),
+                quote(n.kind.name()),
+                func_name(&name),
+            )
+        } else {
+            format!(
+                "{}(ctx, st, {}, {}, {native})",
+                l.step,
+                quote(&name),
+                func_name(&name),
+            )
+        };
+        w.block(format!("if err := {call}; err != nil {{"), "}", |w| {
+            w.line(exit.fail);
+        });
+        w.line(format!("current = {after}"));
+        w.dedent();
+    }
+    w.line("default:");
+    let unknown = format!("{errorf}(\"unknown node %q\", current)");
+    w.indent()
+        .line(if exit.done == "return nil" {
+            format!("return {unknown}")
+        } else {
+            format!("return nil, {unknown}")
+        })
+        .dedent();
+    w.line("}");
 }

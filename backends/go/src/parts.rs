@@ -176,8 +176,16 @@ pub const TABLE: &[Part<GoPart>] = &[
     },
     Part {
         serves: &[NodeKind("subgraph")],
-        when: &[&[Kind("subgraph")]],
+        // parallel.go's Map runs children, and hides a run's events from them.
+        when: &[&[Kind("subgraph"), Kind("map"), Kind("parallel")]],
         parts: &[file!("graph/subgraph.go")],
+    },
+    // Branches and map items run at once (docs/ir-reference.md, "Parallel
+    // branches and map"); a map's children run as a subgraph's.
+    Part {
+        serves: &[NodeKind("parallel"), NodeKind("join"), NodeKind("map")],
+        when: &[&[Kind("parallel"), Kind("map")]],
+        parts: &[file!("graph/parallel.go")],
     },
     // MCP servers the graph calls (the official Go SDK's client), in the
     // runtime's mcp package.

@@ -12,7 +12,7 @@ pub fn info() -> BackendInfo {
         // What the rows of parts.rs serve.
         capabilities: parts::capabilities(
             crate::parts::TABLE,
-            [parts::concurrency_not_built(), vec![
+            vec![
                 reason(
                     "feature:tracing.register",
                     "registering the graph with LangSmith as the service starts is python-svc's (`svc register`): set `register_on_build` to false",
@@ -21,8 +21,7 @@ pub fn info() -> BackendInfo {
                     "feature:tracing.project",
                     "`tracing.project` names the LangSmith project runs are sent to, and java-svc sends none (it exports OpenTelemetry, whose `service.name` is the graph id or `OTEL_SERVICE_NAME`): remove `project`",
                 ),
-            ]]
-            .concat(),
+            ],
         ),
         commands: BuildCommands {
             setup: String::new(),

@@ -4,7 +4,11 @@
 //! holds). The loop switches on plain node ids; each step names its node by
 //! its registered name.
 
-use svc_backend_sdk::ir::{Branch, CheckpointerKind, Document, Node, NodeKind, Op, ToolKind};
+use std::collections::HashMap;
+
+use svc_backend_sdk::ir::{
+    Branch, BranchRef, CheckpointerKind, Document, Node, NodeKind, Op, ToolKind,
+};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::java::{camel, literal, quote, runtime};
@@ -144,6 +148,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
         .collect();
 
     let next = doc.successors();
+    let owners = doc.branch_owners();
     let start = doc
         .start_id()
         .and_then(|s| next.get(s).copied())
@@ -231,7 +236,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
         // Each subgraph node's child graph, a bean; written in full, as
         // every child's class is a ChildGraph.
         for (i, n) in &runnable {
-            if let NodeKind::Subgraph(_) = n.kind {
+            if let NodeKind::Subgraph(_) | NodeKind::Map(_) = n.kind {
                 params.push(format!(
                     "{}.graph.ChildGraph {}Graph",
                     scope.child(&n.id, *i).package,
@@ -295,19 +300,19 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                     {
                         format!("{}Tool", camel(tool_id))
                     }
-                    NodeKind::Subgraph(_) => format!("{}Graph", camel(&n.id)),
+                    NodeKind::Subgraph(_) | NodeKind::Map(_) => format!("{}Graph", camel(&n.id)),
                     NodeKind::Hitl(_)
                     | NodeKind::Tool(_)
                     | NodeKind::Function(_)
                     | NodeKind::ResponseTemplate(_)
                     | NodeKind::Connector(_)
-                    | NodeKind::Rag(_)
-                    // Not built (negotiation refuses them).
-                    | NodeKind::Parallel(_)
-                    | NodeKind::Join
-                    | NodeKind::Map(_) => String::new(),
+                    | NodeKind::Rag(_) => String::new(),
                     // No class (nodes::place), so not in `runnable`.
-                    NodeKind::Start | NodeKind::End | NodeKind::Router(_) => continue,
+                    NodeKind::Start
+                    | NodeKind::End
+                    | NodeKind::Router(_)
+                    | NodeKind::Parallel(_)
+                    | NodeKind::Join => continue,
                 };
                 let class = node_class(w, &n.id);
                 w.line(format!("this.{}Node = new {class}({arg});", camel(&n.id)));
@@ -403,101 +408,196 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                 }
                 w.block("while (true) {", "}", |w| {
                     w.block("switch (current) {", "}", |w| {
-                        for n in &doc.logical.nodes {
-                            match &n.kind {
-                                // Not built: negotiation refuses them (and nodes::classes says so).
-                                NodeKind::Start
-                                | NodeKind::Parallel(_)
-                                | NodeKind::Join
-                                | NodeKind::Map(_) => {}
-                                NodeKind::End => {
-                                    w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
-                                        w.line(done);
-                                    });
-                                }
-                                NodeKind::Router(RouterNode { branches }) => {
-                                    w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
-                                        w.line("run.count();");
-                                        // Observed: its events; traced: its span.
-                                        if streaming || scope.traced {
-                                            w.line(format!("run.routed({});", quote(&scope.name(&n.id))));
-                                        }
-                                        for (i, b) in branches.iter().enumerate() {
-                                            match condition(w, b) {
-                                                Some(c) if i == 0 => w.line(format!("if ({c}) {{")),
-                                                Some(c) => w.line(format!("}} else if ({c}) {{")),
-                                                None if i == 0 => w.line("{"),
-                                                None => w.line("} else {"),
-                                            };
-                                            w.indent().line(format!("current = {};", quote(&b.to))).dedent();
-                                        }
-                                        w.line("}");
-                                    });
-                                }
-                                // Their node returns a state patch.
-                                NodeKind::Connector(_) | NodeKind::Subgraph(_) => {
-                                    w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
-                                        w.line("run.count();");
-                                        w.line(format!(
-                                            "run.patch({}{}, {}Node);",
-                                            quote(&scope.name(&n.id)),
-                                            kind_arg(streaming, &n.kind),
-                                            camel(&n.id)
-                                        ));
-                                        w.line(format!(
-                                            "current = {};",
-                                            quote(next.get(n.id.as_str()).copied().unwrap_or_default())
-                                        ));
-                                    });
-                                }
-                                // Pauses the run (an Interrupt), or writes the resumed run's answer.
-                                NodeKind::Hitl(h) => {
-                                    w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
-                                        w.line("run.count();");
-                                        w.line(format!(
-                                            "run.hitl({}, {}, {}Node);",
-                                            quote(&scope.name(&n.id)),
-                                            quote(&h.output_key),
-                                            camel(&n.id)
-                                        ));
-                                        w.line(format!(
-                                            "current = {};",
-                                            quote(next.get(n.id.as_str()).copied().unwrap_or_default())
-                                        ));
-                                    });
-                                }
-                                NodeKind::Function(_)
-                                | NodeKind::Llm(_)
-                                | NodeKind::Tool(_)
-                                | NodeKind::ResponseTemplate(_)
-                                | NodeKind::Agent(_)
-                                | NodeKind::IntentClassifier(_)
-                                | NodeKind::Rag(_) => {
-                                    let Some(key) = n.kind.output_key() else { continue };
-                                    w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
-                                        w.line("run.count();");
-                                        w.line(format!(
-                                            "run.step({}{}, {}, {}Node);",
-                                            quote(&scope.name(&n.id)),
-                                            kind_arg(streaming, &n.kind),
-                                            quote(key),
-                                            camel(&n.id)
-                                        ));
-                                        w.line(format!(
-                                            "current = {};",
-                                            quote(next.get(n.id.as_str()).copied().unwrap_or_default())
-                                        ));
-                                    });
-                                }
-                            }
-                        }
+                        node_cases(w, doc, scope, streaming, &owners, None, done);
                         w.line("default -> throw new IllegalStateException(\"unknown node \" + current);");
                     });
                 });
             },
         );
+        let mut loops: Vec<BranchRef> = owners.values().copied().collect();
+        loops.sort_by_key(|b| (b.parallel, b.index));
+        loops.dedup();
+        for b in loops {
+            let join = match doc.node(b.parallel).map(|n| &n.kind) {
+                Some(NodeKind::Parallel(p)) => p.join.as_str(),
+                _ => "",
+            };
+            w.blank();
+            w.line(format!(
+                "/** Branch {} of the parallel node {}: its nodes, one step each, until its join. */",
+                quote(&scope.name(b.first)),
+                quote(&scope.name(b.parallel))
+            ));
+            w.block(
+                format!("private void {}({graph_run} run) {throws} {{", branch_method(&b)),
+                "}",
+                |w| {
+                    w.line(format!("String current = {};", quote(b.first)));
+                    w.block("while (true) {", "}", |w| {
+                        w.block("switch (current) {", "}", |w| {
+                            w.block(format!("case {} -> {{", quote(join)), "}", |w| {
+                                w.line("return;");
+                            });
+                            node_cases(w, doc, scope, streaming, &owners, Some(b), "return;");
+                            w.line("default -> throw new IllegalStateException(\"unknown node \" + current);");
+                        });
+                    });
+                },
+            );
+        }
     });
     w.finish_file(&format!("package {}.graph;\n\n", scope.package))
+}
+
+/// The method that runs a branch: its parallel node's id and its index.
+fn branch_method(b: &BranchRef) -> String {
+    format!("branch{}{}", crate::java::pascal(b.parallel), b.index)
+}
+
+/// The `case`s of a run loop's `switch (current)` over the nodes `owner`
+/// holds (None: the graph's own, outside every branch); `done` is what an
+/// `end` node does.
+fn node_cases(
+    w: &mut CodeWriter,
+    doc: &Document,
+    scope: &Scope,
+    streaming: bool,
+    owners: &HashMap<&str, BranchRef>,
+    owner: Option<BranchRef>,
+    done: &str,
+) {
+    let next = doc.successors();
+    for n in &doc.logical.nodes {
+        if owners.get(n.id.as_str()).copied() != owner {
+            continue;
+        }
+        match &n.kind {
+            NodeKind::Start => {}
+            NodeKind::Parallel(p) => {
+                w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
+                    w.line("run.count();");
+                    let (parallel, list) = (runtime(w, "Parallel"), w.name("java.util", "List"));
+                    let branches: Vec<String> = p
+                        .branches
+                        .iter()
+                        .enumerate()
+                        .map(|(index, first)| {
+                            let b = BranchRef {
+                                parallel: &n.id,
+                                index,
+                                first,
+                            };
+                            format!(
+                                "new {parallel}.Branch({}, this::{})",
+                                quote(&scope.name(first)),
+                                branch_method(&b)
+                            )
+                        })
+                        .collect();
+                    w.line(format!(
+                        "{parallel}.run(run, {}, {}, {list}.of({}));",
+                        quote(&scope.name(&n.id)),
+                        p.max_concurrency,
+                        branches.join(", ")
+                    ));
+                    w.line(format!("current = {};", quote(&p.join)));
+                });
+            }
+            NodeKind::Join => {
+                w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
+                    w.line("run.count();");
+                    w.line(format!("run.joined({});", quote(&scope.name(&n.id))));
+                    w.line(format!(
+                        "current = {};",
+                        quote(next.get(n.id.as_str()).copied().unwrap_or_default())
+                    ));
+                });
+            }
+            NodeKind::End => {
+                w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
+                    w.line(done);
+                });
+            }
+            NodeKind::Router(RouterNode { branches }) => {
+                w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
+                    w.line("run.count();");
+                    // Observed: its events; traced: its span.
+                    if streaming || scope.traced {
+                        w.line(format!("run.routed({});", quote(&scope.name(&n.id))));
+                    }
+                    for (i, b) in branches.iter().enumerate() {
+                        match condition(w, b) {
+                            Some(c) if i == 0 => w.line(format!("if ({c}) {{")),
+                            Some(c) => w.line(format!("}} else if ({c}) {{")),
+                            None if i == 0 => w.line("{"),
+                            None => w.line("} else {"),
+                        };
+                        w.indent()
+                            .line(format!("current = {};", quote(&b.to)))
+                            .dedent();
+                    }
+                    w.line("}");
+                });
+            }
+            // Their node returns a state patch.
+            NodeKind::Connector(_) | NodeKind::Subgraph(_) | NodeKind::Map(_) => {
+                w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
+                    w.line("run.count();");
+                    w.line(format!(
+                        "run.patch({}{}, {}Node);",
+                        quote(&scope.name(&n.id)),
+                        kind_arg(streaming, &n.kind),
+                        camel(&n.id)
+                    ));
+                    w.line(format!(
+                        "current = {};",
+                        quote(next.get(n.id.as_str()).copied().unwrap_or_default())
+                    ));
+                });
+            }
+            // Pauses the run (an Interrupt), or writes the resumed run's answer.
+            NodeKind::Hitl(h) => {
+                w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
+                    w.line("run.count();");
+                    w.line(format!(
+                        "run.hitl({}, {}, {}Node);",
+                        quote(&scope.name(&n.id)),
+                        quote(&h.output_key),
+                        camel(&n.id)
+                    ));
+                    w.line(format!(
+                        "current = {};",
+                        quote(next.get(n.id.as_str()).copied().unwrap_or_default())
+                    ));
+                });
+            }
+            NodeKind::Function(_)
+            | NodeKind::Llm(_)
+            | NodeKind::Tool(_)
+            | NodeKind::ResponseTemplate(_)
+            | NodeKind::Agent(_)
+            | NodeKind::IntentClassifier(_)
+            | NodeKind::Rag(_) => {
+                let Some(key) = n.kind.output_key() else {
+                    continue;
+                };
+                w.block(format!("case {} -> {{", quote(&n.id)), "}", |w| {
+                    w.line("run.count();");
+                    w.line(format!(
+                        "run.step({}{}, {}, {}Node);",
+                        quote(&scope.name(&n.id)),
+                        kind_arg(streaming, &n.kind),
+                        quote(key),
+                        camel(&n.id)
+                    ));
+                    w.line(format!(
+                        "current = {};",
+                        quote(next.get(n.id.as_str()).copied().unwrap_or_default())
+                    ));
+                });
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -259,8 +259,15 @@ pub const TABLE: &[Part<JavaPart>] = &[
     // A graph with subgraph nodes: python-svc's run_child.
     Part {
         serves: &[NodeKind("subgraph")],
-        when: &[&[Kind("subgraph")]],
+        when: &[&[Kind("subgraph"), Kind("map")]],
         parts: &[runtime!("Subgraphs")],
+    },
+    // Branches and map items run at once (docs/ir-reference.md, "Parallel
+    // branches and map"); a map's children run as a subgraph's.
+    Part {
+        serves: &[NodeKind("parallel"), NodeKind("join"), NodeKind("map")],
+        when: &[&[Kind("parallel"), Kind("map")]],
+        parts: &[runtime!("Parallel")],
     },
     // MCP servers the graph calls (the official Java SDK's client;
     // project/mcp.rs writes McpConfig); McpStub serves the project's own

@@ -5,7 +5,7 @@ use svc_backend_sdk::{parts, BackendInfo, BuildCommands};
 
 pub fn info() -> BackendInfo {
     // What the rows of parts.rs serve.
-    let mut capabilities = parts::capabilities(crate::parts::TABLE, parts::concurrency_not_built());
+    let mut capabilities = parts::capabilities(crate::parts::TABLE, Vec::new());
     // The host may run the module check in a call of its own (not in the
     // bench/compile.py build without the check).
     if !cfg!(feature = "bench-without-module-parse") {

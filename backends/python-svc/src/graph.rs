@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use svc_backend_sdk::ir::{Branch, CheckpointerKind, Document, Node, NodeKind, Op};
+use svc_backend_sdk::ir::{Branch, BranchRef, CheckpointerKind, Document, Node, NodeKind, Op};
 use svc_backend_sdk::writer::CodeWriter;
 
 use crate::nodes::{place, Call, Place};
@@ -55,6 +55,7 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
         .filter(|n| !matches!(n.kind, NodeKind::Start | NodeKind::End))
         .collect();
 
+    let owners = doc.branch_owners();
     let base = w.name("svc.runtime", "CompiledGraph");
     suite(&mut w, format!("class Graph({base}):"), |w| {
         w.line(format!(
@@ -118,7 +119,7 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
         // Nodes that run their module and go on to one fixed node are rows
         // of a table, which the loop reads in one lookup; the rest (routers,
         // nodes that call upstream within the run's time) are its branches.
-        let (table, branches): (Vec<&Node>, Vec<&Node>) = steps.iter().partition(|n| {
+        let (table, cases): (Vec<&Node>, Vec<&Node>) = steps.iter().partition(|n| {
             matches!(
                 place(doc, &n.kind),
                 Place::Module(Call {
@@ -180,50 +181,78 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
             if !pauses {
                 w.line(format!("current = {}", quote(start)));
             }
-            w.line("steps = 0");
             let cond = if ends.len() == 1 {
                 format!("current != {}", ends[0])
             } else {
                 format!("current not in ({})", ends.join(", "))
             };
-            suite(w, format!("while {cond}:"), |w| {
-                w.line("self.check(steps)");
-                w.line("steps += 1");
-                if !table.is_empty() {
-                    w.line("move = self.moves.get(current)");
-                    suite(w, "if move is not None:", |w| {
-                        w.line("node, native, after = move");
-                        // A child's nodes are registered under its prefix.
-                        let name = if scope.prefix.is_empty() {
-                            "current".to_string()
-                        } else {
-                            format!("{} + current", quote(&scope.prefix))
-                        };
-                        w.line(format!("self.step(state, {name}, node, native)"));
-                        w.line("current = after");
-                    });
-                }
-                for (i, n) in branches.iter().enumerate() {
-                    let kw = if i == 0 && table.is_empty() {
-                        "if"
-                    } else {
-                        "elif"
-                    };
-                    suite(w, format!("{kw} current == {}:", quote(&n.id)), |w| {
-                        step(doc, scope, &next, w, n);
-                    });
-                }
-                let unknown = "raise RuntimeError(f\"unknown node {current!r}\")";
-                if steps.is_empty() {
-                    w.line(unknown);
-                } else {
-                    suite(w, "else:", |w| {
-                        w.line(unknown);
-                    });
-                }
-            });
+            let own: Vec<&Node> = cases
+                .iter()
+                .copied()
+                .filter(|n| !owners.contains_key(n.id.as_str()))
+                .collect();
+            let counter = if owners.is_empty() {
+                w.line("steps = 0");
+                None
+            } else {
+                // Branches run at once and count their steps together.
+                w.line("steps = self.steps()");
+                Some("steps.take()")
+            };
+            loop_body(
+                doc,
+                scope,
+                &next,
+                w,
+                &cond,
+                counter,
+                !table.is_empty(),
+                &own,
+            );
             w.line("return state");
         });
+        let mut loops: Vec<BranchRef> = owners.values().copied().collect();
+        loops.sort_by_key(|b| (b.parallel, b.index));
+        loops.dedup();
+        for b in loops {
+            w.blank();
+            let join = match doc.node(b.parallel).map(|n| &n.kind) {
+                Some(NodeKind::Parallel(p)) => p.join.as_str(),
+                _ => "",
+            };
+            let steps = w.name("svc.runtime", "Steps");
+            suite(
+                w,
+                format!(
+                    "def {}(self, state: dict, steps: {steps}) -> None:",
+                    branch_method(scope, &b)
+                ),
+                |w| {
+                    w.line(format!(
+                        "\"\"\"Branch `{}` of the parallel node `{}`, until its join.\"\"\"",
+                        scope.name(b.first),
+                        scope.name(b.parallel)
+                    ));
+                    w.line(format!("current = {}", quote(b.first)));
+                    let own: Vec<&Node> = cases
+                        .iter()
+                        .copied()
+                        .filter(|n| owners.get(n.id.as_str()) == Some(&b))
+                        .collect();
+                    let cond = format!("current != {}", quote(join));
+                    loop_body(
+                        doc,
+                        scope,
+                        &next,
+                        w,
+                        &cond,
+                        Some("steps.take()"),
+                        !table.is_empty(),
+                        &own,
+                    );
+                },
+            );
+        }
     });
     if !scope.is_root() {
         // A child graph runs inside its subgraph node, never on its own.
@@ -248,6 +277,67 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
         ),
         w,
     )
+}
+
+/// The method that runs a branch: registered name of its parallel node
+/// and its index.
+fn branch_method(scope: &Scope, b: &BranchRef) -> String {
+    format!("_branch_{}_{}", scope.name(b.parallel), b.index)
+}
+
+/// `while <cond>:` over the moves table (when the graph has one) and the
+/// loop's own `cases`; `counter` counts a step with a shared `Steps` (a
+/// graph with parallel nodes), else the loop counts in `steps`.
+#[allow(clippy::too_many_arguments)]
+fn loop_body(
+    doc: &Document,
+    scope: &Scope,
+    next: &HashMap<&str, &str>,
+    w: &mut CodeWriter,
+    cond: &str,
+    counter: Option<&str>,
+    table: bool,
+    cases: &[&Node],
+) {
+    suite(w, format!("while {cond}:"), |w| {
+        match counter {
+            Some(take) => {
+                w.line(take);
+            }
+            None => {
+                w.line("self.check(steps)");
+                w.line("steps += 1");
+            }
+        }
+        if table {
+            w.line("move = self.moves.get(current)");
+            suite(w, "if move is not None:", |w| {
+                w.line("node, native, after = move");
+                // A child's nodes are registered under its prefix.
+                let name = if scope.prefix.is_empty() {
+                    "current".to_string()
+                } else {
+                    format!("{} + current", quote(&scope.prefix))
+                };
+                w.line(format!("self.step(state, {name}, node, native)"));
+                w.line("current = after");
+            });
+        }
+        for (i, n) in cases.iter().enumerate() {
+            let kw = if i == 0 && !table { "if" } else { "elif" };
+            suite(w, format!("{kw} current == {}:", quote(&n.id)), |w| {
+                step(doc, scope, next, w, n);
+            });
+        }
+        let unknown = "raise RuntimeError(f\"unknown node {current!r}\")";
+        if cases.is_empty() && !table {
+            w.line(unknown);
+        } else {
+            suite(w, "else:", |w| {
+                w.line(unknown);
+            });
+        }
+    });
 }
 
 /// The body of the run loop's branch for node `n` (at level 4): a router
@@ -293,6 +383,40 @@ fn step(doc: &Document, scope: &Scope, next: &HashMap<&str, &str>, w: &mut CodeW
                 args.push(Expr::kw("native", Expr::atom("False")));
             }
             write_expr(w, 4, "", &Expr::call("self.step", args), "");
+            w.line(format!(
+                "current = {}",
+                quote(next.get(n.id.as_str()).copied().unwrap_or_default())
+            ));
+        }
+        Place::Parallel(p) => {
+            let branches: Vec<Expr> = p
+                .branches
+                .iter()
+                .enumerate()
+                .map(|(index, first)| {
+                    let b = BranchRef {
+                        parallel: &n.id,
+                        index,
+                        first,
+                    };
+                    Expr::Tuple(vec![
+                        Expr::atom(quote(&scope.name(first))),
+                        Expr::atom(format!("self.{}", branch_method(scope, &b))),
+                    ])
+                })
+                .collect();
+            let args = vec![
+                Expr::atom("state"),
+                Expr::atom(quote(&scope.name(&n.id))),
+                Expr::atom("steps"),
+                Expr::List(branches),
+                Expr::kw("max_concurrency", Expr::atom(p.max_concurrency.to_string())),
+            ];
+            write_expr(w, 4, "", &Expr::call("self.parallel", args), "");
+            w.line(format!("current = {}", quote(&p.join)));
+        }
+        Place::Join => {
+            w.line(format!("self.joined({})", quote(&scope.name(&n.id))));
             w.line(format!(
                 "current = {}",
                 quote(next.get(n.id.as_str()).copied().unwrap_or_default())

@@ -199,34 +199,6 @@ pub fn unknown_kinds<T>(table: &[Part<T>]) -> Vec<&'static str> {
         .collect()
 }
 
-/// A backend's own refusal of a node kind it does not build: no row of its
-/// table serves the kind, so negotiation refuses the document before the
-/// backend runs, and this is what the backend says if it is asked anyway
-/// (`svc test-plugin`, a host that skipped negotiation).
-pub fn kind_not_built(platform: &str, node: &str, kind: &str, at: &str) -> svc_ir::Diagnostic {
-    svc_ir::Diagnostic::error(
-        &svc_ir::codes::UNSUPPORTED,
-        format!("{platform} does not build `{kind}` nodes yet (node `{node}`)"),
-    )
-    .at(at)
-    .node(node)
-}
-
-/// Why every built-in backend refuses the kinds of parallel branches and
-/// map for now (docs/ir-reference.md, "Parallel branches and map"): the IR
-/// and its checks are in place, the runtimes are not.
-pub fn concurrency_not_built() -> Vec<(String, String)> {
-    let branches = "parallel branches are not built by any target yet (the IR and its checks are): chain the branches one after another with edges for now";
-    vec![
-        ("node-kind:parallel".into(), branches.into()),
-        ("node-kind:join".into(), branches.into()),
-        (
-            "node-kind:map".into(),
-            "`map` is not built by any target yet (the IR and its checks are): call a `subgraph` per item from a loop with a router for now".into(),
-        ),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::Serves::*;

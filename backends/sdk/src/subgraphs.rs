@@ -5,7 +5,7 @@
 //! (`inner__lookup`), so a child may reuse its parent's ids; `__` keeps the
 //! names valid as model tool names and as identifiers.
 
-use svc_ir::{Document, NodeKind, SubgraphRef, ToolKind};
+use svc_ir::{Document, MapNode, NodeKind, SubgraphNode, SubgraphRef, ToolKind};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GraphScope {
@@ -53,7 +53,7 @@ impl GraphScope {
     }
 }
 
-/// The embedded children of `doc`'s subgraph nodes, each with the scope
+/// The embedded children of `doc`'s subgraph and map nodes, each with the scope
 /// `child(scope, node id, node index)` gives it (a child by path is read
 /// into the document by the host first).
 pub fn children_with<'a, S>(
@@ -66,7 +66,8 @@ pub fn children_with<'a, S>(
         .iter()
         .enumerate()
         .filter_map(|(i, n)| match &n.kind {
-            NodeKind::Subgraph(s) => match &s.graph {
+            NodeKind::Subgraph(SubgraphNode { graph, .. })
+            | NodeKind::Map(MapNode { graph, .. }) => match graph {
                 SubgraphRef::Embedded(d) => Some((&**d, child(scope, &n.id, i))),
                 SubgraphRef::Path(_) => None,
             },

@@ -13,18 +13,65 @@ import {
   ReactFlow,
   type XYPosition,
   useReactFlow,
+  ViewportPortal,
   type Connection,
   type ReactFlowInstance,
 } from "@xyflow/react";
 import { type SvcFlowNode, SvcNode } from "./SvcNode.tsx";
 import { useEditor } from "../state/editor.ts";
-import { addNode, connect, connectError, graphEdges, moveNodes, uniqueNodeId } from "../model/ops.ts";
+import { type GraphEdge, addNode, connect, connectError, graphEdges, moveNodes, uniqueNodeId } from "../model/ops.ts";
 import { displayPositions } from "../model/layout.ts";
+import { nestingDepths, parallelRegions } from "../model/parallel.ts";
 import type { Diagnostic } from "../model/types.ts";
 
 const nodeTypes = { svc: SvcNode };
 export const PALETTE_MIME = "application/x-svc-node-kind";
 const FIT = { padding: 0.2, maxZoom: 1.2 };
+/** A node's size before React Flow has measured it (about one svc-node). */
+const UNMEASURED = { width: 170, height: 64 };
+/** A frame's margin around its nodes, and the extra per level of frames inside it. */
+const FRAME_PAD = 14;
+const FRAME_STEP = 14;
+
+/** How each kind of graph edge is drawn. */
+const EDGE_LOOK: Record<GraphEdge["kind"], { className: string; dash?: string; labelled: boolean }> = {
+  edge: { className: "plain-edge", labelled: false },
+  branch: { className: "branch-edge", dash: "6 4", labelled: true },
+  parallel: { className: "parallel-edge", labelled: true },
+  join: { className: "join-edge", dash: "2 4", labelled: true },
+};
+
+interface Frame {
+  key: string;
+  parallel: string;
+  first: string;
+  index: number;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** A parallel's branches, each framed around its nodes, behind the graph. */
+function BranchFrames({ frames }: { frames: Frame[] }) {
+  return (
+    <ViewportPortal>
+      {frames.map((f) => (
+        <div
+          key={f.key}
+          className="branch-frame"
+          data-testid={`branch-${f.parallel}-${f.index}`}
+          // Hues apart per branch, so neighbouring branches read as two.
+          style={{ left: f.x, top: f.y, width: f.width, height: f.height, "--hue": (262 + f.index * 67) % 360 } as React.CSSProperties}
+        >
+          <span className="branch-frame-label" title={`branch ${f.index + 1} of ${f.parallel}`}>
+            {f.first}
+          </span>
+        </div>
+      ))}
+    </ViewportPortal>
+  );
+}
 
 /** Whether a node lies (partly) outside the visible part of the canvas `el`. */
 function cutOff(flow: ReactFlowInstance<SvcFlowNode, FlowEdge>, el: HTMLElement): boolean {
@@ -109,40 +156,70 @@ export function Canvas(props: {
   const positions = useMemo(() => displayPositions(model), [model]);
   const selection = state.selection;
 
+  const regions = useMemo(() => parallelRegions(model), [model]);
   const nodes: SvcFlowNode[] = useMemo(
     () =>
       model.nodes.map((flat) => {
         const id = flat.node.id;
+        const joinOf = flat.node.kind === "join" ? regions.filter((r) => r.join === id).map((r) => r.parallel) : undefined;
         return {
           id,
           type: "svc" as const,
           position: drag[id] ?? positions[id],
-          data: { flat, diags: props.diagsByNode.get(id) ?? [] },
+          data: { flat, diags: props.diagsByNode.get(id) ?? [], joinOf },
           selected: selection?.kind === "node" && selection.id === id,
           measured: measured[id],
           // The test hook sits on React Flow's own node wrapper.
           domAttributes: { "data-testid": `node-${id}` } as Record<string, string>,
         };
       }),
-    [model, positions, drag, measured, selection, props.diagsByNode],
+    [model, regions, positions, drag, measured, selection, props.diagsByNode],
   );
 
   const edges: FlowEdge[] = useMemo(() => {
     const ids = new Set(model.nodes.map((n) => n.node.id));
     return graphEdges(model)
       .filter((e) => ids.has(e.from) && ids.has(e.to))
-      .map((e) => ({
-        id: e.id,
-        source: e.from,
-        target: e.to,
-        label: e.branch ? e.label : undefined,
-        selected: selection?.kind === "edge" && selection.id === e.id,
-        className: e.branch ? "branch-edge" : "plain-edge",
-        style: e.branch ? { strokeDasharray: "6 4" } : undefined,
-        markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
-        labelBgPadding: [4, 2] as [number, number],
-      }));
+      .map((e) => {
+        const look = EDGE_LOOK[e.kind];
+        return {
+          id: e.id,
+          source: e.from,
+          target: e.to,
+          label: look.labelled ? e.label : undefined,
+          selected: selection?.kind === "edge" && selection.id === e.id,
+          className: look.className,
+          style: look.dash ? { strokeDasharray: look.dash } : undefined,
+          markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
+          labelBgPadding: [4, 2] as [number, number],
+        };
+      });
   }, [model, selection]);
+
+  const frames: Frame[] = useMemo(() => {
+    const depths = nestingDepths(regions);
+    const out: Frame[] = [];
+    for (const r of regions) {
+      for (const b of r.branches) {
+        if (!b.nodes.length) continue;
+        let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+        for (const id of b.nodes) {
+          const p = drag[id] ?? positions[id];
+          if (!p) continue;
+          const size = measured[id] ?? UNMEASURED;
+          x0 = Math.min(x0, p.x);
+          y0 = Math.min(y0, p.y);
+          x1 = Math.max(x1, p.x + size.width);
+          y1 = Math.max(y1, p.y + size.height);
+        }
+        // Frames of nested branches sit inside their outer branch's frame;
+        // the top margin holds the label.
+        const pad = FRAME_PAD + FRAME_STEP * (depths.get(`${r.parallel}:${b.index}`) ?? 0);
+        out.push({ key: `${r.parallel}:${b.index}`, parallel: r.parallel, first: b.first, index: b.index, x: x0 - pad, y: y0 - pad - 12, width: x1 - x0 + 2 * pad, height: y1 - y0 + 2 * pad + 12 });
+      }
+    }
+    return out;
+  }, [regions, positions, drag, measured]);
 
   const onNodesChange = useCallback((changes: NodeChange<SvcFlowNode>[]) => {
     const dims: Record<string, { width: number; height: number }> = {};
@@ -218,6 +295,7 @@ export function Canvas(props: {
         <Background gap={16} />
         <Controls showInteractive={false} />
         <MiniMap pannable zoomable />
+        <BranchFrames frames={frames} />
       </ReactFlow>
     </div>
   );

@@ -6,12 +6,15 @@ import { Handle, type NodeProps, type Node, Position } from "@xyflow/react";
 import type { Diagnostic, FlatNode } from "../model/types.ts";
 import { useRunMark } from "../run/highlight.ts";
 
-export type SvcNodeData = { flat: FlatNode; diags: Diagnostic[] };
+/** `joinOf`: for a join node, the parallels whose join it is. */
+export type SvcNodeData = { flat: FlatNode; diags: Diagnostic[]; joinOf?: string[] };
 export type SvcFlowNode = Node<SvcNodeData, "svc">;
 
-function summary(flat: FlatNode): string {
+function summary(flat: FlatNode, joinOf: string[]): string {
   const n = flat.node;
   switch (n.kind) {
+    case "join":
+      return joinOf.length ? `meets ${joinOf.join(", ")}` : "no parallel";
     case "function":
       return `→ ${String(n.outputKey ?? "")}`;
     case "tool":
@@ -22,6 +25,12 @@ function summary(flat: FlatNode): string {
       const t = Object.values(flat.templates)[0];
       return t ? String(t.connector) : "no template";
     }
+    case "parallel": {
+      const n0 = Array.isArray(n.branches) ? n.branches.length : 0;
+      return `${n0} branches → ${String(n.join ?? "")}`;
+    }
+    case "map":
+      return `each of ${String(n.over ?? "")} → ${String(n.outputKey ?? "")}`;
     case "agent":
       return `${String(n.agent ?? "")} → ${String(n.outputKey ?? "")}`;
     default:
@@ -57,7 +66,7 @@ export const SvcNode = memo(function SvcNode({ data, selected }: NodeProps<SvcFl
         {kind}
         {label ? <span className="svc-node-label"> · {label}</span> : null}
       </div>
-      <div className="svc-node-summary">{summary(flat)}</div>
+      <div className="svc-node-summary">{summary(flat, data.joinOf ?? [])}</div>
       {kind !== "end" ? <Handle type="source" position={Position.Right} /> : null}
     </div>
   );

@@ -4,10 +4,11 @@
 import { useCallback, useMemo } from "react";
 import { useEditor } from "../state/editor.ts";
 import { useAppData } from "../state/appdata.ts";
-import { findNode, graphEdges, removeGraphEdge, removeNode, renameNode, setNodeBody, setNodePath, setNodeTemplate } from "../model/ops.ts";
+import { type GraphEdge, findNode, graphEdges, removeGraphEdge, removeNode, renameNode, setNodeBody, setNodePath, setNodeTemplate } from "../model/ops.ts";
 import { formDiagnostics, locate } from "../model/pointer.ts";
 import type { Diagnostic, Json, Platform } from "../model/types.ts";
-import { def } from "./schema.ts";
+import { def, objectShape } from "./schema.ts";
+import { KIND_ABOUT, nodeHints } from "./nodeHints.ts";
 import { connectorConfigSchema, isRecord } from "./connectorConfig.ts";
 import { SchemaForm, type OnChange } from "./SchemaForm.tsx";
 import { IdField } from "./IdField.tsx";
@@ -62,6 +63,8 @@ function NodeForm(props: {
     [apply, id],
   );
   const kind = flat.node.kind;
+  const hints = useMemo(() => nodeHints(model, flat.node), [model, flat.node]);
+  const about = objectShape(def("Node"), flat.node).description?.split("\n\n")[0] ?? KIND_ABOUT[kind];
   const configSchema = kind === "connector" ? connectorConfigSchema(flat.templates, props.connectors, props.platform) : null;
 
   return (
@@ -82,6 +85,7 @@ function NodeForm(props: {
           Delete
         </button>
       </div>
+      {about ? <p className="dim small kind-about">{about.replace(/\n/g, " ")}</p> : null}
       <IdField
         value={id}
         testId="inspector-id"
@@ -96,7 +100,7 @@ function NodeForm(props: {
           return null;
         }}
       />
-      <SchemaForm schema={def("Node")} value={flat.node} onChange={onChange} diags={diags} hide={configSchema ? ["id", "config"] : ["id"]} lockVariant formKey={`node:${id}`} />
+      <SchemaForm schema={def("Node")} value={flat.node} onChange={onChange} diags={diags} hide={configSchema ? ["id", "config"] : ["id"]} lockVariant formKey={`node:${id}`} hints={hints} />
       {configSchema ? (
         <section className="connector-config" data-testid="connector-config">
           <h3>
@@ -142,24 +146,38 @@ function NodeForm(props: {
   );
 }
 
+/** What each kind of graph edge is called. */
+const EDGE_TITLE: Record<GraphEdge["kind"], string> = {
+  edge: "Edge",
+  branch: "Router branch",
+  parallel: "Parallel branch",
+  join: "Parallel's join",
+};
+
 function EdgeInspector({ id }: { id: string }) {
   const { model, apply, dispatch } = useEditor();
   const e = graphEdges(model).find((g) => g.id === id);
   if (!e) return <p className="dim pad">The edge is gone.</p>;
+  const owner = e.kind === "branch" ? "router" : e.kind === "edge" ? null : "parallel";
   return (
     <div className="edge-inspector pad">
-      <h2>{e.branch ? "Router branch" : "Edge"}</h2>
+      <h2>{EDGE_TITLE[e.kind]}</h2>
       <p>
         <b>{e.from}</b> → <b>{e.to}</b>
-        {e.branch ? <span className="dim"> when {e.label}</span> : null}
+        {e.kind === "branch" ? <span className="dim"> when {e.label}</span> : null}
       </p>
-      {e.branch ? (
-        <p className="dim small">Edit the condition in the router's branches.</p>
+      {e.kind === "branch" ? <p className="dim small">Edit the condition in the router's branches.</p> : null}
+      {e.kind === "parallel" ? (
+        <p className="dim small">
+          Branch {e.index + 1} starts at {e.to}. Branches run at once, each from a copy of the state; their writes are merged at the join in the order of the
+          parallel's branches.
+        </p>
       ) : null}
+      {e.kind === "join" ? <p className="dim small">Every branch of {e.from} ends at {e.to}, where their writes are merged.</p> : null}
       <div className="row">
-        {e.branch ? (
+        {owner ? (
           <button type="button" onClick={() => dispatch({ type: "select", selection: { kind: "node", id: e.from } })}>
-            Open the router
+            Open the {owner}
           </button>
         ) : null}
         <button

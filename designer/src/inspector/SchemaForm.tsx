@@ -17,6 +17,7 @@ import {
   switchVariant,
   unwrapNullable,
 } from "./schema.ts";
+import type { FieldHint } from "./nodeHints.ts";
 
 export type Path = (string | number)[];
 export type OnChange = (path: Path, value: unknown, opts?: { coalesce?: boolean }) => void;
@@ -34,6 +35,8 @@ export interface FormProps {
   lockVariant?: boolean;
   /** Prefix of the coalescing keys of this form's fields. */
   formKey: string;
+  /** Choices and help for this object's own fields, by name (nodeHints.ts). */
+  hints?: Record<string, FieldHint>;
 }
 
 /** Datalists of ids to offer in reference fields (rendered once by the app). */
@@ -50,6 +53,11 @@ const SUGGEST_LIST: Record<string, string> = {
   boundToolIds: "dl-tools",
   toolIds: "dl-tools",
   members: "dl-agents",
+};
+/** `{a: b}` maps whose sides are state fields (a subgraph's or map's): the placeholder of each side. */
+const FIELD_MAPS: Record<string, [string, string]> = {
+  input: ["child field", "parent field"],
+  output: ["parent field", "child field"],
 };
 const MULTILINE = new Set(["template", "instructions", "input", "query", "user", "system", "description"]);
 const URL_FIELDS = new Set(["url", "endpoint", "agentCardUrl"]);
@@ -73,7 +81,7 @@ function DiagList({ diags }: { diags: Diagnostic[] }) {
 }
 
 export function SchemaForm(props: FormProps) {
-  const { schema, value, onChange, diags = [], hide = [], formKey } = props;
+  const { schema, value, onChange, diags = [], hide = [], formKey, hints = {} } = props;
   const path = props.path ?? [];
   const shape = objectShape(schema, value);
   const known = Object.keys(shape.properties);
@@ -100,6 +108,7 @@ export function SchemaForm(props: FormProps) {
             formDiags: diags,
             onChange,
             formKey,
+            hint: hints[name],
           };
           if (isVariantKey) {
             return (
@@ -150,6 +159,7 @@ interface FieldProps {
   onChange: OnChange;
   formKey: string;
   unknownField?: boolean;
+  hint?: FieldHint;
 }
 
 /** The frame of one field: label, help, diagnostics, a button to unset it. */
@@ -161,6 +171,7 @@ function Field(props: FieldProps & { kind: string; children: React.ReactNode; wi
   if (typeof s.description === "string") help.push(s.description.split("\n")[0]);
   if (env) help.push("The NAME of an environment variable (the value is read at run time, never stored here).");
   if (URL_FIELDS.has(name)) help.push("An http(s) URL, or env:NAME to read it from the environment.");
+  if (props.hint?.help) help.push(props.hint.help);
   if (props.unknownField) help.push("Not a field of the IR model.");
   const present = value !== undefined;
   return (
@@ -196,6 +207,22 @@ function FieldEditor(props: FieldProps) {
   const key = `${formKey}:${path.join("/")}`;
   const set = (v: unknown) => onChange(path, v, { coalesce: true });
   const placeholder = s.default !== undefined ? `default: ${JSON.stringify(s.default)}` : undefined;
+
+  const options = props.hint?.options;
+  if (options && kind === "string") {
+    return (
+      <Field {...props} kind="enum">
+        <Pick value={typeof value === "string" ? value : ""} options={options} onChange={(v) => onChange(path, v === "" && !required ? undefined : v)} />
+      </Field>
+    );
+  }
+  if (options && kind === "stringList") {
+    return (
+      <Field {...props} kind="list">
+        <PickList value={Array.isArray(value) ? (value as unknown[]).map(String) : []} options={options} onChange={(v) => onChange(path, v)} />
+      </Field>
+    );
+  }
 
   switch (kind) {
     case "string": {
@@ -266,7 +293,7 @@ function FieldEditor(props: FieldProps) {
     case "stringMap":
       return (
         <Field {...props} kind="map">
-          <StringMap value={value && typeof value === "object" ? (value as Record<string, string>) : {}} name={name} onChange={(v) => set(v)} />
+          <StringMap value={value && typeof value === "object" ? (value as Record<string, string>) : {}} sides={FIELD_MAPS[name]} onChange={(v) => set(v)} />
         </Field>
       );
     case "object": {
@@ -334,16 +361,88 @@ function StringList(props: { value: string[]; list?: string; onChange: (v: strin
   );
 }
 
-/** Headers and env maps: values may name secrets only as `${NAME}`. */
-function StringMap(props: { value: Record<string, string>; name: string; onChange: (v: Record<string, string>) => void }) {
+/** One of `options`; a value that is not among them stays, marked. */
+function Pick(props: { value: string; options: string[]; onChange: (v: string) => void; exclude?: string[] }) {
+  const { value, options } = props;
+  const shown = options.filter((o) => o === value || !props.exclude?.includes(o));
+  return (
+    <select value={value} onChange={(e) => props.onChange(e.target.value)}>
+      <option value="">—</option>
+      {value !== "" && !options.includes(value) ? <option value={value}>{value} (not found)</option> : null}
+      {shown.map((o) => (
+        <option key={o} value={o}>
+          {o}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/** An ordered list of distinct picks from `options`: change, move, remove, add. */
+function PickList(props: { value: string[]; options: string[]; onChange: (v: string[]) => void }) {
+  const { value, options, onChange } = props;
+  const move = (i: number, by: number) => {
+    const next = [...value];
+    [next[i], next[i + by]] = [next[i + by], next[i]];
+    onChange(next);
+  };
+  const left = options.filter((o) => !value.includes(o));
+  return (
+    <div className="pick-list">
+      {value.map((item, i) => (
+        <div className="row" key={i}>
+          <span className="pick-index">{i + 1}</span>
+          <Pick value={item} options={options} exclude={value} onChange={(v) => onChange(value.map((x, j) => (j === i ? v : x)))} />
+          <button type="button" title="move up" disabled={i === 0} onClick={() => move(i, -1)}>
+            ↑
+          </button>
+          <button type="button" title="move down" disabled={i === value.length - 1} onClick={() => move(i, 1)}>
+            ↓
+          </button>
+          <button type="button" title="remove" onClick={() => onChange(value.filter((_, j) => j !== i))}>
+            ×
+          </button>
+        </div>
+      ))}
+      <select className="add" value="" disabled={!left.length} onChange={(e) => e.target.value && onChange([...value, e.target.value])}>
+        <option value="">{left.length ? "+ add…" : "no other node to add"}</option>
+        {left.map((o) => (
+          <option key={o} value={o}>
+            {o}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/**
+ * A `{name: value}` map. `sides` names what keys and values are (state
+ * fields of a subgraph's or map's `input`/`output`); otherwise it is a
+ * header or env map, whose values may name secrets only as `${NAME}`.
+ */
+function StringMap(props: { value: Record<string, string>; sides?: [string, string]; onChange: (v: Record<string, string>) => void }) {
+  const { sides } = props;
   const entries = Object.entries(props.value);
   const rebuild = (f: (e: [string, string][]) => [string, string][]) => props.onChange(Object.fromEntries(f(entries)));
   return (
     <div className="string-map">
       {entries.map(([k, v], i) => (
         <div className="row" key={i}>
-          <input type="text" value={k} placeholder="name" onChange={(e) => rebuild((es) => es.map((x, j) => (j === i ? [e.target.value, x[1]] : x)))} />
-          <input type="text" value={v} placeholder="value, or ${ENV_NAME}" onChange={(e) => rebuild((es) => es.map((x, j) => (j === i ? [x[0], e.target.value] : x)))} />
+          <input
+            type="text"
+            value={k}
+            placeholder={sides?.[0] ?? "name"}
+            list={sides?.[0] === "parent field" ? "dl-state" : undefined}
+            onChange={(e) => rebuild((es) => es.map((x, j) => (j === i ? [e.target.value, x[1]] : x)))}
+          />
+          <input
+            type="text"
+            value={v}
+            placeholder={sides?.[1] ?? "value, or ${ENV_NAME}"}
+            list={sides?.[1] === "parent field" ? "dl-state" : undefined}
+            onChange={(e) => rebuild((es) => es.map((x, j) => (j === i ? [x[0], e.target.value] : x)))}
+          />
           <button type="button" title="remove" onClick={() => rebuild((es) => es.filter((_, j) => j !== i))}>
             ×
           </button>
@@ -353,14 +452,15 @@ function StringMap(props: { value: Record<string, string>; name: string; onChang
         type="button"
         className="add"
         onClick={() => {
+          const base = sides ? "field_" : "NAME_";
           let n = 1;
-          while (`NAME_${n}` in props.value) n++;
-          props.onChange({ ...props.value, [`NAME_${n}`]: "" });
+          while (`${base}${n}` in props.value) n++;
+          props.onChange({ ...props.value, [`${base}${n}`]: "" });
         }}
       >
         + add
       </button>
-      <div className="help">Secrets: write {"${NAME}"} to read them from the environment.</div>
+      {sides ? null : <div className="help">Secrets: write {"${NAME}"} to read them from the environment.</div>}
     </div>
   );
 }

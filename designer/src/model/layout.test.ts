@@ -42,3 +42,14 @@ test("auto-layout writes an integer position for every node", () => {
   // Twice is the same layout.
   assert.deepEqual(autoLayout(r).nodes.map((n) => n.position), r.nodes.map((n) => n.position));
 });
+
+test("a join is laid out after every node of its parallel's branches", () => {
+  const p = computeLayout(flatFixture("parallel_branches"));
+  for (const id of ["weather_note", "news_quiet", "news_summary"]) assert.ok(p.merge.x > p[id].x, id);
+  assert.ok(p.news_merge.x > p.news_local.x && p.news_merge.x > p.news_world.x);
+  assert.ok(p.answer.x > p.merge.x && p.end.x > p.answer.x);
+  // The branches' first nodes sit one layer after the parallel, one above the other.
+  assert.equal(p.weather_lookup.x, p.fan.x + LAYER_GAP);
+  assert.equal(p.news_lookup.x, p.weather_lookup.x);
+  assert.notEqual(p.news_lookup.y, p.weather_lookup.y);
+});

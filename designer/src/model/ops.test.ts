@@ -19,8 +19,8 @@ import {
   uniqueNodeId,
   withKey,
 } from "./ops.ts";
-import { flatFixture } from "./fixtures.test-helper.ts";
-import { targetOf, type Model } from "./types.ts";
+import { fixtureText, flatFixture, flatOf, savedText } from "./fixtures.test-helper.ts";
+import { normalizeModel, targetOf, type Model } from "./types.ts";
 
 const ok = (r: { model: Model } | { error: string }): Model => {
   if ("error" in r) throw new Error(r.error);
@@ -118,8 +118,8 @@ test("connect refuses edges out of end, into start and to the node itself", () =
 test("graph edges include router branches, dashed, labelled", () => {
   const m = flatFixture("support_triage");
   const g = graphEdges(m);
-  assert.equal(g.filter((e) => !e.branch).length, 4);
-  const b = g.filter((e) => e.branch);
+  assert.equal(g.filter((e) => e.kind === "edge").length, 4);
+  const b = g.filter((e) => e.kind === "branch");
   assert.deepEqual(b.map((e) => [e.to, e.label]), [
     ["billing", 'category eq "billing"'],
     ["general", "default"],
@@ -213,4 +213,75 @@ test("nested node paths: set, create and remove keep the other keys", async () =
   assert.equal("extra" in m.nodes[3].node, false);
   m = setNodePath(m, "route", ["branches", 0, "when", "value"], "refunds");
   assert.equal((m.nodes[2].node.branches as any)[0].when.value, "refunds");
+});
+
+test("the parallel and map fixtures open and save unchanged, also after an edit undone by hand", () => {
+  for (const name of ["parallel_branches", "map_items"]) {
+    const text = fixtureText(name);
+    // What the browser gets and sends back: JSON both ways.
+    const opened = normalizeModel(JSON.parse(JSON.stringify(flatOf(text))));
+    assert.equal(savedText(JSON.parse(JSON.stringify(opened))), text, name);
+  }
+  const m = flatFixture("parallel_branches");
+  const added = ok(connect(m, "fan", "answer"));
+  assert.deepEqual(added.nodes[1].node.branches, ["weather_lookup", "news_lookup", "answer"]);
+  assert.equal(savedText(removeGraphEdge(added, "p:fan:2")), fixtureText("parallel_branches"));
+});
+
+test("a parallel's links: one per branch, in order, and one to its join", () => {
+  const g = graphEdges(flatFixture("parallel_branches")).filter((e) => e.kind === "parallel" || e.kind === "join");
+  assert.deepEqual(
+    g.map((e) => [e.id, e.from, e.to, e.label]),
+    [
+      ["p:fan:0", "fan", "weather_lookup", "branch 1"],
+      ["p:fan:1", "fan", "news_lookup", "branch 2"],
+      ["j:fan", "fan", "merge", "join"],
+      ["p:news_fan:0", "news_fan", "news_local", "branch 1"],
+      ["p:news_fan:1", "news_fan", "news_world", "branch 2"],
+      ["j:news_fan", "news_fan", "news_merge", "join"],
+    ],
+  );
+  const m = flatFixture("parallel_branches");
+  assert.deepEqual(removeGraphEdge(m, "p:fan:0").nodes[1].node.branches, ["news_lookup"]);
+  // The join is required: deleting its link leaves it empty, in its place.
+  assert.deepEqual(removeGraphEdge(m, "j:fan").nodes[1].node, { id: "fan", kind: "parallel", branches: ["weather_lookup", "news_lookup"], join: "", maxConcurrency: 2 });
+});
+
+test("connecting from a parallel adds a branch, or sets its join", () => {
+  const m = flatFixture("parallel_branches");
+  const fan = (x: Model) => x.nodes.find((n) => n.node.id === "fan")!.node;
+  assert.equal(fan(ok(connect(m, "fan", "news_merge"))).join, "news_merge");
+  assert.equal(ok(connect(m, "fan", "merge")), m);
+  assert.equal(ok(connect(m, "fan", "answer")).edges, m.edges);
+  assert.match(connectError(m, "fan", "news_lookup")!, /already a branch/);
+  assert.match(connectError(m, "fan", "end")!, /never reaches `end`/);
+});
+
+test("rename and delete follow a parallel's branches and join", () => {
+  const m = flatFixture("parallel_branches");
+  const fan = (x: Model) => x.nodes.find((n) => n.node.id === "fan")!.node;
+  assert.deepEqual(fan(ok(renameNode(m, "news_lookup", "news"))).branches, ["weather_lookup", "news"]);
+  assert.equal(fan(ok(renameNode(m, "merge", "meet"))).join, "meet");
+  assert.deepEqual(fan(removeNode(m, "weather_lookup")).branches, ["news_lookup"]);
+  assert.equal(fan(removeNode(m, "merge")).join, "");
+});
+
+test("a new parallel comes with its join; a new map takes array fields", () => {
+  const m = flatFixture("map_items");
+  const r = addNode(m, "parallel", { x: 100, y: 50 });
+  assert.equal(r.id, "parallel_1");
+  assert.deepEqual(r.model.nodes.at(-2)!.node, { id: "parallel_1", kind: "parallel", branches: [], join: "join_1" });
+  assert.deepEqual(r.model.nodes.at(-1)!.node, { id: "join_1", kind: "join" });
+  assert.deepEqual(r.model.nodes.at(-1)!.position, { x: 580, y: 50 });
+  assert.deepEqual(defaultNode(m, "map", "x"), {
+    id: "x",
+    kind: "map",
+    over: "questions",
+    graph: "",
+    itemField: "item",
+    input: {},
+    output: "",
+    outputKey: "answers",
+  });
+  assert.deepEqual(defaultNode(m, "join", "j"), { id: "j", kind: "join" });
 });

@@ -16,6 +16,7 @@ import {
   logicalOf,
   stateFieldNames,
 } from "./types.ts";
+import { parallelRefs } from "./parallel.ts";
 
 /** Palette order: the basic kinds first, then agents, retrieval, subgraphs and hitl. */
 export const NODE_ID_RE = /^[A-Za-z][A-Za-z0-9_]*$/;
@@ -221,10 +222,32 @@ export function defaultNode(model: Model, kind: string, id: string): IrNode {
       node.payload = {};
       node.outputKey = firstField;
       break;
+    case "parallel":
+      // Branches are added by connecting the node to them; addNode gives it a join.
+      node.branches = [];
+      node.join = "";
+      break;
+    case "map": {
+      // `over` and `outputKey` must be arrays: the first two array fields.
+      const arrays = listOf(model, "state")
+        .filter((f) => f.type === "array" && typeof f.name === "string")
+        .map((f) => f.name as string);
+      node.over = arrays[0] ?? "";
+      node.graph = "";
+      node.itemField = "item";
+      node.input = {};
+      node.output = "";
+      node.outputKey = arrays[1] ?? arrays[0] ?? "";
+      break;
+    }
   }
   return node;
 }
 
+/** How far right of its parallel a new join goes: room for the branches between. */
+const JOIN_OFFSET = 480;
+
+/** Adds a node; a parallel comes with its own join, since it needs exactly one. */
 export function addNode(model: Model, kind: string, position: Position | null, wantedId?: string): { model: Model; id: string } {
   const id = wantedId && !findNode(model, wantedId) ? wantedId : uniqueNodeId(model, kind);
   const flat: FlatNode = {
@@ -233,18 +256,26 @@ export function addNode(model: Model, kind: string, position: Position | null, w
     bodies: {},
     templates: {},
   };
-  return { model: { ...model, nodes: [...model.nodes, flat] }, id };
+  let next: Model = { ...model, nodes: [...model.nodes, flat] };
+  if (kind === "parallel") {
+    const join = addNode(next, "join", position ? { x: position.x + JOIN_OFFSET, y: position.y } : null);
+    next = setNodeField(join.model, id, "join", join.id);
+  }
+  return { model: next, id };
 }
 
-/** Removes a node with its edges and the router branches that lead to it. */
+/**
+ * Removes a node with its edges, the router branches that lead to it and
+ * the parallel branches it starts; a parallel whose join it was keeps an
+ * empty `join` for the user to fill.
+ */
 export function removeNode(model: Model, id: string): Model {
   if (!findNode(model, id)) return model;
   const nodes = model.nodes
     .filter((n) => n.node.id !== id)
     .map((n) => {
-      const branches = n.node.kind === "router" ? n.node.branches : undefined;
-      if (!Array.isArray(branches) || !branches.some((b) => isObject(b) && b.to === id)) return n;
-      return { ...n, node: { ...n.node, branches: branches.filter((b) => !(isObject(b) && b.to === id)) } };
+      const node = followRefs(n.node, id, undefined);
+      return node === n.node ? n : { ...n, node };
     });
   const edges = model.edges.filter((e) => e.from !== id && e.to !== id);
   return { ...model, nodes, edges };
@@ -261,11 +292,8 @@ export function renameNode(model: Model, from: string, to: string): { model: Mod
   const err = checkId(to, model.nodes.map((n) => n.node.id));
   if (err) return { error: err };
   const nodes = model.nodes.map((n) => {
-    let node = n.node;
+    let node = followRefs(n.node, from, to);
     if (node.id === from) node = { ...node, id: to };
-    if (node.kind === "router" && Array.isArray(node.branches) && node.branches.some((b) => isObject(b) && b.to === from)) {
-      node = { ...node, branches: node.branches.map((b) => (isObject(b) && b.to === from ? { ...b, to } : b)) };
-    }
     return node === n.node ? n : { ...n, node };
   });
   const edges = model.edges.map((e) =>
@@ -288,6 +316,27 @@ export function renameNode(model: Model, from: string, to: string): { model: Mod
     }
   }
   return { model: { document, nodes, edges } };
+}
+
+/**
+ * A node whose router branches or parallel branches and join name `from`,
+ * renamed to `to`, or with `from` gone when `to` is undefined.
+ */
+function followRefs(node: IrNode, from: string, to: string | undefined): IrNode {
+  if (node.kind === "router" && Array.isArray(node.branches) && node.branches.some((b) => isObject(b) && b.to === from)) {
+    const branches = to === undefined
+      ? node.branches.filter((b) => !(isObject(b) && b.to === from))
+      : node.branches.map((b) => (isObject(b) && b.to === from ? { ...b, to } : b));
+    return { ...node, branches };
+  }
+  if (node.kind !== "parallel") return node;
+  let out = node;
+  if (Array.isArray(node.branches) && node.branches.includes(from)) {
+    const branches = to === undefined ? node.branches.filter((b) => b !== from) : node.branches.map((b) => (b === from ? to : b));
+    out = { ...out, branches };
+  }
+  if (node.join === from) out = { ...out, join: to ?? "" };
+  return out;
 }
 
 export function roundPos(p: Position): Position {
@@ -407,13 +456,17 @@ export function renameListItem(model: Model, list: "tools" | "agents", from: str
 
 // ---------------------------------------------------------------- edges
 
-/** What the canvas draws: edges, and router branches (dashed). */
+/**
+ * What the canvas draws: edges, router branches (`branch`, dashed), and a
+ * parallel's links to the first node of each of its branches (`parallel`)
+ * and to its join (`join`).
+ */
 export interface GraphEdge {
   id: string;
   from: string;
   to: string;
-  branch: boolean;
-  /** Index in `model.edges`, or in the router's `branches`. */
+  kind: "edge" | "branch" | "parallel" | "join";
+  /** Index in `model.edges`, or in the router's or parallel's `branches`. */
   index: number;
   label?: string;
 }
@@ -430,14 +483,22 @@ export function graphEdges(model: Model): GraphEdge[] {
     id: `e:${index}:${e.from}->${e.to}`,
     from: e.from,
     to: e.to,
-    branch: false,
+    kind: "edge",
     index,
   }));
-  for (const n of model.nodes) {
-    if (n.node.kind !== "router" || !Array.isArray(n.node.branches)) continue;
-    n.node.branches.forEach((b, index) => {
+  for (const { node } of model.nodes) {
+    if (node.kind === "parallel") {
+      const branches = Array.isArray(node.branches) ? node.branches : [];
+      branches.forEach((to, index) => {
+        if (typeof to === "string") out.push({ id: `p:${node.id}:${index}`, from: node.id, to, kind: "parallel", index, label: `branch ${index + 1}` });
+      });
+      const { join } = parallelRefs(node);
+      if (join) out.push({ id: `j:${node.id}`, from: node.id, to: join, kind: "join", index: 0, label: "join" });
+    }
+    if (node.kind !== "router" || !Array.isArray(node.branches)) continue;
+    node.branches.forEach((b, index) => {
       if (!isObject(b) || typeof b.to !== "string") return;
-      out.push({ id: `b:${n.node.id}:${index}`, from: n.node.id, to: b.to, branch: true, index, label: conditionLabel(b.when) });
+      out.push({ id: `b:${node.id}:${index}`, from: node.id, to: b.to, kind: "branch", index, label: conditionLabel(b.when) });
     });
   }
   return out;
@@ -451,6 +512,12 @@ export function connectError(model: Model, source: string, target: string): stri
   if (source === target) return "a node cannot lead to itself";
   if (s.node.kind === "end") return "`end` has no outgoing edge";
   if (t.node.kind === "start") return "nothing enters `start`";
+  if (s.node.kind === "parallel" && t.node.kind !== "join") {
+    const { branches, join } = parallelRefs(s.node);
+    if (branches.includes(target)) return `\`${target}\` is already a branch of \`${source}\``;
+    if (t.node.kind === "end") return "a branch never reaches `end`: it ends at the join";
+    if (target === join) return `\`${target}\` is the join of \`${source}\``;
+  }
   return null;
 }
 
@@ -464,8 +531,9 @@ function newBranchCondition(model: Model): JsonObject {
 
 /**
  * Connects two nodes. From a router: a branch before the default branch.
- * From any other node: the node's one outgoing edge (an old one is replaced
- * in its place).
+ * From a parallel: to a join node, its join; to another node, a new last
+ * branch. From any other node: the node's one outgoing edge (an old one is
+ * replaced in its place).
  */
 export function connect(model: Model, source: string, target: string): { model: Model } | { error: string } {
   const err = connectError(model, source, target);
@@ -478,6 +546,12 @@ export function connect(model: Model, source: string, target: string): { model: 
     if (!hasDefault) branches.push({ to: target });
     else branches.splice(branches.length - 1, 0, { when: newBranchCondition(model), to: target });
     return { model: setNodeField(model, source, "branches", branches) };
+  }
+  if (s.node.kind === "parallel") {
+    if (findNode(model, target)!.node.kind === "join") {
+      return { model: s.node.join === target ? model : setNodeField(model, source, "join", target) };
+    }
+    return { model: setNodeField(model, source, "branches", [...parallelRefs(s.node).branches, target]) };
   }
   const at = model.edges.findIndex((e) => e.from === source);
   if (at >= 0 && model.edges[at].to === target && !model.edges.some((e, i) => i !== at && e.from === source)) {
@@ -496,13 +570,14 @@ export function connect(model: Model, source: string, target: string): { model: 
   return { model: { ...model, edges } };
 }
 
-/** Removes an edge or a branch by its canvas id. */
+/** Removes an edge, a branch, or a parallel's link by its canvas id (a join link leaves `join` empty). */
 export function removeGraphEdge(model: Model, edgeId: string): Model {
   const e = graphEdges(model).find((g) => g.id === edgeId);
   if (!e) return model;
-  if (!e.branch) return { ...model, edges: model.edges.filter((_, i) => i !== e.index) };
-  const router = findNode(model, e.from);
-  const branches = router && Array.isArray(router.node.branches) ? router.node.branches : [];
+  if (e.kind === "edge") return { ...model, edges: model.edges.filter((_, i) => i !== e.index) };
+  if (e.kind === "join") return setNodeField(model, e.from, "join", "");
+  const owner = findNode(model, e.from);
+  const branches = owner && Array.isArray(owner.node.branches) ? owner.node.branches : [];
   return setNodeField(model, e.from, "branches", branches.filter((_, i) => i !== e.index));
 }
 

@@ -34,6 +34,38 @@ are the loop's branches:
 
 `node_names` (the nodes in order) defaults to the keys of `node_kinds`.
 
+A graph with a `parallel` node counts its steps with a `Steps` (shared by
+its branches, thread-safe) and walks each branch in a method of its own,
+from the branch's first node to the join (svc.parallel runs them, on
+threads); `node_kinds` names the parallel node "parallel":
+
+        def run(self, state):
+            current, steps = "fan", self.steps()
+            while current != "end":
+                steps.take()
+                if current == "fan":
+                    self.parallel(state, "fan", steps, [("weather", self._branch_fan_weather),
+                                                        ("news", self._branch_fan_news)],
+                                  max_concurrency=2)
+                    current = "merge"
+                elif current == "merge":
+                    self.joined("merge")
+                    current = "after"
+                ...
+
+        def _branch_fan_weather(self, state: dict, steps: Steps) -> None:
+            current = "weather"
+            while current != "merge":
+                steps.take()
+                if current == "weather":
+                    self.step(state, "weather", ..., native=False)
+                    current = "merge"
+                ...
+
+A `map` node's module returns `{outputKey: map_items(node, state.get(over),
+max_items, max_concurrency, run_item, deadline)}`, run_item(k, item, left)
+running the child (run_child, with `left` seconds) and returning its output.
+
 A graph with a `hitl` node says `checkpointer = "memory"`, and its run loop
 takes the node to start from, so that a resumed thread re-runs the paused
 node (whose `human_interrupt(payload, field=...)` then returns the value):
@@ -59,6 +91,7 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from svc import parallel as _parallel
 from svc import streaming, telemetry, usage
 from svc import tracing as _tracing
 from svc.errors import (
@@ -74,6 +107,7 @@ from svc.errors import (
 from svc.http_tools import HttpTool, call_http_tool, register_http_tool
 from svc.llm import as_list, assistant_message, chat, classify_intent, text_items
 from svc.model_calls import Model, Retry
+from svc.parallel import Steps, map_items
 from svc.state import MISSING, Field, Item, Replace, StateSchema
 from svc.structured import chat_json
 from svc.threads import hitl
@@ -105,6 +139,7 @@ __all__ = [
     "Resume",
     "Retry",
     "StateSchema",
+    "Steps",
     "SvcError",
     "as_list",
     "assistant_message",
@@ -126,6 +161,7 @@ __all__ = [
     "execution_error",
     "human_interrupt",
     "invalid_state",
+    "map_items",
     "register_http_tool",
     "step_limit_error",
     "text",
@@ -133,10 +169,11 @@ __all__ = [
     "upstream_error",
 ]
 
-# emit(type, node, data): how an observed run reports its events (svc.server.events).
-# A svc.streaming.RunStream is one too, which also streams the model's text
+# emit(type, node, data): how an observed run reports its events (svc.server.events),
+# with branch=<name> added for a node in a parallel branch. A
+# svc.streaming.RunStream is one too, which also streams the model's text
 # and can be cancelled.
-Emit = Callable[[str, "str | None", "dict | None"], None]
+Emit = Callable[..., None]
 
 
 class _DeadlineAlarm(BaseException):
@@ -185,6 +222,16 @@ def _patch_event(kind: str | None, patch: Any) -> dict:
     elif isinstance(patch, dict):
         patch = {k: v.value if isinstance(v, Replace) else v for k, v in patch.items()}
     return {"kind": kind, "patch": patch} if kind is not None else {"patch": patch}
+
+
+def _serialized(emit: Emit) -> Emit:
+    lock = threading.Lock()
+
+    def serialized(*event: Any, **tags: Any) -> None:
+        with lock:
+            emit(*event, **tags)
+
+    return serialized
 
 
 class CompiledGraph:
@@ -268,6 +315,7 @@ class CompiledGraph:
                 signal_.node, signal_.state = node, state
                 raise
             self.schema.apply(state, patch, node)
+            _parallel.record(state, patch)
 
     def routed(self, node: str) -> None:
         """Called by a router before it picks the next node: an observed run
@@ -276,11 +324,65 @@ class CompiledGraph:
             pass
 
     def check(self, steps: int) -> None:
-        """Called before each node: the step limit, then the deadline."""
+        """Called before each node: the step limit, the deadline, then
+        whether the run (or the parallel branch or map item this child run
+        belongs to) was cancelled."""
         if steps >= self.max_steps:
             raise step_limit_error(self.max_steps)
         if time.monotonic() >= self._deadline:
             raise deadline_error(self.request_timeout_ms)
+        streaming.check_cancelled()
+
+    # --- parallel branches and map (svc.parallel) ---
+
+    def steps(self) -> Steps:
+        """The step counter of this run, for a loop holding a parallel node."""
+        return Steps(self.max_steps, self._deadline, self.request_timeout_ms)
+
+    def parallel(
+        self,
+        state: dict,
+        node: str,
+        steps: Steps,
+        branches: list[tuple[str, Callable[[dict, Steps], None]]],
+        max_concurrency: int = 0,
+    ) -> None:
+        """The parallel node `node`: runs the branches (name, walk(state,
+        steps)) concurrently, each on its own copy of `state`, and applies
+        their merged patch as the node's patch. A node step like any other
+        (observed, traced, its patch type-checked), so its kind is
+        node_kinds[node]; a failing branch's error leaves as it is."""
+
+        def merged(s: dict) -> dict:
+            return _parallel.run_branches(self.schema, s, node, steps, branches, max_concurrency)
+
+        self.step(state, node, merged, native=False)
+
+    def joined(self, node: str) -> None:
+        """The join `node`: a step that writes nothing (as routed)."""
+        with telemetry.node_span(node, "join"):
+            pass
+
+    def map_items(
+        self,
+        node: str,
+        items: Any,
+        max_items: int,
+        max_concurrency: int,
+        run_item: Callable[[int, Any], Any],
+    ) -> list:
+        """The map node `node`: run_item(k, item) for each item (None: no
+        items; more than max_items fail), at most max_concurrency at once;
+        returns what they return, in item order. (A map node's module calls
+        svc.runtime.map_items itself, with the run's time left.)"""
+        return map_items(
+            node,
+            items,
+            max_items,
+            max_concurrency,
+            lambda k, item, left: run_item(k, item),
+            self.remaining(),
+        )
 
     def remaining(self) -> float | None:
         """Seconds left before the run's deadline (None outside a run)."""
@@ -343,8 +445,11 @@ class CompiledGraph:
         if emit is not None:
             if isinstance(emit, streaming.RunStream):
                 run._stream = emit
+            # Parallel branches report from threads of their own: one at a time.
+            emit = _serialized(emit)
             run.step = run._observed_step(emit)
-            run.routed = run._observed_routed(emit)
+            run.routed = run._observed_mark(emit, run.routed, "router")
+            run.joined = run._observed_mark(emit, run.joined, "join")
         if not self.calls_upstream and _AlarmGuard.usable():
             return run._run_inline(state)
         # Handed to a worker now, and shielded: a request cancelled before its
@@ -425,16 +530,25 @@ class CompiledGraph:
             hitl.leave(token)
         return result
 
+    def _begun(self, node: str, kind: str | None) -> dict[str, str]:
+        """An observed node starts: the stream it is in (the run's, or its
+        parallel branch's) takes its tokens, unless cancelled. Returns the
+        tags of its events: the innermost branch it is in."""
+        branch = _parallel.current()
+        stream = self._stream if branch is None else branch.stream
+        if stream is not None:
+            if stream.cancelled:
+                raise streaming.cancelled_error()
+            stream.begin(node, kind)
+        return {} if branch is None else {"branch": branch.name}
+
     def _observed_step(self, emit: Emit) -> Callable[..., None]:
-        plain, kinds, stream = self.step, self.node_kinds, self._stream
+        plain, kinds = self.step, self.node_kinds
 
         def step(state: dict, node: str, fn: Callable[[dict], Any], native: bool = True) -> None:
             kind = kinds.get(node)
-            if stream is not None:
-                if stream.cancelled:
-                    raise streaming.cancelled_error()
-                stream.begin(node, kind)
-            emit("node_started", node, {"kind": kind} if kind is not None else None)
+            tags = self._begun(node, kind)
+            emit("node_started", node, {"kind": kind} if kind is not None else None, **tags)
             returned: list = []
 
             def observed(s: dict) -> Any:
@@ -442,20 +556,20 @@ class CompiledGraph:
                 return returned[-1]
 
             plain(state, node, observed, native)
-            emit("node_finished", node, _patch_event(kind, returned[-1] if returned else None))
+            patch = _patch_event(kind, returned[-1] if returned else None)
+            emit("node_finished", node, patch, **tags)
 
         return step
 
-    def _observed_routed(self, emit: Emit) -> Callable[[str], None]:
-        stream, plain = self._stream, self.routed
+    def _observed_mark(
+        self, emit: Emit, plain: Callable[[str], None], kind: str
+    ) -> Callable[[str], None]:
+        """An observed router or join: a node of `kind` that writes nothing."""
 
-        def routed(node: str) -> None:
+        def mark(node: str) -> None:
             plain(node)
-            if stream is not None:
-                if stream.cancelled:
-                    raise streaming.cancelled_error()
-                stream.begin(node, "router")
-            emit("node_started", node, {"kind": "router"})
-            emit("node_finished", node, {"kind": "router", "patch": {}})
+            tags = self._begun(node, kind)
+            emit("node_started", node, {"kind": kind}, **tags)
+            emit("node_finished", node, {"kind": kind, "patch": {}}, **tags)
 
-        return routed
+        return mark

@@ -18,6 +18,10 @@ svc.upstream) is shut down, which wakes the thread blocked reading it at
 once, and an agent makes no further model call, tool call or routing
 decision (`check_cancelled()`).
 
+A parallel branch (svc.parallel) runs under a RunStream of its own, which
+the run's cancel reaches, and which a failing branch declared before it
+cancels too: the same cut, for that branch only.
+
 Stdlib only.
 """
 
@@ -50,8 +54,21 @@ class RunStream:
         self._lock = threading.Lock()
         self._on_cancel: list[Callable[[], None]] = []
 
-    def __call__(self, type: str, node: str | None = None, data: dict | None = None) -> None:
-        self._emit(type, node, data)
+    # Whether the run's client gets tokens (svc.parallel's branch of a run
+    # not streamed has a stream only to be cancelled).
+    streamed = True
+
+    def __call__(
+        self,
+        type: str,
+        node: str | None = None,
+        data: dict | None = None,
+        branch: str | None = None,
+    ) -> None:
+        if branch is None:
+            self._emit(type, node, data)
+        else:  # an event of a node in a parallel branch (svc.parallel)
+            self._emit(type, node, data, branch=branch)
 
     def begin(self, node: str, kind: str | None) -> None:
         """The run starts `node` (of `kind`): the tokens from now on are its."""
@@ -111,7 +128,7 @@ def current(kinds: tuple[str, ...]) -> RunStream | None:
     is of one of `kinds` (a model call elsewhere, in a subgraph or a
     function node, is not streamed) and the code is not `muted()`."""
     stream = _current.get()
-    if stream is None or stream.kind not in kinds or _muted.get():
+    if stream is None or stream.kind not in kinds or not stream.streamed or _muted.get():
         return None
     return stream
 

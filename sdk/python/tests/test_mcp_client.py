@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("mcp.client.streamable_http", reason="needs the mcp extra (mcp 2.x)")
 
-from svc import mcp_client, registry, run_agent, worker_agent
+from svc import mcp_client, registry, run_agent, streaming, worker_agent
 from svc.config import load_config
 from svc.errors import ConfigError, RegistrationError, SvcError
 from svc.mcp import client, sessions
@@ -340,6 +340,24 @@ def test_the_run_deadline_bounds_a_call():
 
 
 # --- environment -------------------------------------------------------------------------
+
+
+def test_a_cancelled_runs_call_ends_at_once_and_the_next_call_works():
+    # A streaming client gone, or a parallel branch cancelled: the run's stream is cancelled.
+    stdio()
+    assert call_mcp_tool("n", "local", "echo", {"text": "warm"}).text == "warm"
+    stream = streaming.RunStream(lambda *event, **tags: None)
+    token = streaming.enter(stream)
+    threading.Timer(0.2, stream.cancel).start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(SvcError) as caught:
+            call_mcp_tool("n", "local", "slow", {"seconds": 10})
+    finally:
+        streaming.leave(token)
+    assert caught.value.code == "client_closed_request"
+    assert time.monotonic() - started < 2
+    assert call_mcp_tool("n", "local", "echo", {"text": "still here"}).text == "still here"
 
 
 def test_a_missing_variable_is_a_config_error_naming_it(monkeypatch):

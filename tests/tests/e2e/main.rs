@@ -26,6 +26,7 @@ mod java_projects;
 mod manifest_commands;
 mod mcp;
 mod model_calls;
+mod parallel;
 mod project_cases;
 mod python_projects;
 mod runtimes;

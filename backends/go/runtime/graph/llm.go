@@ -240,7 +240,12 @@ func callModel(ctx context.Context, node string, m Model, messages, tools []any,
 	}
 	var last error
 	attempts, failed := 0, m.Name
-	for _, model := range append([]Model{m}, m.Fallbacks...) {
+	// The model, then its fallbacks, without a slice of them per call.
+	for i := 0; i <= len(m.Fallbacks); i++ {
+		model := m
+		if i > 0 {
+			model = m.Fallbacks[i-1]
+		}
 		req, err := modelRequest(node, model, messages, tools, schema)
 		if err != nil {
 			return modelFailure(err, model.Name, attempts)
@@ -260,10 +265,8 @@ func callModel(ctx context.Context, node string, m Model, messages, tools []any,
 			}
 			attempts++
 			run.attempt()
-			attemptCtx, cancel := context.WithTimeout(ctx, timeout)
-			used, err := try(attemptCtx, req)
+			used, err := tryWithin(ctx, timeout, req, try)
 			last, failed = err, model.Name
-			cancel()
 			if last == nil {
 				return run.replied(node, used)
 			}
@@ -281,6 +284,19 @@ func callModel(ctx context.Context, node string, m Model, messages, tools []any,
 		}
 	}
 	return modelFailure(last, failed, attempts)
+}
+
+// tryWithin runs one attempt bounded by timeout, and by the run's deadline
+// when that comes first: then ctx bounds it already, and the attempt needs
+// no context and timer of its own (most runs' deadlines are shorter than a
+// model's timeout).
+func tryWithin(ctx context.Context, timeout time.Duration, req request, try attempt) (tokens, error) {
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= timeout {
+		return try(ctx, req)
+	}
+	attemptCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return try(attemptCtx, req)
 }
 
 func (r Retry) orDefaults() Retry {

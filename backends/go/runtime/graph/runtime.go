@@ -275,13 +275,34 @@ func StepLimit(limit int) *Error {
 		Details: map[string]any{"maxSteps": limit}}
 }
 
+// Steps counts the node steps of one run over all its branches: a branch
+// runs on its own goroutine, so the count is atomic.
+type Steps struct {
+	limit int
+	taken atomic.Int64
+}
+
+// NewSteps is the count of a run (or of a child graph's run) allowed
+// limit steps.
+func NewSteps(limit int) *Steps { return &Steps{limit: limit} }
+
+// Take counts one step: the step past the limit is the step-limit error.
+func (s *Steps) Take() error {
+	if s.taken.Add(1) > int64(s.limit) {
+		return StepLimit(s.limit)
+	}
+	return nil
+}
+
 // An Event is one event of a streamed run (docs/http-contract.md,
-// "Streaming"): its type, the node it concerns ("" for the run's own) and
-// its data.
+// "Streaming"): its type, the node it concerns ("" for the run's own), the
+// innermost parallel branch the node is in ("" outside branches) and its
+// data.
 type Event struct {
-	Type string
-	Node string
-	Data map[string]any
+	Type   string
+	Node   string
+	Branch string
+	Data   map[string]any
 }
 
 // A Result marks a whole state in an event's data (run_started's state,
@@ -289,8 +310,9 @@ type Event struct {
 // declared field.
 type Result State
 
-// An Observer receives the events of a streamed run as they happen, on
-// the run's goroutine.
+// An Observer receives the events of a streamed run as they happen, one at
+// a time: on the run's goroutine, or on a parallel branch's (Parallel
+// serializes them).
 type Observer func(Event)
 
 type observerKey struct{}
@@ -343,7 +365,7 @@ func (sc *Schema) Step(ctx context.Context, st State, node string, fn NodeFunc, 
 		}
 		return nodeError(node, fmt.Sprintf("node %q failed: %v", node, err))
 	}
-	return sc.apply(st, patch, node)
+	return sc.applyTracked(ctx, st, patch, node)
 }
 
 // clone gives a node its own top-level copy (maps.Clone copies the table
@@ -407,13 +429,17 @@ func (c *runContext) Err() error {
 }
 
 // Value finds the run's Observer and meter for code that holds a context
-// derived from the run's (a node's, a model call's, a child graph's).
+// derived from the run's (a node's, a model call's, a child graph's). A run
+// starts outside parallel branches: a step finds no branch's writes here
+// without looking through the request's context.
 func (c *runContext) Value(key any) any {
 	switch key {
 	case observerKey{}:
 		return c.observe
 	case meterKey{}:
 		return c.meter
+	case writesKey{}:
+		return writes(nil)
 	}
 	return c.Context.Value(key)
 }

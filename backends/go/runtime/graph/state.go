@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -309,6 +310,36 @@ func (sc *Schema) apply(st State, patch State, node string) error {
 	for _, k := range sortedKeys(patch) {
 		if err := sc.applyOne(st, k, patch[k], node); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// writes are the fields a branch wrote: every key of a patch applied to its
+// state, true once a Replace value was written to it. Only the branch's own
+// goroutine records into it (its steps run one after another).
+type writes map[string]bool
+
+type writesKey struct{}
+
+// writesOf is the writes of the parallel branch ctx belongs to (the
+// innermost); nil outside branches.
+func writesOf(ctx context.Context) writes {
+	w, _ := ctx.Value(writesKey{}).(writes)
+	return w
+}
+
+// applyTracked applies a step's patch and, in a branch, records what it
+// wrote: a nested parallel's merged patch is one patch of its enclosing
+// branch.
+func (sc *Schema) applyTracked(ctx context.Context, st State, patch State, node string) error {
+	if err := sc.apply(st, patch, node); err != nil {
+		return err
+	}
+	if w := writesOf(ctx); w != nil {
+		for k, v := range patch {
+			_, replaced := v.(Replace)
+			w[k] = w[k] || replaced
 		}
 	}
 	return nil

@@ -51,9 +51,19 @@ func Routed(ctx context.Context, node string) {
 }
 
 // AppendEvent appends one event as a JSON object, keys sorted:
-// {"data", "node" (when the event has one), "run_id", "seq", "type"}.
+// {"branch" (when the event has one), "data", "node" (when the event has
+// one), "run_id", "seq", "type"}.
 func AppendEvent(buf []byte, runID string, seq int, ev Event) ([]byte, error) {
-	buf = append(buf, `{"data":{`...)
+	buf = append(buf, '{')
+	if ev.Branch != "" {
+		buf = append(buf, `"branch":`...)
+		var err error
+		if buf, err = appendValue(buf, ev.Branch); err != nil {
+			return nil, err
+		}
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"data":{`...)
 	for i, k := range sortedKeys(ev.Data) {
 		if i > 0 {
 			buf = append(buf, ',')

@@ -15,7 +15,8 @@ import (
 // child's own step limit, and ctx the parent's deadline. A streamed run's
 // observer is hidden from the child, so its nodes send no events and its
 // model calls are not streamed (python-svc streams the document's own graph
-// only). Errors of the child pass unchanged.
+// only), and in a parallel branch its patches are no write of the branch.
+// Errors of the child pass unchanged.
 func RunChild(ctx context.Context, node string, sc *Schema, run func(context.Context, State) (State, error), values map[string]any) (State, error) {
 	st, err := sc.newState(deepCopy(values).(map[string]any))
 	if err != nil {
@@ -23,12 +24,22 @@ func RunChild(ctx context.Context, node string, sc *Schema, run func(context.Con
 		// child field the parent never set.
 		return nil, nodeError(node, fmt.Sprintf("subgraph \"%s\": %s", node, err))
 	}
+	return run(childContext(ctx), st)
+}
+
+// childContext is ctx for a child graph's run (a subgraph node's, a map
+// item's): its nodes send no events, as python-svc streams the document's
+// own graph only, and their patches go to the child's state, so they are
+// no write of the branch the node is in. The deadline and cancellation
+// still come from the parent's run.
+func childContext(ctx context.Context) context.Context {
 	if observerOf(ctx) != nil {
-		// The value shadows the runContext's observer; the deadline and
-		// cancellation still come from the parent's run.
 		ctx = context.WithValue(ctx, observerKey{}, Observer(nil))
 	}
-	return run(ctx, st)
+	if writesOf(ctx) != nil {
+		ctx = context.WithValue(ctx, writesKey{}, writes(nil))
+	}
+	return ctx
 }
 
 // ChildOutput is the patch of a subgraph node: its output values with the

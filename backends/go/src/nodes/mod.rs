@@ -9,6 +9,7 @@ mod function;
 mod hitl;
 mod intent_classifier;
 pub mod llm;
+mod map;
 pub mod rag;
 mod response_template;
 mod subgraph;
@@ -42,7 +43,8 @@ pub fn place(kind: &NodeKind) -> Place {
     match kind {
         NodeKind::Start => Place::Start,
         NodeKind::End => Place::End,
-        NodeKind::Router(_) => Place::Router,
+        // The run loop runs their branches, or moves on (graph.rs).
+        NodeKind::Router(_) | NodeKind::Parallel(_) | NodeKind::Join => Place::Router,
         NodeKind::Function(_) | NodeKind::Tool(_) | NodeKind::Connector(_) => {
             Place::File { native: true }
         }
@@ -53,9 +55,6 @@ pub fn place(kind: &NodeKind) -> Place {
         | NodeKind::Rag(_)
         | NodeKind::Subgraph(_)
         | NodeKind::Hitl(_)
-        // Not built: negotiation refuses them, and files() says so.
-        | NodeKind::Parallel(_)
-        | NodeKind::Join
         | NodeKind::Map(_) => Place::File { native: false },
     }
 }
@@ -123,7 +122,11 @@ pub fn files(
         let mut body = CodeWriter::go();
         let built = match &n.kind {
             // The run loop is all these are (graph.rs).
-            NodeKind::Start | NodeKind::End | NodeKind::Router(_) => continue,
+            NodeKind::Start
+            | NodeKind::End
+            | NodeKind::Router(_)
+            | NodeKind::Parallel(_)
+            | NodeKind::Join => continue,
             NodeKind::Function(_) => function::write(doc, scope, n, &at, &mut body),
             NodeKind::Connector(_) => connector::write(doc, scope, n, &at, snippets, &mut body),
             NodeKind::ResponseTemplate(ResponseTemplateNode {
@@ -159,9 +162,7 @@ pub fn files(
             }
             NodeKind::Subgraph(s) => subgraph::write(scope, n, &at, s, &mut body),
             NodeKind::Hitl(h) => hitl::write(scope, n, &at, h, &mut body),
-            NodeKind::Parallel(_) | NodeKind::Join | NodeKind::Map(_) => Err(
-                svc_backend_sdk::parts::kind_not_built("go", &n.id, n.kind.name(), &at),
-            ),
+            NodeKind::Map(m) => map::write(scope, n, &at, m, &mut body),
         };
         match built {
             Ok(true) => out.push(go_file(

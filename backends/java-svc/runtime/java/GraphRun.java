@@ -1,11 +1,14 @@
 package dev.svc.runtime;
 
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.SequencedSet;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One run of the graph: its own state, the step count and the node that
@@ -14,7 +17,9 @@ import java.util.concurrent.TimeUnit;
  * with a checkpointer a run may pause at a hitl node ({@link #hitl}) and a
  * resumed run starts at that node with the person's answer ({@link #resume}).
  * The run's thread holds its deadline ({@link #withDeadline}) and its
- * {@link Usage} of model calls, which its {@link Budget} bounds.
+ * {@link Usage} of model calls, which its {@link Budget} bounds. A parallel
+ * node's branches each run on a GraphRun of their own (Parallel),
+ * which shares the run's step count.
  */
 public class GraphRun {
     /** Receives the events of an observed run as they happen (RunEvents, for a streamed request). */
@@ -22,6 +27,14 @@ public class GraphRun {
     public interface Observer {
         /** One event; {@code node} and {@code data} may be null. */
         void emit(String type, String node, Map<String, Object> data);
+
+        /**
+         * One event of a node in the parallel branch {@code branch} (the registered name of the
+         * innermost branch's first node; null: none), which RunEvents writes as the event's "branch".
+         */
+        default void emit(String type, String node, String branch, Map<String, Object> data) {
+            emit(type, node, data);
+        }
     }
 
     /**
@@ -60,6 +73,26 @@ public class GraphRun {
     /** The deadline (System.nanoTime) of the run on this thread; null outside a run bound to one. */
     public static Long deadline() {
         return DEADLINE.get();
+    }
+
+    /**
+     * {@code task} with this thread's deadline and usage bound on the thread that runs it: a
+     * parallel branch's or a map item's, which belongs to this thread's run.
+     */
+    static <T> Callable<T> inherit(Callable<T> task) {
+        Long deadline = DEADLINE.get();
+        Callable<T> metered = Usage.current().bind(task);
+        if (deadline == null) {
+            return metered;
+        }
+        return () -> {
+            DEADLINE.set(deadline);
+            try {
+                return metered.call();
+            } finally {
+                DEADLINE.remove();
+            }
+        };
     }
 
     /**
@@ -210,16 +243,51 @@ public class GraphRun {
     private final StateSchema schema;
     private final Map<String, Object> state;
     private final int maxSteps;
-    private int steps;
+    /** The steps taken, shared by the run's parallel branches, which may count at once. */
+    private final AtomicInteger steps;
+    /** The innermost parallel branch this run is (its first node's registered name); null for the run itself. */
+    private final String branch;
     private String lastOutputKey;
     /** The fields written, each where it was last written (an A2A reply is the last one that changed). */
     private final SequencedSet<String> written = new LinkedHashSet<>();
+    /** The append fields a patch replaced (a Replace value): a branch's patch then replaces them too. */
+    private final Set<String> replaced = new HashSet<>();
     private Resume resume;
 
     public GraphRun(StateSchema schema, Map<String, Object> state, int maxSteps) {
         this.schema = schema;
         this.state = state;
         this.maxSteps = maxSteps;
+        this.steps = new AtomicInteger();
+        this.branch = null;
+    }
+
+    /** The run of {@code parent}'s parallel branch {@code branch} on {@code state}, a copy of the parent's. */
+    GraphRun(GraphRun parent, Map<String, Object> state, String branch) {
+        this.schema = parent.schema;
+        this.state = state;
+        this.maxSteps = parent.maxSteps;
+        this.steps = parent.steps;
+        this.branch = branch;
+    }
+
+    /** A run for the parallel branch {@code branch} of this run, on {@code state}. */
+    GraphRun branch(String branch, Map<String, Object> state) {
+        return new GraphRun(this, state, branch);
+    }
+
+    /** The innermost parallel branch this run is; null for the run itself. */
+    public String branch() {
+        return branch;
+    }
+
+    StateSchema schema() {
+        return schema;
+    }
+
+    /** The append fields this run replaced. */
+    Set<String> replaced() {
+        return replaced;
     }
 
     public Map<String, Object> state() {
@@ -277,10 +345,9 @@ public class GraphRun {
         if (Thread.interrupted()) {
             throw new InterruptedException("the run passed its deadline");
         }
-        if (steps == maxSteps) {
+        if (steps.getAndUpdate(n -> n == maxSteps ? n : n + 1) == maxSteps) {
             throw SvcError.stepLimit(maxSteps);
         }
-        steps++;
     }
 
     /** Runs a node on a read-only view and writes its result to outputKey. */
@@ -288,11 +355,26 @@ public class GraphRun {
         write(node, outputKey, call(node, fn));
     }
 
+    /**
+     * {@link #step}, in a streamed run between node_started and node_finished of {@code kind}
+     * (ObservedRun), so that a parallel branch's code calls it on either run.
+     */
+    public void step(String node, String kind, String outputKey, GraphNode fn) throws SvcError, InterruptedException {
+        step(node, outputKey, fn);
+    }
+
     /** Writes a node's result to outputKey through the field's reducer. */
     protected void write(String node, String outputKey, Object result) throws SvcError {
         schema.apply(state, outputKey, result, node);
-        lastOutputKey = outputKey;
-        written.addLast(outputKey);
+        written(outputKey, result);
+    }
+
+    private void written(String key, Object value) {
+        lastOutputKey = key;
+        written.addLast(key);
+        if (value instanceof StateSchema.Replace) {
+            replaced.add(key);
+        }
     }
 
     /**
@@ -301,6 +383,11 @@ public class GraphRun {
      */
     public void patch(String node, GraphNode fn) throws SvcError, InterruptedException {
         writePatch(node, call(node, fn));
+    }
+
+    /** {@link #patch}, in a streamed run between node_started and node_finished of {@code kind} (ObservedRun). */
+    public void patch(String node, String kind, GraphNode fn) throws SvcError, InterruptedException {
+        patch(node, fn);
     }
 
     /** Writes a connector node's patch, each entry through its field's reducer. */
@@ -315,8 +402,7 @@ public class GraphRun {
         for (Map.Entry<?, ?> e : patch.entrySet()) {
             String key = String.valueOf(e.getKey());
             schema.apply(state, key, e.getValue(), node);
-            lastOutputKey = key;
-            written.addLast(key);
+            written(key, e.getValue());
         }
     }
 
@@ -340,5 +426,18 @@ public class GraphRun {
     /** A router's step: it only picks the next node, so its span is empty. */
     public void routed(String node) {
         Tracing.start(Tracing.Op.NODE, node).close();
+    }
+
+    /** A join's step: its parallel node merged the branches already, so it writes nothing and its span is empty. */
+    public void joined(String node) {
+        Tracing.start(Tracing.Op.NODE, node).close();
+    }
+
+    /** A parallel node starts its branches: node_started in a streamed run (ObservedRun). */
+    void parallelStarted(String node) {
+    }
+
+    /** A parallel node wrote its branches' merged {@code patch}: node_finished in a streamed run. */
+    void parallelFinished(String node, Map<String, Object> patch) {
     }
 }

@@ -8,7 +8,8 @@ import java.util.Map;
  * reported to the run's events when it is streamed (events not null). While
  * an llm or an agent node runs, {@link #current()} is this run on the node's
  * thread, so its model calls (StreamingLlmClient) can stream the text it may
- * write into the events as its tokens.
+ * write into the events as its tokens. A parallel branch's run is an
+ * ObservedRun too, whose events name the branch.
  */
 public final class ObservedRun extends GraphRun {
     private static final ThreadLocal<ObservedRun> CURRENT = new ThreadLocal<>();
@@ -23,6 +24,16 @@ public final class ObservedRun extends GraphRun {
         this.events = events;
     }
 
+    private ObservedRun(ObservedRun parent, Map<String, Object> state, String branch) {
+        super(parent, state, branch);
+        this.events = parent.events;
+    }
+
+    @Override
+    GraphRun branch(String branch, Map<String, Object> state) {
+        return new ObservedRun(this, state, branch);
+    }
+
     /** The streamed run whose node is running on this thread, or null. */
     public static ObservedRun current() {
         return CURRENT.get();
@@ -34,7 +45,7 @@ public final class ObservedRun extends GraphRun {
             return;
         }
         standing = true;
-        events.emit("token", node, Map.of("delta", delta));
+        emit("token", node, Map.of("delta", delta));
     }
 
     /**
@@ -46,10 +57,11 @@ public final class ObservedRun extends GraphRun {
             return;
         }
         standing = false;
-        events.emit("tokens_discarded", node, Map.of("reason", reason));
+        emit("tokens_discarded", node, Map.of("reason", reason));
     }
 
     /** GraphRun.step, between node_started and node_finished. */
+    @Override
     public void step(String node, String kind, String outputKey, GraphNode fn) throws SvcError, InterruptedException {
         if (events == null) {
             step(node, outputKey, fn);
@@ -63,6 +75,7 @@ public final class ObservedRun extends GraphRun {
     }
 
     /** GraphRun.patch, between node_started and node_finished. */
+    @Override
     public void patch(String node, String kind, GraphNode fn) throws SvcError, InterruptedException {
         if (events == null) {
             patch(node, fn);
@@ -84,7 +97,7 @@ public final class ObservedRun extends GraphRun {
             super.hitl(node, outputKey, payload);
             return;
         }
-        events.emit("node_started", node, Map.of("kind", "hitl"));
+        emit("node_started", node, Map.of("kind", "hitl"));
         Object answer = answer(node);
         if (answer == NO_ANSWER) {
             throw new Interrupt(node, outputKey, call(node, payload), state());
@@ -100,13 +113,37 @@ public final class ObservedRun extends GraphRun {
     public void routed(String node) {
         super.routed(node);
         if (events != null) {
-            events.emit("node_started", node, Map.of("kind", "router"));
+            emit("node_started", node, Map.of("kind", "router"));
             finished(node, "router", Map.of());
         }
     }
 
+    /** A join's step: it writes nothing, so its patch is empty. */
+    @Override
+    public void joined(String node) {
+        super.joined(node);
+        if (events != null) {
+            emit("node_started", node, Map.of("kind", "join"));
+            finished(node, "join", Map.of());
+        }
+    }
+
+    @Override
+    void parallelStarted(String node) {
+        if (events != null) {
+            emit("node_started", node, Map.of("kind", "parallel"));
+        }
+    }
+
+    @Override
+    void parallelFinished(String node, Map<String, Object> patch) {
+        if (events != null) {
+            finished(node, "parallel", patch);
+        }
+    }
+
     private Object observed(String node, String kind, GraphNode fn) throws SvcError, InterruptedException {
-        events.emit("node_started", node, Map.of("kind", kind));
+        emit("node_started", node, Map.of("kind", kind));
         // Only an llm or an agent node streams (python-svc's streaming.replies()): the
         // model calls of a subgraph node's child graph, which runs in its step, are not streamed.
         if (!"llm".equals(kind) && !"agent".equals(kind)) {
@@ -126,6 +163,11 @@ public final class ObservedRun extends GraphRun {
         Map<String, Object> data = new LinkedHashMap<>();
         data.put("kind", kind);
         data.put("patch", patch);
-        events.emit("node_finished", node, data);
+        emit("node_finished", node, data);
+    }
+
+    /** One event of this run, naming its branch when it is one. */
+    private void emit(String type, String node, Map<String, Object> data) {
+        events.emit(type, node, branch(), data);
     }
 }

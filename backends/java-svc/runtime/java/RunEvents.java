@@ -41,7 +41,16 @@ public final class RunEvents implements GraphRun.Observer {
 
     /** Emits one event; {@code node} and {@code data} may be null. */
     @Override
-    public synchronized void emit(String type, String node, Map<String, Object> data) {
+    public void emit(String type, String node, Map<String, Object> data) {
+        emit(type, node, null, data);
+    }
+
+    /**
+     * Emits one event, of a node in the parallel branch {@code branch} unless it is null.
+     * Branches emit from threads of their own: one at a time, so seq follows the stream's order.
+     */
+    @Override
+    public synchronized void emit(String type, String node, String branch, Map<String, Object> data) {
         if (done) {
             return;
         }
@@ -50,13 +59,13 @@ public final class RunEvents implements GraphRun.Observer {
             data = data == null ? new LinkedHashMap<>() : new LinkedHashMap<>(data);
             usage.addTo(data);
         }
-        byte[] bytes = encode(type, node, data);
+        byte[] bytes = encode(type, node, branch, data);
         if (bytes == null) {
             // Not sent: the stream ends as the JSON answer would have.
             Map<String, Object> failed = failure(new SvcError(500, "execution_error",
                     "an event of the run is larger than 4 MiB", Map.of("reason", "response_too_large")));
             usage.addTo(failed);
-            bytes = encode("run_failed", null, failed);
+            bytes = encode("run_failed", null, null, failed);
             last = true;
         }
         done = last;
@@ -97,8 +106,8 @@ public final class RunEvents implements GraphRun.Observer {
         return data;
     }
 
-    /** The event as an SSE frame; null when its data passes the limit. */
-    private byte[] encode(String type, String node, Map<String, Object> data) {
+    /** The event as an SSE frame, "branch" beside "node" when set; null when its data passes the limit. */
+    private byte[] encode(String type, String node, String branch, Map<String, Object> data) {
         long n = ++seq;
         Map<String, Object> event = new LinkedHashMap<>();
         event.put("run_id", runId);
@@ -106,6 +115,9 @@ public final class RunEvents implements GraphRun.Observer {
         event.put("type", type);
         if (node != null) {
             event.put("node", node);
+        }
+        if (branch != null) {
+            event.put("branch", branch);
         }
         event.put("data", data == null ? Map.of() : data);
         byte[] json;

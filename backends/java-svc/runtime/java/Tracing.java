@@ -106,6 +106,26 @@ public final class Tracing {
     }
 
     /**
+     * {@code task} in this thread's trace context and run span, on whatever thread runs it: a
+     * parallel branch's or a map item's, whose spans are children of the current one (its node's).
+     */
+    static <T> Callable<T> inherit(Callable<T> task) {
+        Tracer t = tracer;
+        if (t == null) {
+            return task;
+        }
+        Span run = RUN.get();
+        return t.wrap(() -> {
+            RUN.set(run);
+            try {
+                return task.call();
+            } finally {
+                RUN.remove();
+            }
+        });
+    }
+
+    /**
      * A run as a task for the run's thread: it goes on in the request's trace,
      * in the run's span ({@code invoke_workflow}, named after the graph).
      */

@@ -9,6 +9,7 @@ mod function;
 mod hitl;
 mod intent_classifier;
 pub mod llm;
+mod map;
 mod rag;
 mod response_template;
 mod subgraph;
@@ -47,11 +48,12 @@ pub fn place(kind: &NodeKind) -> Place {
         | NodeKind::Rag(_)
         | NodeKind::Subgraph(_)
         | NodeKind::Hitl(_)
-        // Not built: negotiation refuses them, and classes() says so.
-        | NodeKind::Parallel(_)
-        | NodeKind::Join
         | NodeKind::Map(_) => Place::Class,
-        NodeKind::Start | NodeKind::End | NodeKind::Router(_) => Place::RunLoop,
+        NodeKind::Start
+        | NodeKind::End
+        | NodeKind::Router(_)
+        | NodeKind::Parallel(_)
+        | NodeKind::Join => Place::RunLoop,
     }
 }
 
@@ -237,7 +239,11 @@ pub fn files(
         let at = scope.at(&format!("/logical/nodes/{i}"));
         let built = match &n.kind {
             // The run loop is all these are (graph.rs).
-            NodeKind::Start | NodeKind::End | NodeKind::Router(_) => continue,
+            NodeKind::Start
+            | NodeKind::End
+            | NodeKind::Router(_)
+            | NodeKind::Parallel(_)
+            | NodeKind::Join => continue,
             NodeKind::Function(FunctionNode { output_key }) => {
                 function::class(doc, scope, &class, &n.id, output_key)
             }
@@ -284,9 +290,13 @@ pub fn files(
                 }
             },
             NodeKind::Hitl(h) => hitl::class(scope, &class, &n.id, h),
-            NodeKind::Parallel(_) | NodeKind::Join | NodeKind::Map(_) => Err(
-                svc_backend_sdk::parts::kind_not_built("java-svc", &n.id, n.kind.name(), &at),
-            ),
+            NodeKind::Map(m) => match map::class(scope, &class, &n.id, i, &at, m) {
+                Ok(text) => Ok(text),
+                Err(d) => {
+                    errors.push(d);
+                    continue;
+                }
+            },
         };
         match built {
             Ok(text) => out.push(File::text(

@@ -10,6 +10,7 @@ mod function;
 mod hitl;
 mod intent_classifier;
 mod llm;
+mod map;
 mod rag;
 mod response_template;
 mod subgraph;
@@ -28,7 +29,7 @@ use crate::py::{
     literal, module, package_init, quote, top_level_gap, write_expr, Expr, LINE, RUNTIME,
 };
 use crate::scope::Scope;
-use svc_backend_sdk::ir::{ResponseTemplateNode, RouterNode, ToolNode};
+use svc_backend_sdk::ir::{ParallelNode, ResponseTemplateNode, RouterNode, ToolNode};
 
 /// What the run loop makes of a node of each kind.
 #[derive(Debug, Clone, Copy)]
@@ -41,6 +42,10 @@ pub enum Place<'a> {
     Router(&'a [Branch]),
     /// A module of its own, whose `node` the run loop calls.
     Module(Call),
+    /// The run loop runs these branches at once (svc.runtime's parallel).
+    Parallel(&'a ParallelNode),
+    /// The run loop moves on: the branches met here.
+    Join,
 }
 
 /// How the run loop calls a node's module.
@@ -76,15 +81,14 @@ pub fn place<'a>(doc: &Document, kind: &'a NodeKind) -> Place<'a> {
         NodeKind::Start => Place::Start,
         NodeKind::End => Place::End,
         NodeKind::Router(RouterNode { branches }) => Place::Router(branches),
+        NodeKind::Parallel(p) => Place::Parallel(p),
+        NodeKind::Join => Place::Join,
         NodeKind::Function(_) | NodeKind::Connector(_) => Place::Module(native),
         NodeKind::ResponseTemplate(_) | NodeKind::Hitl(_) => Place::Module(local),
         NodeKind::Llm(_)
         | NodeKind::Agent(_)
         | NodeKind::IntentClassifier(_)
         | NodeKind::Subgraph(_)
-        // Not built: negotiation refuses them, and files() says so.
-        | NodeKind::Parallel(_)
-        | NodeKind::Join
         | NodeKind::Map(_) => Place::Module(remote),
         NodeKind::Tool(ToolNode { tool_id, .. }) => match doc.tool(tool_id).map(|t| &t.kind) {
             Some(ToolKind::Http { .. } | ToolKind::Mcp { .. }) => Place::Module(remote),
@@ -147,7 +151,11 @@ pub fn files(
         };
         let text = match &node.kind {
             // Start, end and router nodes live in the run loop (graph.rs).
-            NodeKind::Start | NodeKind::End | NodeKind::Router(_) => continue,
+            NodeKind::Start
+            | NodeKind::End
+            | NodeKind::Router(_)
+            | NodeKind::Parallel(_)
+            | NodeKind::Join => continue,
             NodeKind::Function(_) => function::module(&site),
             NodeKind::Connector(_) => connector::module(&site, snippets),
             NodeKind::ResponseTemplate(ResponseTemplateNode {
@@ -168,14 +176,7 @@ pub fn files(
                 out.push(documents);
                 rag::module(&site, r)
             }),
-            NodeKind::Parallel(_) | NodeKind::Join | NodeKind::Map(_) => {
-                Err(svc_backend_sdk::parts::kind_not_built(
-                    "python-svc",
-                    &node.id,
-                    node.kind.name(),
-                    &scope.at(&format!("/logical/nodes/{index}")),
-                ))
-            }
+            NodeKind::Map(m) => map::module(&site, m),
         };
         match text {
             Ok(text) => {

@@ -15,10 +15,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 mod calls;
+mod regions;
 mod settings;
 mod shape;
 
 pub use calls::*;
+pub(crate) use regions::region;
+pub use regions::BranchRef;
 pub use settings::*;
 pub use shape::{MAX_SCHEMA_DEPTH, MAX_SCHEMA_PROPERTIES};
 

@@ -238,28 +238,6 @@ impl<'a> Validator<'a> {
     }
 }
 
-/// The nodes reachable from `first` before `join`, and whether `join` is
-/// reached.
-fn region<'a>(
-    succ: &BTreeMap<&'a str, Vec<&'a str>>,
-    first: &'a str,
-    join: &str,
-) -> (BTreeSet<&'a str>, bool) {
-    let mut seen = BTreeSet::new();
-    let mut reaches = false;
-    let mut stack = vec![first];
-    while let Some(n) = stack.pop() {
-        if n == join {
-            reaches = true;
-            continue;
-        }
-        if seen.insert(n) {
-            stack.extend(succ.get(n).into_iter().flatten().copied());
-        }
-    }
-    (seen, reaches)
-}
-
 fn quoted(ids: &[&str]) -> String {
     ids.iter()
         .map(|i| format!("`{i}`"))

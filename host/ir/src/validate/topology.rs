@@ -12,26 +12,7 @@ impl<'a> Validator<'a> {
     /// Successors of a node: a router's branch targets, a parallel's
     /// branches and its join, otherwise its edges.
     pub(super) fn successors(&self) -> BTreeMap<&'a str, Vec<&'a str>> {
-        let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for n in &self.doc.logical.nodes {
-            let list = out.entry(n.id.as_str()).or_default();
-            match &n.kind {
-                NodeKind::Router(RouterNode { branches }) => {
-                    list.extend(branches.iter().map(|b| b.to.as_str()));
-                }
-                NodeKind::Parallel(p) => {
-                    list.extend(p.branches.iter().map(String::as_str));
-                    list.push(p.join.as_str());
-                }
-                _ => {}
-            }
-        }
-        for e in &self.doc.logical.edges {
-            if let Some(list) = out.get_mut(e.from.as_str()) {
-                list.push(e.to.as_str());
-            }
-        }
-        out
+        self.doc.all_successors()
     }
 
     pub(super) fn topology(&mut self) {

@@ -159,7 +159,7 @@ def graph_call(config: dict, runner: Any) -> Callable[[str, dict], Any]:
     async def call(text: str, state: dict) -> str:
         written: list[str] = []
 
-        def emit(kind: str, node: Any, data: Any) -> None:
+        def emit(kind: str, node: Any, data: Any, branch: str | None = None) -> None:
             patch = data.get("patch") if isinstance(data, dict) else None
             if kind != "node_finished" or not isinstance(patch, dict):
                 return

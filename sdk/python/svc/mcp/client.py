@@ -10,7 +10,9 @@ Every failure of a call is a 502 `upstream_error` whose details name the node,
 the server, the tool and the reason: `timeout`, `tool_error` (the tool
 answered with an error), `connect` (the server cannot be reached or the
 session broke) or `invalid_arguments` (refused before the call by the tool's
-input schema, or by the server).
+input schema, or by the server). A call of a run that is cancelled (a
+streaming client gone, a parallel branch cancelled) ends at once with the
+run's cancelled_error.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from svc import registry, telemetry
+from svc import registry, streaming, telemetry
 from svc.errors import ConfigError, RegistrationError, SvcError, require
 from svc.mcp import sessions
 from svc.mcp.servers import (
@@ -278,15 +280,21 @@ def call_mcp_tool(
         )
     if timeout <= 0:
         raise mcp_error(node, server, tool, "timeout", f"{name}: no time left in the run")
+    # The run's cancel (a streaming client gone, a parallel branch cancelled)
+    # cancels the call on the loop at once.
+    stream = streaming.active()
+    streaming.check_cancelled()
     try:
         answer = sessions.run(
-            _invoke(node, target, tool, arguments, timeout), timeout + RESULT_MARGIN
+            _invoke(node, target, tool, arguments, timeout), timeout + RESULT_MARGIN, stream
         )
     except TimeoutError:
         raise mcp_error(
             node, server, tool, "timeout", f"{name}: timed out after {round(timeout * 1000)}ms"
         ) from None
-    except concurrent.futures.CancelledError:  # stop_all ran meanwhile
+    except concurrent.futures.CancelledError:  # cancelled, or stop_all ran meanwhile
+        if stream is not None and stream.cancelled:
+            raise streaming.cancelled_error() from None
         raise mcp_error(node, server, tool, "connect", f"{name}: the sessions stopped") from None
     result = _result(answer)
     if result.is_error:

@@ -156,16 +156,22 @@ _loop = BackgroundLoop("svc-mcp")
 _sessions: dict[str, Session] = {}
 
 
-def run(coro: Any, timeout: float) -> Any:
+def run(coro: Any, timeout: float, stream: Any = None) -> Any:
     """Runs `coro` on the loop and waits at most `timeout` seconds for it;
-    past that it is cancelled and TimeoutError raised."""
+    past that it is cancelled and TimeoutError raised. A cancel of `stream`
+    (a svc.streaming.RunStream: the run's, or its parallel branch's) cancels
+    it at once: concurrent.futures.CancelledError."""
     future = asyncio.run_coroutine_threadsafe(coro, _loop.get())
+    forget = stream.on_cancel(future.cancel) if stream is not None else None
     try:
         return future.result(timeout)
     except (concurrent.futures.TimeoutError, TimeoutError):
         if future.cancel() or not future.done():
             raise TimeoutError from None
         return future.result(0)
+    finally:
+        if forget is not None:
+            forget()
 
 
 def _dispatcher_closed(client: Any) -> bool:

@@ -11,6 +11,12 @@ Each observed run gets an id and a numbered list of RunEvents:
      "data": {"kind": "llm", "patch": {"category": "billing"}}}
     {"run_id": "...", "seq": 5, "type": "run_finished", "data": {"result": {...}}}
 
+The events of a node in a parallel branch, its tokens too, carry the
+branch's name (its first node's id; the innermost branch's) as `branch`:
+
+    {"run_id": "...", "seq": 7, "type": "node_started", "branch": "weather",
+     "node": "weather", "data": {"kind": "llm"}}
+
 (`token`s come only from a streamed request's model calls. An agent node
 or a tool-calling `llm` node may withdraw the tokens it sent so far with
 `tokens_discarded`, `data: {"reason": "tool_calls" | "next_member"}`.)
@@ -72,7 +78,13 @@ class Run:
         self._lock = threading.Lock()
         self._followers: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
 
-    def emit(self, type: str, node: str | None = None, data: dict | None = None) -> None:
+    def emit(
+        self,
+        type: str,
+        node: str | None = None,
+        data: dict | None = None,
+        branch: str | None = None,
+    ) -> None:
         if type not in EVENT_TYPES:
             raise ValueError(f"unknown run event type {type!r}")
         with self._lock:
@@ -80,6 +92,8 @@ class Run:
                 return
             self.seq += 1
             event: dict[str, Any] = {"run_id": self.id, "seq": self.seq, "type": type}
+            if branch is not None:
+                event["branch"] = branch
             if node is not None:
                 event["node"] = node
             if data is not None:
@@ -184,7 +198,13 @@ class EventStream:
         self._loop = asyncio.get_running_loop()
         self._changed = asyncio.Event()
 
-    def emit(self, type: str, node: str | None = None, data: dict | None = None) -> None:
+    def emit(
+        self,
+        type: str,
+        node: str | None = None,
+        data: dict | None = None,
+        branch: str | None = None,
+    ) -> None:
         if type not in EVENT_TYPES:
             raise ValueError(f"unknown run event type {type!r}")
         with self._lock:
@@ -192,18 +212,20 @@ class EventStream:
                 return
             self._seq += 1
             event: dict[str, Any] = {"run_id": self.id, "seq": self._seq, "type": type}
+            if branch is not None:
+                event["branch"] = branch
             if node is not None:
                 event["node"] = node
             event["data"] = data if data is not None else {}
             line, failure = _encoded(event)
             if failure is not None:
                 # The event is dropped, the run_failed takes its number.
-                type, node, data = "run_failed", None, failure
+                type, node, data, branch = "run_failed", None, failure, None
                 line = encode({"run_id": self.id, "seq": self._seq, "type": type, "data": data})
             self.done = type in _FINAL
             self._frames.append(_frame(self._seq, type, line))
             if self.log is not None:
-                self.log.emit(type, node, data)
+                self.log.emit(type, node, data, branch)
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody reads
             self._loop.call_soon_threadsafe(self._changed.set)
         if failure is not None and self.stop is not None:

@@ -52,7 +52,17 @@ class InterruptSignal(BaseException):
 class RunContext:
     """What `human_interrupt` needs to know about the compiled run it is in."""
 
-    __slots__ = ("calls", "checkpointed", "child", "node", "pending", "resume", "schema", "started")
+    __slots__ = (
+        "branch",
+        "calls",
+        "checkpointed",
+        "child",
+        "node",
+        "pending",
+        "resume",
+        "schema",
+        "started",
+    )
 
     def __init__(
         self,
@@ -61,11 +71,13 @@ class RunContext:
         resume: Resume | None = None,
         *,
         child: bool = False,
+        branch: bool = False,
     ):
         self.checkpointed = checkpointed
         self.schema = schema
         self.resume = resume
         self.child = child  # a subgraph's run, which never pauses
+        self.branch = branch  # a parallel branch, which never pauses either
         self.node: str | None = None
         self.pending: list[Any] = []
         self.calls = 0
@@ -98,9 +110,13 @@ def leave(token: contextvars.Token) -> None:
     _context.reset(token)
 
 
-def _no_checkpointer(node: str | None, child: bool = False) -> Exception:
+def _no_checkpointer(node: str | None, child: bool = False, branch: bool = False) -> Exception:
     where = f'node "{node}"' if node else "a node"
-    if child:
+    if branch:
+        message = (
+            f"{where} calls human_interrupt() in a parallel branch, which cannot pause the run"
+        )
+    elif child:
         message = (
             f"{where} calls human_interrupt() in a subgraph, which cannot pause: only the "
             "service's own graph is paused and resumed"
@@ -131,7 +147,7 @@ def human_interrupt(payload: Any, *, field: str | None = None) -> Any:
 def _compiled(ctx: RunContext, payload: Any, field: str | None) -> Any:
     node = ctx.node
     if not ctx.checkpointed:
-        raise _no_checkpointer(node, ctx.child)
+        raise _no_checkpointer(node, ctx.child, ctx.branch)
     if field is not None and ctx.schema is not None and ctx.schema.field(field) is None:
         raise execution_error(
             node or "", f'node "{node}": human_interrupt() names "{field}", which is no state field'
