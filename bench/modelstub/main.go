@@ -1,16 +1,19 @@
 // Command modelstub is the model provider of bench/model_calls.py: an
 // OpenAI-compatible chat-completions endpoint that answers every request
-// at once with the same short reply and its usage, so a benchmark measures
-// the service's model layer and not the model. It serves on a loopback
-// port and prints that port on its first line.
+// at once (or after -delay, a model's think time for bench/parallel.py)
+// with the same short reply and its usage, so a benchmark measures the
+// service's model layer and not the model. It serves on a loopback port
+// and prints that port on its first line.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"time"
 )
 
 const reply = `{"id":"chatcmpl-bench","object":"chat.completion","model":"bench-model",` +
@@ -18,6 +21,8 @@ const reply = `{"id":"chatcmpl-bench","object":"chat.completion","model":"bench-
 	`"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}`
 
 func main() {
+	delay := flag.Duration("delay", 0, "how long each reply waits")
+	flag.Parse()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -30,6 +35,7 @@ func main() {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		time.Sleep(*delay)
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, reply)
 	})

@@ -28,6 +28,12 @@ streaming.cancelled_error(). A branch's stream is cancelled when the run's
 In a run that is not streamed the branch's stream sends nothing (`streamed`
 false): it only cancels; its calls then use svc.upstream's connection-per-call
 client, so that they can be cut.
+
+Telemetry (docs/telemetry.md, "The span tree"): with node spans on, each
+branch run is a `branch <name>` span and each map item an `item <index>`
+span (svc.telemetry's branch_span, item_span), children of the parallel or
+map node's span (the current span, carried over in the copied context) and
+parents of the branch's node spans or the item's child run's.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from svc import streaming
+from svc import streaming, telemetry
 from svc.errors import SvcError, deadline_error, execution_error, step_limit_error
 from svc.state import Replace, StateSchema
 from svc.threads import hitl
@@ -151,7 +157,9 @@ def run_branches(
         hitl.enter(hitl.RunContext(False, schema, branch=True))
 
     def body(i: int) -> None:
-        branches[i][1](tracked[i].state, steps)
+        name, walk = branches[i]
+        with telemetry.branch_span(node, name):
+            walk(tracked[i].state, steps)
 
     names = [name for name, _ in branches]
     _, failure = _fan_out(names, max_concurrency, enter, body)
@@ -228,13 +236,19 @@ def map_items(
 
     def body(k: int) -> Any:
         left = None if ends is None else max(0.0, ends - time.monotonic())
-        return run_item(k, copy.deepcopy(items[k]), left)
+        with telemetry.item_span(node, k):
+            try:
+                return run_item(k, copy.deepcopy(items[k]), left)
+            except SvcError:
+                raise
+            except Exception as e:  # as the answer says it (and the item's span)
+                raise execution_error(
+                    node, f'node "{node}" failed: {type(e).__name__}: {e}'
+                ) from None
 
     results, failure = _fan_out([None] * len(items), max_concurrency, enter, body)
     if failure is not None:
         k, e = failure
-        if isinstance(e, Exception) and not isinstance(e, SvcError):
-            e = execution_error(node, f'node "{node}" failed: {type(e).__name__}: {e}')
         if isinstance(e, SvcError):
             e.details = {**(e.details or {}), "item": k}
         raise e

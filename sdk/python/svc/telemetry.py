@@ -49,6 +49,8 @@ AGENT_NAME = "gen_ai.agent.name"
 ERROR_TYPE = "error.type"
 NODE_ID = "svc.node.id"
 NODE_KIND = "svc.node.kind"
+BRANCH = "svc.branch"
+ITEM = "svc.item"
 OUTCOME = "svc.run.outcome"
 
 # Buckets the conventions advise for the two GenAI histograms.
@@ -411,6 +413,24 @@ class _NodeSpan(_Span):
             time.perf_counter() - self._started,
             _attributes_of(NODE_KIND, self._node_kind, OUTCOME, outcome),
         )
+
+
+def branch_span(node: str, branch: str) -> contextlib.AbstractContextManager[Any]:
+    """`branch <branch>`: one run of the branch `branch` (its first node's
+    registered name) of the parallel node `node`, the parent of the branch's
+    node spans; nothing with `tracing.trace_nodes: false`. Not measured."""
+    if not (_on and _nodes):
+        return _OFF
+    return _Span(f"branch {branch}", {NODE_ID: node, BRANCH: branch}, _api.INTERNAL)
+
+
+def item_span(node: str, index: int) -> contextlib.AbstractContextManager[Any]:
+    """`item <index>`: the child run of item `index` of the map node `node`,
+    the parent of its node spans; nothing with `tracing.trace_nodes: false`.
+    Not measured."""
+    if not (_on and _nodes):
+        return _OFF
+    return _Span(f"item {index}", {NODE_ID: node, ITEM: index}, _api.INTERNAL)
 
 
 def chat_span(model: str, provider: str = "openai") -> contextlib.AbstractContextManager[Any]:

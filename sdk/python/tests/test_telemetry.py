@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from svc import telemetry
+from svc.errors import SvcError
 from svc.runtime import (
     CompiledGraph,
     Field,
@@ -24,6 +25,7 @@ from svc.runtime import (
     call_http_tool,
     chat,
     cond_eq,
+    map_items,
     register_http_tool,
 )
 from svc.server import create_app
@@ -381,3 +383,254 @@ def test_the_batch_queue_is_every_targets_unless_the_variables_set_it(monkeypatc
     assert telemetry._batching() == {"max_export_batch_size": 100}
     monkeypatch.setenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "50")
     assert telemetry._batching() == {}
+
+
+# --- parallel branches and map (svc.parallel) ----------------------------------------
+
+
+def fan_graph(branches, kinds=None):
+    """A graph whose parallel node `fan` runs `branches` ({name: [(node,
+    body), ...]}; a body that is a dict of branches: a nested parallel node)
+    and joins at `merge`, as the backend writes it."""
+
+    class Fan(CompiledGraph):
+        name = "fan"
+        schema = StateSchema([Field("a", "string"), Field("log", "array", append=True)])
+        max_steps = 20
+        node_kinds = {"fan": "parallel", "merge": "join", **(kinds or {})}  # noqa: RUF012
+
+        def run(self, state):
+            current, steps = "fan", self.steps()
+            while current != "end":
+                steps.take()
+                if current == "fan":
+                    walks = [(name, self.walk(chain)) for name, chain in branches.items()]
+                    self.parallel(state, "fan", steps, walks, max_concurrency=0)
+                    current = "merge"
+                else:
+                    self.joined("merge")
+                    current = "end"
+            return state
+
+        def walk(self, chain):
+            def branch(state, steps):
+                for node, body in chain:
+                    steps.take()
+                    if isinstance(body, dict):
+                        walks = [(name, self.walk(inner)) for name, inner in body.items()]
+                        self.parallel(state, node, steps, walks)
+                    else:
+                        self.step(state, node, body, native=False)
+
+            return branch
+
+    return Fan()
+
+
+def logs(entry, seconds=0.0):
+    def body(state):
+        time.sleep(seconds)
+        return {"log": [entry]}
+
+    return body
+
+
+class Child(CompiledGraph):
+    """The child run of a map item: `answer`, which fails on a "fail" item."""
+
+    name = "child"
+    schema = StateSchema([Field("item", "object"), Field("answer", "string")])
+    node_kinds = {"answer": "function"}  # noqa: RUF012
+
+    def run(self, state):
+        self.check(0)
+        self.step(state, "answer", answer)
+        return state
+
+
+def answer(state):
+    item = state["item"]
+    if "fail" in item:
+        raise SvcError(500, "upstream_error", "the item failed", {"node": "answer"})
+    return {"answer": item["text"]}
+
+
+class Mapped(CompiledGraph):
+    name = "mapped"
+    schema = StateSchema([Field("items", "array"), Field("answers", "array")])
+    node_kinds = {"each": "map"}  # noqa: RUF012
+    child = Child()
+
+    def run(self, state):
+        self.check(0)
+        self.step(state, "each", self.each, native=False)
+        return state
+
+    def each(self, state):
+        def run_item(k, item, left):
+            if "bug" in item:
+                raise RuntimeError("a bug")
+            return self.child.run_child("each", {"item": item}, left).get("answer")
+
+        return {"answers": map_items("each", state.get("items"), 10, 2, run_item, 5.0)}
+
+
+def in_memory(config=CONFIG):
+    """Telemetry on, read back in memory: (finished spans(), metrics reader)."""
+    exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    assert telemetry.configure(config, span_exporter=exporter, metric_reader=reader)
+
+    def spans():
+        telemetry.flush()
+        return list(exporter.get_finished_spans())
+
+    return spans, reader
+
+
+def named(spans, name):
+    (found,) = [s for s in spans if s.name == name]
+    return found
+
+
+def test_each_branch_run_is_a_span_under_the_parallel_nodes_and_over_its_nodes():
+    spans, reader = in_memory()
+    graph = fan_graph(
+        {
+            "weather": [("weather", logs("w", 0.05))],
+            "news": [("news", logs("n")), ("more", lambda state: None)],
+        }
+    )
+    assert graph.invoke({})["log"] == ["w", "n"]
+    s = spans()
+    assert sorted(x.name for x in s) == sorted(
+        [
+            "invoke_workflow fan",
+            "parallel fan",
+            "branch weather",
+            "branch news",
+            "node weather",
+            "node news",
+            "node more",
+            "join merge",
+        ]
+    )
+    run, fan = named(s, "invoke_workflow fan"), named(s, "parallel fan")
+    assert fan.parent.span_id == run.context.span_id
+    assert named(s, "join merge").parent.span_id == run.context.span_id
+    for branch, nodes in (("weather", ["weather"]), ("news", ["news", "more"])):
+        span = named(s, f"branch {branch}")
+        assert span.kind == SpanKind.INTERNAL
+        assert span.parent.span_id == fan.context.span_id
+        assert span.context.trace_id == run.context.trace_id
+        assert dict(span.attributes) == {"svc.node.id": "fan", "svc.branch": branch}
+        assert span.status.status_code == StatusCode.UNSET
+        for node in nodes:
+            assert named(s, f"node {node}").parent.span_id == span.context.span_id
+    # Not measured: svc.node.duration has the nodes' kinds only.
+    kinds = set()
+    for rm in reader.get_metrics_data().resource_metrics:
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                if m.name == "svc.node.duration":
+                    kinds.update(p.attributes["svc.node.kind"] for p in m.data.data_points)
+    assert kinds == {"parallel", "node", "join"}
+
+
+def test_a_failing_branch_marks_its_span_and_a_cancelled_one_ends_as_its_node_would():
+    spans, _ = in_memory()
+    boom = SvcError(500, "upstream_error", "the call failed", {"node": "bad"})
+
+    def fails(state):
+        time.sleep(0.05)
+        raise boom
+
+    graph = fan_graph(
+        {
+            "early": [("early", logs("e", 0.15))],
+            "bad": [("bad", fails)],
+            "late": [("late", logs("l", 0.1)), ("later", logs("l2"))],
+        }
+    )
+    with pytest.raises(SvcError) as failed:
+        graph.invoke({})
+    assert failed.value.code == "upstream_error"
+    s = spans()
+    assert named(s, "branch early").status.status_code == StatusCode.UNSET
+    for name, code in (
+        ("branch bad", "upstream_error"),
+        ("node bad", "upstream_error"),
+        ("parallel fan", "upstream_error"),
+        # cancelled by the failure at its next step, which never began
+        ("branch late", "client_closed_request"),
+    ):
+        assert named(s, name).status.status_code == StatusCode.ERROR, name
+        assert named(s, name).attributes["error.type"] == code, name
+    assert named(s, "node late").status.status_code == StatusCode.UNSET
+    assert not [x for x in s if x.name == "node later"]
+    assert named(s, "node late").parent.span_id == named(s, "branch late").context.span_id
+
+
+def test_a_nested_parallels_branches_hang_from_its_node_span_in_the_outer_branch():
+    spans, _ = in_memory()
+    inner = {"x": [("x", logs("x"))], "y": [("y", logs("y"))]}
+    graph = fan_graph(
+        {"outer": [("inner", inner)], "right": [("r", logs("r"))]}, kinds={"inner": "parallel"}
+    )
+    assert graph.invoke({})["log"] == ["x", "y", "r"]
+    s = spans()
+    outer, node = named(s, "branch outer"), named(s, "parallel inner")
+    assert node.parent.span_id == outer.context.span_id
+    for name in ("x", "y"):
+        branch = named(s, f"branch {name}")
+        assert branch.parent.span_id == node.context.span_id
+        assert dict(branch.attributes) == {"svc.node.id": "inner", "svc.branch": name}
+        assert named(s, f"node {name}").parent.span_id == branch.context.span_id
+    assert named(s, "branch right").attributes["svc.node.id"] == "fan"
+
+
+def test_each_map_item_is_a_span_under_the_map_nodes_and_over_its_child_run():
+    spans, _ = in_memory()
+    items = [{"text": "a"}, {"text": "b"}, {"text": "c"}]
+    assert Mapped().invoke({"items": items})["answers"] == ["a", "b", "c"]
+    s = spans()
+    node = named(s, "map each")
+    assert node.parent.span_id == named(s, "invoke_workflow mapped").context.span_id
+    answers = [x for x in s if x.name == "function answer"]
+    assert len(answers) == 3
+    for k in range(3):
+        item = named(s, f"item {k}")
+        assert item.kind == SpanKind.INTERNAL
+        assert item.parent.span_id == node.context.span_id
+        assert dict(item.attributes) == {"svc.node.id": "each", "svc.item": k}
+        assert isinstance(item.attributes["svc.item"], int)
+        assert item.status.status_code == StatusCode.UNSET
+        assert len([x for x in answers if x.parent.span_id == item.context.span_id]) == 1
+
+
+def test_a_failing_item_marks_its_span_with_the_code_and_a_bug_as_an_execution_error():
+    spans, _ = in_memory()
+    with pytest.raises(SvcError) as failed:
+        Mapped().invoke({"items": [{"text": "a"}, {"fail": True}]})
+    assert (failed.value.code, failed.value.details) == (
+        "upstream_error",
+        {"node": "answer", "item": 1},
+    )
+    s = spans()
+    assert named(s, "item 0").status.status_code == StatusCode.UNSET
+    for name in ("item 1", "map each"):
+        assert named(s, name).status.status_code == StatusCode.ERROR, name
+        assert named(s, name).attributes["error.type"] == "upstream_error", name
+
+    spans, _ = in_memory()
+    with pytest.raises(SvcError) as failed:
+        Mapped().invoke({"items": [{"bug": True}]})
+    assert failed.value.code == "execution_error"
+    assert failed.value.message == 'node "each" failed: RuntimeError: a bug'
+    assert named(spans(), "item 0").attributes["error.type"] == "execution_error"
+
+
+def test_trace_nodes_false_leaves_out_branch_and_item_spans():
+    spans, _ = in_memory({**CONFIG, "tracing": {"enabled": True, "trace_nodes": False}})
+    fan_graph({"a": [("a", logs("a"))], "b": [("b", logs("b"))]}).invoke({})
+    Mapped().invoke({"items": [{"text": "a"}]})
+    assert sorted(x.name for x in spans()) == ["invoke_workflow fan", "invoke_workflow mapped"]

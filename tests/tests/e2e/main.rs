@@ -29,6 +29,7 @@ mod model_calls;
 mod parallel;
 mod project_cases;
 mod python_projects;
+mod random_graphs;
 mod runtimes;
 mod schemathesis;
 mod snapshots;

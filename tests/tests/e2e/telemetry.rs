@@ -40,7 +40,9 @@ fn graph(mcp_server: &Path) -> Value {
                 {"name": "answer", "type": "string"},
                 {"name": "record", "type": "object"},
                 {"name": "meta", "type": "string", "default": ""},
-                {"name": "peer", "type": "string", "default": ""}
+                {"name": "peer", "type": "string", "default": ""},
+                {"name": "l", "type": "string"},
+                {"name": "r", "type": "string"}
             ],
             "nodes": [
                 {"id": "start", "kind": "start"},
@@ -57,6 +59,10 @@ fn graph(mcp_server: &Path) -> Value {
                 {"id": "consult", "kind": "agent", "agent": "peer", "input": "{{question}}",
                  "outputKey": "peer"},
                 {"id": "boom", "kind": "function", "outputKey": "answer"},
+                {"id": "fan", "kind": "parallel", "branches": ["left", "right"], "join": "meet"},
+                {"id": "left", "kind": "response_template", "template": "l", "outputKey": "l"},
+                {"id": "right", "kind": "response_template", "template": "r", "outputKey": "r"},
+                {"id": "meet", "kind": "join"},
                 {"id": "end", "kind": "end"}
             ],
             "edges": [
@@ -64,7 +70,10 @@ fn graph(mcp_server: &Path) -> Value {
                 {"from": "ask", "to": "route"},
                 {"from": "lookup", "to": "peek"},
                 {"from": "peek", "to": "consult"},
-                {"from": "consult", "to": "end"},
+                {"from": "consult", "to": "fan"},
+                {"from": "left", "to": "meet"},
+                {"from": "right", "to": "meet"},
+                {"from": "meet", "to": "end"},
                 {"from": "boom", "to": "end"}
             ],
             "settings": {
@@ -392,6 +401,13 @@ fn traced_on(platform: &str, doc: &Path, binary: &Path, peer_url: &str) {
         ("execute_tool probe_meta", "tool peek".to_string()),
         ("agent consult", "invoke_workflow telemetry".to_string()),
         ("invoke_agent peer", "agent consult".to_string()),
+        // A parallel node's branches: a span each, their nodes within.
+        ("parallel fan", "invoke_workflow telemetry".to_string()),
+        ("branch left", "parallel fan".to_string()),
+        ("response_template left", "branch left".to_string()),
+        ("branch right", "parallel fan".to_string()),
+        ("response_template right", "branch right".to_string()),
+        ("join meet", "invoke_workflow telemetry".to_string()),
     ];
     let failed_names = [
         "POST /invoke",
@@ -484,6 +500,8 @@ fn traced_on(platform: &str, doc: &Path, binary: &Path, peer_url: &str) {
     );
     assert_eq!(tag("llm ask", "svc.node.kind"), "llm", "{platform}");
     assert_eq!(tag("router route", "svc.node.id"), "route", "{platform}");
+    assert_eq!(tag("branch left", "svc.node.id"), "fan", "{platform}");
+    assert_eq!(tag("branch right", "svc.branch"), "right", "{platform}");
     assert_eq!(tag("chat stub-model", "span.kind"), "client", "{platform}");
     assert_eq!(
         tag("chat stub-model", "gen_ai.operation.name"),

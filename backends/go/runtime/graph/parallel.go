@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 )
 
@@ -36,7 +37,8 @@ func Parallel(ctx context.Context, st State, node string, steps *Steps, maxConcu
 // declared after it; the answer is the error of the first failing branch
 // in declared order. A streamed run gets node's node_started and, when it
 // succeeds, node_finished with the merged patch; the branches' events
-// carry their branch's name.
+// carry their branch's name. A traced run has node's span and, under it,
+// a SpanBranch span per branch run, its nodes' spans' parent.
 func (sc *Schema) Parallel(ctx context.Context, st State, node string, steps *Steps, maxConcurrency int, branches []Branch) (err error) {
 	if tracing != nil {
 		var end func(error)
@@ -50,7 +52,8 @@ func (sc *Schema) Parallel(ctx context.Context, st State, node string, steps *St
 	}
 	states := make([]State, len(branches))
 	written := make([]writes, len(branches))
-	_, err = fanOut(ctx, node, len(branches), maxConcurrency, func(ctx context.Context, i int) error {
+	branchName := func(i int) string { return branches[i].Name }
+	_, err = fanOut(ctx, node, len(branches), maxConcurrency, SpanBranch, branchName, func(ctx context.Context, i int) error {
 		states[i] = deepCopy(map[string]any(st)).(map[string]any)
 		written[i] = writes{}
 		ctx = context.WithValue(ctx, writesKey{}, written[i])
@@ -160,8 +163,9 @@ func Joined(ctx context.Context, node string) {
 // maxConcurrency at once (0: all), and returns their outputs in item order.
 // More than maxItems items fail before any runs. A failing item cancels
 // those after it; the answer is the error of the lowest failing index, with
-// details.item. Items are not streamed. item must not change its item
-// (RunChild copies it).
+// details.item. Items are not streamed; a traced run has a SpanItem span
+// per item run, under ctx's (the map node's), its child's spans' parent.
+// item must not change its item (RunChild copies it).
 func Map(ctx context.Context, node string, items any, maxItems, maxConcurrency int, item func(ctx context.Context, index int, item any) (any, error)) ([]any, error) {
 	list, _ := items.([]any)
 	if len(list) > maxItems {
@@ -170,7 +174,7 @@ func Map(ctx context.Context, node string, items any, maxItems, maxConcurrency i
 		return nil, e
 	}
 	out := make([]any, len(list))
-	k, err := fanOut(childContext(ctx), node, len(list), maxConcurrency, func(ctx context.Context, i int) error {
+	k, err := fanOut(childContext(ctx), node, len(list), maxConcurrency, SpanItem, strconv.Itoa, func(ctx context.Context, i int) error {
 		v, err := item(ctx, i, list[i])
 		out[i] = v
 		return err
@@ -209,8 +213,10 @@ func withItem(err error, k int) error {
 // ctx. When task i fails, every task after i is cancelled (or never
 // starts); those before it run on. It returns once every started task has
 // ended, with the lowest failing index and its error (-1 and nil when none
-// failed). A panicking task fails as a node's panic does in Step.
-func fanOut(ctx context.Context, node string, n, limit int, task func(ctx context.Context, i int) error) (int, error) {
+// failed). A panicking task fails as a node's panic does in Step. A traced
+// run gives each task a span op (SpanBranch, SpanItem) named name(i), the
+// child of ctx's (the node's).
+func fanOut(ctx context.Context, node string, n, limit int, op SpanOp, name func(int) string, task func(ctx context.Context, i int) error) (int, error) {
 	if limit <= 0 || limit > n {
 		limit = n
 	}
@@ -233,7 +239,7 @@ func fanOut(ctx context.Context, node string, n, limit int, task func(ctx contex
 		cancels[i] = cancel
 		mu.Unlock()
 		wg.Go(func() {
-			err := runTask(tctx, node, i, task)
+			err := runTask(tctx, node, i, op, name, task)
 			cancel()
 			if err != nil {
 				mu.Lock()
@@ -260,9 +266,16 @@ func fanOut(ctx context.Context, node string, n, limit int, task func(ctx contex
 	return failed, errs[failed]
 }
 
-// runTask is task(ctx, i), with a panic turned into the node's execution
-// error: a panic on a goroutine of its own would end the program.
-func runTask(ctx context.Context, node string, i int, task func(ctx context.Context, i int) error) (err error) {
+// runTask is task(ctx, i) in its span op named name(i) when the run is
+// traced, with a panic turned into the node's execution error: a panic on
+// a goroutine of its own would end the program. A task cancelled because
+// one before it failed ends its span with the cancellation (spanError).
+func runTask(ctx context.Context, node string, i int, op SpanOp, name func(int) string, task func(ctx context.Context, i int) error) (err error) {
+	if tracing != nil {
+		var end func(error)
+		ctx, end = tracing.Start(context.WithValue(ctx, scopeKey{}, node), op, name(i))
+		defer func() { end(spanError(ctx, err)) }() // after the recovery below: it sees a panic's error
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = nodeError(node, fmt.Sprintf("node %q panicked: %v", node, r))

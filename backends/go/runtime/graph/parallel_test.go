@@ -557,43 +557,166 @@ func TestRunChildInABranchWritesOnlyItsOutput(t *testing.T) {
 	}
 }
 
-// tracer records the spans started: each span's name and its parent's.
+// tracer records the spans started: each span's label and its parent's
+// (a branch's "branch <name>@<parallel node>", an item's
+// "item <index>@<map node>", another span's its name), and what each
+// ended with.
 type tracer struct {
 	mu    sync.Mutex
 	spans []string
+	ended map[string]error
 }
 
 type spanKey struct{}
 
 func (tr *tracer) Start(ctx context.Context, op SpanOp, name string) (context.Context, func(error)) {
 	parent, _ := ctx.Value(spanKey{}).(string)
+	label := name
+	switch op {
+	case SpanBranch:
+		label = "branch " + name + "@" + ScopeNode(ctx)
+	case SpanItem:
+		label = "item " + name + "@" + ScopeNode(ctx)
+	}
 	tr.mu.Lock()
-	tr.spans = append(tr.spans, parent+">"+name)
+	tr.spans = append(tr.spans, parent+">"+label)
 	tr.mu.Unlock()
-	return context.WithValue(ctx, spanKey{}, name), func(error) {}
+	return context.WithValue(ctx, spanKey{}, label), func(err error) {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		if tr.ended == nil {
+			tr.ended = map[string]error{}
+		}
+		tr.ended[label] = err
+	}
 }
 
 func (tr *tracer) Reply(context.Context, string, any, any) {}
 func (tr *tracer) Inject(context.Context, http.Header)     {}
 
-// The parallel node has a span, its branches' node spans are its
-// children, and the join has one.
-func TestParallelSpans(t *testing.T) {
-	useParallelGraph(t, Budget{}, nil)
+// useTracer makes a tracer record the spans of one test.
+func useTracer(t *testing.T) *tracer {
 	tr := &tracer{}
 	saved := tracing
 	SetTracer(tr)
 	t.Cleanup(func() { tracing = saved })
+	return tr
+}
+
+// The parallel node has a span, each branch run a span under it, the
+// parent of the branch's node spans, and the join has one.
+func TestParallelSpans(t *testing.T) {
+	useParallelGraph(t, Budget{}, nil)
+	tr := useTracer(t)
 	ctx := context.Background()
 	err := Parallel(ctx, State{}, "fan", NewSteps(25), 1, []Branch{
-		{Name: "a", Run: walk(tnode{"a", writing(State{"a": "A"})})},
+		{Name: "a", Run: walk(tnode{"a", writing(State{"a": "A"})}, tnode{"a2", writing(State{"x": "X"})})},
 		{Name: "b", Run: walk(tnode{"b", writing(State{"b": "B"})})}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	Joined(ctx, "merge")
-	if want := []string{">fan", "fan>a", "fan>b", ">merge"}; !reflect.DeepEqual(tr.spans, want) {
+	want := []string{">fan", "fan>branch a@fan", "branch a@fan>a", "branch a@fan>a2", "fan>branch b@fan",
+		"branch b@fan>b", ">merge"}
+	if !reflect.DeepEqual(tr.spans, want) {
 		t.Fatalf("spans %q, want %q", tr.spans, want)
+	}
+	for label, err := range tr.ended {
+		if err != nil {
+			t.Errorf("span %q ended with %v", label, err)
+		}
+	}
+}
+
+// A failing branch ends its span with its error, a branch it cancelled
+// with the cancellation, one before it with none; a panicking branch's
+// span sees the panic's error. A branch that never started has no span.
+func TestParallelBranchSpansEndWithTheirErrors(t *testing.T) {
+	useParallelGraph(t, Budget{}, nil)
+	tr := useTracer(t)
+	failure := nodeError("b", "b failed")
+	err := Parallel(context.Background(), State{}, "fan", NewSteps(25), 3, []Branch{
+		{Name: "a", Run: walk(tnode{"a", after(50*time.Millisecond, State{"a": "A"})})},
+		{Name: "b", Run: walk(tnode{"b", func(context.Context, State) (State, error) {
+			time.Sleep(10 * time.Millisecond)
+			return nil, failure
+		}})},
+		{Name: "c", Run: walk(tnode{"c", after(5*time.Second, State{"c": "C"})})},
+		{Name: "d", Run: walk(tnode{"d", writing(State{"x": "X"})})}})
+	if err != failure {
+		t.Fatalf("error %v, want b's", err)
+	}
+	if got := tr.ended["branch a@fan"]; got != nil {
+		t.Errorf("branch a's span ended with %v", got)
+	}
+	if got := tr.ended["branch b@fan"]; got != failure {
+		t.Errorf("branch b's span ended with %v, want its error", got)
+	}
+	if got := tr.ended["branch c@fan"]; got != context.Canceled {
+		t.Errorf("branch c's span ended with %v, want context.Canceled", got)
+	}
+	if _, ok := tr.ended["branch d@fan"]; ok {
+		t.Errorf("branch d never started but has a span: %q", tr.spans)
+	}
+
+	tr = useTracer(t)
+	err = Parallel(context.Background(), State{}, "fan", NewSteps(25), 0, []Branch{
+		{Name: "p", Run: func(context.Context, State, *Steps) error { panic("oops") }}})
+	if err == nil || tr.ended["branch p@fan"] == nil || tr.ended["branch p@fan"].Error() != err.Error() {
+		t.Fatalf("error %v, the span ended with %v", err, tr.ended["branch p@fan"])
+	}
+}
+
+// Each item of a map node has a span under the node's, the parent of the
+// child's node spans; a failing item ends its span with its error, the
+// items it cancelled with the cancellation.
+func TestMapItemSpans(t *testing.T) {
+	useParallelGraph(t, Budget{}, nil)
+	tr := useTracer(t)
+	sc := childSchema()
+	failure := nodeError("each__do", "item 1 failed")
+	mapNode := func(limit int, fail bool) NodeFunc {
+		return func(ctx context.Context, _ State) (State, error) {
+			out, err := Map(ctx, "each", []any{"x", "y", "z"}, 10, limit, func(ctx context.Context, k int, item any) (any, error) {
+				child, err := RunChild(ctx, "each", sc, func(ctx context.Context, child State) (State, error) {
+					if fail && k == 2 {
+						<-ctx.Done()
+						return nil, ctx.Err()
+					}
+					err := sc.Step(ctx, child, "each__do", func(context.Context, State) (State, error) {
+						if fail && k == 1 {
+							time.Sleep(10 * time.Millisecond)
+							return nil, failure
+						}
+						return State{"reply": item}, nil
+					}, false)
+					return child, err
+				}, map[string]any{"q": "hi"})
+				return child["reply"], err
+			})
+			return State{"log": out}, err
+		}
+	}
+	if err := Step(context.Background(), State{}, "each", mapNode(1, false), false); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{">each", "each>item 0@each", "item 0@each>each__do", "each>item 1@each", "item 1@each>each__do",
+		"each>item 2@each", "item 2@each>each__do"}
+	if !reflect.DeepEqual(tr.spans, want) {
+		t.Fatalf("spans %q, want %q", tr.spans, want)
+	}
+
+	tr = useTracer(t)
+	err := Step(context.Background(), State{}, "each", mapNode(0, true), false)
+	wantError(t, err, 500, "execution_error", map[string]any{"node": "each__do", "item": 1}, "item 1 failed")
+	if got := tr.ended["item 0@each"]; got != nil {
+		t.Errorf("item 0's span ended with %v", got)
+	}
+	if got := tr.ended["item 1@each"]; got != failure {
+		t.Errorf("item 1's span ended with %v, want its error", got)
+	}
+	if got := tr.ended["item 2@each"]; got != context.Canceled {
+		t.Errorf("item 2's span ended with %v, want context.Canceled", got)
 	}
 }
 

@@ -196,7 +196,8 @@ type Tracer interface {
 }
 
 // A SpanOp is what a span stands for; its name is the graph's id (a run),
-// a node's, a model's, a tool's or an agent's.
+// a node's, a model's, a tool's or an agent's, a parallel branch's (its
+// first node's registered name) or a map item's index (decimal).
 type SpanOp int
 
 const (
@@ -206,7 +207,22 @@ const (
 	SpanTool                      // a tool call (HTTP, MCP, an agent's)
 	SpanAgent                     // an agent's run, in this process
 	SpanRemoteAgent               // a remote (A2A) agent's call
+	// SpanBranch is a parallel node's branch run, SpanItem a map node's
+	// item (settings.tracing.trace_nodes, as nodes): children of the
+	// parallel or map node's span, which ScopeNode names.
+	SpanBranch
+	SpanItem
 )
+
+type scopeKey struct{}
+
+// ScopeNode is the parallel or map node of a SpanBranch or SpanItem span
+// about to start in ctx (the span's svc.node.id); "" outside a branch or
+// item.
+func ScopeNode(ctx context.Context) string {
+	node, _ := ctx.Value(scopeKey{}).(string)
+	return node
+}
 
 // Traced is h with the server span of each request and its duration when
 // the graph is traced (package otel) and telemetry runs (Start turned it

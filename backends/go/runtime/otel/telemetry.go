@@ -64,6 +64,8 @@ const (
 	attrErrorType = "error.type"
 	attrNodeID    = "svc.node.id"
 	attrNodeKind  = "svc.node.kind"
+	attrBranch    = "svc.branch"
+	attrItem      = "svc.item"
 	attrOutcome   = "svc.run.outcome"
 	attrTokenType = "gen_ai.token.type"
 )
@@ -270,17 +272,27 @@ func outcome(err error) string {
 }
 
 // Start begins the span op named after name, as the child of ctx's, and
-// returns what ends it and records its measurement (svc.Tracer); a node
-// has no span without settings.tracing.trace_nodes.
+// returns what ends it and records its measurement (svc.Tracer); a node,
+// a parallel branch and a map item have no span without
+// settings.tracing.trace_nodes.
 func (t *otelTracer) Start(ctx context.Context, op svc.SpanOp, name string) (context.Context, func(error)) {
-	if op == svc.SpanNode && !svc.Registered().TraceNodes {
-		return ctx, endNothing
+	var sh *spanShape
+	switch op {
+	case svc.SpanNode, svc.SpanBranch, svc.SpanItem:
+		if !svc.Registered().TraceNodes {
+			return ctx, endNothing
+		}
 	}
-	provider := ""
-	if op == svc.SpanChat {
-		provider = svc.ModelProvider(ctx)
+	switch op {
+	case svc.SpanChat:
+		sh = t.shapeOf(op, name, svc.ModelProvider(ctx))
+	case svc.SpanBranch:
+		sh = t.shapeOf(op, name, svc.ScopeNode(ctx))
+	case svc.SpanItem:
+		sh = t.itemShape(svc.ScopeNode(ctx), name)
+	default:
+		sh = t.shapeOf(op, name, "")
 	}
-	sh := t.shapeOf(op, name, provider)
 	ctx, span := t.tracer.Start(ctx, sh.name, sh.start...)
 	started := time.Now()
 	return ctx, func(err error) {
@@ -336,23 +348,27 @@ func (sh *spanShape) failed(code string) metric.MeasurementOption {
 		attribute.String(attrErrorType, code))...))
 }
 
+// A shapeKey is a spanShape's op, name and detail: a chat's provider, a
+// branch's parallel node, an item's map node ("" for other spans).
 type shapeKey struct {
-	op             svc.SpanOp
-	name, provider string
+	op           svc.SpanOp
+	name, detail string
 }
 
-// maxShapes bounds the shapes kept: the graph's nodes, tools, models and
-// agents are far fewer.
+// maxShapes bounds the shapes kept: the graph's nodes, branches, tools,
+// models and agents are far fewer. Map items are not kept one by one
+// (itemShape).
 const maxShapes = 4096
 
-// shapeOf is the shape of op's spans named name; provider is a chat's
-// (gen_ai.provider.name), "" for other spans.
-func (t *otelTracer) shapeOf(op svc.SpanOp, name, provider string) *spanShape {
-	key := shapeKey{op, name, provider}
+// shapeOf is the shape of op's spans named name; detail is a chat's
+// provider (gen_ai.provider.name), a branch's parallel node, an item's map
+// node, "" for other spans.
+func (t *otelTracer) shapeOf(op svc.SpanOp, name, detail string) *spanShape {
+	key := shapeKey{op, name, detail}
 	if found, ok := t.shapes.Load(key); ok {
 		return found.(*spanShape)
 	}
-	sh := newShape(op, name, provider)
+	sh := newShape(op, name, detail)
 	if t.shapeCount.Load() < maxShapes {
 		if found, loaded := t.shapes.LoadOrStore(key, sh); loaded {
 			return found.(*spanShape)
@@ -362,7 +378,22 @@ func (t *otelTracer) shapeOf(op svc.SpanOp, name, provider string) *spanShape {
 	return sh
 }
 
-func newShape(op svc.SpanOp, name, provider string) *spanShape {
+// itemShape is the shape of the span of item index (decimal) of the map
+// node `node`: the node's shape, kept once (shapeOf with no name), with
+// the item's name and svc.item, made per span: a map's items would fill
+// the kept shapes.
+func (t *otelTracer) itemShape(node, index string) *spanShape {
+	base := t.shapeOf(svc.SpanItem, "", node)
+	sh := *base
+	sh.name = "item " + index
+	if k, err := strconv.Atoi(index); err == nil {
+		sh.start = append(base.start[:len(base.start):len(base.start)],
+			trace.WithAttributes(attribute.Int(attrItem, k)))
+	}
+	return &sh
+}
+
+func newShape(op svc.SpanOp, name, detail string) *spanShape {
 	var (
 		sh    = &spanShape{byOutcome: true}
 		kind  = trace.SpanKindInternal
@@ -382,7 +413,7 @@ func newShape(op svc.SpanOp, name, provider string) *spanShape {
 	case svc.SpanChat:
 		sh.name, kind = "chat "+name, trace.SpanKindClient
 		attrs = []attribute.KeyValue{attribute.String(attrOperation, "chat"),
-			attribute.String(attrProvider, provider), attribute.String(attrModel, name)}
+			attribute.String(attrProvider, detail), attribute.String(attrModel, name)}
 		sh.counted, sh.byOutcome = attrs, false
 	case svc.SpanTool:
 		sh.name = "execute_tool " + name
@@ -394,6 +425,12 @@ func newShape(op svc.SpanOp, name, provider string) *spanShape {
 		}
 		attrs = []attribute.KeyValue{attribute.String(attrOperation, "invoke_agent"),
 			attribute.String(attrAgentID, name), attribute.String(attrAgentName, name)}
+	case svc.SpanBranch:
+		sh.name = "branch " + name
+		attrs = []attribute.KeyValue{attribute.String(attrNodeID, detail), attribute.String(attrBranch, name)}
+	case svc.SpanItem:
+		// The map node's part of every item's shape (itemShape).
+		attrs = []attribute.KeyValue{attribute.String(attrNodeID, detail)}
 	}
 	sh.start = []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithAttributes(attrs...)}
 	if sh.counted != nil {

@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	svc "svc.dev/runtime/graph"
 )
@@ -315,7 +316,8 @@ func TestAnAnthropicCallNamesItsProvider(t *testing.T) {
 }
 
 // The measurements' attribute sets are made once per span shape and
-// route: each still says what its own measurement was.
+// route: each still says what its own measurement was. Branches and items
+// are measured by none.
 func TestMetricsCarryTheirAttributes(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	tr, err := newTracer(sdktrace.NewTracerProvider(), sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
@@ -328,6 +330,11 @@ func TestMetricsCarryTheirAttributes(t *testing.T) {
 		err := svc.Step(ctx, st, "n", func(ctx context.Context, _ svc.State) (svc.State, error) {
 			_, endChat := tr.Start(ctx, svc.SpanChat, "m")
 			endChat(failed)
+			// Branches and items are not measured.
+			_, endBranch := tr.Start(ctx, svc.SpanBranch, "b")
+			endBranch(failed)
+			_, endItem := tr.Start(ctx, svc.SpanItem, "0")
+			endItem(failed)
 			return nil, failed
 		}, false)
 		return st, err
@@ -427,4 +434,199 @@ func attr(s tracetest.SpanStub, key string) string {
 		}
 	}
 	return ""
+}
+
+// useParallelGraph registers, for one test, a graph that run walks, its
+// nodes "fan" a parallel node, "each" a map node and the others function
+// nodes, with trace_nodes as given.
+func useParallelGraph(t *testing.T, traceNodes bool, run func(ctx context.Context, st svc.State, from string) (svc.State, error)) {
+	saved := *svc.Registered()
+	svc.Register(svc.Compiled{ID: "traced-graph", Entry: "fan", Run: run, MaxSteps: 25,
+		Fields:         []svc.Field{{Name: "out", Type: svc.TypeArray}},
+		RequestTimeout: time.Minute, TraceNodes: traceNodes, NodeKind: func(node string) string {
+			switch node {
+			case "fan":
+				return "parallel"
+			case "each":
+				return "map"
+			}
+			return "function"
+		}})
+	t.Cleanup(func() { svc.Register(saved) })
+}
+
+// parallelRun is a run with the parallel node "fan" (branch "a" runs its
+// node, "b" fails, "c" is cut by b's failure) and, when fan does not fail,
+// the map node "each" over three items, each a child graph of one node
+// ("each__do"), item failing fails.
+func parallelRun(failBranch bool, failing int) func(ctx context.Context, st svc.State, _ string) (svc.State, error) {
+	child := svc.NewSchema([]svc.Field{{Name: "item", Type: svc.TypeString}})
+	step := func(node string, fn svc.NodeFunc) func(ctx context.Context, st svc.State, steps *svc.Steps) error {
+		return func(ctx context.Context, st svc.State, _ *svc.Steps) error { return svc.Step(ctx, st, node, fn, false) }
+	}
+	ok := func(context.Context, svc.State) (svc.State, error) { return nil, nil }
+	return func(ctx context.Context, st svc.State, _ string) (svc.State, error) {
+		branches := []svc.Branch{{Name: "a", Run: step("a", ok)}}
+		if failBranch {
+			branches = append(branches,
+				svc.Branch{Name: "b", Run: step("b", func(context.Context, svc.State) (svc.State, error) {
+					time.Sleep(10 * time.Millisecond)
+					return nil, errors.New("b broke")
+				})},
+				svc.Branch{Name: "c", Run: step("c", func(ctx context.Context, _ svc.State) (svc.State, error) {
+					<-ctx.Done()
+					return nil, ctx.Err()
+				})})
+		}
+		if err := svc.Parallel(ctx, st, "fan", svc.NewSteps(25), 0, branches); err != nil {
+			return nil, err
+		}
+		err := svc.Step(ctx, st, "each", func(ctx context.Context, _ svc.State) (svc.State, error) {
+			out, err := svc.Map(ctx, "each", []any{"x", "y", "z"}, 10, 1, func(ctx context.Context, k int, item any) (any, error) {
+				out, err := svc.RunChild(ctx, "each", child, func(ctx context.Context, cs svc.State) (svc.State, error) {
+					return cs, child.Step(ctx, cs, "each__do", func(context.Context, svc.State) (svc.State, error) {
+						if k == failing {
+							return nil, errors.New("item broke")
+						}
+						return nil, nil
+					}, false)
+				}, map[string]any{"item": item})
+				return out["item"], err
+			})
+			return svc.State{"out": out}, err
+		}, false)
+		return st, err
+	}
+}
+
+// Under a parallel node's span, a span per branch run, the parent of its
+// nodes' spans; under a map node's, a span per item, the parent of its
+// child's spans; failures mark them as they mark nodes.
+func TestBranchAndItemSpans(t *testing.T) {
+	exporter, tr := traceInMemory(t)
+	useParallelGraph(t, true, parallelRun(false, -1))
+	if _, _, err := svc.Invoke(context.Background(), map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	spans := exporter.GetSpans()
+	byName := map[string]tracetest.SpanStub{}
+	for _, s := range spans {
+		byName[s.Name] = s
+	}
+	if len(spans) != 11 {
+		t.Fatalf("spans: %v", names(spans))
+	}
+	parentOf := func(child, parent string) {
+		t.Helper()
+		c, ok := byName[child]
+		if !ok || c.Parent.SpanID() != byName[parent].SpanContext.SpanID() {
+			t.Errorf("%q is not %q's child: %v", child, parent, names(spans))
+		}
+	}
+	parentOf("parallel fan", "invoke_workflow traced-graph")
+	parentOf("branch a", "parallel fan")
+	parentOf("function a", "branch a")
+	parentOf("map each", "invoke_workflow traced-graph")
+	for k := range 3 {
+		parentOf(fmt.Sprintf("item %d", k), "map each")
+	}
+	// Each item's child node is the item's child.
+	items := map[trace.SpanID]int{}
+	for k := range 3 {
+		items[byName[fmt.Sprintf("item %d", k)].SpanContext.SpanID()] = 0
+	}
+	for _, s := range spans {
+		if _, ok := items[s.Parent.SpanID()]; ok && s.Name == "function each__do" {
+			items[s.Parent.SpanID()]++
+		}
+	}
+	for id, n := range items {
+		if n != 1 {
+			t.Errorf("item span %v has %d child node spans, want 1", id, n)
+		}
+	}
+	branch := byName["branch a"]
+	if branch.SpanKind != trace.SpanKindInternal || attr(branch, attrNodeID) != "fan" || attr(branch, attrBranch) != "a" ||
+		len(branch.Attributes) != 2 || branch.Status.Code != codes.Unset {
+		t.Errorf("the branch's span: %v %v %v", branch.SpanKind, branch.Attributes, branch.Status)
+	}
+	for k := range 3 {
+		item := byName[fmt.Sprintf("item %d", k)]
+		if item.SpanKind != trace.SpanKindInternal || attr(item, attrNodeID) != "each" || len(item.Attributes) != 2 {
+			t.Errorf("item %d's span: %v %v", k, item.SpanKind, item.Attributes)
+		}
+		for _, kv := range item.Attributes {
+			if kv.Key == attrItem && (kv.Value.Type() != attribute.INT64 || kv.Value.AsInt64() != int64(k)) {
+				t.Errorf("item %d's span's svc.item: %v", k, kv.Value)
+			}
+		}
+	}
+	// The items' shapes are not kept one by one.
+	kept := tr.shapeCount.Load()
+	useParallelGraph(t, true, parallelRun(false, -1))
+	if _, _, err := svc.Invoke(context.Background(), map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	if tr.shapeCount.Load() != kept {
+		t.Errorf("another run kept %d more shapes", tr.shapeCount.Load()-kept)
+	}
+	tr.shapes.Range(func(key, _ any) bool {
+		if k := key.(shapeKey); k.op == svc.SpanItem && k.name != "" {
+			t.Errorf("an item's shape is kept: %+v", k)
+		}
+		return true
+	})
+
+	// A failing branch marks its span, the branch it cut ends with the
+	// cancellation; a failing item marks its span.
+	exporter.Reset()
+	useParallelGraph(t, true, parallelRun(true, -1))
+	if _, _, err := svc.Invoke(context.Background(), map[string]any{}); err == nil {
+		t.Fatal("the run did not fail")
+	}
+	byName = map[string]tracetest.SpanStub{}
+	for _, s := range exporter.GetSpans() {
+		byName[s.Name] = s
+	}
+	for name, want := range map[string]string{"branch a": "", "branch b": "execution_error",
+		"branch c": "client_closed_request", "parallel fan": "execution_error"} {
+		s, ok := byName[name]
+		if !ok {
+			t.Errorf("no span %q: %v", name, names(exporter.GetSpans()))
+			continue
+		}
+		if got := attr(s, attrErrorType); got != want || (want != "") != (s.Status.Code == codes.Error) {
+			t.Errorf("%q: error.type %q, status %v; want %q", name, got, s.Status, want)
+		}
+	}
+	exporter.Reset()
+	useParallelGraph(t, true, parallelRun(false, 1))
+	if _, _, err := svc.Invoke(context.Background(), map[string]any{}); err == nil {
+		t.Fatal("the run did not fail")
+	}
+	byName = map[string]tracetest.SpanStub{}
+	for _, s := range exporter.GetSpans() {
+		byName[s.Name] = s
+	}
+	if s := byName["item 1"]; s.Status.Code != codes.Error || attr(s, attrErrorType) != "execution_error" {
+		t.Errorf("the failed item's span: %v %v", s.Status, s.Attributes)
+	}
+	if s, ok := byName["item 0"]; !ok || s.Status.Code == codes.Error {
+		t.Errorf("item 0's span: %v", s.Status)
+	}
+	if _, ok := byName["item 2"]; ok {
+		t.Errorf("item 2 ran after item 1 failed, one at a time")
+	}
+}
+
+// With trace_nodes false, branches and items have no span, as nodes.
+func TestBranchAndItemSpansFollowTraceNodes(t *testing.T) {
+	exporter, _ := traceInMemory(t)
+	useParallelGraph(t, false, parallelRun(false, -1))
+	if _, _, err := svc.Invoke(context.Background(), map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(exporter.GetSpans()); len(got) != 1 || got[0] != "invoke_workflow traced-graph" {
+		t.Fatalf("spans %v, want the run's only", got)
+	}
 }

@@ -23,7 +23,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * ones run on, and the node ends when every started one has: with the error of
  * the lowest failing one. The tasks run with the run's deadline, usage meter,
  * caller and trace context; a cancelled run (its deadline, its client gone)
- * cancels them all and waits for them.
+ * cancels them all and waits for them. With node spans (tracing.trace_nodes),
+ * each started branch runs in a span {@code branch <name>} and each item in a
+ * span {@code item <index>}, children of the node's span (docs/telemetry.md).
  */
 public final class Parallel {
     private Parallel() {
@@ -67,8 +69,17 @@ public final class Parallel {
         try (Tracing.Span span = Tracing.start(Tracing.Op.NODE, node)) {
             try {
                 Throwable[] failures = all(node, branches.size(), maxConcurrency, k -> {
-                    runs[k] = run.branch(branches.get(k).name(), (Map<String, Object>) Values.copy(base));
-                    branches.get(k).body().run(runs[k]);
+                    Branch branch = branches.get(k);
+                    // The branch's span (under the node's), in which its nodes make theirs.
+                    try (Tracing.Span branchSpan = Tracing.branch(node, branch.name())) {
+                        try {
+                            runs[k] = run.branch(branch.name(), (Map<String, Object>) Values.copy(base));
+                            branch.body().run(runs[k]);
+                        } catch (Exception | Error e) {
+                            branchSpan.fail(e);
+                            throw e;
+                        }
+                    }
                 });
                 for (Throwable failed : failures) {
                     if (failed instanceof SvcError e) {
@@ -167,8 +178,17 @@ public final class Parallel {
         }
         Object[] outputs = new Object[list.size()];
         // Each child gets its own copy of its item: no two threads share a list or a map.
-        Throwable[] failures = all(node, list.size(), maxConcurrency,
-                k -> outputs[k] = item.run(k, Values.copy(list.get(k))));
+        // Each item's child run in a span of its own, under the node's.
+        Throwable[] failures = all(node, list.size(), maxConcurrency, k -> {
+            try (Tracing.Span itemSpan = Tracing.item(node, k)) {
+                try {
+                    outputs[k] = item.run(k, Values.copy(list.get(k)));
+                } catch (Exception | Error e) {
+                    itemSpan.fail(e);
+                    throw e;
+                }
+            }
+        });
         for (int k = 0; k < failures.length; k++) {
             Throwable failed = failures[k];
             if (failed == null) {

@@ -64,6 +64,8 @@ public class Telemetry {
     private static final AttributeKey<String> ERROR_TYPE = AttributeKey.stringKey("error.type");
     private static final AttributeKey<String> NODE_ID = AttributeKey.stringKey("svc.node.id");
     private static final AttributeKey<String> NODE_KIND = AttributeKey.stringKey("svc.node.kind");
+    private static final AttributeKey<String> BRANCH = AttributeKey.stringKey("svc.branch");
+    private static final AttributeKey<Long> ITEM = AttributeKey.longKey("svc.item");
     private static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("svc.run.outcome");
     private static final AttributeKey<String> METHOD = AttributeKey.stringKey("http.request.method");
     private static final AttributeKey<String> ROUTE = AttributeKey.stringKey("http.route");
@@ -312,6 +314,26 @@ public class Telemetry {
         public Tracing.Span chat(String provider, String model) {
             return open(Tracing.Op.CHAT, "chat " + model, SpanKind.CLIENT,
                     Attributes.of(OPERATION, "chat", PROVIDER, provider, MODEL, model));
+        }
+
+        /** A parallel node's branch run: with the node spans (trace_nodes), not measured. */
+        @Override
+        public Tracing.Span branch(String node, String branch) {
+            if (!spec.traceNodes()) {
+                return NO_SPAN;
+            }
+            return open(Tracing.Op.BRANCH, "branch " + branch, SpanKind.INTERNAL,
+                    Attributes.of(NODE_ID, node, BRANCH, branch));
+        }
+
+        /** A map node's item run: with the node spans (trace_nodes), not measured. */
+        @Override
+        public Tracing.Span item(String node, int index) {
+            if (!spec.traceNodes()) {
+                return NO_SPAN;
+            }
+            return open(Tracing.Op.ITEM, "item " + index, SpanKind.INTERNAL,
+                    Attributes.of(NODE_ID, node, ITEM, (long) index));
         }
 
         private Tracing.Span open(Tracing.Op op, String name, SpanKind kind, Attributes attributes) {

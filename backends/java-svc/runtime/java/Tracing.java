@@ -16,7 +16,11 @@ public final class Tracing {
 
     /** The spans of the tree. */
     public enum Op {
-        WORKFLOW, NODE, CHAT, TOOL, AGENT, REMOTE_AGENT
+        WORKFLOW, NODE, CHAT, TOOL, AGENT, REMOTE_AGENT,
+        /** A parallel node's branch run ({@link #branch}). */
+        BRANCH,
+        /** A map node's item run ({@link #item}). */
+        ITEM
     }
 
     /** A span being recorded: {@link #fail} it if its work failed, then close it once. */
@@ -42,6 +46,19 @@ public final class Tracing {
 
         /** The span of a model call of {@code model} by {@code provider} ("openai", "anthropic"). */
         Span chat(String provider, String model);
+
+        /**
+         * The span of the run of the branch {@code branch} (its first node's registered name) of the
+         * parallel node {@code node}; none by default.
+         */
+        default Span branch(String node, String branch) {
+            return NOTHING;
+        }
+
+        /** The span of the child run of the map node {@code node} for the item at {@code index}; none by default. */
+        default Span item(String node, int index) {
+            return NOTHING;
+        }
 
         void inject(HttpRequest.Builder request);
 
@@ -89,6 +106,24 @@ public final class Tracing {
     public static Span chat(String provider, String model) {
         Tracer t = tracer;
         return t == null ? NOTHING : t.chat(provider, model);
+    }
+
+    /**
+     * Starts the span of the branch {@code branch} of the parallel node {@code node} (a child of the
+     * current span, the node's), in which the branch's node spans are made.
+     */
+    public static Span branch(String node, String branch) {
+        Tracer t = tracer;
+        return t == null ? NOTHING : t.branch(node, branch);
+    }
+
+    /**
+     * Starts the span of the item at {@code index} of the map node {@code node} (a child of the
+     * current span, the node's), in which the item's child run makes its spans.
+     */
+    public static Span item(String node, int index) {
+        Tracer t = tracer;
+        return t == null ? NOTHING : t.item(node, index);
     }
 
     /** Adds the current span's traceparent to an outbound call. */

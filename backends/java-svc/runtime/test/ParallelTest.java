@@ -2,6 +2,8 @@ package dev.svc.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -10,7 +12,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.data.HistogramPointData;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.data.PointData;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
@@ -19,9 +30,13 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -453,33 +468,267 @@ class ParallelTest {
         assertEquals(2L, usage.counts().get("modelCalls"));
     }
 
-    @Test
-    void aParallelAndItsBranchNodesAreSpans() throws Exception {
+    /** The spans and metrics of {@code body} run as a traced run, and what it threw (null: nothing). */
+    private record Traced(Map<String, SpanData> spans, Collection<MetricData> metrics, Throwable thrown) {
+        SpanData span(String name) {
+            SpanData span = spans.get(name);
+            assertNotNull(span, name + " in " + spans.keySet());
+            return span;
+        }
+
+        String parentOf(String name) {
+            String parent = span(name).getParentSpanId();
+            return spans.values().stream().filter(s -> s.getSpanId().equals(parent)).map(SpanData::getName)
+                    .findFirst().orElse(null);
+        }
+    }
+
+    private static Traced traced(boolean traceNodes, Map<String, String> kinds, Callable<Void> body) throws Exception {
         InMemorySpanExporter exporter = InMemorySpanExporter.create();
-        OpenTelemetrySdk sdk = OpenTelemetrySdk.builder().setTracerProvider(SdkTracerProvider.builder()
-                .addSpanProcessor(SimpleSpanProcessor.create(exporter)).build()).build();
+        InMemoryMetricReader reader = InMemoryMetricReader.create();
+        OpenTelemetrySdk sdk = OpenTelemetrySdk.builder()
+                .setTracerProvider(SdkTracerProvider.builder()
+                        .addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .setMeterProvider(SdkMeterProvider.builder().registerMetricReader(reader).build())
+                .build();
         ServiceSpec spec = new ServiceSpec("g", "1.0.0", "none", "SVC_API_KEY", SCHEMA, null, 30000, null, null,
-                true, Map.of("fan", "parallel", "p", "function", "q", "function", "merge", "join"));
+                traceNodes, kinds);
         Tracing.install(new Telemetry.OtelTracer(sdk, false, spec));
-        Map<String, SpanData> spans;
+        Throwable thrown = null;
         try {
-            Tracing.run(() -> {
-                GraphRun run = run(10);
-                Parallel.run(run, "fan", 0, List.of(branch("p", 0, "a", "p"), branch("q", 0, "b", "q")));
-                run.joined("merge");
-                return null;
-            }).call();
-            spans = exporter.getFinishedSpanItems().stream()
-                    .collect(Collectors.toMap(SpanData::getName, Function.identity()));
+            try {
+                Tracing.run(body).call();
+            } catch (Exception e) {
+                thrown = e;
+            }
+            return new Traced(exporter.getFinishedSpanItems().stream()
+                    .collect(Collectors.toMap(SpanData::getName, Function.identity())),
+                    reader.collectAllMetrics(), thrown);
         } finally {
             Tracing.install(null);
             sdk.close();
         }
-        SpanData fan = spans.get("parallel fan");
-        assertEquals(spans.get("invoke_workflow g").getSpanId(), fan.getParentSpanId());
-        assertEquals(fan.getSpanId(), spans.get("function p").getParentSpanId());
-        assertEquals(fan.getSpanId(), spans.get("function q").getParentSpanId());
-        assertEquals(spans.get("invoke_workflow g").getSpanId(), spans.get("join merge").getParentSpanId());
+    }
+
+    private static void assertError(SpanData span, String type) {
+        assertEquals(StatusCode.ERROR, span.getStatus().getStatusCode(), span.getName());
+        assertEquals(type, span.getAttributes().get(AttributeKey.stringKey("error.type")), span.getName());
+    }
+
+    private static void assertOk(SpanData span) {
+        assertEquals(StatusCode.UNSET, span.getStatus().getStatusCode(), span.getName());
+        assertNull(span.getAttributes().get(AttributeKey.stringKey("error.type")), span.getName());
+    }
+
+    /** How many nodes svc.node.duration measured, by kind. */
+    private static Map<String, Long> measuredNodes(Collection<MetricData> metrics) {
+        Map<String, Long> counts = new TreeMap<>();
+        for (MetricData metric : metrics) {
+            for (PointData point : metric.getData().getPoints()) {
+                assertNull(point.getAttributes().get(AttributeKey.stringKey("svc.branch")), metric.getName());
+                assertNull(point.getAttributes().get(AttributeKey.longKey("svc.item")), metric.getName());
+                if (metric.getName().equals("svc.node.duration")) {
+                    counts.merge(point.getAttributes().get(AttributeKey.stringKey("svc.node.kind")),
+                            ((HistogramPointData) point).getCount(), Long::sum);
+                }
+            }
+        }
+        return counts;
+    }
+
+    @Test
+    void aParallelAndItsBranchNodesAreSpans() throws Exception {
+        Traced traced = traced(true, Map.of("fan", "parallel", "p", "function", "p2", "function", "q", "function",
+                "merge", "join"), () -> {
+                    GraphRun run = run(10);
+                    Parallel.run(run, "fan", 0, List.of(
+                            new Parallel.Branch("p", b -> {
+                                b.count();
+                                b.patch("p", state -> Values.map("a", "p"));
+                                b.count();
+                                b.patch("p2", state -> Values.map("c", "p2"));
+                            }),
+                            branch("q", 0, "b", "q")));
+                    run.joined("merge");
+                    return null;
+                });
+        assertNull(traced.thrown());
+        assertEquals(Set.of("invoke_workflow g", "parallel fan", "branch p", "branch q", "function p", "function p2",
+                "function q", "join merge"), traced.spans().keySet());
+        assertEquals("invoke_workflow g", traced.parentOf("parallel fan"));
+        for (String b : List.of("p", "q")) {
+            SpanData span = traced.span("branch " + b);
+            assertEquals("parallel fan", traced.parentOf("branch " + b));
+            assertEquals(SpanKind.INTERNAL, span.getKind());
+            assertEquals(Attributes.of(AttributeKey.stringKey("svc.node.id"), "fan",
+                    AttributeKey.stringKey("svc.branch"), b).asMap(), span.getAttributes().asMap());
+            assertOk(span);
+        }
+        assertEquals("branch p", traced.parentOf("function p"));
+        assertEquals("branch p", traced.parentOf("function p2"));
+        assertEquals("branch q", traced.parentOf("function q"));
+        assertEquals("invoke_workflow g", traced.parentOf("join merge"));
+        // Branches are not measured: only the nodes are.
+        assertEquals(Map.of("parallel", 1L, "function", 3L, "join", 1L), measuredNodes(traced.metrics()));
+    }
+
+    @Test
+    void aFailingBranchsSpanIsAnErrorAndACancelledOneEndsAsItsNodeDoes() throws Exception {
+        SvcError failed = SvcError.upstream("p", "status", "node \"p\": the upstream answered 503", 503);
+        CountDownLatch waiting = new CountDownLatch(1);
+        Traced traced = traced(true, Map.of("fan", "parallel", "p", "llm", "q", "function", "r", "function"), () -> {
+            Parallel.run(run(10), "fan", 2, List.of(
+                    new Parallel.Branch("p", b -> {
+                        b.count();
+                        b.patch("p", state -> {
+                            waiting.await(); // q is under way
+                            throw failed;
+                        });
+                    }),
+                    new Parallel.Branch("q", b -> {
+                        b.count();
+                        b.patch("q", state -> {
+                            waiting.countDown();
+                            new CountDownLatch(1).await();
+                            return null;
+                        });
+                    }),
+                    branch("r", 0, "c", "r")));
+            return null;
+        });
+        assertSame(failed, traced.thrown());
+        assertEquals(Set.of("invoke_workflow g", "parallel fan", "branch p", "branch q", "llm p", "function q"),
+                traced.spans().keySet(), "a branch that never starts has no span");
+        assertError(traced.span("branch p"), "upstream_error");
+        assertError(traced.span("llm p"), "upstream_error");
+        assertEquals("branch p", traced.parentOf("llm p"));
+        assertError(traced.span("parallel fan"), "upstream_error");
+        // The cancelled branch ends as its interrupted node does.
+        SpanData q = traced.span("function q");
+        assertEquals("branch q", traced.parentOf("function q"));
+        assertError(q, "deadline_exceeded");
+        assertEquals(q.getStatus(), traced.span("branch q").getStatus());
+        assertEquals(q.getAttributes().get(AttributeKey.stringKey("error.type")),
+                traced.span("branch q").getAttributes().get(AttributeKey.stringKey("error.type")));
+        assertEquals(Map.of("parallel", 1L, "llm", 1L, "function", 1L), measuredNodes(traced.metrics()));
+    }
+
+    @Test
+    void aNestedParallelsBranchesHangFromTheirNode() throws Exception {
+        Traced traced = traced(true, Map.of("outer", "parallel", "inner", "parallel", "x", "function",
+                "y", "function", "z", "function"), () -> {
+                    Parallel.run(run(20), "outer", 0, List.of(
+                            new Parallel.Branch("inner", b -> {
+                                b.count();
+                                Parallel.run(b, "inner", 0, List.of(branch("x", 0, "a", "x"), branch("y", 0, "b", "y")));
+                            }),
+                            branch("z", 0, "c", "z")));
+                    return null;
+                });
+        assertNull(traced.thrown());
+        assertEquals("parallel outer", traced.parentOf("branch inner"));
+        assertEquals("branch inner", traced.parentOf("parallel inner"));
+        assertEquals("parallel inner", traced.parentOf("branch x"));
+        assertEquals("parallel inner", traced.parentOf("branch y"));
+        assertEquals("inner", traced.span("branch x").getAttributes().get(AttributeKey.stringKey("svc.node.id")));
+        assertEquals("branch x", traced.parentOf("function x"));
+        assertEquals("parallel outer", traced.parentOf("branch z"));
+    }
+
+    /** A map node {@code each} over {@code items}, each item's child run one tool call, as generated code runs it. */
+    private static void mapNode(List<Object> items, Parallel.Item child) throws Exception {
+        run(10).patch("each", state -> {
+            Parallel.map("each", items, 10, 0, child);
+            return null;
+        });
+    }
+
+    @Test
+    void mapItemsAreSpansUnderTheMapNode() throws Exception {
+        Traced traced = traced(true, Map.of("each", "map"), () -> {
+            mapNode(Values.list("a", "b", "c"), (k, item) -> {
+                Tracing.start(Tracing.Op.TOOL, "t" + k).close();
+                return item;
+            });
+            return null;
+        });
+        assertNull(traced.thrown());
+        assertEquals(Set.of("invoke_workflow g", "map each", "item 0", "item 1", "item 2", "execute_tool t0",
+                "execute_tool t1", "execute_tool t2"), traced.spans().keySet());
+        assertEquals("invoke_workflow g", traced.parentOf("map each"));
+        for (int k = 0; k < 3; k++) {
+            SpanData span = traced.span("item " + k);
+            assertEquals("map each", traced.parentOf("item " + k));
+            assertEquals(SpanKind.INTERNAL, span.getKind());
+            assertEquals(Attributes.of(AttributeKey.stringKey("svc.node.id"), "each",
+                    AttributeKey.longKey("svc.item"), (long) k).asMap(), span.getAttributes().asMap());
+            assertOk(span);
+            assertEquals("item " + k, traced.parentOf("execute_tool t" + k));
+        }
+        assertEquals(Map.of("map", 1L), measuredNodes(traced.metrics()));
+    }
+
+    @Test
+    void aFailingItemsSpanIsAnError() throws Exception {
+        SvcError failed = SvcError.upstream("each__ask", "status", "node \"each__ask\": the upstream answered 503", 503);
+        CountDownLatch waiting = new CountDownLatch(1);
+        Traced traced = traced(true, Map.of("each", "map"), () -> {
+            mapNode(Values.list(0, 1, 2), (k, item) -> {
+                switch (k) {
+                    case 0 -> {
+                        return "ok";
+                    }
+                    case 1 -> {
+                        waiting.await(); // item 2 is under way
+                        throw failed;
+                    }
+                    default -> {
+                        waiting.countDown();
+                        new CountDownLatch(1).await();
+                        return null;
+                    }
+                }
+            });
+            return null;
+        });
+        SvcError e = assertInstanceOf(SvcError.class, traced.thrown());
+        assertEquals(1, e.details().get("item"));
+        assertOk(traced.span("item 0"));
+        assertError(traced.span("item 1"), "upstream_error");
+        assertError(traced.span("item 2"), "deadline_exceeded"); // cancelled, as an interrupted node
+        assertError(traced.span("map each"), "upstream_error");
+
+        Traced other = traced(true, Map.of("each", "map"), () -> {
+            mapNode(Values.list(0), (k, item) -> {
+                throw new IllegalStateException("broken");
+            });
+            return null;
+        });
+        assertError(other.span("item 0"), "execution_error");
+        assertError(other.span("map each"), "execution_error");
+    }
+
+    @Test
+    void withoutNodeSpansThereAreNoBranchOrItemSpans() throws Exception {
+        Traced traced = traced(false, Map.of(), () -> {
+            Parallel.run(run(10), "fan", 0, List.of(new Parallel.Branch("p", b -> {
+                b.count();
+                b.patch("p", state -> {
+                    Tracing.start(Tracing.Op.TOOL, "tp").close();
+                    return null;
+                });
+            })));
+            mapNode(Values.list("a"), (k, item) -> {
+                Tracing.start(Tracing.Op.TOOL, "t" + k).close();
+                return item;
+            });
+            return null;
+        });
+        assertNull(traced.thrown());
+        assertEquals(Set.of("invoke_workflow g", "execute_tool tp", "execute_tool t0"), traced.spans().keySet());
+        assertEquals("invoke_workflow g", traced.parentOf("execute_tool tp"));
+        assertEquals("invoke_workflow g", traced.parentOf("execute_tool t0"));
+        assertEquals(Map.of(), measuredNodes(traced.metrics()));
     }
 
     /** The events' JSON, in the order the stream sends them. */
