@@ -205,6 +205,9 @@ func modelCall(ctx context.Context, node string, req request) (reply any, err er
 // chatSpan starts the chat span of a call of model, its provider kept in
 // ctx for the span's gen_ai.provider.name (ModelProvider).
 func chatSpan(ctx context.Context, provider, model string) (context.Context, func(error)) {
+	if tracing == nil {
+		return ctx, endNothing
+	}
 	return startSpan(context.WithValue(ctx, providerKey{}, provider), SpanChat, model)
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,7 +58,8 @@ func runFrom(ctx context.Context, st State, from string, observe Observer, spent
 	defer func() { end(spanError(ctx, err)) }()
 	rc := newRunContext(ctx, time.Now().Add(compiled.RequestTimeout))
 	rc.observe = observe
-	rc.meter = &meter{budget: compiled.Budget, used: spent}
+	rc.metered.budget, rc.metered.used = compiled.Budget, spent
+	rc.meter = &rc.metered
 	defer rc.release()
 	out, err = compiled.Run(rc, st, from)
 	used = rc.meter.usage()
@@ -404,8 +406,10 @@ type runContext struct {
 	released atomic.Bool
 	// observe receives the events of a streamed run; nil otherwise.
 	observe Observer
-	// meter counts the run's model calls (nil: none are counted).
-	meter *meter
+	// meter counts the run's model calls (nil: none are counted); it
+	// points at metered, which a run allocates with its context.
+	meter   *meter
+	metered meter
 }
 
 func newRunContext(parent context.Context, deadline time.Time) *runContext {
@@ -486,6 +490,17 @@ func (u Usage) reported() *Usage {
 		return nil
 	}
 	return &u
+}
+
+// AppendJSON appends u as JSON, its fields in declared order, as
+// encoding/json writes it (without its reflection: every answer of a run
+// that asked a model carries it).
+func (u *Usage) AppendJSON(buf []byte) []byte {
+	buf = strconv.AppendInt(append(buf, `{"inputTokens":`...), u.InputTokens, 10)
+	buf = strconv.AppendInt(append(buf, `,"outputTokens":`...), u.OutputTokens, 10)
+	buf = strconv.AppendInt(append(buf, `,"modelCalls":`...), u.ModelCalls, 10)
+	buf = strconv.AppendInt(append(buf, `,"attempts":`...), u.Attempts, 10)
+	return append(buf, '}')
 }
 
 func (u Usage) allTokens() int64 { return u.InputTokens + u.OutputTokens }

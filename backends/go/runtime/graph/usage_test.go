@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -256,5 +257,18 @@ func TestTheBudgetHoldsAcrossAResume(t *testing.T) {
 	wantUsage(t, usage, Usage{InputTokens: 3, OutputTokens: 5, ModelCalls: 1, Attempts: 1})
 	if stub.calls() != 1 {
 		t.Fatalf("the model got %d calls", stub.calls())
+	}
+}
+
+// Answers write usage by hand; encoding/json must read the same.
+func TestUsageAppendsAsEncodingJSONWrites(t *testing.T) {
+	for _, u := range []Usage{{}, {InputTokens: 12, OutputTokens: 3, ModelCalls: 2, Attempts: 5}, {InputTokens: -1, Attempts: 1 << 40}} {
+		want, err := json.Marshal(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(u.AppendJSON([]byte("x"))); got != "x"+string(want) {
+			t.Errorf("AppendJSON = %s, want x%s", got, want)
+		}
 	}
 }

@@ -437,8 +437,7 @@ func appendResult(buf []byte, st graph.State, legacy bool, threadID string, usag
 		buf = append(append(buf, `,"threadId":`...), id...)
 	}
 	if usage != nil {
-		counts, _ := json.Marshal(usage) // a struct of numbers
-		buf = append(append(buf, `,"usage":`...), counts...)
+		buf = usage.AppendJSON(append(buf, `,"usage":`...))
 	}
 	return append(buf, '}'), nil
 }
