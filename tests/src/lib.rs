@@ -7,6 +7,7 @@ pub mod messages_stub;
 pub mod model_stub;
 pub mod postgres;
 pub mod service;
+pub mod sse;
 
 use std::path::{Path, PathBuf};
 

@@ -444,12 +444,9 @@ fn run_loop(w: &mut CodeWriter, doc: &Document, scope: &GraphScope, l: &Loop) {
             }
         },
     );
-    let mut branches: Vec<BranchRef> = owners.values().copied().collect();
-    branches.sort_by_key(|b| (b.parallel, b.index));
-    branches.dedup();
-    for b in branches {
+    for (b, join) in doc.branch_loops() {
         w.blank();
-        branch_loop(w, doc, scope, l, &owners, b);
+        branch_loop(w, doc, scope, l, &owners, b, join);
     }
 }
 
@@ -485,16 +482,8 @@ fn branch_loop(
     l: &Loop,
     owners: &HashMap<&str, BranchRef>,
     b: BranchRef,
+    join: &str,
 ) {
-    let join = doc
-        .logical
-        .nodes
-        .iter()
-        .find_map(|n| match &n.kind {
-            NodeKind::Parallel(p) if n.id == b.parallel => Some(p.join.as_str()),
-            _ => None,
-        })
-        .unwrap_or_default();
     let (context, steps) = (w.name("context", "Context"), rt(w, "Steps"));
     let exit = Exit {
         done: "return nil",
@@ -552,18 +541,11 @@ fn node_cases(
                 w.indent();
                 let (parallel, branch) = (l.call(w, "Parallel"), rt(w, "Branch"));
                 let branches: Vec<String> = p
-                    .branches
-                    .iter()
-                    .enumerate()
-                    .map(|(index, first)| {
-                        let b = BranchRef {
-                            parallel: &n.id,
-                            index,
-                            first,
-                        };
+                    .branch_refs(&n.id)
+                    .map(|b| {
                         format!(
                             "{{Name: {}, Run: {}}}",
-                            quote(&scope.name(first)),
+                            quote(&scope.name(b.first)),
                             branch_func(scope, &b)
                         )
                     })

@@ -414,14 +414,7 @@ pub fn graph_class(doc: &Document, scope: &Scope) -> String {
                 });
             },
         );
-        let mut loops: Vec<BranchRef> = owners.values().copied().collect();
-        loops.sort_by_key(|b| (b.parallel, b.index));
-        loops.dedup();
-        for b in loops {
-            let join = match doc.node(b.parallel).map(|n| &n.kind) {
-                Some(NodeKind::Parallel(p)) => p.join.as_str(),
-                _ => "",
-            };
+        for (b, join) in doc.branch_loops() {
             w.blank();
             w.line(format!(
                 "/** Branch {} of the parallel node {}: its nodes, one step each, until its join. */",
@@ -478,18 +471,11 @@ fn node_cases(
                     w.line("run.count();");
                     let (parallel, list) = (runtime(w, "Parallel"), w.name("java.util", "List"));
                     let branches: Vec<String> = p
-                        .branches
-                        .iter()
-                        .enumerate()
-                        .map(|(index, first)| {
-                            let b = BranchRef {
-                                parallel: &n.id,
-                                index,
-                                first,
-                            };
+                        .branch_refs(&n.id)
+                        .map(|b| {
                             format!(
                                 "new {parallel}.Branch({}, this::{})",
-                                quote(&scope.name(first)),
+                                quote(&scope.name(b.first)),
                                 branch_method(&b)
                             )
                         })

@@ -211,15 +211,8 @@ pub fn graph_py(doc: &Document, scope: &Scope) -> String {
             );
             w.line("return state");
         });
-        let mut loops: Vec<BranchRef> = owners.values().copied().collect();
-        loops.sort_by_key(|b| (b.parallel, b.index));
-        loops.dedup();
-        for b in loops {
+        for (b, join) in doc.branch_loops() {
             w.blank();
-            let join = match doc.node(b.parallel).map(|n| &n.kind) {
-                Some(NodeKind::Parallel(p)) => p.join.as_str(),
-                _ => "",
-            };
             let steps = w.name("svc.runtime", "Steps");
             suite(
                 w,
@@ -390,17 +383,10 @@ fn step(doc: &Document, scope: &Scope, next: &HashMap<&str, &str>, w: &mut CodeW
         }
         Place::Parallel(p) => {
             let branches: Vec<Expr> = p
-                .branches
-                .iter()
-                .enumerate()
-                .map(|(index, first)| {
-                    let b = BranchRef {
-                        parallel: &n.id,
-                        index,
-                        first,
-                    };
+                .branch_refs(&n.id)
+                .map(|b| {
                     Expr::Tuple(vec![
-                        Expr::atom(quote(&scope.name(first))),
+                        Expr::atom(quote(&scope.name(b.first))),
                         Expr::atom(format!("self.{}", branch_method(scope, &b))),
                     ])
                 })

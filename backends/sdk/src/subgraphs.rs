@@ -76,6 +76,26 @@ pub fn children_with<'a, S>(
         .collect()
 }
 
+/// The embedded child graph of a `subgraph` or `map` node (`kind`, node
+/// `id`, the node's pointer `at`), or `invalid-value` at its `graph` when
+/// it is still a path: the host reads a child file into the document
+/// before a backend runs.
+pub fn embedded_child<'a>(
+    kind: &str,
+    id: &str,
+    graph: &'a SubgraphRef,
+    at: &str,
+) -> Result<&'a Document, svc_ir::Diagnostic> {
+    match graph {
+        SubgraphRef::Embedded(child) => Ok(child),
+        SubgraphRef::Path(_) => Err(svc_ir::Diagnostic::error(
+            &svc_ir::codes::INVALID_VALUE,
+            format!("{kind} node `{id}`: the host did not read its graph file"),
+        )
+        .at(format!("{at}/graph"))),
+    }
+}
+
 /// `doc` and every graph nested in it, breadth first (the document's own
 /// first), each with its scope: `root`, then what `child` makes of its
 /// parent's scope for a subgraph node. A backend with more to say about

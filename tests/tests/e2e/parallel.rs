@@ -7,8 +7,6 @@
 //! `maxItems` hold, and a streamed run tags its branches' events. The
 //! answers are compared across targets.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -265,7 +263,14 @@ fn run(platform: &'static str) -> Value {
 
     // Streamed: the branches' events carry their branch, between the
     // parallel node's events and the join's.
-    let events = stream(&service, json!({"a": "wait 200 A", "b": "wait 0 B"}));
+    let events = svc_tests::sse::stream(
+        service.port,
+        KEY,
+        json!({"a": "wait 200 A", "b": "wait 0 B"}),
+        0,
+    )
+    .unwrap_or_else(|e| panic!("{platform}: {e}"))
+    .lines;
     let outline: Vec<String> = events
         .iter()
         .filter(|e| e["data"]["node"].is_string())
@@ -305,28 +310,4 @@ fn run(platform: &'static str) -> Value {
         .find(|e| e["event"] == "node_finished" && e["data"]["node"] == "fan")
         .map(|e| e["data"]["data"]["patch"].clone())}));
     Value::Array(answers)
-}
-
-/// The events of a streamed request, as the SSE client of the streaming
-/// test reads them.
-fn stream(service: &Service, state: Value) -> Vec<Value> {
-    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/sse_client.py");
-    let out = Command::new("python")
-        .arg(client)
-        .arg(format!("http://127.0.0.1:{}/invoke", service.port))
-        .arg(KEY)
-        .arg(json!({ "state": state }).to_string())
-        .arg("0")
-        .output()
-        .expect("python runs the SSE client");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the SSE client failed: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text.lines()
-        .skip(1)
-        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
-        .collect()
 }

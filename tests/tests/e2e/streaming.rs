@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use svc_tests::http::{Reply, Request, Stub};
 use svc_tests::service::{build, check_project, compile, require_platform, Service};
+use svc_tests::sse::Streamed;
 
 const KEY: &str = "stream-key-5e1d";
 
@@ -225,42 +226,9 @@ fn chunks_of(message: &Value) -> Vec<(Duration, Value)> {
     out
 }
 
-/// The answer to a streamed request as httpx-sse read it: the first line's
-/// status and content type, then the events (or a refusal's JSON body).
-struct Streamed {
-    status: u64,
-    content_type: String,
-    lines: Vec<Value>,
-}
-
 fn stream(service: &Service, state: Value, stop_after_tokens: usize) -> Streamed {
-    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/sse_client.py");
-    let out = Command::new("python")
-        .arg(client)
-        .arg(format!("http://127.0.0.1:{}/invoke", service.port))
-        .arg(KEY)
-        .arg(json!({ "state": state }).to_string())
-        .arg(stop_after_tokens.to_string())
-        .output()
-        .expect("python runs the SSE client");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the SSE client failed: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut lines = text
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"));
-    let head = lines.next().expect("the answer's status line");
-    Streamed {
-        status: head["status"].as_u64().unwrap_or_default(),
-        content_type: head["content_type"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-        lines: lines.collect(),
-    }
+    svc_tests::sse::stream(service.port, KEY, state, stop_after_tokens)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn invoke_json(service: &Service, state: Value) -> (u16, Value) {

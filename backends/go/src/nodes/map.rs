@@ -3,7 +3,7 @@
 //! (runtime subgraph.go), at most `maxConcurrency` at once (runtime
 //! parallel.go); the outputs reach `outputKey` in item order.
 
-use svc_backend_sdk::ir::{MapNode, Node, SubgraphRef};
+use svc_backend_sdk::ir::{MapNode, Node};
 use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
@@ -18,14 +18,7 @@ pub fn write(
     m: &MapNode,
     body: &mut CodeWriter,
 ) -> Result<bool, Diagnostic> {
-    if let SubgraphRef::Path(_) = m.graph {
-        // The host reads a child file into the document first.
-        return Err(Diagnostic::error(
-            &svc_backend_sdk::ir::codes::INVALID_VALUE,
-            format!("map node `{}`: the host did not read its graph file", n.id),
-        )
-        .at(format!("{at}/graph")));
-    }
+    svc_backend_sdk::subgraphs::embedded_child("map", &n.id, &m.graph, at)?;
     let name = scope.name(&n.id);
     // One line: gofmt aligns nothing there.
     let mut values: Vec<String> = m

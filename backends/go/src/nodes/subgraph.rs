@@ -2,7 +2,7 @@
 //! on a fresh state built from `input` (runtime subgraph.go); only the
 //! fields `output` names come back.
 
-use svc_backend_sdk::ir::{Node, SubgraphNode, SubgraphRef};
+use svc_backend_sdk::ir::{Node, SubgraphNode};
 use svc_backend_sdk::subgraphs::GraphScope;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
@@ -17,17 +17,7 @@ pub fn write(
     s: &SubgraphNode,
     body: &mut CodeWriter,
 ) -> Result<bool, Diagnostic> {
-    if let SubgraphRef::Path(_) = s.graph {
-        // The host reads a child file into the document first.
-        return Err(Diagnostic::error(
-            &svc_backend_sdk::ir::codes::INVALID_VALUE,
-            format!(
-                "subgraph node `{}`: the host did not read its graph file",
-                n.id
-            ),
-        )
-        .at(format!("{at}/graph")));
-    }
+    svc_backend_sdk::subgraphs::embedded_child("subgraph", &n.id, &s.graph, at)?;
     let name = scope.name(&n.id);
     // Map literals on one line: gofmt aligns nothing there.
     let map = |pairs: Vec<String>| format!("map[string]any{{{}}}", pairs.join(", "));

@@ -4,7 +4,7 @@
 //! once (runtime/Parallel.java); the outputs reach `outputKey` in item
 //! order, as a patch the parent's run loop writes through its reducers.
 
-use svc_backend_sdk::ir::{MapNode, SubgraphRef};
+use svc_backend_sdk::ir::MapNode;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
 
@@ -22,14 +22,7 @@ pub fn class(
     at: &str,
     m: &MapNode,
 ) -> Result<String, Diagnostic> {
-    let SubgraphRef::Embedded(child) = &m.graph else {
-        // The host reads a child file into the document first.
-        return Err(Diagnostic::error(
-            &svc_backend_sdk::ir::codes::INVALID_VALUE,
-            format!("map node `{id}`: the host did not read its graph file"),
-        )
-        .at(format!("{at}/graph")));
-    };
+    let child = svc_backend_sdk::subgraphs::embedded_child("map", id, &m.graph, at)?;
     let name = scope.name(id);
     let mut w = CodeWriter::java();
     let child_graph = w.name(

@@ -3,7 +3,7 @@
 //! (runtime/Subgraphs.java); only the fields `output` names come back, as a
 //! patch the parent's run loop writes through the parent's reducers.
 
-use svc_backend_sdk::ir::{SubgraphNode, SubgraphRef};
+use svc_backend_sdk::ir::SubgraphNode;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
 
@@ -21,14 +21,7 @@ pub fn class(
     at: &str,
     s: &SubgraphNode,
 ) -> Result<String, Diagnostic> {
-    let SubgraphRef::Embedded(child) = &s.graph else {
-        // The host reads a child file into the document first.
-        return Err(Diagnostic::error(
-            &svc_backend_sdk::ir::codes::INVALID_VALUE,
-            format!("subgraph node `{id}`: the host did not read its graph file"),
-        )
-        .at(format!("{at}/graph")));
-    };
+    let child = svc_backend_sdk::subgraphs::embedded_child("subgraph", id, &s.graph, at)?;
     let name = scope.name(id);
     let mut w = CodeWriter::java();
     let child_graph = w.name(

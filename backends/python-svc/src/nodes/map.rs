@@ -3,7 +3,7 @@
 //! fresh state, at most `maxConcurrency` at once (svc.runtime's
 //! `map_items`); the outputs reach `outputKey` in item order.
 
-use svc_backend_sdk::ir::{MapNode, SubgraphRef};
+use svc_backend_sdk::ir::MapNode;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
 
@@ -11,17 +11,7 @@ use super::{graph_node, Site, WITH_DEADLINE};
 use crate::py::{module_file, quote, suite, top_level_gap, write_expr, Expr};
 
 pub(super) fn module(site: &Site, m: &MapNode) -> Result<String, Diagnostic> {
-    if let SubgraphRef::Path(_) = m.graph {
-        // The host reads a child file into the document first.
-        return Err(Diagnostic::error(
-            &svc_backend_sdk::ir::codes::INVALID_VALUE,
-            format!(
-                "map node `{}`: the host did not read its graph file",
-                site.node.id
-            ),
-        )
-        .at(site.at("/graph")));
-    }
+    svc_backend_sdk::subgraphs::embedded_child("map", &site.node.id, &m.graph, &site.at(""))?;
     let child = site.scope.child(&site.node.id, site.index);
     let mut w = CodeWriter::python();
     let graph = w.name(&format!("{}.graph", child.package), "Graph");

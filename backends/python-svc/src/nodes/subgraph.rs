@@ -2,7 +2,7 @@
 //! `scope.rs`) runs on a fresh state built from `input`; `output` copies
 //! fields back.
 
-use svc_backend_sdk::ir::{SubgraphNode, SubgraphRef};
+use svc_backend_sdk::ir::SubgraphNode;
 use svc_backend_sdk::writer::CodeWriter;
 use svc_backend_sdk::Diagnostic;
 
@@ -10,17 +10,7 @@ use super::{graph_node, Site, WITH_DEADLINE};
 use crate::py::{module_file, quote, suite, top_level_gap, write_expr, Expr};
 
 pub(super) fn module(site: &Site, s: &SubgraphNode) -> Result<String, Diagnostic> {
-    if let SubgraphRef::Path(_) = s.graph {
-        // The host reads a child file into the document first.
-        return Err(Diagnostic::error(
-            &svc_backend_sdk::ir::codes::INVALID_VALUE,
-            format!(
-                "subgraph node `{}`: the host did not read its graph file",
-                site.node.id
-            ),
-        )
-        .at(site.at("/graph")));
-    }
+    svc_backend_sdk::subgraphs::embedded_child("subgraph", &site.node.id, &s.graph, &site.at(""))?;
     let child = site.scope.child(&site.node.id, site.index);
     let mut w = CodeWriter::python();
     let graph = w.name(&format!("{}.graph", child.package), "Graph");

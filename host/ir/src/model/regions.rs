@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::{Document, NodeKind, RouterNode};
+use super::{Document, NodeKind, ParallelNode, RouterNode};
 
 /// A branch of a `parallel` node: the node, the branch's index in
 /// `branches`, and its first node.
@@ -44,6 +44,24 @@ impl Document {
         out
     }
 
+    /// Every branch of the document's parallel nodes, by parallel id and
+    /// index, with its parallel's join: the loops a backend writes besides
+    /// the graph's own (a branch runs from its first node to the join).
+    pub fn branch_loops(&self) -> Vec<(BranchRef<'_>, &str)> {
+        let mut loops: Vec<(BranchRef<'_>, &str)> = self
+            .logical
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.kind {
+                NodeKind::Parallel(p) => Some((n.id.as_str(), p)),
+                _ => None,
+            })
+            .flat_map(|(id, p)| p.branch_refs(id).map(move |b| (b, p.join.as_str())))
+            .collect();
+        loops.sort_by_key(|(b, _)| (b.parallel, b.index));
+        loops
+    }
+
     /// The innermost branch each node inside a branch belongs to (a nested
     /// parallel's nodes belong to its own branches, the nested parallel and
     /// its join to the enclosing branch). Nodes outside every branch are
@@ -74,6 +92,20 @@ impl Document {
             }
         }
         owners.into_iter().map(|(n, (b, _))| (n, b)).collect()
+    }
+}
+
+impl ParallelNode {
+    /// The branches of this node (whose id is `id`), in declared order.
+    pub fn branch_refs<'a>(&'a self, id: &'a str) -> impl Iterator<Item = BranchRef<'a>> {
+        self.branches
+            .iter()
+            .enumerate()
+            .map(move |(index, first)| BranchRef {
+                parallel: id,
+                index,
+                first: first.as_str(),
+            })
     }
 }
 
