@@ -15,7 +15,14 @@ see another's writes, where the rules want every branch to work on its own
 deep copy of the state and the patches to be merged in declared order
 (append items in declared order, a field written twice a conflict) whatever
 the timing. Threads rather than asyncio: node bodies are synchronous code
-that blocks (model and HTTP calls, time.sleep).
+that blocks (model and HTTP calls, time.sleep). The threads are kept
+(`_Workers`): an idle one takes the next branch, else one is started, so a
+fan-out seldom pays for a thread's start and a nested one never waits for a
+thread. A graph none of whose nodes waits on the network (calls_upstream
+false: the runtime runs it on the event loop) runs its branches one after
+another on the holder's thread instead: with nothing to wait on, threads
+would only add their handoffs under the GIL, and since the rules make the
+answer independent of timing it is the same.
 
 Cancellation: every branch and map item has a stream of its own (a
 RunStream, `_Scope`), made the thread's current one (svc.streaming), whose
@@ -41,6 +48,7 @@ from __future__ import annotations
 import contextvars
 import copy
 import functools
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -143,13 +151,16 @@ def run_branches(
     steps: Steps,
     branches: list[tuple[str, Callable[[dict, Steps], None]]],
     max_concurrency: int,
+    inline: bool = False,
 ) -> dict:
     """Runs the branches of the parallel node `node`, each on its own deep
-    copy of `state`, and returns their merged patch (nothing is applied)."""
+    copy of `state`, and returns their merged patch (nothing is applied).
+    `inline`: one after another on this thread (no node of the graph waits
+    on the network)."""
     tracked: list[Branch] = []
 
     def enter(i: int, scope: _Scope) -> None:
-        branch = Branch(branches[i][0], copy.deepcopy(state), scope)
+        branch = Branch(branches[i][0], copied(state), scope)
         tracked.append(branch)
         _branch.set(branch)
         # A branch cannot pause the run (a hitl node in one is refused at
@@ -162,7 +173,7 @@ def run_branches(
             walk(tracked[i].state, steps)
 
     names = [name for name, _ in branches]
-    _, failure = _fan_out(names, max_concurrency, enter, body)
+    _, failure = _fan_out(names, max_concurrency, enter, body, inline)
     if failure is not None:
         raise failure[1]
     return _merged(schema, node, state, tracked)
@@ -238,7 +249,7 @@ def map_items(
         left = None if ends is None else max(0.0, ends - time.monotonic())
         with telemetry.item_span(node, k):
             try:
-                return run_item(k, copy.deepcopy(items[k]), left)
+                return run_item(k, copied(items[k]), left)
             except SvcError:
                 raise
             except Exception as e:  # as the answer says it (and the item's span)
@@ -255,18 +266,77 @@ def map_items(
     return results
 
 
+def copied(value: Any) -> Any:
+    """A deep copy of a state or an item. Their values are JSON values, which
+    a copy of dicts and lists is enough for, at a fifth of copy.deepcopy's
+    cost (no memo, no reduce protocol); anything else is deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {k: copied(v) for k, v in value.items()}
+    if kind is list:
+        return [copied(v) for v in value]
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    return copy.deepcopy(value)
+
+
+class _Workers:
+    """The threads branches and map items run on, kept between fan-outs: an
+    idle one takes a task, else a new one is started for it, so a task never
+    waits for a thread (a nested fan-out cannot deadlock) and most fan-outs
+    start none. A thread idle for IDLE_SECONDS ends."""
+
+    IDLE_SECONDS = 60.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[queue.SimpleQueue] = []  # the inboxes of idle threads
+
+    def run(self, task: Callable[[], None]) -> None:
+        """Runs task (which raises nothing) on a thread of its own."""
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is not None:
+            inbox.put(task)
+        else:
+            threading.Thread(
+                target=self._work, args=(task,), name="svc-branch", daemon=True
+            ).start()
+
+    def _work(self, task: Callable[[], None] | None) -> None:
+        inbox: queue.SimpleQueue = queue.SimpleQueue()
+        while task is not None:
+            task()
+            task = None  # holds nothing of the run while idle
+            with self._lock:
+                self._idle.append(inbox)
+            try:
+                task = inbox.get(timeout=self.IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if inbox in self._idle:
+                        self._idle.remove(inbox)
+                        return
+                task = inbox.get()  # taken as the wait ended: its task is on the way
+
+
+_workers = _Workers()
+
+
 def _fan_out(
     names: list[str | None],
     limit: int,
     enter: Callable[[int, _Scope], None],
     body: Callable[[int], Any],
+    inline: bool = False,
 ) -> tuple[list[Any], tuple[int, BaseException] | None]:
-    """Runs body(0..n-1) on threads, started in index order, at most `limit`
-    at a time (0: all), each in a copy of the current context under a scope
-    of its own (tagged names[i]; `enter(i, scope)` sets up the rest of its
-    context). A failure of i cancels the scopes above i and starts no
-    further one. Returns the results and the lowest-index failure, once
-    every started body has ended."""
+    """Runs body(0..n-1) on threads (`_workers`; `inline`: one after another
+    on this one), started in index order, at most `limit` at a time (0:
+    all), each in a copy of the current context under a scope of its own
+    (tagged names[i]; `enter(i, scope)` sets up the rest of its context). A
+    failure of i cancels the scopes above i and starts no further one.
+    Returns the results and the lowest-index failure, once every started
+    body has ended."""
     count = len(names)
     limit = limit if limit > 0 else count
     results: list[Any] = [None] * count
@@ -306,9 +376,10 @@ def _fan_out(
             context = contextvars.copy_context()
             context.run(streaming.enter, scope)
             context.run(enter, i, scope)
-            threading.Thread(
-                target=context.run, args=(task, i, scope), name=f"svc-branch-{i}", daemon=True
-            ).start()
+            if inline:
+                context.run(task, i, scope)
+            else:
+                _workers.run(functools.partial(context.run, task, i, scope))
         with ended:
             while running:
                 ended.wait()

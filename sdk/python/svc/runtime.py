@@ -354,7 +354,9 @@ class CompiledGraph:
         node_kinds[node]; a failing branch's error leaves as it is."""
 
         def merged(s: dict) -> dict:
-            return _parallel.run_branches(self.schema, s, node, steps, branches, max_concurrency)
+            return _parallel.run_branches(
+                self.schema, s, node, steps, branches, max_concurrency, not self.calls_upstream
+            )
 
         self.step(state, node, merged, native=False)
 
